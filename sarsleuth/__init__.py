@@ -1,0 +1,29 @@
+"""sarsleuth: post-mortem analysis of Linux servers.
+
+    import sarsleuth
+    case = sarsleuth.load("sa06", "messages", "error.log", tz="Asia/Shanghai")
+    case.incidents[0].summary
+
+Heavy modules (pandas, matplotlib) load only when something needs them, so the
+command line starts fast.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "load", "Case"]
+
+
+def load(*paths, tz=None, year=None, window=None, link_speed=None, config=None, progress=False, date_order=None):
+    """Parse every path (files, directories, compressed files), run the
+    detectors and correlate the findings.  Returns a :class:`Case`."""
+    from .case import Case
+    return Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed,
+                     config=config, progress=progress, date_order=date_order)
+
+
+def __getattr__(name):
+    if name == "Case":
+        from .case import Case
+        return Case
+    raise AttributeError(name)

@@ -1,0 +1,222 @@
+"""The normalized data model every layer shares.
+
+Parsers turn files into :class:`Source` objects carrying two long tables
+(metrics and events) and, for load-test reports, a list of report dicts.
+Detectors read those tables and return :class:`Finding` objects; the
+correlator groups findings into :class:`Incident` objects.  Nothing here
+imports pandas at module import time for the benefit of CLI start-up.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Columns of the long metrics table (``parse --format csv`` on metric sources).
+METRIC_COLUMNS = ["timestamp", "host", "section", "device", "metric", "value"]
+
+#: Columns of the events table (``parse --format csv`` on event sources).
+#: ``source`` is the kind of file the event came from (``syslog``, ``dmesg``,
+#: ``nginx-error``...); ``kind`` is the signature id that classified the line
+#: (``page-allocation-failure``, ``worker-signal-exit``...) or ``log``.
+EVENT_COLUMNS = ["timestamp", "host", "source", "kind", "pid", "process", "message", "file", "line"]
+
+#: Extra event columns kept in memory (not in the CSV contract):
+#: ``level`` (syslog/nginx level), ``detail`` (continuation lines of a
+#: multi-line report, joined by newlines), ``count`` (how many log lines the
+#: event stands for, e.g. with ``callbacks suppressed``), ``uptime`` (seconds
+#: since boot for dmesg lines), ``aligned`` (False when the time is not on the
+#: shared clock).
+EVENT_EXTRA_COLUMNS = ["level", "detail", "count", "uptime", "aligned"]
+
+SEVERITIES = ["low", "medium", "high", "critical"]
+SEVERITY_RANK = {name: i for i, name in enumerate(SEVERITIES)}
+
+CATEGORIES = [
+    "memory-exhaustion", "io-saturation", "cpu-saturation", "network-saturation",
+    "socket-exhaustion", "connection-limit", "fd-exhaustion", "worker-crash",
+    "load-test-failure", "other",
+]
+
+
+def empty_metrics():
+    import pandas as pd
+    return pd.DataFrame({
+        "timestamp": pd.Series([], dtype="datetime64[ns]"),
+        "host": pd.Series([], dtype=object),
+        "section": pd.Series([], dtype=object),
+        "device": pd.Series([], dtype=object),
+        "metric": pd.Series([], dtype=object),
+        "value": pd.Series([], dtype="float64"),
+    })
+
+
+def empty_events():
+    import pandas as pd
+    cols = {c: pd.Series([], dtype=object) for c in EVENT_COLUMNS + EVENT_EXTRA_COLUMNS}
+    cols["timestamp"] = pd.Series([], dtype="datetime64[ns]")
+    cols["line"] = pd.Series([], dtype="Int64")
+    cols["pid"] = pd.Series([], dtype="Int64")
+    cols["count"] = pd.Series([], dtype="Int64")
+    cols["uptime"] = pd.Series([], dtype="float64")
+    cols["aligned"] = pd.Series([], dtype=bool)
+    return pd.DataFrame(cols)
+
+
+@dataclass
+class Source:
+    """One parsed input file."""
+
+    path: str
+    kind: str
+    host: str | None = None
+    metrics: Any = None          # long DataFrame, METRIC_COLUMNS
+    events: Any = None           # DataFrame, EVENT_COLUMNS + EVENT_EXTRA_COLUMNS
+    reports: list = field(default_factory=list)   # load-test report dicts
+    warnings: list = field(default_factory=list)
+    tz: str | None = None        # zone the timestamps are in, None = wall clock
+    records: int = 0             # samples (metric sources) or lines/events read
+    meta: dict = field(default_factory=dict)  # kernel, ncpu, format magic, mtime...
+
+    def span(self):
+        """(start, end) over metrics and events, or (None, None)."""
+        times = []
+        for frame in (self.metrics, self.events):
+            if frame is not None and len(frame):
+                ts = frame["timestamp"].dropna()
+                if len(ts):
+                    times.extend([ts.min(), ts.max()])
+        for rep in self.reports:
+            for key in ("start", "end"):
+                if rep.get(key) is not None:
+                    times.append(rep[key])
+        if not times:
+            return None, None
+        try:
+            return min(times), max(times)
+        except TypeError:  # naive vs aware mix: compare on wall clock
+            walls = [t.tz_localize(None) if getattr(t, "tzinfo", None) else t for t in times]
+            return min(walls), max(walls)
+
+
+@dataclass
+class Evidence:
+    path: str
+    line: int | None
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "line": self.line, "text": self.text}
+
+
+@dataclass
+class Finding:
+    """What one detector concluded from one stretch of data."""
+
+    detector: str
+    title: str
+    severity: str
+    start: Any            # pandas Timestamp (aware or wall clock)
+    end: Any
+    host: str | None = None
+    metrics: dict = field(default_factory=dict)
+    evidence: list = field(default_factory=list)   # list[Evidence]
+    explanation: str = ""        # one or two sentences in plain English
+    category: str = "other"      # incident category this finding points to
+    recommendations: list = field(default_factory=list)
+    sources: list = field(default_factory=list)     # paths that backed it
+    aligned: bool = True         # False when its time is not on the shared clock
+
+    def __post_init__(self):
+        if self.severity not in SEVERITY_RANK:
+            raise ValueError(f"bad severity {self.severity!r}")
+
+    def to_dict(self) -> dict:
+        return {
+            "detector": self.detector,
+            "title": self.title,
+            "severity": self.severity,
+            "start": iso(self.start),
+            "end": iso(self.end),
+            "host": self.host,
+            "metrics": {k: _num(v) for k, v in self.metrics.items() if _num(v) is not None},
+            "evidence": [e.to_dict() for e in self.evidence],
+            "explanation": self.explanation,
+            "aligned": self.aligned,
+        }
+
+
+@dataclass
+class Incident:
+    rank: int
+    id: str
+    title: str
+    category: str
+    severity: str
+    score: float
+    start: Any
+    end: Any
+    hosts: list
+    summary: str
+    findings: list                     # list[Finding]
+    recommendations: list
+    cause: str | None = None           # detector id named as the likely cause
+    score_components: dict = field(default_factory=dict)
+    why_first: str = ""
+
+    def to_dict(self) -> dict:
+        return {
+            "rank": self.rank,
+            "id": self.id,
+            "title": self.title,
+            "category": self.category,
+            "severity": self.severity,
+            "score": round(float(self.score), 4),
+            "score_components": {k: round(float(v), 4) for k, v in self.score_components.items()},
+            "start": iso(self.start),
+            "end": iso(self.end),
+            "hosts": list(self.hosts),
+            "cause": self.cause,
+            "summary": self.summary,
+            "findings": [f.to_dict() for f in self.findings],
+            "recommendations": list(self.recommendations),
+        }
+
+    def _repr_html_(self) -> str:
+        from .render.html import incident_fragment
+        return incident_fragment(self)
+
+
+def iso(ts) -> str | None:
+    """ISO 8601 text: with offset when aware, wall clock otherwise."""
+    if ts is None:
+        return None
+    try:
+        import pandas as pd
+        if pd.isna(ts):
+            return None
+        ts = pd.Timestamp(ts)
+        if ts.nanosecond == 0 and ts.microsecond == 0:
+            return ts.isoformat(timespec="seconds")
+        return ts.isoformat(timespec="microseconds" if ts.microsecond % 1000 else "milliseconds")
+    except (TypeError, ValueError):
+        if isinstance(ts, (_dt.datetime, _dt.date)):
+            return ts.isoformat()
+        return str(ts)
+
+
+def _num(v):
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    if f != f or f in (float("inf"), float("-inf")):
+        return None
+    if f.is_integer() and abs(f) < 2**53:
+        return int(f)
+    return round(f, 6)
+
+
+def replace(obj, **changes):
+    return dataclasses.replace(obj, **changes)

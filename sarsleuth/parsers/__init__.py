@@ -1,0 +1,97 @@
+"""Parser registry with content sniffing.
+
+Every module in this package that defines subclasses of
+:class:`~sarsleuth.parsers.base.Parser` with a ``kind`` is registered
+automatically.  A file's kind is decided from its first bytes (after
+transparent decompression), never from its name.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+from ..errors import InputError
+from ..textio import HEAD_BYTES, decode, read_head
+from .base import ParseOptions, Parser
+
+#: Kinds fixed by the contract, in the order ``sniff`` documents them.
+KINDS = ["sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "syslog", "journal", "dmesg",
+         "nginx-error", "ab", "wrk", "wrk2", "httperf", "tsar", "ps"]
+
+#: Below this confidence a file is ``unknown``.
+MIN_CONFIDENCE = 0.3
+
+_registry: dict[str, type[Parser]] | None = None
+
+
+def registry() -> dict[str, type[Parser]]:
+    global _registry
+    if _registry is None:
+        found: dict[str, type[Parser]] = {}
+        for info in pkgutil.iter_modules(__path__):
+            if info.name.startswith("_") or info.name == "base":
+                continue
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            for obj in vars(module).values():
+                if isinstance(obj, type) and issubclass(obj, Parser) and obj is not Parser and obj.kind:
+                    if obj.__module__ == module.__name__:
+                        found[obj.kind] = obj
+        _registry = found
+    return _registry
+
+
+def kinds() -> list[str]:
+    reg = registry()
+    ordered = [k for k in KINDS if k in reg]
+    return ordered + sorted(k for k in reg if k not in ordered)
+
+
+def sniff_bytes(head: bytes) -> tuple[str | None, float]:
+    """Best (kind, confidence) for a file head, or (None, 0)."""
+    if not head:
+        return None, 0.0
+    text = decode(head)
+    best: tuple[str | None, float, int] = (None, 0.0, -10**9)
+    for kind, parser in registry().items():
+        try:
+            score = float(parser.sniff(head, text))
+        except Exception:  # a sniffer must never take the others down
+            score = 0.0
+        if score > best[1] or (score == best[1] and score > 0 and parser.priority > best[2]):
+            best = (kind, score, parser.priority)
+    if best[1] < MIN_CONFIDENCE:
+        return None, best[1]
+    return best[0], best[1]
+
+
+def sniff(path) -> tuple[str | None, str]:
+    """(kind or None, reason) for one path."""
+    p = Path(path)
+    if not p.exists():
+        return None, "no such file"
+    if p.is_dir():
+        return None, "is a directory"
+    try:
+        head = read_head(p, HEAD_BYTES)
+    except InputError as exc:
+        return None, exc.reason
+    if not head:
+        return None, "empty file"
+    kind, score = sniff_bytes(head)
+    if kind is None:
+        return None, "content matches no known format"
+    return kind, f"confidence {score:.2f}"
+
+
+def parse(path, kind: str | None = None, options: ParseOptions | None = None):
+    """Parse one file into a Source; raises InputError when unusable."""
+    options = options or ParseOptions()
+    if kind is None:
+        kind, reason = sniff(path)
+        if kind is None:
+            raise InputError(path, reason)
+    reg = registry()
+    if kind not in reg:
+        raise InputError(path, f"unknown kind {kind!r} (known: {', '.join(kinds())})")
+    return reg[kind].parse(path, options)

@@ -1,0 +1,95 @@
+"""What every parser module implements, and helpers to build the frames.
+
+A parser is a small class with a ``kind`` (one of the contract's kinds), a
+``sniff`` method that scores the first bytes of a file, and a ``parse`` method
+that returns a :class:`sarsleuth.model.Source`.  Parser modules live beside
+this file and are discovered automatically (see ``parsers/__init__.py``).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterable
+
+from ..model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS, METRIC_COLUMNS, Source, empty_events, empty_metrics
+
+
+@dataclass
+class ParseOptions:
+    """Options that change how inputs are read (not what is detected)."""
+
+    tz: str | None = None            # IANA zone for sources whose stamps carry none
+    year: int | None = None          # year for syslog lines that carry none
+    window: tuple | None = None      # (start, end) Timestamps given with --window
+    link_speed_bps: float | None = None  # NIC capacity in bits/s, for load tests
+    date_order: str | None = None    # "mdy" or "dmy" to settle ambiguous sar banners
+    year_hint: Any = None            # a Timestamp from other sources (set by Case)
+
+
+class Parser(ABC):
+    """Base class; subclasses set ``kind`` and implement both methods."""
+
+    kind: ClassVar[str] = ""
+    #: Higher wins when two parsers sniff the same score.
+    priority: ClassVar[int] = 0
+    #: One line for ``sarsleuth sniff --help`` and the README.
+    description: ClassVar[str] = ""
+
+    @classmethod
+    @abstractmethod
+    def sniff(cls, head: bytes, text: str) -> float:
+        """Confidence in [0, 1] that a file starting with ``head`` is of this
+        kind.  ``text`` is ``head`` decoded leniently."""
+
+    @classmethod
+    @abstractmethod
+    def parse(cls, path, options: ParseOptions) -> Source:
+        """Read the whole file (streaming) into a Source; raise InputError
+        when nothing usable remains, append warnings for damaged parts."""
+
+
+def metrics_frame(columns: dict | None = None, rows: Iterable | None = None):
+    """Build a long metrics frame with the contract's columns and dtypes."""
+    import pandas as pd
+    if rows is not None:
+        df = pd.DataFrame(list(rows), columns=METRIC_COLUMNS)
+    elif columns is not None:
+        df = pd.DataFrame(columns)[METRIC_COLUMNS]
+    else:
+        return empty_metrics()
+    if not len(df):
+        return empty_metrics()
+    df["value"] = pd.to_numeric(df["value"], errors="coerce").astype("float64")
+    df["device"] = df["device"].fillna("").astype(str)
+    for col in ("section", "metric"):
+        df[col] = df[col].astype(str)
+    return df
+
+
+def events_frame(records: list[dict]):
+    """Build an events frame from dicts keyed by column name (missing keys get
+    defaults: count 1, aligned True)."""
+    import pandas as pd
+    if not records:
+        return empty_events()
+    df = pd.DataFrame.from_records(records)
+    for col in EVENT_COLUMNS + EVENT_EXTRA_COLUMNS:
+        if col not in df.columns:
+            df[col] = None
+    df["count"] = df["count"].fillna(1).astype("Int64")
+    df["aligned"] = df["aligned"].fillna(True).astype(bool)
+    df["pid"] = pd.to_numeric(df["pid"], errors="coerce").astype("Int64")
+    df["line"] = pd.to_numeric(df["line"], errors="coerce").astype("Int64")
+    df["uptime"] = pd.to_numeric(df["uptime"], errors="coerce").astype("float64")
+    extra = [c for c in df.columns if c not in EVENT_COLUMNS + EVENT_EXTRA_COLUMNS]
+    return df[EVENT_COLUMNS + EVENT_EXTRA_COLUMNS + extra]
+
+
+def localize(series, tz: str | None):
+    """Attach ``tz`` to naive wall-clock timestamps (DST gaps shifted forward,
+    ambiguous hours resolved as the first occurrence); leave aware ones alone."""
+    import pandas as pd
+    series = pd.to_datetime(series)
+    if tz is None or getattr(series.dt, "tz", None) is not None:
+        return series
+    return series.dt.tz_localize(tz, nonexistent="shift_forward", ambiguous=False)
