@@ -127,6 +127,7 @@ class Finding:
     recommendations: list = field(default_factory=list)
     sources: list = field(default_factory=list)     # paths that backed it
     aligned: bool = True         # False when its time is not on the shared clock
+    refs: dict = field(default_factory=dict)  # ids it is about (pids, ports...) for cross-source matching
 
     def __post_init__(self):
         if self.severity not in SEVERITY_RANK:
@@ -144,6 +145,7 @@ class Finding:
             "evidence": [e.to_dict() for e in self.evidence],
             "explanation": self.explanation,
             "aligned": self.aligned,
+            "refs": self.refs,
         }
 
 

@@ -1,0 +1,234 @@
+"""From findings to ranked incidents.
+
+Grouping: findings on the same host whose time windows overlap (with a
+tolerance) become one incident; unaligned findings (no time on the shared
+clock) join the incident they share identifiers with (PIDs) or whose causal
+chain they belong to.  The causal chains in the knowledge base name the
+likely cause; the rest are effects.  Ranking is an explainable weighted score
+whose components are kept in the output.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from .knowledge import causal_chains
+from .model import SEVERITY_RANK, Finding, Incident, iso
+
+SEVERITY_WEIGHT = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
+
+#: Weights of the score components (they sum to 1).
+SCORE_WEIGHTS = {"severity": 0.40, "breadth": 0.20, "impact": 0.20, "chain": 0.10, "duration": 0.10}
+
+CATEGORY_TITLES = {
+    "memory-exhaustion": "Memory exhaustion", "io-saturation": "I/O saturation",
+    "cpu-saturation": "CPU saturation", "network-saturation": "Network link saturation",
+    "socket-exhaustion": "Socket table exhaustion", "connection-limit": "Connection limit reached",
+    "fd-exhaustion": "File descriptors exhausted", "worker-crash": "nginx worker crashes",
+    "load-test-failure": "Load test failures", "other": "Anomaly",
+}
+
+
+@dataclass
+class _Group:
+    host: object
+    findings: list = field(default_factory=list)
+    start: object = None
+    end: object = None
+
+
+def _tolerance():
+    import pandas as pd
+    return pd.Timedelta(minutes=5)
+
+
+def correlate(findings: list[Finding], tolerance=None) -> list[Incident]:
+    """Group findings into incidents, name causes, score and rank them."""
+    if not findings:
+        return []
+    tol = tolerance if tolerance is not None else _tolerance()
+    hosts = {f.host for f in findings if f.host}
+    if len(hosts) == 1:  # hostless sources (error.log, ab) belong to the one host there is
+        only = next(iter(hosts))
+        for f in findings:
+            if f.host is None:
+                f.host = only
+    timed = [f for f in findings if f.aligned and _has_time(f)]
+    untimed = [f for f in findings if not (f.aligned and _has_time(f))]
+    groups = _group_in_time(timed, tol)
+    for f in untimed:
+        target = _home_for(f, groups)
+        if target is None:
+            groups.append(_Group(f.host, [f]))
+        else:
+            target.findings.append(f)
+    incidents = [_incident(g) for g in groups]
+    incidents.sort(key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
+    for rank, inc in enumerate(incidents, 1):
+        inc.rank = rank
+    if len(incidents) > 1:
+        incidents[0].why_first = _why_first(incidents[0], incidents[1])
+    elif incidents:
+        incidents[0].why_first = "It is the only incident found."
+    return incidents
+
+
+def _has_time(f: Finding) -> bool:
+    import pandas as pd
+    return f.start is not None and not pd.isna(f.start)
+
+
+def _group_in_time(findings: list[Finding], tol) -> list[_Group]:
+    groups: list[_Group] = []
+    by_host: dict = {}
+    for f in findings:
+        by_host.setdefault(f.host, []).append(f)
+    for host, fs in by_host.items():
+        fs.sort(key=lambda f: f.start)
+        current = None
+        for f in fs:
+            end = f.end if f.end is not None and _has_time_end(f) else f.start
+            if current is not None and f.start <= current.end + tol:
+                current.findings.append(f)
+                current.end = max(current.end, end)
+            else:
+                current = _Group(host, [f], f.start, end)
+                groups.append(current)
+    return groups
+
+
+def _has_time_end(f):
+    import pandas as pd
+    return not pd.isna(f.end)
+
+
+def _chain_of(detector: str) -> list[dict]:
+    return [c for c in causal_chains() if detector in c["order"]]
+
+
+def _home_for(f: Finding, groups: list[_Group]):
+    """The incident an unaligned finding belongs to: one sharing PIDs, else
+    the only one on its causal chain."""
+    pids = set(f.refs.get("pids") or [])
+    if pids:
+        for g in groups:
+            if any(pids & set(o.refs.get("pids") or []) | pids & set(o.refs.get("respawn_pids") or [])
+                   for o in g.findings):
+                return g
+    related = {d for c in _chain_of(f.detector) for d in c["order"]} - {f.detector}
+    homes = [g for g in groups if any(o.detector in related for o in g.findings)
+             and (f.host is None or g.host is None or g.host == f.host)]
+    return homes[0] if len(homes) == 1 else None
+
+
+def _cause(findings: list[Finding]) -> tuple[Finding, dict | None]:
+    present = {f.detector for f in findings}
+    best, best_key = None, None
+    for chain in causal_chains():
+        hits = [d for d in chain["order"] if d in present]
+        if not hits:
+            continue
+        key = (len(hits), -chain["order"].index(hits[0]))
+        if best_key is None or key > best_key:
+            best, best_key = chain, key
+    if best is not None:
+        first = next(d for d in best["order"] if d in present)
+        cands = [f for f in findings if f.detector == first]
+        return min(cands, key=lambda f: (-SEVERITY_RANK[f.severity], _sort_time(f))), best
+    top = max(findings, key=lambda f: (SEVERITY_RANK[f.severity], -_sort_ts(f)))
+    return top, None
+
+
+def _sort_time(f):
+    return iso(f.start) or "9999"
+
+
+def _sort_ts(f):
+    import pandas as pd
+    try:
+        return pd.Timestamp(f.start).value if _has_time(f) else 0
+    except (TypeError, ValueError):
+        return 0
+
+
+def _impact(findings: list[Finding]) -> float:
+    """User impact in [0, 1]: failed requests, killed or crashed processes,
+    dropped packets."""
+    score = 0.0
+    for f in findings:
+        m = f.metrics
+        if f.detector == "oom-kill":
+            score += 0.5
+        elif f.detector in ("worker-signal-exit", "segfault"):
+            score += min(0.5, 0.1 * float(m.get("exits") or m.get("segfaults") or 1))
+        elif f.detector == "loadtest-errors":
+            score += min(0.5, float(m.get("error_fraction") or 0) * 2 + (0.3 if m.get("aborted") else 0))
+        elif f.detector in ("nic-rx-alloc-failure", "socket-memory", "tcp-tw-bucket-overflow", "conntrack-full",
+                            "worker-connections-exhausted", "too-many-open-files", "syn-flood"):
+            score += 0.25
+        elif f.detector in ("page-allocation-failure", "loadtest-link-saturation", "nic-saturation"):
+            score += 0.2
+    return min(1.0, score)
+
+
+def _incident(g: _Group) -> Incident:
+    import pandas as pd
+    findings = g.findings
+    cause, chain = _cause(findings)
+    category = chain["category"] if chain else cause.category
+    order = chain["order"] if chain else []
+    # causes before effects: chain order, then time
+    findings.sort(key=lambda f: (order.index(f.detector) if f.detector in order else len(order),
+                                 _sort_time(f)))
+    severity = max((f.severity for f in findings), key=lambda s: SEVERITY_RANK[s])
+    timed = [f for f in findings if f.aligned and _has_time(f)]
+    start = min((f.start for f in timed), default=None)
+    end = max(((f.end if _has_time_end(f) else f.start) for f in timed), default=None)
+    sources = {p for f in findings for p in f.sources}
+    detectors = {f.detector for f in findings}
+    duration = (pd.Timestamp(end) - pd.Timestamp(start)).total_seconds() if start is not None and end is not None else 0
+    components = {
+        "severity": SEVERITY_WEIGHT[severity],
+        "breadth": min(1.0, (len(sources) - 1) * 0.25 + (len(detectors) - 1) * 0.15 + 0.1),
+        "impact": _impact(findings),
+        "chain": (len([d for d in order if d in detectors]) / 3.0 if chain else 0.0),
+        "duration": min(1.0, duration / 1800.0),
+    }
+    components["chain"] = min(1.0, components["chain"])
+    score = sum(SCORE_WEIGHTS[k] * v for k, v in components.items())
+    hosts = sorted({f.host for f in findings if f.host})
+    title = _title(category, cause, findings, hosts)
+    ident = hashlib.sha1(f"{category}|{','.join(hosts)}|{iso(start)}|{cause.detector}".encode()).hexdigest()[:12]
+    recs = []
+    for f in [cause] + [f for f in findings if f is not cause]:
+        for r in f.recommendations:
+            if r not in recs:
+                recs.append(r)
+    inc = Incident(rank=0, id=ident, title=title, category=category, severity=severity, score=score,
+                   start=start, end=end, hosts=hosts, summary="", findings=findings,
+                   recommendations=recs[:6], cause=cause.detector, score_components=components)
+    from .narrative import narrate
+    inc.summary = narrate(inc, cause, chain)
+    return inc
+
+
+def _title(category, cause, findings, hosts) -> str:
+    head = CATEGORY_TITLES.get(category, "Anomaly")
+    where = f" on {', '.join(hosts)}" if hosts else ""
+    effects = []
+    for f in findings:
+        if f is cause:
+            continue
+        name = f.detector.replace("-", " ")
+        if name not in effects:
+            effects.append(name)
+    tail = f": {cause.detector.replace('-', ' ')}" + (f" -> {', '.join(effects[:4])}" if effects else "")
+    return f"{head}{where}{tail}"
+
+
+def _why_first(first: Incident, second: Incident) -> str:
+    a, b = first.score_components, second.score_components
+    diffs = sorted(((a[k] - b.get(k, 0)) * SCORE_WEIGHTS[k], k) for k in a)
+    reasons = [k for d, k in reversed(diffs) if d > 0][:2]
+    return (f"Ranked first (score {first.score:.2f} vs {second.score:.2f}) for its "
+            + " and ".join(reasons or ["severity"]) + ".")

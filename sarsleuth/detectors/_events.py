@@ -1,0 +1,41 @@
+"""Helpers shared by the log detectors: bursts of events in time."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Burst:
+    host: object
+    rows: object        # DataFrame of the events in the burst
+    start: object
+    end: object
+    aligned: bool
+
+    @property
+    def lines(self) -> int:
+        """Log lines the burst stands for (``callbacks suppressed`` included)."""
+        return int(self.rows["count"].fillna(1).sum())
+
+
+def bursts(events, gap_seconds: float = 600.0, by_host: bool = True) -> list[Burst]:
+    """Split events into bursts separated by more than ``gap_seconds``.
+    Events whose time is not on the shared clock (NaT) form one unaligned
+    burst per host."""
+    import pandas as pd
+    out: list[Burst] = []
+    if events is None or not len(events):
+        return out
+    groups = events.groupby(events["host"].fillna(""), sort=True) if by_host else [("", events)]
+    for host, part in groups:
+        host = host or None
+        timed = part[part["timestamp"].notna()].sort_values(["timestamp", "line"], kind="stable")
+        untimed = part[part["timestamp"].isna()]
+        if len(timed):
+            gaps = timed["timestamp"].diff().dt.total_seconds().fillna(0).to_numpy()
+            cut = (gaps > gap_seconds).cumsum()
+            for _, chunk in timed.groupby(cut, sort=True):
+                out.append(Burst(host, chunk, chunk["timestamp"].iloc[0], chunk["timestamp"].iloc[-1], True))
+        if len(untimed):
+            out.append(Burst(host, untimed.sort_values("line"), pd.NaT, pd.NaT, False))
+    return out

@@ -1,0 +1,207 @@
+"""CPU, I/O wait and load detectors over sar data."""
+from __future__ import annotations
+
+from ._series import baseline, episodes, fmt_time, severity_for
+from .base import Context, Detector
+from .memory import _metric_evidence
+
+
+class IowaitSpike(Detector):
+    """%iowait (CPU "all") far above the host's own baseline and above an
+    absolute floor.
+
+    Why it matters: CPUs idle waiting for disk mean the storage (or swap) has
+    become the bottleneck; report 000 went from 0.01 % to 64.94 % while the
+    proxy swapped.
+    """
+
+    id = "iowait-spike"
+    summary = "%iowait far above the host's own baseline (and above an absolute floor)"
+    inputs = ("metrics",)
+    category = "io-saturation"
+    defaults = {
+        "abs_floor_pct": 10.0,     # never fire below this %iowait
+        "baseline_factor": 4.0,    # ... nor below this many times the host's median
+        "baseline_margin_pct": 5.0, # ... nor below median + this margin
+        "max_gap_samples": 1,
+    }
+
+    def run(self, ctx: Context):
+        out = []
+        metric = "%iowait"
+        for host in ctx.hosts("cpu"):
+            s = ctx.series("cpu", metric, device="all", host=host)
+            if s is None or len(s) < 2:
+                continue
+            p = self.params
+            base = baseline(s, 0.5)
+            threshold = max(p["abs_floor_pct"], base * p["baseline_factor"], base + p["baseline_margin_pct"])
+            for ep in episodes(s, (s >= threshold).to_numpy(), p["max_gap_samples"]):
+                sev = severity_for(ep.peak, [(80, "critical"), (40, "high"), (20, "medium")])
+                text = (f"%iowait peak {ep.peak:.2f} at {fmt_time(ep.peak_time)} "
+                        f"(baseline {base:.2f}); above {threshold:.1f} from {fmt_time(ep.start)} to {fmt_time(ep.end)}")
+                out.append(self.finding(
+                    title=f"I/O wait spiked to {ep.peak:.2f} % (baseline {base:.2f} %)",
+                    severity=sev, start=ep.start, end=ep.end, host=host,
+                    metrics={"peak_iowait_pct": ep.peak, "baseline_iowait_pct": base,
+                             "threshold_pct": threshold, "samples": ep.samples},
+                    evidence=[_metric_evidence(ctx, "cpu", host, ep.peak_time, text)],
+                ))
+        return out
+
+
+class CpuSaturation(Detector):
+    """CPU "all" with almost no idle time, or with a high %steal, for several
+    samples in a row.
+
+    Why it matters: saturated CPUs queue work; steal means the hypervisor is
+    withholding CPU the guest thinks it has.
+    """
+
+    id = "cpu-saturation"
+    summary = "CPUs without idle time (or losing it to %steal) for several samples"
+    inputs = ("metrics",)
+    category = "cpu-saturation"
+    defaults = {"idle_floor_pct": 5.0, "steal_pct": 10.0, "min_samples": 2, "max_gap_samples": 1}
+
+    def run(self, ctx: Context):
+        out = []
+        for host in ctx.hosts("cpu"):
+            idle = ctx.series("cpu", "%idle", device="all", host=host)
+            if idle is None:
+                continue
+            steal = ctx.series("cpu", "%steal", device="all", host=host)
+            p = self.params
+            busy = idle <= p["idle_floor_pct"]
+            if steal is not None:
+                busy |= steal.reindex(idle.index).fillna(0) >= p["steal_pct"]
+            for ep in episodes(100 - idle, busy.to_numpy(), p["max_gap_samples"]):
+                if ep.samples < p["min_samples"]:
+                    continue
+                metrics = {"peak_busy_pct": ep.peak, "samples": ep.samples}
+                if steal is not None:
+                    w = steal[(steal.index >= ep.start) & (steal.index <= ep.end)]
+                    if len(w):
+                        metrics["peak_steal_pct"] = float(w.max())
+                stolen = metrics.get("peak_steal_pct", 0) >= p["steal_pct"]
+                title = (f"CPU lost up to {metrics['peak_steal_pct']:.1f} % to the hypervisor (%steal)" if stolen
+                         else f"CPUs saturated: {ep.peak:.1f} % busy")
+                sev = "high" if ep.peak >= 99 or stolen else "medium"
+                out.append(self.finding(
+                    title=title, severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
+                    evidence=[_metric_evidence(ctx, "cpu", host, ep.peak_time,
+                                               f"%idle down to {100 - ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
+                ))
+        return out
+
+
+class LoadSpike(Detector):
+    """Run queue / load average far above the CPU count, a sudden jump from a
+    low baseline, or many blocked tasks (sar -q).
+
+    Why it matters: report 002 saw load go 0.8 -> 4 in 13 s as connections
+    piled up; blocked tasks point at I/O.
+    """
+
+    id = "load-spike"
+    summary = "ldavg-1 / runq-sz far above the CPU count or jumping from baseline; blocked tasks"
+    inputs = ("metrics",)
+    category = "cpu-saturation"
+    defaults = {
+        "per_cpu_factor": 2.0,     # ldavg-1 above this x CPUs
+        "jump_factor": 4.0,        # or this x the host's median load ...
+        "jump_min_load": 2.0,      # ... and at least this much
+        "blocked_per_cpu": 0.5,    # blocked tasks above this x CPUs
+        "max_gap_samples": 1,
+    }
+
+    def run(self, ctx: Context):
+        out = []
+        for host in ctx.hosts("queue"):
+            load = ctx.series("queue", "ldavg-1", host=host)
+            if load is None or len(load) < 2:
+                continue
+            p = self.params
+            ncpu = ctx.ncpu(host) or 1
+            base = baseline(load, 0.5)
+            cond = (load >= p["per_cpu_factor"] * ncpu) | (
+                (load >= p["jump_factor"] * max(base, 0.05)) & (load >= p["jump_min_load"]))
+            blocked = ctx.series("queue", "blocked", host=host)
+            if blocked is not None:
+                cond |= blocked.reindex(load.index).fillna(0) >= max(1.0, p["blocked_per_cpu"] * ncpu)
+            for ep in episodes(load, cond.to_numpy(), p["max_gap_samples"]):
+                metrics = {"peak_ldavg_1": ep.peak, "baseline_ldavg_1": base, "ncpu": ncpu}
+                runq = ctx.series("queue", "runq-sz", host=host)
+                if runq is not None:
+                    w = runq[(runq.index >= ep.start) & (runq.index <= ep.end)]
+                    if len(w):
+                        metrics["peak_runq_sz"] = float(w.max())
+                if blocked is not None:
+                    w = blocked[(blocked.index >= ep.start) & (blocked.index <= ep.end)]
+                    if len(w):
+                        metrics["peak_blocked"] = float(w.max())
+                ratio = ep.peak / ncpu
+                sev = severity_for(ratio, [(4, "high"), (1.5, "medium")])
+                out.append(self.finding(
+                    title=f"Load average jumped to {ep.peak:.2f} (baseline {base:.2f}, {ncpu} CPUs)",
+                    severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
+                    evidence=[_metric_evidence(ctx, "queue", host, ep.peak_time,
+                                               f"ldavg-1 {base:.2f} -> {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
+                ))
+        return out
+
+
+class SarGap(Detector):
+    """Holes in the sar sampling much longer than the usual interval.
+
+    Why it matters: sadc runs from cron or a timer; when a host is so loaded it
+    cannot run it (report 002's "monitoring gaps"), the gap is itself evidence.
+    Restarts (LINUX RESTART) explain a gap and are said so.
+    """
+
+    id = "sar-gap"
+    summary = "sar sampling stopped for much longer than its usual interval (monitoring stalled)"
+    inputs = ("metrics",)
+    category = "other"
+    defaults = {"factor": 3.0, "min_gap_seconds": 30.0}
+
+    def run(self, ctx: Context):
+        import numpy as np
+        import pandas as pd
+        out = []
+        m = ctx.metrics
+        if m is None or not len(m):
+            return out
+        for host in ctx.hosts():
+            ts = pd.Series(m.loc[m["host"] == host, "timestamp"].unique()).sort_values().reset_index(drop=True)
+            if len(ts) < 4:
+                continue
+            deltas = ts.diff().dt.total_seconds().to_numpy()[1:]
+            usual = float(np.median(deltas))
+            limit = max(self.params["factor"] * usual, self.params["min_gap_seconds"])
+            for i in np.flatnonzero(deltas > limit):
+                start, end = ts.iloc[i], ts.iloc[i + 1]
+                gap = float(deltas[i])
+                restarted = self._restart_between(ctx, host, start, end)
+                if restarted:
+                    continue
+                out.append(self.finding(
+                    title=f"No sar samples for {gap:.0f} s (usual interval {usual:.0f} s)",
+                    severity="medium" if gap < 10 * usual else "high" if usual < 60 else "medium",
+                    start=start, end=end, host=host,
+                    metrics={"gap_seconds": gap, "usual_interval_seconds": usual},
+                    evidence=[_metric_evidence(ctx, "cpu", host, start,
+                                               f"samples at {fmt_time(start)} and next at {fmt_time(end)}")],
+                ))
+        return out
+
+    @staticmethod
+    def _restart_between(ctx: Context, host, start, end) -> bool:
+        ev = ctx.events_of("sar-restart")
+        if ev is None or not len(ev):
+            return False
+        ts = ev["timestamp"]
+        try:
+            return bool(((ts >= start) & (ts <= end)).any())
+        except TypeError:
+            return False

@@ -1,0 +1,311 @@
+"""Kernel log detectors: allocation failures, OOM kills, segfaults, hung
+tasks, oopses."""
+from __future__ import annotations
+
+import re
+
+from ._events import bursts
+from ._series import severity_for
+from .base import Context, Detector, evidence_from_events
+
+# GFP bits of 2.6.x-4.3 kernels, which printed the mode as raw hex only.
+_OLD_GFP = [
+    (0x01, "__GFP_DMA"), (0x02, "__GFP_HIGHMEM"), (0x04, "__GFP_DMA32"), (0x08, "__GFP_MOVABLE"),
+    (0x10, "__GFP_WAIT"), (0x20, "__GFP_HIGH"), (0x40, "__GFP_IO"), (0x80, "__GFP_FS"),
+    (0x100, "__GFP_COLD"), (0x200, "__GFP_NOWARN"), (0x400, "__GFP_REPEAT"), (0x800, "__GFP_NOFAIL"),
+    (0x1000, "__GFP_NORETRY"), (0x4000, "__GFP_COMP"), (0x8000, "__GFP_ZERO"),
+    (0x10000, "__GFP_NOMEMALLOC"), (0x20000, "__GFP_HARDWALL"), (0x40000, "__GFP_THISNODE"),
+    (0x80000, "__GFP_RECLAIMABLE"),
+]
+# Well-known composite masks of those kernels.
+_OLD_NAMED = {0x20: "GFP_ATOMIC", 0x10: "GFP_NOIO", 0x50: "GFP_NOFS", 0xd0: "GFP_KERNEL",
+              0x200d2: "GFP_HIGHUSER", 0x280da: "GFP_HIGHUSER_MOVABLE", 0x4020: "GFP_ATOMIC|__GFP_COMP",
+              0x4d0: "GFP_KERNEL|__GFP_REPEAT", 0x201da: "GFP_HIGHUSER_MOVABLE (cold)"}
+
+_PAF_RE = re.compile(r"(?:^|\s)(?P<proc>[^\s:]+(?:/\d+)?): page allocation (?:failure|stalls for \d+ms)[.:,]?\s*"
+                     r"(?:order:(?P<order>\d+))?[, ]*(?:mode:(?P<mode>0x[0-9a-fA-F]+)(?:\((?P<names>[^)]*)\))?)?")
+_RX_PATH = re.compile(r"(?i)\b(?:\w+_rx_int|\w+_clean_rx\w*|\w+_poll\b|net_rx_action|napi_\w+|__napi_alloc_skb|"
+                      r"__netdev_alloc_skb|netdev_alloc_\w+|\w+_alloc_rx_\w+|tcp_v4_rcv|ip_rcv|igb_\w+|ixgbe_\w+|"
+                      r"bnx2x_\w+|mlx[45]\w*_rx\w*|e1000_\w+|virtnet_\w+|receive_buf)")
+
+
+def decode_gfp(mode: int | None, names: str | None) -> dict:
+    """Name the GFP flags of an allocation and say whether it could sleep.
+
+    Newer kernels print the names themselves (``mode:0x480020(GFP_ATOMIC)``);
+    older ones print raw hex, decoded with the 2.6/3.x bit table.
+    """
+    if names:
+        flags = [n for n in re.split(r"[|,\s]+", names) if n]
+        atomic = any(f in ("GFP_ATOMIC", "GFP_NOWAIT") for f in flags) or not any(
+            "RECLAIM" in f or f in ("GFP_KERNEL", "GFP_NOFS", "GFP_NOIO", "GFP_USER", "GFP_HIGHUSER",
+                                    "GFP_HIGHUSER_MOVABLE", "GFP_KERNEL_ACCOUNT", "__GFP_WAIT") for f in flags)
+        return {"flags": flags, "atomic": atomic, "named": "|".join(flags)}
+    if mode is None:
+        return {"flags": [], "atomic": None, "named": None}
+    flags = [name for bit, name in _OLD_GFP if mode & bit]
+    return {"flags": flags, "atomic": not bool(mode & 0x10), "named": _OLD_NAMED.get(mode, "|".join(flags) or hex(mode))}
+
+
+class PageAllocationFailure(Detector):
+    """``page allocation failure`` reports: order, GFP mode decoded (atomic or
+    sleeping), the process, and whether the trace is in a NIC receive path.
+
+    Why it matters: an order-0 atomic failure means free memory is gone; in a
+    NIC's receive softirq (report 000: bnx2x_rx_int) it drops packets.
+    """
+
+    id = "page-allocation-failure"
+    summary = "kernel 'page allocation failure': order, GFP flags (atomic?), process, NIC receive path"
+    inputs = ("events",)
+    category = "memory-exhaustion"
+    defaults = {"burst_gap_seconds": 600.0}
+
+    def run(self, ctx: Context):
+        out = []
+        ev = ctx.events_of("page-allocation-failure")
+        for b in bursts(ev, self.params["burst_gap_seconds"]):
+            procs, orders, modes, rx_path, atomic = {}, [], [], False, None
+            for r in b.rows.itertuples(index=False):
+                m = _PAF_RE.search(str(r.message))
+                if m:
+                    procs[m["proc"]] = procs.get(m["proc"], 0) + 1
+                    if m["order"] is not None:
+                        orders.append(int(m["order"]))
+                    mode = int(m["mode"], 16) if m["mode"] else None
+                    dec = decode_gfp(mode, m["names"])
+                    modes.append((mode, dec))
+                    if dec["atomic"]:
+                        atomic = True
+                    elif atomic is None and dec["atomic"] is False:
+                        atomic = False
+                detail = r.detail if isinstance(r.detail, str) else ""
+                if _RX_PATH.search(detail) or _RX_PATH.search(str(r.message)):
+                    rx_path = True
+            n = b.lines
+            order = min(orders) if orders else None
+            mode, dec = modes[0] if modes else (None, {"named": None, "flags": []})
+            proc = max(procs, key=procs.get) if procs else "?"
+            what = []
+            if order is not None:
+                what.append(f"order {order}")
+            if dec.get("named"):
+                what.append(f"mode {hex(mode) if mode is not None else ''} ({dec['named']})".replace(" ()", ""))
+            where = " in the NIC receive path" if rx_path else ""
+            title = f"{n} page allocation failure(s) by {proc}" + (f" ({', '.join(what)})" if what else "") + where
+            sev = "high" if (order == 0 or rx_path or n >= 3) else "medium"
+            if n >= 20:
+                sev = "critical"
+            explanation = ("An order-0 atomic allocation failed: free memory was exhausted, and atomic callers "
+                           "(softirq, interrupt) cannot wait for reclaim." if order == 0 and atomic else
+                           f"An order-{order} allocation failed: likely memory fragmentation rather than no memory at all."
+                           if order and order > 0 else "")
+            if rx_path:
+                explanation += " The call trace runs through the NIC receive path, so incoming packets were dropped."
+            out.append(self.finding(
+                title=title, severity=sev, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"failures": n, "order": order, "mode": mode, "atomic": atomic,
+                         "nic_receive_path": rx_path, "processes": len(procs)},
+                evidence=evidence_from_events(b.rows, 4), explanation=explanation.strip(),
+            ))
+        return out
+
+
+_SGE_RE = re.compile(r"(?P<driver>[\w-]+):\s*\[?(?P<func>\w*alloc\w*)?[:\d]*\(?(?P<iface>[\w.-]+)?\)?\]?")
+_IFACE_RE = re.compile(r"\((?P<iface>[a-z][\w.-]*\d)\)")
+
+
+class NicRxAllocFailure(Detector):
+    """NIC drivers failing to allocate receive buffers (bnx2x ``Can't alloc
+    sge``, ``failed to allocate rx`` in other drivers).
+
+    Why it matters: packets are dropped at the card; it follows memory
+    exhaustion (report 000: seven lines at 15:04:13).
+    """
+
+    id = "nic-rx-alloc-failure"
+    summary = "NIC driver cannot allocate receive buffers (bnx2x 'Can't alloc sge', ...)"
+    inputs = ("events",)
+    category = "memory-exhaustion"
+    defaults = {"burst_gap_seconds": 600.0}
+
+    def run(self, ctx: Context):
+        out = []
+        for b in bursts(ctx.events_of("nic-rx-alloc-failure"), self.params["burst_gap_seconds"]):
+            drivers, ifaces = set(), set()
+            for msg in b.rows["message"].astype(str):
+                head = msg.split(":", 1)[0].strip()
+                if re.fullmatch(r"[\w-]+", head):
+                    drivers.add(head)
+                m = _IFACE_RE.search(msg)
+                if m:
+                    ifaces.add(m["iface"])
+            n = b.lines
+            seconds = (b.end - b.start).total_seconds() if b.aligned else None
+            when = f" within {seconds:.0f} s" if seconds is not None and seconds < 120 else ""
+            out.append(self.finding(
+                title=f"{n} receive-buffer allocation failure(s)"
+                      + (f" on {', '.join(sorted(ifaces))}" if ifaces else "")
+                      + (f" ({', '.join(sorted(drivers))})" if drivers else "") + when,
+                severity=severity_for(n, [(5, "high")], "medium"),
+                start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"failures": n, "interfaces": len(ifaces)},
+                evidence=evidence_from_events(b.rows, 8),
+            ))
+        return out
+
+
+_KILLED_RE = re.compile(r"Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]*)\)(?P<rest>.*)")
+_RSS_RE = re.compile(r"(?P<name>anon-rss|file-rss|shmem-rss|total-vm):\s*(?P<kb>\d+)kB")
+_CONSTRAINT_RE = re.compile(r"constraint=(?P<c>CONSTRAINT_\w+).*?(?:oom_memcg=(?P<memcg>[^,\s]+))?.*?task=(?P<task>[^,\s]+),pid=(?P<pid>\d+)")
+
+
+class OomKill(Detector):
+    """OOM killer victims: pid, comm, rss, constraint (host or memcg).
+
+    Why it matters: the kernel killed a process because RAM and swap (or a
+    cgroup's limit) ran out; for nginx the master respawns the worker.
+    """
+
+    id = "oom-kill"
+    summary = "OOM killer victims: pid, comm, anon/file rss, constraint (host or memcg)"
+    inputs = ("events",)
+    category = "memory-exhaustion"
+    defaults = {"burst_gap_seconds": 600.0}
+
+    def run(self, ctx: Context):
+        out = []
+        ev = ctx.events_of("oom-kill")
+        if ev is None or not len(ev):
+            return out
+        for b in bursts(ev, self.params["burst_gap_seconds"]):
+            victims, constraint, memcg, rss_kb = {}, None, None, 0
+            for r in b.rows.itertuples(index=False):
+                text = f"{r.message}\n{r.detail if isinstance(r.detail, str) else ''}"
+                for m in _KILLED_RE.finditer(text):
+                    pid = int(m["pid"])
+                    rss = {x["name"]: int(x["kb"]) for x in _RSS_RE.finditer(m["rest"])}
+                    if pid not in victims or rss:
+                        victims[pid] = (m["comm"], rss)
+                c = _CONSTRAINT_RE.search(text)
+                if c:
+                    constraint = c["c"]
+                    memcg = c["memcg"] or memcg
+            if not victims:
+                continue
+            for comm, rss in victims.values():
+                rss_kb = max(rss_kb, rss.get("anon-rss", 0) + rss.get("file-rss", 0) + rss.get("shmem-rss", 0))
+            comms = sorted({c for c, _ in victims.values()})
+            scope = " in a memory cgroup" if constraint == "CONSTRAINT_MEMCG" else ""
+            out.append(self.finding(
+                title=f"OOM killer killed {len(victims)} process(es){scope}: {', '.join(comms)}"
+                      + (f" (largest rss {rss_kb / 1024:.0f} MB)" if rss_kb else ""),
+                severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"victims": len(victims), "max_victim_rss_kb": rss_kb or None,
+                         "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None},
+                evidence=evidence_from_events(b.rows[b.rows["message"].str.contains("Kill", na=False)], 6),
+                explanation=("A memory cgroup hit its limit: the host may have had memory to spare."
+                             if constraint == "CONSTRAINT_MEMCG" else ""),
+            ))
+            out[-1].refs["pids"] = sorted(victims)
+        return out
+
+
+_SEGV_RE = re.compile(r"(?P<comm>[^\s\[]+)\[(?P<pid>\d+)\]: segfault at (?P<addr>[0-9a-fA-F]+) "
+                      r"(?:ip|rip) (?P<ip>[0-9a-fA-F]+) (?:sp|rsp) (?P<sp>[0-9a-fA-F]+) error (?P<err>\d+)"
+                      r"(?: in (?P<lib>[^\[\s]+)\[)?")
+
+
+def parse_segfault(message: str) -> dict | None:
+    m = _SEGV_RE.search(message)
+    if not m:
+        return None
+    return {"comm": m["comm"], "pid": int(m["pid"]), "addr": m["addr"], "ip": m["ip"],
+            "sp": m["sp"], "error": int(m["err"]), "lib": m["lib"]}
+
+
+class Segfault(Detector):
+    """Kernel ``segfault at`` lines: process, pid, faulting ip, library.
+
+    Why it matters: each line is a crashed process; for nginx workers the
+    master respawns them and every connection they held is lost (report 003).
+    """
+
+    id = "segfault"
+    summary = "processes killed by segmentation faults: comm, pid, ip, library"
+    inputs = ("events",)
+    category = "worker-crash"
+    defaults = {"burst_gap_seconds": 3600.0}
+
+    def run(self, ctx: Context):
+        out = []
+        ev = ctx.events_of("segfault")
+        for b in bursts(ev, self.params["burst_gap_seconds"]):
+            parsed = [parse_segfault(f"{m} {d if isinstance(d, str) else ''}")
+                      for m, d in zip(b.rows["message"].astype(str), b.rows["detail"])]
+            parsed = [p for p in parsed if p]
+            comms = sorted({p["comm"] for p in parsed}) or sorted(set(b.rows["process"].dropna().astype(str)))
+            libs = sorted({p["lib"] for p in parsed if p["lib"]})
+            n = b.lines
+            title = f"{n} segfault(s) in {', '.join(comms) or 'a process'}" + (f" (in {', '.join(libs)})" if libs else "")
+            finding = self.finding(
+                title=title, severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"segfaults": n, "processes": len({p['pid'] for p in parsed})},
+                evidence=evidence_from_events(b.rows, 6),
+            )
+            finding.refs["pids"] = sorted({p["pid"] for p in parsed})
+            finding.refs["ips"] = sorted({p["ip"] for p in parsed})
+            out.append(finding)
+        return out
+
+
+_HUNG_RE = re.compile(r"task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<secs>\d+) seconds")
+
+
+class HungTask(Detector):
+    """``blocked for more than N seconds`` hung-task reports.
+
+    Why it matters: a task stuck in D state waits on I/O or a lock that does
+    not complete; it usually points at storage or a network filesystem.
+    """
+
+    id = "hung-task"
+    summary = "tasks blocked in D state longer than the hung-task timeout"
+    inputs = ("events",)
+    category = "io-saturation"
+    defaults = {"burst_gap_seconds": 600.0}
+
+    def run(self, ctx: Context):
+        out = []
+        for b in bursts(ctx.events_of("hung-task"), self.params["burst_gap_seconds"]):
+            tasks = []
+            for msg in b.rows["message"].astype(str):
+                m = _HUNG_RE.search(msg)
+                if m:
+                    tasks.append((m["comm"], int(m["pid"]), int(m["secs"])))
+            names = sorted({t[0] for t in tasks})
+            out.append(self.finding(
+                title=f"{b.lines} hung task report(s)" + (f": {', '.join(names)}" if names else ""),
+                severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"reports": b.lines, "blocked_seconds": max((t[2] for t in tasks), default=None)},
+                evidence=evidence_from_events(b.rows, 4),
+            ))
+        return out
+
+
+class KernelOops(Detector):
+    """Kernel oops, BUG, soft lockup or panic lines."""
+
+    id = "kernel-oops"
+    summary = "kernel oops / BUG / soft lockup / panic"
+    inputs = ("events",)
+    category = "other"
+    defaults = {"burst_gap_seconds": 600.0}
+
+    def run(self, ctx: Context):
+        return [self.finding(
+            title=f"Kernel bug report: {str(b.rows['message'].iloc[0])[:80]}",
+            severity="critical" if b.rows["message"].str.contains("panic", case=False, na=False).any() else "high",
+            start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+            metrics={"reports": b.lines}, evidence=evidence_from_events(b.rows, 4),
+        ) for b in bursts(ctx.events_of("kernel-oops"), self.params["burst_gap_seconds"])]

@@ -1,0 +1,225 @@
+"""Load-test detectors over parsed ab/wrk/wrk2/httperf/tsar reports."""
+from __future__ import annotations
+
+from ..model import Evidence
+from ._series import severity_for
+from .base import Context, Detector
+from .network import link_capacity_Bps
+
+
+def _num(report: dict, key: str) -> float:
+    v = report.get(key)
+    try:
+        return float(v) if v is not None else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _label(report: dict) -> str:
+    tool = report.get("tool", "load test")
+    conc = report.get("concurrency") or report.get("connections")
+    cmd = report.get("command")
+    bits = [tool]
+    if conc:
+        bits.append(f"c={conc}")
+    if cmd:
+        bits.append(f"`{cmd}`")
+    return " ".join(bits)
+
+
+def _evidence(report: dict, text: str) -> list:
+    return [Evidence(str(report.get("path", "")), report.get("line"), text)]
+
+
+def _times(report: dict):
+    return report.get("start"), report.get("end") or report.get("start")
+
+
+def _aligned(report: dict) -> bool:
+    """A report placed by file mtime is not on the incident clock."""
+    return report.get("time_from") in ("report", "window", "sar-match") and report.get("start") is not None
+
+
+def _total_requests(r: dict) -> float:
+    for key in ("requests_completed", "requests_total", "requests", "replies"):
+        if r.get(key):
+            return float(r[key])
+    return 0.0
+
+
+class LoadtestErrors(Detector):
+    """Failed requests, non-2xx responses, socket errors and aborted runs in a
+    load-test report, with the breakdown.
+
+    Why it matters: a run with errors measures failures, not capacity; the
+    breakdown says what refused (connect, read, timeout, length...).
+    """
+
+    id = "loadtest-errors"
+    summary = "load-test failures: failed/non-2xx/socket errors/aborts, with the breakdown"
+    inputs = ("reports",)
+    category = "load-test-failure"
+    defaults = {"min_error_fraction": 0.001}
+
+    def run(self, ctx: Context):
+        out = []
+        for r in ctx.reports:
+            failed = _num(r, "failed_requests")
+            non2xx = _num(r, "non_2xx")
+            breakdown = {}
+            for group in ("failed_breakdown", "socket_errors", "errors"):
+                for k, v in (r.get(group) or {}).items():
+                    if v:
+                        breakdown[f"{group.split('_')[0]}_{k}"] = float(v)
+            sock = sum(v for k, v in breakdown.items() if k.startswith("socket_"))
+            httperf_errors = _num(r, "errors_total")
+            total = _total_requests(r)
+            errors = max(failed, 0) + non2xx + sock + httperf_errors
+            aborted = bool(r.get("aborted"))
+            if not aborted and (errors == 0 or (total and errors / total < self.params["min_error_fraction"])):
+                continue
+            frac = errors / total if total else None
+            parts = []
+            if failed:
+                parts.append(f"{failed:.0f} failed")
+            if non2xx:
+                parts.append(f"{non2xx:.0f} non-2xx")
+            if sock:
+                parts.append(f"{sock:.0f} socket errors")
+            if httperf_errors:
+                parts.append(f"{httperf_errors:.0f} errors")
+            if aborted:
+                parts.append("aborted: " + str(r.get("abort_error") or "run did not finish"))
+            detail = ", ".join(f"{k.split('_', 1)[1]} {v:.0f}" for k, v in breakdown.items())
+            sev = "high" if aborted or (frac is not None and frac >= 0.1) else severity_for(frac or 0, [(0.01, "medium")])
+            start, end = _times(r)
+            out.append(self.finding(
+                title=f"{_label(r)}: " + ", ".join(parts) + (f" ({frac * 100:.1f} % of {total:.0f})" if frac else ""),
+                severity=sev, start=start, end=end, aligned=_aligned(r),
+                metrics={"failed_requests": failed, "non_2xx": non2xx, "socket_errors": sock,
+                         "errors_total": httperf_errors, "error_fraction": frac, "aborted": aborted, **breakdown},
+                evidence=_evidence(r, ", ".join(parts) + (f" [{detail}]" if detail else "")),
+            ))
+        return out
+
+
+class LoadtestTailLatency(Detector):
+    """p99/p50 and max/p50 latency ratios of a load-test report.
+
+    Why it matters: report 001's first run had p50 18 ms but p99 264 ms
+    (14x) and max 1026 ms: queueing somewhere that the mean hides.
+    """
+
+    id = "loadtest-tail-latency"
+    summary = "long latency tail in a load test: p99/p50 and max/p50 ratios"
+    inputs = ("reports",)
+    category = "load-test-failure"
+    defaults = {"p99_over_p50": 10.0, "max_over_p50": 50.0, "min_p99_s": 0.05}
+
+    def run(self, ctx: Context):
+        out = []
+        p = self.params
+        for r in ctx.reports:
+            p50, p99, mx = _num(r, "latency_p50_s"), _num(r, "latency_p99_s"), _num(r, "latency_max_s")
+            if p50 <= 0 or p99 <= 0:
+                continue
+            r99, rmax = p99 / p50, (mx / p50 if mx else 0.0)
+            if p99 < p["min_p99_s"] or (r99 < p["p99_over_p50"] and rmax < p["max_over_p50"]):
+                continue
+            start, end = _times(r)
+            out.append(self.finding(
+                title=f"{_label(r)}: long latency tail, p99 {p99 * 1000:.0f} ms = {r99:.1f} x p50 {p50 * 1000:.0f} ms"
+                      + (f", max {mx * 1000:.0f} ms" if mx else ""),
+                severity="medium" if r99 >= 2 * p["p99_over_p50"] else "low",
+                start=start, end=end, aligned=_aligned(r),
+                metrics={"latency_p50_s": p50, "latency_p99_s": p99, "latency_max_s": mx or None,
+                         "p99_over_p50": r99, "max_over_p50": rmax or None},
+                evidence=_evidence(r, f"50% {p50 * 1000:.0f} ms, 99% {p99 * 1000:.0f} ms, max {mx * 1000:.0f} ms"),
+            ))
+        return out
+
+
+class LoadtestLinkSaturation(Detector):
+    """A load test's transfer rate against the network link's capacity.
+
+    Capacity comes from ``--link-speed`` or from sar's %ifutil on the server.
+    When sar shows the server sending k times one client's rate at a time the
+    report does not date, the run is placed in that window and the clients
+    are summed, as report 001's author did (two clients x 1.04 GB/s = the
+    20 Gbit/s NIC).
+    """
+
+    id = "loadtest-link-saturation"
+    summary = "load-test throughput at the network link's capacity (clients summed)"
+    inputs = ("reports", "metrics")
+    category = "network-saturation"
+    defaults = {"saturation_fraction": 0.8, "min_rate_Bps": 10e6}
+
+    def run(self, ctx: Context):
+        out = []
+        for r in ctx.reports:
+            rate = _num(r, "transfer_rate_Bps")
+            if rate < self.params["min_rate_Bps"]:
+                continue
+            match = self._server_window(ctx, rate)
+            cap = ctx.link_speed_bps / 8.0 if ctx.link_speed_bps else (match["capacity_Bps"] if match else None)
+            if not cap:
+                continue
+            clients = match["clients"] if match else 1
+            total = rate * clients
+            frac = total / cap
+            if frac < self.params["saturation_fraction"]:
+                continue
+            start, end = _times(r)
+            aligned = _aligned(r)
+            if match and not aligned:
+                start, end, aligned = match["start"], match["end"], True
+                r["time_from"] = "sar-match"
+            who = f"{clients} clients x " if clients > 1 else ""
+            title = (f"{_label(r)}: {who}{rate / 1e9:.2f} GB/s = {total * 8 / 1e9:.1f} Gbit/s, "
+                     f"{frac * 100:.0f} % of the {cap * 8 / 1e9:.0f} Gbit/s link")
+            ev = _evidence(r, f"Transfer rate {rate / 1024:.2f} KB/s per client")
+            if match:
+                ev.append(Evidence(match["path"], None,
+                                   f"{match['iface']} sent {match['server_Bps'] / 1e9:.2f} GB/s "
+                                   f"(%ifutil {match['ifutil']:.1f}) from {match['start']:%H:%M:%S} to {match['end']:%H:%M:%S}"))
+            explanation = ("The network link, not CPU or the application, bounds this test's throughput.")
+            if match and r.get("time_from") == "sar-match":
+                explanation += (" The report carries no time; it was placed where sar shows the server sending "
+                                f"{clients} x its rate.")
+            out.append(self.finding(
+                title=title, severity="high" if frac >= 0.95 else "medium", start=start, end=end,
+                host=match["host"] if match else None, aligned=aligned,
+                metrics={"transfer_rate_Bps": rate, "clients": clients, "total_Bps": total,
+                         "link_capacity_bps": cap * 8, "fraction_of_link": frac},
+                evidence=ev, explanation=explanation,
+            ))
+        return out
+
+    @staticmethod
+    def _server_window(ctx: Context, rate: float) -> dict | None:
+        """Where sar shows an interface sending a whole multiple of ``rate``
+        near its capacity: (window, clients, capacity)."""
+        best = None
+        for host in ctx.hosts("net-dev"):
+            for iface in ctx.devices("net-dev", "txkB/s", host=host):
+                tx = ctx.series("net-dev", "txkB/s", device=iface, host=host)
+                rx = ctx.series("net-dev", "rxkB/s", device=iface, host=host)
+                if tx is None:
+                    continue
+                sent = tx.combine(rx, max) * 1024.0 if rx is not None else tx * 1024.0
+                busy = sent[sent >= 0.8 * rate]
+                if not len(busy):
+                    continue
+                server = float(busy.median())
+                clients = max(1, int(round(server / rate)))
+                cap = link_capacity_Bps(ctx, host, iface)
+                util = ctx.series("net-dev", "%ifutil", device=iface, host=host)
+                cand = {"host": host, "iface": iface, "start": busy.index.min(), "end": busy.index.max(),
+                        "server_Bps": server, "clients": clients, "capacity_Bps": cap,
+                        "ifutil": float(util.reindex(busy.index).max()) if util is not None else float("nan"),
+                        "path": next((s.path for s in ctx.sources if s.host == host and s.metrics is not None
+                                      and len(s.metrics) and (s.metrics["section"] == "net-dev").any()), "")}
+                if best is None or server > best["server_Bps"]:
+                    best = cand
+        return best

@@ -1,0 +1,179 @@
+"""Memory detectors over sar data: swap climb and memory pressure."""
+from __future__ import annotations
+
+from ..model import Evidence
+from ._series import baseline, episodes, fmt_time, severity_for, value_at
+from .base import Context, Detector
+
+
+def _metric_evidence(ctx: Context, section: str, host, ts, text: str) -> Evidence:
+    path = _path_for(ctx, section, host)
+    return Evidence(path=path, line=None, text=text)
+
+
+def _path_for(ctx: Context, section: str, host) -> str:
+    for s in ctx.sources:
+        if s.metrics is not None and len(s.metrics) and s.host == host:
+            if (s.metrics["section"] == section).any():
+                return s.path
+    return ""
+
+
+class SwapClimb(Detector):
+    """Swap use (%swpused) rising fast from its baseline to a high level.
+
+    Why it matters: a swap climb means RAM is exhausted; on a server it turns
+    into disk I/O (iowait), stalls and, at the end, allocation failures and OOM
+    kills.  Report 000's proxy went from 0 % to 97.76 % swap in four minutes.
+    """
+
+    id = "swap-climb"
+    summary = "swap use (%swpused) rising fast to a high level: RAM exhausted"
+    inputs = ("metrics",)
+    category = "memory-exhaustion"
+    defaults = {
+        "min_rise_pct": 10.0,     # points of %swpused above the baseline
+        "min_level_pct": 30.0,    # the climb must reach at least this level
+        "start_epsilon_pct": 1.0, # the climb starts at the first sample this far above baseline
+        "max_gap_samples": 2,
+    }
+
+    def run(self, ctx: Context):
+        out = []
+        for host in ctx.hosts("swap"):
+            s = ctx.series("swap", "%swpused", host=host)
+            if s is None or len(s) < 2:
+                continue
+            base = float(s.iloc[: max(1, len(s) // 4)].min()) if len(s) >= 4 else float(s.min())
+            base = min(base, baseline(s, 0.1))
+            p = self.params
+            elevated = (s - base) >= p["start_epsilon_pct"]
+            for ep in episodes(s, elevated, p["max_gap_samples"]):
+                if ep.peak - base < p["min_rise_pct"] or ep.peak < p["min_level_pct"]:
+                    continue
+                rise_minutes = max((ep.peak_time - ep.start).total_seconds() / 60.0, 1 / 60)
+                free = ctx.series("swap", "kbswpfree", host=host)
+                metrics = {
+                    "peak_swpused_pct": ep.peak, "baseline_swpused_pct": base,
+                    "rise_pct_per_min": (ep.peak - base) / rise_minutes,
+                }
+                if free is not None:
+                    before = value_at(free, s.index[max(0, s.index.get_loc(ep.start) - 1)])
+                    at_peak = value_at(free, ep.peak_time)
+                    if before is not None:
+                        metrics["kbswpfree_before"] = before
+                    if at_peak is not None:
+                        metrics["kbswpfree_at_peak"] = at_peak
+                pswpout = ctx.series("swapping", "pswpout/s", host=host)
+                if pswpout is not None:
+                    w = pswpout[(pswpout.index >= ep.start) & (pswpout.index <= ep.end)]
+                    if len(w):
+                        metrics["peak_pswpout_per_s"] = float(w.max())
+                sev = severity_for(ep.peak, [(95, "critical"), (80, "high"), (50, "medium")])
+                text = (f"%swpused {base:.2f} -> {ep.peak:.2f} (peak at {fmt_time(ep.peak_time)}), "
+                        f"climb started {fmt_time(ep.start)}")
+                if "kbswpfree_before" in metrics and "kbswpfree_at_peak" in metrics:
+                    text += f"; kbswpfree {metrics['kbswpfree_before']:.0f} -> {metrics['kbswpfree_at_peak']:.0f}"
+                out.append(self.finding(
+                    title=f"Swap climbed from {base:.0f} % to {ep.peak:.2f} % in {rise_minutes:.0f} min",
+                    severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
+                    evidence=[_metric_evidence(ctx, "swap", host, ep.peak_time, text)],
+                ))
+        return out
+
+
+class MemoryPressure(Detector):
+    """Free memory near zero with the kernel reclaiming hard.
+
+    Looks at %memused / kbavail (or kbmemfree+cached on old sysstat) against
+    total memory, and at paging: majflt/s, pgscand/s (direct reclaim) and a low
+    %vmeff.  Why it matters: this is the state in which atomic allocations fail
+    and the OOM killer runs.
+    """
+
+    id = "memory-pressure"
+    summary = "available memory near zero with direct reclaim / major faults"
+    inputs = ("metrics",)
+    category = "memory-exhaustion"
+    defaults = {
+        "avail_floor_pct": 5.0,       # kbavail (or free+cached) under this % of RAM
+        "majflt_per_s": 200.0,        # major faults/s that mean thrashing
+        "pgscand_per_s": 1000.0,      # direct-reclaim scans/s
+        "vmeff_floor_pct": 30.0,
+        "max_gap_samples": 2,
+    }
+
+    def run(self, ctx: Context):
+        import pandas as pd
+        out = []
+        hosts = sorted(set(ctx.hosts("memory")) | set(ctx.hosts("paging")))
+        for host in hosts:
+            p = self.params
+            avail_pct = self._avail_pct(ctx, host)
+            conds = []
+            if avail_pct is not None:
+                conds.append((avail_pct <= p["avail_floor_pct"]).rename("low_avail"))
+            majflt = ctx.series("paging", "majflt/s", host=host)
+            if majflt is not None:
+                conds.append((majflt >= p["majflt_per_s"]).rename("majflt"))
+            pgscand = ctx.series("paging", "pgscand/s", host=host)
+            if pgscand is not None:
+                vmeff = ctx.series("paging", "%vmeff", host=host)
+                direct = pgscand >= p["pgscand_per_s"]
+                if vmeff is not None:
+                    direct &= vmeff.reindex(pgscand.index).fillna(100) < p["vmeff_floor_pct"]
+                conds.append(direct.rename("direct_reclaim"))
+            if not conds:
+                continue
+            frame = pd.concat(conds, axis=1).fillna(False).astype(bool)
+            # low availability alone is common on cache-heavy hosts with an
+            # old sysstat; require it together with reclaim/faults when those exist
+            if "low_avail" in frame and len(frame.columns) > 1:
+                hit = frame["low_avail"] & frame.drop(columns="low_avail").any(axis=1)
+            else:
+                hit = frame.any(axis=1)
+            score = (avail_pct.reindex(frame.index) if avail_pct is not None else pd.Series(0.0, index=frame.index))
+            series = (100 - score.fillna(100)) if avail_pct is not None else frame.sum(axis=1).astype(float)
+            for ep in episodes(series, hit.to_numpy(), p["max_gap_samples"]):
+                metrics = {}
+                if avail_pct is not None:
+                    w = avail_pct[(avail_pct.index >= ep.start) & (avail_pct.index <= ep.end)]
+                    metrics["min_avail_pct"] = float(w.min())
+                for name, s in (("peak_majflt_per_s", majflt), ("peak_pgscand_per_s", pgscand)):
+                    if s is not None:
+                        w = s[(s.index >= ep.start) & (s.index <= ep.end)]
+                        if len(w):
+                            metrics[name] = float(w.max())
+                sev = "high" if metrics.get("min_avail_pct", 100) < 2 else "medium"
+                text = ", ".join(f"{k} {v:.2f}" for k, v in metrics.items())
+                out.append(self.finding(
+                    title="Memory exhausted: available memory "
+                          + (f"down to {metrics['min_avail_pct']:.1f} % of RAM" if "min_avail_pct" in metrics else "under pressure")
+                          + " with reclaim",
+                    severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
+                    evidence=[_metric_evidence(ctx, "memory", host, ep.peak_time, text)],
+                ))
+        return out
+
+    @staticmethod
+    def _avail_pct(ctx: Context, host):
+        total = None
+        for name in ("kbmemtotal",):
+            total = ctx.series("memory", name, host=host)
+        free = ctx.series("memory", "kbmemfree", host=host)
+        used = ctx.series("memory", "kbmemused", host=host)
+        if total is None and free is not None and used is not None:
+            total = free + used
+        if total is None:
+            return None
+        avail = ctx.series("memory", "kbavail", host=host)
+        if avail is None and free is not None:
+            cached = ctx.series("memory", "kbcached", host=host)
+            buffers = ctx.series("memory", "kbbuffers", host=host)
+            avail = free.copy()
+            for extra in (cached, buffers):
+                if extra is not None:
+                    avail = avail.add(extra, fill_value=0)
+        if avail is None:
+            return None
+        return (avail / total.reindex(avail.index) * 100).dropna()

@@ -1,0 +1,133 @@
+"""Network detectors over sar data: NIC saturation/drops and TIME_WAIT."""
+from __future__ import annotations
+
+from ._series import episodes, fmt_time, severity_for
+from .base import Context, Detector
+from .memory import _metric_evidence
+
+
+def link_capacity_Bps(ctx: Context, host, iface) -> float | None:
+    """Link capacity in bytes/s: --link-speed if given, else derived from sar
+    (%ifutil is max(rx, tx) rate over the interface speed)."""
+    if ctx.link_speed_bps:
+        return ctx.link_speed_bps / 8.0
+    util = ctx.series("net-dev", "%ifutil", device=iface, host=host)
+    rx = ctx.series("net-dev", "rxkB/s", device=iface, host=host)
+    tx = ctx.series("net-dev", "txkB/s", device=iface, host=host)
+    if util is None or rx is None or tx is None:
+        return None
+    rate = rx.combine(tx, max) * 1024.0
+    ok = util > 10
+    if not ok.any():
+        return None
+    # sysstat computes %ifutil with kB = 1000 bytes for the speed in Mb/s:
+    # use the median ratio so rounding of a single sample does not matter
+    cap = (rate[ok] / (util[ok] / 100.0)).median()
+    return float(cap)
+
+
+class NicSaturation(Detector):
+    """An interface near its link speed (%ifutil), or dropping/erroring
+    packets (sar -n EDEV).
+
+    Why it matters: report 001's 2 MB image test filled the 20 Gbit/s NIC;
+    drops without full use point at ring buffers or the receive path.
+    """
+
+    id = "nic-saturation"
+    summary = "interface near link speed (%ifutil) or dropping/erroring packets (EDEV)"
+    inputs = ("metrics",)
+    category = "network-saturation"
+    defaults = {"ifutil_pct": 90.0, "drops_per_s": 10.0, "errors_per_s": 1.0, "max_gap_samples": 1}
+
+    def run(self, ctx: Context):
+        out = []
+        p = self.params
+        for host in ctx.hosts("net-dev"):
+            for iface in ctx.devices("net-dev", "%ifutil", host=host):
+                util = ctx.series("net-dev", "%ifutil", device=iface, host=host)
+                if util is None:
+                    continue
+                for ep in episodes(util, (util >= p["ifutil_pct"]).to_numpy(), p["max_gap_samples"]):
+                    rx = ctx.series("net-dev", "rxkB/s", device=iface, host=host)
+                    tx = ctx.series("net-dev", "txkB/s", device=iface, host=host)
+                    metrics = {"peak_ifutil_pct": ep.peak, "samples": ep.samples}
+                    for name, s in (("peak_rxkB_per_s", rx), ("peak_txkB_per_s", tx)):
+                        if s is not None:
+                            w = s[(s.index >= ep.start) & (s.index <= ep.end)]
+                            if len(w):
+                                metrics[name] = float(w.max())
+                    cap = link_capacity_Bps(ctx, host, iface)
+                    if cap:
+                        metrics["link_capacity_bps"] = cap * 8
+                    speed = f" of a {cap * 8 / 1e9:.0f} Gbit/s link" if cap else ""
+                    out.append(self.finding(
+                        title=f"{iface} at {ep.peak:.1f} %{speed}",
+                        severity=severity_for(ep.peak, [(98, "high")], "medium"),
+                        start=ep.start, end=ep.end, host=host, metrics=metrics,
+                        evidence=[_metric_evidence(ctx, "net-dev", host, ep.peak_time,
+                                                   f"{iface} %ifutil {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
+                    ))
+            out.extend(self._drops(ctx, host))
+        return out
+
+    def _drops(self, ctx: Context, host):
+        out = []
+        p = self.params
+        for metric, limit, what in (("rxdrop/s", p["drops_per_s"], "dropping received packets"),
+                                    ("txdrop/s", p["drops_per_s"], "dropping sent packets"),
+                                    ("rxerr/s", p["errors_per_s"], "receive errors"),
+                                    ("rxfifo/s", p["errors_per_s"], "receive FIFO overruns")):
+            for iface in ctx.devices("net-edev", metric, host=host):
+                s = ctx.series("net-edev", metric, device=iface, host=host)
+                if s is None:
+                    continue
+                for ep in episodes(s, (s >= limit).to_numpy(), p["max_gap_samples"]):
+                    out.append(self.finding(
+                        title=f"{iface} {what}: up to {ep.peak:.1f} {metric}",
+                        severity="medium", start=ep.start, end=ep.end, host=host,
+                        metrics={f"peak_{metric.replace('/s', '_per_s')}": ep.peak, "samples": ep.samples},
+                        evidence=[_metric_evidence(ctx, "net-edev", host, ep.peak_time,
+                                                   f"{iface} {metric} {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
+                    ))
+        return out
+
+
+class TcpTimewait(Detector):
+    """Sockets in TIME_WAIT (sar -n SOCK tcp-tw) near
+    ``net.ipv4.tcp_max_tw_buckets`` (default 180000, as on report 002's host).
+
+    Why it matters: once the table is full the kernel destroys TIME_WAIT
+    sockets early and logs 'time wait bucket table overflow'.
+    """
+
+    id = "tcp-timewait"
+    summary = "TIME_WAIT sockets (tcp-tw) near net.ipv4.tcp_max_tw_buckets"
+    inputs = ("metrics",)
+    category = "socket-exhaustion"
+    defaults = {"tcp_max_tw_buckets": 180000, "warn_fraction": 0.8, "min_rise_factor": 5.0,
+                "min_tw": 1000, "max_gap_samples": 1}
+
+    def run(self, ctx: Context):
+        out = []
+        p = self.params
+        limit = float(p["tcp_max_tw_buckets"])
+        for host in ctx.hosts("net-sock"):
+            tw = ctx.series("net-sock", "tcp-tw", host=host)
+            if tw is None or len(tw) < 2:
+                continue
+            first = float(tw.iloc[0])
+            near = tw >= p["warn_fraction"] * limit
+            climb = (tw >= max(p["min_tw"], p["min_rise_factor"] * max(first, 1.0)))
+            for ep in episodes(tw, (near | climb).to_numpy(), p["max_gap_samples"]):
+                frac = ep.peak / limit
+                sev = severity_for(frac, [(0.98, "high"), (0.8, "medium")])
+                out.append(self.finding(
+                    title=f"TIME_WAIT sockets climbed to {ep.peak:.0f} ({frac * 100:.0f} % of tcp_max_tw_buckets {limit:.0f})",
+                    severity=sev, start=ep.start, end=ep.end, host=host,
+                    metrics={"peak_tcp_tw": ep.peak, "tcp_max_tw_buckets": limit, "fraction_of_limit": frac,
+                             "first_tcp_tw": first},
+                    evidence=[_metric_evidence(ctx, "net-sock", host, ep.peak_time,
+                                               f"tcp-tw {first:.0f} -> {ep.peak:.0f} at {fmt_time(ep.peak_time)}")],
+                ))
+        return out

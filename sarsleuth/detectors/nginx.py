@@ -1,0 +1,287 @@
+"""nginx detectors: workers dying on signals, PID gaps from respawns,
+connection and file-descriptor limits, upstream timeouts."""
+from __future__ import annotations
+
+import re
+
+from ..model import Evidence
+from ._events import bursts
+from ._series import severity_for
+from .base import Context, Detector, evidence_from_events
+from .kernel import parse_segfault
+from .sockets import _BurstCounter
+
+SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
+                8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
+                14: "SIGALRM", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS"}
+CRASH_SIGNALS = {4, 6, 7, 8, 11, 31}
+
+_EXIT_RE = re.compile(r"(?P<what>worker|cache manager|cache loader|helper)? ?process (?P<pid>\d+) exited on signal "
+                      r"(?P<sig>\d+)(?P<core> \(core dumped\))?")
+_START_RE = re.compile(r"start (?:worker|cache manager|cache loader) process (?P<pid>\d+)")
+
+
+def _int_or_none(v):
+    try:
+        return None if v is None or str(v) == "<NA>" else int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+class WorkerSignalExit(Detector):
+    """nginx ``worker process N exited on signal S``: how many, which signal,
+    core dumped or not, which PIDs, the respawned PIDs, and the kernel's
+    segfault line (or OOM kill) for the same PID when the bundle has it.
+
+    Why it matters: each exit drops the worker's connections; signal 11 is a
+    bug to chase with a core dump, signal 9 usually the OOM killer.
+    """
+
+    id = "worker-signal-exit"
+    summary = "nginx workers exiting on signals: count, signal name, core dumped, PIDs, respawns"
+    inputs = ("events",)
+    category = "worker-crash"
+    defaults = {"burst_gap_seconds": 3600.0, "respawn_window_seconds": 5.0}
+
+    def run(self, ctx: Context):
+        out = []
+        exits = ctx.events_of("worker-signal-exit")
+        if exits is None or not len(exits):
+            return out
+        starts = ctx.events_of("worker-start")
+        segv = ctx.events_of("segfault")
+        segv_by_pid = {}
+        if segv is not None:
+            for r in segv.itertuples(index=False):
+                p = parse_segfault(f"{r.message} {r.detail if isinstance(r.detail, str) else ''}")
+                if p:
+                    segv_by_pid.setdefault(p["pid"], (r, p))
+        for b in bursts(exits, self.params["burst_gap_seconds"]):
+            signals, cores, pids, respawns = {}, 0, [], []
+            for r in b.rows.itertuples(index=False):
+                m = _EXIT_RE.search(str(r.message))
+                if not m:
+                    continue
+                sig = int(m["sig"])
+                signals[sig] = signals.get(sig, 0) + 1
+                cores += bool(m["core"])
+                pids.append(int(m["pid"]))
+                nxt = self._respawn(starts, r, self.params["respawn_window_seconds"])
+                if nxt is not None:
+                    respawns.append(nxt)
+            if not pids:
+                continue
+            matched = [(pid, segv_by_pid[pid]) for pid in pids if pid in segv_by_pid]
+            sig_text = ", ".join(f"{n} x signal {s} ({SIGNAL_NAMES.get(s, '?')})" for s, n in sorted(signals.items()))
+            crash = any(s in CRASH_SIGNALS for s in signals)
+            n = len(pids)
+            title = (f"nginx workers crashed {n} time(s): {sig_text}" if crash
+                     else f"nginx workers killed {n} time(s): {sig_text}")
+            if cores:
+                title += f", {cores} core dumped"
+            evidence = evidence_from_events(b.rows, 6)
+            for pid, (row, seg) in matched[:4]:
+                evidence.append(Evidence(str(row.file), _int_or_none(row.line),
+                                         f"kernel: {seg['comm']}[{pid}]: segfault at {seg['addr']} ip {seg['ip']}"
+                                         + (f" in {seg['lib']}" if seg["lib"] else "")))
+            explanation = ""
+            if matched:
+                explanation = (f"{len(matched)} of these exits have the kernel's segfault line for the same PID "
+                               f"(faulting ip {matched[0][1][1]['ip']}"
+                               + (f" in {matched[0][1][1]['lib']}" if matched[0][1][1]["lib"] else "") + ").")
+            if 9 in signals:
+                explanation += " Signal 9 exits are usually the OOM killer: check the kernel log for the same PIDs."
+            if not cores and 11 in signals:
+                explanation += " No core was dumped: set `worker_rlimit_core` and a writable `working_directory`."
+            out.append(self.finding(
+                title=title, severity=severity_for(n, [(10, "critical"), (1, "high")]) if crash else "high",
+                start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"exits": n, "core_dumped": cores, "respawned": len(respawns),
+                         "signal_11": signals.get(11, 0), "signal_9": signals.get(9, 0),
+                         "matched_kernel_segfaults": len(matched)},
+                evidence=evidence, explanation=explanation.strip() or None,
+                refs={"pids": pids, "respawn_pids": respawns, "signals": sorted(signals)},
+            ))
+        return out
+
+    @staticmethod
+    def _respawn(starts, row, window):
+        """PID of the worker the master started right after this exit."""
+        if starts is None or not len(starts) or row.timestamp is None:
+            return None
+        try:
+            same_file = starts[(starts["file"] == row.file) & (starts["line"] > row.line)]
+            same_file = same_file[(same_file["timestamp"] - row.timestamp).dt.total_seconds() <= window]
+        except TypeError:
+            return None
+        if not len(same_file):
+            return None
+        m = _START_RE.search(str(same_file.iloc[0]["message"]))
+        return int(m["pid"]) if m else None
+
+
+class WorkerPidGaps(Detector):
+    """nginx worker PIDs that are not one consecutive run next to the master,
+    or workers started later than the master, in ``ps`` snapshots; and, from
+    error.log, workers started after the initial set (respawns).
+
+    Why it matters: healthy workers are forked together (report 003: 7292..7301
+    after master 7291); scattered PIDs and late start times prove workers died
+    and were respawned even when error.log has been rotated away.
+    """
+
+    id = "worker-pid-gaps"
+    summary = "nginx worker PIDs not consecutive / younger than the master (ps), respawns (error.log)"
+    inputs = ("ps", "events")
+    category = "worker-crash"
+    defaults = {"min_gap": 2}
+
+    def run(self, ctx: Context):
+        out = []
+        for src in ctx.sources_of("ps"):
+            for label, table in _snapshots(src):
+                f = self._from_snapshot(src, label, table)
+                if f:
+                    out.append(f)
+        out.extend(self._from_error_log(ctx))
+        return out
+
+    def _from_snapshot(self, src, label, table):
+        if table is None or not len(table) or "role" not in table:
+            return None
+        workers = table[table["role"] == "nginx-worker"]
+        masters = table[table["role"] == "nginx-master"]
+        if len(workers) < 2:
+            return None
+        pids = sorted(int(p) for p in workers["pid"])
+        span = pids[-1] - pids[0] + 1
+        gaps = [(a, b) for a, b in zip(pids, pids[1:]) if b - a >= self.params["min_gap"]]
+        master_start = str(masters["start"].iloc[0]) if len(masters) and "start" in masters else None
+        younger = []
+        if master_start and "start" in workers:
+            younger = [int(p) for p, s in zip(workers["pid"], workers["start"]) if str(s) != master_start]
+        if not gaps and not younger:
+            return None
+        mtime = src.meta.get("time_from") != "report"
+        ts = None
+        ev = src.events
+        if ev is not None and len(ev):
+            ts = ev["timestamp"].iloc[0]
+        what = []
+        if gaps:
+            what.append(f"PIDs span {span} numbers for {len(pids)} workers ({', '.join(map(str, pids[:8]))}"
+                        + ("..." if len(pids) > 8 else "") + ")")
+        if younger:
+            what.append(f"{len(younger)} worker(s) started after the master ({master_start})")
+        return self.finding(
+            title=f"nginx worker PIDs are scattered{f' in {label}' if label else ''}: " + "; ".join(what),
+            severity="medium", start=ts, end=ts, host=src.host, aligned=not mtime and ts is not None,
+            metrics={"workers": len(pids), "pid_span": span, "gaps": len(gaps), "younger_than_master": len(younger)},
+            evidence=[Evidence(src.path, None, f"{label + ': ' if label else ''}nginx workers "
+                               + ", ".join(map(str, pids)))],
+            explanation="Workers forked together at start have consecutive PIDs; these were respawned after dying.",
+            refs={"pids": pids},
+        )
+
+    def _from_error_log(self, ctx: Context):
+        out = []
+        starts = ctx.events_of("worker-start")
+        exits = ctx.events_of("worker-signal-exit")
+        if starts is None or not len(starts) or exits is None or not len(exits):
+            return out
+        for path, part in starts.groupby("file"):
+            pids = [int(m["pid"]) for m in (_START_RE.search(x) for x in part["message"].astype(str)) if m]
+            ex = exits[exits["file"] == path]
+            if len(ex) == 0 or len(pids) < 2:
+                continue
+            first_exit_line = int(ex["line"].min())
+            respawned = part[part["line"] > first_exit_line]
+            if not len(respawned):
+                continue
+            r_pids = [int(m["pid"]) for m in (_START_RE.search(x) for x in respawned["message"].astype(str)) if m]
+            out.append(self.finding(
+                title=f"{len(r_pids)} nginx worker(s) respawned with new PIDs ({', '.join(map(str, r_pids[:6]))}"
+                      + ("..." if len(r_pids) > 6 else "") + ")",
+                severity="medium", start=respawned["timestamp"].min(), end=respawned["timestamp"].max(),
+                host=respawned["host"].dropna().iloc[0] if respawned["host"].notna().any() else None,
+                metrics={"respawned": len(r_pids)},
+                evidence=evidence_from_events(respawned, 4), refs={"pids": r_pids},
+            ))
+        return out
+
+
+def _snapshots(src):
+    snaps = src.meta.get("snapshots")
+    if snaps:
+        return [(label, df) for label, df in snaps]
+    table = src.meta.get("processes")
+    if table is None or not len(table):
+        return []
+    if "snapshot" in table:
+        return [(label, df) for label, df in table.groupby("snapshot", sort=False)]
+    return [("", table)]
+
+
+class WorkerConnectionsExhausted(_BurstCounter):
+    """nginx ``worker_connections are not enough``, and the start-up warning
+    that worker_connections exceed the open-file limit."""
+
+    id = "worker-connections-exhausted"
+    summary = "nginx 'worker_connections are not enough' (connections refused)"
+    inputs = ("events",)
+    category = "connection-limit"
+    event_kind = "worker-connections-exhausted"
+    noun = "'worker_connections are not enough'"
+    severities = [(10, "high")]
+
+    def describe(self, burst):
+        msgs = burst.rows["message"].astype(str)
+        rlimit = msgs.str.extract(r"(\d+) worker_connections exceed open file resource limit: (\d+)").dropna()
+        if len(rlimit):
+            wc, lim = rlimit.iloc[0]
+            return f" (worker_connections {wc} > open file limit {lim})", {"worker_connections": int(wc), "nofile": int(lim)}
+        return "", {}
+
+
+class TooManyOpenFiles(_BurstCounter):
+    """``Too many open files`` (EMFILE) from nginx or the kernel's file-max."""
+
+    id = "too-many-open-files"
+    summary = "'Too many open files' (EMFILE) or file-max reached"
+    inputs = ("events",)
+    category = "fd-exhaustion"
+    event_kind = "too-many-open-files"
+    noun = "'Too many open files'"
+    severities = [(10, "high")]
+
+    def describe(self, burst):
+        calls = burst.rows["message"].astype(str).str.extract(r"(\w+)\(\) failed \(24")[0].dropna()
+        if len(calls):
+            return f" (in {', '.join(sorted(set(calls))[:4])})", {}
+        return "", {}
+
+
+_UPSTREAM_RE = re.compile(r'upstream: "(?P<u>[^"]+)"')
+
+
+class UpstreamTimeout(_BurstCounter):
+    """nginx ``upstream timed out`` / ``no live upstreams``."""
+
+    id = "upstream-timeout"
+    summary = "nginx 'upstream timed out' / 'no live upstreams'"
+    inputs = ("events",)
+    category = "other"
+    event_kind = "upstream-timeout"
+    noun = "upstream timeout"
+    severities = [(100, "high")]
+
+    def describe(self, burst):
+        ups = {}
+        for m in (_UPSTREAM_RE.search(x) for x in burst.rows["message"].astype(str)):
+            if m:
+                host = re.sub(r"^(\w+://[^/]+).*", r"\1", m["u"])
+                ups[host] = ups.get(host, 0) + 1
+        if ups:
+            top = sorted(ups.items(), key=lambda kv: -kv[1])[:3]
+            return " (" + ", ".join(f"{u}: {n}" for u, n in top) + ")", {"upstreams": len(ups)}
+        return "", {}

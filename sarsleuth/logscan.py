@@ -1,0 +1,1132 @@
+"""Streaming machinery shared by the log parsers.
+
+A log file is read once, in large blocks of raw (decompressed) bytes.  Per
+block, three cheap things happen over the whole buffer:
+
+* lines are counted per minute of their timestamp (``volume``), either by
+  slicing a fixed-position time stamp out of every line with numpy or, for
+  layouts without a fixed position, with one ``re.findall`` over the block;
+* a *candidate finder* picks the few lines that could match a signature
+  (:mod:`sarsleuth.signatures`) without decoding anything else;
+* only candidate lines, and the lines that follow a candidate which opens a
+  multi-line kernel report, are decoded and parsed in Python.
+
+The :class:`Assembler` turns those decoded lines into event records: it
+groups multi-line reports (page allocation failures with their call trace,
+OOM reports, hung tasks, oopses, nginx continuation lines), folds the
+``N callbacks suppressed`` lines into the ``count`` of the event they stand
+for, and reattaches a segfault's `` in lib[...]`` suffix printed on its own
+line.
+
+Candidate finders share one interface, ``find(block) -> [(start, end)]``
+(byte spans of candidate lines, ``end`` excluding the newline):
+:class:`NeedleFinder` is pure Python (literal needles found with
+``bytes.find`` then verified with the signature regex); :class:`GrepFinder`
+hands a plain file to GNU grep running beside Python; :func:`make_finder`
+picks the fastest one available.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from . import signatures
+from .errors import located
+from .textio import MAX_LINE_BYTES, open_binary
+
+try:  # Python 3.11+
+    import re._constants as _sre_c
+    import re._parser as _sre_p
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _sre_c  # type: ignore
+    import sre_parse as _sre_p  # type: ignore
+
+#: Bytes read per block (decompressed).
+BLOCK_BYTES = 8 * 1024 * 1024
+#: Continuation lines kept in an event's ``detail``.
+MAX_DETAIL_LINES = 200
+#: Lines looked at after the start of a multi-line report before giving up.
+FOLLOW_LINES = 400
+#: Characters of one line that are decoded; the rest of a huge line is cut.
+MAX_DECODED_CHARS = 16 * 1024
+#: Files larger than this get a progress bar when stderr is a terminal.
+PROGRESS_MIN_BYTES = 50 * 1024 * 1024
+
+#: Lines the signatures do not classify but the assembler needs to see:
+#: rate-limit summaries (their count belongs to a neighbouring event) and
+#: audit records (their epoch pins the clock).
+_STRUCTURAL_PATTERNS = [r"callbacks suppressed", r"audit\(\d{9,}\.\d+:\d+\)"]
+
+SUPPRESSED_RE = re.compile(r"^(?:(?P<fn>[\w.]+): )?(?P<n>\d+) callbacks suppressed")
+AUDIT_RE = re.compile(r"audit\((?P<epoch>\d{9,})\.(?P<frac>\d+):(?P<serial>\d+)\)")
+
+
+# --------------------------------------------------------------------------
+# Reading blocks
+# --------------------------------------------------------------------------
+
+@dataclass
+class Block:
+    """A run of whole lines: ``data`` ends with a newline."""
+
+    data: bytes
+    first_line: int      # 1-based number of the first line in ``data``
+    offset: int          # byte offset of ``data`` in the decompressed stream
+
+
+def iter_blocks(path, warnings: list, block_bytes: int = BLOCK_BYTES) -> Iterator[Block]:
+    """Yield blocks of whole lines, streaming.
+
+    Lines longer than :data:`~sarsleuth.textio.MAX_LINE_BYTES` are cut (the
+    rest skipped up to the next newline) and a damaged compressed tail ends
+    the stream; both leave a warning instead of raising.
+    """
+    import lzma
+
+    fh = open_binary(path)
+    carry = b""               # start of a line whose end is not read yet
+    skipping = False          # inside the unread tail of an over-long line
+    skipped = 0
+    offset = 0                # stream offset of ``carry``
+    line_no = 1
+    cut_lines = 0
+    try:
+        while True:
+            try:
+                chunk = fh.read(block_bytes)
+            except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+                warnings.append(located(path, f"compressed stream damaged ({exc}); rest skipped",
+                                        offset=offset + len(carry)))
+                break
+            if not chunk:
+                break
+            if skipping:
+                nl = chunk.find(b"\n")
+                if nl == -1:
+                    skipped += len(chunk)
+                    continue
+                yield Block(carry + b"\n", line_no, offset)
+                offset += len(carry) + skipped + nl + 1
+                line_no += 1
+                carry, skipping, skipped = b"", False, 0
+                chunk = chunk[nl + 1:]
+                if not chunk:
+                    continue
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n")
+            if cut == -1:
+                if len(data) > MAX_LINE_BYTES:
+                    carry, skipped, skipping = data[:MAX_LINE_BYTES], len(data) - MAX_LINE_BYTES, True
+                    cut_lines += 1
+                else:
+                    carry = data
+                continue
+            block = Block(data[:cut + 1], line_no, offset)
+            offset += cut + 1
+            line_no += block.data.count(b"\n")
+            carry = data[cut + 1:]
+            yield block
+        if carry:
+            warnings.append(located(path, "file ends in the middle of a line (kept)", line=line_no))
+            yield Block(carry + b"\n", line_no, offset)
+    finally:
+        fh.close()
+    if cut_lines:
+        warnings.append(located(path, f"{cut_lines} line(s) longer than {MAX_LINE_BYTES} bytes were cut"))
+
+
+def total_size(path) -> int | None:
+    """Size on disk (compressed size for compressed files), for progress."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
+# --------------------------------------------------------------------------
+# Candidate finders
+# --------------------------------------------------------------------------
+
+def candidate_patterns() -> list[str]:
+    """Every pattern a candidate line may match: signature patterns (global
+    ``(?i)`` scoped, ``^`` anchors relaxed) plus the structural ones."""
+    out = []
+    for sig in signatures.all_signatures():
+        for pat in sig.patterns:
+            if pat.startswith("(?i)"):
+                pat = "(?i:" + pat[4:] + ")"
+            out.append(pat[1:] if pat.startswith("^") else pat)
+    return out + list(_STRUCTURAL_PATTERNS)
+
+
+def candidate_regex() -> re.Pattern:
+    """One bytes regex matching (somewhere in it) every candidate line."""
+    return _compiled_candidate_regex(tuple(candidate_patterns()))
+
+
+_regex_cache: dict = {}
+
+
+def _compiled_candidate_regex(patterns: tuple) -> re.Pattern:
+    rx = _regex_cache.get(patterns)
+    if rx is None:
+        rx = re.compile("|".join(f"(?:{p})" for p in patterns).encode("utf-8"))
+        _regex_cache.clear()
+        _regex_cache[patterns] = rx
+    return rx
+
+
+def required_literals(pattern: str) -> list[tuple[str, bool]] | None:
+    """Literal strings one of which occurs in every match of ``pattern``, as
+    ``(text, case_insensitive)``; None when no such set can be proven (the
+    pattern then has to be searched with the regex itself)."""
+    try:
+        parsed = _sre_p.parse(pattern)
+    except re.error:
+        return None
+    return _best_option(_sequence_options(list(parsed), False))
+
+
+def _sequence_options(items, ignore_case: bool) -> list[list[tuple[str, bool]]]:
+    """Alternative literal sets for a sequence; each set is sufficient."""
+    options: list[list[tuple[str, bool]]] = []
+    run: list[str] = []
+
+    def flush():
+        if run:
+            options.append([("".join(run), ignore_case)])
+            run.clear()
+
+    for op, av in items:
+        if op is _sre_c.LITERAL:
+            run.append(chr(av))
+            continue
+        flush()
+        if op is _sre_c.SUBPATTERN:
+            _group, add_flags, del_flags, sub = av
+            ci = (ignore_case or bool(add_flags & re.IGNORECASE)) and not (del_flags & re.IGNORECASE)
+            best = _best_option(_sequence_options(list(sub), ci))
+            if best:
+                options.append(best)
+        elif op is _sre_c.BRANCH:
+            union: list[tuple[str, bool]] = []
+            for branch in av[1]:
+                best = _best_option(_sequence_options(list(branch), ignore_case))
+                if not best:
+                    union = []
+                    break
+                union.extend(best)
+            if union:
+                options.append(union)
+        elif op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT):
+            low, _high, sub = av
+            if low >= 1:
+                best = _best_option(_sequence_options(list(sub), ignore_case))
+                if best:
+                    options.append(best)
+    flush()
+    return options
+
+
+def _best_option(options):
+    """The most selective option: longest shortest literal, then fewest."""
+    usable = []
+    for opt in options:
+        cleaned = []
+        for text, ci in opt:
+            if ci:  # bytes.lower() folds ASCII only: keep the longest ASCII piece
+                text = max(re.split(r"[^\x00-\x7f]", text), key=len)
+            if not text:
+                cleaned = []
+                break
+            cleaned.append((text, ci))
+        if cleaned:
+            usable.append(cleaned)
+    if not usable:
+        return None
+    return max(usable, key=lambda opt: (min(len(t) for t, _ in opt), -len(opt)))
+
+
+class NeedleFinder:
+    """Pure-Python candidate finder.
+
+    Each candidate pattern is reduced to literal *needles* (one of which must
+    occur in any match); ``bytes.find`` locates needles at memchr speed, and
+    only the lines holding one are checked with the full regex.  Patterns
+    without a provable needle are searched with their own regex.
+    """
+
+    name = "python"
+
+    def __init__(self, patterns: list[str] | None = None):
+        patterns = patterns if patterns is not None else candidate_patterns()
+        self.regex = re.compile("|".join(f"(?:{p})" for p in patterns).encode("utf-8"))
+        exact, folded, fallback = set(), set(), []
+        for pat in patterns:
+            lits = required_literals(pat)
+            if lits is None:
+                fallback.append(pat)
+                continue
+            for text, ci in lits:
+                (folded if ci else exact).add(text.lower() if ci else text)
+        self.exact = _minimal_needles(exact)
+        self.folded = _minimal_needles(folded)
+        self.fallback = re.compile("|".join(f"(?:{p})" for p in fallback).encode()) if fallback else None
+
+    def find(self, block: bytes) -> list[tuple[int, int]]:
+        starts: set[int] = set()
+        _collect_lines(block, self.exact, starts)
+        if self.folded:
+            _collect_lines(block.lower(), self.folded, starts)
+        if self.fallback is not None:
+            for m in self.fallback.finditer(block):
+                starts.add(block.rfind(b"\n", 0, m.start()) + 1)
+        out = []
+        search = self.regex.search
+        for start in sorted(starts):
+            end = block.find(b"\n", start)
+            end = len(block) if end == -1 else end
+            if search(block, start, min(end, start + MAX_LINE_BYTES)):
+                out.append((start, end))
+        return out
+
+
+def _minimal_needles(needles: set[str]) -> list[bytes]:
+    """Drop needles that contain a shorter needle (the shorter one already
+    finds every line the longer one would)."""
+    ordered = sorted(needles, key=len)
+    kept: list[str] = []
+    for n in ordered:
+        if not any(k in n for k in kept):
+            kept.append(n)
+    return [k.encode("utf-8") for k in kept]
+
+
+def _collect_lines(haystack: bytes, needles: list[bytes], starts: set[int]) -> None:
+    find, rfind = haystack.find, haystack.rfind
+    for needle in needles:
+        i = find(needle)
+        while i != -1:
+            start = rfind(b"\n", 0, i) + 1
+            starts.add(start)
+            end = find(b"\n", i)
+            if end == -1:
+                break
+            i = find(needle, end)
+
+
+class AllLinesFinder:
+    """Selects every line (``all_lines=True``: keep every line as a row)."""
+
+    name = "all"
+
+    def find(self, block: bytes) -> list[tuple[int, int]]:
+        out, start, n = [], 0, len(block)
+        while start < n:
+            end = block.find(b"\n", start)
+            end = n if end == -1 else end
+            out.append((start, end))
+            start = end + 1
+        return out
+
+
+def ere_from_python(pattern: str) -> str | None:
+    """Translate a Python regex into a POSIX ERE (GNU grep) that matches at
+    least what it matches, or None when a construct has no translation.
+
+    Handles the subset the signature table uses: literals, classes, groups
+    (capturing, ``(?:``, ``(?i:``), alternation, repeats, ``\\d``, ``\\s``,
+    ``\\w``, ``\\b``."""
+    try:
+        parsed = _sre_p.parse(pattern)
+    except re.error:
+        return None
+    try:
+        return _ere_seq(list(parsed), False)
+    except _NoERE:
+        return None
+
+
+class _NoERE(Exception):
+    pass
+
+
+_ERE_SPECIAL = set(".[]()*+?{}|^$\\")
+_CATEGORY_ERE = {
+    _sre_c.CATEGORY_DIGIT: "[0-9]", _sre_c.CATEGORY_NOT_DIGIT: "[^0-9]",
+    _sre_c.CATEGORY_SPACE: "[[:space:]]", _sre_c.CATEGORY_NOT_SPACE: "[^[:space:]]",
+    _sre_c.CATEGORY_WORD: "[[:alnum:]_]", _sre_c.CATEGORY_NOT_WORD: "[^[:alnum:]_]",
+}
+
+
+def _ere_char(ch: str, ci: bool) -> str:
+    if ci and ch.isascii() and ch.isalpha():
+        return f"[{ch.lower()}{ch.upper()}]"
+    if ch in _ERE_SPECIAL:
+        return "\\" + ch if ch not in "[]" else f"[{ch}]" if ch == "]" else "\\["
+    return ch
+
+
+def _ere_class(items, ci: bool) -> str:
+    negate, parts = False, []
+    for op, av in items:
+        if op is _sre_c.NEGATE:
+            negate = True
+        elif op is _sre_c.LITERAL:
+            ch = chr(av)
+            chars = {ch.lower(), ch.upper()} if ci and ch.isascii() and ch.isalpha() else {ch}
+            for c in sorted(chars):
+                parts.append("\\" + c if c in "\\" else c)
+        elif op is _sre_c.RANGE:
+            lo, hi = chr(av[0]), chr(av[1])
+            parts.append(f"{lo}-{hi}")
+            if ci and lo.isascii() and hi.isascii() and lo.isalpha() and hi.isalpha():
+                parts.append(f"{lo.swapcase()}-{hi.swapcase()}")
+        elif op is _sre_c.CATEGORY and av in _CATEGORY_ERE and not _CATEGORY_ERE[av].startswith("[^"):
+            parts.append(_CATEGORY_ERE[av][1:-1])
+        else:
+            raise _NoERE
+    body = "".join(parts)
+    # ']' must come first and '-' last inside a bracket expression
+    if "]" in body:
+        body = "]" + body.replace("]", "")
+    if "-" in parts:
+        body = body.replace("-", "") + "-"
+    return f"[{'^' if negate else ''}{body}]"
+
+
+def _ere_class_multibyte(items, ci: bool) -> str:
+    """grep runs with LC_ALL=C, where a bracket expression matches one byte:
+    non-ASCII members become alternatives of their own."""
+    wide = [av for op, av in items if op is _sre_c.LITERAL and av > 127]
+    if not wide:
+        return _ere_class(items, ci)
+    if any(op is _sre_c.NEGATE for op, _ in items):
+        raise _NoERE
+    narrow = [(op, av) for op, av in items if not (op is _sre_c.LITERAL and av > 127)]
+    alternatives = [chr(av) for av in wide]
+    if narrow:
+        alternatives.insert(0, _ere_class(narrow, ci))
+    return "(" + "|".join(alternatives) + ")"
+
+
+def _ere_seq(items, ci: bool) -> str:
+    out = []
+    for op, av in items:
+        if op is _sre_c.LITERAL:
+            out.append(_ere_char(chr(av), ci))
+        elif op is _sre_c.NOT_LITERAL:
+            out.append(_ere_class([(_sre_c.NEGATE, None), (_sre_c.LITERAL, av)], ci))
+        elif op is _sre_c.ANY:
+            out.append(".")
+        elif op is _sre_c.IN:
+            if len(av) == 1 and av[0][0] is _sre_c.CATEGORY and av[0][1] in _CATEGORY_ERE:
+                out.append(_CATEGORY_ERE[av[0][1]])
+            else:
+                out.append(_ere_class_multibyte(av, ci))
+        elif op is _sre_c.SUBPATTERN:
+            _g, add_flags, del_flags, sub = av
+            sub_ci = (ci or bool(add_flags & re.IGNORECASE)) and not (del_flags & re.IGNORECASE)
+            out.append("(" + _ere_seq(list(sub), sub_ci) + ")")
+        elif op is _sre_c.BRANCH:
+            out.append("(" + "|".join(_ere_seq(list(b), ci) for b in av[1]) + ")")
+        elif op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT):
+            low, high, sub = av
+            inner = _ere_seq(list(sub), ci)
+            inner = inner if len(list(sub)) == 1 and not inner.endswith(("*", "+", "?", "}")) else f"({inner})"
+            if (low, high) == (0, _sre_c.MAXREPEAT):
+                out.append(inner + "*")
+            elif (low, high) == (1, _sre_c.MAXREPEAT):
+                out.append(inner + "+")
+            elif (low, high) == (0, 1):
+                out.append(inner + "?")
+            elif high == _sre_c.MAXREPEAT:
+                out.append(f"{inner}{{{low},}}")
+            else:
+                out.append(f"{inner}{{{low},{high}}}")
+        elif op is _sre_c.AT:
+            if av in (_sre_c.AT_BOUNDARY,):
+                out.append("\\b")
+            elif av in (_sre_c.AT_BEGINNING, _sre_c.AT_BEGINNING_STRING):
+                out.append("^")
+            elif av in (_sre_c.AT_END, _sre_c.AT_END_STRING):
+                out.append("$")
+            else:
+                raise _NoERE
+        elif op is _sre_c.CATEGORY and av in _CATEGORY_ERE:
+            out.append(_CATEGORY_ERE[av])
+        else:
+            raise _NoERE
+    return "".join(out)
+
+
+def gnu_grep() -> str | None:
+    """Path of a GNU grep, or None (BSD/busybox greps lack what we rely on)."""
+    path = shutil.which("grep")
+    if not path:
+        return None
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return path if b"GNU grep" in out else None
+
+
+class GrepFinder:
+    """Candidate finder backed by GNU grep for plain (uncompressed) files.
+
+    grep reads the file by itself in another process while Python counts
+    volumes; it reports byte offsets of candidate lines, which are mapped
+    back onto blocks.  Every reported line is verified with the Python regex
+    so results equal :class:`NeedleFinder`'s.
+    """
+
+    name = "grep"
+
+    def __init__(self, path, grep: str, ere: str, regex: re.Pattern):
+        self.regex = regex
+        env = dict(os.environ, LC_ALL="C")
+        self.proc = subprocess.Popen(
+            [grep, "-a", "-b", "-o", "-E", "-e", ere, "--", os.fspath(path)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=1 << 20)
+        self.pending: int | None = None
+        self.done = False
+
+    def _next_offset(self) -> int | None:
+        while not self.done:
+            raw = self.proc.stdout.readline()
+            if not raw:
+                self.done = True
+                break
+            head, _, _ = raw.partition(b":")
+            if head.isdigit():
+                return int(head)
+        return None
+
+    def find_in(self, block: Block) -> list[tuple[int, int]]:
+        """Candidate spans inside ``block`` (offsets relative to it)."""
+        data, base = block.data, block.offset
+        limit = base + len(data)
+        starts = []
+        while True:
+            off = self.pending if self.pending is not None else self._next_offset()
+            self.pending = None
+            if off is None:
+                break
+            if off >= limit:
+                self.pending = off
+                break
+            if off >= base:
+                starts.append(data.rfind(b"\n", 0, off - base) + 1)
+        out, last = [], -1
+        for start in starts:
+            if start == last:
+                continue
+            last = start
+            end = data.find(b"\n", start)
+            if self.regex.search(data, start, min(end, start + MAX_LINE_BYTES)):
+                out.append((start, end))
+        return out
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.stdout.close()
+        self.proc.wait()
+
+
+def grep_expression(patterns: list[str]) -> str | None:
+    """One ERE for all candidate patterns, or None if one cannot be translated."""
+    parts = []
+    for pat in patterns:
+        ere = ere_from_python(pat)
+        if ere is None:
+            return None
+        parts.append(ere)
+    return "|".join(parts)
+
+
+def make_finder(path, all_lines: bool = False, engine: str | None = None):
+    """The candidate finder for ``path``.
+
+    ``engine`` forces ``"python"`` or ``"grep"``; by default GNU grep is used
+    for plain files larger than one block when it is installed (env
+    ``SARSLEUTH_LOG_ENGINE=python`` turns it off), pure Python otherwise.
+    """
+    if all_lines:
+        return AllLinesFinder()
+    engine = engine or os.environ.get("SARSLEUTH_LOG_ENGINE")
+    patterns = candidate_patterns()
+    if engine != "python":
+        from .textio import compression_of
+        plain = compression_of(path) is None
+        big = (total_size(path) or 0) > BLOCK_BYTES
+        if plain and (big or engine == "grep"):
+            grep = gnu_grep()
+            ere = grep_expression(patterns)
+            if grep and ere:
+                return GrepFinder(path, grep, ere, _compiled_candidate_regex(tuple(patterns)))
+    return NeedleFinder(patterns)
+
+
+# --------------------------------------------------------------------------
+# Per-minute volumes
+# --------------------------------------------------------------------------
+
+@dataclass
+class VolumeSpec:
+    """How to read a minute key from the raw bytes of a line.
+
+    ``fixed`` = (start, length) of the key at a fixed position of every line
+    (vectorized with numpy); ``regex`` = a bytes pattern for ``re.findall``
+    with ``re.M`` whose first group is the key (second group, if any, the
+    level).  ``level_fixed`` = (start, length) of a level word.
+    """
+
+    regex: bytes
+    fixed: tuple[int, int] | None = None
+    level_fixed: tuple[int, int] | None = None
+
+
+class VolumeCounter:
+    """Accumulates raw minute keys -> line counts in first-seen order."""
+
+    def __init__(self, spec: VolumeSpec):
+        self.spec = spec
+        self.keys: dict[bytes, int] = {}
+        self.levels: Counter = Counter()
+        self.regex = re.compile(spec.regex, re.M)
+
+    def add(self, data: bytes) -> None:
+        if self.spec.fixed is not None:
+            self._add_fixed(data)
+        else:
+            self._add_regex(data)
+
+    def _add_regex(self, data: bytes) -> None:
+        keys = self.keys
+        found = self.regex.findall(data)
+        if found and isinstance(found[0], tuple):
+            for key, level in found:
+                keys[key] = keys.get(key, 0) + 1
+                if level:
+                    self.levels[level] += 1
+        else:
+            for key in found:
+                keys[key] = keys.get(key, 0) + 1
+
+    def _add_fixed(self, data: bytes) -> None:
+        import numpy as np
+        arr = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero(arr == 10)
+        if not len(ends):
+            return
+        starts = np.empty_like(ends)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        start, length = self.spec.fixed
+        lvl = self.spec.level_fixed
+        need = start + length if lvl is None else max(start + length, lvl[0] + lvl[1])
+        starts = starts[(ends - starts) >= need]
+        if not len(starts):
+            return
+        raw = arr[starts[:, None] + np.arange(start, start + length)]
+        keys = np.ascontiguousarray(raw).view(f"S{length}").ravel()
+        self._count_runs(keys)
+        if lvl is not None:
+            lraw = arr[starts[:, None] + np.arange(lvl[0], lvl[0] + lvl[1])]
+            lkeys = np.ascontiguousarray(lraw).view(f"S{lvl[1]}").ravel()
+            values, counts = np.unique(lkeys, return_counts=True)
+            for v, c in zip(values.tolist(), counts.tolist()):
+                self.levels[v] += c
+
+    def _count_runs(self, keys) -> None:
+        """Count keys by runs (logs are nearly sorted, so runs are few);
+        fall back to a sort when they are not."""
+        import numpy as np
+        change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+        table = self.keys
+        if len(change) > 20000:
+            values, first, counts = np.unique(keys, return_index=True, return_counts=True)
+            for i in np.argsort(first, kind="stable"):
+                k = values[i].tobytes() if hasattr(values[i], "tobytes") else bytes(values[i])
+                table[k] = table.get(k, 0) + int(counts[i])
+            return
+        bounds = np.concatenate(([0], change, [len(keys)]))
+        run_keys = keys[bounds[:-1]].tolist()
+        run_len = np.diff(bounds).tolist()
+        for k, n in zip(run_keys, run_len):
+            table[k] = table.get(k, 0) + n
+
+
+# --------------------------------------------------------------------------
+# Decoded lines and the assembler
+# --------------------------------------------------------------------------
+
+class LineInfo:
+    """One decoded line, split by a format's prefix parser.
+
+    ``stamp`` is None or a tuple whose first item says its kind:
+    ``("md", month, day, h, m, s, us)`` (syslog, no year), ``("abs", datetime)``
+    (naive wall clock) or ``("aware", datetime)``.  ``prefixed`` is False for
+    lines without the format's prefix (continuations, pasted fragments).
+    """
+
+    __slots__ = ("stamp", "host", "tag", "pid", "level", "message", "uptime", "prefixed", "conn")
+
+    def __init__(self, message: str, stamp=None, host=None, tag=None, pid=None, level=None,
+                 uptime=None, prefixed=True, conn=None):
+        self.stamp, self.host, self.tag, self.pid = stamp, host, tag, pid
+        self.level, self.message, self.uptime, self.prefixed = level, message, uptime, prefixed
+        self.conn = conn
+
+
+def stamp_seconds(stamp) -> float | None:
+    """Seconds on a scale good for comparing two stamps of one file."""
+    if stamp is None:
+        return None
+    if stamp[0] == "md":
+        _, mon, day, h, m, s, us = stamp
+        return (((mon * 32 + day) * 24 + h) * 60 + m) * 60 + s + us / 1e6
+    return stamp[1].timestamp() if stamp[0] == "aware" else stamp[1].replace(tzinfo=None).timestamp()
+
+
+#: Kinds whose report continues on the next lines.
+REPORT_KINDS = {"page-allocation-failure", "oom-invoked", "hung-task", "kernel-oops"}
+#: Lines that finish an OOM kill: victim named with its memory figures.
+_KILLED_RE = re.compile(r"Killed process (?P<pid>\d+),?(?: UID \d+,?)? \((?P<comm>[^)]*)\)")
+_KILL_RE = re.compile(r"Kill process (?P<pid>\d+) \((?P<comm>[^)]*)\)")
+_REAPED_RE = re.compile(r"reaped process (?P<pid>\d+) \((?P<comm>[^)]*)\)")
+_CONSTRAINT_RE = re.compile(r"oom-kill:constraint=.*?task=(?P<comm>[^,]*),pid=(?P<pid>\d+)")
+_SEGV_RE = re.compile(r"^(?:traps: )?(?P<comm>.+?)\[(?P<pid>\d+)\]:? (?:segfault at|general protection|trap )")
+_INVOKED_RE = re.compile(r"^(?P<comm>.+?) invoked oom-killer")
+_ALLOC_RE = re.compile(r"^(?P<comm>[^:]+): page allocation (?:failure|stalls)")
+_HUNG_RE = re.compile(r"task (?P<comm>.+?):(?P<pid>\d+) blocked for more than")
+_TASK_PID_RE = re.compile(r"(?:\bPID: (?P<pid1>\d+) +Comm: (?P<comm1>\S+))|(?:^Pid: (?P<pid2>\d+), comm: (?P<comm2>\S+))")
+_SEGV_SUFFIX_RE = re.compile(r"^\s*in \S+\[[0-9a-fA-F]+\+[0-9a-fA-F]+\]")
+_SEGV_WRAP_RE = re.compile(r"^\s*[0-9a-fA-F]{6,16} error \d+")
+#: Rate-limit owners and the event kinds whose lines they suppress.
+_SUPPRESSOR_KINDS = {
+    "warn_alloc_failed": {"page-allocation-failure"}, "warn_alloc": {"page-allocation-failure"},
+    "net_ratelimit": {"socket-memory", "tcp-tw-bucket-overflow", "syn-flood", "conntrack-full",
+                      "nic-rx-alloc-failure", "nic-link-down", "page-allocation-failure"},
+}
+#: How far (seconds, or lines when there are no times) a suppression count may travel.
+SUPPRESS_WINDOW_S = 60.0
+SUPPRESS_WINDOW_LINES = 50
+
+
+def unescape_rsyslog(text: str) -> str:
+    """rsyslog writes control characters as ``#ooo`` octal escapes."""
+    if "#0" not in text:
+        return text
+    return re.sub(r"#0(1[0-7]|[0-7]{2})", lambda m: chr(int(m.group(1), 8)), text)
+
+
+@dataclass
+class _Report:
+    record: dict
+    kind: str
+    stamp_s: float | None
+    uptime: float | None
+    tag: str | None
+    follow_left: int
+
+
+class Assembler:
+    """Turns the selected decoded lines of one file into event records."""
+
+    def __init__(self, path: str, source: str, all_lines: bool = False):
+        self.path, self.source, self.all_lines = path, source, all_lines
+        self.records: list[dict] = []
+        self.suppressions: list[dict] = []
+        self.anchors: list[dict] = []
+        self.report: _Report | None = None
+        self.kill_group: dict | None = None
+        self.hosts: Counter = Counter()
+
+    # -- entry point -------------------------------------------------------
+    def feed(self, line_no: int, info: LineInfo, candidate: bool) -> int:
+        """Take one line; return how many following lines it wants to see."""
+        message = info.message
+        if "#0" in message:
+            first, _, rest = unescape_rsyslog(message).partition("\n")
+            info.message = message = first
+            embedded = rest.split("\n") if rest else []
+        else:
+            embedded = []
+        if info.host:
+            self.hosts[info.host] += 1
+        kind = signatures.classify(message) if candidate else None
+        if candidate and kind is None:
+            if self._structural(line_no, info):
+                return 0
+        if self.report is not None:
+            if self._joins(info, kind, candidate):
+                self._add_detail(self.report.record, [message] + embedded)
+                self.report.follow_left -= 1
+                return max(self.report.follow_left, 0)
+            self.report = None
+        if kind is None:
+            if self.all_lines and candidate:
+                self._new_record(line_no, info, "log")
+            return 0
+        if kind == "oom-kill":
+            return self._oom_kill(line_no, info, embedded)
+        record = self._new_record(line_no, info, kind)
+        self._subject(record, kind, message)
+        if embedded:
+            self._add_detail(record, embedded)
+        if kind in REPORT_KINDS or kind == "segfault" or self.source == "nginx-error":
+            follow = FOLLOW_LINES if kind in REPORT_KINDS else 3 if kind == "segfault" else 50
+            self.report = _Report(record, kind, stamp_seconds(info.stamp), info.uptime, info.tag, follow)
+            return follow
+        return 0
+
+    # -- pieces ------------------------------------------------------------
+    def _new_record(self, line_no: int, info: LineInfo, kind: str) -> dict:
+        record = {
+            "stamp": info.stamp, "host": info.host, "source": self.source, "kind": kind,
+            "pid": info.pid, "process": info.tag, "message": info.message, "file": self.path,
+            "line": line_no, "level": info.level, "detail": None, "count": 1,
+            "uptime": info.uptime, "tag": info.tag,
+        }
+        if info.conn is not None:
+            record["conn"] = info.conn
+        self.records.append(record)
+        return record
+
+    def _structural(self, line_no: int, info: LineInfo) -> bool:
+        m = SUPPRESSED_RE.search(info.message)
+        if m:
+            self.suppressions.append({"n": int(m.group("n")), "fn": m.group("fn"), "line": line_no,
+                                      "t": stamp_seconds(info.stamp), "uptime": info.uptime})
+            return True
+        m = AUDIT_RE.search(info.message)
+        if m:
+            epoch = float(f"{m.group('epoch')}.{m.group('frac')}")
+            self.anchors.append({"line": line_no, "stamp": info.stamp, "uptime": info.uptime,
+                                 "epoch": epoch, "message": info.message[:120]})
+            return True
+        return False
+
+    def _joins(self, info: LineInfo, kind: str | None, candidate: bool) -> bool:
+        rep = self.report
+        if rep.follow_left <= 0:
+            return False
+        if rep.kind == "segfault":
+            return self._segfault_tail(info)
+        if self.source == "nginx-error":
+            return not info.prefixed and kind is None
+        if candidate and not (kind == rep.kind == "kernel-oops"):
+            return False
+        if not info.prefixed:
+            return True
+        if info.tag != rep.tag:
+            return False
+        t = stamp_seconds(info.stamp)
+        if t is not None and rep.stamp_s is not None and abs(t - rep.stamp_s) > 2.0:
+            return False
+        if info.uptime is not None and rep.uptime is not None and abs(info.uptime - rep.uptime) > 2.0:
+            return False
+        return True
+
+    def _segfault_tail(self, info: LineInfo) -> bool:
+        """Reattach `` in lib[...]`` or a wrapped ``<hex> error N`` to the
+        latest segfault missing it; any other line ends the segfault."""
+        text = info.message
+        if not (_SEGV_SUFFIX_RE.match(text) or _SEGV_WRAP_RE.match(text)):
+            return False
+        for record in reversed(self.records[-8:]):
+            if record["kind"] == "segfault" and " in " not in record["message"][-80:]:
+                record["message"] = record["message"].rstrip() + " " + text.strip()
+                self.report.follow_left = 0
+                return True
+        return False
+
+    def _add_detail(self, record: dict, lines: list[str]) -> None:
+        detail = record.setdefault("_detail", [])
+        room = MAX_DETAIL_LINES - len(detail)
+        if room > 0:
+            detail.extend(lines[:room])
+        record["_more"] = record.get("_more", 0) + max(0, len(lines) - max(room, 0))
+
+    def _subject(self, record: dict, kind: str, message: str) -> None:
+        """Kernel reports are about a task: make it the event's pid/process."""
+        m = None
+        if kind == "segfault":
+            m = _SEGV_RE.search(message)
+        elif kind == "hung-task":
+            m = _HUNG_RE.search(message)
+        elif kind in ("oom-invoked", "page-allocation-failure"):
+            m = (_INVOKED_RE if kind == "oom-invoked" else _ALLOC_RE).search(message)
+            if m:
+                record["process"] = m.group("comm").strip()
+                record["pid"] = None
+            return
+        if m:
+            record["process"] = m.group("comm").strip()
+            record["pid"] = int(m.group("pid"))
+
+    def _oom_kill(self, line_no: int, info: LineInfo, embedded: list[str]) -> int:
+        """Merge the lines of one OOM kill (constraint summary, ``Kill process
+        ... or sacrifice child``, ``Killed process``, ``oom_reaper``) into one
+        event whose message is the ``Killed process`` line."""
+        msg = info.message
+        t = stamp_seconds(info.stamp)
+        group = self.kill_group
+        m_killed, m_kill = _KILLED_RE.search(msg), _KILL_RE.search(msg)
+        m_reaped, m_constraint = _REAPED_RE.search(msg), _CONSTRAINT_RE.search(msg)
+        victim = m_killed or m_kill or m_reaped or m_constraint
+        close_in_time = group is not None and (
+            line_no - group["last_line"] <= 40 and
+            (t is None or group["t"] is None or abs(t - group["t"]) <= (15.0 if m_reaped else 2.0)))
+        joins = close_in_time and (
+            (m_reaped and group["record"]["pid"] == int(m_reaped.group("pid"))) or
+            (not m_reaped and not group["killed"]))
+        if joins:
+            record = group["record"]
+            self._add_detail(record, [msg] + embedded)
+            group["last_line"] = line_no
+            if m_killed or (m_kill and not group["has_kill"]):
+                record["message"] = msg
+                record["pid"], record["process"] = int(victim.group("pid")), victim.group("comm")
+            group["killed"] |= bool(m_killed)
+            group["has_kill"] |= bool(m_kill)
+            return 0
+        record = self._new_record(line_no, info, "oom-kill")
+        if victim:
+            record["pid"], record["process"] = int(victim.group("pid")), victim.group("comm")
+        if embedded:
+            self._add_detail(record, embedded)
+        self.kill_group = {"record": record, "t": t, "last_line": line_no,
+                           "killed": bool(m_killed), "has_kill": bool(m_kill)}
+        return 0
+
+    # -- end ---------------------------------------------------------------
+    def finish(self) -> list[dict]:
+        """Attach details, pids from report headers and suppressed counts."""
+        for record in self.records:
+            detail = record.pop("_detail", None)
+            more = record.pop("_more", 0)
+            if detail:
+                if record["kind"] in ("oom-invoked", "page-allocation-failure", "kernel-oops") and record["pid"] is None:
+                    for text in detail[:12]:
+                        m = _TASK_PID_RE.search(text)
+                        if m:
+                            record["pid"] = int(m.group("pid1") or m.group("pid2"))
+                            record["process"] = m.group("comm1") or m.group("comm2")
+                            break
+                if more:
+                    detail = detail + [f"... {more} more line(s)"]
+                record["detail"] = "\n".join(detail)
+        self._fold_suppressed()
+        return self.records
+
+    def _fold_suppressed(self) -> None:
+        """Add each ``N callbacks suppressed`` to the event it stands for: the
+        next compatible event (the ratelimiter prints the summary just before
+        the first message it lets through), else the previous one."""
+        if not self.suppressions or not self.records:
+            return
+        import bisect
+        lines = [r["line"] for r in self.records]
+        for sup in self.suppressions:
+            allowed = _SUPPRESSOR_KINDS.get(sup["fn"] or "")
+            i = bisect.bisect_right(lines, sup["line"])
+            target = self._near(sup, range(i, min(i + 20, len(self.records))), allowed)
+            if target is None:
+                target = self._near(sup, range(i - 1, max(i - 21, -1), -1), allowed)
+            if target is not None:
+                target["count"] += sup["n"]
+                sup["attributed"] = True
+
+    def _near(self, sup: dict, indexes, allowed) -> dict | None:
+        for idx in indexes:
+            record = self.records[idx]
+            if allowed and record["kind"] not in allowed:
+                continue
+            if record["source"] == "nginx-error":
+                continue
+            t = stamp_seconds(record["stamp"])
+            if sup["t"] is not None and t is not None:
+                if abs(t - sup["t"]) > SUPPRESS_WINDOW_S:
+                    return None
+            elif sup["uptime"] is not None and record["uptime"] is not None:
+                if abs(record["uptime"] - sup["uptime"]) > SUPPRESS_WINDOW_S:
+                    return None
+            elif abs(record["line"] - sup["line"]) > SUPPRESS_WINDOW_LINES:
+                return None
+            return record
+        return None
+
+
+# --------------------------------------------------------------------------
+# The scan
+# --------------------------------------------------------------------------
+
+@dataclass
+class LogFormat:
+    """What the scan needs to know about one log layout."""
+
+    source: str                                  # event ``source`` (= parser kind)
+    parse_line: Callable[[str], LineInfo]
+    volume: VolumeSpec
+    variant: str = ""
+
+
+@dataclass
+class ScanResult:
+    records: list
+    lines: int
+    volume_keys: dict
+    levels: Counter
+    anchors: list
+    suppressions: list
+    hosts: Counter
+    samples: list                                # (line, LineInfo) spread over the file
+    engine: str
+    warnings: list = field(default_factory=list)
+
+
+def _decode(data: bytes, start: int, end: int) -> tuple[str, bool]:
+    """Decode one line leniently; True when it had to be cut."""
+    cut = end - start > MAX_DECODED_CHARS
+    raw = data[start:start + MAX_DECODED_CHARS] if cut else data[start:end]
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    if b"\x00" in raw:
+        raw = raw.replace(b"\x00", b"")
+    return raw.decode("utf-8", errors="replace"), cut
+
+
+def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = None,
+         progress: Callable[[int, int | None], None] | None = None,
+         sample_every: int = 0) -> ScanResult:
+    """Stream ``path`` once and return the assembled event records.
+
+    ``sample_every`` > 0 additionally decodes a few lines per block (for
+    clock anchors); ``progress(bytes_done, total)`` is called per block.
+    """
+    warnings: list[str] = []
+    spath = os.fspath(path)
+    assembler = Assembler(spath, fmt.source, all_lines)
+    volume = VolumeCounter(fmt.volume)
+    finder = make_finder(path, all_lines, engine)
+    follow_left = 0
+    lines = 0
+    bad_utf8 = 0
+    nul_lines = 0
+    cut_lines = 0
+    samples: list = []
+    total = total_size(path)
+    bar = _progress_bar(total) if progress is None else None
+    report = progress or (bar.update if bar else None)
+    try:
+        for block in iter_blocks(path, warnings):
+            data = block.data
+            volume.add(data)
+            spans = finder.find_in(block) if isinstance(finder, GrepFinder) else finder.find(data)
+            lines += data.count(b"\n")
+            if b"\x00" in data:
+                nul_lines += 1
+            cand = iter(spans)
+            nxt = next(cand, None)
+            pos, line_no = 0, block.first_line
+            n = len(data)
+            while pos < n:
+                if follow_left <= 0:
+                    if nxt is None:
+                        break
+                    line_no += data.count(b"\n", pos, nxt[0])
+                    pos = nxt[0]
+                end = data.find(b"\n", pos)
+                is_cand = nxt is not None and nxt[0] == pos
+                if is_cand:
+                    nxt = next(cand, None)
+                text, cut = _decode(data, pos, end)
+                cut_lines += cut
+                if "\ufffd" in text:
+                    bad_utf8 += 1
+                info = fmt.parse_line(text)
+                follow_left = assembler.feed(line_no, info, is_cand)
+                pos, line_no = end + 1, line_no + 1
+            if sample_every:
+                samples.extend(_samples(data, block.first_line, fmt, sample_every))
+            if report:
+                report(block.offset + len(data), total)
+    finally:
+        if isinstance(finder, GrepFinder):
+            finder.close()
+        if bar:
+            bar.close()
+    if bad_utf8:
+        warnings.append(located(spath, f"{bad_utf8} decoded line(s) had invalid UTF-8 (replaced)"))
+    if nul_lines:
+        warnings.append(located(spath, "NUL bytes found (ignored)"))
+    if cut_lines:
+        warnings.append(located(spath, f"{cut_lines} line(s) longer than {MAX_DECODED_CHARS} characters "
+                                       "were cut when decoded"))
+    records = assembler.finish()
+    unattributed = [s for s in assembler.suppressions if not s.get("attributed")]
+    return ScanResult(records, lines, volume.keys, volume.levels, assembler.anchors,
+                      unattributed, assembler.hosts, samples, finder.name, warnings)
+
+
+def _samples(data: bytes, first_line: int, fmt: LogFormat, every: int) -> list:
+    """Decode a handful of lines spread over a block (clock anchors)."""
+    out = []
+    n = len(data)
+    step = max(n // every, 1)
+    last = -1
+    for k in range(every + 1):
+        pos = data.rfind(b"\n", 0, min(k * step, n - 1)) + 1
+        if k == every:
+            pos = data.rfind(b"\n", 0, n - 1) + 1
+        if pos == last:
+            continue
+        last = pos
+        end = data.find(b"\n", pos)
+        text, _ = _decode(data, pos, end)
+        out.append((first_line + data.count(b"\n", 0, pos), fmt.parse_line(text)))
+    return out
+
+
+class _RichBar:
+    def __init__(self, total: int):
+        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+        from rich.console import Console
+        self.progress = Progress("[progress.description]{task.description}", BarColumn(),
+                                 DownloadColumn(), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=True)
+        self.task = self.progress.add_task("reading log", total=total)
+        self.progress.start()
+
+    def update(self, done: int, total: int | None) -> None:
+        self.progress.update(self.task, completed=min(done, total or done))
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def _progress_bar(total: int | None):
+    if not total or total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        return None
+    try:
+        return _RichBar(total)
+    except Exception:  # a progress bar must never break a parse
+        return None
+
+
+__all__ = [
+    "AllLinesFinder", "Assembler", "Block", "GrepFinder", "LineInfo", "LogFormat", "NeedleFinder",
+    "ScanResult", "VolumeCounter", "VolumeSpec", "candidate_patterns", "candidate_regex",
+    "ere_from_python", "iter_blocks", "make_finder", "required_literals", "scan", "stamp_seconds",
+    "unescape_rsyslog",
+]

@@ -1,0 +1,586 @@
+"""What each sysstat activity holds, where its fields lie, and how sysstat
+turns its counters into the figures ``sadf -d`` prints.
+
+Field layouts come in two flavours:
+
+* the current (0x2175) one, described only by field *names* per group
+  (64-bit, long, 32-bit, then character strings): offsets follow from the
+  counts the file declares for the activity, so files written by newer
+  sysstat versions with extra fields still read, and fields an older writer
+  did not have read as zero;
+* the fixed layouts of older formats (and of older activity magics), given
+  as explicit byte offsets derived from the structure definitions of the
+  sysstat releases that wrote them.
+
+Metric formulas follow sysstat's rendering code: per-second rates are
+``(now - before) / interval_cs * 100``, percentages and special cases (offline
+CPUs, tickless CPUs, counters going backwards) as sysstat handles them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+A_CPU, A_PCSW, A_IRQ, A_SWAP, A_PAGE, A_IO, A_MEMORY, A_KTABLES, A_QUEUE, A_SERIAL = range(1, 11)
+A_DISK, A_NET_DEV, A_NET_EDEV, A_NET_NFS, A_NET_NFSD, A_NET_SOCK, A_NET_IP, A_NET_EIP = range(11, 19)
+A_NET_ICMP, A_NET_EICMP, A_NET_TCP, A_NET_ETCP, A_NET_UDP, A_NET_SOCK6, A_NET_IP6 = range(19, 26)
+A_NET_EIP6, A_NET_ICMP6, A_NET_EICMP6, A_NET_UDP6, A_PWR_CPU, A_PWR_FAN, A_PWR_TEMP = range(26, 33)
+A_PWR_IN, A_HUGE, A_PWR_FREQ, A_PWR_USB, A_FS, A_NET_FC, A_NET_SOFT = range(33, 40)
+A_PSI_CPU, A_PSI_IO, A_PSI_MEM = range(40, 43)
+
+BASE = 0x8A   # sysstat's ACTIVITY_MAGIC_BASE
+
+
+@dataclass(frozen=True)
+class Field:
+    """One numeric field: its byte offset in an item and its C type
+    (``u64``, ``ul`` = C long, ``u32``, ``f64`` = double)."""
+
+    name: str
+    offset: int
+    kind: str
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Resolved byte layout of one item of an activity in one file."""
+
+    fields: tuple                         # Field...
+    strings: tuple = ()                   # (name, offset, length)...
+
+    def field(self, name: str) -> Field | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """An activity as sarsleuth knows it."""
+
+    id: int
+    section: str
+    magics: tuple                 # activity magics of the current layout
+    ull: tuple = ()               # field names, 64-bit group (doubles too, see dbl)
+    ul: tuple = ()                # field names, C long group
+    u: tuple = ()                 # field names, 32-bit group
+    strings: tuple = ()           # (name, offset after the numeric fields, length)
+    dbl: bool = False             # the 64-bit group holds doubles (sensors)
+    keyed_by: str = "single"      # how an item finds itself in the previous record
+    new_item_from_zero: bool = False   # an item absent before is compared to zeros
+    compute: Callable | None = None
+    old: dict = field(default_factory=dict)   # (format family, magic) -> layout builder
+
+    def current_layout(self, types: tuple) -> Layout:
+        """Offsets for a 0x2175 file declaring ``types`` field counts."""
+        fields = []
+        groups = ((self.ull, "f64" if self.dbl else "u64", 0, 8),
+                  (self.ul, "ul", types[0] * 8, 8),
+                  (self.u, "u32", types[0] * 8 + types[1] * 8, 4))
+        for k, (names, kind, start, width) in enumerate(groups):
+            for i, name in enumerate(names[:types[k]]):
+                fields.append(Field(name, start + i * width, kind))
+        strings_base = types[0] * 8 + types[1] * 8 + types[2] * 4
+        strings = tuple((name, strings_base + off, length) for name, off, length in self.strings)
+        return Layout(tuple(fields), strings)
+
+
+# --- old fixed layouts -------------------------------------------------------------
+
+def _fixed(names, kind, stride, start=0):
+    return [Field(n, start + i * stride, kind) for i, n in enumerate(names)]
+
+
+def _by_size(names, kind, stride, size, start=0):
+    """As many leading fields as fit in ``size`` bytes (structures that grew
+    over releases without changing their magic)."""
+    count = max(0, min(len(names), (size - start) // stride))
+    return _fixed(names[:count], kind, stride, start)
+
+
+CPU_FIELDS = ("user", "nice", "sys", "idle", "iowait", "steal", "hardirq", "softirq", "guest", "guest_nice")
+MEMORY_FIELDS = ("frmkb", "bufkb", "camkb", "tlmkb", "frskb", "tlskb", "caskb", "comkb", "activekb", "inactkb",
+                 "dirtykb", "anonpgkb", "slabkb", "kstackkb", "pgtblkb", "vmusedkb", "availablekb")
+NET_DEV_FIELDS = ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_compressed", "tx_compressed",
+                  "multicast")
+NET_EDEV_FIELDS = ("collisions", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "rx_fifo_errors",
+                   "tx_fifo_errors", "rx_frame_errors", "tx_carrier_errors")
+IP_FIELDS = ("InReceives", "ForwDatagrams", "InDelivers", "OutRequests", "ReasmReqds", "ReasmOKs", "FragOKs",
+             "FragCreates")
+EIP_FIELDS = ("InHdrErrors", "InAddrErrors", "InUnknownProtos", "InDiscards", "OutDiscards", "OutNoRoutes",
+              "ReasmFails", "FragFails")
+IP6_FIELDS = ("InReceives6", "OutForwDatagrams6", "InDelivers6", "OutRequests6", "ReasmReqds6", "ReasmOKs6",
+              "InMcastPkts6", "OutMcastPkts6", "FragOKs6", "FragCreates6")
+EIP6_FIELDS = ("InHdrErrors6", "InAddrErrors6", "InUnknownProtos6", "InTooBigErrors6", "InDiscards6",
+               "OutDiscards6", "InNoRoutes6", "OutNoRoutes6", "ReasmFails6", "FragFails6", "InTruncatedPkts6")
+IO_FIELDS = ("dk_drive", "dk_drive_rio", "dk_drive_wio", "dk_drive_rblk", "dk_drive_wblk", "dk_drive_dio",
+             "dk_drive_dblk")
+KTABLES_FIELDS = ("file_used", "inode_used", "dentry_stat", "pty_nr")
+SOFTNET_FIELDS = ("processed", "dropped", "time_squeeze", "received_rps", "flow_limit", "backlog_len")
+SERIAL_FIELDS = ("rx", "tx", "frame", "parity", "brk", "overrun", "line")
+
+
+def _old_cpu(size):      # every 64-bit field aligned on 16 bytes
+    return Layout(tuple(_by_size(CPU_FIELDS, "u64", 16, size)))
+
+
+def _old_pcsw(size):
+    return Layout((Field("context_switch", 0, "u64"), Field("processes", 16, "ul")))
+
+
+def _old_irq_u64_16(size):
+    return Layout((Field("irq_nr", 0, "u64"),))
+
+
+def _old_io_u32(size):
+    return Layout(tuple(_fixed(IO_FIELDS[:5], "u32", 4)))
+
+
+def _old_io_u64(size):
+    return Layout(tuple(_fixed(IO_FIELDS[:5], "u64", 8)))
+
+
+def _old_memory(size):
+    return Layout(tuple(_by_size(MEMORY_FIELDS, "ul", 8, size)))
+
+
+def _old_huge(size):
+    return Layout((Field("frhkb", 0, "ul"), Field("tlhkb", 8, "ul")))
+
+
+def _old_ktables(size):
+    return Layout(tuple(_fixed(KTABLES_FIELDS, "u32", 4)))
+
+
+def _old_queue_a(size):
+    return Layout((Field("nr_running", 0, "ul"), Field("load_avg_1", 8, "u32"), Field("load_avg_5", 12, "u32"),
+                   Field("load_avg_15", 16, "u32"), Field("nr_threads", 20, "u32")))
+
+
+def _old_queue_b(size):
+    return Layout((Field("nr_running", 0, "ul"), Field("procs_blocked", 8, "ul"), Field("load_avg_1", 16, "u32"),
+                   Field("load_avg_5", 20, "u32"), Field("load_avg_15", 24, "u32"),
+                   Field("nr_threads", 28, "u32")))
+
+
+def _old_serial(size):
+    return Layout(tuple(_fixed(SERIAL_FIELDS, "u32", 4)))
+
+
+def _old_disk_a(size):
+    return Layout((Field("rd_sect", 0, "u64"), Field("wr_sect", 16, "u64"), Field("rd_ticks", 32, "ul"),
+                   Field("wr_ticks", 40, "ul"), Field("tot_ticks", 48, "ul"), Field("rq_ticks", 56, "ul"),
+                   Field("nr_ios", 64, "ul"), Field("major", 72, "u32"), Field("minor", 76, "u32")))
+
+
+def _old_disk_b(size):
+    return Layout((Field("nr_ios", 0, "u64"), Field("rd_sect", 16, "ul"), Field("wr_sect", 24, "ul"),
+                   Field("rd_ticks", 32, "u32"), Field("wr_ticks", 36, "u32"), Field("tot_ticks", 40, "u32"),
+                   Field("rq_ticks", 44, "u32"), Field("major", 48, "u32"), Field("minor", 52, "u32")))
+
+
+def _old_net_dev_a(size):
+    return Layout(tuple(_fixed(NET_DEV_FIELDS, "ul", 8)), (("interface", 56, 16),))
+
+
+def _old_net_dev_b(size):
+    return Layout(tuple(_fixed(NET_DEV_FIELDS, "u64", 16)), (("interface", 112, 16),))
+
+
+def _old_net_dev_c(size):
+    return Layout(tuple(_fixed(NET_DEV_FIELDS, "u64", 16)) + (Field("speed", 112, "u32"),),
+                  (("interface", 116, 16), ("duplex", 132, 1)))
+
+
+def _old_net_edev_a(size):
+    return Layout(tuple(_fixed(NET_EDEV_FIELDS, "ul", 8)), (("interface", 72, 16),))
+
+
+def _old_net_edev_b(size):
+    return Layout(tuple(_fixed(NET_EDEV_FIELDS, "u64", 16)), (("interface", 144, 16),))
+
+
+def _old_group(names, kind, stride):
+    return lambda size: Layout(tuple(_by_size(names, kind, stride, size)))
+
+
+def _old_fs(size):
+    # the name was 72 bytes long before sysstat 11 and 128 after
+    name_len = 128 if size >= 208 else 72
+    strings = (("fs_name", 80, name_len),) + ((("mountp", 208, 128),) if size >= 336 else ())
+    return Layout(tuple(_fixed(("f_blocks", "f_bfree", "f_bavail", "f_files", "f_ffree"), "u64", 16)), strings)
+
+
+def _old_softnet(size):
+    return Layout(tuple(_by_size(SOFTNET_FIELDS, "u32", 4, size)))
+
+
+def _old_wghfreq(size):
+    return Layout((Field("time_in_state", 0, "u64"), Field("freq", 16, "ul")))
+
+
+OLD = "old"   # family key for the formats 0x2170, 0x2171 and 0x2173
+NEW = "new"   # 0x2175 with a magic older than the current one
+
+
+# --- metric computations ------------------------------------------------------------
+# Each takes a Context (see _sa_compute) and returns [(metric, values)], with
+# the metric names exactly as sadf -d heads its columns.
+
+def _rates(pairs):
+    def compute(ctx):
+        return [(metric, ctx.rate(name)) for metric, name in pairs]
+    return compute
+
+
+def _levels(pairs, scale=1.0):
+    def compute(ctx):
+        return [(metric, ctx.cur(name) * scale) for metric, name in pairs]
+    return compute
+
+
+def _pct(num, den):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den != 0, num / np.where(den != 0, den, 1) * 100.0, 0.0)
+
+
+def compute_paging(ctx):
+    out = _rates([("pgpgin/s", "pgpgin"), ("pgpgout/s", "pgpgout"), ("fault/s", "pgfault"),
+                  ("majflt/s", "pgmajfault"), ("pgfree/s", "pgfree"), ("pgscank/s", "pgscan_kswapd"),
+                  ("pgscand/s", "pgscan_direct"), ("pgsteal/s", "pgsteal")])(ctx)
+    scanned = ctx.delta("pgscan_kswapd") + ctx.delta("pgscan_direct")
+    out.append(("%vmeff", _pct(ctx.delta("pgsteal"), scanned)))
+    return out
+
+
+def compute_io(ctx):
+    pairs = [("tps", "dk_drive"), ("rtps", "dk_drive_rio"), ("wtps", "dk_drive_wio"), ("dtps", "dk_drive_dio"),
+             ("bread/s", "dk_drive_rblk"), ("bwrtn/s", "dk_drive_wblk"), ("bdscd/s", "dk_drive_dblk")]
+    # sysstat shows 0 when a counter went backwards (a device was removed)
+    return [(metric, np.where(ctx.went_down(name), 0.0, ctx.rate(name))) for metric, name in pairs]
+
+
+def compute_memory(ctx):
+    frm, buf, cam, tlm = ctx.cur("frmkb"), ctx.cur("bufkb"), ctx.cur("camkb"), ctx.cur("tlmkb")
+    frs, tls, cas, com = ctx.cur("frskb"), ctx.cur("tlskb"), ctx.cur("caskb"), ctx.cur("comkb")
+    notused = np.minimum(frm + buf + cam + ctx.cur("slabkb"), tlm)
+    return [
+        ("kbmemfree", frm), ("kbavail", ctx.cur("availablekb")), ("kbmemused", tlm - notused),
+        ("%memused", _pct(tlm - notused, tlm)), ("kbbuffers", buf), ("kbcached", cam), ("kbcommit", com),
+        ("%commit", _pct(com, tlm + tls)), ("kbactive", ctx.cur("activekb")), ("kbinact", ctx.cur("inactkb")),
+        ("kbdirty", ctx.cur("dirtykb")), ("kbanonpg", ctx.cur("anonpgkb")), ("kbslab", ctx.cur("slabkb")),
+        ("kbkstack", ctx.cur("kstackkb")), ("kbpgtbl", ctx.cur("pgtblkb")), ("kbvmused", ctx.cur("vmusedkb")),
+    ]
+
+
+def compute_swap(ctx):
+    frs, tls, cas = ctx.cur("frskb"), ctx.cur("tlskb"), ctx.cur("caskb")
+    return [("kbswpfree", frs), ("kbswpused", tls - frs), ("%swpused", _pct(tls - frs, tls)),
+            ("kbswpcad", cas), ("%swpcad", _pct(cas, tls - frs))]
+
+
+def compute_huge(ctx):
+    fr, tl = ctx.cur("frhkb"), ctx.cur("tlhkb")
+    return [("kbhugfree", fr), ("kbhugused", tl - fr), ("%hugused", _pct(tl - fr, tl)),
+            ("kbhugrsvd", ctx.cur("rsvdhkb")), ("kbhugsurp", ctx.cur("surphkb"))]
+
+
+def compute_queue(ctx):
+    return [("runq-sz", ctx.cur("nr_running")), ("plist-sz", ctx.cur("nr_threads")),
+            ("ldavg-1", ctx.cur("load_avg_1") / 100), ("ldavg-5", ctx.cur("load_avg_5") / 100),
+            ("ldavg-15", ctx.cur("load_avg_15") / 100), ("blocked", ctx.cur("procs_blocked"))]
+
+
+def compute_disk(ctx):
+    nr_ios = ctx.delta("nr_ios")
+    ticks = ctx.delta("rd_ticks") + ctx.delta("wr_ticks") + ctx.delta("dc_ticks")
+    sectors = ctx.delta("rd_sect") + ctx.delta("wr_sect") + ctx.delta("dc_sect")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        await_ms = np.where(nr_ios != 0, ticks / np.where(nr_ios != 0, nr_ios, 1), 0.0)
+        arqsz = np.where(nr_ios != 0, sectors / np.where(nr_ios != 0, nr_ios, 1), 0.0)
+    return [("tps", ctx.rate("nr_ios")), ("rkB/s", ctx.rate("rd_sect") / 2), ("wkB/s", ctx.rate("wr_sect") / 2),
+            ("dkB/s", ctx.rate("dc_sect") / 2), ("areq-sz", arqsz / 2), ("aqu-sz", ctx.rate("rq_ticks") / 1000.0),
+            ("await", await_ms), ("%util", ctx.rate("tot_ticks") / 10.0)]
+
+
+def compute_net_dev(ctx):
+    rxkb, txkb = ctx.rate("rx_bytes"), ctx.rate("tx_bytes")
+    speed = ctx.cur("speed") * 1e6
+    full = ctx.string_code("duplex") == 1      # sysstat's C_DUPLEX_FULL
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = np.where(full, np.maximum(rxkb, txkb), rxkb + txkb) * 800 / np.where(speed > 0, speed, 1)
+    util = np.where(speed > 0, util, 0.0)
+    return [("rxpck/s", ctx.rate("rx_packets")), ("txpck/s", ctx.rate("tx_packets")), ("rxkB/s", rxkb / 1024),
+            ("txkB/s", txkb / 1024), ("rxcmp/s", ctx.rate("rx_compressed")),
+            ("txcmp/s", ctx.rate("tx_compressed")), ("rxmcst/s", ctx.rate("multicast")), ("%ifutil", util)]
+
+
+def compute_fs(ctx):
+    blocks, bfree, bavail = ctx.cur("f_blocks"), ctx.cur("f_bfree"), ctx.cur("f_bavail")
+    files, ffree = ctx.cur("f_files"), ctx.cur("f_ffree")
+    return [("MBfsfree", bfree / 1024 / 1024), ("MBfsused", (blocks - bfree) / 1024 / 1024),
+            ("%fsused", _pct(blocks - bfree, blocks)), ("%ufsused", _pct(blocks - bavail, blocks)),
+            ("Ifree", ffree), ("Iused", files - ffree), ("%Iused", _pct(files - ffree, files))]
+
+
+def compute_pwr_cpu(ctx):
+    return [("MHz", ctx.cur("cpufreq") / 100)]
+
+
+def compute_fan(ctx):
+    return [("rpm", ctx.cur("rpm")), ("drpm", ctx.cur("rpm") - ctx.cur("rpm_min"))]
+
+
+def _sensor(value, low, high, metric, pct_metric):
+    def compute(ctx):
+        v, lo, hi = ctx.cur(value), ctx.cur(low), ctx.cur(high)
+        return [(metric, v), (pct_metric, _pct(v - lo, hi - lo))]
+    return compute
+
+
+def compute_usb(ctx):
+    return [("maxpower", ctx.cur("bmaxpower") * 2)]
+
+
+def _psi(prefix, some_total, full_total, some_avgs, full_avgs):
+    def compute(ctx):
+        out = [(f"%s{prefix}-{w}", ctx.cur(name) / 100) for w, name in zip((10, 60, 300), some_avgs)]
+        out.append((f"%s{prefix}", ctx.delta(some_total) / (100 * ctx.itv)))
+        if full_total:
+            out += [(f"%f{prefix}-{w}", ctx.cur(name) / 100) for w, name in zip((10, 60, 300), full_avgs)]
+            out.append((f"%f{prefix}", ctx.delta(full_total) / (100 * ctx.itv)))
+        return out
+    return compute
+
+
+def compute_softnet(ctx):
+    out = [(m, ctx.rate(f)) for m, f in (("total/s", "processed"), ("dropd/s", "dropped"),
+                                         ("squeezd/s", "time_squeeze"), ("rx_rps/s", "received_rps"),
+                                         ("flw_lim/s", "flow_limit"))]
+    out.append(("blg_len", ctx.cur("backlog_len")))
+    return out
+
+
+def compute_irq(ctx):
+    # sysstat shows 0 for CPU "all" when the count went backwards
+    return [("intr/s", np.where(ctx.went_down("irq_nr"), 0.0, ctx.rate("irq_nr")))]
+
+
+# CPU statistics are handled apart (sum over CPUs, offline CPUs): see _sa_compute.
+
+SPECS: dict[int, Spec] = {s.id: s for s in [
+    Spec(A_CPU, "cpu", (BASE + 1,), ull=CPU_FIELDS, keyed_by="cpu", old={(OLD, BASE): _old_cpu}),
+    Spec(A_PCSW, "tasks", (BASE + 1,), ull=("context_switch",), ul=("processes",),
+         compute=_rates([("proc/s", "processes"), ("cswch/s", "context_switch")]), old={(OLD, BASE): _old_pcsw}),
+    Spec(A_IRQ, "interrupts", (BASE + 2,), u=("irq_nr",), strings=(("irq_name", 0, 8),), keyed_by="irq",
+         compute=compute_irq,
+         old={(OLD, BASE): _old_irq_u64_16, (NEW, BASE + 1): lambda size: Layout((Field("irq_nr", 0, "u64"),))}),
+    Spec(A_SWAP, "swapping", (BASE,), ul=("pswpin", "pswpout"),
+         compute=_rates([("pswpin/s", "pswpin"), ("pswpout/s", "pswpout")]),
+         old={(OLD, BASE): lambda size: Layout(tuple(_fixed(("pswpin", "pswpout"), "ul", 8)))}),
+    Spec(A_PAGE, "paging", (BASE,), ul=("pgpgin", "pgpgout", "pgfault", "pgmajfault", "pgfree", "pgscan_kswapd",
+                                         "pgscan_direct", "pgsteal"),
+         compute=compute_paging,
+         old={(OLD, BASE): _old_group(("pgpgin", "pgpgout", "pgfault", "pgmajfault", "pgfree", "pgscan_kswapd",
+                                       "pgscan_direct", "pgsteal"), "ul", 8)}),
+    Spec(A_IO, "io", (BASE + 1,), ull=IO_FIELDS, compute=compute_io,
+         old={(OLD, BASE): _old_io_u32, (OLD, BASE + 1): _old_io_u64}),
+    Spec(A_MEMORY, "memory", (BASE + 1,), ull=MEMORY_FIELDS, compute=compute_memory,
+         old={(OLD, BASE): _old_memory}),
+    Spec(A_HUGE, "hugepages", (BASE + 1,), ull=("frhkb", "tlhkb", "rsvdhkb", "surphkb"), compute=compute_huge,
+         old={(OLD, BASE): _old_huge}),
+    Spec(A_KTABLES, "file", (BASE + 1,), ull=KTABLES_FIELDS,
+         compute=_levels([("dentunusd", "dentry_stat"), ("file-nr", "file_used"), ("inode-nr", "inode_used"),
+                          ("pty-nr", "pty_nr")]),
+         old={(OLD, BASE): _old_ktables}),
+    Spec(A_QUEUE, "queue", (BASE + 2,), ull=("nr_running", "procs_blocked", "nr_threads"),
+         u=("load_avg_1", "load_avg_5", "load_avg_15"), compute=compute_queue,
+         old={(OLD, BASE): _old_queue_a, (OLD, BASE + 1): _old_queue_b}),
+    Spec(A_SERIAL, "serial", (BASE + 1,), u=SERIAL_FIELDS, keyed_by="line",
+         compute=_rates([("rcvin/s", "rx"), ("xmtin/s", "tx"), ("framerr/s", "frame"), ("prtyerr/s", "parity"),
+                         ("brk/s", "brk"), ("ovrun/s", "overrun")]),
+         old={(OLD, BASE): _old_serial}),
+    Spec(A_DISK, "disk", (BASE + 2,), ull=("nr_ios", "wwn0", "wwn1"), ul=("rd_sect", "wr_sect", "dc_sect"),
+         u=("rd_ticks", "wr_ticks", "tot_ticks", "rq_ticks", "major", "minor", "dc_ticks", "part_nr"),
+         keyed_by="disk", new_item_from_zero=True, compute=compute_disk,
+         old={(OLD, BASE): _old_disk_a, (OLD, BASE + 1): _old_disk_b}),
+    Spec(A_NET_DEV, "net-dev", (BASE + 3,), ull=NET_DEV_FIELDS, u=("speed",),
+         strings=(("interface", 0, 16), ("duplex", 16, 1)), keyed_by="interface", new_item_from_zero=True,
+         compute=compute_net_dev,
+         old={(OLD, BASE): _old_net_dev_a, (OLD, BASE + 1): _old_net_dev_b, (OLD, BASE + 2): _old_net_dev_c}),
+    Spec(A_NET_EDEV, "net-edev", (BASE + 2,), ull=NET_EDEV_FIELDS, strings=(("interface", 0, 16),),
+         keyed_by="interface", new_item_from_zero=True,
+         compute=_rates([("rxerr/s", "rx_errors"), ("txerr/s", "tx_errors"), ("coll/s", "collisions"),
+                         ("rxdrop/s", "rx_dropped"), ("txdrop/s", "tx_dropped"),
+                         ("txcarr/s", "tx_carrier_errors"), ("rxfram/s", "rx_frame_errors"),
+                         ("rxfifo/s", "rx_fifo_errors"), ("txfifo/s", "tx_fifo_errors")]),
+         old={(OLD, BASE): _old_net_edev_a, (OLD, BASE + 1): _old_net_edev_b}),
+    Spec(A_NET_NFS, "net-nfs", (BASE,), u=("rpccnt", "rpcretrans", "readcnt", "writecnt", "accesscnt", "getattcnt"),
+         compute=_rates([("call/s", "rpccnt"), ("retrans/s", "rpcretrans"), ("read/s", "readcnt"),
+                         ("write/s", "writecnt"), ("access/s", "accesscnt"), ("getatt/s", "getattcnt")]),
+         old={(OLD, BASE): _old_group(("rpccnt", "rpcretrans", "readcnt", "writecnt", "accesscnt", "getattcnt"),
+                                      "u32", 4)}),
+    Spec(A_NET_NFSD, "net-nfsd", (BASE,), u=("rpccnt", "rpcbad", "netcnt", "netudpcnt", "nettcpcnt", "rchits",
+                                             "rcmisses", "readcnt", "writecnt", "accesscnt", "getattcnt"),
+         compute=_rates([("scall/s", "rpccnt"), ("badcall/s", "rpcbad"), ("packet/s", "netcnt"),
+                         ("udp/s", "netudpcnt"), ("tcp/s", "nettcpcnt"), ("hit/s", "rchits"),
+                         ("miss/s", "rcmisses"), ("sread/s", "readcnt"), ("swrite/s", "writecnt"),
+                         ("saccess/s", "accesscnt"), ("sgetatt/s", "getattcnt")]),
+         old={(OLD, BASE): _old_group(("rpccnt", "rpcbad", "netcnt", "netudpcnt", "nettcpcnt", "rchits",
+                                       "rcmisses", "readcnt", "writecnt", "accesscnt", "getattcnt"), "u32", 4)}),
+    Spec(A_NET_SOCK, "net-sock", (BASE,), u=("sock_inuse", "tcp_inuse", "tcp_tw", "udp_inuse", "raw_inuse",
+                                             "frag_inuse"),
+         compute=_levels([("totsck", "sock_inuse"), ("tcpsck", "tcp_inuse"), ("udpsck", "udp_inuse"),
+                          ("rawsck", "raw_inuse"), ("ip-frag", "frag_inuse"), ("tcp-tw", "tcp_tw")]),
+         old={(OLD, BASE): _old_group(("sock_inuse", "tcp_inuse", "tcp_tw", "udp_inuse", "raw_inuse",
+                                       "frag_inuse"), "u32", 4)}),
+    Spec(A_NET_IP, "net-ip", (BASE + 2,), ull=IP_FIELDS,
+         compute=_rates(list(zip(("irec/s", "fwddgm/s", "idel/s", "orq/s", "asmrq/s", "asmok/s", "fragok/s",
+                                  "fragcrt/s"), IP_FIELDS))),
+         old={(OLD, BASE): _old_group(IP_FIELDS, "ul", 8), (OLD, BASE + 1): _old_group(IP_FIELDS, "u64", 16)}),
+    Spec(A_NET_EIP, "net-eip", (BASE + 2,), ull=EIP_FIELDS,
+         compute=_rates(list(zip(("ihdrerr/s", "iadrerr/s", "iukwnpr/s", "idisc/s", "odisc/s", "onort/s",
+                                  "asmf/s", "fragf/s"), EIP_FIELDS))),
+         old={(OLD, BASE): _old_group(EIP_FIELDS, "ul", 8), (OLD, BASE + 1): _old_group(EIP_FIELDS, "u64", 16)}),
+]}
+
+
+def _simple_rate_spec(act_id, section, magic, group, names, metrics, old_kind="ul", old_stride=8):
+    kwargs = {group: names}
+    return Spec(act_id, section, (magic,), compute=_rates(list(zip(metrics, names))),
+                old={(OLD, magic): _old_group(names, old_kind, old_stride)}, **kwargs)
+
+
+_ICMP = ("InMsgs", "OutMsgs", "InEchos", "InEchoReps", "OutEchos", "OutEchoReps", "InTimestamps",
+         "InTimestampReps", "OutTimestamps", "OutTimestampReps", "InAddrMasks", "InAddrMaskReps", "OutAddrMasks",
+         "OutAddrMaskReps")
+_EICMP = ("InErrors", "OutErrors", "InDestUnreachs", "OutDestUnreachs", "InTimeExcds", "OutTimeExcds",
+          "InParmProbs", "OutParmProbs", "InSrcQuenchs", "OutSrcQuenchs", "InRedirects", "OutRedirects")
+_ICMP6 = ("InMsgs6", "OutMsgs6", "InEchos6", "InEchoReplies6", "OutEchoReplies6", "InGroupMembQueries6",
+          "InGroupMembResponses6", "OutGroupMembResponses6", "InGroupMembReductions6", "OutGroupMembReductions6",
+          "InRouterSolicits6", "OutRouterSolicits6", "InRouterAdvertisements6", "InNeighborSolicits6",
+          "OutNeighborSolicits6", "InNeighborAdvertisements6", "OutNeighborAdvertisements6")
+_EICMP6 = ("InErrors6", "InDestUnreachs6", "OutDestUnreachs6", "InTimeExcds6", "OutTimeExcds6",
+           "InParmProblems6", "OutParmProblems6", "InRedirects6", "OutRedirects6", "InPktTooBigs6",
+           "OutPktTooBigs6")
+
+for _spec in [
+    _simple_rate_spec(A_NET_ICMP, "net-icmp", BASE, "ul", _ICMP,
+                      ("imsg/s", "omsg/s", "iech/s", "iechr/s", "oech/s", "oechr/s", "itm/s", "itmr/s", "otm/s",
+                       "otmr/s", "iadrmk/s", "iadrmkr/s", "oadrmk/s", "oadrmkr/s")),
+    _simple_rate_spec(A_NET_EICMP, "net-eicmp", BASE, "ul", _EICMP,
+                      ("ierr/s", "oerr/s", "idstunr/s", "odstunr/s", "itmex/s", "otmex/s", "iparmpb/s",
+                       "oparmpb/s", "isrcq/s", "osrcq/s", "iredir/s", "oredir/s")),
+    _simple_rate_spec(A_NET_TCP, "net-tcp", BASE, "ul", ("ActiveOpens", "PassiveOpens", "InSegs", "OutSegs"),
+                      ("active/s", "passive/s", "iseg/s", "oseg/s")),
+    _simple_rate_spec(A_NET_ETCP, "net-etcp", BASE, "ul",
+                      ("AttemptFails", "EstabResets", "RetransSegs", "InErrs", "OutRsts"),
+                      ("atmptf/s", "estres/s", "retrans/s", "isegerr/s", "orsts/s")),
+    _simple_rate_spec(A_NET_UDP, "net-udp", BASE, "ul", ("InDatagrams", "OutDatagrams", "NoPorts", "InErrors"),
+                      ("idgm/s", "odgm/s", "noport/s", "idgmerr/s")),
+    _simple_rate_spec(A_NET_ICMP6, "net-icmp6", BASE, "ul", _ICMP6,
+                      ("imsg6/s", "omsg6/s", "iech6/s", "iechr6/s", "oechr6/s", "igmbq6/s", "igmbr6/s",
+                       "ogmbr6/s", "igmbrd6/s", "ogmbrd6/s", "irtsol6/s", "ortsol6/s", "irtad6/s", "inbsol6/s",
+                       "onbsol6/s", "inbad6/s", "onbad6/s")),
+    _simple_rate_spec(A_NET_EICMP6, "net-eicmp6", BASE, "ul", _EICMP6,
+                      ("ierr6/s", "idtunr6/s", "odtunr6/s", "itmex6/s", "otmex6/s", "iprmpb6/s", "oprmpb6/s",
+                       "iredir6/s", "oredir6/s", "ipck2b6/s", "opck2b6/s")),
+    _simple_rate_spec(A_NET_UDP6, "net-udp6", BASE, "ul",
+                      ("InDatagrams6", "OutDatagrams6", "NoPorts6", "InErrors6"),
+                      ("idgm6/s", "odgm6/s", "noport6/s", "idgmer6/s")),
+    Spec(A_NET_SOCK6, "net-sock6", (BASE,), u=("tcp6_inuse", "udp6_inuse", "raw6_inuse", "frag6_inuse"),
+         compute=_levels([("tcp6sck", "tcp6_inuse"), ("udp6sck", "udp6_inuse"), ("raw6sck", "raw6_inuse"),
+                          ("ip6-frag", "frag6_inuse")]),
+         old={(OLD, BASE): _old_group(("tcp6_inuse", "udp6_inuse", "raw6_inuse", "frag6_inuse"), "u32", 4)}),
+    Spec(A_NET_IP6, "net-ip6", (BASE + 2,), ull=IP6_FIELDS,
+         compute=_rates(list(zip(("irec6/s", "fwddgm6/s", "idel6/s", "orq6/s", "asmrq6/s", "asmok6/s",
+                                  "imcpck6/s", "omcpck6/s", "fragok6/s", "fragcr6/s"), IP6_FIELDS))),
+         old={(OLD, BASE): _old_group(IP6_FIELDS, "ul", 8), (OLD, BASE + 1): _old_group(IP6_FIELDS, "u64", 16)}),
+    Spec(A_NET_EIP6, "net-eip6", (BASE + 2,), ull=EIP6_FIELDS,
+         compute=_rates(list(zip(("ihdrer6/s", "iadrer6/s", "iukwnp6/s", "i2big6/s", "idisc6/s", "odisc6/s",
+                                  "inort6/s", "onort6/s", "asmf6/s", "fragf6/s", "itrpck6/s"), EIP6_FIELDS))),
+         old={(OLD, BASE): _old_group(EIP6_FIELDS, "ul", 8), (OLD, BASE + 1): _old_group(EIP6_FIELDS, "u64", 16)}),
+    Spec(A_PWR_CPU, "power-cpu", (BASE,), ul=("cpufreq",), keyed_by="cpu", compute=compute_pwr_cpu,
+         old={(OLD, BASE): lambda size: Layout((Field("cpufreq", 0, "ul"),))}),
+    Spec(A_PWR_FAN, "power-fan", (BASE,), ull=("rpm", "rpm_min"), dbl=True, strings=(("device", 0, 20),),
+         keyed_by="position", compute=compute_fan,
+         old={(OLD, BASE): lambda size: Layout(tuple(_fixed(("rpm", "rpm_min"), "f64", 8)),
+                                               (("device", 16, 20),))}),
+    Spec(A_PWR_TEMP, "power-temp", (BASE,), ull=("temp", "temp_min", "temp_max"), dbl=True,
+         strings=(("device", 0, 20),), keyed_by="position",
+         compute=_sensor("temp", "temp_min", "temp_max", "degC", "%temp"),
+         old={(OLD, BASE): lambda size: Layout(tuple(_fixed(("temp", "temp_min", "temp_max"), "f64", 8)),
+                                               (("device", 24, 20),))}),
+    Spec(A_PWR_IN, "power-in", (BASE,), ull=("in", "in_min", "in_max"), dbl=True,
+         strings=(("device", 0, 20),), keyed_by="position",
+         compute=_sensor("in", "in_min", "in_max", "inV", "%in"),
+         old={(OLD, BASE): lambda size: Layout(tuple(_fixed(("in", "in_min", "in_max"), "f64", 8)),
+                                               (("device", 24, 20),))}),
+    Spec(A_PWR_USB, "power-usb", (BASE,), u=("bus_nr", "vendor_id", "product_id", "bmaxpower"),
+         strings=(("manufacturer", 0, 24), ("product", 24, 48)), keyed_by="usb", compute=compute_usb,
+         old={(OLD, BASE): lambda size: Layout(tuple(_fixed(("bus_nr", "vendor_id", "product_id", "bmaxpower"),
+                                                            "u32", 4)),
+                                               (("manufacturer", 16, 24), ("product", 40, 48)))}),
+    Spec(A_FS, "filesystem", (BASE + 1,), ull=("f_blocks", "f_bfree", "f_bavail", "f_files", "f_ffree"),
+         strings=(("fs_name", 0, 128), ("mountp", 128, 128)), keyed_by="filesystem", compute=compute_fs,
+         old={(OLD, BASE): _old_fs}),
+    Spec(A_NET_FC, "fchost", (BASE,), ul=("f_rxframes", "f_txframes", "f_rxwords", "f_txwords"),
+         strings=(("fchost_name", 0, 16),), keyed_by="fchost", new_item_from_zero=True,
+         compute=_rates([("fch_rxf/s", "f_rxframes"), ("fch_txf/s", "f_txframes"), ("fch_rxw/s", "f_rxwords"),
+                         ("fch_txw/s", "f_txwords")])),
+    Spec(A_NET_SOFT, "softnet", (BASE,), u=SOFTNET_FIELDS, keyed_by="cpu", compute=compute_softnet,
+         old={(OLD, BASE): _old_softnet}),
+    Spec(A_PSI_CPU, "psi-cpu", (BASE,), ull=("some_cpu_total",),
+         ul=("some_acpu_10", "some_acpu_60", "some_acpu_300"),
+         compute=_psi("cpu", "some_cpu_total", None, ("some_acpu_10", "some_acpu_60", "some_acpu_300"), ())),
+    Spec(A_PSI_IO, "psi-io", (BASE,), ull=("some_io_total", "full_io_total"),
+         ul=("some_aio_10", "some_aio_60", "some_aio_300", "full_aio_10", "full_aio_60", "full_aio_300"),
+         compute=_psi("io", "some_io_total", "full_io_total", ("some_aio_10", "some_aio_60", "some_aio_300"),
+                      ("full_aio_10", "full_aio_60", "full_aio_300"))),
+    Spec(A_PSI_MEM, "psi-mem", (BASE,), ull=("some_mem_total", "full_mem_total"),
+         ul=("some_amem_10", "some_amem_60", "some_amem_300", "full_amem_10", "full_amem_60", "full_amem_300"),
+         compute=_psi("mem", "some_mem_total", "full_mem_total", ("some_amem_10", "some_amem_60", "some_amem_300"),
+                      ("full_amem_10", "full_amem_60", "full_amem_300"))),
+]:
+    SPECS[_spec.id] = _spec
+
+#: Section names of activity ids, for messages about skipped activities.
+ACTIVITY_NAMES = {spec.id: spec.section for spec in SPECS.values()}
+ACTIVITY_NAMES[A_PWR_FREQ] = "power-wghfreq"
+MEMORY_SECTIONS = ("memory", "swap")
+
+
+def resolve_layout(spec: Spec, family: str, magic: int, size: int, types: tuple) -> Layout | None:
+    """The layout of one activity in one file, or None when its magic is one
+    sarsleuth does not know (then the activity is skipped)."""
+    if family == "2175" and magic in spec.magics:
+        return fit(spec.current_layout(types), size)
+    key = (OLD if family == "old" else NEW, magic)
+    if family == "old" and magic in spec.magics and (OLD, magic) not in spec.old:
+        # structure unchanged since: old files use the same offsets, with
+        # every field of each group present as far as the size allows
+        return fit(spec.current_layout(_types_for_size(spec, size)), size)
+    builder = spec.old.get(key)
+    if builder is None:
+        return None
+    return fit(builder(size), size)
+
+
+def fit(layout: Layout | None, size: int) -> Layout | None:
+    """``layout`` if its fields lie inside an item of ``size`` bytes (strings
+    that overflow are dropped), else None."""
+    if layout is None or any(f.offset + (4 if f.kind == "u32" else 8) > size for f in layout.fields):
+        return None
+    strings = tuple(s for s in layout.strings if s[1] + s[2] <= size)
+    return Layout(layout.fields, strings)
+
+
+def _types_for_size(spec: Spec, size: int) -> tuple:
+    ull = min(len(spec.ull), size // 8)
+    rest = size - ull * 8
+    ul = min(len(spec.ul), rest // 8)
+    rest -= ul * 8
+    return ull, ul, min(len(spec.u), rest // 4)

@@ -1,0 +1,636 @@
+"""sadf output: ``sadf -d`` (CSV), ``sadf -j`` (JSON) and ``sadf -x`` (XML).
+
+All three give the same long metrics table as the sar text parser: section,
+device and metric names are those of ``sadf -d`` heads (``%memused``,
+``rxpck/s``...), CPU ``-1`` is ``all``, the interrupts all-CPU rate is
+``intr/s``.  JSON and XML field names are translated by
+:mod:`._sar_sections`.
+
+Times: sadf prints UTC unless ``-t`` was given (then the file creator's local
+time, with its zone abbreviation).  ``UTC``/``GMT`` stamps and ``-U`` epoch
+seconds become tz-aware UTC; a few unambiguous abbreviations (``CET``,
+``EST``...) get their fixed offset; any other zone is kept as naive wall
+clock (localized with ``options.tz`` when given) with a warning.
+
+``LINUX-RESTART`` records become ``sar-restart`` events and comments
+``sar-comment`` events.  ``sadf -dh`` (one line per sample) is read when each
+activity group appears once; lines with repeated ``[...]`` groups cannot be
+split without knowing the items, and are refused with the advice to export
+with ``sadf -d``.
+"""
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..errors import InputError, located
+from ..model import Source
+from ..textio import decode, iter_text_lines, open_binary, read_all_bytes
+from . import _sar_sections as sections
+from .base import ParseOptions, Parser, events_frame, localize, metrics_frame
+from .sar_text import _to_float
+
+#: Fixed UTC offsets (hours) of zone abbreviations that mean one thing only.
+ZONE_OFFSETS = {
+    "UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "MET": 1, "MEST": 2,
+    "EET": 2, "EEST": 3, "MSK": 3, "EST": -5, "EDT": -4, "PST": -8, "PDT": -7,
+    "MDT": -6, "MST": -7, "AKST": -9, "AKDT": -8, "HST": -10, "JST": 9, "KST": 9,
+    "AEST": 10, "AEDT": 11, "NZST": 12, "NZDT": 13,
+}
+
+SADF_HEAD_RE = re.compile(r"^#\s*hostname;interval;timestamp(?:;|$)")
+SADF_ROW_RE = re.compile(r"^[^;\s]+;-?\d+;(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: \S+)?|\d{9,});")
+#: sadf 12.x prints the USB header in another order than its values.
+USB_HEAD = ("manufact", "product", "BUS", "idvendor", "idprod", "maxpower")
+USB_VALUES = ("BUS", "idvendor", "idprod", "maxpower", "manufact", "product")
+
+
+class _Collector:
+    """Values collected one by one (JSON, XML) before one frame is built."""
+
+    def __init__(self):
+        self.stamps: list = []
+        self.hosts: list = []
+        self.sections: list = []
+        self.devices: list = []
+        self.metrics: list = []
+        self.values: list = []
+        self.events: list[dict] = []
+
+    def add(self, stamp, host, section, device, metric, value):
+        self.stamps.append(stamp)
+        self.hosts.append(host)
+        self.sections.append(section)
+        self.devices.append(device)
+        self.metrics.append(metric)
+        self.values.append(value)
+
+    def frame(self):
+        import pandas as pd
+        if not self.values:
+            return metrics_frame()
+        return metrics_frame(columns={
+            "timestamp": pd.to_datetime(pd.Series(self.stamps, dtype=object), utc=False),
+            "host": self.hosts, "section": self.sections, "device": self.devices,
+            "metric": self.metrics, "value": np.asarray(self.values, dtype=np.float64),
+        })
+
+
+class _Clock:
+    """sadf time stamps -> pandas Timestamps, remembering zones it could not
+    place."""
+
+    def __init__(self, path, options: ParseOptions):
+        self.path = path
+        self.options = options
+        self.unknown_zones: set[str] = set()
+        self._cache: dict = {}
+
+    def stamp(self, date_time: str, zone: str | None):
+        key = (date_time, zone)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        import pandas as pd
+        if date_time.isdigit():
+            ts = pd.Timestamp(int(date_time), unit="s", tz="UTC")
+        else:
+            ts = pd.Timestamp(date_time)
+            ts = self._zoned(ts, zone)
+        self._cache[key] = ts
+        return ts
+
+    def _zoned(self, ts, zone):
+        import pandas as pd
+        if zone is None or zone == "":
+            return self._local(ts)
+        if zone in ZONE_OFFSETS:
+            offset = ZONE_OFFSETS[zone]
+            if offset == 0:
+                return ts.tz_localize("UTC")
+            return ts.tz_localize(_fixed_zone(offset))
+        self.unknown_zones.add(zone)
+        return self._local(ts)
+
+    def _local(self, ts):
+        if self.options.tz:
+            import pandas as pd
+            return localize(pd.Series([ts]), self.options.tz).iloc[0]
+        return ts
+
+    def warnings(self) -> list[str]:
+        if not self.unknown_zones:
+            return []
+        names = ", ".join(sorted(self.unknown_zones))
+        return [located(self.path, f"time zone {names} is ambiguous or unknown: times kept as "
+                                   "wall clock (set --tz to place them)")]
+
+
+def _fixed_zone(hours: int):
+    import datetime as dt
+    return dt.timezone(dt.timedelta(hours=hours))
+
+
+def _event(ts, host, kind, message, path, line=None):
+    return {"timestamp": ts, "host": host, "source": "sadf", "kind": kind, "pid": None,
+            "process": None, "message": message, "file": str(path), "line": line,
+            "level": None, "detail": None, "count": 1, "uptime": None, "aligned": True}
+
+
+def _finish(cls, path, options, metrics, events, host, meta, warnings, clock: _Clock):
+    warnings = warnings + clock.warnings()
+    if not len(metrics) and not events:
+        raise InputError(path, f"no {cls.kind} statistics found")
+    ev = events_frame(events)
+    if len(ev):
+        ev["timestamp"] = _uniform_times(ev["timestamp"])
+    meta.setdefault("hosts", sorted(set(metrics["host"].unique())) if len(metrics) else [])
+    return Source(path=str(path), kind=cls.kind, host=host, metrics=metrics, events=ev,
+                  warnings=warnings, tz=options.tz if options.tz else _frame_zone(metrics),
+                  records=int(metrics["timestamp"].nunique()) if len(metrics) else 0, meta=meta)
+
+
+def _uniform_times(series):
+    """A column of Timestamps as one datetime64 dtype (UTC when they mix
+    zones, as the same instant)."""
+    import pandas as pd
+    try:
+        return pd.to_datetime(series)
+    except (ValueError, TypeError):
+        return pd.to_datetime(series, utc=True)
+
+
+def _frame_zone(metrics):
+    tz = getattr(metrics["timestamp"].dt, "tz", None) if len(metrics) else None
+    return str(tz) if tz is not None else None
+
+
+# ---- sadf -d -------------------------------------------------------------------
+
+class SadfCsvParser(Parser):
+    """``sadf -d`` (and ``-dh``) semicolon-separated output."""
+
+    kind = "sadf-csv"
+    priority = 10
+    description = "sadf -d CSV (# hostname;interval;timestamp;...)"
+
+    @classmethod
+    def sniff(cls, head: bytes, text: str) -> float:
+        lines = [l for l in text.splitlines()[:50] if l.strip()]
+        if not lines:
+            return 0.0
+        if any(SADF_HEAD_RE.match(l) for l in lines[:5]):
+            return 0.98
+        rows = sum(1 for l in lines if SADF_ROW_RE.match(l))
+        return 0.8 if rows >= max(1, len(lines) // 2) else 0.0
+
+    @classmethod
+    def parse(cls, path, options: ParseOptions) -> Source:
+        options = options or ParseOptions()
+        warnings: list[str] = []
+        clock = _Clock(path, options)
+        blocks: dict = {}
+        events: list[dict] = []
+        layout = None
+        header = None
+        unknown_headers: dict = {}
+        bad_lines = []
+        first_host = None
+        for lineno, line in iter_text_lines(path, warnings):
+            if not line.strip():
+                continue
+            if line.startswith("#"):
+                header = _csv_header(path, line, lineno)
+                layout = sections.table_layout(header) if header else None
+                if header and layout is None:
+                    unknown_headers.setdefault(header, lineno)
+                continue
+            fields = line.split(";")
+            if len(fields) < 4:
+                bad_lines.append(lineno)
+                continue
+            host, stamp_text = fields[0], fields[2]
+            first_host = first_host or host
+            if fields[1] == "-1" or fields[3].startswith(("LINUX-RESTART", "COM ")):
+                events.append(_csv_event(path, clock, host, stamp_text, fields[3], lineno))
+                continue
+            if layout is None:
+                if header is None:
+                    bad_lines.append(lineno)
+                continue
+            block = blocks.setdefault(layout, {"stamps": [], "hosts": [], "rows": []})
+            block["stamps"].append(stamp_text)
+            block["hosts"].append(host)
+            block["rows"].append(fields[3:])
+        metrics, short = _csv_frames(blocks, clock)
+        for columns, lineno in unknown_headers.items():
+            warnings.append(located(path, f"table with unknown columns {';'.join(columns)[:80]!r} was "
+                                          "skipped", line=lineno))
+        if bad_lines:
+            warnings.append(located(path, f"{len(bad_lines)} line(s) that are not sadf -d rows were "
+                                          "skipped", line=bad_lines[0]))
+        if short:
+            warnings.append(located(path, f"{short} row(s) shorter than their header were skipped"))
+        if options.tz and len(metrics):
+            metrics["timestamp"] = localize(metrics["timestamp"], options.tz)
+        meta = {"format": "sadf -d"}
+        return _finish(cls, path, options, metrics, events, first_host, meta, warnings, clock)
+
+
+def _csv_header(path, line: str, lineno: int) -> tuple | None:
+    """Column names after ``hostname;interval;timestamp``; ``sadf -dh``
+    headers with repeated groups are refused."""
+    names = line.lstrip("#").strip().split(";")[3:]
+    if any(n.endswith("[...]") for n in names):
+        raise InputError(path, "sadf -dh output with repeated item groups ([...]) cannot be split "
+                               "into items; export with sadf -d instead", line=lineno)
+    if tuple(names[:6]) == USB_HEAD:
+        names = list(USB_VALUES) + names[6:]
+    return tuple(names) if names else None
+
+
+def _csv_event(path, clock, host, stamp_text, text, lineno):
+    ts = _csv_stamp(clock, stamp_text)
+    if text.startswith("LINUX-RESTART"):
+        return _event(ts, host, "sar-restart", text.replace("LINUX-RESTART", "LINUX RESTART").replace("\t", " "),
+                      path, lineno)
+    return _event(ts, host, "sar-comment", text[4:] if text.startswith("COM ") else text, path, lineno)
+
+
+def _csv_stamp(clock: _Clock, text: str):
+    parts = text.split(" ")
+    if len(parts) >= 3:
+        return clock.stamp(" ".join(parts[:2]), parts[2])
+    return clock.stamp(text, None)
+
+
+def _csv_frames(blocks: dict, clock: _Clock):
+    """Vectorized build of the long table from the rows of each header."""
+    import pandas as pd
+    frames = []
+    short = 0
+    for layout, block in blocks.items():
+        width = layout.fixed
+        rows, stamps, hosts = [], [], []
+        for r, s, h in zip(block["rows"], block["stamps"], block["hosts"]):
+            if len(r) < width:
+                short += 1
+                continue
+            rows.append(r[:width] if not layout.device_last else r[:width + 1])
+            stamps.append(s)
+            hosts.append(h)
+        if not rows:
+            continue
+        frames.append(_csv_block(layout, rows, stamps, hosts, clock))
+    if not frames:
+        return metrics_frame(), short
+    try:
+        df = pd.concat(frames, ignore_index=True)
+    except (TypeError, ValueError):
+        for f in frames:
+            f["timestamp"] = pd.to_datetime(f["timestamp"], utc=True)
+        df = pd.concat(frames, ignore_index=True)
+    return metrics_frame(columns=df), short
+
+
+def _csv_block(layout, rows, stamps, hosts, clock):
+    import pandas as pd
+    interrupts_wide = layout.section == "interrupts" and len(layout.value_columns) == 1
+    if interrupts_wide:
+        return _csv_interrupts(layout, rows, stamps, hosts, clock)
+    matrix = np.array(rows, dtype=str)
+    positions = [p for p, _s, _m in layout.value_columns]
+    metrics = [m for _p, _s, m in layout.value_columns]
+    secs = [s for _p, s, _m in layout.value_columns]
+    values = _to_float(matrix[:, positions], metrics, lambda flag: None)
+    n, m = values.shape
+    devices = _csv_devices(layout, matrix)
+    unique = {s: _csv_stamp(clock, s) for s in set(stamps)}
+    ts = _uniform_times(pd.Series([unique[s] for s in stamps]))
+    return pd.DataFrame({
+        "timestamp": pd.DatetimeIndex(ts).repeat(m),
+        "host": np.repeat(np.asarray(hosts, dtype=object), m),
+        "section": np.tile(np.asarray(secs, dtype=object), n),
+        "device": np.repeat(devices, m),
+        "metric": np.tile(np.asarray(metrics, dtype=object), n),
+        "value": values.ravel(),
+    })
+
+
+def _csv_devices(layout, matrix):
+    parts = layout.device_parts
+    if not parts:
+        return np.full(len(matrix), "", dtype=object)
+    if layout.device_last:
+        col = matrix[:, layout.fixed]
+    elif len(parts) == 1:
+        col = matrix[:, parts[0]]
+    else:
+        col = np.array([":".join(row[p] for p in parts) for row in matrix])
+    return np.array([sections.normalize_device(layout.section, d) for d in col], dtype=object)
+
+
+def _csv_interrupts(layout, rows, stamps, hosts, clock):
+    """``INTR;CPU*``: the all-CPU rate, then one value per CPU in order."""
+    import pandas as pd
+    out = {"timestamp": [], "host": [], "section": [], "device": [], "metric": [], "value": []}
+    dev_at = layout.device_parts[0] if layout.device_parts else 0
+    first_value = layout.value_columns[0][0]
+    for row, s, h in zip(rows, stamps, hosts):
+        ts = _csv_stamp(clock, s)
+        for k, token in enumerate(row[first_value:]):
+            if token == "":
+                continue
+            out["timestamp"].append(ts)
+            out["host"].append(h)
+            out["section"].append("interrupts")
+            out["device"].append(row[dev_at])
+            out["metric"].append(sections.INTERRUPT_RATE if k == 0 else f"CPU{k - 1}")
+            out["value"].append(_float(token))
+    frame = pd.DataFrame(out)
+    frame["timestamp"] = _uniform_times(frame["timestamp"])
+    return frame
+
+
+def _float(token: str) -> float:
+    try:
+        return float(token.replace(",", "."))
+    except ValueError:
+        return float("nan")
+
+
+# ---- sadf -j -------------------------------------------------------------------
+
+#: Upper bound on a JSON document read whole (json has no streaming reader
+#: in the standard library); a day of ``sadf -j -- -A`` is far below it.
+JSON_LIMIT = 2 << 30
+
+
+class SadfJsonParser(Parser):
+    """``sadf -j`` JSON: ``{"sysstat": {"hosts": [...]}}``."""
+
+    kind = "sadf-json"
+    priority = 10
+    description = "sadf -j JSON ({\"sysstat\": {\"hosts\": ...}})"
+
+    @classmethod
+    def sniff(cls, head: bytes, text: str) -> float:
+        start = text.lstrip()[:200]
+        if start.startswith("{") and re.search(r'"sysstat"\s*:\s*\{\s*"(?:sysdata-version|hosts)"', start):
+            return 0.98
+        if start.startswith("{") and '"sysstat"' in start:
+            return 0.7
+        return 0.0
+
+    @classmethod
+    def parse(cls, path, options: ParseOptions) -> Source:
+        options = options or ParseOptions()
+        raw = read_all_bytes(path, JSON_LIMIT)
+        try:
+            doc = json.loads(decode(raw))
+        except json.JSONDecodeError as exc:
+            doc = _json_prefix(path, raw, exc)
+        hosts = (doc.get("sysstat") or {}).get("hosts") if isinstance(doc, dict) else None
+        if not isinstance(hosts, list):
+            raise InputError(path, "JSON without sysstat.hosts: not sadf -j output")
+        clock = _Clock(path, options)
+        out = _Collector()
+        warnings: list[str] = []
+        meta: dict = {"format": "sadf -j", "hosts": []}
+        if isinstance(doc.get("sysstat"), dict) and doc["sysstat"].get("sysdata-version"):
+            meta["sysdata_version"] = doc["sysstat"]["sysdata-version"]
+        for host in hosts:
+            _json_host(path, host, clock, out, meta)
+        metrics = out.frame()
+        first = hosts[0].get("nodename") if hosts and isinstance(hosts[0], dict) else None
+        return _finish(cls, path, options, metrics, out.events, first, meta, warnings + _partial(doc), clock)
+
+
+class _Partial(dict):
+    """A JSON document recovered from a damaged file, with the warning."""
+
+    warning: str = ""
+
+
+def _partial(doc) -> list[str]:
+    return [doc.warning] if isinstance(doc, _Partial) and doc.warning else []
+
+
+def _json_prefix(path, raw: bytes, exc: json.JSONDecodeError):
+    """A cut ``sadf -j`` file: keep the statistics before the damage."""
+    text = decode(raw)[: exc.pos]
+    cut = text.rfind("\n\t\t\t\t}")
+    while cut > 0:
+        candidate = text[: cut + 6] + "]}]}}"
+        try:
+            doc = _Partial(json.loads(candidate))
+            doc.warning = located(path, f"JSON damaged at character {exc.pos} ({exc.msg}); "
+                                        "statistics before it were kept", line=exc.lineno)
+            return doc
+        except json.JSONDecodeError:
+            cut = text.rfind("\n\t\t\t\t}", 0, cut)
+    raise InputError(path, f"not valid JSON: {exc.msg}", line=exc.lineno)
+
+
+def _json_host(path, host: dict, clock: _Clock, out: _Collector, meta: dict):
+    if not isinstance(host, dict):
+        return
+    name = host.get("nodename")
+    meta["hosts"].append(name)
+    meta.setdefault("kernel", host.get("release"))
+    meta.setdefault("arch", host.get("machine"))
+    meta.setdefault("ncpu", host.get("number-of-cpus"))
+    meta.setdefault("date", host.get("file-date"))
+    for sample in host.get("statistics") or []:
+        if not isinstance(sample, dict) or not isinstance(sample.get("timestamp"), dict):
+            continue
+        ts = _structured_stamp(clock, sample["timestamp"])
+        for key, value in sample.items():
+            if key != "timestamp":
+                _json_walk(key, value, None, ts, name, out)
+    for item in host.get("restarts") or []:
+        boot = item.get("boot") if isinstance(item, dict) else None
+        if isinstance(boot, dict):
+            ts = _structured_stamp(clock, boot)
+            n = boot.get("cpu_count")
+            msg = f"LINUX RESTART ({n} CPU)" if n is not None else "LINUX RESTART"
+            out.events.append(_event(ts, name, "sar-restart", msg, path))
+    for item in host.get("comments") or []:
+        com = item.get("comment") if isinstance(item, dict) else None
+        if isinstance(com, dict):
+            out.events.append(_event(_structured_stamp(clock, com), name, "sar-comment",
+                                     str(com.get("com", "")), path))
+
+
+def _structured_stamp(clock: _Clock, attrs: dict):
+    date, time = attrs.get("date"), attrs.get("time")
+    zone = attrs.get("tz")
+    if zone is None and str(attrs.get("utc", "")) == "1":
+        zone = "UTC"
+    return clock.stamp(f"{date} {time}", zone)
+
+
+def _json_walk(key: str, value, activity, ts, host, out: _Collector):
+    if key in sections.STRUCTURED_ACTIVITIES:
+        activity = key
+    if isinstance(value, list):
+        for item in value:
+            _json_walk(key, item, activity, ts, host, out)
+        return
+    if not isinstance(value, dict):
+        return
+    scalars = {}
+    for k, v in value.items():
+        if isinstance(v, (dict, list)):
+            _json_walk(k, v, activity, ts, host, out)
+        else:
+            scalars[k] = v
+    if activity and scalars:
+        _emit(activity, scalars, ts, host, out)
+
+
+def _emit(activity: str, fields: dict, ts, host, out: _Collector):
+    """One item (a CPU, an interface...) or one scalar group of an activity."""
+    act = sections.STRUCTURED_ACTIVITIES[activity]
+    section = act.section
+    device = _item_device(act, fields)
+    per_cpu_irq = section == "interrupts" and "value" in fields and "cpu" in fields
+    for k, v in fields.items():
+        if k in act.skip or k == act.device_key or k in ("per", "unit") or k in sections.XML_DEVICE_KEYS:
+            continue
+        value = _number(v)
+        if value is None:
+            continue
+        if per_cpu_irq:
+            cpu = str(fields["cpu"])
+            metric = sections.INTERRUPT_RATE if cpu == "all" else f"CPU{cpu}"
+        else:
+            metric = sections.structured_metric(section, k, activity)
+        out.add(ts, host, sections.structured_section(section, metric), device, metric, value)
+
+
+def _item_device(act: sections.StructuredActivity, fields: dict) -> str:
+    if act.section == "power-usb":
+        bus = fields.get("bus_number", fields.get("bus"))
+        return ":".join(str(x) for x in (bus, fields.get("idvendor"), fields.get("idprod")))
+    if not act.device_key:
+        return ""
+    # JSON names the item with device_key; XML sometimes with another
+    # attribute (cpu "number", disk "dev", fchost "name", filesystem "fsname")
+    for key in (act.device_key,) + sections.XML_DEVICE_KEYS:
+        if key in fields:
+            return sections.normalize_device(act.section, str(fields[key]))
+    return ""
+
+
+def _number(v):
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.replace(",", "."))
+        except ValueError:
+            return None
+    return None
+
+
+# ---- sadf -x -------------------------------------------------------------------
+
+class SadfXmlParser(Parser):
+    """``sadf -x`` XML: ``<sysstat><host><statistics><timestamp>...``."""
+
+    kind = "sadf-xml"
+    priority = 10
+    description = "sadf -x XML (<sysstat> ... <timestamp>)"
+
+    @classmethod
+    def sniff(cls, head: bytes, text: str) -> float:
+        start = text.lstrip()[:2000]
+        if re.search(r"<sysstat[\s>]", start) and ("<sysdata-version>" in start or "<host" in start):
+            return 0.98
+        if "<sysstat" in start:
+            return 0.6
+        return 0.0
+
+    @classmethod
+    def parse(cls, path, options: ParseOptions) -> Source:
+        options = options or ParseOptions()
+        clock = _Clock(path, options)
+        out = _Collector()
+        warnings: list[str] = []
+        meta: dict = {"format": "sadf -x", "hosts": []}
+        host = None
+        first_host = None
+        seen_sysstat = False
+        fh = open_binary(path)
+        try:
+            for event, elem in ET.iterparse(fh, events=("start", "end")):
+                tag = _local(elem.tag)
+                if event == "start":
+                    if tag == "sysstat":
+                        seen_sysstat = True
+                    elif tag == "host":
+                        host = elem.get("nodename")
+                        first_host = first_host or host
+                        meta["hosts"].append(host)
+                    continue
+                if tag == "timestamp" and elem.get("date") is not None:
+                    ts = _structured_stamp(clock, elem.attrib)
+                    for child in elem:
+                        _xml_walk(child, None, ts, host, out)
+                    elem.clear()
+                elif tag in ("boot", "comment") and elem.get("date") is not None:
+                    ts = _structured_stamp(clock, elem.attrib)
+                    if tag == "boot":
+                        n = elem.get("cpu_count")
+                        msg = f"LINUX RESTART ({n} CPU)" if n else "LINUX RESTART"
+                        out.events.append(_event(ts, host, "sar-restart", msg, path))
+                    else:
+                        out.events.append(_event(ts, host, "sar-comment", elem.get("com", ""), path))
+                elif tag in ("release", "machine", "number-of-cpus", "file-date", "sysdata-version"):
+                    key = {"release": "kernel", "machine": "arch", "number-of-cpus": "ncpu",
+                           "file-date": "date", "sysdata-version": "sysdata_version"}[tag]
+                    meta.setdefault(key, (elem.text or "").strip())
+        except ET.ParseError as exc:
+            line, _col = exc.position
+            if not out.values and not out.events:
+                raise InputError(path, f"not valid XML: {exc}", line=line) from None
+            warnings.append(located(path, f"XML damaged ({exc}); statistics before it were kept",
+                                    line=line))
+        except (OSError, EOFError, ValueError) as exc:
+            if not out.values:
+                raise InputError(path, f"unreadable: {exc}") from None
+            warnings.append(located(path, f"stream damaged ({exc}); statistics before it were kept"))
+        finally:
+            fh.close()
+        if not seen_sysstat:
+            raise InputError(path, "XML without a <sysstat> element: not sadf -x output")
+        if isinstance(meta.get("ncpu"), str) and meta["ncpu"].isdigit():
+            meta["ncpu"] = int(meta["ncpu"])
+        metrics = out.frame()
+        return _finish(cls, path, options, metrics, out.events, first_host, meta, warnings, clock)
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _xml_walk(elem, activity, ts, host, out: _Collector):
+    tag = _local(elem.tag)
+    if tag in sections.STRUCTURED_ACTIVITIES:
+        activity = tag
+    fields = {k: v for k, v in elem.attrib.items()}
+    children = list(elem)
+    for child in children:
+        ctag = _local(child.tag)
+        if not child.attrib and not len(child) and (child.text or "").strip():
+            fields[ctag] = child.text.strip()   # <memfree>1437740</memfree>
+        else:
+            _xml_walk(child, activity, ts, host, out)
+    if activity and fields:
+        _emit(activity, fields, ts, host, out)

@@ -1,0 +1,1 @@
+"""Renderers: terminal text (rich), JSON, markdown and HTML, all from a Case."""

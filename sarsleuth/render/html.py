@@ -1,0 +1,63 @@
+"""The self-contained HTML report: inline CSS, plots inlined as SVG, no
+network.  Jinja2 autoescaping is on, so every string that came from an input
+is shown as text."""
+from __future__ import annotations
+
+from importlib import resources
+
+from ..narrative import when, zone_of
+
+
+def _env():
+    from jinja2 import Environment, select_autoescape
+    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+    env.filters["when"] = lambda ts: when(ts)
+    env.filters["basename"] = lambda p: str(p).replace("\\", "/").rsplit("/", 1)[-1]
+    return env
+
+
+def _read(name: str) -> str:
+    return resources.files("sarsleuth.render").joinpath("templates", name).read_text("utf-8")
+
+
+def _template(name: str):
+    # the report embeds the incident fragment, so both share one template
+    text = _read(name).replace("{% include_incident %}", _read("incident.html.j2"))
+    return _env().from_string(text)
+
+
+def build_html(case, plots: bool = True) -> str:
+    from .. import __version__
+    figures = {}
+    if plots:
+        from ..plots import figure_svg, incident_figure
+        for inc in case.incidents[:10]:
+            fig = incident_figure(case, inc)
+            if fig is not None:
+                figures[inc.id] = figure_svg(fig)
+    sources = []
+    for s in case.sources:
+        start, end = s.span()
+        sources.append({"path": s.path, "kind": s.kind, "host": s.host or "", "start": when(start) if start is not None else "",
+                        "end": when(end) if end is not None else "", "records": s.records, "warnings": s.warnings})
+    findings = sorted(case.findings, key=lambda f: (str(f.start) if f.start is not None else "~", f.detector))
+    zone = zone_of(case.incidents[0].start) if case.incidents else ""
+    return _template("report.html.j2").render(
+        case=case, incidents=case.incidents, findings=findings, sources=sources, figures=figures,
+        version=__version__, zone=zone, skipped=case.skipped,
+    )
+
+
+def write_html(case, path, plots: bool = True) -> str:
+    html = build_html(case, plots=plots)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(html)
+    return str(path)
+
+
+def incident_fragment(inc) -> str:
+    return _template("incident.html.j2").render(inc=inc, figure=None)
+
+
+def case_fragment(case) -> str:
+    return _template("case.html.j2").render(case=case)
