@@ -59,9 +59,8 @@ MAX_DECODED_CHARS = 16 * 1024
 PROGRESS_MIN_BYTES = 50 * 1024 * 1024
 
 #: Lines the signatures do not classify but the assembler needs to see:
-#: rate-limit summaries (their count belongs to a neighbouring event) and
-#: audit records (their epoch pins the clock).
-_STRUCTURAL_PATTERNS = [r"callbacks suppressed", r"audit\(\d{9,}\.\d+:\d+\)"]
+#: rate-limit summaries (their count belongs to a neighbouring event).
+_STRUCTURAL_PATTERNS = [r"callbacks suppressed"]
 
 SUPPRESSED_RE = re.compile(r"^(?:(?P<fn>[\w.]+): )?(?P<n>\d+) callbacks suppressed")
 AUDIT_RE = re.compile(r"audit\((?P<epoch>\d{9,})\.(?P<frac>\d+):(?P<serial>\d+)\)")
@@ -139,6 +138,15 @@ def iter_blocks(path, warnings: list, block_bytes: int = BLOCK_BYTES) -> Iterato
         fh.close()
     if cut_lines:
         warnings.append(located(path, f"{cut_lines} line(s) longer than {MAX_LINE_BYTES} bytes were cut"))
+
+
+def head_lines(text: str, limit: int = 300) -> list[str]:
+    """The first non-empty lines of a sniffed head (the last, maybe cut,
+    line of the head is dropped when there are others)."""
+    lines = text.splitlines()
+    if len(lines) > 1 and not text.endswith(("\n", "\r")):
+        lines = lines[:-1]
+    return [ln for ln in lines if ln.strip()][:limit]
 
 
 def total_size(path) -> int | None:
@@ -592,6 +600,7 @@ class VolumeSpec:
     regex: bytes
     fixed: tuple[int, int] | None = None
     level_fixed: tuple[int, int] | None = None
+    level_group: bool = False     # the regex's second group is a level, not part of the key
 
 
 class VolumeCounter:
@@ -612,11 +621,15 @@ class VolumeCounter:
     def _add_regex(self, data: bytes) -> None:
         keys = self.keys
         found = self.regex.findall(data)
-        if found and isinstance(found[0], tuple):
+        if found and isinstance(found[0], tuple) and self.spec.level_group:
             for key, level in found:
                 keys[key] = keys.get(key, 0) + 1
                 if level:
                     self.levels[level] += 1
+        elif found and isinstance(found[0], tuple):
+            for groups in found:
+                key = b" ".join(g for g in groups if g)
+                keys[key] = keys.get(key, 0) + 1
         else:
             for key in found:
                 keys[key] = keys.get(key, 0) + 1
@@ -717,6 +730,8 @@ _SUPPRESSOR_KINDS = {
     "net_ratelimit": {"socket-memory", "tcp-tw-bucket-overflow", "syn-flood", "conntrack-full",
                       "nic-rx-alloc-failure", "nic-link-down", "page-allocation-failure"},
 }
+#: Kinds that are never rate-limited.
+_NEVER_SUPPRESSED = {"kernel-boot", "oom-invoked", "oom-kill", "hung-task", "kernel-oops"}
 #: How far (seconds, or lines when there are no times) a suppression count may travel.
 SUPPRESS_WINDOW_S = 60.0
 SUPPRESS_WINDOW_LINES = 50
@@ -808,12 +823,6 @@ class Assembler:
             self.suppressions.append({"n": int(m.group("n")), "fn": m.group("fn"), "line": line_no,
                                       "t": stamp_seconds(info.stamp), "uptime": info.uptime})
             return True
-        m = AUDIT_RE.search(info.message)
-        if m:
-            epoch = float(f"{m.group('epoch')}.{m.group('frac')}")
-            self.anchors.append({"line": line_no, "stamp": info.stamp, "uptime": info.uptime,
-                                 "epoch": epoch, "message": info.message[:120]})
-            return True
         return False
 
     def _joins(self, info: LineInfo, kind: str | None, candidate: bool) -> bool:
@@ -903,8 +912,7 @@ class Assembler:
         record = self._new_record(line_no, info, "oom-kill")
         if victim:
             record["pid"], record["process"] = int(victim.group("pid")), victim.group("comm")
-        if embedded:
-            self._add_detail(record, embedded)
+        self._add_detail(record, [msg] + embedded)
         self.kill_group = {"record": record, "t": t, "last_line": line_no,
                            "killed": bool(m_killed), "has_kill": bool(m_kill)}
         return 0
@@ -940,9 +948,16 @@ class Assembler:
         for sup in self.suppressions:
             allowed = _SUPPRESSOR_KINDS.get(sup["fn"] or "")
             i = bisect.bisect_right(lines, sup["line"])
-            target = self._near(sup, range(i, min(i + 20, len(self.records))), allowed)
-            if target is None:
-                target = self._near(sup, range(i - 1, max(i - 21, -1), -1), allowed)
+            if allowed is None:
+                # an unknown ratelimiter: only the message printed right after
+                # it is known to be the one it let through
+                nxt = self.records[i] if i < len(self.records) else None
+                target = nxt if nxt is not None and nxt["line"] == sup["line"] + 1 \
+                    and nxt["kind"] not in _NEVER_SUPPRESSED else None
+            else:
+                target = self._near(sup, range(i, min(i + 20, len(self.records))), allowed)
+                if target is None:
+                    target = self._near(sup, range(i - 1, max(i - 21, -1), -1), allowed)
             if target is not None:
                 target["count"] += sup["n"]
                 sup["attributed"] = True
@@ -1080,21 +1095,25 @@ def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = Non
 
 
 def _samples(data: bytes, first_line: int, fmt: LogFormat, every: int) -> list:
-    """Decode a handful of lines spread over a block (clock anchors)."""
-    out = []
+    """Decode a few lines spread over a block, plus a few ``audit(...)``
+    records: clock anchors that cost nothing to find."""
     n = len(data)
     step = max(n // every, 1)
-    last = -1
-    for k in range(every + 1):
-        pos = data.rfind(b"\n", 0, min(k * step, n - 1)) + 1
-        if k == every:
-            pos = data.rfind(b"\n", 0, n - 1) + 1
-        if pos == last:
-            continue
-        last = pos
+    starts = set()
+    for k in range(every):
+        starts.add(data.rfind(b"\n", 0, max(min(k * step, n - 1), 0)) + 1)
+        hit = data.find(b"audit(", k * step, (k + 1) * step)
+        if hit != -1:
+            starts.add(data.rfind(b"\n", 0, hit) + 1)
+    starts.add(data.rfind(b"\n", 0, n - 1) + 1)
+    out = []
+    line_no, prev = first_line, 0
+    for pos in sorted(starts):
+        line_no += data.count(b"\n", prev, pos)
+        prev = pos
         end = data.find(b"\n", pos)
         text, _ = _decode(data, pos, end)
-        out.append((first_line + data.count(b"\n", 0, pos), fmt.parse_line(text)))
+        out.append((line_no, fmt.parse_line(text)))
     return out
 
 
@@ -1130,3 +1149,238 @@ __all__ = [
     "ere_from_python", "iter_blocks", "make_finder", "required_literals", "scan", "stamp_seconds",
     "unescape_rsyslog",
 ]
+
+
+# --------------------------------------------------------------------------
+# From a scan to a Source
+# --------------------------------------------------------------------------
+
+def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
+                 key_parser: Callable[[bytes], tuple | None], level_names: dict | None = None):
+    """Resolve years and zones, and turn a scan into a :class:`Source`.
+
+    ``key_parser`` reads a raw volume key into ``("md", mon, day, h, m)``,
+    ``("abs", datetime)``, ``("aware", datetime)``, ``("up", minute)`` or None.
+    """
+    from .errors import InputError
+    from .model import Source
+
+    spath = os.fspath(path)
+    volume_keys, unstamped = _normalize_keys(result.volume_keys, key_parser)
+    prefixed = sum(1 for _, info in result.samples if info.prefixed and (info.stamp or info.uptime is not None))
+    if not result.lines:
+        raise InputError(spath, "empty log file")
+    if not volume_keys and not result.records and not prefixed:
+        raise InputError(spath, f"no line in a {kind} layout", line=1)
+
+    md_keys = [k[1:] for k in volume_keys if k[0] == "md"]
+    if not md_keys:  # no volume key read: fall back on the events' own stamps
+        md_keys = list(dict.fromkeys(r["stamp"][1:5] for r in result.records
+                                     if r["stamp"] and r["stamp"][0] == "md"))
+    segments = _clock().rollover_segments(md_keys)
+    seg_of = dict(zip(md_keys, segments))
+    meta: dict = {"format": fmt.variant, "engine": result.engine}
+    year = None
+    if md_keys:
+        year, meta["year_from"] = _resolve_year(spath, md_keys, segments, result, options)
+    zone = _target_zone(result, options)
+
+    def to_dt(stamp):
+        return _stamp_datetime(stamp, year, seg_of)
+
+    records = result.records
+    walls = [to_dt(r.pop("stamp")) for r in records]
+    from .parsers.base import events_frame
+    events = events_frame(records)
+    if len(events):
+        events["timestamp"] = _series(walls, zone, options).set_axis(events.index)
+        events["aligned"] = events["timestamp"].notna()
+        for col in ("detail", "level", "host", "process", "tag"):
+            if col in events:
+                events[col] = events[col].astype(object).where(events[col].notna(), None)
+    meta["volume"], meta["volume_unit"] = _volume_series(volume_keys, year, seg_of, zone, options)
+    meta["unstamped_lines"] = unstamped
+    meta["levels"] = _levels(result.levels, records, level_names)
+    meta.update(_clock_meta(result, year, seg_of, zone, options))
+    if result.suppressions:
+        meta["suppressed_unattributed"] = sum(s["n"] for s in result.suppressions)
+    hosts = Counter(result.hosts)
+    for _, info in result.samples:
+        if info.host:
+            hosts[info.host] += 1
+    host = hosts.most_common(1)[0][0] if hosts else None
+    tz = str(zone) if zone is not None else (options.tz if options is not None else None)
+    return Source(path=spath, kind=kind, host=host, events=events, warnings=list(result.warnings),
+                  tz=tz, records=result.lines, meta=meta)
+
+
+def _clock():
+    from . import clock
+    return clock
+
+
+def _normalize_keys(raw: dict, key_parser) -> tuple[dict, int]:
+    out: dict = {}
+    bad = 0
+    for key, n in raw.items():
+        norm = key_parser(key)
+        if norm is None:
+            bad += n
+        else:
+            out[norm] = out.get(norm, 0) + n
+    return out, bad
+
+
+def _resolve_year(spath, md_keys, segments, result, options):
+    import datetime as dt
+    from .textio import compression_of, file_mtime
+    clues = []
+    for _, info in result.samples:
+        m = AUDIT_RE.search(info.message)
+        if m and info.stamp and info.stamp[0] == "md":
+            when = dt.datetime.fromtimestamp(int(m.group("epoch")), tz=dt.timezone.utc).replace(tzinfo=None)
+            clues.append((info.stamp[1:5], when))
+    for r in result.records:
+        m = AUDIT_RE.search(r["message"])
+        if m and r["stamp"] and r["stamp"][0] == "md":
+            when = dt.datetime.fromtimestamp(int(m.group("epoch")), tz=dt.timezone.utc).replace(tzinfo=None)
+            clues.append((r["stamp"][1:5], when))
+    gzip_mtime = mtime = None
+    try:
+        if compression_of(spath) == "gzip":
+            gzip_mtime = file_mtime(spath)
+        else:
+            mtime = file_mtime(spath)
+    except OSError:
+        pass
+    return _clock().choose_base_year(
+        md_keys, segments, year=getattr(options, "year", None), clues=clues,
+        gzip_mtime=gzip_mtime, hint=getattr(options, "year_hint", None), mtime=mtime)
+
+
+def _stamp_datetime(stamp, year, seg_of):
+    import datetime as dt
+    if stamp is None:
+        return None
+    if stamp[0] == "md":
+        _, mon, day, h, m, s, us = stamp
+        y = (year if year is not None else dt.date.today().year) + seg_of.get((mon, day, h, m), 0)
+        try:
+            return dt.datetime(y, mon, day, h, m, s, us)
+        except ValueError:
+            return None
+    return stamp[1]
+
+
+def _target_zone(result: ScanResult, options):
+    """The zone events are expressed in: --tz, else the one offset the lines
+    carry, else UTC for mixed offsets; None = naive wall clock."""
+    import datetime as dt
+    offsets = set()
+    for r in result.records:
+        s = r["stamp"]
+        if s and s[0] == "aware":
+            offsets.add(s[1].utcoffset())
+    tz_name = getattr(options, "tz", None)
+    if tz_name:
+        from zoneinfo import ZoneInfo
+        return ZoneInfo(tz_name) if offsets else None
+    if not offsets:
+        return None
+    if len(offsets) == 1:
+        return dt.timezone(offsets.pop())
+    return dt.timezone.utc
+
+
+def _series(walls: list, zone, options):
+    """datetime64 Series: aware values converted to ``zone``; naive ones
+    localized with --tz (or given ``zone``) when there is one."""
+    import datetime as dt
+    import pandas as pd
+    from .parsers.base import localize
+    if zone is not None:
+        conv = []
+        for w in walls:
+            if w is None:
+                conv.append(None)
+            elif w.tzinfo is None:  # a line without offset among lines with one
+                conv.append(w.replace(tzinfo=zone))
+            else:
+                conv.append(w.astimezone(zone))
+        utc = [c.astimezone(dt.timezone.utc).replace(tzinfo=None) if c is not None else None for c in conv]
+        s = pd.to_datetime(pd.Series(utc, dtype="object"), errors="coerce")
+        s = s.astype("datetime64[ns]").dt.tz_localize("UTC").dt.tz_convert(_pandas_zone(zone))
+        return s
+    s = pd.to_datetime(pd.Series([w for w in walls], dtype="object"), errors="coerce").astype("datetime64[ns]")
+    tz_name = getattr(options, "tz", None)
+    return localize(s, tz_name) if tz_name else s
+
+
+def _pandas_zone(zone):
+    if hasattr(zone, "key"):
+        return zone.key
+    return zone
+
+
+def _volume_series(keys: dict, year, seg_of, zone, options):
+    import pandas as pd
+    if not keys:
+        return pd.Series([], dtype="int64", name="lines"), "minute"
+    if all(k[0] == "up" for k in keys):
+        s = pd.Series(list(keys.values()), index=pd.Index([k[1] for k in keys], name="uptime_minute"),
+                      name="lines", dtype="int64")
+        return s.groupby(level=0).sum().sort_index(), "uptime-minute"
+    walls, counts = [], []
+    for k, n in keys.items():
+        if k[0] == "up":
+            continue
+        walls.append(_stamp_datetime(("md",) + k[1:] + (0, 0) if k[0] == "md" else k, year, seg_of))
+        counts.append(n)
+    idx = _series(walls, zone, options)
+    s = pd.Series(counts, index=pd.DatetimeIndex(idx), name="lines", dtype="int64")
+    s = s[s.index.notna()]
+    s = s.groupby(level=0).sum().sort_index()
+    s.index.name = "minute"
+    return s, "minute"
+
+
+def _levels(raw: Counter, records: list, names: dict | None) -> dict:
+    out: Counter = Counter()
+    for key, n in raw.items():
+        word = key.decode("ascii", "replace") if isinstance(key, bytes) else str(key)
+        word = (names or {}).get(word, word).lower()
+        out[word] += n
+    if not out:
+        for r in records:
+            if r.get("level"):
+                out[r["level"]] += 1
+    return dict(out)
+
+
+def _clock_meta(result: ScanResult, year, seg_of, zone, options) -> dict:
+    """Uptime/wall pairs and audit epochs for :func:`sarsleuth.clock.align_sources`."""
+    import pandas as pd
+    samples, audits, utc_offsets = [], [], []
+    for _, info in result.samples:
+        if info.uptime is None:
+            continue
+        wall = _stamp_datetime(info.stamp, year, seg_of)
+        ts = None
+        if wall is not None:
+            ts = pd.Timestamp(wall)
+            tz_name = getattr(options, "tz", None)
+            if ts.tzinfo is None and tz_name:
+                ts = ts.tz_localize(tz_name, nonexistent="shift_forward", ambiguous=False)
+        samples.append({"uptime": info.uptime, "timestamp": ts, "message": info.message})
+        m = AUDIT_RE.search(info.message)
+        if m:
+            epoch = float(f"{m.group('epoch')}.{m.group('frac')}")
+            audits.append({"uptime": info.uptime, "epoch": epoch})
+            if wall is not None and wall.tzinfo is None:
+                import datetime as dt
+                utc = dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).replace(tzinfo=None)
+                utc_offsets.append(round((wall - utc).total_seconds() / 900) * 900)
+    out = {"clock_samples": samples, "audit_anchors": audits}
+    if utc_offsets:
+        out["clock"] = {"utc_offset_s": float(sorted(utc_offsets)[len(utc_offsets) // 2])}
+    return out

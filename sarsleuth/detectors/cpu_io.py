@@ -111,7 +111,8 @@ class LoadSpike(Detector):
         "per_cpu_factor": 2.0,     # ldavg-1 above this x CPUs
         "jump_factor": 4.0,        # or this x the host's median load ...
         "jump_min_load": 2.0,      # ... and at least this much
-        "blocked_per_cpu": 0.5,    # blocked tasks above this x CPUs
+        "blocked_per_cpu": 0.5,    # blocked tasks above this x CPUs ...
+        "min_blocked": 4,          # ... and at least this many
         "max_gap_samples": 1,
     }
 
@@ -122,15 +123,17 @@ class LoadSpike(Detector):
             if load is None or len(load) < 2:
                 continue
             p = self.params
-            ncpu = ctx.ncpu(host) or 1
+            known_ncpu = ctx.ncpu(host)
+            ncpu = known_ncpu or 1
             base = baseline(load, 0.5)
-            cond = (load >= p["per_cpu_factor"] * ncpu) | (
-                (load >= p["jump_factor"] * max(base, 0.05)) & (load >= p["jump_min_load"]))
+            cond = (load >= p["jump_factor"] * max(base, 0.05)) & (load >= p["jump_min_load"])
+            if known_ncpu:  # without the CPU count only the jump from baseline is meaningful
+                cond |= load >= p["per_cpu_factor"] * known_ncpu
             blocked = ctx.series("queue", "blocked", host=host)
             if blocked is not None:
-                cond |= blocked.reindex(load.index).fillna(0) >= max(1.0, p["blocked_per_cpu"] * ncpu)
+                cond |= blocked.reindex(load.index).fillna(0) >= max(p["min_blocked"], p["blocked_per_cpu"] * ncpu)
             for ep in episodes(load, cond.to_numpy(), p["max_gap_samples"]):
-                metrics = {"peak_ldavg_1": ep.peak, "baseline_ldavg_1": base, "ncpu": ncpu}
+                metrics = {"peak_ldavg_1": ep.peak, "baseline_ldavg_1": base, "ncpu": known_ncpu}
                 runq = ctx.series("queue", "runq-sz", host=host)
                 if runq is not None:
                     w = runq[(runq.index >= ep.start) & (runq.index <= ep.end)]
@@ -140,10 +143,11 @@ class LoadSpike(Detector):
                     w = blocked[(blocked.index >= ep.start) & (blocked.index <= ep.end)]
                     if len(w):
                         metrics["peak_blocked"] = float(w.max())
-                ratio = ep.peak / ncpu
+                ratio = ep.peak / ncpu if known_ncpu else ep.peak / max(base, 0.05) / 4
                 sev = severity_for(ratio, [(4, "high"), (1.5, "medium")])
+                cpus = f", {known_ncpu} CPUs" if known_ncpu else ""
                 out.append(self.finding(
-                    title=f"Load average jumped to {ep.peak:.2f} (baseline {base:.2f}, {ncpu} CPUs)",
+                    title=f"Load average jumped to {ep.peak:.2f} (baseline {base:.2f}{cpus})",
                     severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
                     evidence=[_metric_evidence(ctx, "queue", host, ep.peak_time,
                                                f"ldavg-1 {base:.2f} -> {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
@@ -163,7 +167,7 @@ class SarGap(Detector):
     summary = "sar sampling stopped for much longer than its usual interval (monitoring stalled)"
     inputs = ("metrics",)
     category = "other"
-    defaults = {"factor": 3.0, "min_gap_seconds": 30.0}
+    defaults = {"factor": 3.0, "min_gap_seconds": 10.0}
 
     def run(self, ctx: Context):
         import numpy as np

@@ -153,7 +153,8 @@ class LoadtestLinkSaturation(Detector):
     summary = "load-test throughput at the network link's capacity (clients summed)"
     inputs = ("reports", "metrics")
     category = "network-saturation"
-    defaults = {"saturation_fraction": 0.8, "min_rate_Bps": 10e6}
+    defaults = {"saturation_fraction": 0.8, "min_rate_Bps": 10e6, "max_clients": 8,
+                "match_tolerance": 0.15, "framing_overhead": 0.04}
 
     def run(self, ctx: Context):
         out = []
@@ -196,10 +197,11 @@ class LoadtestLinkSaturation(Detector):
             ))
         return out
 
-    @staticmethod
-    def _server_window(ctx: Context, rate: float) -> dict | None:
-        """Where sar shows an interface sending a whole multiple of ``rate``
-        near its capacity: (window, clients, capacity)."""
+    def _server_window(self, ctx: Context, rate: float) -> dict | None:
+        """Where sar shows an interface sending a whole multiple k of one
+        client's ``rate`` (k concurrent clients, 1 <= k <= max_clients):
+        the window, k and the link capacity.  The busiest match wins."""
+        import numpy as np
         best = None
         for host in ctx.hosts("net-dev"):
             for iface in ctx.devices("net-dev", "txkB/s", host=host):
@@ -208,15 +210,19 @@ class LoadtestLinkSaturation(Detector):
                 if tx is None:
                     continue
                 sent = tx.combine(rx, max) * 1024.0 if rx is not None else tx * 1024.0
-                busy = sent[sent >= 0.8 * rate]
-                if not len(busy):
+                # wire bytes carry TCP/IP framing on top of the HTTP bytes ab counts
+                ratio = sent / (rate * (1 + self.params["framing_overhead"]))
+                k = np.rint(ratio)
+                ok = (k >= 1) & (k <= self.params["max_clients"]) & ((ratio - k).abs() <= self.params["match_tolerance"] * k)
+                if not ok.any():
                     continue
+                counts = k[ok].value_counts()
+                clients = int(max(counts.index, key=lambda c: (counts[c] * c, c)))
+                busy = sent[ok & (k == clients)]
                 server = float(busy.median())
-                clients = max(1, int(round(server / rate)))
-                cap = link_capacity_Bps(ctx, host, iface)
                 util = ctx.series("net-dev", "%ifutil", device=iface, host=host)
                 cand = {"host": host, "iface": iface, "start": busy.index.min(), "end": busy.index.max(),
-                        "server_Bps": server, "clients": clients, "capacity_Bps": cap,
+                        "server_Bps": server, "clients": clients, "capacity_Bps": link_capacity_Bps(ctx, host, iface),
                         "ifutil": float(util.reindex(busy.index).max()) if util is not None else float("nan"),
                         "path": next((s.path for s in ctx.sources if s.host == host and s.metrics is not None
                                       and len(s.metrics) and (s.metrics["section"] == "net-dev").any()), "")}

@@ -38,7 +38,7 @@ class NicSaturation(Detector):
     summary = "interface near link speed (%ifutil) or dropping/erroring packets (EDEV)"
     inputs = ("metrics",)
     category = "network-saturation"
-    defaults = {"ifutil_pct": 90.0, "drops_per_s": 10.0, "errors_per_s": 1.0, "max_gap_samples": 1}
+    defaults = {"ifutil_pct": 85.0, "drops_per_s": 10.0, "errors_per_s": 1.0, "max_gap_samples": 1}
 
     def run(self, ctx: Context):
         out = []
@@ -121,7 +121,7 @@ class TcpTimewait(Detector):
             climb = (tw >= max(p["min_tw"], p["min_rise_factor"] * max(first, 1.0)))
             for ep in episodes(tw, (near | climb).to_numpy(), p["max_gap_samples"]):
                 frac = ep.peak / limit
-                sev = severity_for(frac, [(0.98, "high"), (0.8, "medium")])
+                sev = severity_for(frac, [(0.98, "high"), (0.6, "medium")])
                 out.append(self.finding(
                     title=f"TIME_WAIT sockets climbed to {ep.peak:.0f} ({frac * 100:.0f} % of tcp_max_tw_buckets {limit:.0f})",
                     severity=sev, start=ep.start, end=ep.end, host=host,

@@ -159,7 +159,7 @@ class WorkerPidGaps(Detector):
         master_start = str(masters["start"].iloc[0]) if len(masters) and "start" in masters else None
         younger = []
         if master_start and "start" in workers:
-            younger = [int(p) for p, s in zip(workers["pid"], workers["start"]) if str(s) != master_start]
+            younger = [int(p) for p, s in zip(workers["pid"], workers["start"]) if _later(str(s), master_start)]
         if not gaps and not younger:
             return None
         mtime = src.meta.get("time_from") != "report"
@@ -208,6 +208,19 @@ class WorkerPidGaps(Detector):
                 evidence=evidence_from_events(respawned, 4), refs={"pids": r_pids},
             ))
         return out
+
+
+def _later(worker_start: str, master_start: str, tolerance_min: int = 2) -> bool:
+    """Did a worker start later than its master?  ps prints START as HH:MM
+    today and as a date (Dec24) before; workers forked at start-up may show
+    the next minute, hence the tolerance."""
+    def minutes(s):
+        m = re.fullmatch(r"(\d{1,2}):(\d{2})(?::\d{2})?", s)
+        return int(m[1]) * 60 + int(m[2]) if m else None
+    a, b = minutes(worker_start), minutes(master_start)
+    if a is not None and b is not None:
+        return a - b > tolerance_min
+    return worker_start != master_start
 
 
 def _snapshots(src):
@@ -285,3 +298,23 @@ class UpstreamTimeout(_BurstCounter):
             top = sorted(ups.items(), key=lambda kv: -kv[1])[:3]
             return " (" + ", ".join(f"{u}: {n}" for u, n in top) + ")", {"upstreams": len(ups)}
         return "", {}
+
+
+class Enomem(_BurstCounter):
+    """nginx (or another daemon) failing allocations with ENOMEM:
+    ``posix_memalign(...) failed (12: Cannot allocate memory)``.
+
+    Why it matters: report 000's nginx ended with exactly this once its
+    workers had eaten RAM and swap."""
+
+    id = "enomem"
+    summary = "allocations failing with 'Cannot allocate memory' (ENOMEM) in nginx or other daemons"
+    inputs = ("events",)
+    category = "memory-exhaustion"
+    event_kind = "enomem"
+    noun = "'Cannot allocate memory'"
+    severities = [(5, "high")]
+
+    def describe(self, burst):
+        calls = burst.rows["message"].astype(str).str.extract(r"(\w+)\([^)]*\) failed \(12")[0].dropna()
+        return (f" in {', '.join(sorted(set(calls))[:3])}" if len(calls) else ""), {}

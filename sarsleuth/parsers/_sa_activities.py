@@ -267,13 +267,23 @@ def compute_memory(ctx):
     frm, buf, cam, tlm = ctx.cur("frmkb"), ctx.cur("bufkb"), ctx.cur("camkb"), ctx.cur("tlmkb")
     frs, tls, cas, com = ctx.cur("frskb"), ctx.cur("tlskb"), ctx.cur("caskb"), ctx.cur("comkb")
     notused = np.minimum(frm + buf + cam + ctx.cur("slabkb"), tlm)
-    return [
+    out = [
         ("kbmemfree", frm), ("kbavail", ctx.cur("availablekb")), ("kbmemused", tlm - notused),
         ("%memused", _pct(tlm - notused, tlm)), ("kbbuffers", buf), ("kbcached", cam), ("kbcommit", com),
         ("%commit", _pct(com, tlm + tls)), ("kbactive", ctx.cur("activekb")), ("kbinact", ctx.cur("inactkb")),
         ("kbdirty", ctx.cur("dirtykb")), ("kbanonpg", ctx.cur("anonpgkb")), ("kbslab", ctx.cur("slabkb")),
         ("kbkstack", ctx.cur("kstackkb")), ("kbpgtbl", ctx.cur("pgtblkb")), ("kbvmused", ctx.cur("vmusedkb")),
     ]
+    # sysstat prints 0 for what an older kernel or writer did not record
+    # (no MemAvailable before Linux 3.14...); a 0 would read as "no memory
+    # available", so such metrics are left out instead.
+    return [(m, v) for m, v in out if ctx.has(MEMORY_SOURCE.get(m, "frmkb"))]
+
+
+#: The raw field each optional memory metric comes from.
+MEMORY_SOURCE = {"kbavail": "availablekb", "kbactive": "activekb", "kbinact": "inactkb", "kbdirty": "dirtykb",
+                 "kbanonpg": "anonpgkb", "kbslab": "slabkb", "kbkstack": "kstackkb", "kbpgtbl": "pgtblkb",
+                 "kbvmused": "vmusedkb"}
 
 
 def compute_swap(ctx):

@@ -125,6 +125,10 @@ class Context:
     def cur(self, name):
         return self.raw(name).astype(np.float64)
 
+    def has(self, name) -> bool:
+        """Whether the writer's structure had this field at all."""
+        return self.table.layout.field(name) is not None
+
     def went_down(self, name):
         return self.raw(name) < self.raw_prev(name)
 

@@ -273,7 +273,7 @@ STRUCTURED_ACTIVITIES: dict[str, StructuredActivity] = {
     "swap-pages": StructuredActivity("swapping"),
     "paging": StructuredActivity("paging"),
     "io": StructuredActivity("io"),
-    "memory": StructuredActivity("memory"),
+    "memory": StructuredActivity("memory", renames={"inactive": "kbinact", "shared": "kbshmem"}),
     "hugepages": StructuredActivity("hugepages"),
     "kernel": StructuredActivity("file"),
     "queue": StructuredActivity("queue"),
@@ -364,6 +364,13 @@ def structured_section(section: str, metric: str) -> str:
     """Section a translated metric belongs to (``sadf -j`` keeps swap figures
     inside ``memory``)."""
     return _column_section(section, metric)
+
+
+def owners(column: str) -> set:
+    """Sections whose tables print a column of this name."""
+    if _OLD_PER_CPU_IRQ.match(column) or column == "CPU*":
+        return {"interrupts"}
+    return set(_vocabulary().get(column, ()))
 
 
 def is_device_column(name: str) -> bool:

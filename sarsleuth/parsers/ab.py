@@ -17,6 +17,10 @@ from .grammars import (Statement, build_source, command_options, exact, fail_wit
 GRAMMAR = "ab"
 PROGRAMS = ("ab", "abs", "ab2")
 
+#: Statements a pasted ab report can begin with.
+REPORT_STARTS = {"command", "banner", "copyright", "benchmarking", "completed", "server_software",
+                 "server_hostname", "document_path", "concurrency_level", "time_taken"}
+
 _SNIFF_STRONG = re.compile(r"This is ApacheBench, Version|Percentage of the requests served within|"
                            r"Requests per second:\s+[\d.]+ \[#/sec\]")
 _SNIFF_WEAK = re.compile(r"^\s*(Concurrency Level:|Time taken for tests:|Complete requests:|"
@@ -48,7 +52,7 @@ class AbParser(Parser):
     @classmethod
     def parse(cls, path, options: ParseOptions):
         warnings: list = []
-        reading = read_document(GRAMMAR, numbered_lines(path, warnings), recognise_command)
+        reading = read_document(GRAMMAR, numbered_lines(path, warnings), recognise_command, REPORT_STARTS)
         reports = [r for r in (build_report(group) for group in reading.reports) if r is not None]
         if not reports:
             fail_without_reports(path, "ab", reading)

@@ -17,6 +17,9 @@ from .grammars import (Statement, build_source, command_options, exact, fail_wit
 
 GRAMMAR = "httperf"
 
+#: Statements an httperf report can begin with.
+REPORT_STARTS = {"command", "warning", "max_burst", "total"}
+
 _SNIFF_LINES = re.compile(r"^\s*(\^C)?(Maximum connect burst length:|Total: connections \d+|Connection rate: |"
                           r"Request rate: |Reply rate \[replies/s\]:|Reply status: 1xx=|Errors: total \d+|"
                           r"Net I/O: |httperf --)", re.M)
@@ -43,7 +46,7 @@ class HttperfParser(Parser):
     @classmethod
     def parse(cls, path, options: ParseOptions):
         warnings: list = []
-        reading = read_document(GRAMMAR, numbered_lines(path, warnings), recognise_command)
+        reading = read_document(GRAMMAR, numbered_lines(path, warnings), recognise_command, REPORT_STARTS)
         reports = [r for r in (build_report(group) for group in reading.reports) if r is not None]
         if not reports:
             fail_without_reports(path, "httperf", reading)

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..errors import InputError, located
 from ..model import Source
-from ..textio import iter_text_lines
+from ..textio import MAX_LINE_BYTES, decode, open_binary
 from . import _sar_sections as sections
 from .base import ParseOptions, Parser, events_frame, localize, metrics_frame
 
@@ -122,23 +122,33 @@ class _Reader:
         self.pass_start: int | None = None
         self.averages_seen = False
         self._time_cache: tuple = ("", 0)
+        self._lead = 0
         self._block_key = None
         self._block = None
 
     # ---- reading -------------------------------------------------------
     def run(self):
-        for lineno, line in iter_text_lines(self.path, self.warnings):
-            self.line(lineno, line)
+        """Read every line.  Data rows (nearly all lines) take a short path:
+        same time token as the line before, a known table, a number among
+        the first two fields."""
+        lineno = 0
+        for batch in _line_batches(self.path, self.warnings):
+            for line in batch:
+                lineno += 1
+                tokens = line.split()
+                if not tokens:
+                    continue
+                block = self._block
+                if block is not None and tokens[0] == self._time_cache[0] and self._lead == 1:
+                    rest = tokens[1:]
+                    if rest and (_numeric_start(rest[0]) or (len(rest) > 1 and _numeric_start(rest[1]))):
+                        block.seconds.append(self._tick(self._time_cache[1]))
+                        block.rows.append(rest)
+                        continue
+                self.line(lineno, line, tokens)
         return self
 
-    def line(self, lineno: int, line: str):
-        if "\x1b" in line:
-            line = ANSI_RE.sub("", line)
-        if "\u202f" in line or "\xa0" in line:
-            line = line.replace("\u202f", " ").replace("\xa0", " ")
-        tokens = line.split()
-        if not tokens:
-            return
+    def line(self, lineno: int, line: str, tokens: list):
         first = tokens[0]
         tod = self._clock(first)
         if tod is not None:
@@ -147,8 +157,10 @@ class _Reader:
                 tod = tod % 43200 + AM_PM[tokens[1]] * 3600
                 lead = 2
                 self.clock12 = True
+            self._lead = lead
             self._timed(lineno, tod, tokens[lead:], line)
             return
+        self._lead = 0
         if first == "Linux":
             m = BANNER_RE.match(line)
             if m and DATE_TOKEN_RE.match(m.group("date")):
@@ -166,9 +178,7 @@ class _Reader:
         if PROMPT_RE.match(line):
             self.prompt_lines += 1
             return
-        self.unknown_lines += 1
-        if self.unknown_first is None:
-            self.unknown_first = (lineno, line.strip()[:60])
+        self._unknown(lineno, line)
 
     def _clock(self, token: str) -> int | None:
         """Seconds since midnight of a time token, or None."""
@@ -197,6 +207,7 @@ class _Reader:
             host=m.group("host"), kernel=m.group("kernel"), arch=m.group("arch"),
             ncpu=int(ncpu) if ncpu else None, date_text=m.group("date"), line=lineno))
         self.layout = None
+        self._block = self._block_key = None
         self._reset_day()
         self.pass_start = None
 
@@ -253,6 +264,7 @@ class _Reader:
         self._tick(tod)
         self.layout = layout
         self.header_unknown = layout is None
+        self._block = self._block_key = None
 
     def _summary(self, lineno: int, label: str, rest: list):
         self.labels.add(label)
@@ -261,6 +273,7 @@ class _Reader:
             return
         if not _numeric_start(rest[0]) and (len(rest) == 1 or not _numeric_start(rest[1])):
             self.layout = sections.table_layout(tuple(rest))
+            self._block = self._block_key = None
             self.header_unknown = self.layout is None
             if self.layout is None:
                 self.unknown_headers.setdefault(tuple(rest), lineno)
@@ -274,7 +287,9 @@ class _Reader:
         block.rows.append(rest)
 
     def _current_block(self, seg: int, label, lineno: int) -> _Block:
-        key = (seg, self.layout, label)
+        """The block rows go to; cached until the table, segment or kind of
+        row changes (the fast path in run() appends to it directly)."""
+        key = (seg, id(self.layout), label)
         if key != self._block_key:
             block = self.blocks.get(key)
             if block is None:
@@ -301,6 +316,50 @@ class _Reader:
         self.unknown_lines += 1
         if self.unknown_first is None:
             self.unknown_first = (lineno, line.strip()[:60])
+
+
+#: Bytes read at a time; lines are handed out in batches of one chunk.
+CHUNK_BYTES = 4 << 20
+
+
+def _line_batches(path, warnings: list):
+    """Lists of decoded lines, one chunk of the (decompressed) file at a
+    time, with colours stripped and narrow/no-break spaces made plain:
+    streaming, and without a Python call per line."""
+    import lzma
+    fh = open_binary(path)
+    carry = b""
+    try:
+        while True:
+            try:
+                chunk = fh.read(CHUNK_BYTES)
+            except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+                warnings.append(located(path, f"compressed stream damaged ({exc}); the rest was skipped"))
+                chunk = b""
+            if not chunk:
+                break
+            chunk = carry + chunk
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                # no end of line in sight: keep a bounded head of the line only
+                carry = chunk[:MAX_LINE_BYTES]
+                continue
+            carry = chunk[cut + 1:]
+            yield _clean(decode(chunk[:cut])).split("\n")
+        if carry:
+            yield _clean(decode(carry)).split("\n")
+    finally:
+        fh.close()
+
+
+def _clean(text: str) -> str:
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text:
+        text = ANSI_RE.sub("", text)
+    if "\u202f" in text or "\xa0" in text:
+        text = text.replace("\u202f", " ").replace("\xa0", " ")
+    return text
 
 
 def _numeric_start(token: str) -> bool:

@@ -19,6 +19,10 @@ from .grammars import (Statement, build_source, command_options, exact, fail_wit
 GRAMMAR = "wrk"
 PROGRAMS = ("wrk", "wrk2")
 
+#: Statements a pasted wrk report can begin with.
+REPORT_STARTS = {"command", "running", "threads_connections", "calibration", "stats_header",
+                 "latency_distribution", "hdr_recorded", "unable_to_connect"}
+
 #: wrk2 prints INT64_MAX/1000 as the calibration mean of a thread that never
 #: got a response; such values are garbage, not latencies.
 _INT64_GARBAGE_MS = 9.2e15
@@ -84,7 +88,7 @@ class Wrk2Parser(Parser):
 def parse_wrk_family(path, options: ParseOptions, kind: str):
     """Parse a wrk or wrk2 file into a Source of ``kind``."""
     warnings: list = []
-    reading = read_document(GRAMMAR, numbered_lines(path, warnings), recognise_command)
+    reading = read_document(GRAMMAR, numbered_lines(path, warnings), recognise_command, REPORT_STARTS)
     reports = [r for r in (build_report(group, kind) for group in reading.reports) if r is not None]
     if not reports:
         fail_without_reports(path, kind, reading)

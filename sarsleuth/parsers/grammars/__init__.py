@@ -131,7 +131,7 @@ def _is_keyword(parser: Lark, token: Token) -> bool:
 def _expected(parser: Lark, names) -> str:
     shown = []
     for name in sorted(names):
-        if name == "$END":
+        if name in ("$END", "<END-OF-FILE>"):
             shown.append("end of line")
             continue
         try:
@@ -239,8 +239,12 @@ def _can_end(interactive) -> bool:
         return False
 
 
-def split_reports(name: str, statements: list) -> tuple[list, list]:
-    """Group statements into reports following ``<name>-document.lark``."""
+def split_reports(name: str, statements: list, starts: frozenset | None = None) -> tuple[list, list]:
+    """Group statements into reports following ``<name>-document.lark``.
+
+    ``starts`` are the statements a report naturally begins with (a command,
+    a banner...); a split at any other statement means a statement was out of
+    order, and is reported as a Problem."""
     parser = document_parser(name)
     reports, problems = [], []
     current: list = []
@@ -255,9 +259,9 @@ def split_reports(name: str, statements: list) -> tuple[list, list]:
             current.append(statement)
             continue
         except UnexpectedToken as err:
-            expected = _expected(parser, err.expected)
+            expected = _expected(parser, err.expected).replace("end of line", "end of report").replace("_", " ")
         if current:
-            if not _can_end(interactive):
+            if not _can_end(interactive) or (starts is not None and statement.kind not in starts):
                 problems.append(Problem(statement.line, statement.column,
                                         f"report cut short: {statement.kind.replace('_', ' ')} where "
                                         f"{expected.lower()} was expected"))
@@ -269,17 +273,17 @@ def split_reports(name: str, statements: list) -> tuple[list, list]:
         except UnexpectedToken as err:
             problems.append(Problem(statement.line, statement.column,
                                     f"{statement.kind.replace('_', ' ')} out of place; expected "
-                                    f"{_expected(parser, err.expected).lower()}"))
+                                    f"{_expected(parser, err.expected).lower().replace('_', ' ')}"))
             interactive = None
     if current:
         reports.append(current)
     return reports, problems
 
 
-def read_document(name: str, lines, recognise_extra=None) -> Reading:
-    """Both passes over one file's lines."""
+def read_document(name: str, lines, recognise_extra=None, starts=None) -> Reading:
+    """Both passes over one file's lines (``starts``: see split_reports)."""
     statements, problems, unknown = read_statements(name, lines, recognise_extra)
-    reports, order_problems = split_reports(name, statements)
+    reports, order_problems = split_reports(name, statements, frozenset(starts) if starts else None)
     return Reading(reports=reports, problems=sorted(problems + order_problems, key=lambda p: (p.line, p.column)),
                    unknown_lines=unknown)
 

@@ -1,0 +1,306 @@
+"""syslog files: /var/log/messages, kern.log, syslog (kind ``syslog``).
+
+Layouts recognised, line by line (a file may mix them):
+
+* RFC 3164 as written by syslogd/rsyslog: ``May  6 15:04:13 host tag[pid]: msg``
+  with or without the host (router syslogs), zero- or space-padded day,
+  ``host/relay`` hosts, tags like ``sshd(pam_unix)[123]``, an optional
+  ``<PRI>``, fractional seconds, a weekday and year (OpenWrt ``logread``:
+  ``Sun Jan 15 21:18:04 2023 kern.info kernel: ...``), a severity word
+  after the host (SONiC), and localized month names (``août``, ``Mär``).
+* rsyslog high precision (RFC 3339): ``2023-03-14T17:02:01.552031+08:00 host
+  tag: msg`` (zone kept: timestamps are tz-aware).
+* RFC 5424: ``<34>1 2003-10-11T22:14:15.003Z host app procid msgid [sd] msg``.
+* Lines without a stamp (``kernel: msg`` fragments, tab-indented
+  continuations) are kept as continuation or time-less lines.
+
+Kernel messages lose their ``[uptime]`` stamp (kept in ``uptime``); rsyslog
+``#012`` escapes are unescaped; an nginx error.log line forwarded through
+syslog is split into its level, pid and message.  Lines without a year get
+one from :mod:`sarsleuth.clock` (``meta["year_from"]``).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from functools import lru_cache
+
+from .. import logscan
+from ..logscan import LineInfo, LogFormat, VolumeSpec
+from ..textio import read_head
+from .base import ParseOptions, Parser
+
+_MONTH_WORDS = {
+    1: "jan january janv jän jänner ene gen",
+    2: "feb february févr fevr fév fev febr",
+    3: "mar march mars mär mrz märz",
+    4: "apr april avr abr",
+    5: "may mai mei mag",
+    6: "jun june juin giu",
+    7: "jul july juil lug",
+    8: "aug august août aout ago",
+    9: "sep sept september set",
+    10: "oct october okt ott out",
+    11: "nov november",
+    12: "dec december déc dez dic",
+}
+MONTHS = {word: num for num, words in _MONTH_WORDS.items() for word in words.split()}
+SEVERITIES = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
+
+RE_3164 = re.compile(
+    r"^(?:<(?P<pri>\d{1,3})>)?(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?"
+    r"(?P<mon>[^\W\d_]{3,9})\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
+    r"(?:[.,](?P<frac>\d{1,9}))?(?: (?P<year>(?:19|20)\d\d)(?= ))?(?P<rest>(?:\s.*)?)$", re.S)
+RE_ISO = re.compile(
+    r"^(?:<(?P<pri>\d{1,3})>)?(?P<v5424>1 )?(?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ]"
+    r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<frac>\d{1,9}))?"
+    r"(?P<tz>Z|[+-]\d\d:?\d\d)?(?P<rest>(?:\s.*)?)$", re.S)
+RE_HOST_TAG = re.compile(
+    r"^\s*(?:(?P<fac>[a-z0-9]+)\.(?P<sev>emerg|alert|crit|err|error|warning|warn|notice|info|debug)\s+)?"
+    r"(?:(?P<host>[^\s:\[\]]+)\s+)??"
+    r"(?:(?P<sevword>EMERG|ALERT|CRIT|ERR|ERROR|WARNING|WARN|NOTICE|INFO|DEBUG)\s+)?"
+    r"(?P<tag>[^\s\[\]:]+(?:\([^)\s]*\))?)(?:\[(?P<pid>\d+)\])?:(?:\s|$)(?P<msg>.*)$", re.S)
+RE_HOST_ONLY = re.compile(r"^\s*(?P<host>\S+)\s+(?P<msg>.*)$", re.S)
+RE_5424_REST = re.compile(
+    r"^\s*(?P<host>\S+) (?P<app>\S+) (?P<procid>\S+) (?P<msgid>\S+) "
+    r"(?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$", re.S)
+RE_BARE_KERNEL = re.compile(
+    r"^\s*(?:(?P<fac>[a-z0-9]+)\.(?P<sev>[a-z]+)\s+)?kernel(?:\[\d+\])?: (?P<msg>.*)$", re.S)
+RE_UPTIME = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
+RE_NGINX_EMBEDDED = re.compile(
+    r"(?:^|\s)\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[(?P<level>emerg|alert|crit|error|warn|notice|info|debug)\] "
+    r"(?P<pid>\d+)#\d+: (?:\*(?P<conn>\d+) )?(?P<msg>.*)$", re.S)
+
+#: Volume keys, when stamps are not at a fixed position.
+_VOLUME_REGEX = (rb"^(?:<\d{1,3}>)?(?:1 )?(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?"
+                 rb"(\S{3,10} {1,2}\d{1,2} \d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d)"
+                 rb"(?::\d\d(?:[.,]\d+)?( (?:19|20)\d\d)(?= ))?")
+_FIXED_3164 = re.compile(rb"^[A-Z][a-z]{2} [ 0-3]\d \d\d:\d\d:\d\d[ .]")
+_FIXED_ISO = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+_JOURNAL_MARKER = re.compile(r"^-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|Reboot|No entries)")
+
+
+def month_number(word: str) -> int | None:
+    """Month 1-12 from an English or localized (abbreviated) month name."""
+    return MONTHS.get(word.lower().rstrip("."))
+
+
+def _frac_us(frac: str | None) -> int:
+    return int((frac or "0")[:6].ljust(6, "0"))
+
+
+def _zone(text: str | None):
+    if not text:
+        return None
+    if text == "Z":
+        return dt.timezone.utc
+    sign = -1 if text[0] == "-" else 1
+    digits = text[1:].replace(":", "")
+    return dt.timezone(sign * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
+
+
+def parse_line(text: str) -> LineInfo:
+    """Split one syslog line into stamp, host, tag, pid and message."""
+    m = RE_3164.match(text)
+    if m:
+        mon = month_number(m.group("mon"))
+        if mon is not None:
+            stamp = _md_stamp(m, mon)
+            if stamp is not None:
+                return _with_rest(m.group("rest"), stamp, m.group("pri"))
+    m = RE_ISO.match(text)
+    if m:
+        try:
+            when = dt.datetime(int(m.group("Y")), int(m.group("mo")), int(m.group("d")), int(m.group("H")),
+                               int(m.group("M")), int(m.group("S")), _frac_us(m.group("frac")),
+                               tzinfo=_zone(m.group("tz")))
+        except ValueError:
+            when = None
+        if when is not None:
+            stamp = ("aware" if when.tzinfo else "abs", when)
+            if m.group("v5424"):
+                return _rfc5424_rest(m.group("rest"), stamp, m.group("pri"))
+            return _with_rest(m.group("rest"), stamp, m.group("pri"))
+    return bare_line(text)
+
+
+def _md_stamp(m, mon: int):
+    day, h, mi, s = int(m.group("day")), int(m.group("H")), int(m.group("M")), int(m.group("S"))
+    if not (1 <= day <= 31 and h < 24 and mi < 60 and s < 61):
+        return None
+    us = _frac_us(m.group("frac"))
+    if m.group("year"):
+        try:
+            return ("abs", dt.datetime(int(m.group("year")), mon, day, h, mi, min(s, 59), us))
+        except ValueError:
+            return None
+    return ("md", mon, day, h, mi, min(s, 59), us)
+
+
+def _level_from_pri(pri: str | None) -> str | None:
+    return SEVERITIES[int(pri) % 8] if pri is not None and int(pri) < 192 else None
+
+
+def _with_rest(rest: str, stamp, pri) -> LineInfo:
+    level = _level_from_pri(pri)
+    m = RE_HOST_TAG.match(rest)
+    if m:
+        host = m.group("host")
+        if host:
+            host = host.split("/")[0]
+        level = (m.group("sev") or (m.group("sevword") or "").lower() or level) or None
+        info = LineInfo(m.group("msg"), stamp=stamp, host=host, tag=m.group("tag"),
+                        pid=int(m.group("pid")) if m.group("pid") else None, level=_norm_level(level))
+        return _refine(info)
+    m = RE_HOST_ONLY.match(rest)
+    if m:
+        return _refine(LineInfo(m.group("msg"), stamp=stamp, host=m.group("host"), level=level))
+    return LineInfo(rest.strip(), stamp=stamp, level=level)
+
+
+def _norm_level(level: str | None) -> str | None:
+    if not level:
+        return None
+    level = level.lower()
+    return {"error": "err", "warn": "warning"}.get(level, level)
+
+
+def _rfc5424_rest(rest: str, stamp, pri) -> LineInfo:
+    m = RE_5424_REST.match(rest)
+    if not m:
+        return LineInfo(rest.strip(), stamp=stamp, level=_level_from_pri(pri))
+
+    def nil(v):
+        return None if v == "-" else v
+    msg = (m.group("msg") or "").lstrip("\ufeff")
+    procid = nil(m.group("procid"))
+    info = LineInfo(msg, stamp=stamp, host=nil(m.group("host")), tag=nil(m.group("app")),
+                    pid=int(procid) if procid and procid.isdigit() else None, level=_level_from_pri(pri))
+    return _refine(info)
+
+
+def bare_line(text: str) -> LineInfo:
+    """A line without a syslog stamp: ``kernel: msg`` fragments, dmesg-style
+    ``[uptime] msg`` lines, or continuation text."""
+    m = RE_BARE_KERNEL.match(text)
+    if m:
+        info = LineInfo(m.group("msg"), tag="kernel", level=_norm_level(m.group("sev")))
+        info.prefixed = True
+        return _refine(info)
+    m = RE_UPTIME.match(text)
+    if m:
+        return LineInfo(m.group("msg"), tag="kernel", uptime=float(m.group("up")))
+    return LineInfo(text, prefixed=False)
+
+
+def _refine(info: LineInfo) -> LineInfo:
+    """Kernel lines lose their ``[uptime]``; forwarded nginx lines are split."""
+    if info.tag and info.tag.startswith("kernel"):
+        m = RE_UPTIME.match(info.message)
+        if m:
+            info.uptime = float(m.group("up"))
+            info.message = m.group("msg")
+        return info
+    m = RE_NGINX_EMBEDDED.search(info.message)
+    if m and (info.tag is None or "nginx" in info.tag or "error" in info.tag):
+        info.tag, info.pid, info.level = "nginx", int(m.group("pid")), m.group("level")
+        info.conn = int(m.group("conn")) if m.group("conn") else None
+        info.message = m.group("msg")
+    return info
+
+
+# --------------------------------------------------------------------------
+# Volume keys
+# --------------------------------------------------------------------------
+
+_KEY_RE = re.compile(
+    r"^(?:(?P<mon>[^\W\d_]{3,9})\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)(?: (?P<year>\d{4}))?"
+    r"|(?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<H2>\d\d):(?P<M2>\d\d))$")
+
+
+@lru_cache(maxsize=65536)
+def minute_key(raw: bytes) -> tuple | None:
+    """A raw volume key (``May  6 15:04`` or ``2023-03-14T17:02``) read into
+    ``("md", mon, day, h, m)`` or ``("abs", datetime)``."""
+    m = _KEY_RE.match(raw.decode("utf-8", "replace"))
+    if not m:
+        return None
+    try:
+        if m.group("Y"):
+            return ("abs", dt.datetime(int(m.group("Y")), int(m.group("mo")), int(m.group("d")),
+                                       int(m.group("H2")), int(m.group("M2"))))
+        mon = month_number(m.group("mon"))
+        day, h, mi = int(m.group("day")), int(m.group("H")), int(m.group("M"))
+        if mon is None or not (1 <= day <= 31 and h < 24 and mi < 60):
+            return None
+        if m.group("year"):
+            return ("abs", dt.datetime(int(m.group("year")), mon, day, h, mi))
+        return ("md", mon, day, h, mi)
+    except ValueError:
+        return None
+
+
+def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
+    """Pick the fastest way to read minute keys for this file: a fixed slice
+    when every stamped head line has the English RFC 3164 or the ISO stamp
+    at the start, a regex otherwise."""
+    lines = [ln for ln in head.split(b"\n")[:200] if ln.strip()]
+    fixed_3164 = sum(1 for ln in lines if _FIXED_3164.match(ln))
+    fixed_iso = sum(1 for ln in lines if _FIXED_ISO.match(ln))
+    stamped = sum(1 for ln in lines if re.match(_VOLUME_REGEX, ln))
+    if stamped and fixed_3164 == stamped:
+        return "rfc3164", VolumeSpec(regex=_VOLUME_REGEX, fixed=(0, 12))
+    if stamped and fixed_iso == stamped:
+        return "rfc3339", VolumeSpec(regex=_VOLUME_REGEX, fixed=(0, 16))
+    return "mixed", VolumeSpec(regex=_VOLUME_REGEX)
+
+
+def stamped_fraction(lines: list[str]) -> float:
+    """Share of head lines carrying a syslog stamp and tag."""
+    if not lines:
+        return 0.0
+    hits = 0
+    for ln in lines:
+        info = parse_line(ln)
+        if info.stamp is not None and (info.tag or info.host):
+            hits += 1
+    return hits / len(lines)
+
+
+# --------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------
+
+def read_events(path, options: ParseOptions | None = None, all_lines: bool = False,
+                engine: str | None = None, progress=None, kind: str = "syslog"):
+    """Parse a syslog file into a Source; with ``all_lines`` every line
+    becomes a row (kind ``log`` when no signature matches)."""
+    options = options or ParseOptions()
+    head = read_head(path)
+    variant, spec = volume_spec(head)
+    fmt = LogFormat(source=kind, parse_line=parse_line, volume=spec, variant=variant)
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=64)
+    return logscan.build_source(path, kind, fmt, result, options, minute_key)
+
+
+class SyslogParser(Parser):
+    kind = "syslog"
+    priority = 1
+    description = "syslog files (RFC 3164, RFC 3339 high precision, RFC 5424): messages, kern.log"
+
+    @classmethod
+    def sniff(cls, head: bytes, text: str) -> float:
+        lines = logscan.head_lines(text)
+        if not lines:
+            return 0.0
+        if any(_JOURNAL_MARKER.match(ln) for ln in lines[:50]):
+            return 0.2
+        frac = stamped_fraction(lines)
+        if frac > 0:
+            return min(0.95, 0.4 + 0.55 * frac)
+        kernel_tagged = sum(1 for ln in lines if RE_BARE_KERNEL.match(ln)) / len(lines)
+        return 0.3 + 0.15 * kernel_tagged if kernel_tagged else 0.0
+
+    @classmethod
+    def parse(cls, path, options: ParseOptions):
+        return read_events(path, options)

@@ -1,0 +1,1 @@
+"""sarsleuth test suite."""
