@@ -273,10 +273,10 @@ def image_service_ab():
     d = HERE / "image-service-ab"
     (d / "ab-50k-image.txt").write_text("$ ab -k -n 7000 -c 100 http://img.example.com/img/thumb-50k.jpg\n" + AB_50K)
     (d / "ab-2m-image.txt").write_text("$ ab -k -n 7000 -c 100 http://img.example.com/img/orig-2m.jpg\n" + AB_2M)
-    day = dt.datetime(2019, 10, 11, 14, 20, 0)
+    day = dt.datetime(2019, 9, 26, 14, 20, 0)
     # the server's own sar -n DEV at 1 s: bond0 is 2 x 10GbE = 20000 Mb/s
     speed_Bps = 20000e6 / 8
-    lines = ["Linux 3.10.0-957.el7.x86_64 (img-svc-01) \t10/11/2019 \t_x86_64_\t(24 CPU)", ""]
+    lines = ["Linux 3.10.0-957.el7.x86_64 (img-svc-01) \t09/26/2019 \t_x86_64_\t(24 CPU)", ""]
     rows = []
     for s in range(0, 75):
         t = day + dt.timedelta(seconds=s)

@@ -189,7 +189,10 @@ def _redate_from_others(src, sources) -> str | None:
             total += gap
         return total
 
-    best = min(range(-3, 4), key=lambda k: (distance(k), abs(k)))
+    shifts = {0}
+    for r_lo, _r_hi in refs:
+        shifts.update(r_lo.year - own[0].year + d for d in (-1, 0, 1))
+    best = min(sorted(shifts), key=lambda k: (distance(k), abs(k)))
     if best == 0 or distance(best) >= distance(0):
         src.meta["year_from"] = "other-sources"
         return None
@@ -299,7 +302,7 @@ def _syslog_utc_offset(sources) -> float | None:
 def _anchor_from_dmesg_t(src, own, sources) -> dict | None:
     import pandas as pd
     counts: dict = {}
-    for up, msg in own:
+    for up, msg in set(own):
         counts.setdefault(msg, []).append(up)
     unique_own = {m: ups[0] for m, ups in counts.items() if len(ups) == 1}
     for other in sources:

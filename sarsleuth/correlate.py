@@ -182,8 +182,15 @@ def _incident(g: _Group) -> Incident:
                                  _sort_time(f)))
     severity = max((f.severity for f in findings), key=lambda s: SEVERITY_RANK[s])
     timed = [f for f in findings if f.aligned and _has_time(f)]
-    start = min((f.start for f in timed), default=None)
-    end = max(((f.end if _has_time_end(f) else f.start) for f in timed), default=None)
+    # low-severity context (a load already high before, a small TIME_WAIT
+    # rise) joins the incident but does not stretch its window
+    framing = [f for f in timed if SEVERITY_RANK[f.severity] >= SEVERITY_RANK["medium"]] or timed
+    start = min((f.start for f in framing), default=None)
+    if cause.aligned and _has_time(cause) and start is not None and cause.start > start:
+        # the incident begins when its likely cause does; what came before
+        # (a load test already running, say) is told as a precursor
+        start = cause.start
+    end = max(((f.end if _has_time_end(f) else f.start) for f in framing), default=None)
     sources = {p for f in findings for p in f.sources}
     detectors = {f.detector for f in findings}
     duration = (pd.Timestamp(end) - pd.Timestamp(start)).total_seconds() if start is not None and end is not None else 0

@@ -72,28 +72,34 @@ AUDIT_RE = re.compile(r"audit\((?P<epoch>\d{9,})\.(?P<frac>\d+):(?P<serial>\d+)\
 
 @dataclass
 class Block:
-    """A run of whole lines: ``data`` ends with a newline."""
+    """A run of whole lines: ``data[start:end]``, ending with a newline.
+
+    The bytes read from the file are passed on without copying, so a block
+    is a window on them; everything reading a block stays inside it.
+    """
 
     data: bytes
-    first_line: int      # 1-based number of the first line in ``data``
-    offset: int          # byte offset of ``data`` in the decompressed stream
+    start: int
+    end: int
+    offset: int          # byte offset of ``data[0]`` in the decompressed stream
+    first_line: int = 0  # 1-based number of the line at ``start`` (set by the scan)
 
 
 def iter_blocks(path, warnings: list, block_bytes: int = BLOCK_BYTES) -> Iterator[Block]:
-    """Yield blocks of whole lines, streaming.
+    """Yield blocks of whole lines, streaming, without copying the bytes read.
 
-    Lines longer than :data:`~sarsleuth.textio.MAX_LINE_BYTES` are cut (the
-    rest skipped up to the next newline) and a damaged compressed tail ends
-    the stream; both leave a warning instead of raising.
+    The line cut by a read boundary is completed with the next read and
+    yielded as a one-line block of its own.  Lines longer than
+    :data:`~sarsleuth.textio.MAX_LINE_BYTES` are cut (the rest skipped up to
+    the next newline) and a damaged compressed tail ends the stream; both
+    leave a warning instead of raising.
     """
     import lzma
 
     fh = open_binary(path)
     carry = b""               # start of a line whose end is not read yet
     skipping = False          # inside the unread tail of an over-long line
-    skipped = 0
-    offset = 0                # stream offset of ``carry``
-    line_no = 1
+    offset = 0                # stream offset of the next read
     cut_lines = 0
     try:
         while True:
@@ -101,39 +107,39 @@ def iter_blocks(path, warnings: list, block_bytes: int = BLOCK_BYTES) -> Iterato
                 chunk = fh.read(block_bytes)
             except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
                 warnings.append(located(path, f"compressed stream damaged ({exc}); rest skipped",
-                                        offset=offset + len(carry)))
+                                        offset=offset))
                 break
             if not chunk:
                 break
-            if skipping:
+            chunk_offset, offset = offset, offset + len(chunk)
+            first = 0
+            if carry or skipping:
                 nl = chunk.find(b"\n")
                 if nl == -1:
-                    skipped += len(chunk)
+                    if not skipping:
+                        carry += chunk
+                        if len(carry) > MAX_LINE_BYTES:
+                            carry, skipping = carry[:MAX_LINE_BYTES], True
+                            cut_lines += 1
                     continue
-                yield Block(carry + b"\n", line_no, offset)
-                offset += len(carry) + skipped + nl + 1
-                line_no += 1
-                carry, skipping, skipped = b"", False, 0
-                chunk = chunk[nl + 1:]
-                if not chunk:
-                    continue
-            data = carry + chunk if carry else chunk
-            cut = data.rfind(b"\n")
+                line = carry + (b"\n" if skipping else chunk[:nl + 1])
+                yield Block(line, 0, len(line), chunk_offset + nl + 1 - len(line))
+                carry, skipping, first = b"", False, nl + 1
+            cut = chunk.rfind(b"\n", first)
             if cut == -1:
-                if len(data) > MAX_LINE_BYTES:
-                    carry, skipped, skipping = data[:MAX_LINE_BYTES], len(data) - MAX_LINE_BYTES, True
+                carry = chunk[first:]
+                if len(carry) > MAX_LINE_BYTES:
+                    carry, skipping = carry[:MAX_LINE_BYTES], True
                     cut_lines += 1
-                else:
-                    carry = data
                 continue
-            block = Block(data[:cut + 1], line_no, offset)
-            offset += cut + 1
-            line_no += block.data.count(b"\n")
-            carry = data[cut + 1:]
-            yield block
+            yield Block(chunk, first, cut + 1, chunk_offset)
+            carry = chunk[cut + 1:]
+            if len(carry) > MAX_LINE_BYTES:
+                carry, skipping = carry[:MAX_LINE_BYTES], True
+                cut_lines += 1
         if carry:
-            warnings.append(located(path, "file ends in the middle of a line (kept)", line=line_no))
-            yield Block(carry + b"\n", line_no, offset)
+            warnings.append(located(path, "file ends in the middle of a line (kept)", offset=offset))
+            yield Block(carry + b"\n", 0, len(carry) + 1, offset - len(carry))
     finally:
         fh.close()
     if cut_lines:
@@ -287,20 +293,22 @@ class NeedleFinder:
         self.folded = _minimal_needles(folded)
         self.fallback = re.compile("|".join(f"(?:{p})" for p in fallback).encode()) if fallback else None
 
-    def find(self, block: bytes) -> list[tuple[int, int]]:
+    def find(self, data: bytes, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
+        """Candidate line spans within ``data[lo:hi]`` (whole lines)."""
+        hi = len(data) if hi is None else hi
         starts: set[int] = set()
-        _collect_lines(block, self.exact, starts)
+        _collect_lines(data, lo, hi, self.exact, starts)
         if self.folded:
-            _collect_lines(block.lower(), self.folded, starts)
+            _collect_lines(data.lower(), lo, hi, self.folded, starts)
         if self.fallback is not None:
-            for m in self.fallback.finditer(block):
-                starts.add(block.rfind(b"\n", 0, m.start()) + 1)
+            for m in self.fallback.finditer(data, lo, hi):
+                starts.add(data.rfind(b"\n", lo, m.start()) + 1 or lo)
         out = []
         search = self.regex.search
         for start in sorted(starts):
-            end = block.find(b"\n", start)
-            end = len(block) if end == -1 else end
-            if search(block, start, min(end, start + MAX_LINE_BYTES)):
+            end = data.find(b"\n", start, hi)
+            end = hi if end == -1 else end
+            if search(data, start, min(end, start + MAX_LINE_BYTES)):
                 out.append((start, end))
         return out
 
@@ -316,17 +324,16 @@ def _minimal_needles(needles: set[str]) -> list[bytes]:
     return [k.encode("utf-8") for k in kept]
 
 
-def _collect_lines(haystack: bytes, needles: list[bytes], starts: set[int]) -> None:
+def _collect_lines(haystack: bytes, lo: int, hi: int, needles: list[bytes], starts: set[int]) -> None:
     find, rfind = haystack.find, haystack.rfind
     for needle in needles:
-        i = find(needle)
+        i = find(needle, lo, hi)
         while i != -1:
-            start = rfind(b"\n", 0, i) + 1
-            starts.add(start)
-            end = find(b"\n", i)
+            starts.add(max(rfind(b"\n", lo, i) + 1, lo))
+            end = find(b"\n", i, hi)
             if end == -1:
                 break
-            i = find(needle, end)
+            i = find(needle, end, hi)
 
 
 class AllLinesFinder:
@@ -334,11 +341,12 @@ class AllLinesFinder:
 
     name = "all"
 
-    def find(self, block: bytes) -> list[tuple[int, int]]:
-        out, start, n = [], 0, len(block)
-        while start < n:
-            end = block.find(b"\n", start)
-            end = n if end == -1 else end
+    def find(self, data: bytes, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
+        hi = len(data) if hi is None else hi
+        out, start = [], lo
+        while start < hi:
+            end = data.find(b"\n", start, hi)
+            end = hi if end == -1 else end
             out.append((start, end))
             start = end + 1
         return out
@@ -518,9 +526,10 @@ class GrepFinder:
         return None
 
     def find_in(self, block: Block) -> list[tuple[int, int]]:
-        """Candidate spans inside ``block`` (offsets relative to it)."""
+        """Candidate spans inside ``block`` (positions in ``block.data``)."""
         data, base = block.data, block.offset
-        limit = base + len(data)
+        lo, hi = block.start, block.end
+        limit = base + hi
         starts = []
         while True:
             off = self.pending if self.pending is not None else self._next_offset()
@@ -530,14 +539,14 @@ class GrepFinder:
             if off >= limit:
                 self.pending = off
                 break
-            if off >= base:
-                starts.append(data.rfind(b"\n", 0, off - base) + 1)
+            if off >= base + lo:
+                starts.append(max(data.rfind(b"\n", lo, off - base) + 1, lo))
         out, last = [], -1
         for start in starts:
             if start == last:
                 continue
             last = start
-            end = data.find(b"\n", start)
+            end = data.find(b"\n", start, hi)
             if self.regex.search(data, start, min(end, start + MAX_LINE_BYTES)):
                 out.append((start, end))
         return out
@@ -560,7 +569,7 @@ def grep_expression(patterns: list[str]) -> str | None:
     return "|".join(parts)
 
 
-def make_finder(path, all_lines: bool = False, engine: str | None = None):
+def make_finder(path, all_lines: bool = False, engine: str | None = None, extra_patterns: tuple = ()):
     """The candidate finder for ``path``.
 
     ``engine`` forces ``"python"`` or ``"grep"``; by default GNU grep is used
@@ -570,7 +579,7 @@ def make_finder(path, all_lines: bool = False, engine: str | None = None):
     if all_lines:
         return AllLinesFinder()
     engine = engine or os.environ.get("SARSLEUTH_LOG_ENGINE")
-    patterns = candidate_patterns()
+    patterns = candidate_patterns() + list(extra_patterns)
     if engine != "python":
         from .textio import compression_of
         plain = compression_of(path) is None
@@ -612,15 +621,16 @@ class VolumeCounter:
         self.levels: Counter = Counter()
         self.regex = re.compile(spec.regex, re.M)
 
-    def add(self, data: bytes) -> None:
+    def add(self, data: bytes, lo: int, hi: int, ends) -> None:
+        """Count the lines of ``data[lo:hi]``; ``ends`` = its newline positions."""
         if self.spec.fixed is not None:
-            self._add_fixed(data)
+            self._add_fixed(data, lo, ends)
         else:
-            self._add_regex(data)
+            self._add_regex(data, lo, hi)
 
-    def _add_regex(self, data: bytes) -> None:
+    def _add_regex(self, data: bytes, lo: int, hi: int) -> None:
         keys = self.keys
-        found = self.regex.findall(data)
+        found = self.regex.findall(data, lo, hi)
         if found and isinstance(found[0], tuple) and self.spec.level_group:
             for key, level in found:
                 keys[key] = keys.get(key, 0) + 1
@@ -634,14 +644,13 @@ class VolumeCounter:
             for key in found:
                 keys[key] = keys.get(key, 0) + 1
 
-    def _add_fixed(self, data: bytes) -> None:
+    def _add_fixed(self, data: bytes, lo: int, ends) -> None:
         import numpy as np
         arr = np.frombuffer(data, dtype=np.uint8)
-        ends = np.flatnonzero(arr == 10)
         if not len(ends):
             return
         starts = np.empty_like(ends)
-        starts[0] = 0
+        starts[0] = lo
         starts[1:] = ends[:-1] + 1
         start, length = self.spec.fixed
         lvl = self.spec.level_fixed
@@ -778,13 +787,13 @@ class Assembler:
             embedded = []
         if info.host:
             self.hosts[info.host] += 1
+        if candidate and "callbacks suppressed" in message and self._structural(line_no, info):
+            return 0
         kind = signatures.classify(message) if candidate else None
-        if candidate and kind is None:
-            if self._structural(line_no, info):
-                return 0
         if self.report is not None:
             if self._joins(info, kind, candidate):
-                self._add_detail(self.report.record, [message] + embedded)
+                if self.report.kind != "segfault":  # its tail went into the message
+                    self._add_detail(self.report.record, [message] + embedded)
                 self.report.follow_left -= 1
                 return max(self.report.follow_left, 0)
             self.report = None
@@ -994,6 +1003,9 @@ class LogFormat:
     parse_line: Callable[[str], LineInfo]
     volume: VolumeSpec
     variant: str = ""
+    #: Patterns of lines that must be decoded although their raw bytes do
+    #: not show a signature (e.g. journal messages stored as byte arrays).
+    extra_candidates: tuple = ()
 
 
 @dataclass
@@ -1023,96 +1035,130 @@ def _decode(data: bytes, start: int, end: int) -> tuple[str, bool]:
 
 def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = None,
          progress: Callable[[int, int | None], None] | None = None,
-         sample_every: int = 0) -> ScanResult:
+         sample_every: int = 0, block_bytes: int = BLOCK_BYTES) -> ScanResult:
     """Stream ``path`` once and return the assembled event records.
 
     ``sample_every`` > 0 additionally decodes a few lines per block (for
     clock anchors); ``progress(bytes_done, total)`` is called per block.
     """
-    warnings: list[str] = []
-    spath = os.fspath(path)
-    assembler = Assembler(spath, fmt.source, all_lines)
-    volume = VolumeCounter(fmt.volume)
-    finder = make_finder(path, all_lines, engine)
-    follow_left = 0
-    lines = 0
-    bad_utf8 = 0
-    nul_lines = 0
-    cut_lines = 0
-    samples: list = []
+    state = _ScanState(path, fmt, all_lines, engine, sample_every)
     total = total_size(path)
     bar = _progress_bar(total) if progress is None else None
     report = progress or (bar.update if bar else None)
     try:
-        for block in iter_blocks(path, warnings):
-            data = block.data
-            volume.add(data)
-            spans = finder.find_in(block) if isinstance(finder, GrepFinder) else finder.find(data)
-            lines += data.count(b"\n")
-            if b"\x00" in data:
-                nul_lines += 1
-            cand = iter(spans)
-            nxt = next(cand, None)
-            pos, line_no = 0, block.first_line
-            n = len(data)
-            while pos < n:
-                if follow_left <= 0:
-                    if nxt is None:
-                        break
-                    line_no += data.count(b"\n", pos, nxt[0])
-                    pos = nxt[0]
-                end = data.find(b"\n", pos)
-                is_cand = nxt is not None and nxt[0] == pos
-                if is_cand:
-                    nxt = next(cand, None)
-                text, cut = _decode(data, pos, end)
-                cut_lines += cut
-                if "\ufffd" in text:
-                    bad_utf8 += 1
-                info = fmt.parse_line(text)
-                follow_left = assembler.feed(line_no, info, is_cand)
-                pos, line_no = end + 1, line_no + 1
-            if sample_every:
-                samples.extend(_samples(data, block.first_line, fmt, sample_every))
+        for block in iter_blocks(path, state.warnings, block_bytes):
+            state.block(block)
             if report:
-                report(block.offset + len(data), total)
+                done = block.offset + block.end
+                report(min(done, total) if total else done, total)
     finally:
-        if isinstance(finder, GrepFinder):
-            finder.close()
+        state.close()
         if bar:
             bar.close()
-    if bad_utf8:
-        warnings.append(located(spath, f"{bad_utf8} decoded line(s) had invalid UTF-8 (replaced)"))
-    if nul_lines:
-        warnings.append(located(spath, "NUL bytes found (ignored)"))
-    if cut_lines:
-        warnings.append(located(spath, f"{cut_lines} line(s) longer than {MAX_DECODED_CHARS} characters "
-                                       "were cut when decoded"))
-    records = assembler.finish()
-    unattributed = [s for s in assembler.suppressions if not s.get("attributed")]
-    return ScanResult(records, lines, volume.keys, volume.levels, assembler.anchors,
-                      unattributed, assembler.hosts, samples, finder.name, warnings)
+    return state.result()
 
 
-def _samples(data: bytes, first_line: int, fmt: LogFormat, every: int) -> list:
-    """Decode a few lines spread over a block, plus a few ``audit(...)``
-    records: clock anchors that cost nothing to find."""
-    n = len(data)
-    step = max(n // every, 1)
+class _ScanState:
+    """Everything one scan carries from block to block."""
+
+    def __init__(self, path, fmt: LogFormat, all_lines: bool, engine: str | None, sample_every: int):
+        self.path = os.fspath(path)
+        self.fmt = fmt
+        self.sample_every = sample_every
+        self.assembler = Assembler(self.path, fmt.source, all_lines)
+        self.volume = VolumeCounter(fmt.volume)
+        self.finder = make_finder(path, all_lines, engine, fmt.extra_candidates)
+        self.warnings: list[str] = []
+        self.samples: list = []
+        self.follow_left = 0
+        self.lines = self.bad_utf8 = self.nul_blocks = self.cut_lines = 0
+
+    def block(self, block: Block) -> None:
+        import numpy as np
+        data, lo, hi = block.data, block.start, block.end
+        window = np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)
+        ends = np.flatnonzero(window == 10)
+        ends += lo
+        block.first_line = self.lines + 1
+        self.volume.add(data, lo, hi, ends)
+        self.lines += len(ends)
+        if data.find(b"\x00", lo, hi) != -1:
+            self.nul_blocks += 1
+        if isinstance(self.finder, GrepFinder):
+            spans = self.finder.find_in(block)
+        else:
+            spans = self.finder.find(data, lo, hi)
+        starts = [s for s, _ in spans]
+        numbers = (np.searchsorted(ends, starts) + block.first_line).tolist() if starts else []
+        self._walk(data, lo, hi, block.first_line, starts, numbers)
+        if self.sample_every:
+            # small files are cheap to sample densely; big blocks get a few lines each
+            every = self.sample_every if hi - lo >= BLOCK_BYTES // 2 else max(self.sample_every, 128)
+            self.samples.extend(_samples(data, lo, hi, ends, block.first_line, self.fmt, every))
+
+    def _walk(self, data: bytes, lo: int, n: int, first_line: int, starts: list, numbers: list) -> None:
+        """Feed candidate lines, and the lines a report asks to follow, to
+        the assembler in file order."""
+        k, pos, line_no = 0, lo, first_line
+        while pos < n:
+            if self.follow_left <= 0:
+                while k < len(starts) and starts[k] < pos:
+                    k += 1
+                if k == len(starts):
+                    break
+                pos, line_no = starts[k], numbers[k]
+            is_cand = k < len(starts) and starts[k] == pos
+            if is_cand:
+                k += 1
+            end = data.find(b"\n", pos, n)
+            self.follow_left = self._feed(data, pos, end, line_no, is_cand)
+            pos, line_no = end + 1, line_no + 1
+
+    def _feed(self, data: bytes, pos: int, end: int, line_no: int, is_cand: bool) -> int:
+        text, cut = _decode(data, pos, end)
+        self.cut_lines += cut
+        if "\ufffd" in text:
+            self.bad_utf8 += 1
+        return self.assembler.feed(line_no, self.fmt.parse_line(text), is_cand)
+
+    def close(self) -> None:
+        if isinstance(self.finder, GrepFinder):
+            self.finder.close()
+
+    def result(self) -> ScanResult:
+        spath, warnings = self.path, self.warnings
+        if self.bad_utf8:
+            warnings.append(located(spath, f"{self.bad_utf8} decoded line(s) had invalid UTF-8 (replaced)"))
+        if self.nul_blocks:
+            warnings.append(located(spath, "NUL bytes found (ignored)"))
+        if self.cut_lines:
+            warnings.append(located(spath, f"{self.cut_lines} line(s) longer than {MAX_DECODED_CHARS} "
+                                           "characters were cut when decoded"))
+        asm = self.assembler
+        records = asm.finish()
+        unattributed = [s for s in asm.suppressions if not s.get("attributed")]
+        return ScanResult(records, self.lines, self.volume.keys, self.volume.levels, asm.anchors,
+                          unattributed, asm.hosts, self.samples, self.finder.name, warnings)
+
+
+def _samples(data: bytes, lo: int, hi: int, ends, first_line: int, fmt: LogFormat, every: int) -> list:
+    """Decode a few lines spread over ``data[lo:hi]``, plus a few
+    ``audit(...)`` records: clock anchors that cost nothing to find."""
+    import numpy as np
+    step = max((hi - lo) // every, 1)
     starts = set()
     for k in range(every):
-        starts.add(data.rfind(b"\n", 0, max(min(k * step, n - 1), 0)) + 1)
-        hit = data.find(b"audit(", k * step, (k + 1) * step)
+        at = min(lo + k * step, hi - 1)
+        starts.add(max(data.rfind(b"\n", lo, at) + 1, lo))
+        hit = data.find(b"audit(", at, min(at + step, hi))
         if hit != -1:
-            starts.add(data.rfind(b"\n", 0, hit) + 1)
-    starts.add(data.rfind(b"\n", 0, n - 1) + 1)
+            starts.add(max(data.rfind(b"\n", lo, hit) + 1, lo))
+    starts.add(max(data.rfind(b"\n", lo, hi - 1) + 1, lo))
+    ordered = sorted(starts)
+    numbers = (np.searchsorted(ends, ordered) + first_line).tolist()
     out = []
-    line_no, prev = first_line, 0
-    for pos in sorted(starts):
-        line_no += data.count(b"\n", prev, pos)
-        prev = pos
-        end = data.find(b"\n", pos)
-        text, _ = _decode(data, pos, end)
+    for pos, line_no in zip(ordered, numbers):
+        text, _ = _decode(data, pos, data.find(b"\n", pos, hi))
         out.append((line_no, fmt.parse_line(text)))
     return out
 
@@ -1156,18 +1202,25 @@ __all__ = [
 # --------------------------------------------------------------------------
 
 def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
-                 key_parser: Callable[[bytes], tuple | None], level_names: dict | None = None):
+                 key_parser: Callable[[bytes], tuple | None], level_names: dict | None = None,
+                 recognised: Callable[[LineInfo], bool] | None = None, first_line_time=None):
     """Resolve years and zones, and turn a scan into a :class:`Source`.
 
     ``key_parser`` reads a raw volume key into ``("md", mon, day, h, m)``,
     ``("abs", datetime)``, ``("aware", datetime)``, ``("up", minute)`` or None.
+    ``recognised`` tells whether a sampled line is in the format at all (by
+    default: it carried the format's prefix); a file with no recognised
+    line, no time stamp and no event raises :class:`InputError`.
+    ``first_line_time`` is a full datetime the file states for its start
+    (journalctl's ``-- Logs begin at`` header): a year clue.
     """
     from .errors import InputError
     from .model import Source
 
     spath = os.fspath(path)
-    volume_keys, unstamped = _normalize_keys(result.volume_keys, key_parser)
-    prefixed = sum(1 for _, info in result.samples if info.prefixed and (info.stamp or info.uptime is not None))
+    volume_keys, _unreadable = _normalize_keys(result.volume_keys, key_parser)
+    recognised = recognised or (lambda info: info.prefixed)
+    prefixed = sum(1 for _, info in result.samples if recognised(info))
     if not result.lines:
         raise InputError(spath, "empty log file")
     if not volume_keys and not result.records and not prefixed:
@@ -1182,7 +1235,7 @@ def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
     meta: dict = {"format": fmt.variant, "engine": result.engine}
     year = None
     if md_keys:
-        year, meta["year_from"] = _resolve_year(spath, md_keys, segments, result, options)
+        year, meta["year_from"] = _resolve_year(spath, md_keys, segments, result, options, first_line_time)
     zone = _target_zone(result, options)
 
     def to_dt(stamp):
@@ -1199,7 +1252,7 @@ def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
             if col in events:
                 events[col] = events[col].astype(object).where(events[col].notna(), None)
     meta["volume"], meta["volume_unit"] = _volume_series(volume_keys, year, seg_of, zone, options)
-    meta["unstamped_lines"] = unstamped
+    meta["unstamped_lines"] = result.lines - sum(volume_keys.values())
     meta["levels"] = _levels(result.levels, records, level_names)
     meta.update(_clock_meta(result, year, seg_of, zone, options))
     if result.suppressions:
@@ -1231,10 +1284,10 @@ def _normalize_keys(raw: dict, key_parser) -> tuple[dict, int]:
     return out, bad
 
 
-def _resolve_year(spath, md_keys, segments, result, options):
+def _resolve_year(spath, md_keys, segments, result, options, first_line_time=None):
     import datetime as dt
     from .textio import compression_of, file_mtime
-    clues = []
+    clues = [(md_keys[0], first_line_time)] if first_line_time is not None else []
     for _, info in result.samples:
         m = AUDIT_RE.search(info.message)
         if m and info.stamp and info.stamp[0] == "md":

@@ -70,7 +70,12 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None) -> str:
     sentences.append(cause_text + ".")
     if cause.explanation:
         sentences.append(cause.explanation)
-    effects = [f for f in inc.findings if f is not cause]
+    import pandas as pd
+    precursors = [f for f in inc.findings if f is not cause and f.aligned and inc.start is not None
+                  and f.start is not None and not pd.isna(f.start) and f.start < inc.start]
+    if precursors:
+        sentences.append("Before it: " + "; ".join(f"{f.title} {_span(f)}" for f in precursors[:4]) + ".")
+    effects = [f for f in inc.findings if f is not cause and f not in precursors]
     if effects:
         label = "Effects, in causal order" if chain else "Also seen"
         items = []

@@ -186,7 +186,9 @@ def figure_svg(fig) -> str:
     import io
     import matplotlib.pyplot as plt
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    # no metadata block: no date (reproducible output) and no RDF namespaces
+    fig.savefig(buf, format="svg", bbox_inches="tight",
+                metadata={"Creator": None, "Date": None, "Format": None, "Type": None})
     plt.close(fig)
     svg = buf.getvalue()
     return svg[svg.index("<svg"):] if "<svg" in svg else svg

@@ -7,7 +7,6 @@ clean error or warning, never a crash.
 """
 from __future__ import annotations
 
-import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -213,3 +212,265 @@ def test_format_2170_of_sysstat_9_1_5_reads_fully(corpus):
     mem = source.metrics[source.metrics["section"] == "memory"].set_index("metric")["value"]
     assert mem["kbmemfree"] > 0 and 0 < mem["%memused"] < 100
     assert source.metrics["timestamp"].iloc[0].year == 2021
+
+
+# --- damaged and unusual files -------------------------------------------------------------
+
+REFUSED = sorted([
+    "data-12.6.0-file_act-MAP_SIZE_types_nr-err", "data-12.6.0-file_act-nr-0-err", "data-12.6.0-file_act-nr-err",
+    "data-12.6.0-file_act-nr2-0-err", "data-12.6.0-file_act-nr2-err", "data-12.6.0-file_act-size-0-err",
+    "data-12.6.0-file_act-size-err", "data-12.6.0-file_hdr-MAP_SIZE_act_types_nr-err",
+    "data-12.6.0-file_hdr-MAP_SIZE_rec_types_nr-err", "data-12.6.0-file_hdr-act_size-err",
+    "data-12.6.0-file_hdr-rec_size-err", "data-12.6.0-file_hdr-sa_act_nr-err",
+    # headers that are sound but followed by no record at all
+    "data-12.6.0-file_act-nr-nr_max-err", "data-12.6.0-file_act-types_nr-SARerr",
+    "data-12.7.1-A_IRQ_overflow", "data-trunc",
+])
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_damaged_files_are_refused_with_a_byte_offset(corpus, name):
+    path = corpus / "sysstat" / "binary" / name
+    with pytest.raises(InputError) as info:
+        parse(path)
+    message = str(info.value)
+    assert "\n" not in message and name in message
+    assert info.value.offset is not None and 0 <= info.value.offset <= path.stat().st_size
+
+
+def test_all_fourteen_corrupted_header_files_are_covered(corpus):
+    errs = sorted(p.name for p in (corpus / "sysstat" / "binary").glob("data-12.6.0-*err"))
+    assert len(errs) == 14 and set(errs) <= set(REFUSED)
+
+
+@pytest.mark.parametrize("name, skipped", [("data-ukwn", "activity 255"), ("data-ukwn0", "activity 255"),
+                                           ("data-ukwn1", "queue (magic 0x8d)"),
+                                           ("data-12.5.6-A_QUEUE_modified", "queue (magic 0x9e)")])
+def test_unknown_activities_are_skipped_with_a_warning(corpus, name, skipped):
+    source = parse(corpus / "sysstat" / "binary" / name)
+    assert any(skipped in w and "(byte " in w for w in source.warnings), source.warnings
+
+
+def test_non_printable_comment_is_cleaned(corpus):
+    source = parse(corpus / "sysstat" / "binary" / "data-non-printable")
+    assert source.records == 0
+    assert list(source.events["kind"]) == ["sar-comment"]
+    assert source.events["message"].iloc[0] == "Hello..o.ld!"
+
+
+def test_truncated_copy_keeps_the_complete_records(corpus, tmp_path):
+    data = (corpus / "sysstat" / "binary" / "data-11.6.5").read_bytes()
+    cut = tmp_path / "sa-cut"
+    cut.write_bytes(data[:-700])
+    source = parse(cut)
+    assert source.records == 1
+    assert any("records from here on skipped" in w and "(byte " in w for w in source.warnings)
+
+
+def test_text_and_other_files_are_not_sa(corpus):
+    with pytest.raises(InputError):
+        parse(corpus / "sysstat" / "binary" / "data-12.7.6.xml")
+    assert SaBinaryParser.sniff(b"<?xml version", "<?xml version") == 0.0
+
+
+def test_sniff_recognises_both_byte_orders(corpus):
+    for name in ("data-12.0.0", "data-ppc-11.7.2", "data-9.1.5"):
+        head = (corpus / "sysstat" / "binary" / name).read_bytes()[:4096]
+        assert sniff_bytes(head) == ("sa", 1.0)
+
+
+def test_big_endian_32_bit_file_reads(corpus):
+    source = parse(corpus / "sysstat" / "binary" / "data-ppc-11.7.2")
+    assert source.meta["byte_order"] == "big" and source.meta["long_size"] == 4
+    assert source.host == "partch" and source.meta["ncpu"] == 16
+
+
+def test_comments_restarts_and_zones(corpus):
+    source = parse(corpus / "sysstat" / "binary" / "data-12.0.0")
+    events = source.events
+    assert list(events["kind"]) == ["sar-restart", "sar-comment"]
+    assert events["message"].tolist() == ["LINUX RESTART (8 CPU)", "Hello world!"]
+    assert str(events["timestamp"].iloc[0]) == "2019-06-30 07:39:21+02:00"
+    assert source.tz == "+02:00"
+    in_tokyo = parse(corpus / "sysstat" / "binary" / "data-12.0.0", tz="Asia/Tokyo")
+    first = in_tokyo.metrics["timestamp"].iloc[0]
+    assert str(first.tz) == "Asia/Tokyo" and first.hour == 14
+
+
+def test_gzip_compressed_file_reads_the_same(corpus, tmp_path):
+    import gzip
+    raw = (corpus / "sysstat" / "binary" / "data-11.6.5").read_bytes()
+    packed = tmp_path / "sa29.gz"
+    packed.write_bytes(gzip.compress(raw))
+    a = parse(corpus / "sysstat" / "binary" / "data-11.6.5").metrics
+    b = parse(packed).metrics
+    assert len(a) == len(b) and np.allclose(a["value"], b["value"])
+
+
+# --- random damage never crashes -----------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+FUZZ_SOURCES = ["data-12.0.0", "data-11.6.5", "data-9.1.6", "data-ppc-11.7.2", "data-extra-12.1.7"]
+
+
+@settings(max_examples=200, deadline=10000, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from(FUZZ_SOURCES), cut=st.floats(0.0, 1.0),
+       flips=st.lists(st.tuples(st.integers(0, 1999), st.integers(0, 7)), max_size=6))
+def test_random_truncation_and_bit_flips_give_source_or_input_error(corpus, tmp_path, which, cut, flips):
+    data = bytearray((corpus / "sysstat" / "binary" / which).read_bytes())
+    for pos, bit in flips:
+        if pos < len(data):
+            data[pos] ^= 1 << bit
+    data = data[:max(1, int(len(data) * cut))] if cut < 1.0 else data
+    path = tmp_path / "fuzzed"
+    path.write_bytes(bytes(data))
+    try:
+        source = parse(path)
+    except InputError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert list(source.metrics.columns) == ["timestamp", "host", "section", "device", "metric", "value"]
+    assert source.records >= 0
+
+
+# --- the sample of field report 000, written by sarsleuth ------------------------------------
+
+REPORT_CPU = {
+    "15:00:01": "5.00 0.00 5.87 0.00 0.00 89.12", "15:01:01": "5.37 0.00 8.35 0.01 0.00 86.27",
+    "15:02:03": "5.24 0.00 7.93 11.12 0.00 75.71", "15:03:01": "7.45 0.00 5.71 32.00 0.00 54.84",
+    "15:04:16": "5.93 0.00 7.12 37.88 0.00 49.07", "15:05:03": "0.56 0.00 1.45 64.94 0.00 33.05",
+    "15:06:05": "2.07 0.00 2.64 57.55 0.00 37.75", "15:07:01": "2.75 0.00 3.52 46.32 0.00 47.41",
+    "15:08:01": "3.88 0.00 4.36 2.40 0.00 89.36", "15:09:01": "3.83 0.00 4.40 0.69 0.00 91.09",
+}
+REPORT_SWAP = {
+    "15:00:01": "8388600 0 0.00 0 0.00", "15:01:01": "8388600 0 0.00 0 0.00",
+    "15:02:03": "5065192 3323408 39.62 107908 3.25", "15:03:01": "4174996 4213604 50.23 745556 17.69",
+    "15:04:16": "1722900 6665700 79.46 120032 1.80", "15:05:03": "423364 7965236 94.95 292404 3.67",
+    "15:06:05": "187788 8200812 97.76 713720 8.70", "15:07:01": "726948 7661652 91.33 1034536 13.50",
+    "15:08:01": "814704 7573896 90.29 1160704 15.33", "15:09:01": "848800 7539800 89.88 1216656 16.14",
+}
+
+
+def _to_24h(stamp: str, ampm: str | None) -> str:
+    if ampm is None:
+        return stamp
+    hh, rest = int(stamp[:2]), stamp[2:]
+    hh = hh % 12 + (12 if ampm == "PM" else 0)
+    return f"{hh:02d}{rest}"
+
+
+def run_sar(args, path) -> dict:
+    """{HH:MM:SS: "values..."} from real sar, in Asia/Shanghai time."""
+    out = subprocess.run(["sar", *args, "-f", str(path)], capture_output=True, text=True, check=True,
+                         env={"TZ": "Asia/Shanghai", "LC_ALL": "C", "PATH": "/usr/bin:/bin"}).stdout
+    rows = {}
+    for line in out.splitlines():
+        cells = line.split()
+        if not cells or ":" not in cells[0] or cells[0].startswith("Average"):
+            continue
+        ampm = cells[1] if len(cells) > 1 and cells[1] in ("AM", "PM") else None
+        values = cells[2:] if ampm else cells[1:]
+        if values and values[0] == "all":
+            values = values[1:]
+        if values and all(_is_number(v) for v in values):
+            rows[_to_24h(cells[0], ampm)] = " ".join(values)
+    return rows
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def sa06(tmp_path_factory):
+    """A fresh copy written by the script, so the test checks the script."""
+    script = Path(__file__).resolve().parent.parent / "samples" / "make_sa06.py"
+    out = tmp_path_factory.mktemp("sa06") / "sa06"
+    subprocess.run(["python3", str(script), str(out)], check=True, capture_output=True)
+    return out
+
+
+def test_committed_sample_is_what_the_script_writes(sa06, samples):
+    assert (samples / "nginx-proxy-oom" / "sa06").read_bytes() == sa06.read_bytes()
+
+
+@pytest.mark.skipif(shutil.which("sar") is None, reason="sysstat's sar is not installed")
+def test_real_sar_prints_the_report_figures(sa06):
+    cpu = run_sar(["-u"], sa06)
+    swap = run_sar(["-S"], sa06)
+    for stamp, expected in REPORT_CPU.items():
+        assert cpu[stamp] == expected, stamp
+    for stamp, expected in REPORT_SWAP.items():
+        assert swap[stamp] == expected, stamp
+
+
+def test_sarsleuth_reads_the_sample_back(sa06):
+    source = parse(sa06)
+    assert source.host == "Cangke_107_176"
+    assert source.meta["kernel"] == "2.6.32-358.el6.x86_64" and source.meta["ncpu"] == 24
+    assert source.meta["file_date"] == "2014-05-06" and source.tz == "+08:00"
+    assert source.records == 100
+    m = source.metrics
+    stamps = m["timestamp"].dt.strftime("%H:%M:%S")
+    cpu = m[(m["section"] == "cpu") & (m["device"] == "all")]
+    for stamp, expected in REPORT_CPU.items():
+        row = cpu[stamps[cpu.index] == stamp].set_index("metric")["value"]
+        user, nice, system, iowait, steal, idle = (float(v) for v in expected.split())
+        assert round(row["%usr"], 2) == user and round(row["%iowait"], 2) == iowait
+        assert round(row["%sys"] + row["%irq"] + row["%soft"], 2) == system
+        assert round(row["%idle"], 2) == idle
+    swap = m[m["section"] == "swap"]
+    for stamp, expected in REPORT_SWAP.items():
+        row = swap[stamps[swap.index] == stamp].set_index("metric")["value"]
+        free, used, pct, cad, pct_cad = (float(v) for v in expected.split())
+        assert row["kbswpfree"] == free and row["kbswpused"] == used and round(row["%swpused"], 2) == pct
+        assert row["kbswpcad"] == cad and round(row["%swpcad"], 2) == pct_cad
+    assert str(m["timestamp"].iloc[0].tz) == "UTC+08:00"
+    # MemAvailable did not exist in 2.6.32: no kbavail rather than zeros
+    assert not ((m["section"] == "memory") & (m["metric"] == "kbavail")).any()
+
+
+@pytest.mark.skipif(shutil.which("sadf") is None, reason="sysstat's sadf is not installed")
+def test_sample_matches_sadf_d_everywhere(sa06, tmp_path):
+    csv = tmp_path / "sa06.csv"
+    out = subprocess.run(["sadf", "-d", str(sa06), "--", "-A"], capture_output=True, text=True, check=True,
+                         env={"TZ": "UTC", "LC_ALL": "C", "PATH": "/usr/bin:/bin"}).stdout
+    csv.write_text(out)
+    reference = load_sadf_d(csv)
+    reference = reference[reference["metric"] != "kbavail"]
+    ratio, bad = match_ratio(parse(sa06), reference)
+    print(f"sa06: {ratio:.4%} of {len(reference)} sadf values matched")
+    assert ratio >= 0.995, bad.head(20).to_string()
+
+
+def test_writer_round_trip_with_restart_and_comment(tmp_path):
+    import datetime as dt
+    from sarsleuth.sa_writer import write_sa
+    zone = dt.timezone(dt.timedelta(hours=-5))
+    t0 = dt.datetime(2024, 3, 1, 10, 0, 0, tzinfo=zone)
+
+    def stats(k, uptime):
+        return {"time": t0 + dt.timedelta(minutes=k), "uptime_cs": uptime,
+                "cpu": [[0] * 10] + [[1000 + 600 * k, 0, 500 + 300 * k, 90000 + 5100 * k, 0, 0, 0, 0, 0, 0]] * 2,
+                "net-sock": {"sock_inuse": 40 + k, "tcp_inuse": 20, "tcp_tw": 7 * k}}
+    records = [stats(0, 1000), stats(1, 7000), {"time": t0 + dt.timedelta(minutes=2), "type": "comment",
+                                                 "text": "deploy v2"},
+               {"time": t0 + dt.timedelta(minutes=3), "type": "restart"}, stats(4, 500), stats(5, 6500)]
+    path = write_sa(tmp_path / "sa01", host="web1", kernel="6.1.0", ncpu=2, records=records,
+                    utc_offset_minutes=-300)
+    source = parse(path)
+    assert source.tz == "-05:00" and source.records == 4
+    assert list(source.events["kind"]) == ["sar-comment", "sar-restart"]
+    m = source.metrics
+    cpu = m[(m["section"] == "cpu") & (m["device"] == "all")]
+    assert len(cpu["timestamp"].unique()) == 2           # one per segment: the restart is a new start
+    usr = cpu[cpu["metric"] == "%usr"]["value"]
+    assert np.allclose(usr, 10.0)                        # 600 of 6000 jiffies per CPU
+    tw = m[m["metric"] == "tcp-tw"]["value"].tolist()
+    assert tw == [7.0, 35.0]

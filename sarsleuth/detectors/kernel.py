@@ -235,7 +235,7 @@ class Segfault(Detector):
     summary = "processes killed by segmentation faults: comm, pid, ip, library"
     inputs = ("events",)
     category = "worker-crash"
-    defaults = {"burst_gap_seconds": 3600.0}
+    defaults = {"burst_gap_seconds": 172800.0}
 
     def run(self, ctx: Context):
         out = []

@@ -74,9 +74,12 @@ class SwapClimb(Detector):
                         f"climb started {fmt_time(ep.start)}")
                 if "kbswpfree_before" in metrics and "kbswpfree_at_peak" in metrics:
                     text += f"; kbswpfree {metrics['kbswpfree_before']:.0f} -> {metrics['kbswpfree_at_peak']:.0f}"
+                # the climb ends at its peak; swap that stays used afterwards
+                # is reported as a level, not as a longer climb
+                metrics["swpused_at_episode_end_pct"] = float(s.loc[ep.end])
                 out.append(self.finding(
                     title=f"Swap climbed from {base:.0f} % to {ep.peak:.2f} % in {rise_minutes:.0f} min",
-                    severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
+                    severity=sev, start=ep.start, end=ep.peak_time, host=host, metrics=metrics,
                     evidence=[_metric_evidence(ctx, "swap", host, ep.peak_time, text)],
                 ))
         return out
@@ -145,7 +148,14 @@ class MemoryPressure(Detector):
                         if len(w):
                             metrics[name] = float(w.max())
                 sev = "high" if metrics.get("min_avail_pct", 100) < 2 else "medium"
-                text = ", ".join(f"{k} {v:.2f}" for k, v in metrics.items())
+                parts = []
+                if "min_avail_pct" in metrics:
+                    parts.append(f"available memory down to {metrics['min_avail_pct']:.2f} % of RAM")
+                if "peak_majflt_per_s" in metrics:
+                    parts.append(f"majflt/s up to {metrics['peak_majflt_per_s']:.0f}")
+                if "peak_pgscand_per_s" in metrics:
+                    parts.append(f"pgscand/s up to {metrics['peak_pgscand_per_s']:.0f}")
+                text = ", ".join(parts) + f" between {fmt_time(ep.start)} and {fmt_time(ep.end)}"
                 out.append(self.finding(
                     title="Memory exhausted: available memory "
                           + (f"down to {metrics['min_avail_pct']:.1f} % of RAM" if "min_avail_pct" in metrics else "under pressure")

@@ -17,7 +17,8 @@ def link_capacity_Bps(ctx: Context, host, iface) -> float | None:
     if util is None or rx is None or tx is None:
         return None
     rate = rx.combine(tx, max) * 1024.0
-    ok = util > 10
+    util = util.reindex(rate.index)   # sources may sample at different times
+    ok = (util > 10).fillna(False)
     if not ok.any():
         return None
     # sysstat computes %ifutil with kB = 1000 bytes for the speed in Mb/s:
@@ -106,7 +107,7 @@ class TcpTimewait(Detector):
     inputs = ("metrics",)
     category = "socket-exhaustion"
     defaults = {"tcp_max_tw_buckets": 180000, "warn_fraction": 0.8, "min_rise_factor": 5.0,
-                "min_tw": 1000, "max_gap_samples": 1}
+                "min_tw": 1000, "min_fraction_for_climb": 0.25, "max_gap_samples": 1}
 
     def run(self, ctx: Context):
         out = []
@@ -118,7 +119,8 @@ class TcpTimewait(Detector):
                 continue
             first = float(tw.iloc[0])
             near = tw >= p["warn_fraction"] * limit
-            climb = (tw >= max(p["min_tw"], p["min_rise_factor"] * max(first, 1.0)))
+            climb = (tw >= max(p["min_tw"], p["min_rise_factor"] * max(first, 1.0),
+                               p["min_fraction_for_climb"] * limit))
             for ep in episodes(tw, (near | climb).to_numpy(), p["max_gap_samples"]):
                 frac = ep.peak / limit
                 sev = severity_for(frac, [(0.98, "high"), (0.6, "medium")])

@@ -41,7 +41,8 @@ class WorkerSignalExit(Detector):
     summary = "nginx workers exiting on signals: count, signal name, core dumped, PIDs, respawns"
     inputs = ("events",)
     category = "worker-crash"
-    defaults = {"burst_gap_seconds": 3600.0, "respawn_window_seconds": 5.0}
+    # crashes hours apart under one master are one problem, not several
+    defaults = {"burst_gap_seconds": 172800.0, "respawn_window_seconds": 5.0}
 
     def run(self, ctx: Context):
         out = []

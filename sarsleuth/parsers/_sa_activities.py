@@ -268,7 +268,7 @@ def compute_memory(ctx):
     frs, tls, cas, com = ctx.cur("frskb"), ctx.cur("tlskb"), ctx.cur("caskb"), ctx.cur("comkb")
     notused = np.minimum(frm + buf + cam + ctx.cur("slabkb"), tlm)
     out = [
-        ("kbmemfree", frm), ("kbavail", ctx.cur("availablekb")), ("kbmemused", tlm - notused),
+        ("kbmemfree", frm), ("kbavail", _available(ctx, frm)), ("kbmemused", tlm - notused),
         ("%memused", _pct(tlm - notused, tlm)), ("kbbuffers", buf), ("kbcached", cam), ("kbcommit", com),
         ("%commit", _pct(com, tlm + tls)), ("kbactive", ctx.cur("activekb")), ("kbinact", ctx.cur("inactkb")),
         ("kbdirty", ctx.cur("dirtykb")), ("kbanonpg", ctx.cur("anonpgkb")), ("kbslab", ctx.cur("slabkb")),
@@ -278,6 +278,13 @@ def compute_memory(ctx):
     # (no MemAvailable before Linux 3.14...); a 0 would read as "no memory
     # available", so such metrics are left out instead.
     return [(m, v) for m, v in out if ctx.has(MEMORY_SOURCE.get(m, "frmkb"))]
+
+
+def _available(ctx, free):
+    """MemAvailable, NaN (left out) where the kernel had none: before Linux
+    3.14 sadc stores 0 there while free memory is not 0."""
+    available = ctx.cur("availablekb")
+    return np.where((available == 0) & (free > 0), np.nan, available)
 
 
 #: The raw field each optional memory metric comes from.

@@ -190,8 +190,6 @@ def factorize(values) -> np.ndarray:
 def generic_rows(spec, table: ItemTable, prev_rec, itv_rec) -> Rows:
     keys, labels = item_keys(spec, table)
     cur_idx, prev_idx = pair_rows(table.rec, keys, prev_rec, spec.new_item_from_zero)
-    if spec.keyed_by == "line":
-        cur_idx, prev_idx = cur_idx, prev_idx
     rec = table.rec[cur_idx]
     ctx = Context(table, cur_idx, prev_idx, itv_rec[rec])
     metrics = spec.compute(ctx)

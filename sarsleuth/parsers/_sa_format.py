@@ -117,7 +117,7 @@ def _cstr(raw: bytes) -> str:
 
 
 class _Reader:
-    """Bounds-checked little helper over the bytes of the file."""
+    """Bounds-checked reads of the bytes of the file."""
 
     def __init__(self, path, buf, endian: str):
         self.path = path
@@ -350,12 +350,9 @@ def _old_activities(rd: _Reader, layout: FileLayout, off: int, act_nr: int, desc
             act = FileActivity(id=rd.u32(off), magic=rd.u32(off + 4), nr=rd.i32(off + 8), nr2=rd.i32(off + 12),
                                size=rd.i32(off + 16))
         _check_activity(rd.path, act, off)
-        if act.id == 1 and layout.ncpu == 1:
-            layout.ncpu = max(act.nr - 1, 1)
         layout.activities.append(act)
         off += desc_size
-    if layout.format_magic == 0x2175:
-        return off
+    # the CPU activity lists CPU "all" then each CPU
     cpu = next((a for a in layout.activities if a.id == 1), None)
     layout.ncpu = max(cpu.nr - 1, 1) if cpu else 1
     return off

@@ -24,6 +24,9 @@ from ..errors import located
 from ._sa_format import (COMMENT_LEN, MAX_EXTRA_NR, MAX_EXTRA_SIZE, NR_MAX, R_COMMENT, R_EXTRA_MAX, R_EXTRA_MIN,
                          R_RESTART, FileLayout, map_size)
 
+#: Record times beyond this (year 2242) can only come from damage.
+MAX_EPOCH = 1 << 33
+
 #: Largest run checked in one numpy pass (bounded so a damaged tail costs
 #: little).
 MAX_RUN = 1 << 16
@@ -157,6 +160,8 @@ class Walker:
         up, ust, rtype, hms, extra = self._header(pos)
         if rtype == 0 or rtype > R_EXTRA_MAX or hms[0] > 23 or hms[1] > 59 or hms[2] > 60:
             raise _Damage(f"invalid record header (type {rtype}, time {hms[0]}:{hms[1]}:{hms[2]})", pos)
+        if ust > MAX_EPOCH:
+            raise _Damage(f"implausible record time ({ust} s after 1970)", pos)
         body = pos + self.rec.size
         if rtype == R_RESTART:
             return self._restart(pos, body, ust, hms, extra)
@@ -239,6 +244,10 @@ class Walker:
         count = self._run_length(pos, size, nr_fields)
         starts = pos + size * np.arange(count, dtype=np.int64)
         ups, usts, hmss = self._headers_of(starts)
+        sane = np.flatnonzero(usts > MAX_EPOCH)
+        if len(sane):
+            count = max(int(sane[0]), 1)
+            starts, ups, usts, hmss = starts[:count], ups[:count], usts[:count], hmss[:count]
         ups[0], usts[0] = up, ust
         self.index.add(starts, ups, usts, hmss, self.segment,
                        [starts + (o - pos) for o in offsets],

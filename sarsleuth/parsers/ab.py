@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ..errors import located
 from .base import ParseOptions, Parser
 from .grammars import (Statement, build_source, command_options, exact, fail_without_reports, find_command, human_seconds,
                        integer, numbered_lines, place_report, problems_as_warnings, read_document, report_clock)
@@ -59,6 +60,7 @@ class AbParser(Parser):
         warnings += problems_as_warnings(path, reading.problems)
         clock = report_clock(path, options)
         for report in reports:
+            warnings += [located(path, message, line=line) for line, message in report.pop("_bad")]
             place_report(report, path, report.pop("_line"), clock)
         return build_source(path, "ab", reports, warnings, summarise, records=len(reports))
 
@@ -80,8 +82,13 @@ def build_report(statements: list[Statement]) -> dict | None:
         return None
     report = _empty_report()
     report["_line"] = statements[0].line
+    report["_bad"] = []
     for statement in statements:
-        _HANDLERS.get(statement.kind, _ignore)(report, statement.fields)
+        try:
+            _HANDLERS.get(statement.kind, _ignore)(report, statement.fields)
+        except (ValueError, KeyError, TypeError, ArithmeticError) as err:
+            # the grammar accepted the line but a value is out of range
+            report["_bad"].append((statement.line, f"{statement.kind.replace('_', ' ')}: {err}"))
     _finish(report, kinds)
     return report
 

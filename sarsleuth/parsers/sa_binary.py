@@ -25,8 +25,8 @@ from ..errors import InputError, located
 from ..model import Source
 from ..textio import compression_of, read_all_bytes
 from . import _sa_activities as A
-from ._sa_compute import ItemTable, Rows, cpu_rows, generic_rows, softnet_rows
-from ._sa_format import FileLayout, read_layout, sniff_magic, FORMAT_MAGICS
+from ._sa_compute import Context, ItemTable, Rows, cpu_rows, generic_rows, pair_rows, softnet_rows
+from ._sa_format import FORMAT_MAGICS, FileLayout, read_layout, sniff_magic
 from ._sa_records import RecordIndex, Walker
 from .base import ParseOptions, Parser, events_frame
 
@@ -140,7 +140,7 @@ def _tz_name(tz) -> str:
 
 def _timestamps(ust: np.ndarray, tz):
     import pandas as pd
-    stamps = pd.to_datetime(ust.astype("int64"), unit="s", utc=True)
+    stamps = pd.to_datetime(ust.astype("int64"), unit="s", utc=True).as_unit("ns")
     return stamps.tz_convert(tz)
 
 
@@ -183,11 +183,10 @@ def _rows_for(spec, table, prev_rec, itv, index, nr):
         return [("softnet", softnet_rows(spec, table, prev_rec, index.segment, itv))]
     rows = generic_rows(spec, table, prev_rec, itv)
     if spec.id == A.A_MEMORY:
-        swap = A.compute_swap
-        from ._sa_compute import Context, pair_rows
+        # one sysstat activity, two sar reports (-r and -S): two sections
         cur_idx, prev_idx = pair_rows(table.rec, np.zeros(len(table.rec), dtype=np.int64), prev_rec, False)
         ctx = Context(table, cur_idx, prev_idx, itv[table.rec[cur_idx]])
-        swap_rows = Rows(table.rec[cur_idx], np.full(len(cur_idx), "", dtype=object), swap(ctx))
+        swap_rows = Rows(table.rec[cur_idx], np.full(len(cur_idx), "", dtype=object), A.compute_swap(ctx))
         return [("memory", rows), ("swap", swap_rows)]
     return [(spec.section, rows)]
 
@@ -215,38 +214,71 @@ def _intervals(uptime: np.ndarray, prev_rec: np.ndarray, layout: FileLayout) -> 
 # --- frames --------------------------------------------------------------------------
 
 def _metrics_frame(blocks, index: RecordIndex, host: str, tz):
-    """The long table, built column by column; categorical strings keep it
-    small (a day at one-second interval makes tens of millions of rows)."""
+    """The long table, filled column by column into preallocated arrays;
+    categorical strings keep it small (a day at one-second interval makes
+    tens of millions of rows).  NaN values (figures the writer did not
+    record) are left out."""
     import pandas as pd
-    recs, devs, secs, mets, vals = [], [], [], [], []
-    section_names, metric_names = [], []
+    parts = []                      # (section code, device codes, rows, [(metric code, keep, values)])
+    section_names, metric_names, device_names = [], [], {}
+    total = 0
     for section, rows in blocks:
         if not len(rows.rec):
             continue
         sec_code = _code_of(section_names, section)
+        dev_codes = _device_codes(rows.device, device_names)
+        metrics = []
         for metric, values in rows.metrics:
-            recs.append(rows.rec)
-            devs.append(rows.device)
-            secs.append(np.full(len(rows.rec), sec_code, dtype=np.int16))
-            mets.append(np.full(len(rows.rec), _code_of(metric_names, metric), dtype=np.int16))
-            vals.append(np.asarray(values, dtype=np.float64))
-    if not recs:
+            values = np.asarray(values, dtype=np.float64)
+            keep = None if not np.isnan(values).any() else ~np.isnan(values)
+            total += len(values) if keep is None else int(keep.sum())
+            metrics.append((_code_of(metric_names, metric), keep, values))
+        parts.append((sec_code, dev_codes, rows.rec, metrics))
+    if not total:
         from ..model import empty_metrics
         frame = empty_metrics()
         frame["timestamp"] = frame["timestamp"].dt.tz_localize("UTC").dt.tz_convert(tz)
         return frame
-    rec = np.concatenate(recs)
-    device_codes, device_names = pd.factorize(np.concatenate(devs), sort=False)
+    rec = np.empty(total, dtype=np.int32 if index.count < 2**31 else np.int64)
+    dev = np.empty(total, dtype=np.int32)
+    sec = np.empty(total, dtype=np.int16)
+    met = np.empty(total, dtype=np.int16)
+    val = np.empty(total, dtype=np.float64)
+    at = 0
+    blocks.clear()                      # let each block go once copied
+    while parts:
+        sec_code, dev_codes, rows_rec, metrics = parts.pop(0)
+        while metrics:
+            met_code, keep, values = metrics.pop(0)
+            if keep is None:
+                n = len(values)
+                rec[at:at + n], dev[at:at + n], val[at:at + n] = rows_rec, dev_codes, values
+            else:
+                n = int(keep.sum())
+                rec[at:at + n], dev[at:at + n], val[at:at + n] = rows_rec[keep], dev_codes[keep], values[keep]
+            sec[at:at + n] = sec_code
+            met[at:at + n] = met_code
+            at += n
+            del values
     stamps = _timestamps(index.ust, tz)
-    frame = pd.DataFrame({
-        "timestamp": stamps.take(rec),
-        "host": pd.Categorical.from_codes(np.zeros(len(rec), dtype=np.int8), categories=[host]),
-        "section": pd.Categorical.from_codes(np.concatenate(secs), categories=section_names),
-        "device": pd.Categorical.from_codes(device_codes.astype(np.int32), categories=list(device_names)),
-        "metric": pd.Categorical.from_codes(np.concatenate(mets), categories=metric_names),
-        "value": np.concatenate(vals),
-    })
-    return frame
+    timestamp = stamps.take(rec)
+    del rec
+    return pd.DataFrame({
+        "timestamp": timestamp,
+        "host": pd.Categorical.from_codes(np.zeros(total, dtype=np.int8), categories=[host]),
+        "section": pd.Categorical.from_codes(sec, categories=section_names),
+        "device": pd.Categorical.from_codes(dev, categories=list(device_names)),
+        "metric": pd.Categorical.from_codes(met, categories=metric_names),
+        "value": val,
+    }, copy=False)
+
+
+def _device_codes(labels: np.ndarray, names: dict) -> np.ndarray:
+    """Codes of device labels in the file-wide ``names`` table (label ->
+    code, insertion ordered)."""
+    uniq, inverse = np.unique(labels.astype(str), return_inverse=True)
+    mapping = np.array([names.setdefault(label, len(names)) for label in uniq], dtype=np.int32)
+    return mapping[inverse.reshape(-1)]
 
 
 def _code_of(names: list, name: str) -> int:

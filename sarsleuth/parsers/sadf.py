@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -122,7 +122,7 @@ class _Clock:
         if not self.unknown_zones:
             return []
         names = ", ".join(sorted(self.unknown_zones))
-        return [located(self.path, f"times are local to the file's host ({names}, sadf -t): kept as "
+        return [located(self.path, f"times are local ({names}, sadf -t or -T): kept as "
                                    "wall clock; set --tz to the host's zone to place them")]
 
 
@@ -134,6 +134,8 @@ def _event(ts, host, kind, message, path, line=None):
 
 def _finish(cls, path, options, metrics, events, host, meta, warnings, clock: _Clock):
     warnings = warnings + clock.warnings()
+    if len(metrics):
+        metrics["timestamp"] = metrics["timestamp"].dt.as_unit("ns")
     if not len(metrics) and not events:
         raise InputError(path, f"no {cls.kind} statistics found")
     ev = events_frame(events)
@@ -432,7 +434,7 @@ def _csv_frames(blocks: dict, clock: _Clock):
 
 def _csv_block(layout, rows, stamps, hosts, clock):
     import pandas as pd
-    matrix = np.array(rows, dtype=str)
+    matrix = np.array(rows, dtype=object)
     positions = [p for p, _s, _m in layout.value_columns]
     metrics = [m for _p, _s, m in layout.value_columns]
     secs = [s for _p, s, _m in layout.value_columns]

@@ -34,6 +34,7 @@ warning.  Timestamps are naive wall clock, localized with ``options.tz``.
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 import re
 from dataclasses import dataclass, field
 
@@ -47,7 +48,7 @@ from .base import ParseOptions, Parser, events_frame, localize, metrics_frame
 
 BANNER_RE = re.compile(
     r"^\s*Linux\s+(?P<kernel>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)"
-    r"(?:\s+_(?P<arch>[^_\s]+)_)?(?:\s+\((?P<ncpu>\d+)\s+CPU\))?")
+    r"(?:\s+_(?P<arch>\S+?)_(?=\s|$))?(?:\s+\((?P<ncpu>\d+)\s+CPU\))?")
 DATE_TOKEN_RE = re.compile(r"^\d{1,4}[/.\-]\d{1,2}[/.\-]\d{1,4}\.?$|^\d{4}年\d{1,2}月\d{1,2}日$")
 CJK_TIME_RE = re.compile(r"^(\d{1,2})[時时](\d{1,2})分(\d{1,2})秒$")
 CLOCK_RE = re.compile(r"^(\d{1,2}):(\d\d):(\d\d)$")
@@ -460,8 +461,9 @@ def _to_float(values: np.ndarray, metrics: list[str], warn) -> np.ndarray:
     tokens that are no number at all become NaN (and are counted)."""
     try:
         return values.astype(np.float64)
-    except ValueError:
+    except (ValueError, TypeError):
         pass
+    values = values.astype(str)
     swapped = np.char.replace(values, ",", ".")
     try:
         out = swapped.astype(np.float64)
@@ -519,7 +521,8 @@ class _Assembler:
         rows, devices = self._normalize(block)
         if not rows:
             return
-        matrix = np.array(rows, dtype=str)
+        # object, not numpy's fixed-width str: its float conversion is twice as fast
+        matrix = np.array(rows, dtype=object)
         positions = [p for p, _s, _m in layout.value_columns]
         metrics = [m for _p, _s, m in layout.value_columns]
         secs = [s for _p, s, _m in layout.value_columns]
@@ -529,21 +532,21 @@ class _Assembler:
         n, m = values.shape
         if devices is None:
             devices = np.full(n, "", dtype=object)
-        device_col = np.repeat(np.asarray(devices, dtype=object), m)
-        metric_col = np.tile(np.asarray(metrics, dtype=object), n)
-        section_col = np.tile(np.asarray(secs, dtype=object), n)
-        if layout.transpose_irq:
-            device_col, metric_col = _transpose_irq(device_col, metric_col)
         seg = self.reader.segments[block.segment]
         host = seg.host or ""
         if block.label is None:
             base = np.datetime64(self.dates[block.segment], "s")
             stamps = base + np.asarray(block.seconds, dtype="timedelta64[s]")
-            self.parts.append((np.repeat(stamps, m), host, section_col, device_col,
-                               metric_col, values.ravel()))
-        else:
-            self.avg_parts.append((host, block.label, section_col, device_col, metric_col,
-                                   values.ravel()))
+            self.parts.append(_coded_part(np.repeat(stamps, m), host, secs, devices, metrics,
+                                          values.ravel(), layout.transpose_irq))
+            return
+        device_col = np.repeat(np.asarray(devices, dtype=object), m)
+        metric_col = np.tile(np.asarray(metrics, dtype=object), n)
+        section_col = np.tile(np.asarray(secs, dtype=object), n)
+        if layout.transpose_irq:
+            device_col, metric_col = _transpose_irq(device_col, metric_col)
+        self.avg_parts.append((host, block.label, section_col, device_col, metric_col,
+                               values.ravel()))
 
     def _normalize(self, block: _Block):
         """Rows cut to the positional columns, and the device of each row."""
@@ -590,15 +593,12 @@ class _Assembler:
         import pandas as pd
         if not self.parts:
             return metrics_frame()
-        stamps = np.concatenate([p[0] for p in self.parts])
-        hosts = np.concatenate([np.full(len(p[0]), p[1], dtype=object) for p in self.parts])
         df = pd.DataFrame({
-            "timestamp": pd.to_datetime(stamps),
-            "host": hosts,
-            "section": np.concatenate([p[2] for p in self.parts]),
-            "device": np.concatenate([p[3] for p in self.parts]),
-            "metric": np.concatenate([p[4] for p in self.parts]),
-            "value": np.concatenate([p[5] for p in self.parts]),
+            "timestamp": pd.to_datetime(np.concatenate([p["stamps"] for p in self.parts])
+                                        .astype("datetime64[ns]")),
+            **{col: _string_column([p[col] for p in self.parts])
+               for col in ("host", "section", "device", "metric")},
+            "value": np.concatenate([p["values"] for p in self.parts]),
         })
         return metrics_frame(columns=df)
 
@@ -616,6 +616,57 @@ class _Assembler:
             "metric": np.concatenate([p[4] for p in self.avg_parts]),
             "value": np.concatenate([p[5] for p in self.avg_parts]),
         })
+
+
+def _coded_part(stamps, host: str, secs: list, devices, metrics: list, values, transpose: bool):
+    """One block's long columns, the text ones as (names, codes): a block has
+    a handful of distinct names, so codes keep the millions of rows cheap
+    until one string column is built for the whole table."""
+    n = len(stamps) // max(len(metrics), 1)
+    m = len(metrics)
+    if devices is None:
+        devices = [""] * n
+    index: dict = {}
+    device_codes = np.fromiter((index.setdefault(d, len(index)) for d in devices), dtype=np.int64, count=n)
+    device = (list(index), np.repeat(device_codes, m))
+    metric = (list(metrics), np.tile(np.arange(m), n))
+    if transpose:
+        dev_col, met_col = _transpose_irq(np.asarray(device[0], dtype=object)[device[1]],
+                                          np.asarray(metric[0], dtype=object)[metric[1]])
+        device, metric = _factorize(dev_col), _factorize(met_col)
+    section_names = sorted(set(secs))
+    section_codes = np.array([section_names.index(x) for x in secs], dtype=np.int64)
+    return {"stamps": stamps, "values": values,
+            "host": ([host], np.zeros(len(stamps), dtype=np.int64)),
+            "section": (section_names, np.tile(section_codes, n)),
+            "device": device, "metric": metric}
+
+
+def _factorize(column: np.ndarray):
+    import pandas as pd
+    codes, uniques = pd.factorize(column)
+    return list(uniques), codes.astype(np.int64)
+
+
+def _string_column(coded: list):
+    """(names, codes) pieces -> one pandas string column, decoded by pyarrow
+    in one pass when it is there (many times faster than converting Python
+    strings one by one)."""
+    import pandas as pd
+    names: dict = {}
+    pieces = []
+    for uniques, codes in coded:
+        remap = np.array([names.setdefault(u, len(names)) for u in uniques], dtype=np.int64)
+        pieces.append(remap[codes] if len(codes) else codes)
+    codes = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    vocabulary = list(names)
+    try:
+        import pyarrow as pa
+        decoded = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int64()),
+                                                 pa.array(vocabulary, pa.string())).dictionary_decode()
+        return pd.array(decoded, dtype="str")
+    except (ImportError, TypeError, ValueError, NotImplementedError):
+        return np.asarray(vocabulary, dtype=object)[codes]
 
 
 def _transpose_irq(devices: np.ndarray, metrics: np.ndarray):
@@ -660,6 +711,18 @@ class SarTextParser(Parser):
     @classmethod
     def parse(cls, path, options: ParseOptions) -> Source:
         options = options or ParseOptions()
+        # Millions of small row lists and no reference cycles: the cyclic
+        # collector would rescan them again and again as they pile up.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return cls._parse(path, options)
+        finally:
+            if collecting:
+                gc.enable()
+
+    @classmethod
+    def _parse(cls, path, options: ParseOptions) -> Source:
         reader = _Reader(path, options).run()
         if not reader.blocks and not reader.events:
             raise InputError(path, "no sar table found (neither a banner with tables nor a sar header line)",

@@ -236,7 +236,11 @@ def _fill_rows(report: dict, statements: list[Statement], columns) -> None:
         if statement.kind == "summary_row":
             report[f"summary_{statement.fields['summary']}"] = _keyed(columns, numbers)
             continue
-        stamp = _timestamp(statement.fields["stamp"])
+        try:
+            stamp = _timestamp(statement.fields["stamp"])
+        except ValueError:
+            report["_problems"].append((statement.line, f"impossible date {statement.fields['stamp']!r}"))
+            continue
         stamps.append(stamp)
         rows.append(numbers)
         metric_rows += [(stamp, f"tsar-{m}" if m else "tsar", item, field, value)

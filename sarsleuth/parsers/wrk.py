@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ..errors import located
 from .base import ParseOptions, Parser
 from .grammars import (Statement, build_source, command_options, exact, fail_without_reports, find_command, human_seconds,
                        integer, metric_count, numbered_lines, percentile_key, place_report,
@@ -95,6 +96,7 @@ def parse_wrk_family(path, options: ParseOptions, kind: str):
     warnings += problems_as_warnings(path, reading.problems)
     clock = report_clock(path, options)
     for report in reports:
+        warnings += [located(path, message, line=line) for line, message in report.pop("_bad")]
         place_report(report, path, report.pop("_line"), clock)
     return build_source(path, kind, reports, warnings, summarise, records=len(reports))
 
@@ -117,11 +119,16 @@ def build_report(statements: list[Statement], kind: str) -> dict | None:
         return None
     report = _empty_report()
     report["_line"] = statements[0].line
+    report["_bad"] = []
     state = {"block": "latency"}
     for statement in statements:
         if "interrupted" in statement.flags:
             report["interrupted"] = True
-        _HANDLERS.get(statement.kind, _ignore)(report, statement.fields, state)
+        try:
+            _HANDLERS.get(statement.kind, _ignore)(report, statement.fields, state)
+        except (ValueError, KeyError, TypeError, ArithmeticError) as err:
+            # the grammar accepted the line but a value is out of range
+            report["_bad"].append((statement.line, f"{statement.kind.replace('_', ' ')}: {err}"))
     _finish(report, kinds, kind)
     return report
 

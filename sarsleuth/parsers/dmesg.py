@@ -1,0 +1,134 @@
+"""Kernel ring buffer dumps (kind ``dmesg``).
+
+Layouts: raw ``dmesg`` (``[  123.456789] msg``, seconds since boot, kept in
+``uptime``; ``timestamp`` stays NaT until :func:`sarsleuth.clock.align_sources`
+finds an anchor), ``dmesg -T`` (``[Sat Jan 21 20:25:45 2017] msg``, the
+host's wall clock as dmesg computed it, which drifts after suspend),
+``dmesg -x`` (``kern  :info  : [..] msg``), and old kernels printing no
+stamp at all (RHEL 6 ``printk.time=0``), whose lines have no time.  Syslog
+lines pasted into a dmesg file are read as syslog lines.
+
+An Apache ``error_log`` (``[Sun Dec 04 04:47:44 2005] [notice] ...``) looks
+like ``dmesg -T`` but is not a kernel log: it is deliberately not claimed
+(it sniffs as ``unknown``).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from .. import logscan
+from ..logscan import LineInfo, LogFormat, VolumeSpec
+from ..textio import read_head
+from . import syslog
+from .base import ParseOptions, Parser
+
+RE_RAW = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
+RE_HUMAN = re.compile(
+    r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) "
+    r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<frac>\d+))? (?P<Y>\d{4})\]\s?(?P<msg>.*)$", re.S)
+RE_DECODED = re.compile(
+    r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|local\d)\s*:"
+    r"(?P<lvl>emerg|alert|crit|err|warn|notice|info|debug)\s*: (?P<rest>.*)$", re.S)
+RE_APACHE = re.compile(r"^\[\w{3} \w{3} \d\d \d\d:\d\d:\d\d(?:\.\d+)? \d{4}\] \[[\w:]+\]")
+#: Words that only kernel reports print: evidence for a stamp-less dmesg.
+RE_KERNEL_VOCABULARY = re.compile(
+    r"Call Trace:|\[<[0-9a-f]{8,16}>\]|^Mem-Info:|invoked oom-killer|page allocation failure|"
+    r"segfault at|^Linux version \d|Pid: \d+, comm:|\bPID: \d+ +Comm:|^CPU\s+\d+: hi:|"
+    r"Killed process \d+|\b(?:irq|IRQ) \d+|\bscsi\d|\beth\d|\bbonding:|time wait bucket|orphaned sockets")
+LEVELS = {"warn": "warning", "err": "err"}
+
+_VOLUME_REGEX = (rb"^(?:\w+\s*:\w+\s*: )?\[(?:\s*(\d+)\.\d+"
+                 rb"|\w{3} (\w{3} +\d{1,2} \d\d:\d\d):\d\d(?:[.,]\d+)? (\d{4}))\]")
+
+
+def parse_line(text: str) -> LineInfo:
+    """Split one dmesg line into stamp (uptime or wall clock) and message."""
+    level = None
+    m = RE_DECODED.match(text)
+    if m:
+        text, level = m.group("rest"), LEVELS.get(m.group("lvl"), m.group("lvl"))
+    m = RE_RAW.match(text)
+    if m:
+        return LineInfo(m.group("msg"), tag="kernel", uptime=float(m.group("up")), level=level)
+    m = RE_HUMAN.match(text)
+    if m:
+        return LineInfo(m.group("msg"), stamp=_human_stamp(m), tag="kernel", level=level)
+    if text[:1].isalpha() and syslog.RE_3164.match(text):
+        info = syslog.parse_line(text)
+        if info.stamp is not None:
+            return info
+    # printk.time=0 kernels and pasted fragments: a kernel line without time
+    return LineInfo(text, tag="kernel", level=level, prefixed=False)
+
+
+def _human_stamp(m):
+    mon = syslog.month_number(m.group("mon"))
+    try:
+        when = dt.datetime(int(m.group("Y")), mon, int(m.group("day")), int(m.group("H")),
+                           int(m.group("M")), int(m.group("S")), syslog._frac_us(m.group("frac")))
+    except (TypeError, ValueError):
+        return None
+    return ("abs", when)
+
+
+def minute_key(raw: bytes) -> tuple | None:
+    """``b"4301"`` (uptime seconds) -> ``("up", minute)``; a ``-T`` key ->
+    wall-clock minute."""
+    if raw.isdigit():
+        return ("up", int(raw) // 60)
+    return syslog.minute_key(raw)
+
+
+def read_events(path, options: ParseOptions | None = None, all_lines: bool = False,
+                engine: str | None = None, progress=None):
+    """Parse a dmesg dump into a Source (see the module docstring)."""
+    options = options or ParseOptions()
+    head = read_head(path)
+    human = sum(1 for ln in head.split(b"\n")[:100] if RE_HUMAN.match(ln.decode("utf-8", "replace")))
+    fmt = LogFormat(source="dmesg", parse_line=parse_line, volume=VolumeSpec(regex=_VOLUME_REGEX),
+                    variant="dmesg-T" if human else "dmesg")
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12)
+    source = logscan.build_source(path, "dmesg", fmt, result, options, minute_key,
+                                  recognised=_kernel_like)
+    source.host = None
+    events = source.events
+    if len(events):
+        # uptime-only events are not on any wall clock until aligned
+        events["aligned"] = events["timestamp"].notna()
+    source.meta["uptime_only"] = source.meta.get("volume_unit") == "uptime-minute"
+    return source
+
+
+def _kernel_like(info: LineInfo) -> bool:
+    """A stamped kernel line, or a stamp-less one in kernel vocabulary."""
+    return info.prefixed or bool(RE_KERNEL_VOCABULARY.search(info.message))
+
+
+def stamp_fraction(lines: list[str]) -> float:
+    return sum(1 for ln in lines if RE_RAW.match(ln) or RE_HUMAN.match(ln)) / len(lines) if lines else 0.0
+
+
+class DmesgParser(Parser):
+    kind = "dmesg"
+    description = "kernel ring buffer dumps: dmesg, dmesg -T, dmesg -x, stamp-less RHEL 6 dmesg"
+
+    @classmethod
+    def sniff(cls, head: bytes, text: str) -> float:
+        lines = logscan.head_lines(text)
+        if not lines:
+            return 0.0
+        apache = sum(1 for ln in lines if RE_APACHE.match(ln))
+        if apache >= len(lines) / 2:
+            return 0.0
+        stripped = [RE_DECODED.sub(r"\g<rest>", ln) for ln in lines]
+        frac = stamp_fraction(stripped)
+        score = 0.3 + 0.6 * frac if frac else 0.0
+        vocabulary = sum(1 for ln in stripped if RE_KERNEL_VOCABULARY.search(ln))
+        if vocabulary:
+            score = max(score, 0.35 + 0.1 * min(vocabulary / len(lines) * 2, 1.0))
+        return min(score, 0.92)
+
+    @classmethod
+    def parse(cls, path, options: ParseOptions):
+        return read_events(path, options)

@@ -1,0 +1,101 @@
+"""nginx error.log, also from Tengine and OpenResty (kind ``nginx-error``).
+
+``2012/12/24 16:39:56 [alert] 13661#0: *42 worker process 13666 exited on
+signal 11 (core dumped)``: the stamp is the host's wall clock (no zone), the
+level one of emerg/alert/crit/error/warn/notice/info/debug, ``13661#0`` the
+pid and thread id of the logging process (the master for worker exits), and
+``*42`` the connection number.  Lines without the prefix continue the line
+before them (multi-line upstream stderr) and go into its ``detail``.
+Copies captured through ``docker compose logs`` (``nginx_1 | 2019/...``) and
+lines whose date was cut off by the reporter are read too.
+
+An Apache ``error_log`` is not an nginx log and is not claimed.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from .. import logscan
+from ..logscan import LineInfo, LogFormat, VolumeSpec
+from ..textio import read_head
+from .base import ParseOptions, Parser
+
+LEVEL_WORDS = "emerg|alert|crit|error|warn|notice|info|debug"
+RE_LINE = re.compile(
+    r"^(?P<docker>(?:[\w.\-]+ *\| *)+)?"
+    r"(?:(?P<Y>\d{4})/(?P<mo>\d\d)/(?P<d>\d\d) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d) )?"
+    rf"\[(?P<level>{LEVEL_WORDS})\] (?P<pid>\d+)#(?P<tid>\d+): (?:\*(?P<conn>\d+) )?(?P<msg>.*)$", re.S)
+RE_DOCKER = re.compile(r"^(?:[\w.\-]+ *\| *)+")
+_FIXED = re.compile(rb"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[")
+_VOLUME_REGEX = rb"^(?:[\w.\-]+ *\| *)*(\d{4}/\d\d/\d\d \d\d:\d\d):\d\d \[(\w+)\]"
+_KEY_RE = re.compile(rb"^(\d{4})/(\d\d)/(\d\d) (\d\d):(\d\d)$")
+#: The level word from its first two letters (fixed-position counting).
+LEVEL_BY_PREFIX = {w[:2]: w for w in LEVEL_WORDS.split("|")}
+
+
+def parse_line(text: str) -> LineInfo:
+    """Split one error.log line; lines without the prefix are continuations."""
+    m = RE_LINE.match(text)
+    if not m:
+        text = RE_DOCKER.sub("", text, count=1)
+        return LineInfo(text, tag="nginx", prefixed=False)
+    stamp = None
+    if m.group("Y"):
+        try:
+            stamp = ("abs", dt.datetime(int(m.group("Y")), int(m.group("mo")), int(m.group("d")),
+                                        int(m.group("H")), int(m.group("M")), int(m.group("S"))))
+        except ValueError:
+            stamp = None
+    conn = int(m.group("conn")) if m.group("conn") else None
+    return LineInfo(m.group("msg"), stamp=stamp, tag="nginx", pid=int(m.group("pid")),
+                    level=m.group("level"), conn=conn)
+
+
+def minute_key(raw: bytes) -> tuple | None:
+    m = _KEY_RE.match(raw)
+    if not m:
+        return None
+    try:
+        return ("abs", dt.datetime(*(int(g) for g in m.groups())))
+    except ValueError:
+        return None
+
+
+def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
+    """Fixed-position counting when every head line starts with the date."""
+    lines = [ln for ln in head.split(b"\n")[:200] if ln.strip()]
+    prefixed = [ln for ln in lines if RE_LINE.match(ln.decode("utf-8", "replace"))]
+    if prefixed and all(_FIXED.match(ln) for ln in prefixed):
+        return "nginx", VolumeSpec(regex=_VOLUME_REGEX, fixed=(0, 16), level_fixed=(21, 2))
+    return "nginx-prefixed", VolumeSpec(regex=_VOLUME_REGEX, level_group=True)
+
+
+def read_events(path, options: ParseOptions | None = None, all_lines: bool = False,
+                engine: str | None = None, progress=None):
+    """Parse an nginx error.log into a Source."""
+    options = options or ParseOptions()
+    variant, spec = volume_spec(read_head(path))
+    fmt = LogFormat(source="nginx-error", parse_line=parse_line, volume=spec, variant=variant)
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=8)
+    names = {k.decode() if isinstance(k, bytes) else k: v for k, v in LEVEL_BY_PREFIX.items()}
+    source = logscan.build_source(path, "nginx-error", fmt, result, options, minute_key, names)
+    source.host = None
+    return source
+
+
+class NginxErrorParser(Parser):
+    kind = "nginx-error"
+    description = "nginx / Tengine / OpenResty error.log (docker-compose prefixes too)"
+
+    @classmethod
+    def sniff(cls, head: bytes, text: str) -> float:
+        lines = logscan.head_lines(text)
+        if not lines:
+            return 0.0
+        frac = sum(1 for ln in lines if RE_LINE.match(ln)) / len(lines)
+        return min(0.95, 0.35 + 0.6 * frac) if frac else 0.0
+
+    @classmethod
+    def parse(cls, path, options: ParseOptions):
+        return read_events(path, options)

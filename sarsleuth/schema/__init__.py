@@ -1,0 +1,1 @@
+"""JSON Schemas of sarsleuth outputs (shipped as package data)."""

@@ -1,0 +1,79 @@
+"""journalctl exports."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from sarsleuth.parsers import parse, sniff
+from sarsleuth.parsers.base import ParseOptions
+
+
+def _record(us, message, transport="kernel", mono=None, ident="kernel", pid=None, prio="3"):
+    rec = {"__REALTIME_TIMESTAMP": str(us), "_BOOT_ID": "901c1e96f7bd44a28a0d69d9933a9a75",
+           "_TRANSPORT": transport, "PRIORITY": prio, "SYSLOG_IDENTIFIER": ident,
+           "MESSAGE": message, "_HOSTNAME": "compute4"}
+    if mono is not None:
+        rec["_SOURCE_MONOTONIC_TIMESTAMP"] = str(mono)
+    if pid is not None:
+        rec["_PID"] = str(pid)
+    return json.dumps(rec, ensure_ascii=False)
+
+
+def test_journal_json(tmp_path):
+    path = tmp_path / "journal.json"
+    path.write_text("\n".join([
+        _record(1644509953546078, "nginx invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0",
+                mono=63666546078),
+        _record(1644509953546100, "CPU: 3 PID: 4242 Comm: nginx Not tainted 5.4.0-97-generic", mono=63666546100),
+        _record(1644509953600000, "Out of memory: Killed process 4242 (nginx) total-vm:4194304kB, "
+                "anon-rss:4000000kB, file-rss:0kB, shmem-rss:0kB", mono=63666600000),
+        _record(1644509960000000, "nginx.service: Main process exited, code=killed, status=9/KILL",
+                transport="journal", ident="systemd", pid=1, prio="6"),
+        json.dumps({"__REALTIME_TIMESTAMP": "1644509961000000", "_TRANSPORT": "stdout", "_COMM": "nginx",
+                    "_PID": "4300", "MESSAGE": [84, 111, 111, 32, 109, 97, 110, 121, 32, 111, 112, 101, 110,
+                                                32, 102, 105, 108, 101, 115]}),
+    ]) + "\n")
+    assert sniff(path)[0] == "journal"
+    src = parse(path)
+    assert src.host == "compute4" and src.tz == "UTC" and src.meta["format"] == "json"
+    ev = src.events
+    assert list(ev["kind"]) == ["oom-invoked", "oom-kill", "too-many-open-files"]
+    assert ev.iloc[0]["timestamp"] == pd.Timestamp("2022-02-10 16:19:13.546078", tz="UTC")
+    assert (ev.iloc[0]["pid"], ev.iloc[0]["uptime"]) == (4242, 63666.546078)
+    assert (ev.iloc[1]["pid"], ev.iloc[1]["process"], ev.iloc[1]["level"]) == (4242, "nginx", "err")
+    assert (ev.iloc[2]["process"], ev.iloc[2]["pid"], ev.iloc[2]["message"]) == ("nginx", 4300, "Too many open files")
+    assert src.meta["volume"].sum() == 5
+    shanghai = parse(path, options=ParseOptions(tz="Asia/Shanghai")).events
+    assert shanghai["timestamp"].iloc[0] == pd.Timestamp("2022-02-11 00:19:13.546078", tz="Asia/Shanghai")
+
+
+def test_journal_short_with_header_year(tmp_path):
+    path = tmp_path / "journalctl.txt"
+    path.write_text(
+        "-- Logs begin at Fri 2022-02-04 09:34:04 UTC, end at Thu 2022-02-10 16:19:27 UTC. --\n"
+        "Feb 10 16:19:13 compute4 kernel: nginx invoked oom-killer: gfp_mask=0x100cca, order=0\n"
+        "Feb 10 16:19:13 compute4 kernel: CPU: 3 PID: 4242 Comm: nginx Not tainted 5.4.0-97-generic\n"
+        "Feb 10 16:19:13 compute4 kernel: Out of memory: Killed process 4242 (nginx) total-vm:4194304kB, "
+        "anon-rss:4000000kB, file-rss:0kB, shmem-rss:0kB\n"
+        "-- Boot 901c1e96f7bd44a28a0d69d9933a9a75 --\n"
+        "Feb 10 16:20:00 compute4 systemd[1]: nginx.service: Main process exited, code=killed, status=9/KILL\n")
+    assert sniff(path)[0] == "journal"
+    src = parse(path)
+    assert src.meta["year_from"] == "file" and src.host == "compute4"
+    assert list(src.events["timestamp"]) == [pd.Timestamp("2022-02-10 16:19:13")] * 2
+    assert list(src.events["pid"]) == [4242, 4242]
+
+
+def test_journal_short_iso_and_full(tmp_path):
+    iso = tmp_path / "iso.txt"
+    iso.write_text("-- Journal begins at Mon 2023-01-02 10:00:00 CET, ends at Mon 2023-01-02 11:00:00 CET. --\n"
+                   "2023-01-02T10:15:00+0100 web kernel: TCP: time wait bucket table overflow\n")
+    ev = parse(iso).events
+    assert ev["timestamp"].iloc[0] == pd.Timestamp("2023-01-02T09:15:00Z")
+    full = tmp_path / "full.txt"
+    full.write_text("-- No entries --\n"
+                    "Thu 2022-02-10 16:19:13 UTC compute4 kernel: nf_conntrack: table full, dropping packet\n")
+    ev = parse(full).events
+    assert list(ev["kind"]) == ["conntrack-full"]
+    assert ev["timestamp"].iloc[0] == pd.Timestamp("2022-02-10 16:19:13", tz="UTC")

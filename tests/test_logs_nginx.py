@@ -1,0 +1,97 @@
+"""nginx / Tengine / OpenResty error.log."""
+from __future__ import annotations
+
+import pandas as pd
+
+from sarsleuth.parsers import parse, sniff
+from sarsleuth.parsers.base import ParseOptions
+from sarsleuth.parsers.nginx_error import parse_line, read_events
+
+SEED_003 = "2012/12/24 16:39:56 [alert] 13661#0: worker process 13666 exited on signal 11 (core dumped)\n"
+
+
+def test_seed_003_worker_signal_exit(tmp_path):
+    path = tmp_path / "error.log"
+    path.write_text("2012/12/24 16:39:40 [notice] 13661#0: start worker process 13666\n" + SEED_003)
+    assert sniff(path)[0] == "nginx-error"
+    src = parse(path)
+    row = src.events.iloc[1]
+    assert (row["kind"], row["pid"], row["process"], row["level"]) == ("worker-signal-exit", 13661, "nginx", "alert")
+    assert row["timestamp"] == pd.Timestamp("2012-12-24 16:39:56") and row["line"] == 2
+    assert row["message"] == "worker process 13666 exited on signal 11 (core dumped)"
+    assert row["source"] == "nginx-error" and row["file"] == str(path)
+    assert src.events.iloc[0]["kind"] == "worker-start"
+    assert src.meta["levels"] == {"notice": 1, "alert": 1}
+    assert src.meta["volume"].to_dict() == {pd.Timestamp("2012-12-24 16:39"): 2}
+
+
+def test_every_nginx_corpus_file(corpus):
+    expected = {
+        "nginx-error-signal11-core-dumped-respawn-openresty.log": {"worker-start": 5, "worker-signal-exit": 4},
+        "nginx-error-signal11-no-core-rtmp.log": {"worker-signal-exit": 9},
+        "nginx-error-signal9-docker-prefix.log": {"worker-signal-exit": 9},
+        "nginx-error-cache-manager-signal11-sigchld-from.log": {"worker-signal-exit": 3, "worker-start": 3},
+        "nginx-error-cache-manager-fatal-code2.log": {"worker-fatal-exit": 1},
+        "nginx-error-accept4-emfile-tcp-proxy.log": {"too-many-open-files": 7, "upstream-error": 3},
+        "nginx-error-emfile-variants.log": {"too-many-open-files": 2},
+        "nginx-error-too-many-open-files-docker-compose.log": {"too-many-open-files": 3},
+        "nginx-error-upstream-timeouts.log": {"upstream-timeout": 2},
+        "nginx-error-worker-connections-not-enough.log": {"worker-connections-exhausted": 4},
+        "nginx-error-worker-connections-exceed-rlimit-warn.log": {"worker-connections-exhausted": 3},
+        "nginx-error-startup-notices-debug-rhel7.log": {"worker-start": 1},
+        "nginx-error-ssl-session-cache-alert.log": {},
+        "pair-A-nginx-error-signal11-statsd-2.6.32.log": {"worker-signal-exit": 1},
+        "pair-B-nginx-error-signal11-modsecurity-5.4.log": {"worker-signal-exit": 1},
+        "pair-C-nginx-error-signal11-burst-centos7.log": {"worker-signal-exit": 8},
+    }
+    for name, kinds in expected.items():
+        path = corpus / "logs" / name
+        assert sniff(path)[0] == "nginx-error", name
+        src = parse(path)
+        assert dict(src.events["kind"].value_counts()) == kinds, name
+        assert src.host is None
+
+
+def test_docker_prefixed_and_access_lines(corpus):
+    src = parse(corpus / "logs" / "nginx-error-signal9-docker-prefix.log")
+    ev = src.events
+    assert set(ev["pid"]) == {27} and ev["timestamp"].iloc[0] == pd.Timestamp("2021-12-18 22:33:14")
+    assert src.meta["format"] == "nginx-prefixed" and src.meta["levels"] == {"alert": 9}
+    mixed = parse(corpus / "logs" / "nginx-error-too-many-open-files-docker-compose.log")
+    assert list(mixed.events["line"]) == [2, 4, 5] and list(mixed.events["level"]) == ["alert", "crit", "alert"]
+    assert mixed.events.iloc[0]["conn"] == 2602
+
+
+def test_levels_counted_over_all_lines(corpus):
+    src = parse(corpus / "logs" / "nginx-error-startup-notices-debug-rhel7.log")
+    assert src.meta["levels"]["debug"] + src.meta["levels"]["notice"] == src.records == 18
+    assert src.meta["format"] == "nginx"
+
+
+def test_pid_tid_and_connection_forms():
+    info = parse_line("2016/03/14 00:35:26 [alert] 25909#0: *164106 1024 worker_connections are not enough")
+    assert (info.pid, info.conn, info.level) == (25909, 164106, "alert")
+    assert info.message == "1024 worker_connections are not enough"
+    info = parse_line("[alert] 869#869: *4201234 could not allocate new session")
+    assert info.stamp is None and info.pid == 869
+    assert not parse_line("\tat upstream stderr continuation").prefixed
+
+
+def test_continuation_lines_go_into_detail(tmp_path):
+    path = tmp_path / "error.log"
+    path.write_text(
+        "2019/01/17 21:38:32 [error] 4213#4213: *12683 upstream timed out (110: Connection timed out) "
+        "while reading response header from upstream, client: 192.168.0.138\n"
+        "PHP message: PHP Fatal error:  Allowed memory size exhausted\n"
+        "PHP message: stack trace follows\n"
+        "2019/01/17 21:38:33 [notice] 4213#4213: signal process started\n")
+    ev = parse(path).events
+    assert len(ev) == 1 and ev.iloc[0]["kind"] == "upstream-timeout"
+    assert ev.iloc[0]["detail"].splitlines() == ["PHP message: PHP Fatal error:  Allowed memory size exhausted",
+                                                 "PHP message: stack trace follows"]
+
+
+def test_tz_option(corpus):
+    ev = read_events(corpus / "logs" / "pair-B-nginx-error-signal11-modsecurity-5.4.log",
+                     ParseOptions(tz="Europe/Paris")).events
+    assert ev["timestamp"].iloc[0] == pd.Timestamp("2022-06-30 04:27:49", tz="Europe/Paris")

@@ -1,0 +1,149 @@
+"""The streaming first pass: candidate finders, blocks, hostile input."""
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import re
+
+import pandas as pd
+import pytest
+
+from sarsleuth import logscan
+from sarsleuth.logscan import LogFormat, NeedleFinder, ere_from_python, required_literals, scan
+from sarsleuth.parsers import parse, sniff
+from sarsleuth.parsers import syslog as syslog_parser
+from sarsleuth.parsers.base import ParseOptions
+
+
+def test_required_literals():
+    assert required_literals(r"page allocation failure[.:]") == [("page allocation failure", False)]
+    assert required_literals(r"Kill(?:ed)? process \d+") == [(" process ", False)]
+    assert sorted(required_literals(r"upstream timed out|no live upstreams")) == \
+        [("no live upstreams", False), ("upstream timed out", False)]
+    assert required_literals(r"(?i:NIC Link is Down)") == [("NIC Link is Down", True)]
+    assert required_literals(r"\d+\s+\w*") is None
+
+
+def test_needles_cover_every_signature_line(corpus):
+    """Every corpus line the full regex accepts is found by the needles."""
+    finder = NeedleFinder()
+    full = logscan.candidate_regex()
+    for path in sorted((corpus / "logs").glob("*.log")):
+        data = path.read_bytes().replace(b"\r", b"")
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        found = {data[s:e] for s, e in finder.find(data)}
+        expected = {ln for ln in data.split(b"\n") if ln and full.search(ln)}
+        assert found == expected, path.name
+
+
+@pytest.mark.skipif(logscan.gnu_grep() is None, reason="GNU grep not installed")
+def test_grep_engine_gives_the_same_events(corpus):
+    from sarsleuth.parsers import dmesg, journal, nginx_error
+    modules = {"syslog": syslog_parser, "dmesg": dmesg, "nginx-error": nginx_error, "journal": journal}
+    for path in sorted((corpus / "logs").glob("*.log")):
+        kind = sniff(path)[0]
+        if kind is None:
+            continue
+        module = modules[kind]
+        a = module.read_events(path, ParseOptions(year=2020), engine="python").events
+        b = module.read_events(path, ParseOptions(year=2020), engine="grep").events
+        pd.testing.assert_frame_equal(a, b, check_dtype=False)
+
+
+def test_ere_translation_matches_like_python():
+    samples = {
+        r"Can(?:'|’|`)?t alloc(?:ate)? (?:sge|rx|skb)": ["bnx2x: Can’t alloc sge", "Cant alloc rx", "Can't allocate skb"],
+        r"(?i:possible SYN flooding on port)": ["TCP: Possible SYN flooding on port 80", "POSSIBLE syn FLOODING ON PORT"],
+        r"\bsegfault at [0-9a-fA-F]+": ["nginx[1]: segfault at 7f"],
+        r"process \d+ exited on signal \d+": ["worker process 13666 exited on signal 11"],
+    }
+    import subprocess
+    grep = logscan.gnu_grep()
+    if grep is None:
+        pytest.skip("GNU grep not installed")
+    for pattern, lines in samples.items():
+        ere = ere_from_python(pattern)
+        assert ere is not None
+        for line in lines:
+            assert re.search(pattern, line)
+            out = subprocess.run([grep, "-c", "-E", "-e", ere], input=line.encode(), capture_output=True,
+                                 env={"LC_ALL": "C"})
+            assert out.stdout.strip() == b"1", (pattern, line)
+    assert ere_from_python(r"(?<=x)y") is None
+
+
+def test_reports_spanning_block_boundaries(corpus):
+    path = corpus / "logs" / "dmesg-oom-sysrq-5.4-hotsos.log"
+    from sarsleuth.parsers import dmesg
+    fmt = LogFormat("dmesg", dmesg.parse_line, logscan.VolumeSpec(regex=dmesg._VOLUME_REGEX))
+    whole = scan(path, fmt)
+    small = scan(path, fmt, block_bytes=1000)
+    assert whole.lines == small.lines == 207
+    strip = [{k: v for k, v in r.items()} for r in whole.records]
+    assert strip == small.records
+    assert whole.volume_keys == small.volume_keys
+
+
+HOSTILE = (b"May  6 15:04:13 web1 kernel: \xff\xfe nginx: page allocation failure. order:0, mode:0x20\r\n"
+           b"May  6 15:04:14 web1 kernel: \x00\x00Out of socket memory\r\n"
+           b"May  6 15:04:15 web1 kernel: segfault at " + b"A" * (5 * 1024 * 1024) + b"\n"
+           b"May  6 15:04:16 web1 nginx[77]: accept4() failed (24: Too many open files)\n"
+           b"\x00\x00\x00\x00\n"
+           b"May  6 15:04:20 web1 kernel: TCP: time wait bucket table overflow")
+
+
+def test_hostile_input_is_parsed_around(tmp_path):
+    path = tmp_path / "messages"
+    path.write_bytes(HOSTILE)
+    src = parse(path, options=ParseOptions(year=2014))
+    ev = src.events
+    assert list(ev["kind"]) == ["page-allocation-failure", "socket-memory", "segfault", "too-many-open-files",
+                                "tcp-tw-bucket-overflow"]
+    assert list(ev["line"]) == [1, 2, 3, 4, 6]
+    assert ev.iloc[0]["message"] == "\ufffd\ufffd nginx: page allocation failure. order:0, mode:0x20"
+    assert ev.iloc[1]["message"] == "Out of socket memory"
+    assert len(ev.iloc[2]["message"]) < 20000
+    assert ev.iloc[3]["pid"] == 77 and ev.iloc[4]["timestamp"] == pd.Timestamp("2014-05-06 15:04:20")
+    assert src.records == 6
+    text = " | ".join(src.warnings)
+    for fragment in ("invalid UTF-8", "NUL", "were cut", "ends in the middle of a line"):
+        assert fragment in text
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, lzma.compress, bz2.compress, "zstd"])
+def test_compressed_logs(corpus, tmp_path, compress):
+    raw = (corpus / "logs" / "nginx-error-signal11-core-dumped-respawn-openresty.log").read_bytes()
+    if compress == "zstd":
+        zstandard = pytest.importorskip("zstandard")
+        data = zstandard.ZstdCompressor().compress(raw)
+    else:
+        data = compress(raw)
+    path = tmp_path / "error.log.1"
+    path.write_bytes(data)
+    assert sniff(path)[0] == "nginx-error"
+    ev = parse(path).events
+    assert dict(ev["kind"].value_counts()) == {"worker-start": 5, "worker-signal-exit": 4}
+
+
+def test_progress_callback(corpus):
+    seen = []
+    syslog_parser.read_events(corpus / "logs" / "messages-2.6.5-fedora-loghub-linux2k.log",
+                              ParseOptions(year=2005), progress=lambda done, total: seen.append((done, total)))
+    size = (corpus / "logs" / "messages-2.6.5-fedora-loghub-linux2k.log").stat().st_size
+    assert seen and seen[-1] == (size, size) and all(d <= size for d, _ in seen)
+
+
+def test_hostile_input_with_small_reads(tmp_path):
+    """The 5 MB line spans many reads: it is cut, the lines around it survive."""
+    path = tmp_path / "messages"
+    path.write_bytes(HOSTILE)
+    fmt = LogFormat("syslog", syslog_parser.parse_line, syslog_parser.volume_spec(HOSTILE[:4096])[1])
+    result = scan(path, fmt, block_bytes=64 * 1024)
+    kinds = [r["kind"] for r in result.records]
+    assert kinds == ["page-allocation-failure", "socket-memory", "segfault", "too-many-open-files",
+                     "tcp-tw-bucket-overflow"]
+    assert [r["line"] for r in result.records] == [1, 2, 3, 4, 6]
+    assert result.lines == 6
+    assert any("longer than" in w and "bytes were cut" in w for w in result.warnings)

@@ -1,0 +1,157 @@
+"""sadf -d / -j / -x parsers: same frames as sar text, UTC times, events."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from sarsleuth.errors import InputError
+from sarsleuth.parsers import sniff_bytes
+from sarsleuth.parsers.base import ParseOptions
+from sarsleuth.parsers.sadf import SadfCsvParser, SadfJsonParser, SadfXmlParser
+from sarsleuth.parsers.sar_text import SarTextParser
+
+KEY = ["timestamp", "section", "device", "metric"]
+
+
+def parse(parser, path, **opts):
+    return parser.parse(path, ParseOptions(**opts))
+
+
+def value(metrics, section, device, metric, when):
+    rows = metrics[(metrics.section == section) & (metrics.device == device)
+                   & (metrics.metric == metric) & (metrics.timestamp == pd.Timestamp(when))]
+    assert len(rows) == 1, (section, device, metric, when, len(rows))
+    return rows.value.iloc[0]
+
+
+@pytest.fixture(scope="module")
+def expected(corpus):
+    return corpus / "sysstat" / "expected"
+
+
+def test_csv_json_xml_of_the_same_file_agree(expected):
+    d = parse(SadfCsvParser, expected / "expected.sadf-d")
+    j = parse(SadfJsonParser, expected / "expected.sadf-j")
+    x = parse(SadfXmlParser, expected / "expected.sadf-x")
+    assert (d.host, j.host, x.host) == ("SYSSTAT.TEST",) * 3
+    assert d.records == j.records == x.records == 5
+    pd.testing.assert_frame_equal(j.metrics.sort_values(KEY).reset_index(drop=True),
+                                  x.metrics.sort_values(KEY).reset_index(drop=True))
+    joined = d.metrics.merge(j.metrics, on=KEY)
+    assert len(joined) == len(d.metrics) == 5473
+    assert ((joined.value_x - joined.value_y).abs() < 1e-9).all()
+    m = d.metrics
+    assert str(m.timestamp.dt.tz) == "UTC"
+    assert value(m, "cpu", "all", "%usr", "2019-04-18 13:20:19+00:00") == 2.15
+    assert value(m, "memory", "", "kbmemfree", "2019-04-18 13:20:19+00:00") == 1437740
+    assert value(m, "swap", "", "kbswpfree", "2019-04-18 13:20:19+00:00") == 16777212
+    assert value(m, "interrupts", "sum", "intr/s", "2019-04-18 13:20:19+00:00") == 31915.30
+    assert value(m, "interrupts", "sum", "CPU1", "2019-04-18 13:20:19+00:00") == 11829.29
+    assert value(j.metrics, "psi-io", "", "%sio-10", "2019-04-18 13:20:19+00:00") == 3.19
+    assert value(x.metrics, "power-usb", "1:3f0:862", "maxpower", "2019-04-18 13:20:29+00:00") == 196
+    for source in (d, j, x):
+        restarts = source.events[source.events.kind == "sar-restart"]
+        assert restarts.timestamp.tolist() == [pd.Timestamp("2019-04-18 13:37:29", tz="UTC"),
+                                               pd.Timestamp("2019-04-18 13:54:09", tz="UTC")]
+    assert j.meta["kernel"] == "1.2.3-TEST" and j.meta["ncpu"] == 9
+
+
+def test_offline_cpu_interrupts_are_named_from_the_cpu_table(expected):
+    m = parse(SadfCsvParser, expected / "expected.sadf-d").metrics
+    # CPU 6 is offline at 13:20:29: the values after CPU5 belong to CPU7
+    assert value(m, "interrupts", "sum", "CPU7", "2019-04-18 13:20:29+00:00") == 1149.52
+    assert m[(m.metric == "CPU6") & (m.timestamp == pd.Timestamp("2019-04-18 13:20:29", tz="UTC"))].empty
+
+
+def test_json_and_xml_match_sar_text(expected):
+    text = SarTextParser.parse(expected / "expected.sar-all", ParseOptions()).metrics
+    j = parse(SadfJsonParser, expected / "expected.sadf-j").metrics
+    j = j.assign(timestamp=j.timestamp.dt.tz_localize(None))
+    joined = text.merge(j, on=KEY)
+    assert len(joined) == len(text)
+    assert ((joined.value_x - joined.value_y).abs() <= 0.0051).all()
+
+
+def test_every_sadf_d_reference_parses(corpus):
+    for path in sorted((corpus / "sysstat" / "sadf-d").glob("*.csv")):
+        source = parse(SadfCsvParser, path)
+        assert len(source.metrics) > 0 and source.warnings == [], path
+    m = parse(SadfCsvParser, corpus / "sysstat" / "sadf-d" / "data-12.0.0.csv").metrics
+    assert value(m, "cpu", "all", "%idle", "2019-06-30 05:39:34+00:00") == 99.00
+    assert value(m, "net-sock", "", "tcp-tw", "2019-06-30 05:39:34+00:00") >= 0
+
+
+def test_sadf_xml_12_7_6(corpus):
+    source = parse(SadfXmlParser, corpus / "sysstat" / "binary" / "data-12.7.6.xml")
+    m = source.metrics
+    assert source.host == "brooks.home" and source.meta["ncpu"] == 8
+    assert source.meta["kernel"] == "6.6.11-100.fc38.x86_64"
+    assert value(m, "cpu", "all", "%usr", "2024-01-20 16:00:22+00:00") == 0.87
+    assert value(m, "tasks", "", "cswch/s", "2024-01-20 16:00:22+00:00") == 599.00
+    assert value(m, "power-cpu", "all", "wghMHz", "2024-01-20 16:00:22+00:00") == 1445.00
+    assert {"psi-mem", "filesystem", "power-bat", "softnet", "net-etcp"} <= set(m.section)
+    assert (source.events.kind == "sar-restart").sum() == 1
+
+
+def test_local_time_stamps_are_wall_clock(expected):
+    local = parse(SadfCsvParser, expected / "expected.sadf-d-t-tz")
+    assert local.metrics.timestamp.dt.tz is None
+    assert local.metrics.timestamp.iloc[0] == pd.Timestamp("2019-04-18 15:20:19")
+    assert any("--tz" in w for w in local.warnings)
+    placed = parse(SadfCsvParser, expected / "expected.sadf-d-t-tz", tz="Europe/Paris")
+    assert placed.warnings == []
+    # the same instant as the UTC rendering
+    utc = parse(SadfCsvParser, expected / "expected.sadf-d-tz")
+    assert placed.metrics.timestamp.iloc[0] == utc.metrics.timestamp.iloc[0]
+
+
+def test_sadf_dh_wide_lines(tmp_path):
+    wide = tmp_path / "wide.csv"
+    wide.write_text(
+        "# hostname;interval;timestamp;CPU;%user;%nice;%system;%iowait;%steal;%idle[...];"
+        "kbswpfree;kbswpused;%swpused;kbswpcad;%swpcad;IFACE;rxpck/s;txpck/s;rxkB/s;txkB/s;"
+        "rxcmp/s;txcmp/s;rxmcst/s;%ifutil[...]\n"
+        "vm;60;2026-11-21 05:11:00 UTC;-1;1.00;0.00;2.00;3.00;0.00;94.00;0;0;0.00;0;0.00;"
+        "lo;1.00;1.00;0.10;0.10;0.00;0.00;0.00;0.00;eth0;5.00;6.00;0.50;0.60;0.00;0.00;0.00;0.01\n")
+    m = parse(SadfCsvParser, wide).metrics
+    assert value(m, "cpu", "all", "%iowait", "2026-11-21 05:11:00+00:00") == 3.00
+    assert value(m, "net-dev", "eth0", "txpck/s", "2026-11-21 05:11:00+00:00") == 6.00
+    assert value(m, "swap", "", "%swpused", "2026-11-21 05:11:00+00:00") == 0.0
+    assert len(m) == 6 + 5 + 16
+
+
+def test_sadf_dh_with_per_cpu_interrupts_is_refused(expected):
+    with pytest.raises(InputError, match="sadf -d"):
+        parse(SadfCsvParser, expected / "expected.sadf-dh")
+
+
+def test_sniff(corpus, expected):
+    for name, kind in [("expected.sadf-d", "sadf-csv"), ("expected.sadf-j", "sadf-json"),
+                       ("expected.sadf-x", "sadf-xml")]:
+        assert sniff_bytes((expected / name).read_bytes()[:65536])[0] == kind
+    xml = (corpus / "sysstat" / "binary" / "data-12.7.6.xml").read_bytes()[:65536]
+    assert sniff_bytes(xml)[0] == "sadf-xml"
+    text = (corpus / "sar-text" / "ksar--sar-10.1.5").read_bytes()[:4096]
+    assert SadfCsvParser.sniff(text, text.decode()) == 0.0
+    assert SadfJsonParser.sniff(text, text.decode()) == 0.0
+
+
+def test_damaged_inputs(tmp_path, expected):
+    cut_json = tmp_path / "cut.json"
+    full = (expected / "expected.sadf-j").read_text()
+    cut_json.write_text(full[: len(full) // 2])
+    partial = parse(SadfJsonParser, cut_json)
+    assert 0 < partial.records < 5
+    assert any("damaged" in w for w in partial.warnings)
+    cut_xml = tmp_path / "cut.xml"
+    xml = (expected / "expected.sadf-x").read_text()
+    cut_xml.write_text(xml[: len(xml) // 2])
+    partial = parse(SadfXmlParser, cut_xml)
+    assert partial.records >= 1 and any("damaged" in w for w in partial.warnings)
+    for parser, text in [(SadfJsonParser, "{not json"), (SadfXmlParser, "<html></html>"),
+                         (SadfCsvParser, "hello;world\n")]:
+        bad = tmp_path / "bad"
+        bad.write_text(text)
+        with pytest.raises(InputError) as err:
+            parse(parser, bad)
+        assert str(err.value).startswith(str(bad))

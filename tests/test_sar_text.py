@@ -1,0 +1,273 @@
+"""sar text parser: sysstat's own renderings, public sar files, locales,
+clocks, midnight, restarts, pasted text."""
+from __future__ import annotations
+
+import lzma
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sarsleuth.errors import InputError
+from sarsleuth.parsers import registry, sniff_bytes
+from sarsleuth.parsers.base import ParseOptions
+from sarsleuth.parsers.sadf import SadfCsvParser
+from sarsleuth.parsers.sar_text import SarTextParser
+
+KEY = ["timestamp", "section", "device", "metric"]
+
+#: Texts of sysstat's test binaries (rendered by a newer sar) and the
+#: ``sadf -d`` references made from the same binaries with sysstat 12.6.1.
+REFERENCE_PAIRS = ["data-9.1.6", "data-11.6.5", "data-12.0.0", "data-12.5.6-A_QUEUE_modified",
+                   "data-extra-12.1.7", "data-ppc-11.7.2"]
+
+#: sysstat 12.7 changed how these are derived from /proc/meminfo, so the
+#: newer texts and the 12.6.1 references differ for reasons outside parsing.
+DERIVED_DIFFERENTLY = {"kbmemused", "%memused", "kbavail"}
+
+
+def parse(path, **opts):
+    return SarTextParser.parse(path, ParseOptions(**opts))
+
+
+def value(metrics, section, device, metric, when):
+    rows = metrics[(metrics.section == section) & (metrics.device == device)
+                   & (metrics.metric == metric) & (metrics.timestamp == pd.Timestamp(when))]
+    assert len(rows) == 1, (section, device, metric, when, len(rows))
+    return rows.value.iloc[0]
+
+
+@pytest.mark.parametrize("name", REFERENCE_PAIRS)
+def test_sysstat_text_matches_sadf_reference(corpus, name):
+    text = parse(corpus / "sysstat" / "expected" / f"expected.{name}").metrics
+    ref = SadfCsvParser.parse(corpus / "sysstat" / "sadf-d" / f"{name}.csv", ParseOptions()).metrics
+    assert str(ref.timestamp.dt.tz) == "UTC"
+    ref = ref.assign(timestamp=ref.timestamp.dt.tz_localize(None))
+    if name == "data-ppc-11.7.2":
+        # sadf 12.6.1 misreads this big-endian file's dates (2040-05-07);
+        # the text has the real one, so compare on the time of day.
+        assert ref.timestamp.dt.year.unique().tolist() == [2040]
+        assert text.timestamp.min() == pd.Timestamp("2017-04-27 19:43:21")
+        ref = ref.assign(timestamp=ref.timestamp.dt.strftime("%H:%M:%S"))
+        text = text.assign(timestamp=text.timestamp.dt.strftime("%H:%M:%S"))
+    joined = ref.merge(text, on=KEY, suffixes=("_ref", "_text"))
+    assert len(joined) >= 0.99 * len(ref)
+    comparable = joined[~joined.metric.isin(DERIVED_DIFFERENTLY)]
+    equal = (comparable.value_ref - comparable.value_text).abs() <= 0.0051
+    assert equal.mean() >= 0.995, comparable[~equal].head()
+
+
+def test_every_sar_text_corpus_file_parses(corpus):
+    files = sorted(p for p in (corpus / "sar-text").rglob("*")
+                   if p.is_file() and p.suffix != ".md" and not p.name.endswith(".xz"))
+    assert len(files) >= 25
+    for path in files:
+        source = parse(path)
+        assert len(source.metrics) > 0, path
+        assert source.host, path
+        assert list(source.metrics.columns) == ["timestamp", "host", "section", "device", "metric", "value"]
+        assert source.metrics.value.notna().mean() > 0.99, path
+
+
+def test_compressed_binary_in_sar_text_folder_is_not_sar_text(corpus):
+    path = corpus / "sar-text" / "generated" / "local-12.6.1_sa20261121_sadc-XALL-1s-x399.xz"
+    head = lzma.open(path).read(65536)
+    assert SarTextParser.sniff(head, head.decode("utf-8", "replace")) == 0.0
+    if "sa" not in registry():
+        pytest.skip("the binary sa parser is not in this tree")
+    from sarsleuth.parsers import parse as parse_any
+    assert len(parse_any(path).metrics) > 0
+
+
+def test_locale_renderings_give_the_c_locale_values(corpus):
+    folder = corpus / "sar-text" / "generated"
+    base = parse(folder / "local-12.6.1_C.txt").metrics.sort_values(KEY).reset_index(drop=True)
+    assert len(base) == 5900
+    assert value(base, "cpu", "all", "%user", "2026-11-21 05:12:01") >= 0
+    for loc in ["de_DE", "en_US", "es_ES", "fr_FR", "ja_JP", "ja_JP_S_TIME_FORMAT-ISO", "pt_BR", "ru_RU", "zh_CN"]:
+        source = parse(folder / f"local-12.6.1_{loc}.txt")
+        other = source.metrics.sort_values(KEY).reset_index(drop=True)
+        pd.testing.assert_frame_equal(other, base, check_dtype=False, obj=loc)
+        assert source.warnings == [], loc
+        assert len(source.meta["averages"]) == 100, loc
+    assert parse(folder / "local-12.6.1_de_DE.txt").meta["decimal"] == ","
+    assert parse(folder / "local-12.6.1_fr_FR.txt").meta["summary_labels"] == ["Moyenne"]
+    assert parse(folder / "local-12.6.1_zh_CN.txt").meta["clock"] == "cjk"
+
+
+def test_midnight_advances_the_date(corpus):
+    folder = corpus / "sar-text" / "generated"
+    shifted = parse(folder / "local-12.6.1_en_US_midnight-rollover_TZ-shifted.txt").metrics
+    assert shifted.timestamp.min() == pd.Timestamp("2026-11-20 23:57:16")
+    assert shifted.timestamp.max() == pd.Timestamp("2026-11-21 00:03:54")
+    utc = parse(folder / "local-12.6.1_C.txt").metrics
+    # the same sample, read 5 h 13 min behind UTC
+    for metric in ("%user", "%system", "%idle"):
+        assert value(shifted, "cpu", "all", metric, "2026-11-20 23:59:01") == \
+            value(utc, "cpu", "all", metric, "2026-11-21 05:12:01")
+    assert value(shifted, "memory", "", "kbmemfree", "2026-11-20 23:59:30") == \
+        value(utc, "memory", "", "kbmemfree", "2026-11-21 05:12:30")
+
+
+def test_concatenated_files_are_split_by_banner(corpus):
+    source = parse(corpus / "sar-text" / "generated" / "sysstat-tests_concat-3-files_en_US.txt")
+    segments = source.meta["segments"]
+    assert [s["date"] for s in segments] == ["2017-01-21", "2018-08-29", "2019-06-30"]
+    assert [s["host"] for s in segments] == ["kluane.home", "linux.home", "linux.home"]
+    days = sorted(source.metrics.timestamp.dt.date.astype(str).unique())
+    assert days == ["2017-01-21", "2018-08-29", "2019-06-30"]
+    assert (source.events.kind == "sar-restart").sum() == 3
+
+
+def test_restarts_become_events_once(corpus):
+    source = parse(corpus / "sar-text" / "sarstats--el6_sar13")
+    restarts = source.events[source.events.kind == "sar-restart"]
+    assert len(restarts) == 14
+    assert restarts.timestamp.min() == pd.Timestamp("2014-01-13 11:17:56")
+    assert source.meta["ncpu"] == 4 and source.meta["kernel"] == "2.6.32-431.el6.x86_64"
+
+
+def test_iso_date_with_12_hour_clock(corpus):
+    m = parse(corpus / "sar-text" / "sarstats--el7_sar09").metrics
+    assert m.timestamp.min() == pd.Timestamp("2016-04-09 00:10:01")
+    assert m.timestamp.max() == pd.Timestamp("2016-04-09 23:50:01")
+
+
+def test_sysstat7_tables_keep_their_names(corpus):
+    m = parse(corpus / "sar-text" / "sarstats--el5_sar21").metrics
+    assert {"%user", "%system"} <= set(m[m.section == "cpu"].metric)
+    # `CPU i000/s ...` per-CPU interrupt tables: the interrupt is the device
+    assert value(m, "interrupts", "0", "CPU0", "2013-11-21 14:10:01") == 1009.79
+    assert value(m, "interrupts", "14", "CPU1", "2013-11-21 14:10:01") == 9.09
+
+
+def test_pretty_layout_and_human_units(corpus):
+    expected = corpus / "sysstat" / "expected"
+    plain = parse(expected / "expected.sar-all").metrics
+    pretty = parse(expected / "expected.sar-pretty").metrics
+    assert value(pretty, "disk", "sdq", "tps", "2019-04-18 13:20:19") == 9.62
+    human = parse(expected / "expected.sar-human")
+    assert human.meta["human_units"]
+    joined = human.metrics.merge(plain, on=KEY)
+    assert len(joined) == len(plain)
+    relative = (joined.value_x - joined.value_y).abs() / joined.value_y.abs().clip(lower=1)
+    assert (relative < 0.06).all()
+    assert value(human.metrics, "memory", "", "kbmemfree", "2019-04-18 13:20:19") == pytest.approx(1.4 * 1024 ** 2)
+
+
+def test_colours_are_ignored(corpus):
+    expected = corpus / "sysstat" / "expected"
+    coloured = parse(expected / "expected.sar-Ax")
+    assert coloured.meta["date"] == "2020-06-01"
+    assert "Maximum" in coloured.meta["summary_labels"]
+    assert len(coloured.metrics) > 1000
+
+
+FIELD_REPORT = """\
+Linux 2.6.32-358.el6.x86_64 (Cangke_107_176)     05/06/2014      _x86_64_        (24 CPU)
+
+12:00:01 AM     CPU     %user     %nice   %system   %iowait    %steal     %idle
+03:01:01 PM     all      0.62      0.00      1.02      0.01      0.00     98.35
+03:02:03 PM     all      0.71      0.00      2.93     11.12      0.00     85.24
+03:03:02 PM     all      0.60      0.00      1.88     32.00      0.00     65.52
+03:04:16 PM     all      0.58      0.00      1.64     37.88      0.00     59.90
+03:05:03 PM     all      0.56      0.00      1.45     64.94      0.00     33.05
+03:08:01 PM     all      0.49      0.00      1.10      2.40      0.00     96.01
+Average:        all      0.59      0.00      1.67     24.72      0.00     73.02
+
+12:00:01 AM kbswpfree kbswpused  %swpused  kbswpcad   %swpcad
+03:01:01 PM   8388600         0      0.00         0      0.00
+03:02:03 PM   5065388   3323212     39.62     10120      0.30
+03:04:16 PM   1723196   6665404     79.46     28312      0.42
+03:06:05 PM    187788   8200812     97.76     41860      0.51
+Average:      3841243   4547357     54.21     20073      0.31
+"""
+
+
+def test_field_report_12_hour_paste(tmp_path):
+    path = tmp_path / "sa06.txt"
+    path.write_text(FIELD_REPORT)
+    source = parse(path)
+    m = source.metrics
+    assert source.host == "Cangke_107_176" and source.meta["ncpu"] == 24
+    assert source.meta["kernel"] == "2.6.32-358.el6.x86_64" and source.meta["clock"] == "12h"
+    assert value(m, "cpu", "all", "%iowait", "2014-05-06 15:05:03") == 64.94
+    assert value(m, "swap", "", "%swpused", "2014-05-06 15:06:05") == 97.76
+    assert value(m, "swap", "", "kbswpfree", "2014-05-06 15:01:01") == 8388600
+    assert m.timestamp.dt.date.astype(str).unique().tolist() == ["2014-05-06"]
+    assert source.warnings == []          # the 12-hour clock settles MM/DD
+    averages = source.meta["averages"]
+    assert averages[(averages.metric == "%iowait")].value.tolist() == [24.72]
+    assert not (m.timestamp.dt.hour == 0).any()   # averages are no samples
+    assert source.records == 7          # distinct sample times over both tables
+
+
+def test_paste_without_banner_and_with_prompt(tmp_path):
+    path = tmp_path / "paste.txt"
+    lines = FIELD_REPORT.splitlines()[2:9]
+    path.write_text("$ sar -f /var/log/sa/sa06 | grep -A7 iowait\n\n" + "\n".join("   " + l for l in lines) + "\n")
+    unknown = parse(path)
+    assert unknown.meta["date_unknown"] is True
+    assert any("no sar banner" in w for w in unknown.warnings)
+    assert value(unknown.metrics, "cpu", "all", "%iowait", "1970-01-01 15:05:03") == 64.94
+    hinted = parse(path, year_hint=pd.Timestamp("2014-05-06 15:04:13"))
+    assert value(hinted.metrics, "cpu", "all", "%iowait", "2014-05-06 15:05:03") == 64.94
+    assert hinted.meta["date_unknown"] is False
+    assert SarTextParser.sniff(path.read_bytes(), path.read_text()) >= 0.8
+
+
+def test_ambiguous_date_warns_and_date_order_decides(tmp_path):
+    path = tmp_path / "sar.txt"
+    path.write_text("Linux 3.10.0 (db1) \t05/06/14 \t_x86_64_\t(8 CPU)\n\n"
+                    "10:00:01        CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+                    "10:10:01        all      1.00      0.00      2.00      3.00      0.00     94.00\n")
+    guessed = parse(path)
+    assert guessed.meta["date_assumed"] is True
+    assert any("--date-order" in w for w in guessed.warnings)
+    assert guessed.metrics.timestamp.iloc[0] == pd.Timestamp("2014-05-06 10:10:01")
+    decided = parse(path, date_order="dmy")
+    assert decided.warnings == []
+    assert decided.metrics.timestamp.iloc[0] == pd.Timestamp("2014-06-05 10:10:01")
+
+
+def test_tz_option_localizes(corpus):
+    source = parse(corpus / "sar-text" / "scansar--sarb.txt", tz="Asia/Shanghai")
+    assert str(source.metrics.timestamp.dt.tz) == "Asia/Shanghai"
+    assert source.metrics.timestamp.min() == pd.Timestamp("2024-12-18 00:19:14", tz="Asia/Shanghai")
+
+
+def test_sniff(corpus):
+    banner = (corpus / "sar-text" / "ksar--sar-10.1.5").read_bytes()[:65536]
+    assert sniff_bytes(banner)[0] == "sar-text"
+    header_only = b"03:05:03 PM     CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+    assert SarTextParser.sniff(header_only, header_only.decode()) >= 0.8
+    dmesg = b"Linux version 2.6.32-358.el6.x86_64 (mockbuild@c6b8.bsys.dev.centos.org) (gcc version 4.4.7)\n"
+    assert SarTextParser.sniff(dmesg, dmesg.decode()) == 0.0
+    csv = (corpus / "sysstat" / "sadf-d" / "data-12.0.0.csv").read_bytes()
+    assert SarTextParser.sniff(csv, csv.decode()) == 0.0
+
+
+def test_unusable_input_raises_input_error(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("nothing here\nat all\n")
+    with pytest.raises(InputError) as err:
+        parse(path)
+    assert str(err.value).startswith(str(path))
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError):
+        parse(empty)
+    with pytest.raises(InputError):
+        parse(tmp_path / "missing.txt")
+
+
+def test_damaged_rows_are_skipped_with_a_warning(tmp_path):
+    path = tmp_path / "cut.txt"
+    path.write_text("Linux 5.4.0 (web) \t11/21/26 \t_x86_64_\t(2 CPU)\n\n"
+                    "05:12:00        CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+                    "05:12:01        all      5.56      0.00      2.53      0.00      0.00     91.92\n"
+                    "05:12:02        all      5.5\n"
+                    "05:12:03        all      4.00      0.00      1.00      0.00      0.00     95.00\n")
+    source = parse(path)
+    assert len(source.metrics) == 12
+    assert any("shorter than their header" in w for w in source.warnings)
