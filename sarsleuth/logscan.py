@@ -18,12 +18,12 @@ OOM reports, hung tasks, oopses, nginx continuation lines), folds the
 for, and reattaches a segfault's `` in lib[...]`` suffix printed on its own
 line.
 
-Candidate finders share one interface, ``find(block) -> [(start, end)]``
-(byte spans of candidate lines, ``end`` excluding the newline):
-:class:`NeedleFinder` is pure Python (literal needles found with
-``bytes.find`` then verified with the signature regex); :class:`GrepFinder`
-hands a plain file to GNU grep running beside Python; :func:`make_finder`
-picks the fastest one available.
+Candidate finders return byte spans of candidate lines (``end`` excluding
+the newline) within a block: :class:`NeedleFinder` is pure Python (literal
+needles found with ``bytes.find`` then verified with the signature regex);
+:class:`GrepFinder` hands a plain file to GNU grep running beside Python (a
+superset: the lines it reports are classified like any other);
+:func:`make_finder` picks the fastest one available.
 """
 from __future__ import annotations
 
@@ -63,6 +63,7 @@ PROGRESS_MIN_BYTES = 50 * 1024 * 1024
 _STRUCTURAL_PATTERNS = [r"callbacks suppressed"]
 
 SUPPRESSED_RE = re.compile(r"^(?:(?P<fn>[\w.]+): )?(?P<n>\d+) callbacks suppressed")
+SUPPRESSED_BYTES_RE = re.compile(rb"(?:([\w.]+): )?(\d+) callbacks suppressed")
 AUDIT_RE = re.compile(r"audit\((?P<epoch>\d{9,})\.(?P<frac>\d+):(?P<serial>\d+)\)")
 
 
@@ -313,10 +314,32 @@ class NeedleFinder:
         return out
 
 
+#: Shortest shared piece worth searching for instead of several needles:
+#: shorter pieces occur too often in ordinary lines.
+MIN_SHARED_NEEDLE = 7
+
+
 def _minimal_needles(needles: set[str]) -> list[bytes]:
-    """Drop needles that contain a shorter needle (the shorter one already
-    finds every line the longer one would)."""
-    ordered = sorted(needles, key=len)
+    """A small set of needles that finds every line the given ones find.
+
+    Each ``bytes.find`` pass costs about the same whatever the needle, so
+    needles sharing a piece of at least :data:`MIN_SHARED_NEEDLE` characters
+    (``upstream``, `` process ``...) are replaced by that piece, greedily,
+    and needles containing another needle are dropped."""
+    remaining = set(needles)
+    chosen: list[str] = []
+    while remaining:
+        pieces: dict[str, set[str]] = {}
+        for n in remaining:
+            for size in range(MIN_SHARED_NEEDLE, len(n) + 1):
+                for i in range(len(n) - size + 1):
+                    pieces.setdefault(n[i:i + size], set()).add(n)
+        best = max(pieces.items(), key=lambda kv: (len(kv[1]), len(kv[0])), default=None)
+        if best is None or len(best[1]) < 2:
+            break
+        chosen.append(best[0])
+        remaining -= best[1]
+    ordered = sorted(chosen + sorted(remaining), key=len)
     kept: list[str] = []
     for n in ordered:
         if not any(k in n for k in kept):
@@ -499,14 +522,14 @@ class GrepFinder:
 
     grep reads the file by itself in another process while Python counts
     volumes; it reports byte offsets of candidate lines, which are mapped
-    back onto blocks.  Every reported line is verified with the Python regex
-    so results equal :class:`NeedleFinder`'s.
+    back onto blocks.  The ERE is a faithful translation of the Python
+    patterns; a line it reports that no signature classifies is decoded and
+    then ignored, so the events equal :class:`NeedleFinder`'s.
     """
 
     name = "grep"
 
-    def __init__(self, path, grep: str, ere: str, regex: re.Pattern):
-        self.regex = regex
+    def __init__(self, path, grep: str, ere: str):
         env = dict(os.environ, LC_ALL="C")
         self.proc = subprocess.Popen(
             [grep, "-a", "-b", "-o", "-E", "-e", ere, "--", os.fspath(path)],
@@ -543,12 +566,9 @@ class GrepFinder:
                 starts.append(max(data.rfind(b"\n", lo, off - base) + 1, lo))
         out, last = [], -1
         for start in starts:
-            if start == last:
-                continue
-            last = start
-            end = data.find(b"\n", start, hi)
-            if self.regex.search(data, start, min(end, start + MAX_LINE_BYTES)):
-                out.append((start, end))
+            if start != last:   # grep -o reports every match of a line
+                out.append((start, data.find(b"\n", start, hi)))
+                last = start
         return out
 
     def close(self) -> None:
@@ -588,7 +608,7 @@ def make_finder(path, all_lines: bool = False, engine: str | None = None, extra_
             grep = gnu_grep()
             ere = grep_expression(patterns)
             if grep and ere:
-                return GrepFinder(path, grep, ere, _compiled_candidate_regex(tuple(patterns)))
+                return GrepFinder(path, grep, ere)
     return NeedleFinder(patterns)
 
 
@@ -646,7 +666,6 @@ class VolumeCounter:
 
     def _add_fixed(self, data: bytes, lo: int, ends) -> None:
         import numpy as np
-        arr = np.frombuffer(data, dtype=np.uint8)
         if not len(ends):
             return
         starts = np.empty_like(ends)
@@ -658,12 +677,9 @@ class VolumeCounter:
         starts = starts[(ends - starts) >= need]
         if not len(starts):
             return
-        raw = arr[starts[:, None] + np.arange(start, start + length)]
-        keys = np.ascontiguousarray(raw).view(f"S{length}").ravel()
-        self._count_runs(keys)
+        self._count_runs(_fixed_width_items(data, starts + start, length))
         if lvl is not None:
-            lraw = arr[starts[:, None] + np.arange(lvl[0], lvl[0] + lvl[1])]
-            lkeys = np.ascontiguousarray(lraw).view(f"S{lvl[1]}").ravel()
+            lkeys = _fixed_width_items(data, starts + lvl[0], lvl[1])
             values, counts = np.unique(lkeys, return_counts=True)
             for v, c in zip(values.tolist(), counts.tolist()):
                 self.levels[v] += c
@@ -685,6 +701,14 @@ class VolumeCounter:
         run_len = np.diff(bounds).tolist()
         for k, n in zip(run_keys, run_len):
             table[k] = table.get(k, 0) + n
+
+
+def _fixed_width_items(data: bytes, positions, width: int):
+    """``data[p:p+width]`` for every p, as a numpy ``S<width>`` array: one
+    gather on an overlapping view of the buffer, no per-byte index."""
+    import numpy as np
+    view = np.ndarray(shape=(len(data) - width + 1,), dtype=f"S{width}", buffer=data, strides=(1,))
+    return view[positions]
 
 
 # --------------------------------------------------------------------------
@@ -770,7 +794,6 @@ class Assembler:
         self.path, self.source, self.all_lines = path, source, all_lines
         self.records: list[dict] = []
         self.suppressions: list[dict] = []
-        self.anchors: list[dict] = []
         self.report: _Report | None = None
         self.kill_group: dict | None = None
         self.hosts: Counter = Counter()
@@ -788,7 +811,7 @@ class Assembler:
         if info.host:
             self.hosts[info.host] += 1
         if candidate and "callbacks suppressed" in message and self._structural(line_no, info):
-            return 0
+            return self.following()
         kind = signatures.classify(message) if candidate else None
         if self.report is not None:
             if self._joins(info, kind, candidate):
@@ -812,6 +835,16 @@ class Assembler:
             self.report = _Report(record, kind, stamp_seconds(info.stamp), info.uptime, info.tag, follow)
             return follow
         return 0
+
+    def following(self) -> int:
+        """Lines the open report still wants to see."""
+        return max(self.report.follow_left, 0) if self.report is not None else 0
+
+    def note_suppressed(self, line_no: int, count: int, fn: str | None) -> int:
+        """A rate-limit summary read straight from the raw bytes (its owner is
+        not a known one, so only its line number matters)."""
+        self.suppressions.append({"n": count, "fn": fn, "line": line_no, "t": None, "uptime": None})
+        return self.following()
 
     # -- pieces ------------------------------------------------------------
     def _new_record(self, line_no: int, info: LineInfo, kind: str) -> dict:
@@ -842,7 +875,7 @@ class Assembler:
             return self._segfault_tail(info)
         if self.source == "nginx-error":
             return not info.prefixed and kind is None
-        if candidate and not (kind == rep.kind == "kernel-oops"):
+        if kind is not None and not (kind == rep.kind == "kernel-oops"):
             return False
         if not info.prefixed:
             return True
@@ -1014,8 +1047,7 @@ class ScanResult:
     lines: int
     volume_keys: dict
     levels: Counter
-    anchors: list
-    suppressions: list
+    suppressions: list                           # rate-limit summaries no event took
     hosts: Counter
     samples: list                                # (line, LineInfo) spread over the file
     engine: str
@@ -1115,6 +1147,14 @@ class _ScanState:
             pos, line_no = end + 1, line_no + 1
 
     def _feed(self, data: bytes, pos: int, end: int, line_no: int, is_cand: bool) -> int:
+        hit = data.find(b" callbacks suppressed", pos, end) if is_cand else -1
+        if hit != -1:
+            # a bounded window: the regex must not crawl along a huge line
+            m = SUPPRESSED_BYTES_RE.search(data, max(pos, hit - 64), hit + 21)
+            if m is not None:
+                fn = m.group(1).decode("ascii") if m.group(1) else None
+                if fn not in _SUPPRESSOR_KINDS:   # no need to decode it
+                    return self.assembler.note_suppressed(line_no, int(m.group(2)), fn)
         text, cut = _decode(data, pos, end)
         self.cut_lines += cut
         if "\ufffd" in text:
@@ -1137,7 +1177,7 @@ class _ScanState:
         asm = self.assembler
         records = asm.finish()
         unattributed = [s for s in asm.suppressions if not s.get("attributed")]
-        return ScanResult(records, self.lines, self.volume.keys, self.volume.levels, asm.anchors,
+        return ScanResult(records, self.lines, self.volume.keys, self.volume.levels,
                           unattributed, asm.hosts, self.samples, self.finder.name, warnings)
 
 
@@ -1236,6 +1276,9 @@ def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
     year = None
     if md_keys:
         year, meta["year_from"] = _resolve_year(spath, md_keys, segments, result, options, first_line_time)
+    elif any(k[0] in ("abs", "aware") for k in volume_keys) or any(
+            r["stamp"] and r["stamp"][0] in ("abs", "aware") for r in result.records):
+        meta["year_from"] = "line"
     zone = _target_zone(result, options)
 
     def to_dt(stamp):

@@ -461,3 +461,12 @@ def test_httperf_all_sections(tmp_path):
     assert report["rate_option_per_sec"] == 10 and report["server"] == "10.0.0.5"
     assert report["net_io_Bps"] == pytest.approx(42.3 * 1024)
     assert "5 errors" in source.events["message"].iloc[0]
+
+
+def test_grammars_ship_in_the_package_and_compile_once():
+    from sarsleuth.parsers import grammars
+    for tool in ("ab", "wrk", "httperf", "tsar"):
+        assert "start: statement" in grammars.grammar_text(tool)
+        assert "start: report" in grammars.grammar_text(f"{tool}-document")
+        assert grammars.statement_parser(tool) is grammars.statement_parser(tool)
+        assert grammars.document_parser(tool) is grammars.document_parser(tool)

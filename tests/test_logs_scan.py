@@ -147,3 +147,21 @@ def test_hostile_input_with_small_reads(tmp_path):
     assert [r["line"] for r in result.records] == [1, 2, 3, 4, 6]
     assert result.lines == 6
     assert any("longer than" in w and "bytes were cut" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("kind", ["nginx-error", "syslog", "dmesg", "journal"])
+def test_long_lines_of_word_characters_stay_fast(tmp_path, kind):
+    """No regex may go quadratic on a 2 MB line without spaces or colons."""
+    import time
+    from sarsleuth.parsers import parse as parse_kind
+    first = {"nginx-error": b"2012/12/24 16:39:56 [alert] 13661#0: worker process 13666 exited on signal 11\n",
+             "syslog": b"May  6 15:04:13 web1 kernel: Out of socket memory\n",
+             "dmesg": b"[  12.000001] TCP: too many orphaned sockets\n",
+             "journal": b"-- Logs begin at Fri 2022-02-04 09:34:04 UTC. --\n"
+                        b"Feb 04 09:35:00 web1 kernel: Out of socket memory\n"}[kind]
+    path = tmp_path / "log"
+    path.write_bytes(first + b"x" * (2 * 1024 * 1024) + b" Too many open files " + b"y" * 20000 + b"\n" + first)
+    t0 = time.perf_counter()
+    src = parse_kind(path, kind=kind, options=ParseOptions(year=2014))
+    assert time.perf_counter() - t0 < 10
+    assert src.records == 2 * first.count(b"\n") + 1 and len(src.events) >= 2

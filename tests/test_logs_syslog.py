@@ -181,7 +181,7 @@ def test_rfc3339_lines_are_tz_aware(tmp_path):
     assert ev.iloc[0]["uptime"] == 123456.789012
     assert list(ev["kind"]) == ["tcp-tw-bucket-overflow", "too-many-open-files"]
     assert (ev.iloc[1]["process"], ev.iloc[1]["pid"], ev.iloc[1]["level"]) == ("nginx", 2211, "crit")
-    assert "year_from" not in src.meta
+    assert src.meta["year_from"] == "line"
     converted = parse(path, options=ParseOptions(tz="Asia/Shanghai")).events
     assert str(converted["timestamp"].dt.tz) == "Asia/Shanghai"
 

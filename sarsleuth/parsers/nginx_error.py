@@ -23,12 +23,12 @@ from .base import ParseOptions, Parser
 
 LEVEL_WORDS = "emerg|alert|crit|error|warn|notice|info|debug"
 RE_LINE = re.compile(
-    r"^(?P<docker>(?:[\w.\-]+ *\| *)+)?"
+    r"^(?P<docker>(?:[\w.\-]{1,64} *\| *){1,4})?"
     r"(?:(?P<Y>\d{4})/(?P<mo>\d\d)/(?P<d>\d\d) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d) )?"
     rf"\[(?P<level>{LEVEL_WORDS})\] (?P<pid>\d+)#(?P<tid>\d+): (?:\*(?P<conn>\d+) )?(?P<msg>.*)$", re.S)
-RE_DOCKER = re.compile(r"^(?:[\w.\-]+ *\| *)+")
+RE_DOCKER = re.compile(r"^(?:[\w.\-]{1,64} *\| *){1,4}")
 _FIXED = re.compile(rb"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[")
-_VOLUME_REGEX = rb"^(?:[\w.\-]+ *\| *)*(\d{4}/\d\d/\d\d \d\d:\d\d):\d\d \[(\w+)\]"
+_VOLUME_REGEX = rb"^(?:[\w.\-]{1,64} *\| *){0,4}(\d{4}/\d\d/\d\d \d\d:\d\d):\d\d \[(\w+)\]"
 _KEY_RE = re.compile(rb"^(\d{4})/(\d\d)/(\d\d) (\d\d):(\d\d)$")
 #: The level word from its first two letters (fixed-position counting).
 LEVEL_BY_PREFIX = {w[:2]: w for w in LEVEL_WORDS.split("|")}

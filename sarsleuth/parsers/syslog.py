@@ -46,6 +46,8 @@ _MONTH_WORDS = {
 }
 MONTHS = {word: num for num, words in _MONTH_WORDS.items() for word in words.split()}
 SEVERITIES = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
+_FACILITY_LEVELS = {"emerg", "alert", "crit", "err", "error", "warning", "warn", "notice", "info", "debug"}
+_SEVERITY_WORDS = {"EMERG", "ALERT", "CRIT", "ERR", "ERROR", "WARNING", "WARN", "NOTICE", "INFO", "DEBUG"}
 
 RE_3164 = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?"
@@ -57,9 +59,9 @@ RE_ISO = re.compile(
     r"(?P<tz>Z|[+-]\d\d:?\d\d)?(?P<rest>(?:\s.*)?)$", re.S)
 RE_HOST_TAG = re.compile(
     r"^\s*(?:(?P<fac>[a-z0-9]+)\.(?P<sev>emerg|alert|crit|err|error|warning|warn|notice|info|debug)\s+)?"
-    r"(?:(?P<host>[^\s:\[\]]+)\s+)??"
+    r"(?:(?P<host>[^\s:\[\]]{1,255})\s+)??"
     r"(?:(?P<sevword>EMERG|ALERT|CRIT|ERR|ERROR|WARNING|WARN|NOTICE|INFO|DEBUG)\s+)?"
-    r"(?P<tag>[^\s\[\]:]+(?:\([^)\s]*\))?)(?:\[(?P<pid>\d+)\])?:(?:\s|$)(?P<msg>.*)$", re.S)
+    r"(?P<tag>[^\s\[\]:]{1,128}(?:\([^)\s]{0,64}\))?)(?:\[(?P<pid>\d+)\])?:(?:\s|$)(?P<msg>.*)$", re.S)
 RE_HOST_ONLY = re.compile(r"^\s*(?P<host>\S+)\s+(?P<msg>.*)$", re.S)
 RE_5424_REST = re.compile(
     r"^\s*(?P<host>\S+) (?P<app>\S+) (?P<procid>\S+) (?P<msgid>\S+) "
@@ -141,8 +143,19 @@ def _level_from_pri(pri: str | None) -> str | None:
     return SEVERITIES[int(pri) % 8] if pri is not None and int(pri) < 192 else None
 
 
+#: The common case ``host tag[pid]: msg``, tried before the general form.
+RE_COMMON = re.compile(r"^ (?P<host>[^\s:\[\]]{1,255}) (?P<tag>[^\s\[\]:(]{1,128})(?:\[(?P<pid>\d+)\])?: (?P<msg>.*)$",
+                       re.S)
+
+
 def _with_rest(rest: str, stamp, pri) -> LineInfo:
     level = _level_from_pri(pri)
+    m = RE_COMMON.match(rest)
+    if m and m.group("host") not in _SEVERITY_WORDS and m.group("host").partition(".")[2] not in _FACILITY_LEVELS:
+        host, tag, pid, msg = m.groups()
+        info = LineInfo(msg, stamp=stamp, host=host.split("/")[0], tag=tag,
+                        pid=int(pid) if pid else None, level=level)
+        return _refine(info)
     m = RE_HOST_TAG.match(rest)
     if m:
         host = m.group("host")

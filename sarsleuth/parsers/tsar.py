@@ -27,6 +27,9 @@ _HEADER = re.compile(r"^\s*Time\s+(-+\w|[A-Za-z%])")
 _CHECK = re.compile(r"^\S+\s+tsar\s+[\w-]+:[\w:./-]*=\d", re.M)
 _COMMAND = re.compile(r"(?:^|[\s#$>\]])(tsar(?:\s+[^\n]*)?)$")
 _PROMPT_HOST = re.compile(r"[\w.-]+@([\w.-]+)[\s:\]]")
+_WRAPPED_TAIL = re.compile(r"[\w%./-]+(?:[ \t]+[\w%./-]+)*")
+#: A wrapped header or row spans at most this many terminal lines.
+_MAX_WRAP_PARTS = 3
 _SUFFIX = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 #: Modules that tsar names itself; any other group name is an item (a disk,
@@ -87,20 +90,23 @@ def join_wrapped(lines: list) -> tuple[list, bool]:
     line that is neither a header, a row, a summary nor a command, right after
     a header or row, continues it.  Returns (lines, whether any was joined)."""
     joined: list = []
+    parts = 1
     wrapped = False
     for number, text in lines:
-        if joined and _continues(joined[-1][1], text):
+        if joined and parts < _MAX_WRAP_PARTS and _continues(joined[-1][1], text):
+            parts += 1
             previous = joined[-1][1]
             glue = "" if previous.rstrip().endswith("-") and not text[:1].isspace() else " "
             joined[-1] = (joined[-1][0], previous + glue + text)
             wrapped = True
         else:
             joined.append((number, text))
+            parts = 1
     return joined, wrapped
 
 
 def _continues(previous: str, text: str) -> bool:
-    if not text.strip() or not (_HEADER.match(previous) or _STAMP.match(previous)):
+    if not text.strip() or len(text) > 4096 or not (_HEADER.match(previous) or _STAMP.match(previous)):
         return False
     stripped = text.strip()
     if _HEADER.match(text) or _STAMP.match(text) or re.match(r"(MAX|MEAN|MIN)\s", stripped):
@@ -108,7 +114,7 @@ def _continues(previous: str, text: str) -> bool:
     if "tsar" in stripped or "@" in stripped:
         return False
     # a wrapped header ends a dash group or lists column names; a wrapped row lists values
-    return bool(re.fullmatch(r"(-*[\w%./-]*-*\s*)+", stripped)) and not re.search(r"[\u00b7\u2026]", stripped)
+    return bool(_WRAPPED_TAIL.fullmatch(stripped))
 
 
 def recognise_command(text: str, line: int):
@@ -223,7 +229,6 @@ def build_report(statements: list[Statement], wrapped: bool, host: str | None) -
 
 
 def _fill_rows(report: dict, statements: list[Statement], columns) -> None:
-    import pandas as pd
     stamps, rows, metric_rows = [], [], []
     for statement in statements:
         values = _as_list(statement.fields.get("value"))

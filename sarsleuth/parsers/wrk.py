@@ -34,7 +34,7 @@ _WRK_LINES = re.compile(r"threads and \d+ connections|Thread Stats\s+Avg\s+Stdev
                         r"Socket errors: connect \d+|unable to connect to ")
 _WRK2_MARKS = re.compile(r"Thread calibration: mean lat\.|HdrHistogram - (Recorded|Uncorrected) Latency|"
                          r"Detailed Percentile spectrum|#\[Mean\s+=|(^|\s)wrk2?\s.*\s-R\s?\d|(^|\s)wrk2\s+-")
-_ARGS_ONLY = re.compile(r"^\s*((-{1,2}[A-Za-z][\w-]*(=\S+)?)\s+(\S+\s+)?)+.*https?://\S+\s*$")
+_ARGS_ONLY = re.compile(r"^\s*-{1,2}[A-Za-z][^\n]*\shttps?://\S+\s*$")
 
 
 def _sniff_score(text: str) -> tuple[float, bool]:

@@ -345,11 +345,15 @@ def percentile_key(text: str) -> str:
 # shell command lines pasted with a report
 
 _PROMPT_GLYPHS = "$#>%❯➜»"
+#: Longer lines are not command lines (and would make the prompt search slow).
+_MAX_COMMAND_CHARS = 4096
 
 
 def find_command(text: str, programs: tuple[str, ...]) -> str | None:
     """The command line (from the program name on) when ``text`` runs one of
     ``programs`` with options, behind any shell prompt; else None."""
+    if len(text) > _MAX_COMMAND_CHARS:
+        return None
     names = "|".join(re.escape(p) for p in programs)
     pattern = re.compile(rf"(?:^|(?<=[\s{re.escape(_PROMPT_GLYPHS)}\]]))(?:\S*/)?({names})(?:\.exe)?\s+(-{{1,2}}[A-Za-z_].*)$")
     m = pattern.search(text.strip())
