@@ -27,6 +27,7 @@ superset: the lines it reports are classified like any other);
 """
 from __future__ import annotations
 
+import datetime as _dt
 import os
 import re
 import shutil
@@ -407,36 +408,33 @@ _CATEGORY_ERE = {
 def _ere_char(ch: str, ci: bool) -> str:
     if ci and ch.isascii() and ch.isalpha():
         return f"[{ch.lower()}{ch.upper()}]"
-    if ch in _ERE_SPECIAL:
-        return "\\" + ch if ch not in "[]" else f"[{ch}]" if ch == "]" else "\\["
-    return ch
+    if ch == "]":
+        return "[]]"
+    return "\\" + ch if ch in _ERE_SPECIAL else ch
 
 
 def _ere_class(items, ci: bool) -> str:
-    negate, parts = False, []
+    """A bracket expression; ``]`` goes first and ``-`` last, as POSIX wants."""
+    negate, chars, ranges = False, set(), []
     for op, av in items:
         if op is _sre_c.NEGATE:
             negate = True
         elif op is _sre_c.LITERAL:
             ch = chr(av)
-            chars = {ch.lower(), ch.upper()} if ci and ch.isascii() and ch.isalpha() else {ch}
-            for c in sorted(chars):
-                parts.append("\\" + c if c in "\\" else c)
+            chars.update({ch.lower(), ch.upper()} if ci and ch.isascii() and ch.isalpha() else {ch})
         elif op is _sre_c.RANGE:
             lo, hi = chr(av[0]), chr(av[1])
-            parts.append(f"{lo}-{hi}")
+            ranges.append(f"{lo}-{hi}")
             if ci and lo.isascii() and hi.isascii() and lo.isalpha() and hi.isalpha():
-                parts.append(f"{lo.swapcase()}-{hi.swapcase()}")
+                ranges.append(f"{lo.swapcase()}-{hi.swapcase()}")
         elif op is _sre_c.CATEGORY and av in _CATEGORY_ERE and not _CATEGORY_ERE[av].startswith("[^"):
-            parts.append(_CATEGORY_ERE[av][1:-1])
+            ranges.append(_CATEGORY_ERE[av][1:-1])
         else:
             raise _NoERE
-    body = "".join(parts)
-    # ']' must come first and '-' last inside a bracket expression
-    if "]" in body:
-        body = "]" + body.replace("]", "")
-    if "-" in parts:
-        body = body.replace("-", "") + "-"
+    body = ("]" if "]" in chars else "") + "".join(sorted(chars - {"]", "-", "^"})) + "".join(ranges)
+    body += ("^" if "^" in chars else "") + ("-" if "-" in chars else "")
+    if body == "^":
+        body = "\\^"
     return f"[{'^' if negate else ''}{body}]"
 
 
@@ -733,6 +731,9 @@ class LineInfo:
         self.conn = conn
 
 
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
 def stamp_seconds(stamp) -> float | None:
     """Seconds on a scale good for comparing two stamps of one file."""
     if stamp is None:
@@ -740,7 +741,9 @@ def stamp_seconds(stamp) -> float | None:
     if stamp[0] == "md":
         _, mon, day, h, m, s, us = stamp
         return (((mon * 32 + day) * 24 + h) * 60 + m) * 60 + s + us / 1e6
-    return stamp[1].timestamp() if stamp[0] == "aware" else stamp[1].replace(tzinfo=None).timestamp()
+    if stamp[0] == "aware":
+        return stamp[1].timestamp()
+    return (stamp[1] - _EPOCH).total_seconds()   # naive wall clock: no local-zone guess
 
 
 #: Kinds whose report continues on the next lines.

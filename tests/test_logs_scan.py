@@ -58,6 +58,10 @@ def test_ere_translation_matches_like_python():
         r"(?i:possible SYN flooding on port)": ["TCP: Possible SYN flooding on port 80", "POSSIBLE syn FLOODING ON PORT"],
         r"\bsegfault at [0-9a-fA-F]+": ["nginx[1]: segfault at 7f"],
         r"process \d+ exited on signal \d+": ["worker process 13666 exited on signal 11"],
+        r"[a-z-]+x": ["ab-cx"],
+        r"[\]x]y": ["]y", "xy"],
+        r"(?i:[a-c]q)": ["Bq", "bQ"],
+        r"a\.b": ["a.b"],
     }
     import subprocess
     grep = logscan.gnu_grep()
@@ -72,6 +76,9 @@ def test_ere_translation_matches_like_python():
                                  env={"LC_ALL": "C"})
             assert out.stdout.strip() == b"1", (pattern, line)
     assert ere_from_python(r"(?<=x)y") is None
+    out = subprocess.run([grep, "-c", "-E", "-e", ere_from_python(r"a\.b")], input=b"axb\n",
+                         capture_output=True, env={"LC_ALL": "C"})
+    assert out.stdout.strip() == b"0"
 
 
 def test_reports_spanning_block_boundaries(corpus):
