@@ -191,7 +191,10 @@ class SarGap(Detector):
                     continue
                 out.append(self.finding(
                     title=f"No sar samples for {gap:.0f} s (usual interval {usual:.0f} s)",
-                    severity="medium" if gap < 10 * usual else "high" if usual < 60 else "medium",
+                    # a stall of fast (<= 1 min) sampling is notable; hours
+                    # missing from a 10-minute daily file are usually a host
+                    # that was off, said at low severity
+                    severity="medium" if usual <= 60 and gap >= 10 * usual else "low",
                     start=start, end=end, host=host,
                     metrics={"gap_seconds": gap, "usual_interval_seconds": usual},
                     evidence=[_metric_evidence(ctx, "cpu", host, start,

@@ -176,13 +176,19 @@ class OomKill(Detector):
     def run(self, ctx: Context):
         out = []
         ev = ctx.events_of("oom-kill")
+        out.extend(self._invoked_without_kill(ctx, ev))
         if ev is None or not len(ev):
             return out
         for b in bursts(ev, self.params["burst_gap_seconds"]):
             victims, constraint, memcg, rss_kb = {}, None, None, 0
             for r in b.rows.itertuples(index=False):
-                text = f"{r.message}\n{r.detail if isinstance(r.detail, str) else ''}"
-                for m in _KILLED_RE.finditer(text):
+                detail = r.detail if isinstance(r.detail, str) else ""
+                text = f"{r.message}\n{detail}"
+                # the victim is the process actually killed: the event's own
+                # "Killed process" line, not the task a memcg line first chose
+                killed = list(_KILLED_RE.finditer(str(r.message))) or [
+                    m for m in _KILLED_RE.finditer(detail) if m.group(0).startswith("Killed")]
+                for m in killed:
                     pid = int(m["pid"])
                     rss = {x["name"]: int(x["kb"]) for x in _RSS_RE.finditer(m["rest"])}
                     if pid not in victims or rss:
@@ -210,6 +216,37 @@ class OomKill(Detector):
             out[-1].refs["pids"] = sorted(victims)
         return out
 
+
+    def _invoked_without_kill(self, ctx: Context, kills):
+        """OOM reports whose 'Killed process' line is missing (a truncated
+        paste, a ring buffer that wrapped): the OOM killer still ran."""
+        invoked = ctx.events_of("oom-invoked")
+        out = []
+        for b in bursts(invoked, self.params["burst_gap_seconds"]):
+            if _kill_near(kills, b, self.params["burst_gap_seconds"]):
+                continue
+            invokers = sorted({m["comm"] for m in (_INVOKED_RE.search(x) for x in b.rows["message"].astype(str)) if m})
+            out.append(self.finding(
+                title=f"OOM killer invoked {b.lines} time(s) by {', '.join(invokers) or 'a process'} (victim not in the log)",
+                severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"invocations": b.lines}, evidence=evidence_from_events(b.rows, 3),
+            ))
+        return out
+
+
+_INVOKED_RE = re.compile(r"(?P<comm>\S+) invoked oom-killer")
+
+
+def _kill_near(kills, burst, gap_seconds: float) -> bool:
+    """Is there a 'Killed process' event for this invocation: in the same
+    file, and within the gap when times are known."""
+    if kills is None or not len(kills):
+        return False
+    same = kills[kills["file"].isin(burst.rows["file"].unique())]
+    if not burst.aligned:
+        return len(same) > 0
+    delta = (same["timestamp"] - burst.start).abs().dt.total_seconds()
+    return bool((delta <= gap_seconds).fillna(False).any())
 
 _SEGV_RE = re.compile(r"(?P<comm>[^\s\[]+)\[(?P<pid>\d+)\]: segfault at (?P<addr>[0-9a-fA-F]+) "
                       r"(?:ip|rip) (?P<ip>[0-9a-fA-F]+) (?:sp|rsp) (?P<sp>[0-9a-fA-F]+) error (?P<err>\d+)"

@@ -133,3 +133,37 @@ class TcpTimewait(Detector):
                                                f"tcp-tw {first:.0f} -> {ep.peak:.0f} at {fmt_time(ep.peak_time)}")],
                 ))
         return out
+
+
+#: "interface eno4" (bonding), else a driver's "eth0:"/"eno1 " prefix.
+_IFACE_RE = r"(?:interface |(?:^|\s))((?:eth|em|eno|ens|enp|bond(?!ing)|ib|wlan|p\d)[\w.-]*)(?=[:\s,]|$)"
+
+
+class NicLinkDown(Detector):
+    """Network links going down (``NIC Link is Down``, bonding ``link status
+    definitely down``), with the flap count per interface.
+
+    Why it matters: a flapping link drops every connection through it and
+    looks like an application outage from the outside.
+    """
+
+    id = "nic-link-down"
+    summary = "network link down / flapping (driver and bonding messages)"
+    inputs = ("events",)
+    category = "network-saturation"
+    defaults = {"burst_gap_seconds": 600.0, "flap_count": 3}
+
+    def run(self, ctx: Context):
+        from ._events import bursts
+        from .base import evidence_from_events
+        out = []
+        for b in bursts(ctx.events_of("nic-link-down"), self.params["burst_gap_seconds"]):
+            ifaces = sorted({m for m in b.rows["message"].astype(str).str.extract(_IFACE_RE)[0].dropna()})
+            n = b.lines
+            out.append(self.finding(
+                title=f"{n} link-down event(s)" + (f" on {', '.join(ifaces[:4])}" if ifaces else ""),
+                severity="high" if n >= self.params["flap_count"] else "medium",
+                start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"link_down": n, "interfaces": len(ifaces)}, evidence=evidence_from_events(b.rows, 4),
+            ))
+        return out

@@ -18,6 +18,7 @@ CRASH_SIGNALS = {4, 6, 7, 8, 11, 31}
 
 _EXIT_RE = re.compile(r"(?P<what>worker|cache manager|cache loader|helper)? ?process (?P<pid>\d+) exited on signal "
                       r"(?P<sig>\d+)(?P<core> \(core dumped\))?")
+_FATAL_RE = re.compile(r"process (?P<pid>\d+) exited with fatal code (?P<code>\d+)")
 _START_RE = re.compile(r"start (?:worker|cache manager|cache loader) process (?P<pid>\d+)")
 
 
@@ -46,7 +47,7 @@ class WorkerSignalExit(Detector):
 
     def run(self, ctx: Context):
         out = []
-        exits = ctx.events_of("worker-signal-exit")
+        exits = ctx.events_of("worker-signal-exit", "worker-fatal-exit")
         if exits is None or not len(exits):
             return out
         starts = ctx.events_of("worker-start")
@@ -59,9 +60,14 @@ class WorkerSignalExit(Detector):
                     segv_by_pid.setdefault(p["pid"], (r, p))
         for b in bursts(exits, self.params["burst_gap_seconds"]):
             signals, cores, pids, respawns = {}, 0, [], []
+            fatal = 0
             for r in b.rows.itertuples(index=False):
                 m = _EXIT_RE.search(str(r.message))
                 if not m:
+                    f = _FATAL_RE.search(str(r.message))
+                    if f:  # exited with fatal code: the master does not respawn it
+                        fatal += 1
+                        pids.append(int(f["pid"]))
                     continue
                 sig = int(m["sig"])
                 signals[sig] = signals.get(sig, 0) + 1
@@ -73,8 +79,9 @@ class WorkerSignalExit(Detector):
             if not pids:
                 continue
             matched = [(pid, segv_by_pid[pid]) for pid in pids if pid in segv_by_pid]
-            sig_text = ", ".join(f"{n} x signal {s} ({SIGNAL_NAMES.get(s, '?')})" for s, n in sorted(signals.items()))
-            crash = any(s in CRASH_SIGNALS for s in signals)
+            sig_text = ", ".join([f"{n} x signal {s} ({SIGNAL_NAMES.get(s, '?')})" for s, n in sorted(signals.items())]
+                                 + ([f"{fatal} x fatal exit (not respawned)"] if fatal else []))
+            crash = any(s in CRASH_SIGNALS for s in signals) or bool(fatal)
             n = len(pids)
             title = (f"nginx workers crashed {n} time(s): {sig_text}" if crash
                      else f"nginx workers killed {n} time(s): {sig_text}")
@@ -98,7 +105,7 @@ class WorkerSignalExit(Detector):
                 title=title, severity=severity_for(n, [(10, "critical"), (1, "high")]) if crash else "high",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"exits": n, "core_dumped": cores, "respawned": len(respawns),
-                         "signal_11": signals.get(11, 0), "signal_9": signals.get(9, 0),
+                         "signal_11": signals.get(11, 0), "signal_9": signals.get(9, 0), "fatal_exits": fatal,
                          "matched_kernel_segfaults": len(matched)},
                 evidence=evidence, explanation=explanation.strip() or None,
                 refs={"pids": pids, "respawn_pids": respawns, "signals": sorted(signals)},
@@ -319,3 +326,20 @@ class Enomem(_BurstCounter):
     def describe(self, burst):
         calls = burst.rows["message"].astype(str).str.extract(r"(\w+)\([^)]*\) failed \(12")[0].dropna()
         return (f" in {', '.join(sorted(set(calls))[:3])}" if len(calls) else ""), {}
+
+
+class NginxSharedMemoryFull(_BurstCounter):
+    """nginx shared-memory zones out of space: the SSL session cache or a
+    ``limit_req``/``proxy_cache`` zone (``ngx_slab_alloc() failed: no memory``)."""
+
+    id = "nginx-shm-exhausted"
+    summary = "nginx shared memory zone full (SSL session cache, limit_req/cache zones)"
+    inputs = ("events",)
+    category = "other"
+    event_kind = "nginx-shm-exhausted"
+    noun = "nginx shared memory zone full"
+    severities = [(100, "high")]
+
+    def describe(self, burst):
+        zones = burst.rows["message"].astype(str).str.extract(r'(?:cache|zone) "([^"]+)"')[0].dropna()
+        return (f" (zone {', '.join(sorted(set(zones))[:3])})" if len(zones) else ""), {}
