@@ -207,7 +207,6 @@ def _advance_io(counters, stage, seconds, swap_delta_kb, rng):
                                               if stage in ("crunch", "after") else 0)
     counters.c["pswpout"] += out_pages
     counters.c["pswpin"] += in_pages
-    swap_rate_kb = (out_pages + in_pages) * 4 / seconds
     file_out = {"calm": 310.0, "test": 820.0, "crunch": 1900.0, "after": 1200.0}[stage]
     counters.add("pgpgout", file_out + out_pages * 4 / seconds, seconds)
     counters.add("pgpgin", 12.0 + in_pages * 4 / seconds, seconds)

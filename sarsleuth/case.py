@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import InputError, UsageError
-from .model import EVENT_COLUMNS, Finding, Incident, Source, empty_events, empty_metrics, iso
+from .model import Finding, empty_events, empty_metrics, iso
 
 #: Kinds read first: their dates help place syslog lines that carry no year.
 _DATED_FIRST = ("sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "nginx-error", "journal", "tsar")

@@ -67,7 +67,7 @@ def _sources(paths_or_sources):
                 yield parse(path)
 
 
-def compare_reports(paths_or_sources) -> "pandas.DataFrame":
+def compare_reports(paths_or_sources):
     """One row per load-test run found in the inputs (see
     :data:`COMPARISON_COLUMNS`); latencies in seconds, rates per second,
     transfer in bytes/s.  Inputs that are not load-test reports raise

@@ -39,7 +39,7 @@ def test_every_nginx_corpus_file(corpus):
         "nginx-error-worker-connections-not-enough.log": {"worker-connections-exhausted": 4},
         "nginx-error-worker-connections-exceed-rlimit-warn.log": {"worker-connections-exhausted": 3},
         "nginx-error-startup-notices-debug-rhel7.log": {"worker-start": 1},
-        "nginx-error-ssl-session-cache-alert.log": {},
+        "nginx-error-ssl-session-cache-alert.log": {"nginx-shm-exhausted": 1},
         "pair-A-nginx-error-signal11-statsd-2.6.32.log": {"worker-signal-exit": 1},
         "pair-B-nginx-error-signal11-modsecurity-5.4.log": {"worker-signal-exit": 1},
         "pair-C-nginx-error-signal11-burst-centos7.log": {"worker-signal-exit": 8},

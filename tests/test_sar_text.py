@@ -3,7 +3,6 @@ clocks, midnight, restarts, pasted text."""
 from __future__ import annotations
 
 import lzma
-from pathlib import Path
 
 import pandas as pd
 import pytest

@@ -265,7 +265,7 @@ def compute_io(ctx):
 
 def compute_memory(ctx):
     frm, buf, cam, tlm = ctx.cur("frmkb"), ctx.cur("bufkb"), ctx.cur("camkb"), ctx.cur("tlmkb")
-    frs, tls, cas, com = ctx.cur("frskb"), ctx.cur("tlskb"), ctx.cur("caskb"), ctx.cur("comkb")
+    tls, com = ctx.cur("tlskb"), ctx.cur("comkb")
     notused = np.minimum(frm + buf + cam + ctx.cur("slabkb"), tlm)
     out = [
         ("kbmemfree", frm), ("kbavail", _available(ctx, frm)), ("kbmemused", tlm - notused),

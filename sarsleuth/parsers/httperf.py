@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import re
 
-from ..errors import located
 from .base import ParseOptions, Parser
-from .grammars import (Statement, build_source, command_options, exact, fail_without_reports, find_command,
-                       human_seconds, integer, numbered_lines, place_report, problems_as_warnings,
-                       read_document, report_clock)
+from .grammars import (parse_report_file, Statement, command_options, exact, find_command,
+                       human_seconds, integer)
 
 GRAMMAR = "httperf"
 
@@ -46,17 +44,8 @@ class HttperfParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
-        warnings: list = []
-        reading = read_document(GRAMMAR, numbered_lines(path, warnings), recognise_command, REPORT_STARTS)
-        reports = [r for r in (build_report(group) for group in reading.reports) if r is not None]
-        if not reports:
-            fail_without_reports(path, "httperf", reading)
-        warnings += problems_as_warnings(path, reading.problems)
-        clock = report_clock(path, options)
-        for report in reports:
-            warnings += [located(path, message, line=line) for line, message in report.pop("_bad")]
-            place_report(report, path, report.pop("_line"), clock)
-        return build_source(path, "httperf", reports, warnings, summarise, records=len(reports))
+        return parse_report_file(path, options, "httperf", GRAMMAR, recognise_command, REPORT_STARTS,
+                                 build_report, summarise)
 
 
 def recognise_command(text: str, line: int):

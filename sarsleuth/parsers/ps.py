@@ -204,7 +204,6 @@ def summarise_snapshot(frame, info: dict) -> str:
 
 
 def _source(path, snapshots: list[Snapshot], start, time_from: str, warnings: list):
-    import pandas as pd
     labelled, events, records = [], [], []
     for index, snapshot in enumerate(snapshots, 1):
         label = f"snapshot-{index}"

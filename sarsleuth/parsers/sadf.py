@@ -103,7 +103,6 @@ class _Clock:
         return ts
 
     def _zoned(self, ts, zone):
-        import pandas as pd
         if zone is None or zone == "":
             return self._local(ts)
         if zone in UTC_NAMES:

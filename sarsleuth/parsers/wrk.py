@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import re
 
-from ..errors import located
 from .base import ParseOptions, Parser
-from .grammars import (Statement, build_source, command_options, exact, fail_without_reports, find_command, human_seconds,
-                       integer, metric_count, numbered_lines, percentile_key, place_report,
-                       problems_as_warnings, read_document, report_clock, seconds, size_bytes)
+from .grammars import (parse_report_file, Statement, command_options, exact, find_command, human_seconds,
+                       integer, metric_count, percentile_key, seconds, size_bytes)
 
 GRAMMAR = "wrk"
 PROGRAMS = ("wrk", "wrk2")
@@ -88,17 +86,8 @@ class Wrk2Parser(Parser):
 
 def parse_wrk_family(path, options: ParseOptions, kind: str):
     """Parse a wrk or wrk2 file into a Source of ``kind``."""
-    warnings: list = []
-    reading = read_document(GRAMMAR, numbered_lines(path, warnings), recognise_command, REPORT_STARTS)
-    reports = [r for r in (build_report(group, kind) for group in reading.reports) if r is not None]
-    if not reports:
-        fail_without_reports(path, kind, reading)
-    warnings += problems_as_warnings(path, reading.problems)
-    clock = report_clock(path, options)
-    for report in reports:
-        warnings += [located(path, message, line=line) for line, message in report.pop("_bad")]
-        place_report(report, path, report.pop("_line"), clock)
-    return build_source(path, kind, reports, warnings, summarise, records=len(reports))
+    return parse_report_file(path, options, kind, GRAMMAR, recognise_command, REPORT_STARTS,
+                             lambda group: build_report(group, kind), summarise)
 
 
 def recognise_command(text: str, line: int):

@@ -492,3 +492,21 @@ def human_seconds(value) -> str:
     if value < 1:
         return f"{value * 1000:.4g} ms"
     return f"{value:.5g} s"
+
+
+def parse_report_file(path, options, kind: str, grammar: str, recognise_command, starts, build_report, summarise):
+    """Read a file of one tool's reports (ab, httperf, wrk, wrk2): statements,
+    reports split and built, placed on the clock, gathered into a Source.
+    ``build_report`` turns one statement group into a report dict or None."""
+    from ...errors import located
+    warnings: list = []
+    reading = read_document(grammar, numbered_lines(path, warnings), recognise_command, starts)
+    reports = [r for r in (build_report(group) for group in reading.reports) if r is not None]
+    if not reports:
+        fail_without_reports(path, kind, reading)
+    warnings += problems_as_warnings(path, reading.problems)
+    clock = report_clock(path, options)
+    for report in reports:
+        warnings += [located(path, message, line=line) for line, message in report.pop("_bad")]
+        place_report(report, path, report.pop("_line"), clock)
+    return build_source(path, kind, reports, warnings, summarise, records=len(reports))
