@@ -99,7 +99,7 @@ def test_tcp_timewait_limit():
     f = run("tcp-timewait", ctx(metrics("h", "net-sock", "2016-03-17 17:01:00", 1, {"tcp-tw": tw})))
     assert len(f) == 1 and f[0].metrics["fraction_of_limit"] == 1.0 and f[0].severity == "high"
     f = run("tcp-timewait", ctx(metrics("h", "net-sock", "2016-03-17 17:01:00", 1, {"tcp-tw": tw})),
-            tcp_max_tw_buckets=262144, warn_fraction=0.8, min_rise_factor=5.0, min_tw=1000, max_gap_samples=1)
+            tcp_max_tw_buckets=262144, warn_fraction=0.8, min_rise_factor=5.0, min_tw=5000, max_gap_samples=1)
     assert f[0].metrics["tcp_max_tw_buckets"] == 262144 and f[0].severity == "medium"
 
 

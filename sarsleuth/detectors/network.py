@@ -107,7 +107,7 @@ class TcpTimewait(Detector):
     inputs = ("metrics",)
     category = "socket-exhaustion"
     defaults = {"tcp_max_tw_buckets": 180000, "warn_fraction": 0.8, "min_rise_factor": 5.0,
-                "min_tw": 1000, "min_fraction_for_climb": 0.25, "max_gap_samples": 1}
+                "min_tw": 5000, "max_gap_samples": 1}
 
     def run(self, ctx: Context):
         out = []
@@ -119,11 +119,13 @@ class TcpTimewait(Detector):
                 continue
             first = float(tw.iloc[0])
             near = tw >= p["warn_fraction"] * limit
-            climb = (tw >= max(p["min_tw"], p["min_rise_factor"] * max(first, 1.0),
-                               p["min_fraction_for_climb"] * limit))
+            # a climb far above where the day started is worth saying even
+            # well below the limit (low severity then): it is where a
+            # connection flood shows first
+            climb = tw >= max(p["min_tw"], p["min_rise_factor"] * max(first, 1.0))
             for ep in episodes(tw, (near | climb).to_numpy(), p["max_gap_samples"]):
                 frac = ep.peak / limit
-                sev = severity_for(frac, [(0.98, "high"), (0.6, "medium")])
+                sev = severity_for(frac, [(0.98, "high"), (0.6, "medium")], "low")
                 out.append(self.finding(
                     title=f"TIME_WAIT sockets climbed to {ep.peak:.0f} ({frac * 100:.0f} % of tcp_max_tw_buckets {limit:.0f})",
                     severity=sev, start=ep.start, end=ep.end, host=host,
