@@ -108,3 +108,18 @@ def test_help_does_not_import_pandas():
     code = "import sys, sarsleuth.cli; print('pandas' in sys.modules, 'matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split()
     assert out == ["False", "False"]
+
+
+def test_installed_console_script_runs_from_elsewhere(tmp_path):
+    """The entry point works outside the source tree (templates, knowledge
+    base and grammars ship in the package)."""
+    import shutil
+    exe = shutil.which("sarsleuth")
+    if exe is None:
+        pytest.skip("the sarsleuth console script is not installed (pip install .)")
+    out = tmp_path / "r.html"
+    proc = subprocess.run([exe, "analyze", str(SAMPLES / "image-service-ab"), "--format", "json", "--html", str(out)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["incidents"][0]["category"] == "network-saturation"
+    assert out.stat().st_size > 10000
