@@ -206,12 +206,22 @@ class Case:
             "timezone": str(self.tz) if self.tz else None,
             "sources": sources,
             "skipped": [{"path": k.path, "reason": k.reason} for k in self.skipped],
+            "summary": self.headline(),
             "incidents": [i.to_dict() for i in self.incidents],
             "findings": [f.to_dict() for f in sorted(self.findings, key=lambda f: (iso(f.start) or "~", f.detector))],
             "warnings": list(self.warnings),
             "notes": list(self.notes),
             "checked": list(self.checked),
         }
+
+    def headline(self) -> str:
+        """One line on the whole case: the top incident, or that no incident
+        was found and what was checked."""
+        from .narrative import quiet_summary
+        if not self.incidents:
+            return quiet_summary(self)
+        top = self.incidents[0]
+        return f"{len(self.incidents)} incident(s); most important: {top.title} ({top.severity})."
 
     def report(self, path, plots: bool = True) -> str:
         from .render.html import write_html

@@ -29,6 +29,11 @@ CATEGORY_TITLES = {
 }
 
 
+def _effect_lead():
+    import pandas as pd
+    return pd.Timedelta(minutes=3)
+
+
 @dataclass
 class _Group:
     host: object
@@ -69,7 +74,7 @@ def correlate(findings: list[Finding], tolerance=None) -> list[Incident]:
     if len(incidents) > 1:
         incidents[0].why_first = _why_first(incidents[0], incidents[1])
     elif incidents:
-        incidents[0].why_first = "It is the only incident found."
+        incidents[0].why_first = f"It is the only incident found (score {incidents[0].score:.2f})."
     return incidents
 
 
@@ -151,24 +156,56 @@ def _sort_ts(f):
         return 0
 
 
+#: Detectors whose findings mean requests or packets were refused or lost.
+_REFUSING = ("nic-rx-alloc-failure", "socket-memory", "tcp-tw-bucket-overflow", "conntrack-full",
+             "worker-connections-exhausted", "too-many-open-files", "syn-flood", "port-exhaustion")
+
+
 def _impact(findings: list[Finding]) -> float:
     """User impact in [0, 1]: failed requests, killed or crashed processes,
-    dropped packets."""
+    dropped packets.  A process seen dying from two sides (the kernel's
+    segfault or OOM kill and nginx's ``exited on signal``, same PID) counts
+    once."""
     score = 0.0
+    oom_pids: set = set()
     for f in findings:
-        m = f.metrics
         if f.detector == "oom-kill":
             score += 0.5
-        elif f.detector in ("worker-signal-exit", "segfault"):
-            score += min(0.5, 0.1 * float(m.get("exits") or m.get("segfaults") or 1))
+            oom_pids |= set(f.refs.get("pids") or [])
+    crash_pids: set = set()
+    unnamed = 0
+    for f in findings:
+        m = f.metrics
+        if f.detector in ("worker-signal-exit", "segfault"):
+            pids = set(f.refs.get("pids") or [])
+            if pids:
+                crash_pids |= pids - oom_pids
+            else:
+                unnamed = max(unnamed, int(m.get("exits") or m.get("segfaults") or 1))
         elif f.detector == "loadtest-errors":
             score += min(0.5, float(m.get("error_fraction") or 0) * 2 + (0.3 if m.get("aborted") else 0))
-        elif f.detector in ("nic-rx-alloc-failure", "socket-memory", "tcp-tw-bucket-overflow", "conntrack-full",
-                            "worker-connections-exhausted", "too-many-open-files", "syn-flood"):
+        elif f.detector in _REFUSING:
             score += 0.25
         elif f.detector in ("page-allocation-failure", "loadtest-link-saturation", "nic-saturation"):
             score += 0.2
+    if crash_pids or unnamed:
+        score += min(0.5, 0.1 * (len(crash_pids) + unnamed))
     return min(1.0, score)
+
+
+def _recommendations(cause: Finding, findings: list[Finding]) -> list[str]:
+    """The cause's recommendations first, then the effects'; when the
+    evidence names nginx, advice about nginx comes first (it is the one the
+    operator can act on)."""
+    recs: list[str] = []
+    for f in [cause] + [f for f in findings if f is not cause]:
+        for r in f.recommendations:
+            if r not in recs:
+                recs.append(r)
+    text = " ".join([f.title for f in findings] + [e.text for f in findings for e in f.evidence[:3]])
+    if "nginx" in text.lower():
+        recs.sort(key=lambda r: 0 if "nginx" in r.lower() else 1)
+    return recs
 
 
 def _incident(g: _Group) -> Incident:
@@ -188,8 +225,13 @@ def _incident(g: _Group) -> Incident:
     start = min((f.start for f in framing), default=None)
     if cause.aligned and _has_time(cause) and start is not None and cause.start > start:
         # the incident begins when its likely cause does; what came before
-        # (a load test already running, say) is told as a precursor
-        start = cause.start
+        # (a load test already running, say) is told as a precursor.  Effects
+        # on the cause's chain that show up to one sampling step earlier (a
+        # kernel line at 14:19:52 before the 14:20:01 sar sample that first
+        # shows the memory gone) are effects, and start the incident.
+        after = set(order[order.index(cause.detector) + 1:]) if cause.detector in order else set()
+        start = min([cause.start] + [f.start for f in framing if f.detector in after
+                                     and f.start >= cause.start - _effect_lead()])
     end = max(((f.end if _has_time_end(f) else f.start) for f in framing), default=None)
     sources = {p for f in findings for p in f.sources}
     detectors = {f.detector for f in findings}
@@ -206,11 +248,7 @@ def _incident(g: _Group) -> Incident:
     hosts = sorted({f.host for f in findings if f.host})
     title = _title(category, cause, findings, hosts)
     ident = hashlib.sha1(f"{category}|{','.join(hosts)}|{iso(start)}|{cause.detector}".encode()).hexdigest()[:12]
-    recs = []
-    for f in [cause] + [f for f in findings if f is not cause]:
-        for r in f.recommendations:
-            if r not in recs:
-                recs.append(r)
+    recs = _recommendations(cause, findings)
     inc = Incident(rank=0, id=ident, title=title, category=category, severity=severity, score=score,
                    start=start, end=end, hosts=hosts, summary="", findings=findings,
                    recommendations=recs[:6], cause=cause.detector, score_components=components)
@@ -229,13 +267,40 @@ def _title(category, cause, findings, hosts) -> str:
         name = f.detector.replace("-", " ")
         if name not in effects:
             effects.append(name)
-    tail = f": {cause.detector.replace('-', ' ')}" + (f" -> {', '.join(effects[:4])}" if effects else "")
+    name = cause.refs.get("signature") or cause.detector.replace("-", " ")
+    tail = f": {name}" + (f" -> {', '.join(effects[:4])}" if effects else "")
     return f"{head}{where}{tail}"
 
 
 def _why_first(first: Incident, second: Incident) -> str:
+    """One sentence on why rank 1 beats rank 2, in words, from the score
+    components that gave it the largest lead."""
     a, b = first.score_components, second.score_components
-    diffs = sorted(((a[k] - b.get(k, 0)) * SCORE_WEIGHTS[k], k) for k in a)
-    reasons = [k for d, k in reversed(diffs) if d > 0][:2]
-    return (f"Ranked first (score {first.score:.2f} vs {second.score:.2f}) for its "
-            + " and ".join(reasons or ["severity"]) + ".")
+    lead = sorted(((a.get(k, 0) - b.get(k, 0)) * SCORE_WEIGHTS[k], k) for k in SCORE_WEIGHTS)
+    reasons = []
+    for d, k in reversed(lead):
+        if d <= 0 or len(reasons) == 2:
+            break
+        reasons.append(_reason(k, first, second))
+    if not reasons:  # equal scores: the tie-break was severity, then time
+        reasons.append(f"it is at least as severe ({first.severity}) and started earlier")
+    return (f"Ranked first (score {first.score:.2f} against {second.score:.2f} for #2, "
+            f"\"{second.title}\") because " + " and ".join(reasons) + ".")
+
+
+def _reason(component: str, first: Incident, second: Incident) -> str:
+    def count(inc):
+        return len({p for f in inc.findings for p in f.sources}), len({f.detector for f in inc.findings})
+
+    if component == "severity":
+        return f"it is {first.severity} where #2 is {second.severity}"
+    if component == "breadth":
+        (s1, d1), (s2, d2) = count(first), count(second)
+        return f"more evidence agrees on it ({s1} source(s), {d1} detector(s) against {s2} and {d2})"
+    if component == "impact":
+        return "it hurt users more (processes killed, requests refused or packets dropped)"
+    if component == "chain":
+        return "its findings form a known cause-and-effect chain"
+    if component == "duration":
+        return "it lasted longer"
+    return f"its {component} is higher"

@@ -181,6 +181,7 @@ class Incident:
             "hosts": list(self.hosts),
             "cause": self.cause,
             "summary": self.summary,
+            "why_first": self.why_first or None,
             "findings": [f.to_dict() for f in self.findings],
             "recommendations": list(self.recommendations),
         }

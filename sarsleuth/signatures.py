@@ -25,18 +25,35 @@ class Signature:
     patterns: tuple[str, ...]
     severity: str | None = None       # user signatures carry their own
     explanation: str | None = None
+    category: str | None = None       # incident category (user signatures; default "other")
+    recommendations: tuple[str, ...] = ()
 
 
 _user: list[Signature] = []
 
 
 def _load_table(text: str) -> list[Signature]:
+    from .model import CATEGORIES, SEVERITIES
     data = tomllib.loads(text)
     out = []
-    for entry in data.get("signature", []):
-        pats = entry.get("patterns") or [entry["pattern"]]
-        out.append(Signature(entry["id"], entry.get("family", "any"), tuple(pats),
-                             entry.get("severity"), entry.get("explanation")))
+    for n, entry in enumerate(data.get("signature", []), 1):
+        sig_id = entry.get("id")
+        if not isinstance(sig_id, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", sig_id):
+            raise ValueError(f"signature #{n}: `id` must be a name like \"myapp-panic\", got {sig_id!r}")
+        pats = entry.get("patterns") or ([entry["pattern"]] if entry.get("pattern") else [])
+        if isinstance(pats, str):
+            pats = [pats]
+        if not pats or not all(isinstance(p, str) and p for p in pats):
+            raise ValueError(f"signature {sig_id!r}: `patterns` must be a list of regular expressions")
+        severity = entry.get("severity")
+        if severity is not None and severity not in SEVERITIES:
+            raise ValueError(f"signature {sig_id!r}: severity {severity!r} is not one of {', '.join(SEVERITIES)}")
+        category = entry.get("category")
+        if category is not None and category not in CATEGORIES:
+            raise ValueError(f"signature {sig_id!r}: category {category!r} is not one of {', '.join(CATEGORIES)}")
+        recs = entry.get("recommendations") or ([entry["recommendation"]] if entry.get("recommendation") else [])
+        out.append(Signature(sig_id, entry.get("family", "any"), tuple(pats), severity, entry.get("explanation"),
+                             category, tuple(str(r) for r in recs)))
     return out
 
 
@@ -47,16 +64,34 @@ def builtin_signatures() -> tuple[Signature, ...]:
 
 
 def load_user_signatures(path) -> list[Signature]:
-    """Add signatures from a user TOML file (same shape as the built-in one).
-    User signatures are tried before the built-in ones."""
+    """Add signatures from a user TOML file (same shape as the built-in one,
+    plus optional ``severity``, ``explanation``, ``category`` and
+    ``recommendations``).  User signatures are tried before the built-in
+    ones; loading a signature whose id is already loaded replaces it, so
+    reading the same config twice does not duplicate anything."""
     from pathlib import Path
     sigs = _load_table(Path(path).read_text("utf-8"))
     for s in sigs:
         for p in s.patterns:
-            re.compile(p)  # fail early on a bad regex, with the user's pattern
-    _user[:0] = sigs
+            try:
+                re.compile(p)  # fail early on a bad regex, with the user's pattern
+            except re.error as exc:
+                raise ValueError(f"signature {s.id!r}: bad pattern {p!r}: {exc}") from None
+    ids = {s.id for s in sigs}
+    _user[:] = sigs + [s for s in _user if s.id not in ids]
     _compiled.cache_clear()
     return sigs
+
+
+def user_signatures() -> list[Signature]:
+    """The signatures loaded from user files, in the order they are tried."""
+    return list(_user)
+
+
+def clear_user_signatures() -> None:
+    """Forget every user signature (back to the built-in table)."""
+    _user.clear()
+    _compiled.cache_clear()
 
 
 def all_signatures() -> list[Signature]:

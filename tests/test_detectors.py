@@ -255,7 +255,8 @@ def test_loadtest_detectors():
 LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", "segfault", "hung-task", "kernel-oops",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
-                 "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation"]
+                 "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
+                 "nginx-shm-exhausted", "port-exhaustion", "custom-signature"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -268,3 +269,204 @@ def test_log_detectors_quiet_on_routine_lines(det_id):
 def test_thresholds_are_validated():
     with pytest.raises(ValueError):
         registry()["swap-climb"]({"no_such_param": 1})
+
+
+# ---------------------------------------------------------------------------
+# Every detector: a positive and a negative case, through the real signature
+# table (the event kind comes from classifying the message, as the parsers do)
+# ---------------------------------------------------------------------------
+
+from sarsleuth import signatures  # noqa: E402
+from sarsleuth.knowledge import kb_entry  # noqa: E402
+
+
+def classified(message, **kw):
+    kind = signatures.classify(message) or "log"
+    return ev(kind, message, **kw)
+
+
+#: detector -> (log lines that must make it fire, a check on its first finding)
+LOG_POSITIVES = {
+    "hung-task": (["INFO: task jbd2/dm-0-8:412 blocked for more than 120 seconds.",
+                   "INFO: task mysqld:2210 blocked for more than 120 seconds."],
+                  lambda f: f.metrics["reports"] == 2 and f.metrics["blocked_seconds"] == 120
+                  and "mysqld" in f.title and f.category == "io-saturation"),
+    "kernel-oops": (["BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:1187]"],
+                    lambda f: f.severity == "high" and "soft lockup" in f.title),
+    "nic-link-down": (["ixgbe 0000:3b:00.1 eno2: NIC Link is Down", "ixgbe 0000:3b:00.1 eno2: NIC Link is Down",
+                       "ixgbe 0000:3b:00.1 eno2: NIC Link is Down"],
+                      lambda f: f.metrics["link_down"] == 3 and "eno2" in f.title and f.severity == "high"),
+    "nginx-shm-exhausted": (['could not allocate new session in SSL session shared cache "le_nginx_SSL" while SSL handshaking'],
+                            lambda f: "le_nginx_SSL" in f.title and f.metrics["lines"] == 1),
+    "enomem": (["posix_memalign(16, 16384) failed (12: Cannot allocate memory)",
+                "malloc(262144) failed (12: Cannot allocate memory) while reading upstream"],
+               lambda f: f.metrics["lines"] == 2 and "posix_memalign" in f.title and "malloc" in f.title),
+    "worker-connections-exhausted": (["1024 worker_connections are not enough while connecting to upstream"] * 3,
+                                     lambda f: f.metrics["lines"] == 3 and f.category == "connection-limit"),
+    "too-many-open-files": (["accept4() failed (24: Too many open files)"] * 12,
+                            lambda f: f.severity == "high" and "accept4" in f.title),
+    "upstream-timeout": (['upstream timed out (110: Connection timed out) while reading response header from upstream, '
+                          'client: 10.0.0.9, server: a, request: "GET / HTTP/1.1", upstream: "http://10.0.1.5:8080/"'],
+                         lambda f: "http://10.0.1.5:8080: 1" in f.title),
+    "port-exhaustion": (['connect() to 10.30.1.21:8080 failed (99: Cannot assign requested address) while connecting '
+                         'to upstream, client: 198.51.100.7, server: shop, request: "GET / HTTP/1.1", '
+                         'upstream: "http://10.30.1.21:8080/"'] * 11,
+                        lambda f: f.metrics["lines"] == 11 and f.severity == "high" and "10.30.1.21:8080 (11)" in f.title
+                        and f.category == "connection-limit"),
+}
+
+
+@pytest.mark.parametrize("det_id", sorted(LOG_POSITIVES))
+def test_log_detector_fires_on_its_lines(det_id):
+    lines, check = LOG_POSITIVES[det_id]
+    e = events_frame([classified(m, ts=f"2024-03-01 10:00:{i:02d}", line=i + 1) for i, m in enumerate(lines)])
+    f = run(det_id, ctx(events=e))
+    assert len(f) == 1, [x.title for x in f]
+    assert check(f[0]), (f[0].title, f[0].metrics)
+    assert f[0].evidence and f[0].evidence[0].line == 1
+
+
+#: lines that look like the signal but are not it
+LOG_NEAR_MISSES = {
+    "nic-link-down": "e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: None",
+    "port-exhaustion": "bind() to 10.0.0.1:80 failed (99: Cannot assign requested address)",
+    "hung-task": "hung_task_timeout_secs is set to 120",
+    "kernel-oops": "BUG_ON() check disabled at build time",
+    "nginx-shm-exhausted": "ssl_session_cache shared:SSL:10m configured",
+    "enomem": "malloc(262144) succeeded after retry",
+    "oom-kill": "Out of memory handling: oom_score_adj for nginx set to -500",
+    "segfault": "systemd-coredump[812]: Process 811 (nginx) of user 33 dumped core.",
+}
+
+
+@pytest.mark.parametrize("det_id", sorted(LOG_NEAR_MISSES))
+def test_log_detector_ignores_near_misses(det_id):
+    e = events_frame([classified(LOG_NEAR_MISSES[det_id], line=1)])
+    assert run(det_id, ctx(*normal_day("h"), events=e)) == []
+
+
+def test_port_exhaustion_reads_time_wait_from_sar():
+    lines = ['connect() to 10.30.1.22:8080 failed (99: Cannot assign requested address) while connecting to upstream'] * 4
+    e = events_frame([classified(m, ts=f"2024-05-21 09:33:{i:02d}", line=i + 1, host="gw") for i, m in enumerate(lines)])
+    tw = metrics("gw", "net-sock", "2024-05-21 09:30:01", 60, {"tcp-tw": [2400, 11000, 20000, 28100, 28190, 27000]})
+    f = run("port-exhaustion", ctx(tw, events=e))
+    assert f[0].metrics["peak_tcp_tw"] == 28190
+    assert f[0].metrics["tcp_tw_over_local_ports"] == pytest.approx(28190 / 28232)
+    assert "09:34:01" in f[0].explanation and "28232 local ports" in f[0].explanation
+    # a wider port range (config) changes the verdict on how full it was
+    g = run("port-exhaustion", ctx(tw, events=e), burst_gap_seconds=600.0, local_ports=64511, context_seconds=300.0)
+    assert g[0].metrics["tcp_tw_over_local_ports"] == pytest.approx(28190 / 64511)
+
+
+@pytest.fixture
+def user_signature(tmp_path):
+    cfg = tmp_path / "sig.toml"
+    cfg.write_text('[[signature]]\nid = "pgbackrest-fail"\npatterns = [\'ERROR: \\[\\d+\\]: .*archive-push\']\n'
+                   'severity = "critical"\ncategory = "other"\nexplanation = "WAL archiving failed: the disk fills."\n'
+                   'recommendations = ["Check the repository host and free space."]\n')
+    signatures.load_user_signatures(cfg)
+    yield "pgbackrest-fail"
+    signatures.clear_user_signatures()
+
+
+def test_custom_signature_reports_bursts_with_the_users_words(user_signature):
+    msgs = ["ERROR: [082]: archive-push command failed: WAL segment 00000001000000A2 was not archived"] * 3
+    rows = [classified(m, ts=f"2024-03-01 10:0{i}:00", line=i + 1, process="pgbackrest", pid=4410) for i, m in enumerate(msgs)]
+    rows.append(classified(msgs[0], ts="2024-03-01 18:00:00", line=9, process="pgbackrest", pid=5120))
+    assert rows[0]["kind"] == "pgbackrest-fail"
+    f = run("custom-signature", ctx(events=events_frame(rows)))
+    assert [x.metrics["lines"] for x in f] == [3, 1]            # two bursts, hours apart
+    assert f[0].severity == "critical" and f[0].explanation == "WAL archiving failed: the disk fills."
+    assert f[0].recommendations == ["Check the repository host and free space."]
+    assert f[0].refs == {"signature": "pgbackrest-fail", "pids": [4410]}
+    assert "pgbackrest" in f[0].title
+
+
+def test_custom_signature_quiet_without_user_signatures():
+    signatures.clear_user_signatures()
+    e = events_frame([classified("ERROR: [082]: archive-push command failed", line=1)])
+    assert run("custom-signature", ctx(events=e)) == []
+
+
+def test_user_signature_loaded_twice_is_not_duplicated(user_signature, tmp_path):
+    cfg = tmp_path / "again.toml"
+    cfg.write_text('[[signature]]\nid = "pgbackrest-fail"\npatterns = [\'archive-push\']\nseverity = "low"\n')
+    signatures.load_user_signatures(cfg)
+    assert [s.id for s in signatures.user_signatures()] == ["pgbackrest-fail"]
+    assert signatures.user_signatures()[0].severity == "low"
+
+
+@pytest.mark.parametrize("body, word", [
+    ('[[signature]]\nid = "x"\npatterns = ["a"]\nseverity = "urgent"\n', "severity"),
+    ('[[signature]]\nid = "x"\npatterns = ["(unclosed"]\n', "bad pattern"),
+    ('[[signature]]\nid = "x"\npatterns = []\n', "patterns"),
+    ('[[signature]]\nid = "x"\npatterns = ["a"]\ncategory = "disk"\n', "category"),
+])
+def test_bad_user_signatures_are_refused(tmp_path, body, word):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(body)
+    with pytest.raises(ValueError, match=word):
+        signatures.load_user_signatures(cfg)
+    assert signatures.user_signatures() == []
+
+
+def test_oom_kill_and_signal_9_exit_are_one_kill():
+    rows = [ev("oom-kill", "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+               "task_memcg=/system.slice/nginx.service,task=nginx,pid=2817,uid=33", ts="2024-02-13 14:21:07", line=40),
+            ev("oom-kill", "Out of memory: Killed process 2817 (nginx) total-vm:9127840kB, anon-rss:7841220kB, "
+               "file-rss:1024kB, shmem-rss:2048kB, UID:33 pgtables:15460kB oom_score_adj:0", ts="2024-02-13 14:21:07", line=41),
+            ev("worker-signal-exit", "worker process 2817 exited on signal 9", ts="2024-02-13 14:21:07", line=3,
+               file="error.log", source="nginx-error", process="nginx"),
+            # a signal 9 exit of another pid, not in the kernel log: not matched
+            ev("worker-signal-exit", "worker process 2900 exited on signal 9", ts="2024-02-13 14:21:30", line=4,
+               file="error.log", source="nginx-error", process="nginx")]
+    c = ctx(events=events_frame(rows))
+    oom = run("oom-kill", c)[0]
+    assert oom.refs["nginx_exit_pids"] == [2817] and oom.metrics["matched_nginx_exits"] == 1
+    assert "error.log:3" in oom.explanation and any(e.path == "error.log" and e.line == 3 for e in oom.evidence)
+    ex = run("worker-signal-exit", c)[0]
+    assert ex.refs["oom_killed_pids"] == [2817] and ex.metrics["matched_oom_kills"] == 1
+    assert "messages:41" in ex.explanation and "(1 by the OOM killer)" in ex.title
+    # the same exit hours later is a different event: no match by PID alone
+    late = [dict(r) for r in rows[:3]]
+    late[2]["timestamp"] = pd.Timestamp("2024-02-13 19:00:00")
+    assert run("worker-signal-exit", ctx(events=events_frame(late)))[0].metrics["matched_oom_kills"] == 0
+
+
+def test_segfault_marked_as_same_crash_as_nginx_exit():
+    rows = [ev("segfault", "nginx[31337]: segfault at 1c ip 00007f3c9a61b3f0 sp 00007ffd9c8e2a40 error 4 in "
+               "ngx_http_lua_module.so[7f3c9a600000+4d000]", ts="2024-03-12 03:14:07", line=3, file="dmesg"),
+            ev("worker-signal-exit", "worker process 31337 exited on signal 11 (core dumped)", ts="2024-03-12 03:14:07",
+               line=8, file="error.log", source="nginx-error")]
+    f = run("segfault", ctx(events=events_frame(rows)))[0]
+    assert f.refs["nginx_exit_pids"] == [31337] and f.metrics["matched_nginx_exits"] == 1
+    assert "same PID (error.log:8)" in f.explanation
+    assert run("segfault", ctx(events=events_frame(rows[:1])))[0].metrics["matched_nginx_exits"] == 0
+
+
+#: detectors whose positive case is one of the dedicated tests above
+DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-saturation", "load-spike", "nic-saturation",
+                       "tcp-timewait", "sar-gap", "page-allocation-failure", "nic-rx-alloc-failure", "oom-kill",
+                       "segfault", "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full",
+                       "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
+                       "loadtest-link-saturation", "custom-signature"}
+
+
+def test_every_detector_has_a_positive_and_a_negative_test():
+    ids = set(registry())
+    positives = DEDICATED_POSITIVES | set(LOG_POSITIVES)
+    negatives = set(METRIC_DETECTORS) | set(LOG_DETECTORS) | set(LOG_NEAR_MISSES) | {"custom-signature"}
+    assert ids - positives == set(), "detectors without a positive test"
+    assert ids - negatives == set(), "detectors without a negative test"
+
+
+def test_every_detector_has_a_knowledge_base_entry():
+    for det_id, cls in registry().items():
+        kb = kb_entry(det_id)
+        assert kb.get("explanation", "").strip(), det_id
+        assert kb.get("limit", "").strip(), det_id
+        assert kb.get("check") and all(isinstance(c, str) and c for c in kb["check"]), det_id
+        assert kb.get("recommendations") and all(isinstance(r, str) and len(r) > 20 for r in kb["recommendations"]), det_id
+        assert cls.summary and cls.category in ("memory-exhaustion", "io-saturation", "cpu-saturation",
+                                                "network-saturation", "socket-exhaustion", "connection-limit",
+                                                "fd-exhaustion", "worker-crash", "load-test-failure", "other"), det_id

@@ -69,3 +69,9 @@ def severity_for(value: float, levels: list[tuple[float, str]], default: str = "
         if value >= threshold:
             return sev
     return default
+
+
+def peak_ref(ep: Episode) -> dict:
+    """Refs naming when an episode peaked (ISO 8601), for the narrative."""
+    from ..model import iso
+    return {"peak_time": iso(ep.peak_time)}

@@ -1,7 +1,7 @@
 """CPU, I/O wait and load detectors over sar data."""
 from __future__ import annotations
 
-from ._series import baseline, episodes, fmt_time, severity_for
+from ._series import peak_ref, baseline, episodes, fmt_time, severity_for
 from .base import Context, Detector
 from .memory import _metric_evidence
 
@@ -45,7 +45,7 @@ class IowaitSpike(Detector):
                     severity=sev, start=ep.start, end=ep.end, host=host,
                     metrics={"peak_iowait_pct": ep.peak, "baseline_iowait_pct": base,
                              "threshold_pct": threshold, "samples": ep.samples},
-                    evidence=[_metric_evidence(ctx, "cpu", host, ep.peak_time, text)],
+                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "cpu", host, ep.peak_time, text)],
                 ))
         return out
 
@@ -89,7 +89,7 @@ class CpuSaturation(Detector):
                 sev = "high" if ep.peak >= 99 or stolen else "medium"
                 out.append(self.finding(
                     title=title, severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
-                    evidence=[_metric_evidence(ctx, "cpu", host, ep.peak_time,
+                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "cpu", host, ep.peak_time,
                                                f"%idle down to {100 - ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
                 ))
         return out
@@ -149,7 +149,7 @@ class LoadSpike(Detector):
                 out.append(self.finding(
                     title=f"Load average jumped to {ep.peak:.2f} (baseline {base:.2f}{cpus})",
                     severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
-                    evidence=[_metric_evidence(ctx, "queue", host, ep.peak_time,
+                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "queue", host, ep.peak_time,
                                                f"ldavg-1 {base:.2f} -> {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
                 ))
         return out

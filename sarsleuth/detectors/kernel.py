@@ -6,7 +6,20 @@ import re
 
 from ._events import bursts
 from ._series import severity_for
+from ..knowledge import kb_entry
+from ._crossref import close_in_time, evidence_of, nginx_exits, where
 from .base import Context, Detector, evidence_from_events
+
+
+def _line_no(v) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return 0
+
+
+def kb_explanation(det_id: str) -> str:
+    return kb_entry(det_id).get("explanation", "")
 
 # GFP bits of 2.6.x-4.3 kernels, which printed the mode as raw hex only.
 _OLD_GFP = [
@@ -171,7 +184,7 @@ class OomKill(Detector):
     summary = "OOM killer victims: pid, comm, anon/file rss, constraint (host or memcg)"
     inputs = ("events",)
     category = "memory-exhaustion"
-    defaults = {"burst_gap_seconds": 600.0}
+    defaults = {"burst_gap_seconds": 600.0, "match_window_seconds": 120.0}
 
     def run(self, ctx: Context):
         out = []
@@ -213,7 +226,25 @@ class OomKill(Detector):
                 explanation=("A memory cgroup hit its limit: the host may have had memory to spare."
                              if constraint == "CONSTRAINT_MEMCG" else ""),
             ))
-            out[-1].refs["pids"] = sorted(victims)
+            f = out[-1]
+            f.refs["pids"] = sorted(victims)
+            # nginx's side of the same kill: "worker process N exited on signal 9"
+            exits = nginx_exits(ctx, 9)
+            killed_rows = {}
+            for r in b.rows.itertuples(index=False):
+                for m in _KILLED_RE.finditer(f"{r.message}\n{r.detail if isinstance(r.detail, str) else ''}"):
+                    killed_rows.setdefault(int(m["pid"]), r)
+            same = [pid for pid in sorted(victims) if pid in exits
+                    and close_in_time(killed_rows.get(pid), exits[pid], self.params["match_window_seconds"])]
+            f.metrics["matched_nginx_exits"] = len(same)
+            if same:
+                f.refs["nginx_exit_pids"] = same
+                f.evidence.extend(evidence_of(exits[p], f"nginx: {exits[p].message}") for p in same[:3])
+                f.sources = sorted(set(f.sources) | {str(exits[p].file) for p in same})
+                f.explanation = (f"nginx's error.log reports the same PID(s) exiting on signal 9 "
+                                 f"({', '.join(f'{p} at {where(exits[p])}' for p in same[:3])}): "
+                                 "the OOM killer killed nginx worker(s), which the master then respawned. "
+                                 + (f.explanation or kb_explanation(self.id)))
         return out
 
 
@@ -272,7 +303,7 @@ class Segfault(Detector):
     summary = "processes killed by segmentation faults: comm, pid, ip, library"
     inputs = ("events",)
     category = "worker-crash"
-    defaults = {"burst_gap_seconds": 172800.0}
+    defaults = {"burst_gap_seconds": 172800.0, "match_window_seconds": 120.0}
 
     def run(self, ctx: Context):
         out = []
@@ -292,6 +323,22 @@ class Segfault(Detector):
             )
             finding.refs["pids"] = sorted({p["pid"] for p in parsed})
             finding.refs["ips"] = sorted({p["ip"] for p in parsed})
+            # the same crashes as nginx's "exited on signal 11" lines?
+            exits = nginx_exits(ctx, 11)
+            rows = {p["pid"]: r for p, r in zip((parse_segfault(f"{m} {d if isinstance(d, str) else ''}")
+                                                 for m, d in zip(b.rows["message"].astype(str), b.rows["detail"])),
+                                                b.rows.itertuples(index=False)) if p}
+            same = [pid for pid in finding.refs["pids"] if pid in exits
+                    and close_in_time(rows.get(pid), exits[pid], self.params["match_window_seconds"])]
+            finding.metrics["matched_nginx_exits"] = len(same)
+            if same:
+                same.sort(key=lambda pid: (str(exits[pid].file), _line_no(exits[pid].line)))
+                finding.refs["nginx_exit_pids"] = same
+                finding.explanation = (
+                    f"{'All' if len(same) == len(finding.refs['pids']) else len(same)} of these are the nginx worker "
+                    f"crashes error.log reports as 'exited on signal 11' for the same PID "
+                    f"({', '.join(where(exits[p]) for p in same[:3])}): one crash each, seen from both sides. "
+                    + finding.explanation)
             out.append(finding)
         return out
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..model import Evidence
-from ._series import baseline, episodes, fmt_time, severity_for, value_at
+from ._series import peak_ref, baseline, episodes, fmt_time, severity_for, value_at
 from .base import Context, Detector
 
 
@@ -80,7 +80,7 @@ class SwapClimb(Detector):
                 out.append(self.finding(
                     title=f"Swap climbed from {base:.0f} % to {ep.peak:.2f} % in {rise_minutes:.0f} min",
                     severity=sev, start=ep.start, end=ep.peak_time, host=host, metrics=metrics,
-                    evidence=[_metric_evidence(ctx, "swap", host, ep.peak_time, text)],
+                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "swap", host, ep.peak_time, text)],
                 ))
         return out
 
@@ -161,7 +161,7 @@ class MemoryPressure(Detector):
                           + (f"down to {metrics['min_avail_pct']:.1f} % of RAM" if "min_avail_pct" in metrics else "under pressure")
                           + " with reclaim",
                     severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
-                    evidence=[_metric_evidence(ctx, "memory", host, ep.peak_time, text)],
+                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "memory", host, ep.peak_time, text)],
                 ))
         return out
 

@@ -6,8 +6,9 @@ import re
 
 from ..model import Evidence
 from ._events import bursts
-from ._series import severity_for
+from ._series import fmt_time, severity_for
 from .base import Context, Detector, evidence_from_events
+from ._crossref import close_in_time, evidence_of, oom_victims, where
 from .kernel import parse_segfault
 from .sockets import _BurstCounter
 
@@ -43,13 +44,14 @@ class WorkerSignalExit(Detector):
     inputs = ("events",)
     category = "worker-crash"
     # crashes hours apart under one master are one problem, not several
-    defaults = {"burst_gap_seconds": 172800.0, "respawn_window_seconds": 5.0}
+    defaults = {"burst_gap_seconds": 172800.0, "respawn_window_seconds": 5.0, "match_window_seconds": 120.0}
 
     def run(self, ctx: Context):
         out = []
         exits = ctx.events_of("worker-signal-exit", "worker-fatal-exit")
         if exits is None or not len(exits):
             return out
+        window = self.params["match_window_seconds"]
         starts = ctx.events_of("worker-start")
         segv = ctx.events_of("segfault")
         segv_by_pid = {}
@@ -58,9 +60,11 @@ class WorkerSignalExit(Detector):
                 p = parse_segfault(f"{r.message} {r.detail if isinstance(r.detail, str) else ''}")
                 if p:
                     segv_by_pid.setdefault(p["pid"], (r, p))
+        oom_by_pid = oom_victims(ctx)
         for b in bursts(exits, self.params["burst_gap_seconds"]):
             signals, cores, pids, respawns = {}, 0, [], []
             fatal = 0
+            matched, oom_matched = [], []
             for r in b.rows.itertuples(index=False):
                 m = _EXIT_RE.search(str(r.message))
                 if not m:
@@ -69,47 +73,68 @@ class WorkerSignalExit(Detector):
                         fatal += 1
                         pids.append(int(f["pid"]))
                     continue
-                sig = int(m["sig"])
+                sig, pid = int(m["sig"]), int(m["pid"])
                 signals[sig] = signals.get(sig, 0) + 1
                 cores += bool(m["core"])
-                pids.append(int(m["pid"]))
+                pids.append(pid)
+                if sig == 11 and pid in segv_by_pid and close_in_time(r, segv_by_pid[pid][0], window):
+                    matched.append((pid, segv_by_pid[pid]))
+                if sig == 9 and pid in oom_by_pid and close_in_time(r, oom_by_pid[pid][0], window):
+                    oom_matched.append((pid, oom_by_pid[pid]))
                 nxt = self._respawn(starts, r, self.params["respawn_window_seconds"])
                 if nxt is not None:
                     respawns.append(nxt)
             if not pids:
                 continue
-            matched = [(pid, segv_by_pid[pid]) for pid in pids if pid in segv_by_pid]
             sig_text = ", ".join([f"{n} x signal {s} ({SIGNAL_NAMES.get(s, '?')})" for s, n in sorted(signals.items())]
                                  + ([f"{fatal} x fatal exit (not respawned)"] if fatal else []))
             crash = any(s in CRASH_SIGNALS for s in signals) or bool(fatal)
             n = len(pids)
-            title = (f"nginx workers crashed {n} time(s): {sig_text}" if crash
-                     else f"nginx workers killed {n} time(s): {sig_text}")
+            all_oom = bool(oom_matched) and len(oom_matched) == n
+            if all_oom:
+                title = f"nginx workers killed {n} time(s) by the OOM killer: {sig_text}"
+            elif crash:
+                title = f"nginx workers crashed {n} time(s): {sig_text}"
+            else:
+                title = f"nginx workers killed {n} time(s): {sig_text}"
             if cores:
                 title += f", {cores} core dumped"
+            if oom_matched and not all_oom:
+                title += f" ({len(oom_matched)} by the OOM killer)"
             evidence = evidence_from_events(b.rows, 6)
             for pid, (row, seg) in matched[:4]:
-                evidence.append(Evidence(str(row.file), _int_or_none(row.line),
-                                         f"kernel: {seg['comm']}[{pid}]: segfault at {seg['addr']} ip {seg['ip']}"
-                                         + (f" in {seg['lib']}" if seg["lib"] else "")))
-            explanation = ""
+                evidence.append(evidence_of(row, f"kernel: {seg['comm']}[{pid}]: segfault at {seg['addr']} ip {seg['ip']}"
+                                            + (f" in {seg['lib']}" if seg["lib"] else "")))
+            for pid, (row, comm) in oom_matched[:4]:
+                evidence.append(evidence_of(row, f"kernel: Out of memory: Killed process {pid} ({comm})"))
+            parts = []
             if matched:
-                explanation = (f"{len(matched)} of these exits have the kernel's segfault line for the same PID "
-                               f"(faulting ip {matched[0][1][1]['ip']}"
-                               + (f" in {matched[0][1][1]['lib']}" if matched[0][1][1]["lib"] else "") + ").")
-            if 9 in signals:
-                explanation += " Signal 9 exits are usually the OOM killer: check the kernel log for the same PIDs."
+                seg = matched[0][1][1]
+                parts.append(f"{len(matched)} of these exits are the crashes the kernel logged as segfaults of the "
+                             f"same PID ({', '.join(where(r) for _, (r, _) in matched[:3])}; faulting ip {seg['ip']}"
+                             + (f" in {seg['lib']}" if seg["lib"] else "") + "): the same crashes, not more of them.")
+            if oom_matched:
+                parts.append(f"{len(oom_matched)} signal 9 exit(s) are the OOM killer's kills of the same PID "
+                             f"({', '.join(f'{p} at {where(r)}' for p, (r, _) in oom_matched[:3])}): "
+                             "memory ran out; the worker did not crash on its own.")
+            elif 9 in signals:
+                parts.append("Signal 9 exits are usually the OOM killer: check the kernel log for the same PIDs.")
             if not cores and 11 in signals:
-                explanation += " No core was dumped: set `worker_rlimit_core` and a writable `working_directory`."
-            out.append(self.finding(
-                title=title, severity=severity_for(n, [(10, "critical"), (1, "high")]) if crash else "high",
+                parts.append("No core was dumped: set `worker_rlimit_core` and a writable `working_directory`.")
+            finding = self.finding(
+                title=title,
+                severity=(severity_for(n, [(10, "critical"), (1, "high")]) if crash else "high"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"exits": n, "core_dumped": cores, "respawned": len(respawns),
                          "signal_11": signals.get(11, 0), "signal_9": signals.get(9, 0), "fatal_exits": fatal,
-                         "matched_kernel_segfaults": len(matched)},
-                evidence=evidence, explanation=explanation.strip() or None,
-                refs={"pids": pids, "respawn_pids": respawns, "signals": sorted(signals)},
-            ))
+                         "matched_kernel_segfaults": len(matched), "matched_oom_kills": len(oom_matched)},
+                evidence=evidence, explanation=" ".join(parts) or None,
+                refs={"pids": pids, "respawn_pids": respawns, "signals": sorted(signals),
+                      "segfault_pids": [p for p, _ in matched], "oom_killed_pids": [p for p, _ in oom_matched]},
+            )
+            if all_oom:
+                finding.category = "memory-exhaustion"
+            out.append(finding)
         return out
 
     @staticmethod
@@ -343,3 +368,72 @@ class NginxSharedMemoryFull(_BurstCounter):
     def describe(self, burst):
         zones = burst.rows["message"].astype(str).str.extract(r'(?:cache|zone) "([^"]+)"')[0].dropna()
         return (f" (zone {', '.join(sorted(set(zones))[:3])})" if len(zones) else ""), {}
+
+
+_CONNECT_TO_RE = re.compile(r"connect\(\) to (?P<dst>\S+?) failed|upstream: \"\w+://(?P<up>[^/\"]+)|"
+                            r"failed for (?:backend|server) (?P<be>\S+?):")
+
+
+class PortExhaustion(Detector):
+    """Outgoing connections failing for want of a local port: nginx
+    ``connect() to ... failed (99: Cannot assign requested address) while
+    connecting to upstream`` (EADDRNOTAVAIL), HAProxy ``no free ports``.
+
+    Why it matters: a proxy that opens one upstream connection per request
+    holds each local port for 60 s in TIME_WAIT after closing it; with the
+    default ``net.ipv4.ip_local_port_range`` (32768-60999, 28232 ports) that
+    caps it near 470 new connections per second per upstream address, and
+    past that every new request fails with 502 (report 003's 60 000 client
+    connections from one host ran into the same wall).
+    """
+
+    id = "port-exhaustion"
+    summary = "ephemeral ports exhausted: connect() failed (99: Cannot assign requested address)"
+    inputs = ("events", "metrics")
+    category = "connection-limit"
+    defaults = {"burst_gap_seconds": 600.0, "local_ports": 28232, "context_seconds": 300.0}
+
+    def run(self, ctx: Context):
+        import pandas as pd
+        out = []
+        ports = float(self.params["local_ports"])
+        for b in bursts(ctx.events_of("port-exhaustion"), self.params["burst_gap_seconds"]):
+            n = b.lines
+            dsts: dict = {}
+            for m in (_CONNECT_TO_RE.search(x) for x in b.rows["message"].astype(str)):
+                if m:
+                    d = m["dst"] or m["up"] or m["be"]
+                    dsts[d] = dsts.get(d, 0) + 1
+            metrics = {"lines": n, "destinations": len(dsts), "local_ports": ports}
+            tw_text = ""
+            if b.aligned:
+                tw = ctx.series("net-sock", "tcp-tw", host=b.host) if b.host in ctx.hosts("net-sock") else \
+                    (ctx.series("net-sock", "tcp-tw") if len(ctx.hosts("net-sock")) == 1 else None)
+                if tw is not None and len(tw):
+                    margin = pd.Timedelta(seconds=self.params["context_seconds"])
+                    try:
+                        w = tw[(tw.index >= b.start - margin) & (tw.index <= b.end + margin)]
+                    except TypeError:  # naive vs aware clocks
+                        w = tw.iloc[0:0]
+                    if len(w):
+                        peak = float(w.max())
+                        metrics["peak_tcp_tw"] = peak
+                        metrics["tcp_tw_over_local_ports"] = peak / ports
+                        tw_text = (f"; TIME_WAIT sockets peaked at {peak:.0f} at {fmt_time(w.idxmax())} "
+                                   f"({peak / ports * 100:.0f} % of the {ports:.0f} local ports)")
+            span = (b.end - b.start).total_seconds() if b.aligned else None
+            over = f" over {span:.0f} s" if span else ""
+            top = sorted(dsts.items(), key=lambda kv: -kv[1])[:3]
+            to = f" to {', '.join(f'{d} ({c})' for d, c in top)}" if top else ""
+            out.append(self.finding(
+                title=f"{n} x no free local port for outgoing connections (99: Cannot assign requested address)"
+                      f"{over}{to}",
+                severity=severity_for(n, [(1000, "critical"), (10, "high")], "medium"),
+                start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics,
+                evidence=evidence_from_events(b.rows, 5),
+                explanation=("Every local port of net.ipv4.ip_local_port_range was in use or held in TIME_WAIT "
+                             "towards the same destination, so connect() failed with EADDRNOTAVAIL and the "
+                             "requests failed (502 from nginx)" + tw_text + "."),
+                refs={"destinations": sorted(dsts)},
+            ))
+        return out

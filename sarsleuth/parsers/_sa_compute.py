@@ -26,8 +26,23 @@ class Rows:
     """The output of one activity: one entry per (record, device, metric)."""
 
     rec: np.ndarray          # int64 record index per row
-    device: np.ndarray       # object array of device labels per row
+    device: np.ndarray       # integer code of the device label per row (into ``names``)
+    names: np.ndarray        # object array of device labels
     metrics: list            # [(metric, values)] each values aligned with rec
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Device label per row."""
+        return self.names[self.device] if len(self.device) else np.array([], dtype=object)
+
+
+def _numbered(count: int, first: int = 0, head: str | None = None) -> np.ndarray:
+    """Labels of positions 0..count-1: ``head`` for position 0 when given,
+    then numbers from ``first``."""
+    labels = [str(i + first) for i in range(count)]
+    if head is not None and count:
+        labels = [head] + [str(i - 1) for i in range(1, count)]
+    return np.array(labels, dtype=object)
 
 
 class ItemTable:
@@ -74,11 +89,16 @@ class ItemTable:
 
     def string(self, name):
         """Decoded C strings of a character field, one per row."""
+        codes, names = self.string_codes(name)
+        return names[codes] if len(codes) else np.array([], dtype=object)
+
+    def string_codes(self, name):
+        """(code per row, object array of distinct decoded strings) of a
+        character field; codes follow the strings' sorted order."""
         for sname, off, length in self.layout.strings:
             if sname == name:
-                raw = gather_bytes(self.u8, self.offsets + off, length)
-                return _decode_rows(raw)
-        return np.array([""] * len(self.rec), dtype=object)
+                return _decode_rows(gather_bytes(self.u8, self.offsets + off, length))
+        return np.zeros(len(self.rec), dtype=np.int64), np.array([""], dtype=object)
 
     def byte(self, name):
         for sname, off, _length in self.layout.strings:
@@ -92,17 +112,21 @@ class ItemTable:
         self.values = {k: v[mask] for k, v in self.values.items()}
 
 
-def _decode_rows(raw: np.ndarray) -> np.ndarray:
-    """C strings from an (n, length) byte array, decoding each distinct
-    value once."""
+def _decode_rows(raw: np.ndarray):
+    """C strings from an (n, length) byte array: (code per row, distinct
+    decoded strings, sorted), decoding each distinct value once."""
     if not len(raw):
-        return np.array([], dtype=object)
-    uniq, inverse = np.unique(raw, axis=0, return_inverse=True)
+        return np.zeros(0, dtype=np.int64), np.array([""], dtype=object)
+    # one fixed-width bytes value per row: hashing-free unique on 1-D data
+    fixed = np.ascontiguousarray(raw).view(f"S{raw.shape[1]}").reshape(-1)
+    uniq, inverse = np.unique(fixed, return_inverse=True)
     texts = []
-    for row in uniq:
-        b = bytes(row).split(b"\0", 1)[0]
+    for value in uniq:
+        b = bytes(value).split(b"\0", 1)[0]
         texts.append("".join(ch if 32 <= ord(ch) < 127 else "." for ch in b.decode("latin-1")))
-    return np.array(texts, dtype=object)[inverse.reshape(-1)]
+    # distinct raw values may decode alike (bytes after the NUL differ)
+    names, remap = np.unique(np.array(texts, dtype=object), return_inverse=True)
+    return remap.reshape(-1)[inverse.reshape(-1)].astype(np.int64), names.astype(object)
 
 
 class Context:
@@ -177,6 +201,14 @@ def pair_rows(rec, keys, prev_rec, allow_new: bool):
     return cur_idx, prev[cur_idx]
 
 
+def codes_of(values):
+    """(code per row, distinct values sorted, as strings) of integer values."""
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int64), np.array([""], dtype=object)
+    uniq, codes = np.unique(values, return_inverse=True)
+    return codes.reshape(-1).astype(np.int64), uniq.astype(str).astype(object)
+
+
 def factorize(values) -> np.ndarray:
     """Integer codes of arbitrary hashable values."""
     if len(values) == 0:
@@ -188,53 +220,58 @@ def factorize(values) -> np.ndarray:
 # --- generic activities -----------------------------------------------------------
 
 def generic_rows(spec, table: ItemTable, prev_rec, itv_rec) -> Rows:
-    keys, labels = item_keys(spec, table)
+    keys, codes, names = item_keys(spec, table)
     cur_idx, prev_idx = pair_rows(table.rec, keys, prev_rec, spec.new_item_from_zero)
     rec = table.rec[cur_idx]
     ctx = Context(table, cur_idx, prev_idx, itv_rec[rec])
     metrics = spec.compute(ctx)
-    device = labels[cur_idx]
+    device = codes[cur_idx]
     if spec.id == A.A_PWR_CPU:
         # offline CPUs have a null frequency and are not shown
         keep = ctx.raw("cpufreq") != 0
         rec, device = rec[keep], device[keep]
         metrics = [(m, v[keep]) for m, v in metrics]
-    return Rows(rec, device, metrics)
+    return Rows(rec, device, names, metrics)
 
 
 def item_keys(spec, table: ItemTable):
-    """(integer key per row, device label per row) for an activity."""
+    """(integer key per row, device code per row, device labels) for an
+    activity: the key pairs an item with itself in the previous record, the
+    code indexes the labels."""
     n = len(table.rec)
     how = spec.keyed_by
+    top = int(table.pos.max()) + 1 if n else 0
     if how == "single":
-        return np.zeros(n, dtype=np.int64), np.full(n, "", dtype=object)
+        zeros = np.zeros(n, dtype=np.int64)
+        return zeros, zeros, np.array([""], dtype=object)
     if how == "cpu":
-        labels = np.where(table.pos == 0, "all", (table.pos - 1).astype(str)).astype(object)
-        return table.pos, labels
+        return table.pos, table.pos, _numbered(top, head="all")
     if how == "position":
         first = 0 if spec.id == A.A_PWR_IN else 1
-        return table.pos, (table.pos + first).astype(str).astype(object)
+        return table.pos, table.pos, _numbered(top, first)
     if how == "line":
         line = table.get("line").astype(np.int64)
-        return line, line.astype(str).astype(object)
+        codes, names = codes_of(line)
+        return line, codes, names
     if how == "disk":
         major, minor = table.get("major").astype(np.int64), table.get("minor").astype(np.int64)
         keys = major * (1 << 24) + minor
+        if not n:
+            return keys, keys, np.array([""], dtype=object)
         uniq, inverse = np.unique(keys, return_inverse=True)
         names = np.array([disk_name(int(k >> 24), int(k & 0xFFFFFF)) for k in uniq], dtype=object)
-        return keys, names[inverse.reshape(-1)]
+        return keys, inverse.reshape(-1).astype(np.int64), names
     if how == "irq":
         if table.layout.strings:
-            labels = table.string("irq_name")
-        else:
-            labels = np.where(table.pos == 0, "sum", (table.pos - 1).astype(str)).astype(object)
-        return factorize(labels), labels
+            codes, names = table.string_codes("irq_name")
+            return codes, codes, names
+        return table.pos, table.pos, _numbered(top, head="sum")
     if how == "usb":
-        bus = table.get("bus_nr").astype(np.int64)
-        return table.pos, bus.astype(str).astype(object)
+        codes, names = codes_of(table.get("bus_nr").astype(np.int64))
+        return table.pos, codes, names
     name = {"interface": "interface", "fchost": "fchost_name", "filesystem": "fs_name"}[how]
-    labels = table.string(name)
-    return factorize(labels), labels
+    codes, names = table.string_codes(name)
+    return codes, codes, names
 
 
 # --- CPU ----------------------------------------------------------------------------
@@ -244,25 +281,56 @@ _CPU_METRICS = ("%usr", "%nice", "%sys", "%iowait", "%steal", "%irq", "%soft", "
 _NEAR_MAX = float((1 << 64) - 1 - 0x7FFFF)
 
 
-def _carry_offline(table: ItemTable, fields, segment_of_rec, offline_raw):
+def _carry_offline(table: ItemTable, fields, segment_of_rec, offline_raw, seed=None):
     """sysstat keeps the last values of a CPU while it is offline: forward-
-    fill the rows whose counters are all zero (CPU "all" excluded)."""
+    fill the rows whose counters are all zero (CPU "all" excluded).
+
+    ``seed`` (records read a slice at a time): the values the items of the
+    slice's first record had once filled, as returned in the state of the
+    previous slice; they replace that record's raw values."""
     import pandas as pd
+    vals = {f: table.get(f).astype(np.float64) for f in fields}
+    first = None
+    if seed is not None and len(seed["pos"]):
+        first = np.flatnonzero(table.rec == 0)
+        where = np.searchsorted(seed["pos"], table.pos[first])
+        where_c = np.minimum(where, len(seed["pos"]) - 1)
+        found = seed["pos"][where_c] == table.pos[first]
+        first, where_c = first[found], where_c[found]
+        for f in fields:
+            vals[f][first] = seed[f][where_c]
+        offline_raw = offline_raw.copy()
+        offline_raw[first] = False
     if not offline_raw.any():
-        return {f: table.get(f).astype(np.float64) for f in fields}
-    frame = pd.DataFrame({f: table.get(f).astype(np.float64) for f in fields})
+        return vals
+    frame = pd.DataFrame(vals)
     frame[offline_raw] = np.nan
     group = segment_of_rec[table.rec].astype(np.int64) * (1 << 20) + table.pos
     filled = frame.groupby(group).ffill().fillna(0.0)
     return {f: filled[f].to_numpy() for f in fields}
 
 
-def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec) -> Rows:
-    """%usr %nice %sys ... for CPU "all" and each online CPU, as sadf -d."""
+def _last_record_state(table: ItemTable, vals, fields) -> dict:
+    """Filled values of the items of the last record (sorted by position),
+    to seed the next slice of records."""
+    if not len(table.rec):
+        return {"pos": np.zeros(0, dtype=np.int64), **{f: np.zeros(0) for f in fields}}
+    idx = np.flatnonzero(table.rec == table.rec[-1])
+    idx = idx[np.argsort(table.pos[idx], kind="stable")]
+    return {"pos": table.pos[idx], **{f: vals[f][idx].copy() for f in fields}}
+
+
+def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec, state=None) -> Rows:
+    """%usr %nice %sys ... for CPU "all" and each online CPU, as sadf -d.
+
+    ``state`` (a dict, updated) carries the values of offline CPUs from one
+    slice of records to the next."""
     fields = CPU_FIELD_NAMES
     raw_total = sum(table.get(f).astype(np.float64) for f in _CPU_TOTAL)
     offline_raw = (raw_total == 0) & (table.pos > 0)
-    vals = _carry_offline(table, fields, segment_of_rec, offline_raw)
+    vals = _carry_offline(table, fields, segment_of_rec, offline_raw, state.get("seed") if state else None)
+    if state is not None:
+        state["seed"] = _last_record_state(table, vals, fields)
     cur_idx, prev_idx = pair_rows(table.rec, table.pos, prev_rec, False)
     c = {f: vals[f][cur_idx] for f in fields}
     p = {f: vals[f][prev_idx] for f in fields}
@@ -298,10 +366,10 @@ def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec) -> Rows:
     cpu_vals = _cpu_percent(cc, pp, np.where(tickless, 1.0, itv_cpu[idx]), tickless)
 
     out_rec = np.concatenate([all_rec, rec[idx]])
-    device = np.concatenate([np.full(len(all_rec), "all", dtype=object),
-                             (pos[idx] - 1).astype(str).astype(object)])
+    device = np.concatenate([np.zeros(len(all_rec), dtype=np.int64), pos[idx]])
+    top = int(table.pos.max()) + 1 if len(table.pos) else 1
     metrics = [(m, np.concatenate([all_vals[m], cpu_vals[m]])) for m in _CPU_METRICS]
-    return Rows(out_rec, device, metrics)
+    return Rows(out_rec, device, _numbered(top, head="all"), metrics)
 
 
 CPU_FIELD_NAMES = A.CPU_FIELDS
@@ -349,13 +417,15 @@ def _cpu_percent(c, p, itv, tickless):
 
 # --- softnet ------------------------------------------------------------------------
 
-def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec) -> Rows:
+def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec, state=None) -> Rows:
     """Per-CPU softnet rates, and CPU "all" as their sum (sysstat does not
-    store "all" for this activity)."""
+    store "all" for this activity).  ``state`` as for :func:`cpu_rows`."""
     fields = A.SOFTNET_FIELDS
     raw_total = sum(table.get(f).astype(np.float64) for f in fields)
     offline_raw = (raw_total == 0) & (table.pos > 0)
-    vals = _carry_offline(table, fields, segment_of_rec, offline_raw)
+    vals = _carry_offline(table, fields, segment_of_rec, offline_raw, state.get("seed") if state else None)
+    if state is not None:
+        state["seed"] = _last_record_state(table, vals, fields)
     cur_idx, prev_idx = pair_rows(table.rec, table.pos, prev_rec, False)
     rec, pos = table.rec[cur_idx], table.pos[cur_idx]
     c = {f: vals[f][cur_idx] for f in fields}
@@ -383,8 +453,10 @@ def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec) -> R
     per = values({f: c[f][idx] for f in fields}, {f: p[f][idx] for f in fields}, itv_rec[rec[idx]])
     tot = values(all_c, all_p, itv_all)
     out_rec = np.concatenate([recs, rec[idx]])
-    device = np.concatenate([np.full(len(recs), "all", dtype=object), (pos[idx] - 1).astype(str).astype(object)])
-    return Rows(out_rec, device, [(m, np.concatenate([a, b])) for (m, a), (_m, b) in zip(tot, per)])
+    device = np.concatenate([np.zeros(len(recs), dtype=np.int64), pos[idx]])
+    top = int(table.pos.max()) + 1 if len(table.pos) else 1
+    return Rows(out_rec, device, _numbered(top, head="all"),
+                [(m, np.concatenate([a, b])) for (m, a), (_m, b) in zip(tot, per)])
 
 
 # --- disk names ---------------------------------------------------------------------

@@ -31,6 +31,10 @@ MAX_EPOCH = 1 << 33
 #: little).
 MAX_RUN = 1 << 16
 
+#: Bytes of records looked at in one numpy pass: bounds how much of a
+#: memory-mapped file is resident at once (see ``release``).
+PASS_BYTES = 16 << 20
+
 
 @dataclass
 class Special:
@@ -46,27 +50,37 @@ class Special:
 
 @dataclass
 class RecordIndex:
-    """Where everything is, for the statistics records of one file."""
+    """Where everything is, for the statistics records of one file.
+
+    Per record: start offset, uptime, time stamps and segment.  Activity
+    data is kept per *run* of records sharing one shape (same item counts,
+    so the same offsets relative to the record start): a day sampled every
+    second is a handful of runs, not tens of thousands of rows per activity.
+    :meth:`activity` expands them for a range of records."""
 
     offsets: list = field(default_factory=list)      # chunks of int64 arrays (record start)
     uptime: list = field(default_factory=list)       # chunks of uint64 arrays (1/100 s)
     ust: list = field(default_factory=list)          # chunks of int64 arrays (epoch s)
     hms: list = field(default_factory=list)          # chunks of (n, 3) uint8 arrays
     segment: list = field(default_factory=list)      # chunks of int32 arrays
-    act_off: dict = field(default_factory=dict)      # activity position -> chunks of int64
-    act_nr: dict = field(default_factory=dict)       # activity position -> chunks of int64
+    run_start: list = field(default_factory=list)    # first record of each run
+    run_rel: list = field(default_factory=list)      # per run: data offset of each activity, from record start
+    run_nr: list = field(default_factory=list)       # per run: item count of each activity
     specials: list = field(default_factory=list)
     count: int = 0
 
-    def add(self, offsets, uptime, ust, hms, segment, act_offsets, act_nrs):
+    def add(self, offsets, uptime, ust, hms, segment, rel_offsets, nrs):
+        """A run of records sharing one shape: ``rel_offsets`` and ``nrs``
+        give, per activity, where its data starts relative to the record and
+        how many items it has."""
         self.offsets.append(offsets)
         self.uptime.append(uptime)
         self.ust.append(ust)
         self.hms.append(hms)
         self.segment.append(np.full(len(offsets), segment, dtype=np.int32))
-        for pos, (off, nr) in enumerate(zip(act_offsets, act_nrs)):
-            self.act_off.setdefault(pos, []).append(off)
-            self.act_nr.setdefault(pos, []).append(nr)
+        self.run_start.append(self.count)
+        self.run_rel.append(list(rel_offsets))
+        self.run_nr.append(list(nrs))
         self.count += len(offsets)
 
     def finish(self, n_acts: int):
@@ -78,9 +92,23 @@ class RecordIndex:
         self.ust = cat(self.ust, np.int64)
         self.hms = cat(self.hms, np.uint8, (0, 3))
         self.segment = cat(self.segment, np.int32)
-        self.act_off = {p: cat(self.act_off.get(p, []), np.int64) for p in range(n_acts)}
-        self.act_nr = {p: cat(self.act_nr.get(p, []), np.int64) for p in range(n_acts)}
+        self.run_start = np.array(self.run_start, dtype=np.int64)
+        self.run_rel = np.array(self.run_rel, dtype=np.int64).reshape(len(self.run_start), n_acts)
+        self.run_nr = np.array(self.run_nr, dtype=np.int64).reshape(len(self.run_start), n_acts)
         return self
+
+    def activity(self, pos: int, start: int = 0, stop: int | None = None):
+        """(data offset, item count) of activity ``pos`` in records
+        ``start``..``stop``, as int64 arrays."""
+        stop = self.count if stop is None else stop
+        run = np.searchsorted(self.run_start, np.arange(start, stop, dtype=np.int64), side="right") - 1
+        return self.offsets[start:stop] + self.run_rel[run, pos], self.run_nr[run, pos]
+
+    def items_per_record(self) -> np.ndarray:
+        """Item count of every activity, largest over the runs."""
+        if not len(self.run_nr):
+            return np.zeros(self.run_nr.shape[1], dtype=np.int64)
+        return self.run_nr.max(axis=0)
 
 
 class _Damage(Exception):
@@ -95,8 +123,9 @@ class _Damage(Exception):
 class Walker:
     """Walks the record area of one file (see module docstring)."""
 
-    def __init__(self, path, buf, layout: FileLayout, warnings: list):
+    def __init__(self, path, buf, layout: FileLayout, warnings: list, release=None):
         self.path = path
+        self.release = release or (lambda upto: None)   # told when bytes before an offset are done with
         self.buf = buf
         self.u8 = np.frombuffer(buf, dtype=np.uint8)
         self.layout = layout
@@ -151,6 +180,7 @@ class Walker:
         try:
             while pos < end:
                 pos = self._step(pos)
+                self.release(pos)
         except _Damage as dmg:
             self.warnings.append(located(self.path, f"{dmg.reason}; records from here on skipped",
                                          offset=dmg.offset))
@@ -239,45 +269,52 @@ class Walker:
         return offsets, nrs, nr_fields, off
 
     def _stats_run(self, pos, body, up, ust, hms):
+        """Index the run of records that starts at ``pos`` and shares the
+        shape of its first record; return where the run ends."""
         offsets, nrs, nr_fields, end_off = self._decode_stats(body)
         size = end_off - pos
-        count = self._run_length(pos, size, nr_fields)
-        starts = pos + size * np.arange(count, dtype=np.int64)
-        ups, usts, hmss = self._headers_of(starts)
-        sane = np.flatnonzero(usts > MAX_EPOCH)
-        if len(sane):
-            count = max(int(sane[0]), 1)
-            starts, ups, usts, hmss = starts[:count], ups[:count], usts[:count], hmss[:count]
-        ups[0], usts[0] = up, ust
-        self.index.add(starts, ups, usts, hmss, self.segment,
-                       [starts + (o - pos) for o in offsets],
-                       [np.full(count, n, dtype=np.int64) for n in nrs])
-        return pos + size * count
-
-    def _run_length(self, pos, size, nr_fields):
-        """How many records from ``pos`` on share the shape of the first."""
-        if self.rec.size > size:
-            return 1
-        rt = self.rec.type_off
+        parts = [(np.array([pos], dtype=np.int64), np.array([up], dtype=np.uint64),
+                  np.array([ust], dtype=np.int64), np.array([hms], dtype=np.uint8).reshape(1, 3))]
         total = 1
-        step = 64
-        while True:
-            avail = (len(self.buf) - pos) // size - total
-            k = min(step, avail, MAX_RUN)
-            if k <= 0:
-                return total
-            starts = pos + size * np.arange(total, total + k, dtype=np.int64)
-            ok = np.isin(self.u8[starts + rt], (1, 3))
-            ok &= (self.u8[starts + rt + 1] <= 23) & (self.u8[starts + rt + 2] <= 59) & (self.u8[starts + rt + 3] <= 60)
-            if self.rec.extra_next_off is not None:
-                ok &= gather(self.u8, starts + self.rec.extra_next_off, self.e + "u4") == 0
-            for off, nr in nr_fields:
-                ok &= gather(self.u8, starts + (off - pos), self.e + "i4") == nr
-            bad = np.flatnonzero(~ok)
-            if len(bad):
-                return total + int(bad[0])
-            total += k
-            step = min(step * 4, MAX_RUN)
+        if self.rec.size <= size:
+            step = 64
+            per_pass = max(64, PASS_BYTES // size)      # bounds the bytes touched per pass
+            while True:
+                avail = (len(self.buf) - pos) // size - total
+                k = min(step, avail, MAX_RUN, per_pass)
+                if k <= 0:
+                    break
+                starts = pos + size * np.arange(total, total + k, dtype=np.int64)
+                good = self._same_shape(starts, pos, nr_fields)
+                ups, usts, hmss = self._headers_of(starts[:good])
+                insane = np.flatnonzero(usts > MAX_EPOCH)
+                if len(insane):
+                    good = int(insane[0])
+                    ups, usts, hmss = ups[:good], usts[:good], hmss[:good]
+                if good:
+                    parts.append((starts[:good], ups, usts, hmss))
+                    total += good
+                    self.release(int(starts[good - 1]))
+                if good < k:
+                    break
+                step = min(step * 4, MAX_RUN)
+        cat = np.concatenate
+        self.index.add(cat([p[0] for p in parts]), cat([p[1] for p in parts]), cat([p[2] for p in parts]),
+                       cat([p[3] for p in parts]), self.segment, [o - pos for o in offsets], nrs)
+        return pos + size * total
+
+    def _same_shape(self, starts, pos, nr_fields) -> int:
+        """How many of the records at ``starts`` (in a row) look like
+        statistics records with the item counts of the one at ``pos``."""
+        rt = self.rec.type_off
+        ok = np.isin(self.u8[starts + rt], (1, 3))
+        ok &= (self.u8[starts + rt + 1] <= 23) & (self.u8[starts + rt + 2] <= 59) & (self.u8[starts + rt + 3] <= 60)
+        if self.rec.extra_next_off is not None:
+            ok &= gather(self.u8, starts + self.rec.extra_next_off, self.e + "u4") == 0
+        for off, nr in nr_fields:
+            ok &= gather(self.u8, starts + (off - pos), self.e + "i4") == nr
+        bad = np.flatnonzero(~ok)
+        return int(bad[0]) if len(bad) else len(starts)
 
     def _headers_of(self, starts):
         rec = self.rec

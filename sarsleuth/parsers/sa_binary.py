@@ -12,6 +12,15 @@ the difference gives the host's UTC offset, in which timestamps are shown
 
 Damaged files yield what is readable, with a warning naming the byte offset
 where reading stopped; a file with nothing usable raises InputError.
+
+Memory: a day sampled every second is hundreds of megabytes and tens of
+millions of values.  Records are read a slice at a time, every activity of
+a slice turned straight into the compact columns of the final table
+(int64 nanosecond times, float64 values, small integer category codes)
+written into arrays sized once, from an upper bound of the row count, whose
+unused tail is never touched and is given back at the end.  The pages of a
+memory-mapped file are dropped from the process once read.  Peak memory is
+thus the final table (about 20 bytes per value) plus one slice.
 """
 from __future__ import annotations
 
@@ -33,6 +42,14 @@ from .base import ParseOptions, Parser, events_frame
 #: Compressed sa files are decompressed in memory; refuse absurd sizes.
 MAX_DECOMPRESSED = 8 << 30
 
+#: Records are turned into rows a slice at a time: about this many items
+#: (activity structures) per slice, within these bounds in records.
+SLICE_ITEMS = 1 << 18
+SLICE_RECORDS = (16, 8192)
+
+#: Pages of a mapped file are given back once this many bytes are done with.
+RELEASE_BYTES = 8 << 20
+
 
 class SaBinaryParser(Parser):
     kind = "sa"
@@ -50,9 +67,37 @@ class SaBinaryParser(Parser):
     def parse(cls, path, options: ParseOptions) -> Source:
         buf, closer = _open(path)
         try:
-            return read_source(path, buf, options or ParseOptions())
+            pager = _Pager(buf) if isinstance(buf, mmap.mmap) else None
+            return read_source(path, buf, options or ParseOptions(), pager=pager)
         finally:
             closer()
+
+
+class _Pager:
+    """Gives back to the system the pages of a read-only file mapping that
+    reading is done with, so a big file is never resident all at once (they
+    are reread from the page cache if touched again).  Called with a byte
+    offset: everything before it may go."""
+
+    def __init__(self, mapped: mmap.mmap):
+        self.mapped = mapped
+        self.done = 0
+        self.ok = hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED")
+
+    def __call__(self, upto: int) -> None:
+        end = int(upto) // mmap.PAGESIZE * mmap.PAGESIZE
+        if not self.ok or end - self.done < RELEASE_BYTES:
+            return
+        try:
+            self.mapped.madvise(mmap.MADV_DONTNEED, self.done, end - self.done)
+        except (OSError, ValueError):
+            self.ok = False
+        self.done = end
+
+    def restart(self) -> None:
+        """A new pass over the file begins."""
+        self(len(self.mapped))
+        self.done = 0
 
 
 def _open(path):
@@ -85,19 +130,22 @@ def _open(path):
     return mapped, close
 
 
-def read_source(path, buf, options: ParseOptions) -> Source:
-    """Parse an sa file held in ``buf`` (bytes-like)."""
+def read_source(path, buf, options: ParseOptions, pager=None) -> Source:
+    """Parse an sa file held in ``buf`` (bytes-like).  ``pager``, when
+    given, is told which bytes are done with (see :class:`_Pager`)."""
     path = str(path)
     layout = read_layout(path, buf)
     warnings = list(layout.warnings)
-    index = Walker(path, buf, layout, warnings).walk()
+    index = Walker(path, buf, layout, warnings, release=pager).walk()
     if index.count == 0 and not index.specials:
         raise InputError(path, "no statistics records in the file", offset=layout.data_offset)
     offset = _utc_offset(index)
     tz = _zone(offset, options.tz)
     u8 = np.frombuffer(buf, dtype=np.uint8)
-    blocks = _activity_blocks(path, u8, layout, index, warnings)
-    metrics = _metrics_frame(blocks, index, layout.host, tz)
+    if pager is not None:
+        pager.restart()
+    metrics = _read_metrics(path, u8, layout, index, warnings, tz, pager)
+    del u8
     events = _events(path, index, layout, tz)
     return Source(path=path, kind="sa", host=layout.host, metrics=metrics, events=events, warnings=warnings,
                   tz=_tz_name(tz), records=int(index.count), meta=_meta(layout, index, offset))
@@ -146,13 +194,30 @@ def _timestamps(ust: np.ndarray, tz):
 
 # --- activities -------------------------------------------------------------------------
 
-def _activity_blocks(path, u8, layout: FileLayout, index: RecordIndex, warnings) -> list:
-    """[(section, Rows)] for every activity sarsleuth can read."""
+class _Activity:
+    """One activity of the file that sarsleuth reads."""
+
+    def __init__(self, pos, act, spec, item_layout):
+        self.pos, self.act, self.spec, self.layout = pos, act, spec, item_layout
+        # per-CPU interrupt tables: keep the CPU "all" part (first nr2 items)
+        self.per_cpu_irq = spec.id == A.A_IRQ and bool(item_layout.strings)
+        self.state = {}                # carried from one slice of records to the next
+        self.outputs = []              # [(section, [metric, ...])]
+
+    def table(self, u8, offsets, nr, layout: FileLayout) -> ItemTable:
+        table = ItemTable(u8, self.layout, self.act, offsets, nr, layout.long_size, layout.endian,
+                          keep_first_nr2=self.per_cpu_irq)
+        if self.per_cpu_irq:
+            table.subset(table.pos < self.act.nr2)
+        return table
+
+    def items_per_record(self, nr: np.ndarray) -> np.ndarray:
+        return (np.minimum(nr, 1) if self.per_cpu_irq else nr) * self.act.nr2
+
+
+def _readable_activities(path, layout: FileLayout, warnings) -> list:
     family = "2175" if layout.format_magic == 0x2175 else "old"
-    prev_rec = _previous_records(index.segment)
-    itv = _intervals(index.uptime, prev_rec, layout)
-    blocks = []
-    skipped = []
+    found, skipped = [], []
     for pos, act in enumerate(layout.activities):
         spec = A.SPECS.get(act.id)
         item_layout = A.resolve_layout(spec, family, act.magic, act.size, act.types) if spec else None
@@ -160,33 +225,41 @@ def _activity_blocks(path, u8, layout: FileLayout, index: RecordIndex, warnings)
             name = A.ACTIVITY_NAMES.get(act.id, f"activity {act.id}")
             skipped.append(f"{name} (magic 0x{act.magic:x})")
             continue
-        nr = index.act_nr[pos]
-        if not nr.any():
-            continue
-        per_cpu_irq = spec.id == A.A_IRQ and bool(item_layout.strings)
-        table = ItemTable(u8, item_layout, act, index.act_off[pos], nr, layout.long_size, layout.endian,
-                          keep_first_nr2=per_cpu_irq)
-        if per_cpu_irq:
-            # per-CPU interrupt tables: keep the CPU "all" part (first nr2 items)
-            table.subset(table.pos < act.nr2)
-        blocks.extend(_rows_for(spec, table, prev_rec, itv, index, nr))
+        activity = _Activity(pos, act, spec, item_layout)
+        activity.outputs = _outputs_of(activity, layout)
+        found.append(activity)
     if skipped:
         warnings.append(located(path, "activities with a layout sarsleuth does not know were skipped: "
                                 + ", ".join(skipped), offset=layout.data_offset))
-    return blocks
+    return found
 
 
-def _rows_for(spec, table, prev_rec, itv, index, nr):
+def _outputs_of(activity: _Activity, layout: FileLayout) -> list:
+    """[(section, [metric...])] an activity yields, found by running its
+    formulas on two records of zeros."""
+    size = activity.act.size * activity.act.nr2
+    u8 = np.zeros(2 * size + 8, dtype=np.uint8)
+    nr = np.ones(2, dtype=np.int64)
+    table = activity.table(u8, np.array([0, size], dtype=np.int64), nr, layout)
+    with np.errstate(all="ignore"):
+        blocks = _rows_for(activity.spec, table, np.array([-1, 0], dtype=np.int64), np.full(2, 100.0),
+                           np.zeros(2, dtype=np.int32), nr, {})
+    return [(section, [m for m, _v in rows.metrics]) for section, rows in blocks]
+
+
+def _rows_for(spec, table, prev_rec, itv, segment, nr, state):
+    """[(section, Rows)] of one activity over a slice of records."""
     if spec.id == A.A_CPU:
-        return [("cpu", cpu_rows(table, prev_rec, index.segment, nr))]
+        return [("cpu", cpu_rows(table, prev_rec, segment, nr, state))]
     if spec.id == A.A_NET_SOFT:
-        return [("softnet", softnet_rows(spec, table, prev_rec, index.segment, itv))]
+        return [("softnet", softnet_rows(spec, table, prev_rec, segment, itv, state))]
     rows = generic_rows(spec, table, prev_rec, itv)
     if spec.id == A.A_MEMORY:
         # one sysstat activity, two sar reports (-r and -S): two sections
         cur_idx, prev_idx = pair_rows(table.rec, np.zeros(len(table.rec), dtype=np.int64), prev_rec, False)
         ctx = Context(table, cur_idx, prev_idx, itv[table.rec[cur_idx]])
-        swap_rows = Rows(table.rec[cur_idx], np.full(len(cur_idx), "", dtype=object), A.compute_swap(ctx))
+        swap_rows = Rows(table.rec[cur_idx], np.zeros(len(cur_idx), dtype=np.int64), np.array([""], dtype=object),
+                         A.compute_swap(ctx))
         return [("memory", rows), ("swap", swap_rows)]
     return [(spec.section, rows)]
 
@@ -211,74 +284,205 @@ def _intervals(uptime: np.ndarray, prev_rec: np.ndarray, layout: FileLayout) -> 
     return np.where(diff == 0, 1.0, diff)
 
 
-# --- frames --------------------------------------------------------------------------
+# --- the long table ------------------------------------------------------------------
 
-def _metrics_frame(blocks, index: RecordIndex, host: str, tz):
-    """The long table, filled column by column into preallocated arrays;
-    categorical strings keep it small (a day at one-second interval makes
-    tens of millions of rows).  NaN values (figures the writer did not
-    record) are left out."""
-    import pandas as pd
-    parts = []                      # (section code, device codes, rows, [(metric code, keep, values)])
-    section_names, metric_names, device_names = [], [], {}
-    total = 0
-    for section, rows in blocks:
+def _read_metrics(path, u8, layout: FileLayout, index: RecordIndex, warnings, tz, pager):
+    """The long metrics table, filled a slice of records at a time."""
+    activities = _readable_activities(path, layout, warnings)
+    count = index.count
+    if not count or not activities:
+        return _empty_frame(tz)
+    prev_rec = _previous_records(index.segment)
+    itv = _intervals(index.uptime, prev_rec, layout)
+    run_len = np.diff(np.append(index.run_start, count))
+    table = _Table(layout.host)
+    bound = 0
+    items_per_record = 0
+    for activity in activities:
+        nr_runs = activity.items_per_record(index.run_nr[:, activity.pos])
+        items = int((run_len * nr_runs).sum())
+        items_per_record += int(nr_runs.max()) if len(nr_runs) else 0
+        for section, metrics in activity.outputs:
+            table.declare(section, metrics)
+            # at most one row per item and metric, plus one per record ("all")
+            bound += (items + count) * len(metrics)
+    table.allocate(bound)
+    stamps = index.ust * 1_000_000_000
+    step = int(np.clip(SLICE_ITEMS // max(items_per_record, 1), *SLICE_RECORDS))
+    for start in range(0, count, step):
+        stop = min(count, start + step)
+        base = max(start - 1, 0)          # the record before the slice, to compare with
+        prev = prev_rec[base:stop] - base
+        prev[prev < 0] = -1
+        for activity in activities:
+            offsets, nr = index.activity(activity.pos, base, stop)
+            if not nr.any():
+                continue
+            items = activity.table(u8, offsets, nr, layout)
+            for section, rows in _rows_for(activity.spec, items, prev, itv[base:stop], index.segment[base:stop],
+                                           nr, activity.state):
+                table.add(section, rows, stamps[base:stop])
+            del items
+        if pager is not None:
+            pager(index.offsets[stop - 1])
+    return table.frame(tz)
+
+
+class _Table:
+    """The columns of the long table, written in place: arrays allocated
+    once at an upper bound of the row count (pages never written cost no
+    memory) and cut to size at the end."""
+
+    def __init__(self, host: str):
+        self.host = host
+        self.sections: list = []
+        self.metrics: list = []
+        self.devices: dict = {}
+        self.n = 0
+
+    def declare(self, section: str, metrics) -> None:
+        _code_of(self.sections, section)
+        for m in metrics:
+            _code_of(self.metrics, m)
+
+    def allocate(self, bound: int) -> None:
+        self.cap = max(int(bound), 1)
+        self.ts = np.empty(self.cap, dtype=np.int64)
+        self.val = np.empty(self.cap, dtype=np.float64)
+        self.sec = np.empty(self.cap, dtype=_code_dtype(len(self.sections)))
+        self.met = np.empty(self.cap, dtype=_code_dtype(len(self.metrics)))
+        self.dev = np.empty(self.cap, dtype=np.int8)      # widened when devices are many
+
+    def add(self, section: str, rows: Rows, stamps: np.ndarray) -> None:
         if not len(rows.rec):
-            continue
-        sec_code = _code_of(section_names, section)
-        dev_codes = _device_codes(rows.device, device_names)
-        metrics = []
+            return
+        sec = _code_of(self.sections, section)
+        codes = np.array([self.devices.setdefault(name, len(self.devices)) for name in rows.names], dtype=np.int64)
+        self._fit("dev", len(self.devices))
+        self._fit("sec", len(self.sections))
+        ts = stamps[rows.rec]
+        dev = codes[rows.device]
         for metric, values in rows.metrics:
             values = np.asarray(values, dtype=np.float64)
-            keep = None if not np.isnan(values).any() else ~np.isnan(values)
-            total += len(values) if keep is None else int(keep.sum())
-            metrics.append((_code_of(metric_names, metric), keep, values))
-        parts.append((sec_code, dev_codes, rows.rec, metrics))
-    if not total:
-        from ..model import empty_metrics
-        frame = empty_metrics()
-        frame["timestamp"] = frame["timestamp"].dt.tz_localize("UTC").dt.tz_convert(tz)
-        return frame
-    rec = np.empty(total, dtype=np.int32 if index.count < 2**31 else np.int64)
-    dev = np.empty(total, dtype=np.int32)
-    sec = np.empty(total, dtype=np.int16)
-    met = np.empty(total, dtype=np.int16)
-    val = np.empty(total, dtype=np.float64)
-    at = 0
-    blocks.clear()                      # let each block go once copied
-    while parts:
-        sec_code, dev_codes, rows_rec, metrics = parts.pop(0)
-        while metrics:
-            met_code, keep, values = metrics.pop(0)
-            if keep is None:
-                n = len(values)
-                rec[at:at + n], dev[at:at + n], val[at:at + n] = rows_rec, dev_codes, values
+            met = _code_of(self.metrics, metric)
+            self._fit("met", len(self.metrics))
+            nan = np.isnan(values)
+            if nan.any():           # figures the writer did not record are left out
+                keep = ~nan
+                self._put(ts[keep], sec, dev[keep], met, values[keep])
             else:
-                n = int(keep.sum())
-                rec[at:at + n], dev[at:at + n], val[at:at + n] = rows_rec[keep], dev_codes[keep], values[keep]
-            sec[at:at + n] = sec_code
-            met[at:at + n] = met_code
-            at += n
-            del values
-    stamps = _timestamps(index.ust, tz)
-    timestamp = stamps.take(rec)
-    del rec
-    return pd.DataFrame({
-        "timestamp": timestamp,
-        "host": pd.Categorical.from_codes(np.zeros(total, dtype=np.int8), categories=[host]),
-        "section": pd.Categorical.from_codes(sec, categories=section_names),
-        "device": pd.Categorical.from_codes(dev, categories=list(device_names)),
-        "metric": pd.Categorical.from_codes(met, categories=metric_names),
-        "value": val,
-    }, copy=False)
+                self._put(ts, sec, dev, met, values)
+
+    def _put(self, ts, sec, dev, met, values) -> None:
+        n = len(values)
+        at = self.n
+        if at + n > self.cap:           # the bound is an upper bound: only as a safeguard
+            self._grow(at + n)
+        end = at + n
+        self.ts[at:end] = ts
+        self.sec[at:end] = sec
+        self.dev[at:end] = dev
+        self.met[at:end] = met
+        self.val[at:end] = values
+        self.n = end
+
+    def _fit(self, name: str, categories: int) -> None:
+        """Widen a code column when its categories outgrow its type."""
+        old = getattr(self, name)
+        dtype = np.dtype(_code_dtype(categories))
+        if dtype.itemsize > old.dtype.itemsize:
+            new = np.empty(self.cap, dtype=dtype)
+            new[:self.n] = old[:self.n]
+            setattr(self, name, new)
+
+    def _grow(self, need: int) -> None:
+        self.cap = max(need, self.cap + self.cap // 2)
+        for name in ("ts", "val", "sec", "met", "dev"):
+            old = getattr(self, name)
+            new = np.empty(self.cap, dtype=old.dtype)
+            new[:self.n] = old[:self.n]
+            setattr(self, name, new)
+
+    def frame(self, tz):
+        import pandas as pd
+        n = self.n
+        if not n:
+            return _empty_frame(tz)
+        columns = {}
+        for name in ("ts", "val", "sec", "met", "dev"):
+            columns[name] = _cut(getattr(self, name), n)
+            setattr(self, name, None)
+        stamps = _aware(columns.pop("ts"), tz)
+        host = np.zeros(n, dtype=np.int8)
+        return pd.DataFrame({
+            "timestamp": stamps,
+            "host": _categorical(host, [self.host]),
+            "section": _categorical(columns.pop("sec"), self.sections),
+            "device": _categorical(columns.pop("dev"), list(self.devices)),
+            "metric": _categorical(columns.pop("met"), self.metrics),
+            "value": columns.pop("val"),
+        }, copy=False)
 
 
-def _device_codes(labels: np.ndarray, names: dict) -> np.ndarray:
-    """Codes of device labels in the file-wide ``names`` table (label ->
-    code, insertion ordered)."""
-    uniq, inverse = np.unique(labels.astype(str), return_inverse=True)
-    mapping = np.array([names.setdefault(label, len(names)) for label in uniq], dtype=np.int32)
-    return mapping[inverse.reshape(-1)]
+def _code_dtype(count: int):
+    """The code type pandas gives a categorical of ``count`` categories."""
+    if count < 127:
+        return np.int8
+    if count < 32767:
+        return np.int16
+    return np.int32
+
+
+def _cut(arr: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` values of ``arr``, giving the rest of its memory back
+    (in place when the array owns its memory)."""
+    if arr.flags.owndata and arr.flags.c_contiguous:
+        try:
+            arr.resize(n, refcheck=False)
+            return arr
+        except (ValueError, SystemError):
+            pass
+    return arr[:n].copy()
+
+
+def _narrow(codes: np.ndarray, dtype) -> np.ndarray:
+    """``codes`` as the narrower integer ``dtype``, converted in place slice
+    by slice (no second full-size array)."""
+    dtype = np.dtype(dtype)
+    if codes.dtype.itemsize <= dtype.itemsize:
+        return codes.astype(dtype, copy=False)
+    n = len(codes)
+    out = codes.view(np.uint8).view(dtype)
+    piece = 1 << 20
+    for i in range(0, n, piece):
+        j = min(n, i + piece)
+        out[i:j] = codes[i:j]          # writes only bytes not read any more
+    ratio = codes.dtype.itemsize // dtype.itemsize
+    codes = _cut(codes, -(-n // ratio))
+    return codes.view(np.uint8).view(dtype)[:n]
+
+
+def _categorical(codes: np.ndarray, categories: list):
+    import pandas as pd
+    codes = _narrow(codes, _code_dtype(len(categories)))
+    return pd.Categorical.from_codes(codes, categories=categories, validate=False)
+
+
+def _aware(ns: np.ndarray, tz):
+    """A tz-aware datetime array over int64 UTC nanoseconds, without a copy."""
+    import pandas as pd
+    dtype = pd.DatetimeTZDtype(unit="ns", tz=tz)
+    try:
+        return pd.arrays.DatetimeArray._simple_new(ns.view("M8[ns]"), dtype=dtype)
+    except (AttributeError, TypeError):      # private constructor changed: copy instead
+        return pd.DatetimeIndex(ns.view("M8[ns]")).tz_localize("UTC").tz_convert(tz).array
+
+
+def _empty_frame(tz):
+    from ..model import empty_metrics
+    frame = empty_metrics()
+    frame["timestamp"] = frame["timestamp"].dt.tz_localize("UTC").dt.tz_convert(tz)
+    return frame
 
 
 def _code_of(names: list, name: str) -> int:

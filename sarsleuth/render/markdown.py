@@ -34,6 +34,8 @@ def render_markdown(case, max_incidents: int = 5) -> str:
     for inc in case.incidents[:max_incidents]:
         out += [f"## {inc.rank}. {md_escape(inc.title)}", "",
                 f"**{inc.severity}**, {inc.category}, score {inc.score:.2f}", "", md_escape(inc.summary), ""]
+        if inc.why_first:
+            out += [f"*{md_escape(inc.why_first)}*", ""]
         out.append("**Key numbers**")
         out.append("")
         for f in inc.findings:
