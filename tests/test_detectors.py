@@ -103,11 +103,19 @@ def test_tcp_timewait_limit():
     assert f[0].metrics["tcp_max_tw_buckets"] == 262144 and f[0].severity == "medium"
 
 
+def test_nic_blips_in_one_second_data_are_not_saturation():
+    util = [10] * 30 + [99.0, 98.0] + [10] * 30   # 2 s at the limit: noise at a 1-second interval
+    rate = [u / 100 * 2.5e9 / 1024 for u in util]
+    assert run("nic-saturation", ctx(metrics("h", "net-dev", "2024-01-01", 1,
+                                             {"%ifutil": util, "txkB/s": rate, "rxkB/s": [1e3] * len(util)},
+                                             device="bond0"))) == []
+
+
 def test_nic_saturation_and_drops():
-    util = [10] * 10 + [92, 95, 99.1, 97] + [10] * 5
+    util = [10] * 10 + [92, 95, 99.1, 97] * 4 + [10] * 5      # 16 s at the link's limit
     rate = [u / 100 * 2.5e9 / 1024 for u in util]
     frames = [metrics("h", "net-dev", "2024-01-01", 1, {"%ifutil": util, "txkB/s": rate, "rxkB/s": [1e3] * len(util)}, device="bond0"),
-              metrics("h", "net-edev", "2024-01-01", 1, {"rxdrop/s": [0] * 12 + [250, 300] + [0] * 5}, device="bond0")]
+              metrics("h", "net-edev", "2024-01-01", 1, {"rxdrop/s": [0] * 12 + [250, 300] * 8 + [0] * 5}, device="bond0")]
     f = run("nic-saturation", ctx(*frames))
     assert {x.title.split(" ")[0] for x in f} == {"bond0"}
     util_f = [x for x in f if "peak_ifutil_pct" in x.metrics][0]
@@ -470,3 +478,13 @@ def test_every_detector_has_a_knowledge_base_entry():
         assert cls.summary and cls.category in ("memory-exhaustion", "io-saturation", "cpu-saturation",
                                                 "network-saturation", "socket-exhaustion", "connection-limit",
                                                 "fd-exhaustion", "worker-crash", "load-test-failure", "other"), det_id
+
+
+def test_iowait_blips_in_one_second_data_are_not_spikes():
+    rng = np.random.default_rng(3)
+    noise = rng.uniform(0, 2, 600)
+    noise[[100, 250, 251, 400]] = [35.0, 42.0, 38.0, 55.0]     # single-second blips
+    assert run("iowait-spike", ctx(metrics("h", "cpu", "2024-01-01", 1, {"%iowait": noise}, device="all"))) == []
+    noise[480:540] = 48.0                                       # a minute of real waiting
+    f = run("iowait-spike", ctx(metrics("h", "cpu", "2024-01-01", 1, {"%iowait": noise}, device="all")))
+    assert len(f) == 1 and f[0].metrics["peak_iowait_pct"] == 48.0

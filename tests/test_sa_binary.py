@@ -474,3 +474,60 @@ def test_writer_round_trip_with_restart_and_comment(tmp_path):
     assert np.allclose(usr, 10.0)                        # 600 of 6000 jiffies per CPU
     tw = m[m["metric"] == "tcp-tw"]["value"].tolist()
     assert tw == [7.0, 35.0]
+
+
+# --- reading a slice of records at a time --------------------------------------------------
+
+def _sorted_long(metrics) -> pd.DataFrame:
+    out = metrics.copy()
+    for col in ("host", "section", "device", "metric"):
+        out[col] = out[col].astype(str)
+    return out.sort_values(["timestamp", "section", "device", "metric"]).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("name", ["data-ppc-11.7.2", "data-12.0.0", "data-11.6.5", "data-9.1.6"])
+@pytest.mark.parametrize("records", [1, 2, 3])
+def test_slices_of_any_size_give_the_same_table(corpus, monkeypatch, name, records):
+    """Offline CPUs (ppc), restarts (12.0.0) and new devices carry over from
+    one slice of records to the next."""
+    from sarsleuth.parsers import sa_binary
+    whole = parse(corpus / "sysstat" / "binary" / name).metrics
+    monkeypatch.setattr(sa_binary, "SLICE_ITEMS", 1)
+    monkeypatch.setattr(sa_binary, "SLICE_RECORDS", (records, records))
+    sliced = parse(corpus / "sysstat" / "binary" / name).metrics
+    pd.testing.assert_frame_equal(_sorted_long(whole), _sorted_long(sliced))
+
+
+def test_table_columns_are_compact(corpus):
+    m = parse(corpus / "sysstat" / "binary" / "data-ppc-11.7.2").metrics
+    assert list(m.columns) == ["timestamp", "host", "section", "device", "metric", "value"]
+    assert str(m["timestamp"].dtype).startswith("datetime64[ns, ")
+    for col in ("host", "section", "device", "metric"):
+        assert isinstance(m[col].dtype, pd.CategoricalDtype)
+        assert m[col].cat.codes.dtype.itemsize <= 2
+        assert set(m[col].unique()) == set(m[col].cat.categories)     # no unused category
+    assert m["value"].dtype == np.float64 and not m["value"].isna().any()
+    # each series is in time order
+    for _key, part in m.groupby(["section", "device", "metric"], observed=True, sort=False):
+        assert part["timestamp"].is_monotonic_increasing
+
+
+def test_big_file_pages_are_given_back(corpus, tmp_path, monkeypatch):
+    """A mapped file is not kept resident: the reader hands back the pages
+    it is done with, in order, during both passes."""
+    from sarsleuth.parsers import sa_binary
+    raw = (corpus / "sysstat" / "binary" / "data-ppc-11.7.2").read_bytes()
+    released = []
+    original = sa_binary._Pager.__call__
+
+    def spy(self, upto):
+        released.append(int(upto))
+        return original(self, upto)
+    monkeypatch.setattr(sa_binary._Pager, "__call__", spy)
+    monkeypatch.setattr(sa_binary, "RELEASE_BYTES", 1)
+    monkeypatch.setattr(sa_binary, "SLICE_RECORDS", (1, 1))
+    path = tmp_path / "sa"
+    path.write_bytes(raw)
+    source = parse(path)
+    assert source.records > 2 and len(released) >= 2 * source.records - 2
+    assert max(released) <= len(raw)

@@ -13,26 +13,39 @@ class Episode:
     samples: int
 
 
-def episodes(series, mask, max_gap_samples: int = 1, peak="max") -> list[Episode]:
-    """Contiguous runs where ``mask`` is True, bridging up to
-    ``max_gap_samples`` False samples, with the peak of ``series`` inside.
+def episodes(series, mask, max_gap_samples: int = 1, peak="max", *, bridge_seconds: float = 60.0,
+             min_duration_seconds: float = 0.0) -> list[Episode]:
+    """Contiguous runs where ``mask`` is True, with the peak of ``series``
+    inside.
 
-    Working in sample positions (not seconds) keeps the rule independent of
-    the collection interval (1 s or 10 min).
+    Two runs are one episode when at most ``max_gap_samples`` samples or at
+    most ``bridge_seconds`` separate them: sample counts keep the rule
+    meaningful at a 10-minute interval, seconds at a 1-second one (where a
+    one-sample dip is noise).  Episodes shorter than ``min_duration_seconds``
+    (counting one interval for the last sample) are dropped, so a 1-second
+    blip in 1-second data is not an incident while a single 10-minute sample
+    still is.
     """
     import numpy as np
+    import pandas as pd
     flags = np.asarray(mask, dtype=bool)
     if not flags.any():
         return []
     idx = np.flatnonzero(flags)
-    # split where the distance between True positions exceeds the gap allowed
-    breaks = np.flatnonzero(np.diff(idx) > max_gap_samples + 1)
+    times = series.index
+    # nanoseconds whatever the index's unit (pandas 2 keeps us/ms/s units)
+    ns = np.asarray(pd.DatetimeIndex(times).as_unit("ns").asi8, dtype=np.int64)
+    step_s = float(np.median(np.diff(ns))) / 1e9 if len(ns) > 1 else 0.0
+    pos_gap = np.diff(idx) > max_gap_samples + 1
+    time_gap = np.diff(ns[idx]) / 1e9 > bridge_seconds
+    breaks = np.flatnonzero(pos_gap & time_gap)
     starts = np.concatenate(([idx[0]], idx[breaks + 1]))
     ends = np.concatenate((idx[breaks], [idx[-1]]))
     values = series.to_numpy(dtype=float)
-    times = series.index
     out = []
     for s, e in zip(starts, ends):
+        if (ns[e] - ns[s]) / 1e9 + step_s < min_duration_seconds:
+            continue
         window = values[s:e + 1]
         k = int(np.nanargmax(window) if peak == "max" else np.nanargmin(window))
         out.append(Episode(times[s], times[e], times[s + k], float(window[k]), int(e - s + 1)))

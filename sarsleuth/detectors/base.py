@@ -27,6 +27,7 @@ class Context:
     params: dict = field(default_factory=dict)   # {detector_id: {param: value}}
     link_speed_bps: float | None = None
     _series_cache: dict = field(default_factory=dict)
+    _paths: dict | None = None
 
     def hosts(self, section: str | None = None) -> list:
         m = self.metrics
@@ -62,6 +63,21 @@ class Context:
         if host is not None:
             sel &= m["host"] == host
         return sorted(m.loc[sel, "device"].unique().tolist())
+
+    def path_for(self, section: str, host) -> str:
+        """The file a host's sar section came from (for evidence), or the
+        host's first metric source, or ''."""
+        if self._paths is None:
+            paths: dict = {}
+            for s in self.sources:
+                if s.metrics is None or not len(s.metrics):
+                    continue
+                pairs = s.metrics[["host", "section"]].drop_duplicates()
+                for h, sec in zip(pairs["host"].astype(object), pairs["section"].astype(object)):
+                    paths.setdefault((h, sec), s.path)
+                    paths.setdefault((h, None), s.path)
+            self._paths = paths
+        return self._paths.get((host, section)) or self._paths.get((host, None), "")
 
     def ncpu(self, host) -> int | None:
         for s in self.sources:

@@ -24,6 +24,7 @@ class IowaitSpike(Detector):
         "baseline_factor": 4.0,    # ... nor below this many times the host's median
         "baseline_margin_pct": 5.0, # ... nor below median + this margin
         "max_gap_samples": 1,
+        "min_duration_seconds": 30.0,  # a 1-second blip in 1-second data is noise
     }
 
     def run(self, ctx: Context):
@@ -36,7 +37,8 @@ class IowaitSpike(Detector):
             p = self.params
             base = baseline(s, 0.5)
             threshold = max(p["abs_floor_pct"], base * p["baseline_factor"], base + p["baseline_margin_pct"])
-            for ep in episodes(s, (s >= threshold).to_numpy(), p["max_gap_samples"]):
+            for ep in episodes(s, (s >= threshold).to_numpy(), p["max_gap_samples"],
+                                  min_duration_seconds=p["min_duration_seconds"]):
                 sev = severity_for(ep.peak, [(80, "critical"), (40, "high"), (20, "medium")])
                 text = (f"%iowait peak {ep.peak:.2f} at {fmt_time(ep.peak_time)} "
                         f"(baseline {base:.2f}); above {threshold:.1f} from {fmt_time(ep.start)} to {fmt_time(ep.end)}")
@@ -62,7 +64,8 @@ class CpuSaturation(Detector):
     summary = "CPUs without idle time (or losing it to %steal) for several samples"
     inputs = ("metrics",)
     category = "cpu-saturation"
-    defaults = {"idle_floor_pct": 5.0, "steal_pct": 10.0, "min_samples": 2, "max_gap_samples": 1}
+    defaults = {"idle_floor_pct": 5.0, "steal_pct": 10.0, "min_samples": 2, "max_gap_samples": 1,
+                "min_duration_seconds": 30.0}
 
     def run(self, ctx: Context):
         out = []
@@ -75,7 +78,8 @@ class CpuSaturation(Detector):
             busy = idle <= p["idle_floor_pct"]
             if steal is not None:
                 busy |= steal.reindex(idle.index).fillna(0) >= p["steal_pct"]
-            for ep in episodes(100 - idle, busy.to_numpy(), p["max_gap_samples"]):
+            for ep in episodes(100 - idle, busy.to_numpy(), p["max_gap_samples"],
+                                  min_duration_seconds=p["min_duration_seconds"]):
                 if ep.samples < p["min_samples"]:
                     continue
                 metrics = {"peak_busy_pct": ep.peak, "samples": ep.samples}
@@ -113,6 +117,7 @@ class LoadSpike(Detector):
         "jump_min_load": 2.0,      # ... and at least this much
         "blocked_per_cpu": 0.5,    # blocked tasks above this x CPUs ...
         "min_blocked": 4,          # ... and at least this many
+        "min_duration_seconds": 0.0,  # ldavg-1 is already a 1-minute average
         "max_gap_samples": 1,
     }
 
@@ -132,7 +137,8 @@ class LoadSpike(Detector):
             blocked = ctx.series("queue", "blocked", host=host)
             if blocked is not None:
                 cond |= blocked.reindex(load.index).fillna(0) >= max(p["min_blocked"], p["blocked_per_cpu"] * ncpu)
-            for ep in episodes(load, cond.to_numpy(), p["max_gap_samples"]):
+            for ep in episodes(load, cond.to_numpy(), p["max_gap_samples"],
+                                  min_duration_seconds=p["min_duration_seconds"]):
                 metrics = {"peak_ldavg_1": ep.peak, "baseline_ldavg_1": base, "ncpu": known_ncpu}
                 runq = ctx.series("queue", "runq-sz", host=host)
                 if runq is not None:

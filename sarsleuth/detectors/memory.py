@@ -7,16 +7,7 @@ from .base import Context, Detector
 
 
 def _metric_evidence(ctx: Context, section: str, host, ts, text: str) -> Evidence:
-    path = _path_for(ctx, section, host)
-    return Evidence(path=path, line=None, text=text)
-
-
-def _path_for(ctx: Context, section: str, host) -> str:
-    for s in ctx.sources:
-        if s.metrics is not None and len(s.metrics) and s.host == host:
-            if (s.metrics["section"] == section).any():
-                return s.path
-    return ""
+    return Evidence(path=ctx.path_for(section, host), line=None, text=text)
 
 
 class SwapClimb(Detector):

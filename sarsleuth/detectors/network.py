@@ -39,7 +39,8 @@ class NicSaturation(Detector):
     summary = "interface near link speed (%ifutil) or dropping/erroring packets (EDEV)"
     inputs = ("metrics",)
     category = "network-saturation"
-    defaults = {"ifutil_pct": 85.0, "drops_per_s": 10.0, "errors_per_s": 1.0, "max_gap_samples": 1}
+    defaults = {"ifutil_pct": 85.0, "drops_per_s": 10.0, "errors_per_s": 1.0, "max_gap_samples": 1,
+                "min_duration_seconds": 10.0}
 
     def run(self, ctx: Context):
         out = []
@@ -49,7 +50,8 @@ class NicSaturation(Detector):
                 util = ctx.series("net-dev", "%ifutil", device=iface, host=host)
                 if util is None:
                     continue
-                for ep in episodes(util, (util >= p["ifutil_pct"]).to_numpy(), p["max_gap_samples"]):
+                for ep in episodes(util, (util >= p["ifutil_pct"]).to_numpy(), p["max_gap_samples"],
+                                  min_duration_seconds=p["min_duration_seconds"]):
                     rx = ctx.series("net-dev", "rxkB/s", device=iface, host=host)
                     tx = ctx.series("net-dev", "txkB/s", device=iface, host=host)
                     metrics = {"peak_ifutil_pct": ep.peak, "samples": ep.samples}
@@ -83,7 +85,8 @@ class NicSaturation(Detector):
                 s = ctx.series("net-edev", metric, device=iface, host=host)
                 if s is None:
                     continue
-                for ep in episodes(s, (s >= limit).to_numpy(), p["max_gap_samples"]):
+                for ep in episodes(s, (s >= limit).to_numpy(), p["max_gap_samples"],
+                                  min_duration_seconds=p["min_duration_seconds"]):
                     out.append(self.finding(
                         title=f"{iface} {what}: up to {ep.peak:.1f} {metric}",
                         severity="medium", start=ep.start, end=ep.end, host=host,
@@ -107,7 +110,7 @@ class TcpTimewait(Detector):
     inputs = ("metrics",)
     category = "socket-exhaustion"
     defaults = {"tcp_max_tw_buckets": 180000, "warn_fraction": 0.8, "min_rise_factor": 5.0,
-                "min_tw": 5000, "max_gap_samples": 1}
+                "min_tw": 5000, "max_gap_samples": 1, "min_duration_seconds": 0.0}
 
     def run(self, ctx: Context):
         out = []
@@ -123,7 +126,8 @@ class TcpTimewait(Detector):
             # well below the limit (low severity then): it is where a
             # connection flood shows first
             climb = tw >= max(p["min_tw"], p["min_rise_factor"] * max(first, 1.0))
-            for ep in episodes(tw, (near | climb).to_numpy(), p["max_gap_samples"]):
+            for ep in episodes(tw, (near | climb).to_numpy(), p["max_gap_samples"],
+                                  min_duration_seconds=p["min_duration_seconds"]):
                 frac = ep.peak / limit
                 sev = severity_for(frac, [(0.98, "high"), (0.6, "medium")], "low")
                 out.append(self.finding(

@@ -357,7 +357,10 @@ class _Table:
         if not len(rows.rec):
             return
         sec = _code_of(self.sections, section)
-        codes = np.array([self.devices.setdefault(name, len(self.devices)) for name in rows.names], dtype=np.int64)
+        # file-wide codes of the device labels the rows use
+        codes = np.full(len(rows.names), -1, dtype=np.int64)
+        for i in np.flatnonzero(np.bincount(rows.device, minlength=len(rows.names))):
+            codes[i] = self.devices.setdefault(rows.names[i], len(self.devices))
         self._fit("dev", len(self.devices))
         self._fit("sec", len(self.sections))
         ts = stamps[rows.rec]
@@ -463,7 +466,17 @@ def _narrow(codes: np.ndarray, dtype) -> np.ndarray:
 
 
 def _categorical(codes: np.ndarray, categories: list):
+    """A categorical over ``codes`` (reused in place) with only the
+    categories that occur (sections or metrics declared for activities
+    that turned out to have no rows are dropped)."""
     import pandas as pd
+    used = np.bincount(codes, minlength=len(categories)) > 0 if len(codes) else np.zeros(len(categories), bool)
+    if not used.all():
+        lut = (np.cumsum(used) - 1).astype(codes.dtype)
+        piece = 1 << 22
+        for i in range(0, len(codes), piece):
+            codes[i:i + piece] = lut[codes[i:i + piece]]
+        categories = [c for c, u in zip(categories, used) if u]
     codes = _narrow(codes, _code_dtype(len(categories)))
     return pd.Categorical.from_codes(codes, categories=categories, validate=False)
 
