@@ -1,23 +1,28 @@
 """Benchmark: sarsleuth's native sa reader against ``sadf -d`` on a big file.
 
-Builds a day of one-second samples (86 400 records, a few hundred MB) from
-real ``sadc`` output: ten seconds are collected with every activity, then
-their records are repeated with the uptime, time stamps and wall clock of
-each record advanced one second at a time.  Then it times
+Builds a day of one-second samples (86 400 records) from real ``sadc``
+output: ten seconds are collected, then their records are repeated with the
+uptime, time stamps and wall clock of each record advanced one second at a
+time.  ``--collect`` picks what sadc collects: ``XALL`` (every activity,
+per-CPU interrupts included: the worst case, about 370 MB), ``DISK`` or
+``default`` (sadc's default set, what most hosts write; about 150 MB).
+Then it runs, each in its own process so that its peak memory is its own,
 
     sadf -d FILE -- -A > /dev/null
-    sarsleuth's SaBinaryParser.parse(FILE)   (in a child process)
+    sarsleuth's SaBinaryParser.parse(FILE)
 
-and prints both, their ratio and the peak memory of each against the file
-size.  Not a test: run it by hand.
+and prints their times and peak memory (resident set high-water mark) side
+by side, against each other and against the file size, with the size of the
+metrics table itself (the floor of the reader's peak).  Not a test: run it
+by hand.
 
-    python benchmarks/bench_sa_binary.py [--records N] [--keep FILE]
+    python benchmarks/bench_sa_binary.py [--collect XALL|DISK|default] [--records N]
+                                         [--keep FILE] [--file FILE] [--no-sadf]
 """
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -34,11 +39,13 @@ from sarsleuth.parsers._sa_format import read_layout  # noqa: E402
 from sarsleuth.parsers._sa_records import Walker  # noqa: E402
 
 SADC = "/usr/lib/sysstat/sadc"
+ENV = dict(os.environ, TZ="UTC", LC_ALL="C")
 
 
-def collect(seconds: int, path: Path) -> None:
-    """Real sadc samples, every activity, one per second."""
-    subprocess.run([SADC, "-S", "XALL", "1", str(seconds + 1), str(path)], check=True)
+def collect(seconds: int, path: Path, what: str = "XALL") -> None:
+    """Real sadc samples, one per second."""
+    options = [] if what == "default" else ["-S", what]
+    subprocess.run([SADC, *options, "1", str(seconds + 1), str(path)], check=True)
 
 
 def build(source: Path, records: int, out: Path) -> None:
@@ -71,53 +78,82 @@ def build(source: Path, records: int, out: Path) -> None:
         fh.write(body.tobytes())
 
 
-def timed(cmd: list, stdout=subprocess.DEVNULL):
-    """(seconds, peak RSS in bytes) of a child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def measured(cmd: list, stdout=subprocess.DEVNULL):
+    """(wall seconds, peak resident bytes, stdout) of one child process; the
+    peak is the child's own (``wait4``), not the largest of all children."""
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=stdout, env=dict(os.environ, TZ="UTC", LC_ALL="C"))
+    proc = subprocess.Popen(cmd, stdout=stdout, env=ENV)
+    _pid, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return elapsed, max(peak, before) * 1024
+    out = proc.stdout.read() if proc.stdout else b""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{cmd[0]} failed with status {status}")
+    return elapsed, usage.ru_maxrss * 1024, out
 
 
 READER = """
-import resource, sys, time
+import sys, time
 sys.path.insert(0, {root!r})
+def hwm():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+import pandas                                     # imported first: its size is not the reader's
 from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.sa_binary import SaBinaryParser
+base = hwm()
 t0 = time.perf_counter()
 source = SaBinaryParser.parse({path!r}, ParseOptions())
 elapsed = time.perf_counter() - t0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(f"{{elapsed}} {{peak}} {{len(source.metrics)}} {{source.records}}")
+m = source.metrics
+table = int(m.memory_usage(index=False, deep=True).sum())
+print(elapsed, hwm(), base, len(m), source.records, table)
 """
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--collect", choices=("XALL", "DISK", "default"), default="XALL",
+                    help="what sadc collects for the sample (default XALL)")
     ap.add_argument("--records", type=int, default=86400)
     ap.add_argument("--keep", type=Path, help="keep the generated file here")
+    ap.add_argument("--file", type=Path, help="benchmark this sa file instead of generating one")
+    ap.add_argument("--no-sadf", action="store_true", help="time sarsleuth only")
     args = ap.parse_args()
-    if not Path(SADC).exists() or shutil.which("sadf") is None:
-        raise SystemExit("needs sysstat (sadc and sadf)")
+    if args.file is None and not Path(SADC).exists():
+        raise SystemExit("needs sysstat's sadc to build the file (or pass --file)")
+    if not args.no_sadf and shutil.which("sadf") is None:
+        raise SystemExit("needs sysstat's sadf (or pass --no-sadf)")
     with tempfile.TemporaryDirectory() as tmp:
-        sample = Path(tmp) / "sample.sa"
-        big = args.keep or Path(tmp) / "day.sa"
-        collect(10, sample)
-        build(sample, args.records, big)
+        if args.file:
+            big = args.file
+        else:
+            sample = Path(tmp) / "sample.sa"
+            big = args.keep or Path(tmp) / "day.sa"
+            collect(10, sample, args.collect)
+            build(sample, args.records, big)
         size = big.stat().st_size
-        print(f"file: {args.records} records, {size / 1e6:.1f} MB")
-        sadf_s, sadf_rss = timed(["sadf", "-d", str(big), "--", "-A"])
-        # the reader runs in its own interpreter so its peak memory is its own
         out = subprocess.run([sys.executable, "-c", READER.format(root=str(ROOT), path=str(big))],
-                             check=True, capture_output=True, text=True).stdout.split()
-        ours_s, ours_rss, rows, records = float(out[0]), int(out[1]), int(out[2]), int(out[3])
-        print(f"{'':12}{'seconds':>10}{'peak MB':>10}{'peak/file':>11}")
-        print(f"{'sadf -d':12}{sadf_s:10.2f}{sadf_rss / 1e6:10.1f}{sadf_rss / size:11.2f}")
-        print(f"{'sarsleuth':12}{ours_s:10.2f}{ours_rss / 1e6:10.1f}{ours_rss / size:11.2f}")
-        print(f"speed ratio (sadf / sarsleuth): {sadf_s / ours_s:.2f}x; "
-              f"{rows} metric rows from {records} records")
+                             check=True, capture_output=True, text=True, env=ENV).stdout.split()
+        ours_s, ours_peak, base = float(out[0]), int(out[1]), int(out[2])
+        values, records, table = int(out[3]), int(out[4]), int(out[5])
+        sadf = None if args.no_sadf else measured(["sadf", "-d", str(big), "--", "-A"])
+
+    what = "" if args.file else f", sadc {'-S ' + args.collect if args.collect != 'default' else 'defaults'}"
+    print(f"file: {records} records{what}, {size / 1e6:.1f} MB, {values:,} values "
+          f"({size / max(values, 1):.1f} bytes of file per value)")
+    print(f"metrics table: {table / 1e6:.1f} MB ({table / max(values, 1):.1f} bytes per value, "
+          f"{table / size:.2f}x the file); Python with pandas loaded: {base / 1e6:.1f} MB")
+    print(f"{'':12}{'seconds':>10}{'peak MB':>10}{'peak/file':>11}")
+    if sadf:
+        print(f"{'sadf -d':12}{sadf[0]:10.2f}{sadf[1] / 1e6:10.1f}{sadf[1] / size:11.2f}")
+    print(f"{'sarsleuth':12}{ours_s:10.2f}{ours_peak / 1e6:10.1f}{ours_peak / size:11.2f}")
+    if sadf:
+        print(f"sarsleuth / sadf -d: time {ours_s / sadf[0]:.3f}x ({sadf[0] / ours_s:.1f}x faster), "
+              f"peak memory {ours_peak / sadf[1]:.1f}x")
+    print("(sarsleuth's seconds are the parse alone, its peak includes the interpreter and pandas; "
+          "sadf's are the whole process)")
 
 
 if __name__ == "__main__":

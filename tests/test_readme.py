@@ -1,0 +1,37 @@
+"""The README's promises: two Quick start commands, and the config example
+does what it says."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from .conftest import ROOT
+
+README = (ROOT / "README.md").read_text()
+
+
+def test_quick_start_has_exactly_two_commands():
+    section = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```(?:sh|bash)?\n(.*?)```", section, re.S).group(1)
+    commands = [ln for ln in block.splitlines() if ln.strip()]
+    assert len(commands) == 2
+    assert "sarsleuth analyze samples/" in commands[0]
+    assert "pytest" in commands[1]
+
+
+def test_config_example_works(tmp_path):
+    block = re.search(r"```toml\n(.*?)```", README, re.S).group(1)
+    cfg = tmp_path / "sarsleuth.toml"
+    cfg.write_text(block)
+    log = tmp_path / "messages"
+    log.write_text("Mar  3 10:00:01 web1 myapp[2211]: panic: runtime error: index out of range [3] with length 3\n"
+                   "Mar  3 10:00:02 web1 systemd[1]: myapp.service: Main process exited, code=exited, status=2/INVALIDARGUMENT\n")
+    proc = subprocess.run([sys.executable, "-m", "sarsleuth.cli", "analyze", str(log), "--config", str(cfg),
+                           "--year", "2024", "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    import json
+    doc = json.loads(proc.stdout)
+    custom = [f for f in doc["findings"] if f["detector"] == "custom-signature"]
+    assert custom and custom[0]["severity"] == "high"
+    assert "myapp crashed" in (custom[0]["explanation"] or "")
