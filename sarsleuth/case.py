@@ -147,8 +147,12 @@ class Case:
                     tzinfo = getattr(frame["timestamp"].dt, "tz", None)
                     if tzinfo is not None:
                         zones.add(str(tzinfo))
-        if len(zones) == 1:
-            zone = zones.pop()
+        # sadf and journal JSON stamp UTC: an absolute clock, not the host's
+        # zone; a local offset recorded elsewhere (sa records, RFC 3339
+        # logs) says more about the host
+        local = {z for z in zones if z not in ("UTC", "UTC+00:00", "tzutc()")}
+        if len(local) == 1 or len(zones) == 1:
+            zone = (local or zones).pop()
             self.notes.append(f"times without a zone are taken to be in {zone}, the zone recorded by the other sources")
             return zone
         if len(zones) > 1:

@@ -123,3 +123,15 @@ def test_installed_console_script_runs_from_elsewhere(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["incidents"][0]["category"] == "network-saturation"
     assert out.stat().st_size > 10000
+
+
+def test_compare_runs(tmp_path):
+    png = tmp_path / "runs.png"
+    proc = run("compare", SAMPLES / "image-service-ab" / "ab-50k-image.txt",
+               SAMPLES / "image-service-ab" / "ab-2m-image.txt", "--format", "json", "--plot", png)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    rps = sorted(r["requests_per_sec"] for r in rows)
+    assert rps == [510.51, 3359.59]
+    assert png.stat().st_size > 5000
+    assert run("compare", SAMPLES / "tengine-720k" / "messages").returncode == 2

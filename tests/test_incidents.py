@@ -104,24 +104,25 @@ def test_flood_ranks_socket_exhaustion_first(flood):
     assert kinds == ["sadf-csv", "syslog"]
     top = flood["incidents"][0]
     assert top["category"] == "socket-exhaustion" and top["cause"] == "syn-flood"
-    # sadf -d prints UTC, rsyslog +01:00: one instant, shown in UTC
-    assert top["start"] == "2024-03-14T20:06:01+00:00"
+    # sadf -d prints UTC, rsyslog +01:00: one instant, shown in the host's own
+    # zone (the offset the log recorded), not in UTC
+    assert top["start"] == "2024-03-14T21:06:01+01:00"
     assert {"syn-flood", "tcp-timewait", "tcp-tw-bucket-overflow", "conntrack-full"} <= {f["detector"] for f in top["findings"]}
 
 
 def test_flood_key_numbers(flood):
     top = flood["incidents"][0]
     syn = finding(top, "syn-flood")
-    assert "port 80, 443" in syn["title"] and syn["start"] == "2024-03-14T20:06:12.004518+00:00"
+    assert "port 80, 443" in syn["title"] and syn["start"] == "2024-03-14T21:06:12.004518+01:00"
     tw = finding(top, "tcp-timewait")
     assert tw["metrics"]["peak_tcp_tw"] == 180000 and tw["severity"] == "high"
-    assert tw["refs"]["peak_time"] == "2024-03-14T20:08:01+00:00"
+    assert tw["refs"]["peak_time"] == "2024-03-14T21:08:01+01:00"
     over = finding(top, "tcp-tw-bucket-overflow")
     assert over["metrics"]["lines"] == 3 + 1 + 1841 + 2210        # callbacks suppressed are counted
     ct = finding(top, "conntrack-full")
     assert ct["metrics"]["lines"] == 3 + 377
     assert ct["evidence"][0]["path"].endswith("kern.log") and ct["evidence"][0]["line"] == 9
-    assert "kern.log:2" in top["summary"] and "peak at 20:08:01" in top["summary"]
+    assert "kern.log:2" in top["summary"] and "peak at 21:08:01" in top["summary"]
 
 
 def test_flood_in_the_operators_zone():

@@ -16,8 +16,9 @@ SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critica
 
 def render_text(case, console: Console | None = None, max_incidents: int = 10) -> None:
     console = console or Console()
-    console.print(_summary(case))
-    if not case.incidents:
+    if case.incidents:
+        console.print(_summary(case))
+    else:
         console.print(_quiet(case))
     for inc in case.incidents[:max_incidents]:
         console.print(_incident_panel(inc))
