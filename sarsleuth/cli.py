@@ -278,18 +278,27 @@ def compare(
         return
     from rich.console import Console
     from rich.table import Table
-    t = Table(title="load-test runs", title_justify="left")
-    for col in df.columns:
-        t.add_column(str(col), justify="right" if df[col].dtype.kind in "fi" else "left")
-    for row in df.itertuples(index=False):
-        t.add_row(*[_cell(v) for v in row])
+    t = Table(title=f"{len(df)} load-test run(s); latencies in ms", title_justify="left")
+    t.add_column("run", overflow="fold")
+    for name in ("c", "req/s", "p50", "p90", "p99", "max", "errors", "MB/s"):
+        t.add_column(name, justify="right", no_wrap=True)
+    for r in df.to_dict("records"):
+        ms = [_cell(r.get(k), 1000) for k in ("latency_p50_s", "latency_p90_s", "latency_p99_s", "latency_max_s")]
+        errors = sum(float(r.get(k) or 0) for k in ("failures", "non_2xx"))
+        t.add_row(f"{r.get('label', '')} ({r.get('tool', '')})", _cell(r.get("concurrency")),
+                  _cell(r.get("requests_per_sec")), *ms, "aborted" if r.get("aborted") else _cell(errors),
+                  _cell(r.get("transfer_rate_Bps"), 1 / 2**20))
     Console().print(t)
 
 
-def _cell(v) -> str:
-    if isinstance(v, float):
-        return "" if v != v else f"{v:,.4g}" if abs(v) < 1e5 else f"{v:,.0f}"
-    return "" if v is None else str(v)
+def _cell(v, scale: float = 1.0) -> str:
+    """A number for a table cell, scaled (s -> ms, B/s -> MB/s); blank if absent."""
+    if v is None or (isinstance(v, float) and v != v):
+        return ""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        v = v * scale
+        return f"{v:,.0f}" if abs(v) >= 1000 or float(v).is_integer() else f"{v:,.2f}"
+    return str(v)
 
 
 def main():
