@@ -84,9 +84,10 @@ class Source:
         times = []
         for frame in (self.metrics, self.events):
             if frame is not None and len(frame):
-                ts = frame["timestamp"].dropna()
-                if len(ts):
-                    times.extend([ts.min(), ts.max()])
+                ts = frame["timestamp"]   # min/max skip NaT without a copy
+                lo, hi = ts.min(), ts.max()
+                if lo is not None and not (lo != lo):
+                    times.extend([lo, hi])
         for rep in self.reports:
             for key in ("start", "end"):
                 if rep.get(key) is not None:

@@ -67,7 +67,7 @@ def _busiest_device(case, section, metric, host, start, end):
     part = part[~part["device"].isin(["lo"])]
     if not len(part):
         return None
-    return part.groupby("device")["value"].max().idxmax()
+    return part.groupby("device", observed=True)["value"].max().idxmax()
 
 
 def _series(case, section, metric, device, host):

@@ -72,9 +72,11 @@ class Context:
             for s in self.sources:
                 if s.metrics is None or not len(s.metrics):
                     continue
-                pairs = s.metrics[["host", "section"]].drop_duplicates()
-                for h, sec in zip(pairs["host"].astype(object), pairs["section"].astype(object)):
-                    paths.setdefault((h, sec), s.path)
+                # per-column uniques: no temporary copy of a big table
+                hosts = [s.host] if s.host is not None else list(s.metrics["host"].dropna().unique())
+                for h in hosts:
+                    for sec in s.metrics["section"].unique():
+                        paths.setdefault((h, str(sec)), s.path)
                     paths.setdefault((h, None), s.path)
             self._paths = paths
         return self._paths.get((host, section)) or self._paths.get((host, None), "")

@@ -1,7 +1,7 @@
 """From raw counters to sysstat's figures, one activity at a time, vectorized.
 
-For one activity the items of every statistics record become rows (record,
-item position); each row is paired with the same item in the previous
+For one activity the items of a slice of statistics records become rows
+(record, item position); each row is paired with the same item in the previous
 record of the same segment (by CPU number, interface name, disk
 major/minor...) and the activity's formulas run on whole columns at once.
 CPU and softnet statistics get the treatment sysstat gives them: CPU "all" is
@@ -29,11 +29,6 @@ class Rows:
     device: np.ndarray       # integer code of the device label per row (into ``names``)
     names: np.ndarray        # object array of device labels
     metrics: list            # [(metric, values)] each values aligned with rec
-
-    @property
-    def labels(self) -> np.ndarray:
-        """Device label per row."""
-        return self.names[self.device] if len(self.device) else np.array([], dtype=object)
 
 
 def _numbered(count: int, first: int = 0, head: str | None = None) -> np.ndarray:
@@ -207,14 +202,6 @@ def codes_of(values):
         return np.zeros(0, dtype=np.int64), np.array([""], dtype=object)
     uniq, codes = np.unique(values, return_inverse=True)
     return codes.reshape(-1).astype(np.int64), uniq.astype(str).astype(object)
-
-
-def factorize(values) -> np.ndarray:
-    """Integer codes of arbitrary hashable values."""
-    if len(values) == 0:
-        return np.zeros(0, dtype=np.int64)
-    _uniq, codes = np.unique(values.astype(str) if values.dtype == object else values, return_inverse=True)
-    return codes.reshape(-1).astype(np.int64)
 
 
 # --- generic activities -----------------------------------------------------------

@@ -9,8 +9,10 @@ checks that guess for a whole run at once with numpy; the first record that
 breaks the pattern is decoded alone, and a new run starts from it.
 
 The result, :class:`RecordIndex`, lists for every statistics record its time
-stamps and segment (a restart starts a new one), and for every activity the
-byte offset and item count of its data in each record.  Items are then read
+stamps and segment (a restart starts a new one), and for every run of
+records of one shape the offset and item count of each activity's data.
+A ``release`` callback is told which bytes the walk is done with, so that the
+pages of a memory-mapped file need not stay resident.  Items are then read
 field by field with one gather per field (:func:`gather`).
 """
 from __future__ import annotations

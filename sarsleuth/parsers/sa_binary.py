@@ -416,10 +416,11 @@ class _Table:
             columns[name] = _cut(getattr(self, name), n)
             setattr(self, name, None)
         stamps = _aware(columns.pop("ts"), tz)
-        host = np.zeros(n, dtype=np.int8)
+        # one host: zero codes, pages the system hands out only when read
+        host = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[self.host], validate=False)
         return pd.DataFrame({
             "timestamp": stamps,
-            "host": _categorical(host, [self.host]),
+            "host": host,
             "section": _categorical(columns.pop("sec"), self.sections),
             "device": _categorical(columns.pop("dev"), list(self.devices)),
             "metric": _categorical(columns.pop("met"), self.metrics),
@@ -470,10 +471,12 @@ def _categorical(codes: np.ndarray, categories: list):
     categories that occur (sections or metrics declared for activities
     that turned out to have no rows are dropped)."""
     import pandas as pd
-    used = np.bincount(codes, minlength=len(categories)) > 0 if len(codes) else np.zeros(len(categories), bool)
+    piece = 1 << 20                     # bincount works on int64: a slice at a time
+    used = np.zeros(len(categories), dtype=bool)
+    for i in range(0, len(codes), piece):
+        used |= np.bincount(codes[i:i + piece], minlength=len(categories)) > 0
     if not used.all():
         lut = (np.cumsum(used) - 1).astype(codes.dtype)
-        piece = 1 << 22
         for i in range(0, len(codes), piece):
             codes[i:i + piece] = lut[codes[i:i + piece]]
         categories = [c for c, u in zip(categories, used) if u]
