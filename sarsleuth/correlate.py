@@ -67,6 +67,7 @@ def correlate(findings: list[Finding], tolerance=None) -> list[Incident]:
             groups.append(_Group(f.host, [f]))
         else:
             target.findings.append(f)
+    groups = _split_by_chain(groups)
     incidents = [_incident(g) for g in groups]
     incidents.sort(key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
     for rank, inc in enumerate(incidents, 1):
@@ -76,6 +77,27 @@ def correlate(findings: list[Finding], tolerance=None) -> list[Incident]:
     elif incidents:
         incidents[0].why_first = f"It is the only incident found (score {incidents[0].score:.2f})."
     return incidents
+
+
+def _split_by_chain(groups: list[_Group]) -> list[_Group]:
+    """Overlap in time is not causation: a finding that belongs to a causal
+    chain other than the one its group's likely cause heads (workers dying
+    on SIGSEGV while connections run out) becomes an incident of its own.
+    Findings on no chain at all stay as context."""
+    out: list[_Group] = []
+    pending = list(groups)
+    while pending:
+        g = pending.pop(0)
+        _cause_finding, chain = _cause(g.findings)
+        if chain is None:
+            out.append(g)
+            continue
+        stray = [f for f in g.findings if f.detector not in chain["order"] and _chain_of(f.detector)]
+        if stray and len(stray) < len(g.findings):
+            g.findings = [f for f in g.findings if f not in stray]
+            pending.append(_Group(g.host, stray))
+        out.append(g)
+    return out
 
 
 def _has_time(f: Finding) -> bool:

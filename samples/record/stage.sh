@@ -18,8 +18,9 @@
 # Needs: /usr/lib/sysstat/sadc, nginx, ab, wrk, python3 (no root needed).
 # Knobs (environment): PORT (default 18631), MEM_MB (default 4096, capped at
 # a third of MemAvailable), IO_SECONDS (default 8).
-# Bounded: about two and a half minutes; every process it starts is stopped
-# on exit, and its temporary directory removed.
+# Bounded: about two and a half minutes (plus up to 70 s at the start while
+# TIME_WAIT sockets of an earlier run drain); every process it starts is
+# stopped on exit, and its temporary directory removed.
 
 set -euo pipefail
 
@@ -47,6 +48,7 @@ SADC_PID= NGINX_PID= LOAD_PID= MEM_PID=
 cleanup() {
     set +e
     for pid in $LOAD_PID $MEM_PID; do
+        pkill -TERM -P "$pid" 2>/dev/null   # ab or wrk under the load subshell
         kill "$pid" 2>/dev/null
     done
     if [ -n "$NGINX_PID" ] && kill -0 "$NGINX_PID" 2>/dev/null; then
@@ -62,6 +64,17 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# A quiet start: TIME_WAIT sockets left by an earlier run (they live 60 s)
+# would hide this run's climb, so wait (at most 70 s) for them to go.
+timewait() { awk '$1 == "TCP:" { for (i = 2; i < NF; i++) if ($i == "tw") print $(i + 1) }' /proc/net/sockstat; }
+for _ in $(seq 70); do
+    [ "$(timewait)" -lt 1000 ] && break
+    sleep 1
+done
+if [ "$(timewait)" -ge 1000 ]; then
+    echo "stage.sh: $(timewait) TIME_WAIT sockets before the start; the TIME_WAIT climb may not stand out" >&2
+fi
 
 # ------------------------------------------------------------------ the clock
 T0=$(date +%s.%N)
@@ -108,7 +121,7 @@ snapshot_ps() {  # ps aux, header and nginx rows only (like `ps aux | grep nginx
 }
 run_load() {     # run_load FILE COMMAND...: the command line, then its output, as pasted
     local file=$1; shift
-    { echo "\$ $*"; "$@" 2>&1 || true; } > "$WORK/$file" &
+    { echo "\$ $*"; timeout 90 "$@" 2>&1 || true; } > "$WORK/$file" &
     LOAD_PID=$!
     wait "$LOAD_PID" || true
     LOAD_PID=
@@ -200,7 +213,7 @@ crash_worker
 
 wait_until 55
 mark "wrk --latency -t2 -c400 -d15s start (400 connections > 2 x 64 worker_connections)"
-{ echo "\$ wrk --latency -t2 -c400 -d15s --timeout 2s $URL"; wrk --latency -t2 -c400 -d15s --timeout 2s "$URL" 2>&1 || true; } \
+{ echo "\$ wrk --latency -t2 -c400 -d15s --timeout 2s $URL"; timeout 60 wrk --latency -t2 -c400 -d15s --timeout 2s "$URL" 2>&1 || true; } \
     > "$WORK/wrk-c400.txt" &
 LOAD_PID=$!
 wait_until 62

@@ -74,11 +74,20 @@ class LoadtestErrors(Detector):
             sock = sum(v for k, v in breakdown.items() if k.startswith("socket_"))
             httperf_errors = _num(r, "errors_total")
             total = _total_requests(r)
-            errors = max(failed, 0) + non2xx + sock + httperf_errors
+            # ab counts a non-2xx reply as a Length failure too, and one bad
+            # request in several failure buckets: the requests that failed
+            # are at most max(failed, non-2xx), never the sum.  Socket
+            # errors (wrk) and httperf errors count connections, not
+            # requests, so they are said as counts, not as a share.
+            bad_requests = max(failed, non2xx, 0)
             aborted = bool(r.get("aborted"))
-            if not aborted and (errors == 0 or (total and errors / total < self.params["min_error_fraction"])):
+            share = min(1.0, bad_requests / total) if total else None
+            conn_share = min(1.0, (sock + httperf_errors) / total) if total else None
+            if not aborted and bad_requests + sock + httperf_errors == 0:
                 continue
-            frac = errors / total if total else None
+            if not aborted and total and max(share or 0, conn_share or 0) < self.params["min_error_fraction"]:
+                continue
+            frac = share if bad_requests else None
             parts = []
             if failed:
                 parts.append(f"{failed:.0f} failed")
@@ -91,10 +100,12 @@ class LoadtestErrors(Detector):
             if aborted:
                 parts.append("aborted: " + str(r.get("abort_error") or "run did not finish"))
             detail = ", ".join(f"{k.split('_', 1)[1]} {v:.0f}" for k, v in breakdown.items())
-            sev = "high" if aborted or (frac is not None and frac >= 0.1) else severity_for(frac or 0, [(0.01, "medium")])
+            worst = max(frac or 0, conn_share or 0)
+            sev = "high" if aborted or worst >= 0.1 else severity_for(worst, [(0.01, "medium")])
             start, end = _times(r)
             out.append(self.finding(
-                title=f"{_label(r)}: " + ", ".join(parts) + (f" ({frac * 100:.1f} % of {total:.0f})" if frac else ""),
+                title=f"{_label(r)}: " + ", ".join(parts)
+                      + (f" ({frac * 100:.1f} % of {total:.0f} requests failed)" if frac else ""),
                 severity=sev, start=start, end=end, aligned=_aligned(r),
                 metrics={"failed_requests": failed, "non_2xx": non2xx, "socket_errors": sock,
                          "errors_total": httperf_errors, "error_fraction": frac, "aborted": aborted, **breakdown},
