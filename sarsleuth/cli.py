@@ -47,7 +47,7 @@ class Severity(str, enum.Enum):
 
 
 def _fail(message: str, code: int = EXIT_INPUT):
-    typer.echo(f"sarsleuth: {message}", err=True)
+    typer.echo(f"sarsleuth: {_one_line(message)}", err=True)
     raise typer.Exit(code)
 
 
@@ -119,16 +119,20 @@ def analyze(
     case = Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed, config=config,
                      progress=format == OutFormat.text, date_order=date_order,
                      min_severity=min_severity.value if min_severity else None)
-    for skipped in case.skipped:
-        typer.echo(f"sarsleuth: warning: skipped {skipped.path}: {skipped.reason}", err=True)
-    for w in case.warnings:
-        typer.echo(f"sarsleuth: warning: {w}", err=True)
     if not case.sources:
-        reasons = "; ".join(f"{s.path}: {s.reason}" for s in case.skipped[:3]) or "no input files"
-        _fail(f"no usable input ({reasons})")
+        # one line: every file named once, with why it was refused
+        reasons = "; ".join(_skip_reason(s) for s in case.skipped[:3]) or "no input files"
+        if len(case.skipped) > 3:
+            reasons += f"; and {len(case.skipped) - 3} more"
+        _fail(f"no usable input: {_one_line(reasons)}")
+    for skipped in case.skipped:
+        typer.echo(f"sarsleuth: warning: skipped {_skip_reason(skipped)}", err=True)
+    for w in case.warnings:
+        typer.echo(f"sarsleuth: warning: {_one_line(w)}", err=True)
     if html is not None:
         _check_output_path(html, paths)
-        case.report(html)
+        with _writing(html):
+            case.report(html)
         typer.echo(f"sarsleuth: wrote {html}", err=True)
     if plots is not None:
         _write_plots(case, plots, paths)
@@ -142,21 +146,57 @@ def analyze(
         render_text(case)
 
 
+def _skip_reason(skipped) -> str:
+    """``PATH: reason`` for a skipped file, naming the path once (parser
+    errors already start with it)."""
+    reason = skipped.reason
+    return _one_line(reason if reason.startswith(skipped.path) else f"{skipped.path}: {reason}")
+
+
+def _one_line(text: str) -> str:
+    """Control characters from file names or contents shown, not obeyed."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
+
+
 def _check_output_path(out: Path, inputs) -> None:
-    """Never overwrite an input."""
-    try:
-        resolved = out.resolve()
-        for p in inputs:
-            p = Path(p).resolve()
-            if resolved == p or (p.is_dir() and False):
-                raise UsageError(f"{out}: refusing to overwrite an input file")
-    except OSError:
+    """Never overwrite an input: not the same path, nor a symlink or hard
+    link to it, nor a file inside an input directory."""
+    import os
+    from .textio import walk_inputs
+    out = Path(out)
+    if not out.exists():
         return
+    for p in inputs:
+        p = Path(p)
+        try:
+            candidates = walk_inputs([p]) if p.is_dir() else [p]
+            for f in candidates:
+                if f.exists() and os.path.samefile(out, f):
+                    raise UsageError(f"{out}: refusing to overwrite an input file ({f})")
+        except OSError:
+            continue
+
+
+class _writing:
+    """Turn a failure to write an output (missing directory, permissions,
+    full disk) into one line naming the file."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is not None and isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise UsageError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+        return False
 
 
 def _write_plots(case, directory: Path, inputs) -> None:
     from .plots import figure_svg, incident_figure
-    directory.mkdir(parents=True, exist_ok=True)
+    with _writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
     n = 0
     for inc in case.incidents:
         fig = incident_figure(case, inc)
@@ -164,7 +204,8 @@ def _write_plots(case, directory: Path, inputs) -> None:
             continue
         out = directory / f"incident-{inc.rank:02d}-{inc.category}.svg"
         _check_output_path(out, inputs)
-        out.write_text(figure_svg(fig), encoding="utf-8")
+        with _writing(out):
+            out.write_text(figure_svg(fig), encoding="utf-8")
         n += 1
     typer.echo(f"sarsleuth: wrote {n} plot(s) into {directory}", err=True)
 
@@ -200,7 +241,8 @@ def parse(
     table = source_table(src)
     if output is not None:
         _check_output_path(output, [path])
-    write_table(table, format.value, output)
+    with _writing(output):
+        write_table(table, format.value, output)
 
 
 def _emit(text: str, output, source_path):
@@ -208,7 +250,8 @@ def _emit(text: str, output, source_path):
         sys.stdout.write(text)
     else:
         _check_output_path(output, [source_path])
-        Path(output).write_text(text, encoding="utf-8")
+        with _writing(output):
+            Path(output).write_text(text, encoding="utf-8")
 
 
 @app.command()
@@ -268,7 +311,9 @@ def compare(
         _fail("no load-test report found in " + ", ".join(map(str, paths)))
     if plot is not None:
         ax = plot_comparison(df)
-        ax.figure.savefig(plot, bbox_inches="tight")
+        _check_output_path(plot, paths)
+        with _writing(plot):
+            ax.figure.savefig(plot, bbox_inches="tight")
         typer.echo(f"sarsleuth: wrote {plot}", err=True)
     if format == OutFormat.json:
         sys.stdout.write(df.to_json(orient="records", indent=2) + "\n")

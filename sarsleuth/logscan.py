@@ -39,7 +39,7 @@ from typing import Callable, Iterator
 
 from . import signatures
 from .errors import located
-from .textio import MAX_LINE_BYTES, open_binary
+from .textio import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, open_binary
 
 try:  # Python 3.11+
     import re._constants as _sre_c
@@ -96,8 +96,6 @@ def iter_blocks(path, warnings: list, block_bytes: int = BLOCK_BYTES) -> Iterato
     the next newline) and a damaged compressed tail ends the stream; both
     leave a warning instead of raising.
     """
-    import lzma
-
     fh = open_binary(path)
     carry = b""               # start of a line whose end is not read yet
     skipping = False          # inside the unread tail of an over-long line
@@ -107,7 +105,7 @@ def iter_blocks(path, warnings: list, block_bytes: int = BLOCK_BYTES) -> Iterato
         while True:
             try:
                 chunk = fh.read(block_bytes)
-            except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+            except DECOMPRESSION_ERRORS as exc:
                 warnings.append(located(path, f"compressed stream damaged ({exc}); rest skipped",
                                         offset=offset))
                 break
@@ -1357,6 +1355,11 @@ def _resolve_year(spath, md_keys, segments, result, options, first_line_time=Non
         gzip_mtime=gzip_mtime, hint=getattr(options, "year_hint", None), mtime=mtime)
 
 
+#: Years a pandas (nanosecond) timestamp can hold; a line dated outside
+#: them (a damaged or hostile stamp) keeps no time rather than breaking the frame.
+_YEARS = (1678, 2261)
+
+
 def _stamp_datetime(stamp, year, seg_of):
     import datetime as dt
     if stamp is None:
@@ -1365,10 +1368,14 @@ def _stamp_datetime(stamp, year, seg_of):
         _, mon, day, h, m, s, us = stamp
         y = (year if year is not None else dt.date.today().year) + seg_of.get((mon, day, h, m), 0)
         try:
-            return dt.datetime(y, mon, day, h, m, s, us)
-        except ValueError:
+            wall = dt.datetime(y, mon, day, h, m, s, us)
+        except (ValueError, OverflowError):
             return None
-    return stamp[1]
+    else:
+        wall = stamp[1]
+    if wall is None or not (_YEARS[0] <= wall.year <= _YEARS[1]):
+        return None
+    return wall
 
 
 def _target_zone(result: ScanResult, options):

@@ -12,6 +12,7 @@ import gzip
 import io
 import lzma
 import os
+import zlib
 from pathlib import Path
 from typing import Iterator
 
@@ -28,6 +29,24 @@ HEAD_BYTES = 64 * 1024
 #: Lines longer than this are cut (and counted) so a 5 MB line cannot blow up
 #: memory or a regex.
 MAX_LINE_BYTES = 1 << 20
+
+#: Bytes read at a time by :func:`read_all_bytes` (so a ``limit`` is never
+#: allocated up front).
+READ_CHUNK = 1 << 20
+
+
+def _decompression_errors() -> tuple:
+    errors = [OSError, EOFError, ValueError, lzma.LZMAError, zlib.error]
+    try:
+        import zstandard
+        errors.append(zstandard.ZstdError)
+    except ImportError:  # pragma: no cover - zstd is an optional extra
+        pass
+    return tuple(errors)
+
+
+#: What reading a damaged compressed stream (gzip, xz, bz2, zstd) may raise.
+DECOMPRESSION_ERRORS = _decompression_errors()
 
 
 def compression_of(path) -> str | None:
@@ -78,22 +97,38 @@ def read_head(path, size: int = HEAD_BYTES) -> bytes:
     with open_binary(path) as fh:
         try:
             return fh.read(size)
-        except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+        except DECOMPRESSION_ERRORS as exc:
             raise InputError(path, f"damaged compressed stream: {exc}") from None
 
 
 def read_all_bytes(path, limit: int | None = None) -> bytes:
     """Whole decompressed content, for formats that are small by nature
     (load-test reports, ps snapshots, sa files).  ``limit`` guards against
-    decompression bombs."""
+    decompression bombs.  Content longer than one read comes back as a
+    ``bytearray`` (grown in place, so it is held only once)."""
+    data = None
+    total = 0
     with open_binary(path) as fh:
         try:
-            data = fh.read(limit + 1 if limit else -1)
-        except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
-            raise InputError(path, f"damaged compressed stream: {exc}") from None
-    if limit and len(data) > limit:
-        raise InputError(path, f"larger than {limit} bytes once decompressed; refusing to load it whole")
-    return data
+            while True:
+                # never ask for ``limit`` bytes at once: read() would allocate them
+                chunk = fh.read(READ_CHUNK)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if limit and total > limit:
+                    raise InputError(path, f"larger than {limit} bytes once decompressed; refusing to load it whole",
+                                     offset=limit)
+                if data is None:
+                    data = chunk
+                else:
+                    # grown in place: the content is held once, not once per part and once joined
+                    if isinstance(data, bytes):
+                        data = bytearray(data)
+                    data += chunk
+        except DECOMPRESSION_ERRORS as exc:
+            raise InputError(path, f"damaged compressed stream: {exc}", offset=total) from None
+    return data if data is not None else b""
 
 
 def decode(raw: bytes) -> str:
@@ -113,21 +148,26 @@ def iter_lines(path, warnings: list | None = None) -> Iterator[tuple[int, bytes]
     fh = open_binary(path)
     try:
         while True:
+            damaged = None
             try:
                 raw = fh.readline(MAX_LINE_BYTES)
-            except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+                if not raw.endswith(b"\n") and len(raw) >= MAX_LINE_BYTES:
+                    truncated += 1
+                    # drain the rest of the over-long line
+                    while True:
+                        more = fh.readline(MAX_LINE_BYTES)
+                        if not more or more.endswith(b"\n"):
+                            break
+            except DECOMPRESSION_ERRORS as exc:
+                damaged = exc
+                raw = b""
+            if damaged is not None:
                 if warnings is not None:
-                    warnings.append(f"{path}:{lineno + 1}: compressed stream damaged after this line ({exc}); rest skipped")
-                return
+                    warnings.append(f"{path}:{lineno + 1}: compressed stream damaged after this line ({damaged}); "
+                                    "rest skipped")
+                break
             if not raw:
                 break
-            if not raw.endswith(b"\n") and len(raw) >= MAX_LINE_BYTES:
-                # drain the rest of the over-long line
-                while True:
-                    more = fh.readline(MAX_LINE_BYTES)
-                    if not more or more.endswith(b"\n"):
-                        break
-                truncated += 1
             lineno += 1
             yield lineno, raw.rstrip(b"\r\n")
     finally:

@@ -78,11 +78,22 @@ def events_frame(records: list[dict]):
             df[col] = None
     df["count"] = df["count"].fillna(1).astype("Int64")
     df["aligned"] = df["aligned"].fillna(True).astype(bool)
-    df["pid"] = pd.to_numeric(df["pid"], errors="coerce").astype("Int64")
-    df["line"] = pd.to_numeric(df["line"], errors="coerce").astype("Int64")
+    df["pid"] = _int_column(df["pid"])
+    df["line"] = _int_column(df["line"])
     df["uptime"] = pd.to_numeric(df["uptime"], errors="coerce").astype("float64")
     extra = [c for c in df.columns if c not in EVENT_COLUMNS + EVENT_EXTRA_COLUMNS]
     return df[EVENT_COLUMNS + EVENT_EXTRA_COLUMNS + extra]
+
+
+def _int_column(series):
+    """Whole numbers as nullable Int64; anything else (text, fractions,
+    numbers too big to be exact) becomes NA rather than a made-up integer."""
+    import pandas as pd
+    num = pd.to_numeric(series, errors="coerce")
+    if num.dtype.kind == "f" or num.dtype == object:
+        num = pd.to_numeric(num, errors="coerce").astype("float64")
+        num = num.where((num.abs() < 2.0 ** 53) & (num == num.round()))
+    return num.astype("Int64")
 
 
 def localize(series, tz: str | None):

@@ -21,12 +21,14 @@ from .grammars import build_source, numbered_lines, report_clock
 _AUX_HEADER = re.compile(r"^\s*USER\s+PID\s+%CPU\s+%MEM\s+VSZ\s+RSS\s+TTY\s+STAT\s+START\s+TIME\s+COMMAND\s*$")
 _EF_HEADER = re.compile(r"^\s*UID\s+PID\s+PPID\s+C\s+STIME\s+TTY\s+TIME\s+CMD\s*$")
 _TIME = r"(?:\d+-)?\d+:\d\d(?::\d\d)?(?:\.\d+)?"
+# PIDs have at most 10 digits and sizes at most 18 (they fit in 64 bits): a
+# longer number is not a ps row, whatever else the line looks like.
 _AUX_ROW = re.compile(
-    r"^(?P<user>[\w.+-]+)\s+(?P<pid>\d+)\s+(?P<cpu>\d+(?:\.\d+)?)\s+(?P<mem>\d+(?:\.\d+)?)\s+"
-    r"(?P<vsz>\d+)\s+(?P<rss>\d+)\s+(?P<tty>\S+)\s+(?P<stat>[DIRSTtWXZ<NLsl+]+)\s+"
+    r"^(?P<user>[\w.+-]+)\s+(?P<pid>\d{1,10})\s+(?P<cpu>\d+(?:\.\d+)?)\s+(?P<mem>\d+(?:\.\d+)?)\s+"
+    r"(?P<vsz>\d{1,18})\s+(?P<rss>\d{1,18})\s+(?P<tty>\S+)\s+(?P<stat>[DIRSTtWXZ<NLsl+]+)\s+"
     rf"(?P<start>\S+)\s+(?P<time>{_TIME})\s+(?P<command>\S.*)$")
 _EF_ROW = re.compile(
-    r"^(?P<user>[\w.+-]+)\s+(?P<pid>\d+)\s+(?P<ppid>\d+)\s+(?P<cpu>\d+)\s+(?P<start>[A-Za-z]{3}\d\d|\d\d:\d\d|\d{4})\s+"
+    r"^(?P<user>[\w.+-]+)\s+(?P<pid>\d{1,10})\s+(?P<ppid>\d{1,10})\s+(?P<cpu>\d+)\s+(?P<start>[A-Za-z]{3}\d\d|\d\d:\d\d|\d{4})\s+"
     rf"(?P<tty>\S+)\s+(?P<time>{_TIME})\s+(?P<command>\S.*)$")
 _PS_COMMAND = re.compile(r"(?:^|[\s$#>%\]])(ps\s+(?:-?[a-zA-Z]+)(?:\s+[^|]*)?(?:\|.*)?)$")
 _GREP = re.compile(r"^(?:[\\|_ ]*)(?:\S*/)?e?grep\b")

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import InputError, located
 from ..model import Source
-from ..textio import decode, iter_text_lines, open_binary, read_all_bytes
+from ..textio import DECOMPRESSION_ERRORS, decode, iter_text_lines, open_binary, read_all_bytes
 from . import _sar_sections as sections
 from .base import ParseOptions, Parser, events_frame, localize, metrics_frame
 from .sar_text import _to_float
@@ -47,6 +47,12 @@ USB_HEAD = ("manufact", "product", "BUS", "idvendor", "idprod", "maxpower")
 USB_VALUES = ("BUS", "idvendor", "idprod", "maxpower", "manufact", "product")
 
 
+#: sadf -j / -x nest items a handful of levels deep; anything deeper than
+#: this is not sadf output and is skipped (a hostile file must not exhaust
+#: the interpreter's stack).
+MAX_NESTING = 32
+
+
 class _Collector:
     """Values collected one by one (JSON, XML) before one frame is built."""
 
@@ -58,6 +64,7 @@ class _Collector:
         self.metrics: list = []
         self.values: list = []
         self.events: list[dict] = []
+        self.too_deep = 0           # items skipped for being nested deeper than MAX_NESTING
 
     def add(self, stamp, host, section, device, metric, value):
         self.stamps.append(stamp)
@@ -72,7 +79,7 @@ class _Collector:
         if not self.values:
             return metrics_frame()
         return metrics_frame(columns={
-            "timestamp": pd.to_datetime(pd.Series(self.stamps, dtype=object), utc=False),
+            "timestamp": _uniform_times(pd.Series(self.stamps, dtype=object)),
             "host": self.hosts, "section": self.sections, "device": self.devices,
             "metric": self.metrics, "value": np.asarray(self.values, dtype=np.float64),
         })
@@ -86,6 +93,7 @@ class _Clock:
         self.path = path
         self.options = options
         self.unknown_zones: set[str] = set()
+        self.bad_stamps: dict = {}
         self._cache: dict = {}
 
     def stamp(self, date_time: str, zone: str | None):
@@ -94,11 +102,20 @@ class _Clock:
         if hit is not None:
             return hit
         import pandas as pd
-        if date_time.isdigit():
-            ts = pd.Timestamp(int(date_time), unit="s", tz="UTC")
-        else:
-            ts = pd.Timestamp(date_time)
-            ts = self._zoned(ts, zone)
+        try:
+            if date_time.isdigit():
+                ts = pd.Timestamp(int(date_time), unit="s", tz="UTC")
+            else:
+                ts = pd.Timestamp(date_time)
+                ts = self._zoned(ts, zone)
+        except (ValueError, TypeError, OverflowError, ArithmeticError):
+            ts = None
+        if ts is not None and ts is not pd.NaT and not (1678 <= ts.year <= 2261):
+            ts = None        # outside what a nanosecond timestamp holds: a damaged stamp
+        if ts is None or ts is pd.NaT:
+            # a damaged time stamp: the values it carries are dropped (and counted) in _finish
+            self.bad_stamps.setdefault(date_time, None)
+            ts = pd.NaT
         self._cache[key] = ts
         return ts
 
@@ -118,11 +135,16 @@ class _Clock:
         return ts
 
     def warnings(self) -> list[str]:
+        out = []
+        if self.bad_stamps:
+            first = next(iter(self.bad_stamps))
+            out.append(located(self.path, f"{len(self.bad_stamps)} unreadable time stamp(s), e.g. {first[:40]!r}: "
+                                          "the values and events they carry were skipped"))
         if not self.unknown_zones:
-            return []
+            return out
         names = ", ".join(sorted(self.unknown_zones))
-        return [located(self.path, f"times are local ({names}, sadf -t or -T): kept as "
-                                   "wall clock; set --tz to the host's zone to place them")]
+        return out + [located(self.path, f"times are local ({names}, sadf -t or -T): kept as "
+                                         "wall clock; set --tz to the host's zone to place them")]
 
 
 def _event(ts, host, kind, message, path, line=None):
@@ -133,6 +155,19 @@ def _event(ts, host, kind, message, path, line=None):
 
 def _finish(cls, path, options, metrics, events, host, meta, warnings, clock: _Clock):
     warnings = warnings + clock.warnings()
+    if clock.bad_stamps:
+        import pandas as pd
+        if len(metrics):
+            metrics = metrics[metrics["timestamp"].notna()].reset_index(drop=True)
+        events = [e for e in events if e["timestamp"] is not None and e["timestamp"] is not pd.NaT]
+    if len(metrics) and metrics["timestamp"].dtype == object:
+        # stamps with and without a zone (or NaT) mixed in one column (a damaged file)
+        metrics["timestamp"] = _uniform_times(metrics["timestamp"])
+    if len(metrics):
+        finite = np.isfinite(metrics["value"].to_numpy()) | metrics["value"].isna().to_numpy()
+        if not finite.all():
+            warnings.append(located(path, f"{int((~finite).sum())} value(s) out of any range (inf) were skipped"))
+            metrics = metrics[finite].reset_index(drop=True)
     if len(metrics):
         metrics["timestamp"] = metrics["timestamp"].dt.as_unit("ns")
     if not len(metrics) and not events:
@@ -534,8 +569,10 @@ def _float(token: str) -> float:
 # ---- sadf -j -------------------------------------------------------------------
 
 #: Upper bound on a JSON document read whole (json has no streaming reader
-#: in the standard library); a day of ``sadf -j -- -A`` is far below it.
-JSON_LIMIT = 2 << 30
+#: in the standard library, and the parsed document takes several times its
+#: size); a day of ``sadf -j -- -A`` at 10-minute samples is a few MB.
+#: ``sadf -d`` output, which is streamed, has no such bound.
+JSON_LIMIT = 256 << 20
 
 
 class SadfJsonParser(Parser):
@@ -562,6 +599,8 @@ class SadfJsonParser(Parser):
             doc = json.loads(decode(raw))
         except json.JSONDecodeError as exc:
             doc = _json_prefix(path, raw, exc)
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply to be sadf -j output") from None
         hosts = (doc.get("sysstat") or {}).get("hosts") if isinstance(doc, dict) else None
         if not isinstance(hosts, list):
             raise InputError(path, "JSON without sysstat.hosts: not sadf -j output")
@@ -573,6 +612,9 @@ class SadfJsonParser(Parser):
             meta["sysdata_version"] = doc["sysstat"]["sysdata-version"]
         for host in hosts:
             _json_host(path, host, clock, out, meta)
+        if out.too_deep:
+            warnings.append(located(path, f"{out.too_deep} value(s) nested deeper than sadf ever writes "
+                                          "were skipped"))
         metrics = out.frame()
         first = hosts[0].get("nodename") if hosts and isinstance(hosts[0], dict) else None
         return _finish(cls, path, options, metrics, out.events, first, meta, warnings + _partial(doc), clock)
@@ -588,18 +630,25 @@ def _partial(doc) -> list[str]:
     return [doc.warning] if isinstance(doc, _Partial) and doc.warning else []
 
 
+#: Places a damaged ``sadf -j`` document is tried closed at (each try parses
+#: the whole prefix again: the number of tries must stay small).
+MAX_PREFIX_TRIES = 20
+
+
 def _json_prefix(path, raw: bytes, exc: json.JSONDecodeError):
     """A cut ``sadf -j`` file: keep the statistics before the damage."""
     text = decode(raw)[: exc.pos]
     cut = text.rfind("\n\t\t\t\t}")
-    while cut > 0:
+    tries = 0
+    while cut > 0 and tries < MAX_PREFIX_TRIES:
+        tries += 1
         candidate = text[: cut + 6] + "]}]}}"
         try:
             doc = _Partial(json.loads(candidate))
             doc.warning = located(path, f"JSON damaged at character {exc.pos} ({exc.msg}); "
                                         "statistics before it were kept", line=exc.lineno)
             return doc
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             cut = text.rfind("\n\t\t\t\t}", 0, cut)
     raise InputError(path, f"not valid JSON: {exc.msg}", line=exc.lineno)
 
@@ -608,53 +657,65 @@ def _json_host(path, host: dict, clock: _Clock, out: _Collector, meta: dict):
     if not isinstance(host, dict):
         return
     name = host.get("nodename")
+    if name is not None and not isinstance(name, str):
+        name = str(name)
     meta["hosts"].append(name)
     meta.setdefault("kernel", host.get("release"))
     meta.setdefault("arch", host.get("machine"))
     meta.setdefault("ncpu", host.get("number-of-cpus"))
     meta.setdefault("date", host.get("file-date"))
-    for sample in host.get("statistics") or []:
+    for sample in _list(host.get("statistics")):
         if not isinstance(sample, dict) or not isinstance(sample.get("timestamp"), dict):
             continue
         ts = _structured_stamp(clock, sample["timestamp"])
         for key, value in sample.items():
             if key != "timestamp":
                 _json_walk(key, value, None, ts, name, out)
-    for item in host.get("restarts") or []:
+    for item in _list(host.get("restarts")):
         boot = item.get("boot") if isinstance(item, dict) else None
         if isinstance(boot, dict):
             ts = _structured_stamp(clock, boot)
             n = boot.get("cpu_count")
             msg = f"LINUX RESTART ({n} CPU)" if n is not None else "LINUX RESTART"
             out.events.append(_event(ts, name, "sar-restart", msg, path))
-    for item in host.get("comments") or []:
+    for item in _list(host.get("comments")):
         com = item.get("comment") if isinstance(item, dict) else None
         if isinstance(com, dict):
             out.events.append(_event(_structured_stamp(clock, com), name, "sar-comment",
                                      str(com.get("com", "")), path))
 
 
+def _list(value) -> list:
+    """A JSON member that should be a list, or nothing when it is not."""
+    return value if isinstance(value, list) else []
+
+
 def _structured_stamp(clock: _Clock, attrs: dict):
     date, time = attrs.get("date"), attrs.get("time")
     zone = attrs.get("tz")
+    if zone is not None and not isinstance(zone, str):
+        zone = str(zone)
     if zone is None and str(attrs.get("utc", "")) == "1":
         zone = "UTC"
     return clock.stamp(f"{date} {time}", zone)
 
 
-def _json_walk(key: str, value, activity, ts, host, out: _Collector):
+def _json_walk(key: str, value, activity, ts, host, out: _Collector, depth: int = 0):
+    if depth > MAX_NESTING:
+        out.too_deep += 1
+        return
     if key in sections.STRUCTURED_ACTIVITIES:
         activity = key
     if isinstance(value, list):
         for item in value:
-            _json_walk(key, item, activity, ts, host, out)
+            _json_walk(key, item, activity, ts, host, out, depth + 1)
         return
     if not isinstance(value, dict):
         return
     scalars = {}
     for k, v in value.items():
         if isinstance(v, (dict, list)):
-            _json_walk(k, v, activity, ts, host, out)
+            _json_walk(k, v, activity, ts, host, out, depth + 1)
         else:
             scalars[k] = v
     if activity and scalars:
@@ -771,7 +832,7 @@ class SadfXmlParser(Parser):
                 raise InputError(path, f"not valid XML: {exc}", line=line) from None
             warnings.append(located(path, f"XML damaged ({exc}); statistics before it were kept",
                                     line=line))
-        except (OSError, EOFError, ValueError) as exc:
+        except DECOMPRESSION_ERRORS + (LookupError,) as exc:   # LookupError: an unknown encoding="..."
             if not out.values:
                 raise InputError(path, f"unreadable: {exc}") from None
             warnings.append(located(path, f"stream damaged ({exc}); statistics before it were kept"))
@@ -779,6 +840,9 @@ class SadfXmlParser(Parser):
             fh.close()
         if not seen_sysstat:
             raise InputError(path, "XML without a <sysstat> element: not sadf -x output")
+        if out.too_deep:
+            warnings.append(located(path, f"{out.too_deep} element(s) nested deeper than sadf ever writes "
+                                          "were skipped"))
         if isinstance(meta.get("ncpu"), str) and meta["ncpu"].isdigit():
             meta["ncpu"] = int(meta["ncpu"])
         metrics = out.frame()
@@ -789,7 +853,10 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _xml_walk(elem, activity, ts, host, out: _Collector):
+def _xml_walk(elem, activity, ts, host, out: _Collector, depth: int = 0):
+    if depth > MAX_NESTING:
+        out.too_deep += 1
+        return
     tag = _local(elem.tag)
     if tag in sections.STRUCTURED_ACTIVITIES:
         activity = tag
@@ -800,6 +867,6 @@ def _xml_walk(elem, activity, ts, host, out: _Collector):
         if not child.attrib and not len(child) and (child.text or "").strip():
             fields[ctag] = child.text.strip()   # <memfree>1437740</memfree>
         else:
-            _xml_walk(child, activity, ts, host, out)
+            _xml_walk(child, activity, ts, host, out, depth + 1)
     if activity and fields:
         _emit(activity, fields, ts, host, out)

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import InputError, located
 from ..model import Source
-from ..textio import MAX_LINE_BYTES, decode, open_binary
+from ..textio import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, decode, open_binary
 from . import _sar_sections as sections
 from .base import ParseOptions, Parser, events_frame, localize, metrics_frame
 
@@ -327,30 +327,47 @@ def _line_batches(path, warnings: list):
     """Lists of decoded lines, one chunk of the (decompressed) file at a
     time, with colours stripped and narrow/no-break spaces made plain:
     streaming, and without a Python call per line."""
-    import lzma
     fh = open_binary(path)
     carry = b""
+    skipping = False          # inside the unread tail of an over-long line
+    cut_lines = 0
+    offset = 0
     try:
         while True:
             try:
                 chunk = fh.read(CHUNK_BYTES)
-            except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
-                warnings.append(located(path, f"compressed stream damaged ({exc}); the rest was skipped"))
+            except DECOMPRESSION_ERRORS as exc:
+                warnings.append(located(path, f"compressed stream damaged ({exc}); the rest was skipped",
+                                        offset=offset))
                 chunk = b""
             if not chunk:
                 break
+            offset += len(chunk)
+            if skipping:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    continue
+                chunk, skipping = chunk[nl:], False
             chunk = carry + chunk
             cut = chunk.rfind(b"\n")
             if cut < 0:
                 # no end of line in sight: keep a bounded head of the line only
-                carry = chunk[:MAX_LINE_BYTES]
+                carry = chunk
+                if len(carry) > MAX_LINE_BYTES:
+                    carry, skipping = carry[:MAX_LINE_BYTES], True
+                    cut_lines += 1
                 continue
             carry = chunk[cut + 1:]
+            if len(carry) > MAX_LINE_BYTES:
+                carry, skipping = carry[:MAX_LINE_BYTES], True
+                cut_lines += 1
             yield _clean(decode(chunk[:cut])).split("\n")
         if carry:
             yield _clean(decode(carry)).split("\n")
     finally:
         fh.close()
+    if cut_lines:
+        warnings.append(located(path, f"{cut_lines} line(s) longer than {MAX_LINE_BYTES} bytes were cut"))
 
 
 def _clean(text: str) -> str:
@@ -458,7 +475,17 @@ def _human_value(token: str, metric: str) -> float:
 def _to_float(values: np.ndarray, metrics: list[str], warn) -> np.ndarray:
     """String matrix (rows x metrics) to float64: the fast path is numpy's
     own conversion; comma decimals and ``sar -h`` suffixes take slower ones;
-    tokens that are no number at all become NaN (and are counted)."""
+    tokens that are no number at all become NaN (and are counted), and so do
+    infinities (``inf``, ``1e999``: sar never prints them)."""
+    out = _convert(values, metrics, warn)
+    infinite = np.isinf(out)
+    if infinite.any():
+        out[infinite] = np.nan
+        warn(("bad", int(infinite.sum())))
+    return out
+
+
+def _convert(values: np.ndarray, metrics: list[str], warn) -> np.ndarray:
     try:
         return values.astype(np.float64)
     except (ValueError, TypeError):
@@ -737,6 +764,11 @@ class SarTextParser(Parser):
             if len(events):
                 events["timestamp"] = localize(events["timestamp"], options.tz)
         _reading_warnings(path, reader, assembler, warnings)
+        averages = assembler.averages()
+        if not len(metrics) and not len(events) and not len(averages):
+            first = min(b.first_line for b in reader.blocks.values())
+            raise InputError(path, "sar tables without a single readable row of values"
+                             + (f" ({warnings[0].split(': ', 1)[-1]})" if warnings else ""), line=first)
         seg0 = reader.segments[0] if reader.segments else _Segment(host=None)
         hosts = sorted({s.host for s in reader.segments if s.host})
         meta = {
@@ -750,7 +782,7 @@ class SarTextParser(Parser):
                           "date": d.isoformat(), "banner": s.date_text, "line": s.line}
                          for s, d in zip(reader.segments, dates)],
             "summary_labels": sorted(reader.labels),
-            "averages": assembler.averages(),
+            "averages": averages,
             **date_meta,
         }
         return Source(

@@ -12,7 +12,8 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 def md_escape(text) -> str:
     """Text from an input, made inert in markdown: HTML metacharacters become
     entities (renderers show them as text), markdown syntax is backslashed."""
-    text = str(text).replace("\r", " ").replace("\n", " ")
+    from .text import inert
+    text = inert(str(text).replace("\r", " ").replace("\n", " "))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_SPECIAL.sub(r"\\\1", text)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -10,6 +11,17 @@ from rich.table import Table
 from rich.text import Text
 
 from ..narrative import when, zone_of
+
+#: C0 and C1 control characters (but newline and tab) and DEL: a log line's
+#: escape sequences (set title, clear screen, hyperlinks) are shown, never run.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def inert(text) -> str:
+    """Text from an input made safe for a terminal: control characters
+    shown as ``\\xNN`` instead of being sent to it."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
 
 SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critical": "bold white on red"}
 
@@ -37,7 +49,7 @@ def _summary(case) -> Table:
     for inc in case.incidents[:10]:
         t.add_row(str(inc.rank), Text(inc.severity, style=SEVERITY_STYLE[inc.severity]),
                   f"{when(inc.start)}" if inc.start is not None else "unaligned",
-                  escape(inc.title), f"{inc.score:.2f}")
+                  escape(inert(inc.title)), f"{inc.score:.2f}")
     if case.incidents:
         zone = zone_of(case.incidents[0].start)
         t.caption = (f"times: {zone}" if zone else "") + f"  |  {len(case.sources)} sources, {len(case.findings)} findings"
@@ -51,25 +63,25 @@ def _quiet(case) -> Panel:
 
 
 def _incident_panel(inc) -> Panel:
-    parts = [Text(inc.summary)]
+    parts = [Text(inert(inc.summary))]
     ev = Table.grid(padding=(0, 1))
     ev.add_column(style="dim", no_wrap=True)
     ev.add_column()
     for f in inc.findings:
         mark = "cause" if f.detector == inc.cause else ("effect" if inc.cause else "")
         ev.add_row(Text(f"[{f.severity}]", style=SEVERITY_STYLE[f.severity]),
-                   Text(f"{f.title}  ({f.detector}{', ' + mark if mark else ''})"))
+                   Text(inert(f"{f.title}  ({f.detector}{', ' + mark if mark else ''})")))
         for e in f.evidence[:3]:
             loc = os.path.basename(e.path) + (f":{e.line}" if e.line else "") if e.path else ""
-            ev.add_row("", Text(f"  {loc}  {e.text}"[:220], style="dim"))
+            ev.add_row("", Text(inert(f"  {loc}  {e.text}"[:220]), style="dim"))
     parts += [Text(""), ev]
     if inc.recommendations:
         parts.append(Text("\nWhat to do:", style="bold"))
         for r in inc.recommendations[:4]:
-            parts.append(Text(f"  - {r}"))
+            parts.append(Text(inert(f"  - {r}")))
     if inc.why_first:
-        parts.append(Text(inc.why_first, style="italic dim"))
-    title = f"#{inc.rank} [{inc.severity}] {escape(inc.title)}"
+        parts.append(Text(inert(inc.why_first), style="italic dim"))
+    title = f"#{inc.rank} [{inc.severity}] {escape(inert(inc.title))}"
     return Panel(Group(*parts), title=title, title_align="left",
                  border_style="red" if inc.severity in ("high", "critical") else "yellow")
 
@@ -78,6 +90,6 @@ def _footer(case, console: Console) -> None:
     if case.skipped:
         console.print(f"[dim]skipped {len(case.skipped)} file(s):[/dim]")
         for s in case.skipped[:10]:
-            console.print(f"[dim]  {escape(s.path)}: {escape(s.reason)}[/dim]")
+            console.print(f"[dim]  {escape(inert(s.path))}: {escape(inert(s.reason))}[/dim]")
     for n in case.notes[:6]:
-        console.print(f"[dim]note: {escape(n)}[/dim]")
+        console.print(f"[dim]note: {escape(inert(n))}[/dim]")
