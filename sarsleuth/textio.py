@@ -131,6 +131,35 @@ def read_all_bytes(path, limit: int | None = None) -> bytes:
     return data if data is not None else b""
 
 
+def spool_decompressed(path, limit: int):
+    """Decompress ``path`` into an anonymous temporary file (on disk, not in
+    memory) and return it open for reading at offset 0, so binary readers can
+    map it.  ``limit`` bounds the disk a decompression bomb may take."""
+    import tempfile
+    total = 0
+    spool = tempfile.TemporaryFile(prefix="sarsleuth-")
+    try:
+        with open_binary(path) as fh:
+            try:
+                while True:
+                    chunk = fh.read(READ_CHUNK)
+                    if not chunk:
+                        break
+                    total += len(chunk)
+                    if total > limit:
+                        raise InputError(path, f"larger than {limit} bytes once decompressed; refusing it",
+                                         offset=limit)
+                    spool.write(chunk)
+            except DECOMPRESSION_ERRORS as exc:
+                raise InputError(path, f"damaged compressed stream: {exc}", offset=total) from None
+    except BaseException:
+        spool.close()
+        raise
+    spool.flush()
+    spool.seek(0)
+    return spool
+
+
 def decode(raw: bytes) -> str:
     """Bytes to text without ever failing: UTF-8, invalid bytes replaced."""
     return raw.decode("utf-8", errors="replace")

@@ -344,10 +344,8 @@ def check_source(src, kind: str, path: Path):
         m = src.metrics
         assert list(m.columns) == METRIC_COLUMNS
         assert m["value"].dtype == np.float64
-        # never lie: no invented infinities, and every value has its time (sa: see
-        # test_sa_percentages_of_damaged_values_are_finite, a known bug for now)
-        if kind != "sa":
-            assert not np.isinf(m["value"].to_numpy()).any(), m[np.isinf(m["value"])].head()
+        # never lie: no invented infinities, and every value has its time
+        assert not np.isinf(m["value"].to_numpy()).any(), m[np.isinf(m["value"])].head()
         assert not m["timestamp"].isna().any()
     if src.events is not None and len(src.events):
         e = src.events
@@ -542,8 +540,6 @@ def test_sa_header_bit_flips(flips, cut):
     check_parse("sa", _write("sa", bytes(data)), bytes(data))
 
 
-@pytest.mark.xfail(strict=True, reason="_sa_activities._pct divides by any non-zero denominator: damaged "
-                                       "float fields (power-in voltages, filesystem sizes) give %in = inf")
 def test_sa_percentages_of_damaged_values_are_finite():
     """Found by the fuzz run: an sa file whose power-in record was damaged
     printed ``%in`` as inf and -inf."""

@@ -285,9 +285,6 @@ def test_whole_file_readers_refuse_or_bound_a_bomb(kind, tmp_path):
 
 
 @needs_proc
-@pytest.mark.xfail(strict=True, reason="sa_binary reads a compressed sa file whole (up to MAX_DECOMPRESSED = 8 GiB) "
-                                       "before looking at its records: a bomb behind a valid sa header costs its "
-                                       "decompressed size in memory")
 def test_gzip_bomb_behind_an_sa_header_is_bounded(tmp_path, baseline_rss):
     bomb = tmp_path / "sa.gz"
     write_bomb(bomb, (SAMPLES / "nginx-proxy-oom" / "sa06").read_bytes(), 0.5)

@@ -243,8 +243,11 @@ def _levels(pairs, scale=1.0):
 
 
 def _pct(num, den):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den != 0, num / np.where(den != 0, den, 1) * 100.0, 0.0)
+    """num/den in percent, 0 where den is 0 (as sysstat prints it); a result
+    that is not finite (damaged float fields) is left out as NaN."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        pct = np.where(den != 0, num / np.where(den != 0, den, 1) * 100.0, 0.0)
+    return np.where(np.isfinite(pct), pct, np.nan)
 
 
 def compute_paging(ctx):

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import InputError, located
 from ..model import Source
-from ..textio import compression_of, read_all_bytes
+from ..textio import compression_of, open_binary, spool_decompressed
 from . import _sa_activities as A
 from ._sa_compute import Context, ItemTable, Rows, cpu_rows, generic_rows, pair_rows, softnet_rows
 from ._sa_format import FORMAT_MAGICS, FileLayout, read_layout, sniff_magic
@@ -101,21 +101,14 @@ class _Pager:
 
 
 def _open(path):
-    """The file's bytes: a read-only map for plain files, decompressed bytes
-    otherwise.  Returns (buffer, close function)."""
+    """The file's bytes as a read-only map, and a function closing it.
+    Compressed files are first spooled to a temporary file on disk, so a big
+    (or bomb) archive costs disk, bounded by MAX_DECOMPRESSED, not memory."""
     path = os.fspath(path)
-    try:
-        kind = compression_of(path)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot open: {exc.strerror or exc}") from None
-    if kind is not None:
-        data = read_all_bytes(path, MAX_DECOMPRESSED)
-        return memoryview(data), lambda: None
-    fh = open(path, "rb")
+    fh = open_binary(path)          # one-line InputError for missing/unreadable files
+    if compression_of(path) is not None:
+        fh.close()
+        fh = spool_decompressed(path, MAX_DECOMPRESSED)
     if os.fstat(fh.fileno()).st_size == 0:
         fh.close()
         raise InputError(path, "empty file", offset=0)
