@@ -48,16 +48,7 @@ class Case:
             paths = tuple(paths[0])
         if tz is not None:
             _check_tz(tz)
-        try:
-            cfg = load_config(config)
-        except UsageError as exc:
-            if config is not None and str(config) not in str(exc):
-                raise UsageError(f"{config}: {exc}") from None
-            raise
-        except (OSError, UnicodeDecodeError, TypeError, AttributeError, ValueError) as exc:
-            # a config file that is no TOML table of the expected shapes (binary,
-            # a directory, `detectors = 5`...): the user's to fix, in one line
-            raise UsageError(f"{config}: unusable config file ({type(exc).__name__}: {exc})") from None
+        cfg = load_config(config)
         options = ParseOptions(tz=tz, year=year, window=_parse_window(window, tz),
                                link_speed_bps=_parse_link_speed(link_speed) or cfg.link_speed_bps,
                                date_order=date_order)

@@ -34,6 +34,8 @@ class Config:
 
 
 def load_config(path) -> Config:
+    """Read and check a config file; every problem is one UsageError line
+    naming the file (nothing a user wrote may surface as a traceback)."""
     if path is None:
         return Config()
     p = Path(path)
@@ -43,25 +45,54 @@ def load_config(path) -> Config:
         raise UsageError(f"{p}: config file not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{p}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{p}: unreadable config file ({type(exc).__name__}: {exc})") from None
+    params = _detector_params(p, data.get("detectors"))
+    link = _link_speed(p, data)
+    _register_signatures(p, data)
+    return Config(params=params, link_speed_bps=link, path=str(p))
+
+
+def _detector_params(p: Path, section) -> dict:
+    """``[detectors.<id>]`` tables: known detectors, known parameters."""
     from .detectors import registry
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise UsageError(f"{p}: [detectors] must be a table of [detectors.<id>] tables")
     known = registry()
     params = {}
-    for det_id, values in (data.get("detectors") or {}).items():
+    for det_id, values in section.items():
         if det_id not in known:
             raise UsageError(f"{p}: unknown detector {det_id!r} in [detectors]")
+        if not isinstance(values, dict):
+            raise UsageError(f"{p}: [detectors.{det_id}] must be a table of parameter = value")
         unknown = set(values) - set(known[det_id].defaults)
         if unknown:
             raise UsageError(f"{p}: detector {det_id!r} has no parameter {', '.join(sorted(unknown))} "
                              f"(known: {', '.join(sorted(known[det_id].defaults))})")
         params[det_id] = values
-    if data.get("signature"):
-        from . import signatures
-        try:
-            signatures.load_user_signatures(p)
-        except Exception as exc:
-            raise UsageError(f"{p}: bad [[signature]]: {exc}") from None
-    link = None
-    if data.get("link_speed") is not None:
-        from .case import _parse_link_speed
-        link = _parse_link_speed(data["link_speed"])
-    return Config(params=params, link_speed_bps=link, path=str(p))
+    return params
+
+
+def _register_signatures(p: Path, data: dict) -> None:
+    """Register the file's ``[[signature]]`` entries, if any."""
+    if not data.get("signature"):
+        return
+    from . import signatures
+    try:
+        signatures.load_user_signatures(p)
+    except UsageError:
+        raise
+    except Exception as exc:
+        raise UsageError(f"{p}: bad [[signature]]: {exc}") from None
+
+
+def _link_speed(p: Path, data: dict):
+    if data.get("link_speed") is None:
+        return None
+    from .case import _parse_link_speed
+    try:
+        return _parse_link_speed(data["link_speed"])
+    except UsageError:
+        raise UsageError(f"{p}: link_speed {data['link_speed']!r}: expected e.g. 10G, 20Gbit, 1000M") from None

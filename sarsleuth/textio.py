@@ -101,12 +101,10 @@ def read_head(path, size: int = HEAD_BYTES) -> bytes:
             raise InputError(path, f"damaged compressed stream: {exc}") from None
 
 
-def read_all_bytes(path, limit: int | None = None) -> bytes:
-    """Whole decompressed content, for formats that are small by nature
-    (load-test reports, ps snapshots, sa files).  ``limit`` guards against
-    decompression bombs.  Content longer than one read comes back as a
-    ``bytearray`` (grown in place, so it is held only once)."""
-    data = None
+def decompressed_chunks(path, limit: int | None, what: str = "refusing to load it whole"):
+    """Yield the decompressed content in chunks of :data:`READ_CHUNK`,
+    refusing past ``limit`` bytes (a decompression bomb) and turning a damaged
+    stream into an InputError at the offset reached."""
     total = 0
     with open_binary(path) as fh:
         try:
@@ -114,20 +112,28 @@ def read_all_bytes(path, limit: int | None = None) -> bytes:
                 # never ask for ``limit`` bytes at once: read() would allocate them
                 chunk = fh.read(READ_CHUNK)
                 if not chunk:
-                    break
+                    return
                 total += len(chunk)
                 if limit and total > limit:
-                    raise InputError(path, f"larger than {limit} bytes once decompressed; refusing to load it whole",
-                                     offset=limit)
-                if data is None:
-                    data = chunk
-                else:
-                    # grown in place: the content is held once, not once per part and once joined
-                    if isinstance(data, bytes):
-                        data = bytearray(data)
-                    data += chunk
+                    raise InputError(path, f"larger than {limit} bytes once decompressed; {what}", offset=limit)
+                yield chunk
         except DECOMPRESSION_ERRORS as exc:
             raise InputError(path, f"damaged compressed stream: {exc}", offset=total) from None
+
+
+def read_all_bytes(path, limit: int | None = None) -> bytes:
+    """Whole decompressed content, for formats that are small by nature
+    (load-test reports, ps snapshots).  ``limit`` guards against
+    decompression bombs.  Content longer than one read comes back as a
+    ``bytearray`` (grown in place, so it is held only once)."""
+    data = None
+    for chunk in decompressed_chunks(path, limit):
+        if data is None:
+            data = chunk
+        else:
+            if isinstance(data, bytes):
+                data = bytearray(data)
+            data += chunk
     return data if data is not None else b""
 
 
@@ -136,22 +142,10 @@ def spool_decompressed(path, limit: int):
     memory) and return it open for reading at offset 0, so binary readers can
     map it.  ``limit`` bounds the disk a decompression bomb may take."""
     import tempfile
-    total = 0
     spool = tempfile.TemporaryFile(prefix="sarsleuth-")
     try:
-        with open_binary(path) as fh:
-            try:
-                while True:
-                    chunk = fh.read(READ_CHUNK)
-                    if not chunk:
-                        break
-                    total += len(chunk)
-                    if total > limit:
-                        raise InputError(path, f"larger than {limit} bytes once decompressed; refusing it",
-                                         offset=limit)
-                    spool.write(chunk)
-            except DECOMPRESSION_ERRORS as exc:
-                raise InputError(path, f"damaged compressed stream: {exc}", offset=total) from None
+        for chunk in decompressed_chunks(path, limit, "refusing it"):
+            spool.write(chunk)
     except BaseException:
         spool.close()
         raise

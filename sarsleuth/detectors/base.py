@@ -141,6 +141,12 @@ class Detector(ABC):
         )
 
 
+def metric_evidence(ctx: Context, section: str, host, ts, text: str) -> Evidence:
+    """Evidence quoting a sar value: the file the section came from (sar
+    rows have no line numbers worth citing) and a sentence with the numbers."""
+    return Evidence(path=ctx.path_for(section, host), line=None, text=text)
+
+
 def evidence_from_events(rows, limit: int = 8) -> list[Evidence]:
     """Evidence lines from event rows (first ``limit``), quoting the message."""
     out = []

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from ._series import peak_ref, baseline, episodes, fmt_time, severity_for
-from .base import Context, Detector
-from .memory import _metric_evidence
+from .base import Context, Detector, metric_evidence
 
 
 class IowaitSpike(Detector):
@@ -47,7 +46,7 @@ class IowaitSpike(Detector):
                     severity=sev, start=ep.start, end=ep.end, host=host,
                     metrics={"peak_iowait_pct": ep.peak, "baseline_iowait_pct": base,
                              "threshold_pct": threshold, "samples": ep.samples},
-                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "cpu", host, ep.peak_time, text)],
+                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "cpu", host, ep.peak_time, text)],
                 ))
         return out
 
@@ -93,7 +92,7 @@ class CpuSaturation(Detector):
                 sev = "high" if ep.peak >= 99 or stolen else "medium"
                 out.append(self.finding(
                     title=title, severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
-                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "cpu", host, ep.peak_time,
+                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "cpu", host, ep.peak_time,
                                                f"%idle down to {100 - ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
                 ))
         return out
@@ -155,7 +154,7 @@ class LoadSpike(Detector):
                 out.append(self.finding(
                     title=f"Load average jumped to {ep.peak:.2f} (baseline {base:.2f}{cpus})",
                     severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
-                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "queue", host, ep.peak_time,
+                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "queue", host, ep.peak_time,
                                                f"ldavg-1 {base:.2f} -> {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
                 ))
         return out
@@ -203,7 +202,7 @@ class SarGap(Detector):
                     severity="medium" if usual <= 60 and gap >= 10 * usual else "low",
                     start=start, end=end, host=host,
                     metrics={"gap_seconds": gap, "usual_interval_seconds": usual},
-                    evidence=[_metric_evidence(ctx, "cpu", host, start,
+                    evidence=[metric_evidence(ctx, "cpu", host, start,
                                                f"samples at {fmt_time(start)} and next at {fmt_time(end)}")],
                 ))
         return out

@@ -1,13 +1,8 @@
 """Memory detectors over sar data: swap climb and memory pressure."""
 from __future__ import annotations
 
-from ..model import Evidence
 from ._series import peak_ref, baseline, episodes, fmt_time, severity_for, value_at
-from .base import Context, Detector
-
-
-def _metric_evidence(ctx: Context, section: str, host, ts, text: str) -> Evidence:
-    return Evidence(path=ctx.path_for(section, host), line=None, text=text)
+from .base import Context, Detector, metric_evidence
 
 
 class SwapClimb(Detector):
@@ -71,7 +66,7 @@ class SwapClimb(Detector):
                 out.append(self.finding(
                     title=f"Swap climbed from {base:.0f} % to {ep.peak:.2f} % in {rise_minutes:.0f} min",
                     severity=sev, start=ep.start, end=ep.peak_time, host=host, metrics=metrics,
-                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "swap", host, ep.peak_time, text)],
+                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "swap", host, ep.peak_time, text)],
                 ))
         return out
 
@@ -152,7 +147,7 @@ class MemoryPressure(Detector):
                           + (f"down to {metrics['min_avail_pct']:.1f} % of RAM" if "min_avail_pct" in metrics else "under pressure")
                           + " with reclaim",
                     severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
-                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "memory", host, ep.peak_time, text)],
+                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "memory", host, ep.peak_time, text)],
                 ))
         return out
 

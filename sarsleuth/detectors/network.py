@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from ._series import peak_ref, episodes, fmt_time, severity_for
-from .base import Context, Detector
-from .memory import _metric_evidence
+from .base import Context, Detector, metric_evidence
 
 
 def link_capacity_Bps(ctx: Context, host, iface) -> float | None:
@@ -68,7 +67,7 @@ class NicSaturation(Detector):
                         title=f"{iface} at {ep.peak:.1f} %{speed}",
                         severity=severity_for(ep.peak, [(98, "high")], "medium"),
                         start=ep.start, end=ep.end, host=host, metrics=metrics,
-                        refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "net-dev", host, ep.peak_time,
+                        refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-dev", host, ep.peak_time,
                                                    f"{iface} %ifutil {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
                     ))
             out.extend(self._drops(ctx, host))
@@ -91,7 +90,7 @@ class NicSaturation(Detector):
                         title=f"{iface} {what}: up to {ep.peak:.1f} {metric}",
                         severity="medium", start=ep.start, end=ep.end, host=host,
                         metrics={f"peak_{metric.replace('/s', '_per_s')}": ep.peak, "samples": ep.samples},
-                        refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "net-edev", host, ep.peak_time,
+                        refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-edev", host, ep.peak_time,
                                                    f"{iface} {metric} {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
                     ))
         return out
@@ -135,7 +134,7 @@ class TcpTimewait(Detector):
                     severity=sev, start=ep.start, end=ep.end, host=host,
                     metrics={"peak_tcp_tw": ep.peak, "tcp_max_tw_buckets": limit, "fraction_of_limit": frac,
                              "first_tcp_tw": first},
-                    refs=peak_ref(ep), evidence=[_metric_evidence(ctx, "net-sock", host, ep.peak_time,
+                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-sock", host, ep.peak_time,
                                                f"tcp-tw {first:.0f} -> {ep.peak:.0f} at {fmt_time(ep.peak_time)}")],
                 ))
         return out

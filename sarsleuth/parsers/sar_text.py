@@ -693,6 +693,8 @@ def _string_column(coded: list):
                                                  pa.array(vocabulary, pa.string())).dictionary_decode()
         return pd.array(decoded, dtype="str")
     except (ImportError, TypeError, ValueError, NotImplementedError):
+        # pyarrow is optional, and pandas builds without its string dtype
+        # raise one of these: the plain object array holds the same strings
         return np.asarray(vocabulary, dtype=object)[codes]
 
 
