@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sarsleuth import logscan  # noqa: E402
-from sarsleuth.parsers import syslog  # noqa: E402
-from sarsleuth.signatures import classify  # noqa: E402
+from sarsleuth.parsers.logs import scan as logscan  # noqa: E402
+from sarsleuth.parsers.logs import syslog  # noqa: E402
+from sarsleuth.knowledge.signatures import classify  # noqa: E402
 
 FILLER_FILES = ["kernlog-ubuntu-5.4-two-boots-hotsos-compute4.log", "messages-2.6.5-fedora-loghub-linux2k.log",
                 "messages-two-hosts-unordered-insights.log", "syslog-multiline-continuation-lnav.log"]

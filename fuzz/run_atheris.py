@@ -26,7 +26,7 @@ with atheris.instrument_imports(include=["sarsleuth"]):
     from sarsleuth.parsers import KINDS, registry  # noqa: E402
     from tests.test_hostile_inputs import check_parse, seeds  # noqa: E402
     registry()          # imports every parser module, so they are instrumented too
-    import sarsleuth.logscan, sarsleuth.clock  # noqa: E401,F401,E402
+    import sarsleuth.parsers.logs.scan, sarsleuth.timebase.align  # noqa: E401,F401,E402
 
 COUNT = {"inputs": 0, "sources": 0, "errors": 0, "worst_s": 0.0}
 

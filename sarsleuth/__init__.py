@@ -17,13 +17,13 @@ __all__ = ["__version__", "load", "Case"]
 def load(*paths, tz=None, year=None, window=None, link_speed=None, config=None, progress=False, date_order=None):
     """Parse every path (files, directories, compressed files), run the
     detectors and correlate the findings.  Returns a :class:`Case`."""
-    from .case import Case
+    from sarsleuth.case import Case
     return Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed,
                      config=config, progress=progress, date_order=date_order)
 
 
 def __getattr__(name):
     if name == "Case":
-        from .case import Case
+        from sarsleuth.case import Case
         return Case
     raise AttributeError(name)

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
-from .errors import InputError, UsageError
-from .model import Finding, empty_events, empty_metrics, iso
+from sarsleuth import __version__
+from sarsleuth.errors import InputError, UsageError
+from sarsleuth.model import Finding, empty_events, empty_metrics, iso
 
 #: Kinds read first: their dates help place syslog lines that carry no year.
 _DATED_FIRST = ("sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "nginx-error", "journal", "tsar")
@@ -40,9 +40,9 @@ class Case:
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
              progress=False, date_order=None, min_severity=None) -> "Case":
-        from .config import load_config
-        from .parsers import ParseOptions, parse, sniff
-        from .textio import walk_inputs
+        from sarsleuth.config import load_config
+        from sarsleuth.parsers import ParseOptions, parse, sniff
+        from sarsleuth.textio import walk_inputs
 
         if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
             paths = tuple(paths[0])
@@ -94,7 +94,7 @@ class Case:
 
     def _align(self, options):
         try:
-            from .clock import align_sources
+            from sarsleuth.timebase.align import align_sources
         except ImportError:  # clock alignment lives beside the log parsers
             return
         self.notes.extend(align_sources(self.sources, options))
@@ -164,8 +164,8 @@ class Case:
 
     # --------------------------------------------------------------- analyse
     def _analyse(self, cfg, options, min_severity):
-        from .correlate import correlate
-        from .detectors import Context, registry, run_all
+        from sarsleuth.correlate import correlate
+        from sarsleuth.detectors import Context, registry, run_all
         ctx = Context(metrics=self.metrics, events=self.events, reports=self.reports, sources=self.sources,
                       params=cfg.params, link_speed_bps=options.link_speed_bps)
         findings, warns = run_all(ctx)
@@ -173,7 +173,7 @@ class Case:
         if options.window is not None:
             findings = [f for f in findings if _in_window(f, options.window)]
         if min_severity:
-            from .model import SEVERITY_RANK
+            from sarsleuth.model import SEVERITY_RANK
             findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[min_severity]]
         self.findings = findings
         self.incidents = correlate(list(findings))
@@ -227,22 +227,22 @@ class Case:
     def headline(self) -> str:
         """One line on the whole case: the top incident, or that no incident
         was found and what was checked."""
-        from .narrative import quiet_summary
+        from sarsleuth.narrative import quiet_summary
         if not self.incidents:
             return quiet_summary(self)
         top = self.incidents[0]
         return f"{len(self.incidents)} incident(s); most important: {top.title} ({top.severity})."
 
     def report(self, path, plots: bool = True) -> str:
-        from .render.html import write_html
+        from sarsleuth.render.html import write_html
         return write_html(self, path, plots=plots)
 
     def plot(self, section: str, metric: str, host=None, device=None, ax=None, events: bool = True):
-        from .plots import plot_metric
+        from sarsleuth.plots import plot_metric
         return plot_metric(self, section, metric, host=host, device=device, ax=ax, events=events)
 
     def _repr_html_(self) -> str:
-        from .render.html import case_fragment
+        from sarsleuth.render.html import case_fragment
         return case_fragment(self)
 
     def __repr__(self) -> str:

@@ -14,8 +14,8 @@ from typing import List, Optional
 
 import typer
 
-from . import __version__
-from .errors import InputError, SarsleuthError, UsageError
+from sarsleuth import __version__
+from sarsleuth.errors import InputError, SarsleuthError, UsageError
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
@@ -115,7 +115,7 @@ def analyze(
         raise UsageError(f"--year {year}: expected a year between 1970 and 2100")
     if date_order is not None and date_order not in ("mdy", "dmy"):
         raise UsageError(f"--date-order {date_order!r}: expected mdy or dmy")
-    from .case import Case
+    from sarsleuth.case import Case
     case = Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed, config=config,
                      progress=format == OutFormat.text, date_order=date_order,
                      min_severity=min_severity.value if min_severity else None)
@@ -139,10 +139,10 @@ def analyze(
     if format == OutFormat.json:
         sys.stdout.write(json.dumps(case.to_json(), indent=2, ensure_ascii=False) + "\n")
     elif format == OutFormat.markdown:
-        from .render.markdown import render_markdown
+        from sarsleuth.render.markdown import render_markdown
         sys.stdout.write(render_markdown(case) + "\n")
     else:
-        from .render.text import render_text
+        from sarsleuth.render.text import render_text
         render_text(case)
 
 
@@ -162,7 +162,7 @@ def _check_output_path(out: Path, inputs) -> None:
     """Never overwrite an input: not the same path, nor a symlink or hard
     link to it, nor a file inside an input directory."""
     import os
-    from .textio import walk_inputs
+    from sarsleuth.textio import walk_inputs
     out = Path(out)
     if not out.exists():
         return
@@ -194,7 +194,7 @@ class _writing:
 
 
 def _write_plots(case, directory: Path, inputs) -> None:
-    from .plots import figure_svg, incident_figure
+    from sarsleuth.plots import figure_svg, incident_figure
     with _writing(directory):
         directory.mkdir(parents=True, exist_ok=True)
     n = 0
@@ -222,9 +222,9 @@ def parse(
 ):
     """Parse one file into the normalized table (metrics or events) or, for
     load-test reports, the JSON fields of each report."""
-    from .case import _check_tz
-    from .parsers import ParseOptions, kinds
-    from .parsers import parse as parse_file
+    from sarsleuth.case import _check_tz
+    from sarsleuth.parsers import ParseOptions, kinds
+    from sarsleuth.parsers import parse as parse_file
     if kind is not None and kind not in kinds():
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
     if tz:
@@ -232,9 +232,9 @@ def parse(
     src = parse_file(path, kind, ParseOptions(tz=tz, year=year))
     for w in src.warnings:
         typer.echo(f"sarsleuth: warning: {w}", err=True)
-    from .export import source_table, write_table
+    from sarsleuth.export import source_table, write_table
     if format == ParseFormat.json and src.reports:
-        from .export import reports_json
+        from sarsleuth.export import reports_json
         text = json.dumps(reports_json(src), indent=2, ensure_ascii=False)
         _emit(text + "\n", output, path)
         return
@@ -258,8 +258,8 @@ def _emit(text: str, output, source_path):
 @_guard
 def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories.")):
     """Print PATH<TAB>KIND for each file (``unknown`` when nothing fits)."""
-    from .parsers import sniff as sniff_one
-    from .textio import walk_inputs
+    from sarsleuth.parsers import sniff as sniff_one
+    from sarsleuth.textio import walk_inputs
     missing = [p for p in paths if not p.exists()]
     for p in missing:
         typer.echo(f"sarsleuth: {p}: no such file or directory", err=True)
@@ -275,7 +275,7 @@ def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories."))
 @_guard
 def detectors(format: OutFormat = typer.Option(OutFormat.text, "--format", "-f")):
     """List the detectors with a line each."""
-    from .detectors import registry
+    from sarsleuth.detectors import registry
     rows = [{"id": d.id, "category": d.category, "inputs": list(d.inputs), "summary": d.summary,
              "parameters": dict(d.defaults)} for d in registry().values()]
     if format == OutFormat.json:
@@ -305,7 +305,7 @@ def compare(
     format: OutFormat = typer.Option(OutFormat.text, "--format", "-f"),
 ):
     """Compare several load-test runs: requests/s and latency percentiles."""
-    from .compare import compare_reports, plot_comparison
+    from sarsleuth.compare import compare_reports, plot_comparison
     df = compare_reports([str(p) for p in paths])
     if not len(df):
         _fail("no load-test report found in " + ", ".join(map(str, paths)))

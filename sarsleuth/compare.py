@@ -31,7 +31,7 @@ def report_json(report: dict) -> dict:
 
 
 def _json_value(value):
-    from .model import iso
+    from sarsleuth.model import iso
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, dict):
@@ -54,9 +54,9 @@ def _json_value(value):
 def _sources(paths_or_sources):
     """Sources from paths (files or directories, sniffed by content),
     Source objects, or report dicts (wrapped as they are)."""
-    from .model import Source
-    from .parsers import parse
-    from .textio import walk_inputs
+    from sarsleuth.model import Source
+    from sarsleuth.parsers import parse
+    from sarsleuth.textio import walk_inputs
     for item in paths_or_sources:
         if isinstance(item, Source):
             yield item

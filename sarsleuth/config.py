@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import UsageError
+from sarsleuth.errors import UsageError
 
 try:  # Python 3.11+
     import tomllib
@@ -55,7 +55,7 @@ def load_config(path) -> Config:
 
 def _detector_params(p: Path, section) -> dict:
     """``[detectors.<id>]`` tables: known detectors, known parameters."""
-    from .detectors import registry
+    from sarsleuth.detectors import registry
     if section is None:
         return {}
     if not isinstance(section, dict):
@@ -79,7 +79,7 @@ def _register_signatures(p: Path, data: dict) -> None:
     """Register the file's ``[[signature]]`` entries, if any."""
     if not data.get("signature"):
         return
-    from . import signatures
+    from sarsleuth.knowledge import signatures
     try:
         signatures.load_user_signatures(p)
     except UsageError:
@@ -91,7 +91,7 @@ def _register_signatures(p: Path, data: dict) -> None:
 def _link_speed(p: Path, data: dict):
     if data.get("link_speed") is None:
         return None
-    from .case import _parse_link_speed
+    from sarsleuth.case import _parse_link_speed
     try:
         return _parse_link_speed(data["link_speed"])
     except UsageError:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from .knowledge import causal_chains
-from .model import SEVERITY_RANK, Finding, Incident, iso
+from sarsleuth.knowledge import causal_chains
+from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
 
 SEVERITY_WEIGHT = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
 
@@ -274,7 +274,7 @@ def _incident(g: _Group) -> Incident:
     inc = Incident(rank=0, id=ident, title=title, category=category, severity=severity, score=score,
                    start=start, end=end, hosts=hosts, summary="", findings=findings,
                    recommendations=recs[:6], cause=cause.detector, score_components=components)
-    from .narrative import narrate
+    from sarsleuth.narrative import narrate
     inc.summary = narrate(inc, cause, chain)
     return inc
 

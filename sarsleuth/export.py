@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .model import EVENT_COLUMNS, METRIC_COLUMNS, iso
+from sarsleuth.model import EVENT_COLUMNS, METRIC_COLUMNS, iso
 
 
 def source_table(src):
@@ -23,12 +23,12 @@ def source_table(src):
 def write_table(df, fmt: str, output=None) -> None:
     if fmt == "parquet":
         if output is None:
-            from .errors import UsageError
+            from sarsleuth.errors import UsageError
             raise UsageError("--format parquet needs -o FILE (binary output)")
         try:
             df.to_parquet(output, index=False)
         except ImportError:
-            from .errors import UsageError
+            from sarsleuth.errors import UsageError
             raise UsageError("parquet output needs pyarrow: pip install 'sarsleuth[parquet]'") from None
         return
     if fmt == "json":

@@ -188,7 +188,7 @@ class Incident:
         }
 
     def _repr_html_(self) -> str:
-        from .render.html import incident_fragment
+        from sarsleuth.render.html import incident_fragment
         return incident_fragment(self)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .model import SEVERITY_RANK, Finding, Incident
+from sarsleuth.model import SEVERITY_RANK, Finding, Incident
 
 
 def when(ts, with_date: bool = True) -> str:

@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
-from .errors import InputError
+from sarsleuth.errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 XZ_MAGIC = b"\xfd7zXZ\x00"

@@ -284,7 +284,7 @@ def test_thresholds_are_validated():
 # table (the event kind comes from classifying the message, as the parsers do)
 # ---------------------------------------------------------------------------
 
-from sarsleuth import signatures  # noqa: E402
+from sarsleuth.knowledge import signatures  # noqa: E402
 from sarsleuth.knowledge import kb_entry  # noqa: E402
 
 

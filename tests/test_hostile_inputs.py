@@ -543,7 +543,7 @@ def test_sa_header_bit_flips(flips, cut):
 def test_sa_percentages_of_damaged_values_are_finite():
     """Found by the fuzz run: an sa file whose power-in record was damaged
     printed ``%in`` as inf and -inf."""
-    from sarsleuth.parsers._sa_activities import _pct
+    from sarsleuth.parsers.sa.activities import _pct
     out = _pct(np.array([1e300, -1e300, 5.0]), np.array([1e-300, 1e-300, 50.0]))
     assert not np.isinf(out).any(), out
 

@@ -464,7 +464,7 @@ def test_httperf_all_sections(tmp_path):
 
 
 def test_grammars_ship_in_the_package_and_compile_once():
-    from sarsleuth.parsers import grammars
+    from sarsleuth.parsers.loadtest import grammars
     for tool in ("ab", "wrk", "httperf", "tsar"):
         assert "start: statement" in grammars.grammar_text(tool)
         assert "start: report" in grammars.grammar_text(f"{tool}-document")

@@ -5,7 +5,7 @@ import shutil
 
 import pandas as pd
 
-from sarsleuth.clock import align_sources, choose_base_year, rollover_segments
+from sarsleuth.timebase.align import align_sources, choose_base_year, rollover_segments
 from sarsleuth.parsers import parse
 from sarsleuth.parsers.base import ParseOptions
 

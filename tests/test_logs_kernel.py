@@ -5,7 +5,7 @@ import pandas as pd
 
 from sarsleuth.parsers import parse, sniff
 from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.dmesg import read_events
+from sarsleuth.parsers.logs.dmesg import read_events
 
 
 def events(corpus, name, **opts):

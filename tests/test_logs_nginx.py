@@ -5,7 +5,7 @@ import pandas as pd
 
 from sarsleuth.parsers import parse, sniff
 from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.nginx_error import parse_line, read_events
+from sarsleuth.parsers.logs.nginx_error import parse_line, read_events
 
 SEED_003 = "2012/12/24 16:39:56 [alert] 13661#0: worker process 13666 exited on signal 11 (core dumped)\n"
 

@@ -9,10 +9,10 @@ import re
 import pandas as pd
 import pytest
 
-from sarsleuth import logscan
-from sarsleuth.logscan import LogFormat, NeedleFinder, ere_from_python, required_literals, scan
+from sarsleuth.parsers.logs import scan as logscan
+from sarsleuth.parsers.logs.scan import LogFormat, NeedleFinder, ere_from_python, required_literals, scan
 from sarsleuth.parsers import parse, sniff
-from sarsleuth.parsers import syslog as syslog_parser
+from sarsleuth.parsers.logs import syslog as syslog_parser
 from sarsleuth.parsers.base import ParseOptions
 
 
@@ -40,7 +40,7 @@ def test_needles_cover_every_signature_line(corpus):
 
 @pytest.mark.skipif(logscan.gnu_grep() is None, reason="GNU grep not installed")
 def test_grep_engine_gives_the_same_events(corpus):
-    from sarsleuth.parsers import dmesg, journal, nginx_error
+    from sarsleuth.parsers.logs import dmesg, journal, nginx_error
     modules = {"syslog": syslog_parser, "dmesg": dmesg, "nginx-error": nginx_error, "journal": journal}
     for path in sorted((corpus / "logs").glob("*.log")):
         kind = sniff(path)[0]
@@ -83,7 +83,7 @@ def test_ere_translation_matches_like_python():
 
 def test_reports_spanning_block_boundaries(corpus):
     path = corpus / "logs" / "dmesg-oom-sysrq-5.4-hotsos.log"
-    from sarsleuth.parsers import dmesg
+    from sarsleuth.parsers.logs import dmesg
     fmt = LogFormat("dmesg", dmesg.parse_line, logscan.VolumeSpec(regex=dmesg._VOLUME_REGEX))
     whole = scan(path, fmt)
     small = scan(path, fmt, block_bytes=1000)

@@ -10,7 +10,7 @@ import pytest
 from sarsleuth.errors import InputError
 from sarsleuth.parsers import parse, sniff
 from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.syslog import parse_line, read_events
+from sarsleuth.parsers.logs.syslog import parse_line, read_events
 
 # /var/log/messages of the 10GbE nginx proxy in field report 000 (kernel 2.6.32-358.el6)
 SEED_000 = """\

@@ -7,8 +7,8 @@ import pytest
 from sarsleuth.errors import InputError
 from sarsleuth.parsers import sniff_bytes
 from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sadf import SadfCsvParser, SadfJsonParser, SadfXmlParser
-from sarsleuth.parsers.sar_text import SarTextParser
+from sarsleuth.parsers.sadf.reader import SadfCsvParser, SadfJsonParser, SadfXmlParser
+from sarsleuth.parsers.sar_text.reader import SarTextParser
 
 KEY = ["timestamp", "section", "device", "metric"]
 

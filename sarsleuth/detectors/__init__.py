@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import Context, Detector
+from sarsleuth.detectors.base import Context, Detector
 
 _registry: dict[str, type[Detector]] | None = None
 

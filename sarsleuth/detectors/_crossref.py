@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import Evidence
+from sarsleuth.model import Evidence
 
 EXIT_RE = re.compile(r"(?P<what>worker|cache manager|cache loader|helper)? ?process (?P<pid>\d+) exited on signal "
                      r"(?P<sig>\d+)(?P<core> \(core dumped\))?")

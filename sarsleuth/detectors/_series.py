@@ -86,5 +86,5 @@ def severity_for(value: float, levels: list[tuple[float, str]], default: str = "
 
 def peak_ref(ep: Episode) -> dict:
     """Refs naming when an episode peaked (ISO 8601), for the narrative."""
-    from ..model import iso
+    from sarsleuth.model import iso
     return {"peak_time": iso(ep.peak_time)}

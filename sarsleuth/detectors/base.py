@@ -12,8 +12,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..knowledge import kb_entry
-from ..model import Evidence, Finding
+from sarsleuth.knowledge import kb_entry
+from sarsleuth.model import Evidence, Finding
 
 
 @dataclass

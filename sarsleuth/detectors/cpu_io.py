@@ -1,8 +1,8 @@
 """CPU, I/O wait and load detectors over sar data."""
 from __future__ import annotations
 
-from ._series import peak_ref, baseline, episodes, fmt_time, severity_for
-from .base import Context, Detector, metric_evidence
+from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_time, severity_for
+from sarsleuth.detectors.base import Context, Detector, metric_evidence
 
 
 class IowaitSpike(Detector):

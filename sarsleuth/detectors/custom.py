@@ -1,9 +1,9 @@
 """The user's own log signatures (``[[signature]]`` in a config file)."""
 from __future__ import annotations
 
-from .. import signatures
-from ._events import bursts
-from .base import Context, Detector, evidence_from_events
+from sarsleuth.knowledge import signatures
+from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 
 
 class CustomSignature(Detector):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from ._events import bursts
-from ._series import severity_for
-from ..knowledge import kb_entry
-from ._crossref import close_in_time, evidence_of, nginx_exits, where
-from .base import Context, Detector, evidence_from_events
+from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._series import severity_for
+from sarsleuth.knowledge import kb_entry
+from sarsleuth.detectors._crossref import close_in_time, evidence_of, nginx_exits, where
+from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 
 
 def _line_no(v) -> int:

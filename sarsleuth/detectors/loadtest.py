@@ -1,10 +1,10 @@
 """Load-test detectors over parsed ab/wrk/wrk2/httperf/tsar reports."""
 from __future__ import annotations
 
-from ..model import Evidence
-from ._series import severity_for
-from .base import Context, Detector
-from .network import link_capacity_Bps
+from sarsleuth.model import Evidence
+from sarsleuth.detectors._series import severity_for
+from sarsleuth.detectors.base import Context, Detector
+from sarsleuth.detectors.network import link_capacity_Bps
 
 
 def _num(report: dict, key: str) -> float:

@@ -1,8 +1,8 @@
 """Memory detectors over sar data: swap climb and memory pressure."""
 from __future__ import annotations
 
-from ._series import peak_ref, baseline, episodes, fmt_time, severity_for, value_at
-from .base import Context, Detector, metric_evidence
+from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_time, severity_for, value_at
+from sarsleuth.detectors.base import Context, Detector, metric_evidence
 
 
 class SwapClimb(Detector):

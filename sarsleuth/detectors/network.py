@@ -1,8 +1,8 @@
 """Network detectors over sar data: NIC saturation/drops and TIME_WAIT."""
 from __future__ import annotations
 
-from ._series import peak_ref, episodes, fmt_time, severity_for
-from .base import Context, Detector, metric_evidence
+from sarsleuth.detectors._series import peak_ref, episodes, fmt_time, severity_for
+from sarsleuth.detectors.base import Context, Detector, metric_evidence
 
 
 def link_capacity_Bps(ctx: Context, host, iface) -> float | None:
@@ -159,8 +159,8 @@ class NicLinkDown(Detector):
     defaults = {"burst_gap_seconds": 600.0, "flap_count": 3}
 
     def run(self, ctx: Context):
-        from ._events import bursts
-        from .base import evidence_from_events
+        from sarsleuth.detectors._events import bursts
+        from sarsleuth.detectors.base import evidence_from_events
         out = []
         for b in bursts(ctx.events_of("nic-link-down"), self.params["burst_gap_seconds"]):
             ifaces = sorted({m for m in b.rows["message"].astype(str).str.extract(_IFACE_RE)[0].dropna()})

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from ..model import Evidence
-from ._events import bursts
-from ._series import fmt_time, severity_for
-from .base import Context, Detector, evidence_from_events
-from ._crossref import close_in_time, evidence_of, oom_victims, where
-from .kernel import parse_segfault
-from .sockets import _BurstCounter
+from sarsleuth.model import Evidence
+from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._series import fmt_time, severity_for
+from sarsleuth.detectors.base import Context, Detector, evidence_from_events
+from sarsleuth.detectors._crossref import close_in_time, evidence_of, oom_victims, where
+from sarsleuth.detectors.kernel import parse_segfault
+from sarsleuth.detectors.sockets import _BurstCounter
 
 SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
                 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ._events import bursts
-from ._series import severity_for
-from .base import Context, Detector, evidence_from_events
+from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._series import severity_for
+from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 
 
 class _BurstCounter(Detector):

@@ -11,9 +11,9 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from ..errors import InputError
-from ..textio import HEAD_BYTES, decode, read_head
-from .base import ParseOptions, Parser
+from sarsleuth.errors import InputError
+from sarsleuth.textio import HEAD_BYTES, decode, read_head
+from sarsleuth.parsers.base import ParseOptions, Parser
 
 #: Kinds fixed by the contract, in the order ``sniff`` documents them.
 KINDS = ["sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "syslog", "journal", "dmesg",
@@ -29,10 +29,12 @@ def registry() -> dict[str, type[Parser]]:
     global _registry
     if _registry is None:
         found: dict[str, type[Parser]] = {}
-        for info in pkgutil.iter_modules(__path__):
-            if info.name.startswith("_") or info.name == "base":
+        # one module per format, grouped by family in subpackages
+        for info in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
+            leaf = info.name.rsplit(".", 1)[-1]
+            if info.ispkg or leaf.startswith("_") or leaf == "base":
                 continue
-            module = importlib.import_module(f"{__name__}.{info.name}")
+            module = importlib.import_module(info.name)
             for obj in vars(module).values():
                 if isinstance(obj, type) and issubclass(obj, Parser) and obj is not Parser and obj.kind:
                     if obj.__module__ == module.__name__:

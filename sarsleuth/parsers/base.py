@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable
 
-from ..model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS, METRIC_COLUMNS, Source, empty_events, empty_metrics
+from sarsleuth.model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS, METRIC_COLUMNS, Source, empty_events, empty_metrics
 
 
 @dataclass

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..errors import InputError
-from .base import ParseOptions, Parser, events_frame
-from .grammars import build_source, numbered_lines, report_clock
+from sarsleuth.errors import InputError
+from sarsleuth.parsers.base import ParseOptions, Parser, events_frame
+from sarsleuth.parsers.loadtest.grammars import build_source, numbered_lines, report_clock
 
 _AUX_HEADER = re.compile(r"^\s*USER\s+PID\s+%CPU\s+%MEM\s+VSZ\s+RSS\s+TTY\s+STAT\s+START\s+TIME\s+COMMAND\s*$")
 _EF_HEADER = re.compile(r"^\s*UID\s+PID\s+PPID\s+C\s+STIME\s+TTY\s+TIME\s+CMD\s*$")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ..narrative import when, zone_of
+from sarsleuth.narrative import when, zone_of
 
 
 def _env():
@@ -27,10 +27,10 @@ def _template(name: str):
 
 
 def build_html(case, plots: bool = True) -> str:
-    from .. import __version__
+    from sarsleuth import __version__
     figures = {}
     if plots:
-        from ..plots import figure_svg, incident_figure
+        from sarsleuth.plots import figure_svg, incident_figure
         for inc in case.incidents[:10]:
             fig = incident_figure(case, inc)
             if fig is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..narrative import when, zone_of
+from sarsleuth.narrative import when, zone_of
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 
@@ -12,7 +12,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 def md_escape(text) -> str:
     """Text from an input, made inert in markdown: HTML metacharacters become
     entities (renderers show them as text), markdown syntax is backslashed."""
-    from .text import inert
+    from sarsleuth.render.text import inert
     text = inert(str(text).replace("\r", " ").replace("\n", " "))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_SPECIAL.sub(r"\\\1", text)

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..narrative import when, zone_of
+from sarsleuth.narrative import when, zone_of
 
 #: C0 and C1 control characters (but newline and tab) and DEL: a log line's
 #: escape sequences (set title, clear screen, hyperlinks) are shown, never run.

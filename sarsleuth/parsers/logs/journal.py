@@ -20,11 +20,11 @@ import datetime as dt
 import json
 import re
 
-from .. import logscan
-from ..logscan import LineInfo, LogFormat, VolumeSpec
-from ..textio import read_head
-from . import syslog
-from .base import ParseOptions, Parser
+from sarsleuth.parsers.logs import scan as logscan
+from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
+from sarsleuth.textio import read_head
+from sarsleuth.parsers.logs import syslog
+from sarsleuth.parsers.base import ParseOptions, Parser
 
 RE_MARKER = re.compile(r"^-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|Reboot|No entries)")
 RE_SHORT_FULL = re.compile(

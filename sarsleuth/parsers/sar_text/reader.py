@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, located
-from ..model import Source
-from ..textio import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, decode, open_binary
-from . import _sar_sections as sections
-from .base import ParseOptions, Parser, events_frame, localize, metrics_frame
+from sarsleuth.errors import InputError, located
+from sarsleuth.model import Source
+from sarsleuth.textio import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, decode, open_binary
+from sarsleuth.parsers.sar_text import sections
+from sarsleuth.parsers.base import ParseOptions, Parser, events_frame, localize, metrics_frame
 
 BANNER_RE = re.compile(
     r"^\s*Linux\s+(?P<kernel>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)"

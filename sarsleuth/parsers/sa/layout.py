@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from sarsleuth.errors import InputError
 
 SYSSTAT_MAGIC = 0xD596
 FORMAT_MAGICS = (0x2170, 0x2171, 0x2173, 0x2175)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from ..errors import located
-from .base import ParseOptions, Parser, localize, metrics_frame
-from .grammars import (Statement, build_source, exact, fail_without_reports, numbered_lines,
+from sarsleuth.errors import located
+from sarsleuth.parsers.base import ParseOptions, Parser, localize, metrics_frame
+from sarsleuth.parsers.loadtest.grammars import (Statement, build_source, exact, fail_without_reports, numbered_lines,
                        problems_as_warnings, read_document, report_clock)
 
 GRAMMAR = "tsar"

@@ -30,14 +30,14 @@ import os
 
 import numpy as np
 
-from ..errors import InputError, located
-from ..model import Source
-from ..textio import compression_of, open_binary, spool_decompressed
-from . import _sa_activities as A
-from ._sa_compute import Context, ItemTable, Rows, cpu_rows, generic_rows, pair_rows, softnet_rows
-from ._sa_format import FORMAT_MAGICS, FileLayout, read_layout, sniff_magic
-from ._sa_records import RecordIndex, Walker
-from .base import ParseOptions, Parser, events_frame
+from sarsleuth.errors import InputError, located
+from sarsleuth.model import Source
+from sarsleuth.textio import compression_of, open_binary, spool_decompressed
+from sarsleuth.parsers.sa import activities as A
+from sarsleuth.parsers.sa.compute import Context, ItemTable, Rows, cpu_rows, generic_rows, pair_rows, softnet_rows
+from sarsleuth.parsers.sa.layout import FORMAT_MAGICS, FileLayout, read_layout, sniff_magic
+from sarsleuth.parsers.sa.records import RecordIndex, Walker
+from sarsleuth.parsers.base import ParseOptions, Parser, events_frame
 
 #: Compressed sa files are decompressed in memory; refuse absurd sizes.
 MAX_DECOMPRESSED = 8 << 30
@@ -488,7 +488,7 @@ def _aware(ns: np.ndarray, tz):
 
 
 def _empty_frame(tz):
-    from ..model import empty_metrics
+    from sarsleuth.model import empty_metrics
     frame = empty_metrics()
     frame["timestamp"] = frame["timestamp"].dt.tz_localize("UTC").dt.tz_convert(tz)
     return frame

@@ -1,7 +1,7 @@
 """Kernel ring buffer dumps (kind ``dmesg``).
 
 Layouts: raw ``dmesg`` (``[  123.456789] msg``, seconds since boot, kept in
-``uptime``; ``timestamp`` stays NaT until :func:`sarsleuth.clock.align_sources`
+``uptime``; ``timestamp`` stays NaT until :func:`sarsleuth.timebase.align.align_sources`
 finds an anchor), ``dmesg -T`` (``[Sat Jan 21 20:25:45 2017] msg``, the
 host's wall clock as dmesg computed it, which drifts after suspend),
 ``dmesg -x`` (``kern  :info  : [..] msg``), and old kernels printing no
@@ -17,11 +17,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from .. import logscan
-from ..logscan import LineInfo, LogFormat, VolumeSpec
-from ..textio import read_head
-from . import syslog
-from .base import ParseOptions, Parser
+from sarsleuth.parsers.logs import scan as logscan
+from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
+from sarsleuth.textio import read_head
+from sarsleuth.parsers.logs import syslog
+from sarsleuth.parsers.base import ParseOptions, Parser
 
 RE_RAW = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
 RE_HUMAN = re.compile(

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _sa_activities as A
-from ._sa_records import gather, gather_bytes
+from sarsleuth.parsers.sa import activities as A
+from sarsleuth.parsers.sa.records import gather, gather_bytes
 
 U32_MOD = float(1 << 32)
 U64_MOD = float(1 << 64)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import located
-from ._sa_format import (COMMENT_LEN, MAX_EXTRA_NR, MAX_EXTRA_SIZE, NR_MAX, R_COMMENT, R_EXTRA_MAX, R_EXTRA_MIN,
+from sarsleuth.errors import located
+from sarsleuth.parsers.sa.layout import (COMMENT_LEN, MAX_EXTRA_NR, MAX_EXTRA_SIZE, NR_MAX, R_COMMENT, R_EXTRA_MAX, R_EXTRA_MIN,
                          R_RESTART, FileLayout, map_size)
 
 #: Record times beyond this (year 2242) can only come from damage.

@@ -22,7 +22,7 @@ first, then each CPU.  Sections are named as in sarsleuth's metrics table
 (``tasks``, ``swapping``, ``paging``, ``io``, ``memory`` (holds swap too),
 ``hugepages``, ``file``, ``queue``, ``disk``, ``net-dev``, ``net-edev``,
 ``net-sock``, ``net-tcp``...) and fields as in sysstat's structures (see
-``sarsleuth.parsers._sa_activities``).  The activities written are those of
+``sarsleuth.parsers.sa.activities``).  The activities written are those of
 the first statistics record.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ import datetime as dt
 import struct
 from pathlib import Path
 
-from .parsers import _sa_activities as A
+from sarsleuth.parsers.sa import activities as A
 
 FORMAT_MAGIC = 0x2175
 SYSSTAT_MAGIC = 0xD596

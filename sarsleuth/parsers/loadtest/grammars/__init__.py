@@ -417,7 +417,7 @@ def report_clock(path, options):
 
     import pandas as pd
 
-    from ...textio import file_mtime
+    from sarsleuth.textio import file_mtime
     if options.window:
         start, end = (pd.Timestamp(t) if t is not None else None for t in options.window)
         return start, end if end is not None else start, "window"
@@ -447,8 +447,8 @@ def place_report(report: dict, path, line: int, clock) -> None:
 def build_source(path, kind: str, reports: list, warnings: list, summarise, *,
                  host=None, metrics=None, meta=None, records=0):
     """A Source with one ``loadtest-run`` event per report."""
-    from ...model import Source
-    from ..base import events_frame, metrics_frame
+    from sarsleuth.model import Source
+    from sarsleuth.parsers.base import events_frame, metrics_frame
     events = [{
         "timestamp": r.get("start"), "host": host, "source": r.get("tool", kind), "kind": "loadtest-run",
         "pid": None, "process": r.get("tool", kind), "message": summarise(r), "file": str(path),
@@ -463,14 +463,14 @@ def build_source(path, kind: str, reports: list, warnings: list, summarise, *,
 
 
 def problems_as_warnings(path, problems) -> list:
-    from ...errors import located
+    from sarsleuth.errors import located
     return [located(path, p.describe(), line=p.line) for p in problems]
 
 
 def fail_without_reports(path, tool: str, reading: Reading):
     """Raise the InputError of a file where no report of ``tool`` remains,
     naming the first syntax problem (line and column) when there is one."""
-    from ...errors import InputError
+    from sarsleuth.errors import InputError
     if reading.problems:
         first = reading.problems[0]
         raise InputError(path, f"malformed {tool} report: {first.describe()}", line=first.line)
@@ -479,7 +479,7 @@ def fail_without_reports(path, tool: str, reading: Reading):
 
 def numbered_lines(path, warnings: list):
     """``(line_number, text)`` of a small report file (decompressed)."""
-    from ...textio import iter_text_lines
+    from sarsleuth.textio import iter_text_lines
     return list(iter_text_lines(path, warnings))
 
 
@@ -498,7 +498,7 @@ def parse_report_file(path, options, kind: str, grammar: str, recognise_command,
     """Read a file of one tool's reports (ab, httperf, wrk, wrk2): statements,
     reports split and built, placed on the clock, gathered into a Source.
     ``build_report`` turns one statement group into a report dict or None."""
-    from ...errors import located
+    from sarsleuth.errors import located
     warnings: list = []
     reading = read_document(grammar, numbered_lines(path, warnings), recognise_command, starts)
     reports = [r for r in (build_report(group) for group in reading.reports) if r is not None]

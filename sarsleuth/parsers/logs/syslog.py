@@ -17,7 +17,7 @@ Layouts recognised, line by line (a file may mix them):
 Kernel messages lose their ``[uptime]`` stamp (kept in ``uptime``); rsyslog
 ``#012`` escapes are unescaped; an nginx error.log line forwarded through
 syslog is split into its level, pid and message.  Lines without a year get
-one from :mod:`sarsleuth.clock` (``meta["year_from"]``).
+one from :mod:`sarsleuth.timebase.align` (``meta["year_from"]``).
 """
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ import datetime as dt
 import re
 from functools import lru_cache
 
-from .. import logscan
-from ..logscan import LineInfo, LogFormat, VolumeSpec
-from ..textio import read_head
-from .base import ParseOptions, Parser
+from sarsleuth.parsers.logs import scan as logscan
+from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
+from sarsleuth.textio import read_head
+from sarsleuth.parsers.base import ParseOptions, Parser
 
 _MONTH_WORDS = {
     1: "jan january janv jän jänner ene gen",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from .base import ParseOptions, Parser
-from .grammars import (parse_report_file, Statement, command_options, exact, find_command,
+from sarsleuth.parsers.base import ParseOptions, Parser
+from sarsleuth.parsers.loadtest.grammars import (parse_report_file, Statement, command_options, exact, find_command,
                        human_seconds, integer)
 
 GRAMMAR = "httperf"

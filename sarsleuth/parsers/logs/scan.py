@@ -7,7 +7,7 @@ block, three cheap things happen over the whole buffer:
   slicing a fixed-position time stamp out of every line with numpy or, for
   layouts without a fixed position, with one ``re.findall`` over the block;
 * a *candidate finder* picks the few lines that could match a signature
-  (:mod:`sarsleuth.signatures`) without decoding anything else;
+  (:mod:`sarsleuth.knowledge.signatures`) without decoding anything else;
 * only candidate lines, and the lines that follow a candidate which opens a
   multi-line kernel report, are decoded and parsed in Python.
 
@@ -37,9 +37,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from . import signatures
-from .errors import located
-from .textio import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, open_binary
+from sarsleuth.knowledge import signatures
+from sarsleuth.errors import located
+from sarsleuth.textio import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, open_binary
 
 try:  # Python 3.11+
     import re._constants as _sre_c
@@ -597,7 +597,7 @@ def make_finder(path, all_lines: bool = False, engine: str | None = None, extra_
     engine = engine or os.environ.get("SARSLEUTH_LOG_ENGINE")
     patterns = candidate_patterns() + list(extra_patterns)
     if engine != "python":
-        from .textio import compression_of
+        from sarsleuth.textio import compression_of
         plain = compression_of(path) is None
         big = (total_size(path) or 0) > BLOCK_BYTES
         if plain and (big or engine == "grep"):
@@ -1255,8 +1255,8 @@ def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
     ``first_line_time`` is a full datetime the file states for its start
     (journalctl's ``-- Logs begin at`` header): a year clue.
     """
-    from .errors import InputError
-    from .model import Source
+    from sarsleuth.errors import InputError
+    from sarsleuth.model import Source
 
     spath = os.fspath(path)
     volume_keys, _unreadable = _normalize_keys(result.volume_keys, key_parser)
@@ -1287,7 +1287,7 @@ def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
 
     records = result.records
     walls = [to_dt(r.pop("stamp")) for r in records]
-    from .parsers.base import events_frame
+    from sarsleuth.parsers.base import events_frame
     events = events_frame(records)
     if len(events):
         events["timestamp"] = _series(walls, zone, options).set_axis(events.index)
@@ -1312,7 +1312,7 @@ def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
 
 
 def _clock():
-    from . import clock
+    from sarsleuth.timebase import align as clock
     return clock
 
 
@@ -1330,7 +1330,7 @@ def _normalize_keys(raw: dict, key_parser) -> tuple[dict, int]:
 
 def _resolve_year(spath, md_keys, segments, result, options, first_line_time=None):
     import datetime as dt
-    from .textio import compression_of, file_mtime
+    from sarsleuth.textio import compression_of, file_mtime
     clues = [(md_keys[0], first_line_time)] if first_line_time is not None else []
     for _, info in result.samples:
         m = AUDIT_RE.search(info.message)
@@ -1403,7 +1403,7 @@ def _series(walls: list, zone, options):
     localized with --tz (or given ``zone``) when there is one."""
     import datetime as dt
     import pandas as pd
-    from .parsers.base import localize
+    from sarsleuth.parsers.base import localize
     if zone is not None:
         conv = []
         for w in walls:
@@ -1464,7 +1464,7 @@ def _levels(raw: Counter, records: list, names: dict | None) -> dict:
 
 
 def _clock_meta(result: ScanResult, year, seg_of, zone, options) -> dict:
-    """Uptime/wall pairs and audit epochs for :func:`sarsleuth.clock.align_sources`."""
+    """Uptime/wall pairs and audit epochs for :func:`sarsleuth.timebase.align.align_sources`."""
     import pandas as pd
     samples, audits, utc_offsets = [], [], []
     for _, info in result.samples:

@@ -33,7 +33,7 @@ _user: list[Signature] = []
 
 
 def _load_table(text: str) -> list[Signature]:
-    from .model import CATEGORIES, SEVERITIES
+    from sarsleuth.model import CATEGORIES, SEVERITIES
     data = tomllib.loads(text)
     out = []
     for n, entry in enumerate(data.get("signature", []), 1):

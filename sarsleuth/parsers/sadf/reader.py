@@ -28,12 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, located
-from ..model import Source
-from ..textio import DECOMPRESSION_ERRORS, decode, iter_text_lines, open_binary, read_all_bytes
-from . import _sar_sections as sections
-from .base import ParseOptions, Parser, events_frame, localize, metrics_frame
-from .sar_text import _to_float
+from sarsleuth.errors import InputError, located
+from sarsleuth.model import Source
+from sarsleuth.textio import DECOMPRESSION_ERRORS, decode, iter_text_lines, open_binary, read_all_bytes
+from sarsleuth.parsers.sar_text import sections
+from sarsleuth.parsers.base import ParseOptions, Parser, events_frame, localize, metrics_frame
+from sarsleuth.parsers.sar_text.reader import _to_float
 
 #: Zone names that mean UTC.  Other abbreviations sadf prints with ``-t``
 #: come from the file's header and do not follow daylight saving (a file

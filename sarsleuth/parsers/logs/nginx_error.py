@@ -16,10 +16,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from .. import logscan
-from ..logscan import LineInfo, LogFormat, VolumeSpec
-from ..textio import read_head
-from .base import ParseOptions, Parser
+from sarsleuth.parsers.logs import scan as logscan
+from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
+from sarsleuth.textio import read_head
+from sarsleuth.parsers.base import ParseOptions, Parser
 
 LEVEL_WORDS = "emerg|alert|crit|error|warn|notice|info|debug"
 RE_LINE = re.compile(

@@ -1,0 +1,1 @@
+"""``sadf -d`` (CSV), ``sadf -j`` (JSON) and ``sadf -x`` (XML) output."""
