@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable
+from typing import ClassVar, Iterable
 
 from sarsleuth.model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS, METRIC_COLUMNS, Source, empty_events, empty_metrics
 
@@ -18,12 +18,14 @@ from sarsleuth.model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS, METRIC_COLUMNS, 
 class ParseOptions:
     """Options that change how inputs are read (not what is detected)."""
 
-    tz: str | None = None            # IANA zone for sources whose stamps carry none
-    year: int | None = None          # year for syslog lines that carry none
-    window: tuple | None = None      # (start, end) Timestamps given with --window
+    year: int | None = None          # --year: year of syslog lines that carry none
     link_speed_bps: float | None = None  # NIC capacity in bits/s, for load tests
     date_order: str | None = None    # "mdy" or "dmy" to settle ambiguous sar banners
-    year_hint: Any = None            # a Timestamp from other sources (set by Case)
+
+    # Zones are not an option of parsing: a parser returns times as the file
+    # records them (aware when it records an offset or instant, naive wall
+    # clock otherwise) and ``Source.tz`` names the zone the file records; the
+    # case settles every host's clock afterwards (see sarsleuth.timebase).
 
 
 class Parser(ABC):
@@ -94,13 +96,3 @@ def _int_column(series):
         num = pd.to_numeric(num, errors="coerce").astype("float64")
         num = num.where((num.abs() < 2.0 ** 53) & (num == num.round()))
     return num.astype("Int64")
-
-
-def localize(series, tz: str | None):
-    """Attach ``tz`` to naive wall-clock timestamps (DST gaps shifted forward,
-    ambiguous hours resolved as the first occurrence); leave aware ones alone."""
-    import pandas as pd
-    series = pd.to_datetime(series)
-    if tz is None or getattr(series.dt, "tz", None) is not None:
-        return series
-    return series.dt.tz_localize(tz, nonexistent="shift_forward", ambiguous=False)

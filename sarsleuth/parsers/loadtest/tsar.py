@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from sarsleuth.errors import located
-from sarsleuth.parsers.base import ParseOptions, Parser, localize, metrics_frame
+from sarsleuth.parsers.base import ParseOptions, Parser, metrics_frame
 from sarsleuth.parsers.loadtest.grammars import (Statement, build_source, exact, fail_without_reports, numbered_lines,
                        problems_as_warnings, read_document, report_clock)
 
@@ -331,15 +331,12 @@ def _merge_checks(reports: list) -> list:
 
 
 def _place(report: dict, path, clock, options) -> None:
-    import pandas as pd
     stamps = report.pop("_stamps")
     report["path"] = str(path)
     report["line"] = report.pop("_line")
     report.pop("_problems")
     if stamps:
         start, end = stamps[0], stamps[-1]
-        if options.tz:
-            start, end = (localize(pd.Series([start, end]), options.tz)).tolist()
         report.update(start=start, end=end, time_from="report", first_timestamp=start, last_timestamp=end)
         return
     start, end, time_from = clock
@@ -353,7 +350,6 @@ def _metrics(rows: list, host, options):
         return metrics_frame()
     frame = pd.DataFrame(rows, columns=["timestamp", "section", "device", "metric", "value"])
     frame["host"] = host
-    frame["timestamp"] = localize(frame["timestamp"], options.tz)
     return metrics_frame(columns={c: frame[c] for c in frame.columns})
 
 

@@ -1280,7 +1280,7 @@ def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
     elif any(k[0] in ("abs", "aware") for k in volume_keys) or any(
             r["stamp"] and r["stamp"][0] in ("abs", "aware") for r in result.records):
         meta["year_from"] = "line"
-    zone = _target_zone(result, options)
+    zone = _target_zone(result)
 
     def to_dt(stamp):
         return _stamp_datetime(stamp, year, seg_of)
@@ -1290,15 +1290,15 @@ def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
     from sarsleuth.parsers.base import events_frame
     events = events_frame(records)
     if len(events):
-        events["timestamp"] = _series(walls, zone, options).set_axis(events.index)
+        events["timestamp"] = _series(walls, zone).set_axis(events.index)
         events["aligned"] = events["timestamp"].notna()
         for col in ("detail", "level", "host", "process", "tag"):
             if col in events:
                 events[col] = events[col].astype(object).where(events[col].notna(), None)
-    meta["volume"], meta["volume_unit"] = _volume_series(volume_keys, year, seg_of, zone, options)
+    meta["volume"], meta["volume_unit"] = _volume_series(volume_keys, year, seg_of, zone)
     meta["unstamped_lines"] = result.lines - sum(volume_keys.values())
     meta["levels"] = _levels(result.levels, records, level_names)
-    meta.update(_clock_meta(result, year, seg_of, zone, options))
+    meta.update(_clock_meta(result, year, seg_of))
     if result.suppressions:
         meta["suppressed_unattributed"] = sum(s["n"] for s in result.suppressions)
     hosts = Counter(result.hosts)
@@ -1306,7 +1306,7 @@ def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
         if info.host:
             hosts[info.host] += 1
     host = hosts.most_common(1)[0][0] if hosts else None
-    tz = str(zone) if zone is not None else (options.tz if options is not None else None)
+    tz = str(zone) if zone is not None else None
     return Source(path=spath, kind=kind, host=host, events=events, warnings=list(result.warnings),
                   tz=tz, records=result.lines, meta=meta)
 
@@ -1352,7 +1352,7 @@ def _resolve_year(spath, md_keys, segments, result, options, first_line_time=Non
         pass
     return _clock().choose_base_year(
         md_keys, segments, year=getattr(options, "year", None), clues=clues,
-        gzip_mtime=gzip_mtime, hint=getattr(options, "year_hint", None), mtime=mtime)
+        gzip_mtime=gzip_mtime, mtime=mtime)
 
 
 #: Years a pandas (nanosecond) timestamp can hold; a line dated outside
@@ -1378,19 +1378,16 @@ def _stamp_datetime(stamp, year, seg_of):
     return wall
 
 
-def _target_zone(result: ScanResult, options):
-    """The zone events are expressed in: --tz, else the one offset the lines
-    carry, else UTC for mixed offsets; None = naive wall clock."""
+def _target_zone(result: ScanResult):
+    """The zone events are expressed in: the one offset the lines carry,
+    else UTC for mixed offsets; None = naive wall clock (settled later by
+    the case, see sarsleuth.timebase)."""
     import datetime as dt
     offsets = set()
     for r in result.records:
         s = r["stamp"]
         if s and s[0] == "aware":
             offsets.add(s[1].utcoffset())
-    tz_name = getattr(options, "tz", None)
-    if tz_name:
-        from zoneinfo import ZoneInfo
-        return ZoneInfo(tz_name) if offsets else None
     if not offsets:
         return None
     if len(offsets) == 1:
@@ -1398,12 +1395,11 @@ def _target_zone(result: ScanResult, options):
     return dt.timezone.utc
 
 
-def _series(walls: list, zone, options):
-    """datetime64 Series: aware values converted to ``zone``; naive ones
-    localized with --tz (or given ``zone``) when there is one."""
+def _series(walls: list, zone):
+    """datetime64 Series: aware values converted to ``zone`` (naive ones
+    among them taken to be in it); all naive: wall clock."""
     import datetime as dt
     import pandas as pd
-    from sarsleuth.parsers.base import localize
     if zone is not None:
         conv = []
         for w in walls:
@@ -1417,9 +1413,7 @@ def _series(walls: list, zone, options):
         s = pd.to_datetime(pd.Series(utc, dtype="object"), errors="coerce")
         s = s.astype("datetime64[ns]").dt.tz_localize("UTC").dt.tz_convert(_pandas_zone(zone))
         return s
-    s = pd.to_datetime(pd.Series([w for w in walls], dtype="object"), errors="coerce").astype("datetime64[ns]")
-    tz_name = getattr(options, "tz", None)
-    return localize(s, tz_name) if tz_name else s
+    return pd.to_datetime(pd.Series([w for w in walls], dtype="object"), errors="coerce").astype("datetime64[ns]")
 
 
 def _pandas_zone(zone):
@@ -1428,7 +1422,7 @@ def _pandas_zone(zone):
     return zone
 
 
-def _volume_series(keys: dict, year, seg_of, zone, options):
+def _volume_series(keys: dict, year, seg_of, zone):
     import pandas as pd
     if not keys:
         return pd.Series([], dtype="int64", name="lines"), "minute"
@@ -1442,7 +1436,7 @@ def _volume_series(keys: dict, year, seg_of, zone, options):
             continue
         walls.append(_stamp_datetime(("md",) + k[1:] + (0, 0) if k[0] == "md" else k, year, seg_of))
         counts.append(n)
-    idx = _series(walls, zone, options)
+    idx = _series(walls, zone)
     s = pd.Series(counts, index=pd.DatetimeIndex(idx), name="lines", dtype="int64")
     s = s[s.index.notna()]
     s = s.groupby(level=0).sum().sort_index()
@@ -1463,7 +1457,7 @@ def _levels(raw: Counter, records: list, names: dict | None) -> dict:
     return dict(out)
 
 
-def _clock_meta(result: ScanResult, year, seg_of, zone, options) -> dict:
+def _clock_meta(result: ScanResult, year, seg_of) -> dict:
     """Uptime/wall pairs and audit epochs for :func:`sarsleuth.timebase.align.align_sources`."""
     import pandas as pd
     samples, audits, utc_offsets = [], [], []
@@ -1474,9 +1468,6 @@ def _clock_meta(result: ScanResult, year, seg_of, zone, options) -> dict:
         ts = None
         if wall is not None:
             ts = pd.Timestamp(wall)
-            tz_name = getattr(options, "tz", None)
-            if ts.tzinfo is None and tz_name:
-                ts = ts.tz_localize(tz_name, nonexistent="shift_forward", ambiguous=False)
         samples.append({"uptime": info.uptime, "timestamp": ts, "message": info.message})
         m = AUDIT_RE.search(info.message)
         if m:

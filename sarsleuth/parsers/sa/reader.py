@@ -133,7 +133,7 @@ def read_source(path, buf, options: ParseOptions, pager=None) -> Source:
     if index.count == 0 and not index.specials:
         raise InputError(path, "no statistics records in the file", offset=layout.data_offset)
     offset = _utc_offset(index)
-    tz = _zone(offset, options.tz)
+    tz = _zone(offset)
     u8 = np.frombuffer(buf, dtype=np.uint8)
     if pager is not None:
         pager.restart()
@@ -164,9 +164,8 @@ def _utc_offset(index: RecordIndex) -> int | None:
     return best if -12 * 3600 <= best <= 14 * 3600 else 0
 
 
-def _zone(offset, tz_option):
-    if tz_option:
-        return tz_option
+def _zone(offset):
+    """The fixed offset the file records (sa records carry UTC instants)."""
     return dt.timezone(dt.timedelta(seconds=offset or 0))
 
 

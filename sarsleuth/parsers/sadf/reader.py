@@ -32,7 +32,7 @@ from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
 from sarsleuth.textio import DECOMPRESSION_ERRORS, decode, iter_text_lines, open_binary, read_all_bytes
 from sarsleuth.parsers.sar_text import sections
-from sarsleuth.parsers.base import ParseOptions, Parser, events_frame, localize, metrics_frame
+from sarsleuth.parsers.base import ParseOptions, Parser, events_frame, metrics_frame
 from sarsleuth.parsers.sar_text.reader import _to_float
 
 #: Zone names that mean UTC.  Other abbreviations sadf prints with ``-t``
@@ -124,15 +124,11 @@ class _Clock:
             return self._local(ts)
         if zone in UTC_NAMES:
             return ts.tz_localize("UTC")
-        if not self.options.tz:
-            self.unknown_zones.add(zone)
+        self.unknown_zones.add(zone)
         return self._local(ts)
 
     def _local(self, ts):
-        if self.options.tz:
-            import pandas as pd
-            return localize(pd.Series([ts]), self.options.tz).iloc[0]
-        return ts
+        return ts   # wall clock: the case settles its zone
 
     def warnings(self) -> list[str]:
         out = []
@@ -177,7 +173,7 @@ def _finish(cls, path, options, metrics, events, host, meta, warnings, clock: _C
         ev["timestamp"] = _uniform_times(ev["timestamp"])
     meta.setdefault("hosts", sorted(set(metrics["host"].unique())) if len(metrics) else [])
     return Source(path=str(path), kind=cls.kind, host=host, metrics=metrics, events=ev,
-                  warnings=warnings, tz=options.tz if options.tz else _frame_zone(metrics),
+                  warnings=warnings, tz=_recorded_zone(metrics),
                   records=int(metrics["timestamp"].nunique()) if len(metrics) else 0, meta=meta)
 
 
@@ -191,9 +187,10 @@ def _uniform_times(series):
         return pd.to_datetime(series, utc=True)
 
 
-def _frame_zone(metrics):
-    tz = getattr(metrics["timestamp"].dt, "tz", None) if len(metrics) else None
-    return str(tz) if tz is not None else None
+def _recorded_zone(metrics):
+    """sadf stamps UTC instants unless run with -t: an absolute clock that
+    says nothing of the host's own zone."""
+    return None
 
 
 # ---- sadf -d -------------------------------------------------------------------
@@ -276,8 +273,6 @@ class SadfCsvParser(Parser):
             warnings.append(located(path, f"{unnamed} interrupt row(s) list fewer CPUs than the file "
                                           "has and no CPU table says which: only their all-CPU rate "
                                           "was kept"))
-        if options.tz and len(metrics):
-            metrics["timestamp"] = localize(metrics["timestamp"], options.tz)
         meta = {"format": "sadf -d"}
         return _finish(cls, path, options, metrics, events, first_host, meta, warnings, clock)
 

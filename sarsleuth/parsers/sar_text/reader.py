@@ -44,7 +44,7 @@ from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
 from sarsleuth.textio import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, decode, open_binary
 from sarsleuth.parsers.sar_text import sections
-from sarsleuth.parsers.base import ParseOptions, Parser, events_frame, localize, metrics_frame
+from sarsleuth.parsers.base import ParseOptions, Parser, events_frame, metrics_frame
 
 BANNER_RE = re.compile(
     r"^\s*Linux\s+(?P<kernel>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)"
@@ -761,10 +761,6 @@ class SarTextParser(Parser):
         assembler = _Assembler(reader, dates).run()
         metrics = assembler.frame()
         events = _events(path, reader, dates)
-        if options.tz:
-            metrics["timestamp"] = localize(metrics["timestamp"], options.tz)
-            if len(events):
-                events["timestamp"] = localize(events["timestamp"], options.tz)
         _reading_warnings(path, reader, assembler, warnings)
         averages = assembler.averages()
         if not len(metrics) and not len(events) and not len(averages):
@@ -789,7 +785,7 @@ class SarTextParser(Parser):
         }
         return Source(
             path=str(path), kind=cls.kind, host=seg0.host or (hosts[0] if hosts else None),
-            metrics=metrics, events=events, warnings=warnings, tz=options.tz,
+            metrics=metrics, events=events, warnings=warnings, tz=None,
             records=int(metrics["timestamp"].nunique()) if len(metrics) else 0, meta=meta)
 
 
@@ -870,17 +866,10 @@ def _has_comma_decimals(reader: _Reader) -> bool:
 
 
 def _banner_less_date(path, seg: _Segment, options: ParseOptions, warnings: list, meta: dict):
-    hint = options.year_hint
-    if hint is not None:
-        try:
-            import pandas as pd
-            day = pd.Timestamp(hint).date()
-            warnings.append(located(path, f"no sar banner: rows dated {day.isoformat()} from the other "
-                                          "sources' dates", line=seg.line))
-            return day
-        except (TypeError, ValueError):
-            pass
+    # the case re-dates the rows from its other sources (sarsleuth.timebase);
+    # the warning is replaced then
     meta["date_unknown"] = True
+    meta["date_unknown_line"] = seg.line
     warnings.append(located(path, "no sar banner, so the date is unknown: times are placed on "
                                   "1970-01-01 (give the banner line, or analyse with other dated "
                                   "sources)", line=seg.line))

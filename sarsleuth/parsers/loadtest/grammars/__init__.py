@@ -411,21 +411,12 @@ def _looks_like_target(word: str) -> bool:
 
 def report_clock(path, options):
     """Where reports without their own timestamps sit on the timeline:
-    ``(start, end, time_from)`` from ``--window``, else the file's mtime as
-    wall clock (or in ``options.tz``)."""
-    import datetime as dt
-
-    import pandas as pd
-
+    ``(start, end, time_from)``: the file's mtime, an instant (UTC) that the
+    case puts on its host's clock.  It is a guess (the file was written when
+    the run ended), so ``time_from`` says so."""
     from sarsleuth.textio import file_mtime
-    if options.window:
-        start, end = (pd.Timestamp(t) if t is not None else None for t in options.window)
-        return start, end if end is not None else start, "window"
     mtime = file_mtime(path)
-    if options.tz:
-        return mtime.tz_convert(options.tz), mtime.tz_convert(options.tz), "mtime"
-    wall = pd.Timestamp(dt.datetime.fromtimestamp(mtime.timestamp()))
-    return wall, wall, "mtime"
+    return mtime, mtime, "mtime"
 
 
 def place_report(report: dict, path, line: int, clock) -> None:
