@@ -9,12 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sarsleuth import __version__
-from sarsleuth.errors import InputError, UsageError
+from sarsleuth.errors import InputError
 from sarsleuth.model import Finding, empty_events, empty_metrics, iso
-
-#: Kinds read first: their dates help place syslog lines that carry no year.
-_DATED_FIRST = ("sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "nginx-error", "journal", "tsar")
-
 
 @dataclass
 class Skipped:
@@ -35,24 +31,26 @@ class Case:
     notes: list = field(default_factory=list)
     tz: str | None = None
     checked: list = field(default_factory=list)
+    window: tuple | None = None
 
     # ------------------------------------------------------------------ load
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
              progress=False, date_order=None, min_severity=None) -> "Case":
+        """Read, settle on one clock and analyse every input of a case."""
         from sarsleuth.config import load_config
+        from sarsleuth.options import check_options
         from sarsleuth.parsers import ParseOptions, parse, sniff
         from sarsleuth.textio import walk_inputs
 
         if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
             paths = tuple(paths[0])
-        if tz is not None:
-            _check_tz(tz)
+        opts = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
+                             min_severity=min_severity)
         cfg = load_config(config)
-        options = ParseOptions(tz=tz, year=year, window=_parse_window(window, tz),
-                               link_speed_bps=_parse_link_speed(link_speed) or cfg.link_speed_bps,
-                               date_order=date_order)
-        case = cls(tz=tz)
+        parse_options = ParseOptions(year=opts.year, date_order=opts.date_order,
+                                     link_speed_bps=opts.link_speed_bps or cfg.link_speed_bps)
+        case = cls(tz=opts.tz)
         files = []
         for p in paths:
             if not Path(p).exists():
@@ -66,13 +64,10 @@ class Case:
                 case.skipped.append(Skipped(str(f), reason))
             else:
                 kinds.append((f, kind))
-        kinds.sort(key=lambda fk: 0 if fk[1] in _DATED_FIRST else 1)
         bar = _progress(progress, len(kinds))
         for f, kind in kinds:
-            if options.year_hint is None:
-                options.year_hint = case._date_hint()
             try:
-                src = parse(f, kind, options)
+                src = parse(f, kind, parse_options)
             except InputError as exc:
                 case.skipped.append(Skipped(str(f), exc.one_line()))
                 continue
@@ -80,37 +75,33 @@ class Case:
                 bar(str(f))
             case.sources.append(src)
             case.warnings.extend(src.warnings)
-        case._align(options)
+        case._settle(opts)
         case._combine()
-        case._analyse(cfg, options, min_severity)
+        case._analyse(cfg, opts, parse_options)
         return case
 
-    def _date_hint(self):
-        for s in self.sources:
-            start, _ = s.span()
-            if start is not None:
-                return start
-        return None
-
-    def _align(self, options):
-        try:
-            from sarsleuth.timebase.align import align_sources
-        except ImportError:  # clock alignment lives beside the log parsers
-            return
-        self.notes.extend(align_sources(self.sources, options))
+    def _settle(self, opts):
+        """Every source on one clock (zones, years, dmesg anchors, hosts)."""
+        from sarsleuth.timebase import settle
+        settled = settle(self.sources, tz=opts.tz)
+        self.tz = settled.zone
+        self.notes.extend(settled.notes)
+        self.warnings.extend(settled.warnings)
+        self.window = _window_on_clock(opts.window, self.tz)
+        if self.window is not None:
+            _place_untimed_reports(self.sources, self.window)
 
     # --------------------------------------------------------------- combine
     def _combine(self):
         import pandas as pd
-        zone = self._case_zone()
         metrics = [s.metrics for s in self.sources if s.metrics is not None and len(s.metrics)]
         events = [s.events for s in self.sources if s.events is not None and len(s.events)]
         if len(metrics) == 1:
             # one source: its rows are already in time order within each
             # series; sorting or deduplicating millions of rows buys nothing
-            self.metrics = _on_clock(metrics[0], zone).reset_index(drop=True)
+            self.metrics = metrics[0].reset_index(drop=True)
         elif metrics:
-            m = pd.concat([_on_clock(x, zone) for x in metrics], ignore_index=True)
+            m = pd.concat(metrics, ignore_index=True)
             if _hosts_overlap(metrics):
                 before = len(m)
                 # the same sample from two renderings (sa06 and sar06.txt) counts once
@@ -122,59 +113,28 @@ class Case:
         else:
             self.metrics = empty_metrics()
         if events:
-            e = pd.concat([_on_clock(x, zone) for x in events], ignore_index=True)
+            e = pd.concat(events, ignore_index=True)
             self.events = e.sort_values(["timestamp", "file", "line"], kind="stable", na_position="last").reset_index(drop=True)
         else:
             self.events = empty_events()
         for s in self.sources:
             for r in s.reports:
                 r.setdefault("path", s.path)
-                for key in ("start", "end"):
-                    if r.get(key) is not None:
-                        r[key] = _ts_on_clock(r[key], zone)
                 self.reports.append(r)
-        self.tz = zone
-
-    def _case_zone(self):
-        """The zone all times are shown in: --tz, else the one offset the
-        sources agree on (e.g. sa files record it), else wall clock."""
-        if self.tz:
-            return self.tz
-        zones = set()
-        for s in self.sources:
-            for frame in (s.metrics, s.events):
-                if frame is not None and len(frame):
-                    tzinfo = getattr(frame["timestamp"].dt, "tz", None)
-                    if tzinfo is not None:
-                        zones.add(str(tzinfo))
-        # sadf and journal JSON stamp UTC: an absolute clock, not the host's
-        # zone; a local offset recorded elsewhere (sa records, RFC 3339
-        # logs) says more about the host
-        local = {z for z in zones if z not in ("UTC", "UTC+00:00", "tzutc()")}
-        if len(local) == 1 or len(zones) == 1:
-            zone = (local or zones).pop()
-            self.notes.append(f"times without a zone are taken to be in {zone}, the zone recorded by the other sources")
-            return zone
-        if len(zones) > 1:
-            self.notes.append("sources disagree on the time zone (" + ", ".join(sorted(zones))
-                              + "); times are shown as UTC")
-            return "UTC"
-        self.notes.append("no source carries a time zone: times are the host's wall clock (use --tz to set it)")
-        return None
 
     # --------------------------------------------------------------- analyse
-    def _analyse(self, cfg, options, min_severity):
+    def _analyse(self, cfg, opts, parse_options):
         from sarsleuth.correlate import correlate
         from sarsleuth.detectors import Context, registry, run_all
+        from sarsleuth.model import SEVERITY_RANK
         ctx = Context(metrics=self.metrics, events=self.events, reports=self.reports, sources=self.sources,
-                      params=cfg.params, link_speed_bps=options.link_speed_bps)
+                      params=cfg.params, link_speed_bps=parse_options.link_speed_bps)
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
-        if options.window is not None:
-            findings = [f for f in findings if _in_window(f, options.window)]
-        if min_severity:
-            from sarsleuth.model import SEVERITY_RANK
-            findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[min_severity]]
+        if self.window is not None:
+            findings = [f for f in findings if _in_window(f, self.window)]
+        if opts.min_severity:
+            findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[opts.min_severity]]
         self.findings = findings
         self.incidents = correlate(list(findings))
         self.checked = list(registry())
@@ -261,85 +221,43 @@ def _hosts_overlap(frames) -> bool:
     return False
 
 
-def _on_clock(frame, zone):
-    current = getattr(frame["timestamp"].dt, "tz", None)
-    if (zone is None and current is None) or (current is not None and zone is not None and str(current) == str(zone)):
-        return frame   # already on the case's clock: no copy of a big table
-    frame = frame.copy()
-    frame["timestamp"] = _series_on_clock(frame["timestamp"], zone)
-    return frame
-
-
-def _series_on_clock(ts, zone):
-    import pandas as pd
-    ts = pd.to_datetime(ts)
-    aware = getattr(ts.dt, "tz", None) is not None
-    if zone is None:
-        return ts.dt.tz_localize(None) if aware else ts
-    if aware:
-        return ts.dt.tz_convert(zone)
-    return ts.dt.tz_localize(zone, nonexistent="shift_forward", ambiguous=False)
-
-
-def _ts_on_clock(ts, zone):
-    import pandas as pd
-    ts = pd.Timestamp(ts)
-    if zone is None:
-        return ts.tz_localize(None) if ts.tzinfo else ts
-    return ts.tz_convert(zone) if ts.tzinfo else ts.tz_localize(zone, nonexistent="shift_forward", ambiguous=False)
-
-
 def _in_window(f: Finding, window) -> bool:
+    """Does a finding overlap the window?  Both are on the case's clock;
+    an untimed finding is kept (it cannot be placed outside)."""
     import pandas as pd
     if f.start is None or pd.isna(f.start):
         return True
     start, end = window
-    try:
-        return not (f.end is not None and not pd.isna(f.end) and f.end < start) and not (f.start > end)
-    except TypeError:
-        return True
+    f_end = f.end if f.end is not None and not pd.isna(f.end) else f.start
+    return not (f_end < start or f.start > end)
 
 
-def _check_tz(tz: str):
-    try:
-        from zoneinfo import ZoneInfo
-        ZoneInfo(tz)
-    except Exception:
-        raise UsageError(f"--tz {tz!r}: not a known IANA time zone (e.g. Asia/Shanghai, Europe/Paris, UTC)") from None
-
-
-def _parse_window(window, tz):
-    """``START..END`` (ISO 8601 or anything pandas reads) into Timestamps."""
-    if window is None or isinstance(window, tuple):
-        return window
-    import pandas as pd
-    if ".." not in window:
-        raise UsageError(f"--window {window!r}: expected START..END, e.g. 2014-05-06T15:00..2014-05-06T15:10")
-    a, b = window.split("..", 1)
-    try:
-        start, end = pd.Timestamp(a), pd.Timestamp(b)
-    except ValueError as exc:
-        raise UsageError(f"--window {window!r}: {exc}") from None
-    if tz:
-        start = start.tz_localize(tz) if start.tzinfo is None else start
-        end = end.tz_localize(tz) if end.tzinfo is None else end
-    if end < start:
-        raise UsageError(f"--window {window!r}: end is before start")
-    return (start, end)
-
-
-def _parse_link_speed(value):
-    """``20G``, ``10Gbit``, ``1000M`` or a number of bits/s."""
-    if value is None:
+def _window_on_clock(window, zone):
+    """``--window`` ends on the case's clock: naive ends are in the case's
+    zone; with no zone known, aware ends are read as wall clock."""
+    if window is None:
         return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    import re
-    m = re.fullmatch(r"\s*([\d.]+)\s*([kKmMgGtT]?)(?:bit|b|bps|bit/s)?\s*", str(value))
-    if not m:
-        raise UsageError(f"--link-speed {value!r}: expected e.g. 10G, 20Gbit, 1000M")
-    mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2).lower()]
-    return float(m.group(1)) * mult
+    out = []
+    for ts in window:
+        if zone is None:
+            out.append(ts.tz_localize(None) if ts.tzinfo is not None else ts)
+        elif ts.tzinfo is None:
+            out.append(ts.tz_localize(zone, ambiguous=True, nonexistent="shift_forward"))
+        else:
+            out.append(ts.tz_convert(zone))
+    if out[1] < out[0]:
+        from sarsleuth.errors import UsageError
+        raise UsageError("--window: end is before start")
+    return tuple(out)
+
+
+def _place_untimed_reports(sources, window) -> None:
+    """Load-test reports that carry no time of their own were placed at the
+    file's mtime; the user's window says better when they ran."""
+    for s in sources:
+        for r in s.reports:
+            if r.get("time_from") == "mtime":
+                r.update(start=window[0], end=window[1], time_from="window")
 
 
 def _progress(enabled: bool, total: int):

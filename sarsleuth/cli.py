@@ -222,14 +222,16 @@ def parse(
 ):
     """Parse one file into the normalized table (metrics or events) or, for
     load-test reports, the JSON fields of each report."""
-    from sarsleuth.case import _check_tz
+    from sarsleuth.options import check_tz as _check_tz
     from sarsleuth.parsers import ParseOptions, kinds
     from sarsleuth.parsers import parse as parse_file
     if kind is not None and kind not in kinds():
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
     if tz:
         _check_tz(tz)
-    src = parse_file(path, kind, ParseOptions(tz=tz, year=year))
+    src = parse_file(path, kind, ParseOptions(year=year))
+    from sarsleuth.timebase import settle
+    settle([src], tz=tz)
     for w in src.warnings:
         typer.echo(f"sarsleuth: warning: {w}", err=True)
     from sarsleuth.export import source_table, write_table

@@ -91,7 +91,7 @@ def _register_signatures(p: Path, data: dict) -> None:
 def _link_speed(p: Path, data: dict):
     if data.get("link_speed") is None:
         return None
-    from sarsleuth.case import _parse_link_speed
+    from sarsleuth.options import parse_link_speed as _parse_link_speed
     try:
         return _parse_link_speed(data["link_speed"])
     except UsageError:

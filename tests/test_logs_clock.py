@@ -1,11 +1,14 @@
-"""One clock for a bundle of logs: dmesg uptime alignment and syslog years."""
+"""One clock for a case: dmesg uptime alignment, syslog years, zones per host,
+DST folds and gaps, --tz and --window on the settled clock."""
 from __future__ import annotations
 
 import shutil
 
 import pandas as pd
 
-from sarsleuth.timebase.align import align_sources, choose_base_year, rollover_segments
+from sarsleuth.timebase import dmesg as dmesg_clock
+from sarsleuth.timebase import settle
+from sarsleuth.timebase.years import choose_base_year, rollover_segments
 from sarsleuth.parsers import parse
 from sarsleuth.parsers.base import ParseOptions
 
@@ -15,7 +18,7 @@ def test_dmesg_aligned_to_kern_log_without_hand_anchor(corpus):
     kern = parse(logs / "kernlog-ubuntu-5.4-two-boots-hotsos-compute4.log")
     dmesg = parse(logs / "dmesg-ubuntu-5.4-hotsos-compute4.log")
     assert dmesg.meta["volume_unit"] == "uptime-minute"
-    notes = align_sources([kern, dmesg], ParseOptions())
+    notes = dmesg_clock.align([kern, dmesg])
     assert len(notes) == 1 and "aligned" in notes[0] and "kernlog" in notes[0]
     clock = dmesg.meta["clock"]
     assert clock["absolute"] and clock["pairs"] >= 2 and clock["uncertainty_s"] <= 2.0
@@ -46,7 +49,7 @@ def test_dmesg_events_get_wall_clock(corpus, tmp_path):
         "[65300.500000] TCP: time wait bucket table overflow\n")
     k, d = parse(kern, options=ParseOptions(year=2019)), parse(dmesg)
     assert d.events["timestamp"].isna().all() and not d.events["aligned"].any()
-    align_sources([k, d], ParseOptions())
+    dmesg_clock.align([k, d])
     ev = d.events
     assert ev["aligned"].all()
     assert abs((ev["timestamp"].iloc[0] - pd.Timestamp("2019-11-15 06:46:39.5")).total_seconds()) < 1.0
@@ -55,7 +58,7 @@ def test_dmesg_events_get_wall_clock(corpus, tmp_path):
 
 def test_dmesg_alone_uses_its_audit_records(corpus):
     dmesg = parse(corpus / "logs" / "dmesg-ubuntu-5.4-hotsos-compute4.log")
-    notes = align_sources([dmesg], ParseOptions())
+    notes = dmesg_clock.align([dmesg])
     assert "audit" in notes[0]
     boot = dmesg.meta["clock"]["boot"]
     assert str(boot.tz) == "UTC"
@@ -64,7 +67,7 @@ def test_dmesg_alone_uses_its_audit_records(corpus):
 
 def test_dmesg_without_anchor_stays_unaligned(corpus):
     dmesg = parse(corpus / "logs" / "dmesg-syn-flooding-request-sock-4.4.log")
-    notes = align_sources([dmesg], ParseOptions())
+    notes = dmesg_clock.align([dmesg])
     assert "unaligned" in notes[0]
     assert dmesg.events["timestamp"].isna().all() and not dmesg.events["aligned"].any()
     assert dmesg.meta["clock"]["anchor"] is None
@@ -78,7 +81,7 @@ def test_dmesg_aligned_from_a_dmesg_T_copy(tmp_path):
     human.write_text("[Thu Jun 30 04:27:42 2022] nginx invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE), "
                      "order=0\n")
     r, h = parse(raw), parse(human)
-    notes = align_sources([r, h], ParseOptions())
+    notes = dmesg_clock.align([r, h])
     assert "dmesg -T" in notes[0]
     assert abs((r.events["timestamp"].iloc[1] - pd.Timestamp("2022-06-30 04:27:49.85")).total_seconds()) < 1.0
 
@@ -89,8 +92,8 @@ def test_syslog_year_taken_from_other_sources(corpus, tmp_path):
     s = parse(syslog)
     n = parse(corpus / "logs" / "pair-A-nginx-error-signal11-statsd-2.6.32.log")
     assert s.meta["year_from"] == "mtime" and s.events["timestamp"].iloc[0].year != 2012
-    notes = align_sources([s, n], ParseOptions())
-    assert s.meta["year_from"] == "other-sources" and notes
+    notes = settle([s, n]).notes
+    assert s.meta["year_from"] == "other-sources" and any("syslog year taken from the other sources" in x for x in notes)
     assert s.events["timestamp"].iloc[0] == pd.Timestamp("2012-12-12 01:25:56")
     assert s.meta["volume"].index[0] == pd.Timestamp("2012-12-12 01:25")
     assert n.events["timestamp"].iloc[0] == s.events["timestamp"].iloc[0]
@@ -99,7 +102,7 @@ def test_syslog_year_taken_from_other_sources(corpus, tmp_path):
 def test_strong_year_is_kept(corpus):
     s = parse(corpus / "logs" / "pair-A-syslog-segfault-statsd-2.6.32.log", options=ParseOptions(year=2013))
     n = parse(corpus / "logs" / "pair-A-nginx-error-signal11-statsd-2.6.32.log")
-    align_sources([s, n], ParseOptions(year=2013))
+    settle([s, n])
     assert s.events["timestamp"].iloc[0].year == 2013
 
 

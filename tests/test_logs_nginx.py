@@ -92,6 +92,8 @@ def test_continuation_lines_go_into_detail(tmp_path):
 
 
 def test_tz_option(corpus):
-    ev = read_events(corpus / "logs" / "pair-B-nginx-error-signal11-modsecurity-5.4.log",
-                     ParseOptions(tz="Europe/Paris")).events
-    assert ev["timestamp"].iloc[0] == pd.Timestamp("2022-06-30 04:27:49", tz="Europe/Paris")
+    from sarsleuth.timebase import settle
+    src = read_events(corpus / "logs" / "pair-B-nginx-error-signal11-modsecurity-5.4.log", ParseOptions())
+    assert src.events["timestamp"].dt.tz is None          # wall clock as recorded
+    settle([src], tz="Europe/Paris")
+    assert src.events["timestamp"].iloc[0] == pd.Timestamp("2022-06-30 04:27:49", tz="Europe/Paris")

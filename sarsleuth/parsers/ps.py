@@ -225,6 +225,4 @@ def _source(path, snapshots: list[Snapshot], start, time_from: str, warnings: li
     source.events = events_frame(events)
     source.meta.update(processes=_frame(records), snapshots=labelled, snapshot_info=[s.info for s in snapshots],
                        time_from=time_from)
-    if start is not None and getattr(start, "tzinfo", None) is not None:
-        source.tz = str(start.tzinfo)
     return source

@@ -1,2 +1,156 @@
-"""Putting every source of a case on one clock: years of syslog lines,
-zones per host, dmesg uptime anchors."""
+"""One clock for a case.
+
+Parsers return times as their files record them: aware when the file
+records an offset or an instant (sa records, RFC 3339 syslog, sadf's UTC),
+naive wall clock otherwise, with ``Source.tz`` naming the zone the file
+records for its host.  :func:`settle` then decides, once, after every source
+is read:
+
+1. which host each host-less source (nginx error.log, ab, ps) belongs to;
+2. the years and dates that were only guessed (syslog without year, sar
+   text without banner), from the other sources of the same host;
+3. dmesg uptime stamps on the wall clock (anchors);
+4. each host's zone: the one its own files record, else ``--tz``, else the
+   zone recorded by the other hosts (a guess, said in a note), else none;
+5. the display zone: ``--tz``, else the one zone the hosts share, else UTC;
+   without any zone the case stays on the hosts' wall clock.
+
+Every frame is then put on the display clock in place.  A ``--tz`` that
+contradicts a zone a host's files record is a warning naming both: the
+host's wall-clock times are read in the recorded zone (that is the clock
+that wrote them) and merely shown in ``--tz``, so nothing is counted twice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sarsleuth.timebase import dmesg, hosts, years, zones
+
+
+@dataclass
+class Settlement:
+    zone: str | None = None                          # display zone, None = wall clock
+    host_zones: dict = field(default_factory=dict)   # host -> zone its wall-clock times are read in
+    notes: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+
+def settle(sources: list, tz: str | None = None) -> Settlement:
+    """Put ``sources`` on one clock (in place); see the module doc."""
+    out = Settlement()
+    out.notes.extend(hosts.assign(sources))
+    out.notes.extend(years.redate(sources, hosts.host_of))
+    out.notes.extend(dmesg.align(sources))
+    _decide_zones(sources, tz, out)
+    for src in sources:
+        _to_display(src, out.host_zones.get(hosts.host_of(src)), out.zone)
+    return out
+
+
+def _decide_zones(sources, tz, out: Settlement) -> None:
+    recorded: dict = {}      # host -> [(zone, path, a time of the source)]
+    aware = False
+    for src in sources:
+        host = hosts.host_of(src)
+        if src.tz and not zones.is_utc(src.tz):
+            start, _ = src.span()
+            recorded.setdefault(host, []).append((str(src.tz), src.path, start))
+        aware = aware or (_has_aware_times(src) and not timed_by_mtime(src))
+    all_hosts = {hosts.host_of(s) for s in sources}
+    for host in all_hosts:
+        seen = recorded.get(host, [])
+        if seen:
+            zone, path, when = seen[0]
+            _disagreeing(host, seen, out)
+            if tz and zones.offset_at(tz, when) != zones.offset_at(zone, when):
+                out.warnings.append(
+                    f"--tz {tz} contradicts the zone {zone} that {path} records for "
+                    f"{host or 'this host'}: its wall-clock times are read in {zone} and shown in {tz}")
+            out.host_zones[host] = zone
+        else:
+            out.host_zones[host] = tz
+    known = sorted({z for z in out.host_zones.values() if z})
+    if tz:
+        out.zone = tz
+    elif len(known) == 1:
+        out.zone = known[0]
+    elif len(known) > 1:
+        out.zone = "UTC"
+        out.notes.append("hosts record different time zones (" + ", ".join(known) + "); times are shown in UTC")
+    elif aware:
+        out.zone = "UTC"
+    if out.zone is None:
+        out.notes.append("no source carries a time zone: times are the host's wall clock (use --tz to set it)")
+        for src in sources:
+            if timed_by_mtime(src):
+                out.notes.append(f"{src.path}: placed at its file's modification time, shown as UTC wall "
+                                 "clock (a guess: use --window or --tz to place it)")
+        return
+    for host in sorted(all_hosts, key=str):
+        if out.host_zones.get(host) is None and _has_wall_times(sources, host):
+            out.host_zones[host] = out.zone
+            if not tz:
+                why = "the zone recorded by the other sources" if known else "the zone of the UTC-stamped sources"
+                out.notes.append(f"times without a zone{_of(host)} are taken to be in {out.zone}, {why} "
+                                 "(a guess: use --tz to say)")
+
+
+def _disagreeing(host, seen, out: Settlement) -> None:
+    first_zone, first_path, when = seen[0]
+    for zone, path, _ in seen[1:]:
+        if zones.offset_at(zone, when) != zones.offset_at(first_zone, when):
+            out.warnings.append(f"{path} records the zone {zone}{_of(host)} but {first_path} records "
+                                f"{first_zone}: {first_zone} is used")
+
+
+def _of(host) -> str:
+    return f" of {host}" if host else ""
+
+
+def timed_by_mtime(src) -> bool:
+    """Is the only time a source has its file's modification time (ps
+    snapshots, load-test reports without stamps)?  Such an instant is a
+    guess and says nothing about zones."""
+    if src.meta.get("time_from") == "mtime":
+        return True
+    return bool(src.reports) and all(r.get("time_from") == "mtime" for r in src.reports)
+
+
+def _has_aware_times(src) -> bool:
+    for frame in (src.metrics, src.events):
+        if frame is not None and len(frame) and getattr(frame["timestamp"].dt, "tz", None) is not None:
+            return True
+    return any(getattr(r.get("start"), "tzinfo", None) is not None for r in src.reports)
+
+
+def _has_wall_times(sources, host) -> bool:
+    for src in sources:
+        if hosts.host_of(src) != host:
+            continue
+        for frame in (src.metrics, src.events):
+            if frame is not None and len(frame) and getattr(frame["timestamp"].dt, "tz", None) is None:
+                return True
+        if any(r.get("start") is not None and getattr(r.get("start"), "tzinfo", None) is None for r in src.reports):
+            return True
+    return False
+
+
+def _to_display(src, source_zone, display_zone) -> None:
+    for name in ("metrics", "events"):
+        frame = getattr(src, name)
+        if frame is not None and len(frame):
+            converted = zones.to_clock(frame["timestamp"], source_zone, display_zone)
+            if converted is not frame["timestamp"]:
+                frame["timestamp"] = converted
+    for rep in src.reports:
+        for key in ("start", "end", "first_timestamp", "last_timestamp"):
+            if rep.get(key) is not None:
+                rep[key] = zones.ts_to_clock(rep[key], source_zone, display_zone)
+    vol = src.meta.get("volume")
+    if vol is not None and len(vol) and src.meta.get("volume_unit") == "minute":
+        import pandas as pd
+        idx = zones.to_clock(pd.Series(vol.index), source_zone, display_zone)
+        vol.index = pd.DatetimeIndex(idx, name=vol.index.name)
+    rows = src.meta.get("row_lines")
+    if rows is not None and len(rows):
+        rows["timestamp"] = zones.to_clock(rows["timestamp"], source_zone, display_zone)

@@ -1312,7 +1312,7 @@ def build_source(path, kind: str, fmt: LogFormat, result: ScanResult, options,
 
 
 def _clock():
-    from sarsleuth.timebase import align as clock
+    from sarsleuth.timebase import years as clock
     return clock
 
 

@@ -448,8 +448,6 @@ def build_source(path, kind: str, reports: list, warnings: list, summarise, *,
     source = Source(path=str(path), kind=kind, host=host, reports=reports, warnings=warnings,
                     events=events_frame(events), metrics=metrics if metrics is not None else metrics_frame(),
                     records=records or len(reports), meta=meta or {})
-    if reports and reports[0].get("start") is not None and getattr(reports[0]["start"], "tzinfo", None):
-        source.tz = str(reports[0]["start"].tzinfo)
     return source
 
 

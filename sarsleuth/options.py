@@ -1,0 +1,114 @@
+"""The options a user gives, checked in one place.
+
+``analyze``, ``parse`` and :meth:`sarsleuth.Case.load` all go through
+:func:`check_options`, so a bad ``--tz`` or ``--window`` is the same one-line
+usage error whichever way it came in.  Nothing here needs pandas until a
+window is given.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sarsleuth.errors import UsageError
+
+SEVERITY_NAMES = ("low", "medium", "high", "critical")
+DATE_ORDERS = ("mdy", "dmy")
+#: Years a syslog line may be given with ``--year`` (pandas holds 1678-2261;
+#: anything outside this range is a typo, not a post-mortem).
+YEAR_RANGE = (1970, 2100)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Checked options of one analysis (or one ``parse``)."""
+
+    tz: str | None = None                 # IANA zone for times that carry none, and for display
+    year: int | None = None               # year of syslog lines that carry none
+    window: tuple | None = None           # (start, end) Timestamps as given: zoned later, on the case's clock
+    link_speed_bps: float | None = None   # NIC capacity in bits/s
+    date_order: str | None = None         # "mdy" or "dmy" for ambiguous sar banners
+    min_severity: str | None = None
+
+
+def check_options(*, tz=None, year=None, window=None, link_speed=None, date_order=None,
+                  min_severity=None) -> Options:
+    """Every option checked, or one UsageError naming the option."""
+    if tz is not None:
+        check_tz(tz)
+    if year is not None:
+        year = check_year(year)
+    if date_order is not None and date_order not in DATE_ORDERS:
+        raise UsageError(f"--date-order {date_order!r}: expected mdy or dmy")
+    if min_severity is not None and min_severity not in SEVERITY_NAMES:
+        raise UsageError(f"--min-severity {min_severity!r}: expected one of {', '.join(SEVERITY_NAMES)}")
+    return Options(tz=tz, year=year, window=parse_window(window), link_speed_bps=parse_link_speed(link_speed),
+                   date_order=date_order, min_severity=min_severity)
+
+
+def check_tz(tz: str) -> str:
+    try:
+        from zoneinfo import ZoneInfo
+        ZoneInfo(tz)
+    except Exception:
+        raise UsageError(f"--tz {tz!r}: not a known IANA time zone (e.g. Asia/Shanghai, Europe/Paris, UTC)") from None
+    return tz
+
+
+def check_year(year: Any) -> int:
+    try:
+        value = int(year)
+    except (TypeError, ValueError):
+        raise UsageError(f"--year {year!r}: expected a year such as 2014") from None
+    if not (YEAR_RANGE[0] <= value <= YEAR_RANGE[1]):
+        raise UsageError(f"--year {year}: expected a year between {YEAR_RANGE[0]} and {YEAR_RANGE[1]}")
+    return value
+
+
+def parse_window(window):
+    """``START..END`` (ISO 8601 or anything pandas reads) into a pair of
+    Timestamps, naive unless the text carries an offset.  The zone of naive
+    ends is the case's, known only once every source is read."""
+    if window is None:
+        return None
+    import pandas as pd
+    if isinstance(window, tuple):
+        start, end = (pd.Timestamp(t) for t in window)
+    else:
+        if ".." not in str(window):
+            raise UsageError(f"--window {window!r}: expected START..END, e.g. 2014-05-06T15:00..2014-05-06T15:10")
+        a, b = str(window).split("..", 1)
+        try:
+            start, end = pd.Timestamp(a.strip()), pd.Timestamp(b.strip())
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"--window {window!r}: {exc}") from None
+    if start is pd.NaT or end is pd.NaT:
+        raise UsageError(f"--window {window!r}: both ends are needed")
+    if (start.tzinfo is None) == (end.tzinfo is None) and end < start:
+        raise UsageError(f"--window {window!r}: end is before start")
+    return (start, end)
+
+
+_LINK_SPEED = re.compile(r"\s*([\d.]+)\s*([kKmMgGtT]?)(?:bit|b|bps|bit/s)?\s*")
+
+
+def parse_link_speed(value):
+    """``20G``, ``10Gbit``, ``1000M`` or a number of bits/s."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise UsageError(f"--link-speed {value!r}: expected e.g. 10G, 20Gbit, 1000M")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    else:
+        m = _LINK_SPEED.fullmatch(str(value))
+        if not m:
+            raise UsageError(f"--link-speed {value!r}: expected e.g. 10G, 20Gbit, 1000M")
+        try:
+            number = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2).lower()]
+        except ValueError:
+            raise UsageError(f"--link-speed {value!r}: expected e.g. 10G, 20Gbit, 1000M") from None
+    if not (number > 0 and number < float("inf")):
+        raise UsageError(f"--link-speed {value!r}: must be a positive, finite speed")
+    return number

@@ -1,0 +1,160 @@
+"""dmesg uptime stamps on the wall clock.
+
+``[  123.456789]`` counts seconds since boot.  :func:`align` converts them to
+wall clock with an anchor found in the case: the same kernel line in a
+syslog/kern.log file (which carries both the wall time and the ``[uptime]``),
+``audit(epoch:serial)`` records of the dmesg itself, or a ``dmesg -T`` copy.
+Without an anchor the events keep ``timestamp`` NaT and ``aligned`` False,
+and a note says so.
+"""
+from __future__ import annotations
+
+
+def align(sources: list) -> list[str]:
+    """Anchor every dmesg source that needs it; returns notes."""
+    return [_align_dmesg(src, sources) for src in sources if src.kind == "dmesg" and _needs_alignment(src)]
+
+
+def _needs_alignment(src) -> bool:
+    ev = src.events
+    if ev is None or not len(ev):
+        return bool(src.meta.get("uptime_only"))
+    return bool((ev["timestamp"].isna() & ev["uptime"].notna()).any())
+
+
+def _pairs_by_message(src) -> dict:
+    """(uptime rounded to µs, message) -> wall timestamp, from events and
+    samples of a source carrying both."""
+    out = {}
+    for up, ts, msg in _uptime_rows(src):
+        if ts is not None and up is not None:
+            out[(round(up, 6), msg)] = ts
+    return out
+
+
+def _uptime_rows(src):
+    ev = src.events
+    if ev is not None and len(ev):
+        for up, ts, msg in zip(ev["uptime"].tolist(), ev["timestamp"].tolist(), ev["message"].tolist()):
+            if up == up and up is not None:
+                yield float(up), (None if ts is None or ts != ts else ts), msg
+    for row in src.meta.get("clock_samples", []):
+        yield row["uptime"], row.get("timestamp"), row["message"]
+
+
+def _align_dmesg(src, sources) -> str:
+    own = [(up, msg) for up, _ts, msg in _uptime_rows(src)]
+    anchor = _anchor_from_syslog(src, own, sources)
+    if anchor is None:
+        anchor = _anchor_from_audit(src, sources)
+    if anchor is None:
+        anchor = _anchor_from_dmesg_t(src, own, sources)
+    if anchor is None:
+        src.meta["clock"] = {"anchor": None, "absolute": False}
+        return (f"{src.path}: dmesg uptime stamps could not be put on the wall clock (no anchor in the "
+                f"bundle); its events are unaligned")
+    _apply_boot_time(src, anchor)
+    return (f"{src.path}: dmesg aligned to wall clock via {anchor['anchor']} "
+            f"({anchor['pairs']} pair(s), ±{anchor['uncertainty_s']:.1f} s)")
+
+
+def _anchor_from_syslog(src, own, sources) -> dict | None:
+    import pandas as pd
+    wanted = {(round(up, 6), msg) for up, msg in own}
+    for other in sources:
+        if other is src or other.kind not in ("syslog", "journal"):
+            continue
+        pairs = _pairs_by_message(other)
+        matched = [(key[0], pairs[key]) for key in wanted if key in pairs]
+        if not matched:
+            continue
+        whole_seconds = all(pd.Timestamp(ts).microsecond == 0 for _, ts in matched)
+        # a stamp cut to whole seconds lies up to 1 s before the real time
+        bias = 0.5 if whole_seconds else 0.0
+        offsets = sorted((pd.Timestamp(ts) - pd.Timedelta(seconds=up)) for up, ts in matched)
+        boot = offsets[len(offsets) // 2] + pd.Timedelta(seconds=bias)
+        spread = (offsets[-1] - offsets[0]).total_seconds() / 2
+        return {"anchor": f"matching kernel lines in {other.path}", "boot": boot,
+                "uncertainty_s": max(spread, bias, 0.001), "pairs": len(matched), "source": other.path}
+    return None
+
+
+def _anchor_from_audit(src, sources) -> dict | None:
+    import pandas as pd
+    rows = [a for a in src.meta.get("audit_anchors", []) if a.get("uptime") is not None]
+    if not rows:
+        return None
+    offsets = sorted(a["epoch"] - a["uptime"] for a in rows)
+    boot_epoch = offsets[len(offsets) // 2]
+    boot = pd.Timestamp(boot_epoch, unit="s", tz="UTC")
+    label = "audit(epoch) records of the dmesg itself"
+    # an audit epoch is an instant; on a bundle whose syslog is wall clock,
+    # the syslog's own offset from UTC puts the dmesg on that same clock
+    utc_offset = _syslog_utc_offset(sources)
+    if utc_offset is not None:
+        boot = (boot + pd.Timedelta(seconds=utc_offset)).tz_localize(None)
+        label += f", on the syslog wall clock (UTC{utc_offset / 3600:+g} h)"
+    spread = (offsets[-1] - offsets[0]) / 2
+    return {"anchor": label, "boot": boot, "uncertainty_s": max(spread, 0.01), "pairs": len(rows),
+            "source": src.path}
+
+
+def _syslog_utc_offset(sources) -> float | None:
+    for other in sources:
+        off = other.meta.get("clock", {}).get("utc_offset_s") if other.kind in ("syslog", "journal") else None
+        if off is not None:
+            return off
+    return None
+
+
+def _anchor_from_dmesg_t(src, own, sources) -> dict | None:
+    import pandas as pd
+    counts: dict = {}
+    for up, msg in set(own):
+        counts.setdefault(msg, []).append(up)
+    unique_own = {m: ups[0] for m, ups in counts.items() if len(ups) == 1}
+    for other in sources:
+        if other is src or other.kind != "dmesg" or other.events is None or not len(other.events):
+            continue
+        ev = other.events[other.events["uptime"].isna() & other.events["timestamp"].notna()]
+        if not len(ev):
+            continue
+        seen = ev["message"].value_counts()
+        matched = [(unique_own[m], ts) for m, ts in zip(ev["message"], ev["timestamp"])
+                   if m in unique_own and seen[m] == 1]
+        if not matched:
+            continue
+        offsets = sorted(pd.Timestamp(ts) - pd.Timedelta(seconds=up) for up, ts in matched)
+        boot = offsets[len(offsets) // 2] + pd.Timedelta(seconds=0.5)
+        spread = (offsets[-1] - offsets[0]).total_seconds() / 2
+        return {"anchor": f"dmesg -T copy {other.path}", "boot": boot,
+                "uncertainty_s": max(spread, 0.5), "pairs": len(matched), "source": other.path}
+    return None
+
+
+def _apply_boot_time(src, anchor: dict) -> None:
+    import pandas as pd
+    boot = anchor["boot"]
+    ev = src.events
+    if ev is not None and len(ev):
+        mask = ev["timestamp"].isna() & ev["uptime"].notna()
+        walls = boot + pd.to_timedelta(ev.loc[mask, "uptime"], unit="s")
+        ts = ev["timestamp"]
+        if getattr(walls.dt, "tz", None) is not None and getattr(ts.dt, "tz", None) is None:
+            ts = ts.dt.tz_localize(walls.dt.tz)
+        ts = ts.copy()
+        ts.loc[mask] = walls
+        ev["timestamp"] = ts
+        ev.loc[mask, "aligned"] = True
+    vol = src.meta.get("volume")
+    if vol is not None and len(vol) and src.meta.get("volume_unit") == "uptime-minute":
+        walls = boot + pd.to_timedelta(vol.index.to_numpy() * 60.0, unit="s")
+        vol.index = pd.DatetimeIndex(walls).floor("min")
+        vol = vol.groupby(level=0).sum()
+        vol.index.name = "minute"
+        src.meta["volume"] = vol
+        src.meta["volume_unit"] = "minute"
+    if getattr(boot, "tzinfo", None) is not None:
+        src.tz = str(boot.tzinfo)
+    src.meta["clock"] = {"anchor": anchor["anchor"], "boot": boot, "uncertainty_s": anchor["uncertainty_s"],
+                         "pairs": anchor["pairs"], "absolute": True}

@@ -1,0 +1,60 @@
+"""Which host each source belongs to.
+
+Most sources name their host (sa and sar banners, syslog lines, journal
+fields).  nginx error.log, load-test reports and ps snapshots do not: they
+belong to the one host of the case when there is one, else to the host whose
+files sit beside them in the same folder (the way bundles and hand-made
+incident folders are laid out).  A source that still has no host keeps
+``None`` and is said to be host-less.
+"""
+from __future__ import annotations
+
+import os
+
+
+def host_of(src):
+    """The host a source belongs to (its own, or the one it was assigned)."""
+    return src.host if src.host else src.meta.get("assigned_host")
+
+
+def assign(sources: list) -> list[str]:
+    """Give host-less sources a host where the case says which; notes."""
+    named = {s.host for s in sources if s.host}
+    notes: list[str] = []
+    by_folder: dict = {}
+    for s in sources:
+        if s.host:
+            by_folder.setdefault(_folder(s.path), set()).add(s.host)
+    for s in sources:
+        if s.host:
+            continue
+        if len(named) == 1:
+            host = next(iter(named))
+        else:
+            beside = by_folder.get(_folder(s.path), set())
+            if len(beside) != 1:
+                continue
+            host = next(iter(beside))
+            notes.append(f"{s.path}: names no host; taken to be {host}, whose files sit in the same folder")
+        s.meta["assigned_host"] = host
+        _fill_host_column(s, host)
+    return notes
+
+
+def _folder(path) -> str:
+    return os.path.dirname(os.path.abspath(str(path)))
+
+
+def _fill_host_column(src, host) -> None:
+    for frame in (src.metrics, src.events):
+        if frame is None or not len(frame) or "host" not in frame:
+            continue
+        col = frame["host"]
+        missing = col.isna()
+        if missing.any():
+            if hasattr(col, "cat"):
+                if host not in col.cat.categories:
+                    col = col.cat.add_categories([host])
+                frame["host"] = col.fillna(host)
+            else:
+                frame["host"] = col.astype(object).where(~missing, host)

@@ -1,0 +1,231 @@
+"""Years of dates written without one.
+
+RFC 3164 syslog stamps (``May  6 15:04:13``) carry no year, and a sar text
+without its banner carries no date at all.  A file's dates are cut into
+year segments where they jump by more than half a year, and one reference
+fixes the year of the whole file: ``--year``, a clue in the file itself (an
+``audit(<epoch>:...)`` record, a line that carries a year), the gzip header
+time, and last the file's modification time (the last line cannot be later
+than it).  ``meta["year_from"]`` records which.  Once every source of a case
+is read, :func:`redate` moves sources whose year (or date) was only guessed
+onto the dates of the other sources of the same host.
+"""
+from __future__ import annotations
+
+import calendar
+import datetime as _dt
+import statistics
+from typing import Iterable
+
+#: A backward jump larger than this (days) is a year rollover, not disorder.
+ROLLOVER_DAYS = 183
+#: Syslog sources whose year came from one of these may be re-dated from the
+#: other sources of a case.
+WEAK_YEAR_CLUES = {"mtime", "gzip-mtime", "today", "none"}
+
+
+# --------------------------------------------------------------------------
+# Years
+# --------------------------------------------------------------------------
+
+def _day_of_year(mon: int, day: int) -> int:
+    return (mon - 1) * 31 + day
+
+
+def rollover_segments(keys: Iterable[tuple]) -> list[int]:
+    """Year segment (0, 1, ...) of each ``(month, day, ...)`` key, in file
+    order.  A jump back by more than :data:`ROLLOVER_DAYS` (December, then
+    January) starts the next year; a jump *forward* by as much (a stray
+    November line among January ones) belongs to the year before, so one
+    out-of-place line moves only itself, never the lines around it."""
+    raw, offset, prev = [], 0, None
+    for key in keys:
+        cur = _day_of_year(key[0], key[1])
+        if prev is not None:
+            if prev - cur > ROLLOVER_DAYS:
+                offset += 1
+            elif cur - prev > ROLLOVER_DAYS:
+                offset -= 1
+        raw.append(offset)
+        prev = cur
+    if not raw:
+        return []
+    low = min(raw)
+    return [r - low for r in raw]
+
+
+def _valid(year: int, mon: int, day: int) -> bool:
+    return 1 <= mon <= 12 and 1 <= day <= calendar.monthrange(year, mon)[1]
+
+
+def choose_base_year(keys: list[tuple], segments: list[int], *, year: int | None = None,
+                     clues: list[tuple[tuple, _dt.datetime]] | None = None,
+                     gzip_mtime=None, mtime=None) -> tuple[int, str]:
+    """Year of segment 0 and where it came from.
+
+    ``clues`` = ``[(key, absolute_datetime)]`` pairs found in the file; the
+    key's segment gets the year that puts it closest to the datetime.
+    ``gzip_mtime``/``mtime`` bound the *last* line.
+    """
+    if year is not None:
+        return int(year), "option"
+    seg_of = dict(zip(keys, segments))
+    if clues:
+        votes = []
+        for key, when in clues:
+            best = min((when.year - 1, when.year, when.year + 1),
+                       key=lambda y: abs(_key_datetime(y, key, when) - when))
+            votes.append(best - seg_of.get(key, 0))
+        return statistics.mode(votes), "file"
+    if not keys:
+        ref = gzip_mtime or mtime
+        return (ref.year if ref is not None else _dt.date.today().year), "none"
+    last_seg = segments[-1]
+    for ref, label in ((gzip_mtime, "gzip-mtime"), (mtime, "mtime")):
+        if ref is None:
+            continue
+        ref = _naive(ref)
+        last = keys[-1]
+        last_year = ref.year if (last[0], last[1]) <= (ref.month, ref.day + 1) else ref.year - 1
+        base = last_year - last_seg
+        return _leap_fix(base, keys, segments), label
+    return _dt.date.today().year - last_seg, "today"
+
+
+def _leap_fix(base: int, keys: list[tuple], segments: list[int]) -> int:
+    """A weak clue must not put a February 29 into a common year: move the
+    whole file back to the nearest year where every date exists."""
+    for shift in range(0, 8):
+        if all(_valid(base - shift + s, k[0], k[1]) for k, s in zip(keys, segments) if k[:2] == (2, 29)):
+            return base - shift
+    return base
+
+
+def _naive(ts):
+    """A datetime without zone (wall clock as written)."""
+    if hasattr(ts, "tz_localize"):  # pandas Timestamp: keep its nanoseconds
+        return ts.tz_localize(None) if ts.tzinfo else ts
+    return ts.replace(tzinfo=None) if ts.tzinfo else ts
+
+
+def _key_datetime(year: int, key: tuple, ref: _dt.datetime) -> _dt.datetime:
+    mon, day = key[0], key[1]
+    if not _valid(year, mon, day):
+        return _dt.datetime(year, mon, 28) + _dt.timedelta(days=400)
+    h = key[2] if len(key) > 2 else 0
+    m = key[3] if len(key) > 3 else 0
+    out = _dt.datetime(year, mon, day, h, m)
+    return out.replace(tzinfo=ref.tzinfo) if getattr(ref, "tzinfo", None) else out
+
+
+
+
+# --------------------------------------------------------------------------
+# Re-dating guessed years and dates from the other sources of a host
+# --------------------------------------------------------------------------
+
+def redate(sources: list, host_of) -> list[str]:
+    """Move sources whose year (syslog) or date (sar text without banner)
+    was only guessed onto the dates the other sources of the same host
+    record; ``host_of(source)`` names a source's host.  Returns notes."""
+    notes = []
+    for src in sources:
+        if src.kind in ("syslog", "journal") and src.meta.get("year_from") in WEAK_YEAR_CLUES:
+            refs = _reference_spans(src, sources, host_of)
+            note = _redate_years(src, refs)
+            if note:
+                notes.append(note)
+        elif src.kind == "sar-text" and src.meta.get("date_unknown"):
+            refs = _reference_spans(src, sources, host_of)
+            note = _redate_days(src, refs)
+            if note:
+                notes.append(note)
+    return notes
+
+
+def _is_weak(src) -> bool:
+    if src.kind in ("syslog", "journal") and src.meta.get("year_from") in WEAK_YEAR_CLUES:
+        return True
+    if src.kind == "sar-text" and src.meta.get("date_unknown"):
+        return True
+    if src.kind == "dmesg" and not src.meta.get("clock", {}).get("absolute", True):
+        return True
+    # load-test reports placed at the file's mtime say nothing of the date
+    return bool(src.reports) and all(r.get("time_from") == "mtime" for r in src.reports)
+
+
+def _reference_spans(src, sources, host_of) -> list:
+    """Wall-clock spans of the well-dated sources of ``src``'s host (all
+    hosts' when its host has none)."""
+    host = host_of(src)
+    same, other = [], []
+    for o in sources:
+        if o is src or _is_weak(o):
+            continue
+        span = _span_walls(o)
+        if span is None:
+            continue
+        (same if host is not None and host_of(o) == host else other).append(span)
+    return same or other
+
+
+def _span_walls(src):
+    start, end = src.span()
+    if start is None:
+        return None
+    return _naive(start), _naive(end)
+
+
+def _redate_years(src, refs) -> str | None:
+    import pandas as pd
+    own = _span_walls(src)
+    if own is None or not refs:
+        return None
+
+    def distance(shift: int) -> float:
+        lo = own[0] + pd.DateOffset(years=shift)
+        hi = own[1] + pd.DateOffset(years=shift)
+        return sum(max((r_lo - hi).total_seconds(), (lo - r_hi).total_seconds(), 0.0) for r_lo, r_hi in refs)
+
+    shifts = {0}
+    for r_lo, _r_hi in refs:
+        shifts.update(r_lo.year - own[0].year + d for d in (-1, 0, 1))
+    best = min(sorted(shifts), key=lambda k: (distance(k), abs(k)))
+    src.meta["year_from"] = "other-sources"
+    if best == 0 or distance(best) >= distance(0):
+        return None
+    _shift_frames(src, pd.DateOffset(years=best))
+    return f"{src.path}: syslog year taken from the other sources ({best:+d} year(s) from the file-time guess)"
+
+
+def _redate_days(src, refs) -> str | None:
+    """A sar text without banner: its rows carry times of day only; put them
+    on the day the host's other sources start on."""
+    if not refs:
+        return None
+    first_day = min(r_lo for r_lo, _ in refs).normalize()
+    own = _span_walls(src)
+    if own is None:
+        return None
+    shift = first_day - own[0].normalize()
+    _shift_frames(src, shift)
+    src.meta["date_unknown"] = False
+    src.meta["date_from"] = "other-sources"
+    line = src.meta.get("date_unknown_line")
+    src.warnings[:] = [w for w in src.warnings if "no sar banner, so the date is unknown" not in w]
+    where = f"{src.path}:{line}" if line else src.path
+    return (f"{where}: no sar banner: rows dated {first_day.date().isoformat()} from the other sources' "
+            "dates (a guess: give the banner line to be sure)")
+
+
+def _shift_frames(src, offset) -> None:
+    """Move every time of a source by ``offset`` (a DateOffset or Timedelta)."""
+    for frame in (src.events, src.metrics):
+        if frame is not None and len(frame):
+            frame["timestamp"] = frame["timestamp"] + offset
+    vol = src.meta.get("volume")
+    if vol is not None and len(vol) and src.meta.get("volume_unit") == "minute":
+        vol.index = vol.index + offset
+    rows = src.meta.get("row_lines")
+    if rows is not None and len(rows):
+        rows["timestamp"] = rows["timestamp"] + offset
