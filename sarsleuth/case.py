@@ -101,7 +101,7 @@ class Case:
             # series; sorting or deduplicating millions of rows buys nothing
             self.metrics = metrics[0].reset_index(drop=True)
         elif metrics:
-            m = pd.concat(metrics, ignore_index=True)
+            m = pd.concat(_shared_categories(metrics), ignore_index=True)
             if _hosts_overlap(metrics):
                 before = len(m)
                 # the same sample from two renderings (sa06 and sar06.txt) counts once
@@ -208,6 +208,20 @@ class Case:
     def __repr__(self) -> str:
         return (f"<Case {len(self.sources)} sources, {len(self.metrics)} metric values, {len(self.events)} events, "
                 f"{len(self.findings)} findings, {len(self.incidents)} incidents>")
+
+
+def _shared_categories(frames) -> list:
+    """Metric frames whose label columns share one set of categories, so the
+    concatenated table stays categorical (compact, fast to index) instead of
+    falling back to Python strings when two sources' categories differ."""
+    import pandas as pd
+    from pandas.api.types import union_categoricals
+    out = [f.copy(deep=False) for f in frames]
+    for col in ("host", "section", "device", "metric"):
+        cats = union_categoricals([f[col].astype("category") for f in out], ignore_order=True).categories
+        for f in out:
+            f[col] = pd.Categorical(f[col], categories=cats)
+    return out
 
 
 def _hosts_overlap(frames) -> bool:

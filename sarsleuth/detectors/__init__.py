@@ -30,11 +30,14 @@ def registry() -> dict[str, type[Detector]]:
 
 
 def run_all(ctx: Context, only: list | None = None) -> tuple[list, list]:
-    """Run every detector; returns (findings, warnings).  A detector that fails
-    on odd data is reported as a warning, never takes the analysis down."""
+    """Run every detector whose inputs the case has; returns (findings,
+    warnings).  A detector that fails on odd data is reported as a warning,
+    never takes the analysis down."""
     findings, warnings = [], []
     for det_id, cls in registry().items():
         if only and det_id not in only:
+            continue
+        if cls.inputs and not any(ctx.available(name) for name in cls.inputs):
             continue
         det = cls(ctx.params.get(det_id))
         try:

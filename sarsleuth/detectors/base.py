@@ -18,7 +18,12 @@ from sarsleuth.model import Evidence, Finding
 
 @dataclass
 class Context:
-    """The normalized inputs of a case, as detectors see them."""
+    """The normalized inputs of a case, as detectors see them.
+
+    The long metrics table can hold tens of millions of rows, and detectors
+    ask for hundreds of series: each section is indexed once (positions of
+    every (metric, device, host) group), so a series costs its own length,
+    not the table's."""
 
     metrics: Any                 # long metrics DataFrame (all sources, deduplicated)
     events: Any                  # events DataFrame (all log sources)
@@ -26,16 +31,62 @@ class Context:
     sources: list                # parsed Source objects (for meta: ncpu, ps tables...)
     params: dict = field(default_factory=dict)   # {detector_id: {param: value}}
     link_speed_bps: float | None = None
+    user_signatures: tuple = ()  # the case's own [[signature]] entries (config file)
     _series_cache: dict = field(default_factory=dict)
+    _sections: dict = field(default_factory=dict)
     _paths: dict | None = None
+    _kinds: frozenset | None = None
+
+    # ---------------------------------------------------------------- inputs
+    def available(self, name: str) -> bool:
+        """Is an input a detector declares present?  ``metrics``,
+        ``metrics:<section>``, ``events``, ``events:<kind>``, ``reports``, ``ps``."""
+        what, _, detail = name.partition(":")
+        if what == "metrics":
+            m = self.metrics
+            return m is not None and len(m) > 0 and (not detail or self._section(detail) is not None)
+        if what == "events":
+            ev = self.events
+            if ev is None or not len(ev):
+                return False
+            if not detail:
+                return True
+            if self._kinds is None:
+                self._kinds = frozenset(ev["kind"].astype(str).unique())
+            return detail in self._kinds
+        if what == "reports":
+            return bool(self.reports)
+        if what == "ps":
+            return bool(self.sources_of("ps"))
+        raise ValueError(f"unknown detector input {name!r}")
+
+    # --------------------------------------------------------------- metrics
+    def _section(self, section: str):
+        """``{(metric, device, host): row positions}`` of one section, built
+        once; None when the section is absent."""
+        if section in self._sections:
+            return self._sections[section]
+        import numpy as np
+        m = self.metrics
+        index = None
+        if m is not None and len(m):
+            pos = np.flatnonzero((m["section"] == section).to_numpy())
+            if len(pos):
+                keys = m[["metric", "device", "host"]].iloc[pos]
+                groups = keys.groupby(["metric", "device", "host"], observed=True, sort=False, dropna=False).indices
+                index = {(str(k[0]), "" if _missing(k[1]) else str(k[1]), None if _missing(k[2]) else k[2]): pos[v]
+                         for k, v in groups.items()}
+        self._sections[section] = index
+        return index
 
     def hosts(self, section: str | None = None) -> list:
         m = self.metrics
         if m is None or not len(m):
             return []
-        if section is not None:
-            m = m[m["section"] == section]
-        return sorted(m["host"].dropna().unique().tolist())
+        if section is None:
+            return sorted(str(h) for h in m["host"].dropna().unique())
+        index = self._section(section) or {}
+        return sorted({k[2] for k in index if k[2] is not None})
 
     def series(self, section: str, metric: str, device: str = "", host=None):
         """One metric as a time-indexed Series for one host and device
@@ -43,26 +94,35 @@ class Context:
         key = (section, metric, device, host)
         if key in self._series_cache:
             return self._series_cache[key]
-        m = self.metrics
+        import numpy as np
+        index = self._section(section) or {}
+        if host is not None:
+            parts = [index.get((metric, device, host))]
+        else:
+            parts = [p for (mt, dev, _h), p in index.items() if mt == metric and dev == device]
+        parts = [p for p in parts if p is not None and len(p)]
         out = None
-        if m is not None and len(m):
-            sel = (m["section"] == section) & (m["metric"] == metric) & (m["device"] == device)
-            if host is not None:
-                sel &= m["host"] == host
-            part = m.loc[sel, ["timestamp", "value"]]
-            if len(part):
-                out = part.drop_duplicates("timestamp").set_index("timestamp")["value"].sort_index()
+        if parts:
+            pos = np.sort(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+            part = self.metrics[["timestamp", "value"]].iloc[pos]
+            out = part.drop_duplicates("timestamp").set_index("timestamp")["value"].sort_index()
         self._series_cache[key] = out
         return out
 
     def devices(self, section: str, metric: str, host=None) -> list:
-        m = self.metrics
-        if m is None or not len(m):
-            return []
-        sel = (m["section"] == section) & (m["metric"] == metric)
-        if host is not None:
-            sel &= m["host"] == host
-        return sorted(m.loc[sel, "device"].unique().tolist())
+        index = self._section(section) or {}
+        return sorted({dev for (mt, dev, h) in index if mt == metric and (host is None or h == host)})
+
+    def sample_times(self, host):
+        """Sorted distinct times at which the host's sar recorded anything."""
+        key = ("__times__", host)
+        if key not in self._series_cache:
+            import pandas as pd
+            m = self.metrics
+            ts = m.loc[(m["host"] == host).to_numpy(), "timestamp"] if m is not None and len(m) else m
+            self._series_cache[key] = pd.Series(ts.unique() if ts is not None else []).sort_values(
+                ignore_index=True)
+        return self._series_cache[key]
 
     def path_for(self, section: str, host) -> str:
         """The file a host's sar section came from (for evidence), or the
@@ -85,13 +145,10 @@ class Context:
         for s in self.sources:
             if s.host == host and s.meta.get("ncpu"):
                 return int(s.meta["ncpu"])
-        m = self.metrics
-        if m is not None and len(m):
-            cpus = m[(m["section"] == "cpu") & (m["host"] == host) & (m["device"] != "all")]["device"].unique()
-            if len(cpus):
-                return len(cpus)
-        return None
+        cpus = [d for d in self.devices("cpu", "%idle", host) if d not in ("all", "")]
+        return len(cpus) or None
 
+    # ---------------------------------------------------------------- events
     def events_of(self, *kinds: str):
         ev = self.events
         if ev is None or not len(ev):
@@ -102,13 +159,19 @@ class Context:
         return [s for s in self.sources if s.kind == kind]
 
 
+def _missing(value) -> bool:
+    return value is None or value != value
+
+
 class Detector(ABC):
     """Base class of every detector."""
 
     id: ClassVar[str] = ""
     #: One line for ``sarsleuth detectors``.
     summary: ClassVar[str] = ""
-    #: Which frames it reads: "metrics", "events", "reports", "ps".
+    #: What it reads (see :meth:`Context.available`): "metrics",
+    #: "metrics:<section>", "events", "events:<kind>", "reports", "ps".  A
+    #: detector none of whose inputs the case has is not run.
     inputs: ClassVar[tuple] = ()
     #: Incident category this detector's findings point to.
     category: ClassVar[str] = "other"
