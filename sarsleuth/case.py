@@ -49,7 +49,8 @@ class Case:
                              min_severity=min_severity)
         cfg = load_config(config)
         parse_options = ParseOptions(year=opts.year, date_order=opts.date_order,
-                                     link_speed_bps=opts.link_speed_bps or cfg.link_speed_bps)
+                                     link_speed_bps=opts.link_speed_bps or cfg.link_speed_bps,
+                                     signatures=cfg.signatures)
         case = cls(tz=opts.tz)
         files = []
         for p in paths:
@@ -128,7 +129,8 @@ class Case:
         from sarsleuth.detectors import Context, registry, run_all
         from sarsleuth.model import SEVERITY_RANK
         ctx = Context(metrics=self.metrics, events=self.events, reports=self.reports, sources=self.sources,
-                      params=cfg.params, link_speed_bps=parse_options.link_speed_bps)
+                      params=cfg.params, link_speed_bps=parse_options.link_speed_bps,
+                      user_signatures=cfg.signatures)
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
         if self.window is not None:
@@ -215,12 +217,20 @@ def _shared_categories(frames) -> list:
     concatenated table stays categorical (compact, fast to index) instead of
     falling back to Python strings when two sources' categories differ."""
     import pandas as pd
-    from pandas.api.types import union_categoricals
     out = [f.copy(deep=False) for f in frames]
     for col in ("host", "section", "device", "metric"):
-        cats = union_categoricals([f[col].astype("category") for f in out], ignore_order=True).categories
+        labels: dict = {}
         for f in out:
-            f[col] = pd.Categorical(f[col], categories=cats)
+            values = f[col].cat.categories if isinstance(f[col].dtype, pd.CategoricalDtype) else f[col].dropna().unique()
+            labels.update(dict.fromkeys(str(v) for v in values))
+        cats = pd.Index(list(labels), dtype=object)
+        for f in out:
+            column = f[col]
+            if isinstance(column.dtype, pd.CategoricalDtype):
+                column = column.cat.rename_categories([str(c) for c in column.cat.categories])
+                f[col] = column.cat.set_categories(cats)
+            else:
+                f[col] = pd.Categorical(column.where(column.isna(), column.astype(str)), categories=cats)
     return out
 
 

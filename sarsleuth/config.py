@@ -26,11 +26,20 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore
 
 
-@dataclass
+#: Nesting a config never needs; deeper is refused before the TOML reader
+#: recurses into it.
+MAX_NESTING = 32
+
+
+@dataclass(frozen=True)
 class Config:
+    """One case's configuration: it travels with the case, never through
+    module state."""
+
     params: dict = field(default_factory=dict)
     link_speed_bps: float | None = None
     path: str | None = None
+    signatures: tuple = ()       # the user's [[signature]] entries, tried before the built-in ones
 
 
 def load_config(path) -> Config:
@@ -40,7 +49,11 @@ def load_config(path) -> Config:
         return Config()
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text("utf-8"))
+        text = p.read_text("utf-8")
+        _check_nesting(p, text)
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise UsageError(f"{p}: nested more than {MAX_NESTING} levels deep") from None
     except FileNotFoundError:
         raise UsageError(f"{p}: config file not found") from None
     except tomllib.TOMLDecodeError as exc:
@@ -49,8 +62,27 @@ def load_config(path) -> Config:
         raise UsageError(f"{p}: unreadable config file ({type(exc).__name__}: {exc})") from None
     params = _detector_params(p, data.get("detectors"))
     link = _link_speed(p, data)
-    _register_signatures(p, data)
-    return Config(params=params, link_speed_bps=link, path=str(p))
+    return Config(params=params, link_speed_bps=link, path=str(p), signatures=_user_signatures(p, text, data))
+
+
+def _check_nesting(p: Path, text: str) -> None:
+    """Refuse arrays/inline tables nested deeper than any config needs (the
+    TOML reader would recurse once per level)."""
+    depth = deepest = 0
+    in_string = None
+    for ch in text:
+        if in_string:
+            if ch == in_string:
+                in_string = None
+        elif ch in "\"'":
+            in_string = ch
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_NESTING:
+                raise UsageError(f"{p}: nested more than {MAX_NESTING} levels deep")
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
 
 
 def _detector_params(p: Path, section) -> dict:
@@ -71,21 +103,61 @@ def _detector_params(p: Path, section) -> dict:
         if unknown:
             raise UsageError(f"{p}: detector {det_id!r} has no parameter {', '.join(sorted(unknown))} "
                              f"(known: {', '.join(sorted(known[det_id].defaults))})")
+        for name, value in values.items():
+            _check_param(p, det_id, name, value, known[det_id].defaults[name])
         params[det_id] = values
     return params
 
 
-def _register_signatures(p: Path, data: dict) -> None:
-    """Register the file's ``[[signature]]`` entries, if any."""
-    if not data.get("signature"):
+def _check_param(p: Path, det_id: str, name: str, value, default) -> None:
+    """A threshold must be of its default's type, finite and not negative
+    (a NaN or infinite threshold would silently switch a detector off);
+    percentages stay within 0-100."""
+    where = f"{p}: [detectors.{det_id}] {name} = {value!r}"
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise UsageError(f"{where}: expected true or false")
         return
+    if isinstance(default, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UsageError(f"{where}: expected a number")
+        if value != value or value in (float("inf"), float("-inf")):
+            raise UsageError(f"{where}: expected a finite number")
+        if value < 0:
+            raise UsageError(f"{where}: expected a number >= 0")
+        if name.endswith("_pct") and value > 100:
+            raise UsageError(f"{where}: a percentage is at most 100")
+        return
+    if isinstance(default, str) and not isinstance(value, str):
+        raise UsageError(f"{where}: expected text")
+
+
+def _user_signatures(p: Path, text: str, data: dict) -> tuple:
+    """The file's ``[[signature]]`` entries, checked: ids must not shadow a
+    built-in detector or signature (it would silently change the built-in
+    counts), and every pattern must run in time linear in the line (RE2
+    syntax: no backreferences or lookaround), so no line can stall a scan."""
+    if not data.get("signature"):
+        return ()
+    from sarsleuth.detectors import registry
     from sarsleuth.knowledge import signatures
     try:
-        signatures.load_user_signatures(p)
-    except UsageError:
-        raise
-    except Exception as exc:
+        sigs = signatures.read_table(text)
+    except (ValueError, TypeError) as exc:
         raise UsageError(f"{p}: bad [[signature]]: {exc}") from None
+    taken = set(registry()) | {s.id for s in signatures.builtin_signatures()}
+    seen = set()
+    for s in sigs:
+        if s.id in taken:
+            raise UsageError(f"{p}: [[signature]] id {s.id!r} is a built-in name; choose another id")
+        if s.id in seen:
+            raise UsageError(f"{p}: [[signature]] id {s.id!r} appears twice")
+        seen.add(s.id)
+        for pattern in s.patterns:
+            problem = signatures.unbounded_pattern(pattern)
+            if problem:
+                raise UsageError(f"{p}: signature {s.id!r}: pattern {pattern!r} {problem}")
+    return tuple(sigs)
 
 
 def _link_speed(p: Path, data: dict):

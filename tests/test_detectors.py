@@ -368,21 +368,23 @@ def test_port_exhaustion_reads_time_wait_from_sar():
 
 @pytest.fixture
 def user_signature(tmp_path):
+    from sarsleuth.config import load_config
     cfg = tmp_path / "sig.toml"
     cfg.write_text('[[signature]]\nid = "pgbackrest-fail"\npatterns = [\'ERROR: \\[\\d+\\]: .*archive-push\']\n'
                    'severity = "critical"\ncategory = "other"\nexplanation = "WAL archiving failed: the disk fills."\n'
                    'recommendations = ["Check the repository host and free space."]\n')
-    signatures.load_user_signatures(cfg)
-    yield "pgbackrest-fail"
-    signatures.clear_user_signatures()
+    return load_config(cfg).signatures
 
 
 def test_custom_signature_reports_bursts_with_the_users_words(user_signature):
     msgs = ["ERROR: [082]: archive-push command failed: WAL segment 00000001000000A2 was not archived"] * 3
-    rows = [classified(m, ts=f"2024-03-01 10:0{i}:00", line=i + 1, process="pgbackrest", pid=4410) for i, m in enumerate(msgs)]
-    rows.append(classified(msgs[0], ts="2024-03-01 18:00:00", line=9, process="pgbackrest", pid=5120))
-    assert rows[0]["kind"] == "pgbackrest-fail"
-    f = run("custom-signature", ctx(events=events_frame(rows)))
+    kind = signatures.classify(msgs[0], user_signature)
+    assert kind == "pgbackrest-fail" and signatures.classify(msgs[0]) is None   # only with this case's config
+    rows = [ev(kind, m, ts=f"2024-03-01 10:0{i}:00", line=i + 1, process="pgbackrest", pid=4410) for i, m in enumerate(msgs)]
+    rows.append(ev(kind, msgs[0], ts="2024-03-01 18:00:00", line=9, process="pgbackrest", pid=5120))
+    c = ctx(events=events_frame(rows))
+    c.user_signatures = user_signature
+    f = run("custom-signature", c)
     assert [x.metrics["lines"] for x in f] == [3, 1]            # two bursts, hours apart
     assert f[0].severity == "critical" and f[0].explanation == "WAL archiving failed: the disk fills."
     assert f[0].recommendations == ["Check the repository host and free space."]
@@ -391,31 +393,39 @@ def test_custom_signature_reports_bursts_with_the_users_words(user_signature):
 
 
 def test_custom_signature_quiet_without_user_signatures():
-    signatures.clear_user_signatures()
     e = events_frame([classified("ERROR: [082]: archive-push command failed", line=1)])
     assert run("custom-signature", ctx(events=e)) == []
 
 
-def test_user_signature_loaded_twice_is_not_duplicated(user_signature, tmp_path):
-    cfg = tmp_path / "again.toml"
-    cfg.write_text('[[signature]]\nid = "pgbackrest-fail"\npatterns = [\'archive-push\']\nseverity = "low"\n')
-    signatures.load_user_signatures(cfg)
-    assert [s.id for s in signatures.user_signatures()] == ["pgbackrest-fail"]
-    assert signatures.user_signatures()[0].severity == "low"
-
-
 @pytest.mark.parametrize("body, word", [
     ('[[signature]]\nid = "x"\npatterns = ["a"]\nseverity = "urgent"\n', "severity"),
-    ('[[signature]]\nid = "x"\npatterns = ["(unclosed"]\n', "bad pattern"),
+    ('[[signature]]\nid = "x"\npatterns = ["(unclosed"]\n', "not a valid regular expression"),
     ('[[signature]]\nid = "x"\npatterns = []\n', "patterns"),
     ('[[signature]]\nid = "x"\npatterns = ["a"]\ncategory = "disk"\n', "category"),
+    ('[[signature]]\nid = "page-allocation-failure"\npatterns = ["a"]\n', "built-in name"),
+    ('[[signature]]\nid = "x"\npatterns = ["(a)\\\\1"]\n', "no time bound"),
+    ('[[signature]]\nid = "x"\npatterns = ["(?<=x)a"]\n', "no time bound"),
+    ('[[signature]]\nid = "x"\npatterns = ["a"]\n[[signature]]\nid = "x"\npatterns = ["b"]\n', "twice"),
 ])
 def test_bad_user_signatures_are_refused(tmp_path, body, word):
+    from sarsleuth.config import load_config
+    from sarsleuth.errors import UsageError
     cfg = tmp_path / "bad.toml"
     cfg.write_text(body)
-    with pytest.raises(ValueError, match=word):
-        signatures.load_user_signatures(cfg)
-    assert signatures.user_signatures() == []
+    with pytest.raises(UsageError, match=word):
+        load_config(cfg)
+
+
+def test_user_pattern_runs_in_linear_time():
+    """``(a+)+$`` backtracks exponentially in a backtracking engine; user
+    patterns run on RE2, so a long line of a's is matched at once."""
+    import time
+    from sarsleuth.knowledge.signatures import Signature
+    user = (Signature("evil", "any", ("(a+)+$",)),)
+    t0 = time.perf_counter()
+    assert signatures.classify("a" * 40 + "!", user) is None
+    assert signatures.classify("a" * 5000, user) == "evil"
+    assert time.perf_counter() - t0 < 1.0
 
 
 def test_oom_kill_and_signal_9_exit_are_one_kill():

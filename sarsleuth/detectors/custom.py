@@ -1,7 +1,6 @@
 """The user's own log signatures (``[[signature]]`` in a config file)."""
 from __future__ import annotations
 
-from sarsleuth.knowledge import signatures
 from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 
@@ -14,8 +13,8 @@ class CustomSignature(Detector):
     Why it matters: every site has its own "this line means trouble"
     (an application's panic message, a RAID controller's warning); declaring
     it once puts it on the same timeline as the kernel and sar evidence.
-    A user signature that reuses a built-in id (``segfault``...) is handled
-    by the built-in detector, not here.
+    A user signature may not reuse a built-in id (the config is refused):
+    it would silently change the built-in detector's counts.
     """
 
     id = "custom-signature"
@@ -26,10 +25,7 @@ class CustomSignature(Detector):
 
     def run(self, ctx: Context):
         out = []
-        builtin = {s.id for s in signatures.builtin_signatures()}
-        for sig in signatures.user_signatures():
-            if sig.id in builtin:
-                continue
+        for sig in ctx.user_signatures:
             ev = ctx.events_of(sig.id)
             for b in bursts(ev, self.params["burst_gap_seconds"]):
                 n = b.lines

@@ -1,9 +1,12 @@
 """Classify log messages into event kinds.
 
-The table is data (``knowledge/signatures.toml``, plus any user file given
-with ``load_user_signatures``).  All patterns are folded into one alternation
-so a line is matched once, and a bytes twin of that alternation lets the log
-parsers pick candidate lines out of raw bytes before decoding anything.
+The table is data (``knowledge/signatures.toml``).  A case may add the
+user's own ``[[signature]]`` entries from its config file: they travel with
+the case (``ParseOptions.signatures``, ``Context.user_signatures``), never
+through module state, so two cases in one process cannot see each other's.
+All patterns of a set are folded into one alternation so a line is matched
+once, and a bytes twin of that alternation lets the log parsers pick
+candidate lines out of raw bytes before decoding anything.
 """
 from __future__ import annotations
 
@@ -29,10 +32,8 @@ class Signature:
     recommendations: tuple[str, ...] = ()
 
 
-_user: list[Signature] = []
-
-
-def _load_table(text: str) -> list[Signature]:
+def read_table(text: str) -> list[Signature]:
+    """Signatures of a TOML table (``[[signature]]`` entries), checked."""
     from sarsleuth.model import CATEGORIES, SEVERITIES
     data = tomllib.loads(text)
     out = []
@@ -60,42 +61,12 @@ def _load_table(text: str) -> list[Signature]:
 @lru_cache(maxsize=1)
 def builtin_signatures() -> tuple[Signature, ...]:
     text = resources.files("sarsleuth.knowledge").joinpath("signatures.toml").read_text("utf-8")
-    return tuple(_load_table(text))
+    return tuple(read_table(text))
 
 
-def load_user_signatures(path) -> list[Signature]:
-    """Add signatures from a user TOML file (same shape as the built-in one,
-    plus optional ``severity``, ``explanation``, ``category`` and
-    ``recommendations``).  User signatures are tried before the built-in
-    ones; loading a signature whose id is already loaded replaces it, so
-    reading the same config twice does not duplicate anything."""
-    from pathlib import Path
-    sigs = _load_table(Path(path).read_text("utf-8"))
-    for s in sigs:
-        for p in s.patterns:
-            try:
-                re.compile(p)  # fail early on a bad regex, with the user's pattern
-            except re.error as exc:
-                raise ValueError(f"signature {s.id!r}: bad pattern {p!r}: {exc}") from None
-    ids = {s.id for s in sigs}
-    _user[:] = sigs + [s for s in _user if s.id not in ids]
-    _compiled.cache_clear()
-    return sigs
-
-
-def user_signatures() -> list[Signature]:
-    """The signatures loaded from user files, in the order they are tried."""
-    return list(_user)
-
-
-def clear_user_signatures() -> None:
-    """Forget every user signature (back to the built-in table)."""
-    _user.clear()
-    _compiled.cache_clear()
-
-
-def all_signatures() -> list[Signature]:
-    return list(_user) + list(builtin_signatures())
+def all_signatures(user: tuple = ()) -> list[Signature]:
+    """The user's signatures (tried first) and the built-in ones."""
+    return list(user) + list(builtin_signatures())
 
 
 def _scoped(pattern: str) -> str:
@@ -108,7 +79,9 @@ def _scoped(pattern: str) -> str:
 
 @lru_cache(maxsize=1)
 def _compiled():
-    sigs = all_signatures()
+    """The built-in signatures folded into one Python alternation (they are
+    ours and reviewed; users' patterns run on RE2, see _user_matchers)."""
+    sigs = builtin_signatures()
     strict, loose, names = [], [], {}
     for i, sig in enumerate(sigs):
         for j, pat in enumerate(sig.patterns):
@@ -124,23 +97,83 @@ def _compiled():
     return text_re, bytes_re, names
 
 
-def classify(message: str) -> str | None:
-    """The event kind of a message (without its syslog/nginx prefix), or None."""
+#: Python regex constructs RE2 cannot run in linear time.
+_UNBOUNDED = {"GROUPREF": "refers back to a group", "GROUPREF_EXISTS": "refers back to a group",
+              "ASSERT": "uses lookaround", "ASSERT_NOT": "uses lookaround",
+              "ATOMIC_GROUP": "uses an atomic group", "POSSESSIVE_REPEAT": "uses a possessive repeat"}
+
+
+def unbounded_pattern(pattern: str) -> str | None:
+    """Why a user's pattern cannot be run with a time bound, or None.
+
+    User patterns run on RE2 (time linear in the line, whatever the
+    pattern: ``(a+)+$`` on a long line cannot stall a scan); constructs only
+    a backtracking engine has are refused here, with the reason."""
+    try:
+        from re import _parser as sre_parse      # Python 3.11+
+    except ImportError:                           # pragma: no cover - Python 3.10
+        import sre_parse  # type: ignore
+    try:
+        tree = sre_parse.parse(pattern)
+    except re.error as exc:
+        return f"is not a valid regular expression: {exc}"
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for op, arg in (node.data if hasattr(node, "data") else node):
+            reason = _UNBOUNDED.get(str(op))
+            if reason:
+                return f"{reason}, which has no time bound (RE2 syntax is required)"
+            for item in (arg if isinstance(arg, (list, tuple)) else [arg]):
+                if hasattr(item, "data"):
+                    stack.append(item)
+                elif isinstance(item, (list, tuple)):
+                    stack.extend(x for x in item if hasattr(x, "data"))
+    return None
+
+
+@lru_cache(maxsize=8)
+def _user_matchers(user: tuple):
+    """(compiled RE2 pattern, signature id) for each user pattern."""
+    import re2
+    return [(re2.compile(_scoped(pat)), sig.id) for sig in user for pat in sig.patterns]
+
+
+def classify(message: str, user: tuple = ()) -> str | None:
+    """The event kind of a message (without its syslog/nginx prefix), or None.
+
+    Built-in signatures decide first, so a user's signature never changes
+    what the built-in detectors count; the user's (on RE2) classify the
+    lines no built-in signature knows."""
     text_re, _, names = _compiled()
     m = text_re.search(message)
-    if m is None:
-        return None
-    return names[m.lastgroup]
+    if m is not None:
+        return names[m.lastgroup]
+    for compiled, sig_id in _user_matchers(tuple(user)):
+        if compiled.search(message):
+            return sig_id
+    return None
 
 
 def candidate_bytes_regex():
-    """A compiled bytes regex that matches every raw line that could classify
-    (a superset: anchors are relaxed)."""
+    """A compiled bytes regex that matches every raw line a built-in
+    signature could classify (a superset: anchors are relaxed)."""
     return _compiled()[1]
 
 
-def signature_severity(kind: str) -> str | None:
-    for s in all_signatures():
+@lru_cache(maxsize=8)
+def user_candidate_matcher(user: tuple):
+    """An RE2 bytes pattern matching every raw line one of the user's
+    signatures could classify, or None without user signatures."""
+    if not user:
+        return None
+    import re2
+    loose = [_scoped(p)[1:] if p.startswith("^") else _scoped(p) for sig in user for p in sig.patterns]
+    return re2.compile("|".join(f"(?:{p})" for p in loose).encode("utf-8"))
+
+
+def signature_severity(kind: str, user: tuple = ()) -> str | None:
+    for s in all_signatures(user):
         if s.id == kind:
             return s.severity
     return None

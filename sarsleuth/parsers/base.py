@@ -21,6 +21,7 @@ class ParseOptions:
     year: int | None = None          # --year: year of syslog lines that carry none
     link_speed_bps: float | None = None  # NIC capacity in bits/s, for load tests
     date_order: str | None = None    # "mdy" or "dmy" to settle ambiguous sar banners
+    signatures: tuple = ()           # the case's own [[signature]] entries (config file)
 
     # Zones are not an option of parsing: a parser returns times as the file
     # records them (aware when it records an offset or instant, naive wall

@@ -88,7 +88,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     human = sum(1 for ln in head.split(b"\n")[:100] if RE_HUMAN.match(ln.decode("utf-8", "replace")))
     fmt = LogFormat(source="dmesg", parse_line=parse_line, volume=VolumeSpec(regex=_VOLUME_REGEX),
                     variant="dmesg-T" if human else "dmesg")
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12)
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
+                          user_signatures=options.signatures)
     source = logscan.build_source(path, "dmesg", fmt, result, options, minute_key,
                                   recognised=_kernel_like)
     source.host = None

@@ -126,7 +126,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
             spec = VolumeSpec(regex=_SHORT_FULL_KEY)
         fmt = LogFormat(source="journal", parse_line=parse_text_line, volume=spec, variant=f"short-{variant}")
         key = text_minute_key
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12)
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
+                          user_signatures=options.signatures)
     return logscan.build_source(path, "journal", fmt, result, options, key,
                                 first_line_time=_logs_begin_at(head))
 

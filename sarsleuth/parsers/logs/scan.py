@@ -791,8 +791,9 @@ class _Report:
 class Assembler:
     """Turns the selected decoded lines of one file into event records."""
 
-    def __init__(self, path: str, source: str, all_lines: bool = False):
+    def __init__(self, path: str, source: str, all_lines: bool = False, user_signatures: tuple = ()):
         self.path, self.source, self.all_lines = path, source, all_lines
+        self.user_signatures = user_signatures
         self.records: list[dict] = []
         self.suppressions: list[dict] = []
         self.report: _Report | None = None
@@ -813,7 +814,7 @@ class Assembler:
             self.hosts[info.host] += 1
         if candidate and "callbacks suppressed" in message and self._structural(line_no, info):
             return self.following()
-        kind = signatures.classify(message) if candidate else None
+        kind = signatures.classify(message, self.user_signatures) if candidate else None
         if self.report is not None:
             if self._joins(info, kind, candidate):
                 if self.report.kind != "segfault":  # its tail went into the message
@@ -1068,13 +1069,14 @@ def _decode(data: bytes, start: int, end: int) -> tuple[str, bool]:
 
 def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = None,
          progress: Callable[[int, int | None], None] | None = None,
-         sample_every: int = 0, block_bytes: int = BLOCK_BYTES) -> ScanResult:
+         sample_every: int = 0, block_bytes: int = BLOCK_BYTES, user_signatures: tuple = ()) -> ScanResult:
     """Stream ``path`` once and return the assembled event records.
 
     ``sample_every`` > 0 additionally decodes a few lines per block (for
-    clock anchors); ``progress(bytes_done, total)`` is called per block.
+    clock anchors); ``progress(bytes_done, total)`` is called per block;
+    ``user_signatures`` are the case's own ``[[signature]]`` entries.
     """
-    state = _ScanState(path, fmt, all_lines, engine, sample_every)
+    state = _ScanState(path, fmt, all_lines, engine, sample_every, tuple(user_signatures))
     total = total_size(path)
     bar = _progress_bar(total) if progress is None else None
     report = progress or (bar.update if bar else None)
@@ -1094,13 +1096,15 @@ def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = Non
 class _ScanState:
     """Everything one scan carries from block to block."""
 
-    def __init__(self, path, fmt: LogFormat, all_lines: bool, engine: str | None, sample_every: int):
+    def __init__(self, path, fmt: LogFormat, all_lines: bool, engine: str | None, sample_every: int,
+                 user_signatures: tuple = ()):
         self.path = os.fspath(path)
         self.fmt = fmt
         self.sample_every = sample_every
-        self.assembler = Assembler(self.path, fmt.source, all_lines)
+        self.assembler = Assembler(self.path, fmt.source, all_lines, user_signatures)
         self.volume = VolumeCounter(fmt.volume)
-        self.finder = make_finder(path, all_lines, engine, fmt.extra_candidates)
+        user_patterns = tuple(p for sig in user_signatures for p in sig.patterns)
+        self.finder = make_finder(path, all_lines, engine, tuple(fmt.extra_candidates) + user_patterns)
         self.warnings: list[str] = []
         self.samples: list = []
         self.follow_left = 0

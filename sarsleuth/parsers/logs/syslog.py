@@ -292,7 +292,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     head = read_head(path)
     variant, spec = volume_spec(head)
     fmt = LogFormat(source=kind, parse_line=parse_line, volume=spec, variant=variant)
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12)
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
+                          user_signatures=options.signatures)
     return logscan.build_source(path, kind, fmt, result, options, minute_key)
 
 
