@@ -32,6 +32,7 @@ class Case:
     tz: str | None = None
     checked: list = field(default_factory=list)
     window: tuple | None = None
+    merged: dict = field(default_factory=dict)   # duplicates counted once: {"events": n, "metric_values": n}
 
     # ------------------------------------------------------------------ load
     @classmethod
@@ -58,6 +59,7 @@ class Case:
                 case.skipped.append(Skipped(str(p), "no such file or directory"))
                 continue
             files.extend(walk_inputs([p]))
+        files = _distinct_files(files, case.notes)
         kinds = []
         for f in files:
             kind, reason = sniff(f)
@@ -94,6 +96,7 @@ class Case:
 
     # --------------------------------------------------------------- combine
     def _combine(self):
+        import numpy as np
         import pandas as pd
         metrics = [s.metrics for s in self.sources if s.metrics is not None and len(s.metrics)]
         events = [s.events for s in self.sources if s.events is not None and len(s.events)]
@@ -108,6 +111,7 @@ class Case:
                 # the same sample from two renderings (sa06 and sar06.txt) counts once
                 m = m.drop_duplicates(["timestamp", "host", "section", "device", "metric"], keep="first")
                 if len(m) < before:
+                    self.merged["metric_values"] = before - len(m)
                     self.notes.append(f"{before - len(m)} metric values appeared in more than one source "
                                       "and were counted once")
             self.metrics = m.sort_values("timestamp", kind="stable").reset_index(drop=True)
@@ -115,7 +119,15 @@ class Case:
             self.metrics = empty_metrics()
         if events:
             e = pd.concat(events, ignore_index=True)
-            self.events = e.sort_values(["timestamp", "file", "line"], kind="stable", na_position="last").reset_index(drop=True)
+            if len(events) > 1:
+                origin = np.repeat(np.arange(len(events)), [len(x) for x in events])
+                e, merged = _merge_duplicate_events(e, origin)
+                if merged:
+                    self.merged["events"] = merged
+                    self.notes.append(f"{merged} log event(s) appeared in more than one file and were counted "
+                                      "once (the same host, time and message)")
+            self.events = e.sort_values(["timestamp", "file", "line"], kind="stable",
+                                        na_position="last").reset_index(drop=True)
         else:
             self.events = empty_events()
         for s in self.sources:
@@ -232,6 +244,48 @@ def _shared_categories(frames) -> list:
             else:
                 f[col] = pd.Categorical(column.where(column.isna(), column.astype(str)), categories=cats)
     return out
+
+
+def _distinct_files(files, notes) -> list:
+    """Each file once, however often it was named (directly, through a
+    folder, through a link)."""
+    import os
+    seen, out = {}, []
+    for f in files:
+        try:
+            st = os.stat(f)
+            key = (st.st_dev, st.st_ino)
+        except OSError:
+            key = ("path", os.path.abspath(str(f)))
+        if key in seen:
+            notes.append(f"{f} is the same file as {seen[key]}: read once")
+            continue
+        seen[key] = f
+        out.append(f)
+    return out
+
+
+def _merge_duplicate_events(events, origin):
+    """The same event read through two files (syslog and kern.log, a file
+    given twice, overlapping excerpts, a dmesg and the syslog that copied
+    it) counts once.  Identity is the host, the message and the time (the
+    kernel's uptime stamp when there is one: it survives the copy exactly,
+    while a dmesg's wall time is only aligned).  Lines repeated *within* one
+    file are real repeats: an event seen n times in one file and m times in
+    another counts max(n, m) times.  ``origin`` numbers the source of each row."""
+    import pandas as pd
+    stamp = events["uptime"].round(6).astype(object).where(events["uptime"].notna(),
+                                                           events["timestamp"].astype(object))
+    key = pd.DataFrame({"host": events["host"].astype(object).fillna(""),
+                        "message": events["message"].astype(object), "stamp": stamp})
+    key["origin"] = origin
+    # the n-th copy of an identical line within its file
+    key["nth"] = key.groupby(["host", "message", "stamp", "origin"], sort=False, dropna=False).cumcount()
+    duplicate = key.duplicated(["host", "message", "stamp", "nth"], keep="first")
+    merged = int(duplicate.sum())
+    if not merged:
+        return events, 0
+    return events[~duplicate.to_numpy()].reset_index(drop=True), merged
 
 
 def _hosts_overlap(frames) -> bool:
