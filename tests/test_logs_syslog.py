@@ -136,11 +136,14 @@ def test_gzip_header_time_gives_the_year(corpus, tmp_path):
     assert src.events["timestamp"].iloc[0] == pd.Timestamp("2017-04-20 22:02:55")
 
 
-def test_year_hint_from_other_sources(corpus):
-    hint = pd.Timestamp("2014-05-06 15:00")
-    src = parse(corpus / "logs" / "messages-tcp-timewait-overflow-ratelimit.log",
-                options=ParseOptions(year_hint=hint))
-    assert src.meta["year_from"] == "year-hint"
+def test_year_from_other_sources(corpus, tmp_path):
+    from sarsleuth.timebase import settle
+    src = parse(corpus / "logs" / "messages-tcp-timewait-overflow-ratelimit.log")
+    assert src.meta["year_from"] in ("mtime", "gzip-mtime")
+    dated = tmp_path / "error.log"
+    dated.write_text("2014/05/06 15:00:01 [alert] 2211#0: 1024 worker_connections are not enough\n")
+    settle([src, parse(dated)])
+    assert src.meta["year_from"] == "other-sources"
     assert src.events["timestamp"].iloc[0].year == 2014
 
 
@@ -182,8 +185,9 @@ def test_rfc3339_lines_are_tz_aware(tmp_path):
     assert list(ev["kind"]) == ["tcp-tw-bucket-overflow", "too-many-open-files"]
     assert (ev.iloc[1]["process"], ev.iloc[1]["pid"], ev.iloc[1]["level"]) == ("nginx", 2211, "crit")
     assert src.meta["year_from"] == "line"
-    converted = parse(path, options=ParseOptions(tz="Asia/Shanghai")).events
-    assert str(converted["timestamp"].dt.tz) == "Asia/Shanghai"
+    from sarsleuth.timebase import settle
+    settle([src], tz="Asia/Shanghai")
+    assert str(src.events["timestamp"].dt.tz) == "Asia/Shanghai"
 
 
 def test_rfc5424_and_priority(tmp_path):
@@ -199,8 +203,10 @@ def test_rfc5424_and_priority(tmp_path):
 
 
 def test_tz_option_localizes_wall_clock(corpus):
-    ev = parse(corpus / "logs" / "pair-A-syslog-segfault-statsd-2.6.32.log",
-               options=ParseOptions(tz="Asia/Shanghai", year=2012)).events
+    from sarsleuth.timebase import settle
+    src = parse(corpus / "logs" / "pair-A-syslog-segfault-statsd-2.6.32.log", options=ParseOptions(year=2012))
+    settle([src], tz="Asia/Shanghai")
+    ev = src.events
     assert ev["timestamp"].iloc[0] == pd.Timestamp("2012-12-12 01:25:56", tz="Asia/Shanghai")
     assert (ev.iloc[0]["pid"], ev.iloc[0]["uptime"]) == (18247, 5066.291028)
 

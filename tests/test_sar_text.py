@@ -209,9 +209,16 @@ def test_paste_without_banner_and_with_prompt(tmp_path):
     assert unknown.meta["date_unknown"] is True
     assert any("no sar banner" in w for w in unknown.warnings)
     assert value(unknown.metrics, "cpu", "all", "%iowait", "1970-01-01 15:05:03") == 64.94
-    hinted = parse(path, year_hint=pd.Timestamp("2014-05-06 15:04:13"))
+    # another source of the case dates it (the timebase re-dates guessed dates)
+    from sarsleuth.parsers import parse as parse_any
+    from sarsleuth.timebase import settle
+    log = tmp_path / "messages"
+    log.write_text("May  6 15:04:13 web1 kernel: nginx: page allocation failure. order:0, mode:0x20\n")
+    hinted = parse(path)
+    notes = settle([hinted, parse_any(log, options=ParseOptions(year=2014))]).notes
     assert value(hinted.metrics, "cpu", "all", "%iowait", "2014-05-06 15:05:03") == 64.94
     assert hinted.meta["date_unknown"] is False
+    assert any("rows dated 2014-05-06 from the other sources" in n for n in notes)
     assert SarTextParser.sniff(path.read_bytes(), path.read_text()) >= 0.8
 
 
@@ -230,7 +237,10 @@ def test_ambiguous_date_warns_and_date_order_decides(tmp_path):
 
 
 def test_tz_option_localizes(corpus):
-    source = parse(corpus / "sar-text" / "scansar--sarb.txt", tz="Asia/Shanghai")
+    from sarsleuth.timebase import settle
+    source = parse(corpus / "sar-text" / "scansar--sarb.txt")
+    assert source.metrics.timestamp.dt.tz is None        # sar prints wall clock
+    settle([source], tz="Asia/Shanghai")
     assert str(source.metrics.timestamp.dt.tz) == "Asia/Shanghai"
     assert source.metrics.timestamp.min() == pd.Timestamp("2024-12-18 00:19:14", tz="Asia/Shanghai")
 

@@ -80,6 +80,11 @@ def sniff(path) -> tuple[str | None, str]:
         return None, exc.reason
     if not head:
         return None, "empty file"
+    if b"\0" not in head[:4096]:
+        from sarsleuth.parsers.documents import recognise
+        document = recognise(decode(head))
+        if document:
+            return None, document
     kind, score = sniff_bytes(head)
     if kind is None:
         return None, "content matches no known format"
