@@ -41,8 +41,7 @@ class Case:
         """Read, settle on one clock and analyse every input of a case."""
         from sarsleuth.config import load_config
         from sarsleuth.options import check_options
-        from sarsleuth.parsers import ParseOptions, parse, sniff
-        from sarsleuth.textio import walk_inputs
+        from sarsleuth.parsers import ParseOptions
 
         if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
             paths = tuple(paths[0])
@@ -53,35 +52,51 @@ class Case:
                                      link_speed_bps=opts.link_speed_bps or cfg.link_speed_bps,
                                      signatures=cfg.signatures)
         case = cls(tz=opts.tz)
-        files = []
-        for p in paths:
-            if not Path(p).exists():
-                case.skipped.append(Skipped(str(p), "no such file or directory"))
-                continue
-            files.extend(walk_inputs([p]))
-        files = _distinct_files(files, case.notes)
-        kinds = []
-        for f in files:
-            kind, reason = sniff(f)
-            if kind is None:
-                case.skipped.append(Skipped(str(f), reason))
-            else:
-                kinds.append((f, kind))
-        bar = _progress(progress, len(kinds))
-        for f, kind in kinds:
-            try:
-                src = parse(f, kind, parse_options)
-            except InputError as exc:
-                case.skipped.append(Skipped(str(f), exc.one_line()))
-                continue
-            finally:
-                bar(str(f))
-            case.sources.append(src)
-            case.warnings.extend(src.warnings)
+        case._read(paths, parse_options, progress)
         case._settle(opts)
         case._combine()
         case._analyse(cfg, opts, parse_options)
         return case
+
+    def _read(self, paths, parse_options, progress):
+        """Sniff and parse every input (folders walked, each file once,
+        streams copied once so they can be sniffed and read)."""
+        from sarsleuth import streams
+        from sarsleuth.parsers import parse, sniff
+        from sarsleuth.textio import walk_inputs
+        spooled = streams.Spooled()
+        try:
+            files = []
+            for p in streams.spool(paths, spooled):
+                if not Path(p).exists():
+                    self.skipped.append(Skipped(str(p), "no such file or directory"))
+                    continue
+                files.extend(walk_inputs([p]))
+            self.warnings.extend(spooled.warnings)
+            files = _distinct_files(files, self.notes)
+            kinds = []
+            for f in files:
+                kind, reason = sniff(f)
+                if kind is None:
+                    self.skipped.append(Skipped(spooled.names.get(str(f), str(f)), reason))
+                else:
+                    kinds.append((f, kind))
+            bar = _progress(progress, len(kinds))
+            for f, kind in kinds:
+                try:
+                    src = parse(f, kind, parse_options)
+                except InputError as exc:
+                    self.skipped.append(Skipped(spooled.names.get(str(f), str(f)),
+                                                exc.one_line().replace(str(f), spooled.names.get(str(f), str(f)))))
+                    continue
+                finally:
+                    bar(str(f))
+                if str(f) in spooled.names:
+                    streams.relabel(src, str(f), spooled.names[str(f)])
+                self.sources.append(src)
+                self.warnings.extend(src.warnings)
+        finally:
+            spooled.cleanup()
 
     def _settle(self, opts):
         """Every source on one clock (zones, years, dmesg anchors, hosts)."""
