@@ -1,0 +1,100 @@
+"""Month and weekday names of every locale, from Babel's CLDR data.
+
+A journal written under ``LANG=fr_FR.UTF-8`` stamps ``avril 15 10:22:13``, a
+German syslog ``Mär  6``, a Chinese one ``4月 15``; ``dmesg -T`` adds the
+weekday (``[jeu. juin 30 04:27:42 2022]``).  The names come from CLDR (the
+abbreviated and wide forms, format and stand-alone), read lazily: English
+names never load Babel, and the first other name builds the table once
+(about 0.7 s for CLDR's ~1,000 locales).
+
+Some tokens name different months in different languages (``lis`` is
+November in Czech and Polish but October in Croatian).  :func:`resolve`
+settles them with the other names of the same file: the languages that
+explain most of the file's tokens win.
+"""
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+from typing import Iterable
+
+#: English (C locale) names: the fast path, no Babel needed.
+_ENGLISH_MONTHS = {name: i for i, name in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+_ENGLISH_MONTHS.update({"sept": 9, "june": 6, "july": 7})
+_ENGLISH_WEEKDAYS = {name: i for i, name in enumerate(("mon", "tue", "wed", "thu", "fri", "sat", "sun"))}
+
+
+def normalize(token: str) -> str:
+    """The form names are compared in: NFC, case-folded, without the
+    abbreviation dot or surrounding punctuation."""
+    return unicodedata.normalize("NFC", token).casefold().strip(" .,;:[]()")
+
+
+def month_candidates(token: str) -> dict[int, frozenset]:
+    """{month 1-12: languages that name it so} for one token (empty when no
+    language does)."""
+    key = normalize(token)
+    if key in _ENGLISH_MONTHS:
+        return {_ENGLISH_MONTHS[key]: frozenset({"en"})}
+    return _tables()[0].get(key, {})
+
+
+def weekday_candidates(token: str) -> dict[int, frozenset]:
+    """{weekday 0=Monday-6: languages} for one token."""
+    key = normalize(token)
+    if key in _ENGLISH_WEEKDAYS:
+        return {_ENGLISH_WEEKDAYS[key]: frozenset({"en"})}
+    return _tables()[1].get(key, {})
+
+
+def is_month(token: str) -> bool:
+    return bool(month_candidates(token))
+
+
+def resolve(tokens: Iterable[str]) -> dict[str, int]:
+    """Month number of each distinct month token of one file.
+
+    Unambiguous tokens map directly; an ambiguous one takes the month its
+    best-supported language gives it, the languages being scored by how many
+    of the file's tokens they explain."""
+    distinct = {t: month_candidates(t) for t in dict.fromkeys(tokens)}
+    distinct = {t: c for t, c in distinct.items() if c}
+    support: dict = {}
+    for cands in distinct.values():
+        for langs in cands.values():
+            for lang in langs:
+                support[lang] = support.get(lang, 0) + 1
+    out = {}
+    for token, cands in distinct.items():
+        if len(cands) == 1:
+            out[token] = next(iter(cands))
+        else:
+            out[token] = max(cands, key=lambda m: (max(support.get(lang, 0) for lang in cands[m]),
+                                                  len(cands[m]), -m))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _tables() -> tuple[dict, dict]:
+    """(months, weekdays): normalized name -> {number: frozenset(languages)}."""
+    from babel import Locale, localedata
+    months: dict = {}
+    weekdays: dict = {}
+    for ident in localedata.locale_identifiers():
+        try:
+            loc = Locale.parse(ident)
+        except (ValueError, TypeError, LookupError):
+            continue
+        lang = ident.split("_")[0]
+        for table, names in ((months, loc.months), (weekdays, loc.days)):
+            for context in ("format", "stand-alone"):
+                for width in ("abbreviated", "wide", "short"):
+                    try:
+                        forms = names[context][width]
+                    except (KeyError, LookupError):
+                        continue
+                    for number, name in forms.items():
+                        table.setdefault(normalize(name), {}).setdefault(number, set()).add(lang)
+    freeze = lambda t: {k: {n: frozenset(v) for n, v in d.items()} for k, d in t.items()}  # noqa: E731
+    return freeze(months), freeze(weekdays)

@@ -1,0 +1,38 @@
+"""Month and weekday names of other locales come from CLDR (Babel), and a
+file's own names settle the ambiguous ones."""
+from __future__ import annotations
+
+import pytest
+
+from sarsleuth.knowledge.locales import month_candidates, resolve, weekday_candidates
+
+
+@pytest.mark.parametrize("token, month", [
+    # what strftime("%b") gives under these locales, as journalctl and rsyslog print it
+    ("avril", 4), ("avr.", 4), ("févr.", 2), ("août", 8),        # fr
+    ("Mär", 3), ("März", 3), ("Okt", 10), ("Dez", 12),           # de
+    ("abr", 4), ("ago", 8), ("dic", 12),                          # es / it / pt
+    ("апр", 4), ("дек", 12),                                      # ru
+    ("4月", 4), ("12月", 12), ("四月", 4),                          # zh / ja
+    ("Nis", 4), ("Eki", 10),                                      # tr
+    ("Apr", 4), ("May", 5), ("Sep", 9),                           # C locale
+])
+def test_month_names_of_many_locales(token, month):
+    assert month in month_candidates(token)
+
+
+def test_words_that_are_no_month_are_not_taken_for_one():
+    for word in ("kernel", "nginx", "error", "segfault", "15:04:13", "CPU#3"):
+        assert month_candidates(word) == {}
+
+
+def test_weekday_names_for_dmesg_T_stamps():
+    assert 3 in weekday_candidates("jeu.")      # fr: jeudi
+    assert 3 in weekday_candidates("Thu")
+    assert 3 in weekday_candidates("Do")        # de: Donnerstag
+
+
+def test_ambiguous_names_are_settled_by_the_rest_of_the_file():
+    # "lis" is listopad: November in Czech and Polish, October in Croatian
+    assert resolve(["lis", "pro", "led"]) == {"lis": 11, "pro": 12, "led": 1}     # cs: listopad, prosinec, leden
+    assert resolve(["lis", "stu", "pro"]) == {"lis": 10, "stu": 11, "pro": 12}    # hr: listopad, studeni, prosinac
