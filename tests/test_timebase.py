@@ -122,3 +122,12 @@ def test_two_hosts_keep_their_own_years_and_files():
     errors = case.events[case.events["source"] == "nginx-error"]
     assert len(errors) and set(errors["host"]) == {"Cangke_107_176"}
     assert any("error.log: names no host; taken to be Cangke_107_176" in n for n in case.notes)
+
+
+def test_a_guessed_year_is_said(corpus):
+    case = sarsleuth.load(corpus / "logs" / "messages-tcp-timewait-overflow-ratelimit.log")
+    year = case.events["timestamp"].iloc[0].year
+    assert any(f"its lines carry no year; {year} is taken from" in n and "--year" in n for n in case.notes)
+    given = sarsleuth.load(corpus / "logs" / "messages-tcp-timewait-overflow-ratelimit.log", year=2015)
+    assert not any("carry no year" in n for n in given.notes)
+    assert given.events["timestamp"].iloc[0].year == 2015

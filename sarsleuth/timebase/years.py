@@ -132,7 +132,7 @@ def redate(sources: list, host_of) -> list[str]:
     for src in sources:
         if src.kind in ("syslog", "journal") and src.meta.get("year_from") in WEAK_YEAR_CLUES:
             refs = _reference_spans(src, sources, host_of)
-            note = _redate_years(src, refs)
+            note = _redate_years(src, refs) if refs else _guessed_year(src)
             if note:
                 notes.append(note)
         elif src.kind == "sar-text" and src.meta.get("date_unknown"):
@@ -196,6 +196,21 @@ def _redate_years(src, refs) -> str | None:
         return None
     _shift_frames(src, pd.DateOffset(years=best))
     return f"{src.path}: syslog year taken from the other sources ({best:+d} year(s) from the file-time guess)"
+
+
+#: How each weak clue is said in a note.
+_CLUE_WORDS = {"mtime": "the file's modification time", "gzip-mtime": "the gzip header's time",
+               "today": "today's date", "none": "today's date"}
+
+
+def _guessed_year(src) -> str | None:
+    """Nothing else dates this syslog: say which guess its year is."""
+    start, _ = src.span()
+    if start is None:
+        return None
+    how = _CLUE_WORDS.get(src.meta.get("year_from"), "a guess")
+    return (f"{src.path}: its lines carry no year; {start.year} is taken from {how} "
+            "(a guess: give --year to be sure)")
 
 
 def _redate_days(src, refs) -> str | None:
