@@ -92,6 +92,11 @@ class Source:
             for key in ("start", "end"):
                 if rep.get(key) is not None:
                     times.append(rep[key])
+        # a log's events are its few matching lines; its per-minute line
+        # counts say what time the whole file covers
+        volume = self.meta.get("volume")
+        if volume is not None and len(volume) and self.meta.get("volume_unit") == "minute":
+            times.extend([volume.index.min(), volume.index.max() + _minute()])
         if not times:
             return None, None
         try:
@@ -99,6 +104,11 @@ class Source:
         except TypeError:  # naive vs aware mix: compare on wall clock
             walls = [t.tz_localize(None) if getattr(t, "tzinfo", None) else t for t in times]
             return min(walls), max(walls)
+
+
+def _minute():
+    import pandas as pd
+    return pd.Timedelta(seconds=59)
 
 
 @dataclass
