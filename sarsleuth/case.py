@@ -107,7 +107,11 @@ class Case:
         self.warnings.extend(settled.warnings)
         self.window = _window_on_clock(opts.window, self.tz)
         if self.window is not None:
-            _place_untimed_reports(self.sources, self.window)
+            placed = _place_untimed_reports(self.sources, self.window)
+            # their place is the window now, not the file's modification time
+            self.notes[:] = [n for n in self.notes
+                             if not any(n.startswith(f"{path}: placed at its file's modification time")
+                                        for path in placed)]
 
     # --------------------------------------------------------------- combine
     def _combine(self):
@@ -346,11 +350,15 @@ def _window_on_clock(window, zone):
 
 def _place_untimed_reports(sources, window) -> None:
     """Load-test reports that carry no time of their own were placed at the
-    file's mtime; the user's window says better when they ran."""
+    file's mtime; the user's window says better when they ran.  Returns the
+    paths of the sources placed."""
+    placed = set()
     for s in sources:
         for r in s.reports:
             if r.get("time_from") == "mtime":
                 r.update(start=window[0], end=window[1], time_from="window")
+                placed.add(s.path)
+    return placed
 
 
 def _progress(enabled: bool, total: int):

@@ -151,7 +151,10 @@ def test_tsar_metrics_frame(loadtest_dir):
 
 
 def test_tsar_timestamps_take_the_given_zone(loadtest_dir):
-    source = parse(loadtest_dir / "tsar-live-traffic-pps-millions.txt", options=ParseOptions(tz="Asia/Shanghai"))
+    from sarsleuth.timebase import settle
+    source = parse(loadtest_dir / "tsar-live-traffic-pps-millions.txt")
+    assert source.metrics["timestamp"].dt.tz is None          # tsar prints wall clock
+    settle([source], tz="Asia/Shanghai")
     assert str(source.metrics["timestamp"].dt.tz) == "Asia/Shanghai"
     assert report_json(source.reports[0])["first_timestamp"] == "2022-09-16T12:41:07+08:00"
 
@@ -256,17 +259,22 @@ def test_seed_001_two_pasted_ab_runs(tmp_path):
 
 
 def test_reports_without_timestamps_sit_at_mtime_or_window(tmp_path):
+    import sarsleuth
+    from sarsleuth.timebase import settle
     path = tmp_path / "run.txt"
     path.write_text(SEED_001_RUNS, encoding="utf-8")
-    first = parse(path).reports[0]
+    source = parse(path)
+    first = source.reports[0]
     assert first["time_from"] == "mtime"
     assert first["end"] - first["start"] == pd.Timedelta(seconds=2.084)
-    assert first["start"].tzinfo is None
-    window = (pd.Timestamp("2019-10-13 10:00"), pd.Timestamp("2019-10-13 11:00"))
-    placed = parse(path, options=ParseOptions(window=window)).reports[0]
-    assert (placed["start"], placed["end"], placed["time_from"]) == (window[0], window[1], "window")
-    zoned = parse(path, options=ParseOptions(tz="Asia/Shanghai")).reports[0]
-    assert str(zoned["start"].tzinfo) == "Asia/Shanghai"
+    assert str(first["end"].tzinfo) == "UTC"                 # the file's mtime: an instant
+    settle([source], tz="Asia/Shanghai")
+    assert str(source.reports[0]["start"].tzinfo) == "Asia/Shanghai"
+    # a --window places a run that carries no time of its own
+    case = sarsleuth.load(path, window="2019-10-13T10:00..2019-10-13T11:00")
+    placed = case.reports[0]
+    assert (placed["start"], placed["end"], placed["time_from"]) == (
+        pd.Timestamp("2019-10-13 10:00"), pd.Timestamp("2019-10-13 11:00"), "window")
 
 
 # --------------------------------------------------------------------------

@@ -86,9 +86,34 @@ def sniff(path) -> tuple[str | None, str]:
         if document:
             return None, document
     kind, score = sniff_bytes(head)
+    peeling, peeled = _paste_of(head, score)
+    if peeling is not None:
+        from sarsleuth.parsers import pastes
+        return peeled[0], f"confidence {peeled[1]:.2f}, {pastes.describe(peeling)}"
     if kind is None:
         return None, "content matches no known format"
     return kind, f"confidence {score:.2f}"
+
+
+#: How much better a peeled paste must sniff than the file as it is.
+PEELED_MARGIN = 0.2
+
+
+def _paste_of(head: bytes, raw_score: float):
+    """(how a pasted log is wrapped, (kind, score) once peeled) when peeling
+    makes it read clearly better (or it carries wall broadcasts), else
+    (None, None)."""
+    if b"\0" in head[:4096]:
+        return None, None
+    from sarsleuth.parsers import pastes
+    peeling = pastes.detect(decode(head))
+    if peeling is None:
+        return None, None
+    peeled = "".join(pastes.peel_lines(decode(head).splitlines(keepends=True), peeling))
+    kind, score = sniff_bytes(peeled.encode("utf-8"))
+    if kind is None or (score < raw_score + PEELED_MARGIN and not peeling.walls):
+        return None, None
+    return peeling, (kind, score)
 
 
 def parse(path, kind: str | None = None, options: ParseOptions | None = None):
@@ -101,4 +126,32 @@ def parse(path, kind: str | None = None, options: ParseOptions | None = None):
     reg = registry()
     if kind not in reg:
         raise InputError(path, f"unknown kind {kind!r} (known: {', '.join(kinds())})")
+    head = read_head(Path(path), HEAD_BYTES)
+    peeling, _ = _paste_of(head, sniff_bytes(head)[1])
+    if peeling is not None:
+        return _parse_peeled(path, kind, options, peeling)
     return reg[kind].parse(path, options)
+
+
+def _parse_peeled(path, kind, options, peeling):
+    """Parse a pasted log from a cleaned copy (private, removed after), one
+    line per line of the file, and name the file as the user gave it."""
+    import os
+    import tempfile
+
+    from sarsleuth import streams
+    from sarsleuth.parsers import pastes
+    from sarsleuth.textio import iter_text_lines
+    peeling.done.clear()     # counted again over the whole file
+    fd, copy = tempfile.mkstemp(prefix="sarsleuth-paste-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            lines = (text + "\n" for _, text in iter_text_lines(path))
+            for line in pastes.peel_lines(lines, peeling):
+                out.write(line)
+        src = registry()[kind].parse(copy, options)
+        streams.relabel(src, copy, str(path))
+        src.warnings.insert(0, f"{path}: {pastes.describe(peeling)}")
+        return src
+    finally:
+        os.unlink(copy)
