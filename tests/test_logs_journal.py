@@ -6,7 +6,6 @@ import json
 import pandas as pd
 
 from sarsleuth.parsers import parse, sniff
-from sarsleuth.parsers.base import ParseOptions
 
 
 def _record(us, message, transport="kernel", mono=None, ident="kernel", pid=None, prio="3"):
@@ -44,7 +43,9 @@ def test_journal_json(tmp_path):
     assert (ev.iloc[1]["pid"], ev.iloc[1]["process"], ev.iloc[1]["level"]) == (4242, "nginx", "err")
     assert (ev.iloc[2]["process"], ev.iloc[2]["pid"], ev.iloc[2]["message"]) == ("nginx", 4300, "Too many open files")
     assert src.meta["volume"].sum() == 5
-    shanghai = parse(path, options=ParseOptions(tz="Asia/Shanghai")).events
+    from sarsleuth.timebase import settle
+    settle([src], tz="Asia/Shanghai")
+    shanghai = src.events
     assert shanghai["timestamp"].iloc[0] == pd.Timestamp("2022-02-11 00:19:13.546078", tz="Asia/Shanghai")
 
 
