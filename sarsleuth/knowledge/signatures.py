@@ -30,6 +30,7 @@ class Signature:
     explanation: str | None = None
     category: str | None = None       # incident category (user signatures; default "other")
     recommendations: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()      # regexes with named groups reading the message's parts
 
 
 def read_table(text: str) -> list[Signature]:
@@ -53,9 +54,46 @@ def read_table(text: str) -> list[Signature]:
         if category is not None and category not in CATEGORIES:
             raise ValueError(f"signature {sig_id!r}: category {category!r} is not one of {', '.join(CATEGORIES)}")
         recs = entry.get("recommendations") or ([entry["recommendation"]] if entry.get("recommendation") else [])
+        fields = entry.get("fields") or []
+        if not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields):
+            raise ValueError(f"signature {sig_id!r}: `fields` must be a list of regular expressions")
         out.append(Signature(sig_id, entry.get("family", "any"), tuple(pats), severity, entry.get("explanation"),
-                             category, tuple(str(r) for r in recs)))
+                             category, tuple(str(r) for r in recs), tuple(fields)))
     return out
+
+
+@lru_cache(maxsize=None)
+def _field_readers(kind: str) -> tuple:
+    for sig in builtin_signatures():
+        if sig.id == kind:
+            return tuple(re.compile(f) for f in sig.fields)
+    return ()
+
+
+def fields_of(kind: str, message: str) -> dict | None:
+    """The named parts of one message of a built-in kind (its first
+    ``fields`` regex that matches), or None.  The one definition of what a
+    message says: the log scan, the detectors and cross-source matching
+    all read messages through it."""
+    for reader in _field_readers(kind):
+        m = reader.search(message)
+        if m:
+            return {k: v for k, v in m.groupdict().items() if v is not None}
+    return None
+
+
+def all_fields_of(kind: str, text: str) -> list[dict]:
+    """Every occurrence of a kind's fields in a text (a report's detail
+    lines may hold several kills)."""
+    out = []
+    for reader in _field_readers(kind):
+        out.extend({k: v for k, v in m.groupdict().items() if v is not None} for m in reader.finditer(text))
+    return out
+
+
+def definitions_text() -> str:
+    """The built-in table as written (for its tests: samples, near misses)."""
+    return resources.files("sarsleuth.knowledge").joinpath("signatures.toml").read_text("utf-8")
 
 
 @lru_cache(maxsize=1)
