@@ -8,8 +8,6 @@ concurrencies, or before and after a fix, can be read side by side;
 """
 from __future__ import annotations
 
-import datetime as _dt
-import math
 import os
 from pathlib import Path
 
@@ -27,28 +25,8 @@ RUN_TOOLS = ("ab", "wrk", "wrk2", "httperf")
 def report_json(report: dict) -> dict:
     """A JSON-safe copy of a report dict: Timestamps become ISO 8601 strings,
     NaN and NaT become None, numpy scalars plain numbers, keys strings."""
-    return {str(k): _json_value(v) for k, v in report.items()}
-
-
-def _json_value(value):
-    from sarsleuth.model import iso
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, dict):
-        return {str(k): _json_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_value(v) for v in value]
-    if isinstance(value, (_dt.datetime, _dt.date)) or type(value).__name__ in ("Timestamp", "NaTType"):
-        return iso(value)
-    if hasattr(value, "item") and not hasattr(value, "__len__"):   # numpy scalar
-        value = value.item()
-    if isinstance(value, float):
-        return None if math.isnan(value) or math.isinf(value) else value
-    if isinstance(value, int):
-        return value
-    if hasattr(value, "to_dict"):   # a frame or series kept on a report
-        return _json_value(value.to_dict())
-    return str(value)
+    from sarsleuth.render.json import plain
+    return plain(dict(report))
 
 
 def _sources(paths_or_sources):
@@ -144,6 +122,35 @@ def _failures(report: dict):
     if tool == "httperf":
         return report.get("errors_total")
     return None
+
+
+def comparison_table(df):
+    """The runs as a :class:`~sarsleuth.render._table.Table` for every output
+    format: JSON gets every column of :data:`COMPARISON_COLUMNS` as is;
+    people read latencies in ms and transfer in MB/s."""
+    from sarsleuth.render._table import Column, Table, number
+    from sarsleuth.render.json import plain
+    records = [plain(r) for r in df.to_dict("records")]
+
+    def ms(name):
+        return lambda r: number(r.get(name), 1000)
+
+    def errors(r):
+        if r.get("aborted"):
+            return "aborted"
+        return number(sum(float(r.get(k) or 0) for k in ("failures", "non_2xx")))
+
+    columns = [
+        Column("run", lambda r: f"{r.get('label') or ''} ({r.get('tool') or ''})"),
+        Column("c", lambda r: number(r.get("concurrency")), numeric=True),
+        Column("req/s", lambda r: number(r.get("requests_per_sec")), numeric=True),
+        Column("p50", ms("latency_p50_s"), numeric=True), Column("p90", ms("latency_p90_s"), numeric=True),
+        Column("p99", ms("latency_p99_s"), numeric=True), Column("max", ms("latency_max_s"), numeric=True),
+        Column("errors", errors, numeric=True),
+        Column("MB/s", lambda r: number(r.get("transfer_rate_Bps"), 1 / 2**20), numeric=True),
+    ]
+    return Table(title=f"{len(records)} load-test run(s)", columns=columns, records=records,
+                 note="latencies in ms; errors: failed requests plus non-2xx responses; MB/s: 2^20 bytes/s")
 
 
 def plot_comparison(df, ax=None):

@@ -1,11 +1,16 @@
 """The self-contained HTML report: inline CSS, plots inlined as SVG, no
 network.  Jinja2 autoescaping is on, so every string that came from an input
-is shown as text."""
+is shown as text; file names that were not UTF-8 show U+FFFD for each
+undecodable byte."""
 from __future__ import annotations
 
 from importlib import resources
 
 from sarsleuth.narrative import when, zone_of
+from sarsleuth.render._safe import utf8
+
+#: Incidents given a plot (each costs a matplotlib figure).
+MAX_PLOTS = 10
 
 
 def _env():
@@ -13,6 +18,7 @@ def _env():
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["when"] = lambda ts: when(ts)
     env.filters["basename"] = lambda p: str(p).replace("\\", "/").rsplit("/", 1)[-1]
+    env.globals["zip"] = zip
     return env
 
 
@@ -31,7 +37,7 @@ def build_html(case, plots: bool = True) -> str:
     figures = {}
     if plots:
         from sarsleuth.plots import figure_svg, incident_figure
-        for inc in case.incidents[:10]:
+        for inc in case.incidents[:MAX_PLOTS]:
             fig = incident_figure(case, inc)
             if fig is not None:
                 figures[inc.id] = figure_svg(fig)
@@ -42,22 +48,31 @@ def build_html(case, plots: bool = True) -> str:
                         "end": when(end) if end is not None else "", "records": s.records, "warnings": s.warnings})
     findings = sorted(case.findings, key=lambda f: (str(f.start) if f.start is not None else "~", f.detector))
     zone = zone_of(case.incidents[0].start) if case.incidents else ""
-    return _template("report.html.j2").render(
+    return utf8(_template("report.html.j2").render(
         case=case, incidents=case.incidents, findings=findings, sources=sources, figures=figures,
         version=__version__, zone=zone, skipped=case.skipped,
-    )
+    ))
 
 
-def write_html(case, path, plots: bool = True) -> str:
-    html = build_html(case, plots=plots)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(html)
+def write_case(case, out) -> None:
+    out.write(build_html(case))
+
+
+def write_html(case, path, plots: bool = True, inputs=()) -> str:
+    """Write the report to ``path`` whole or not at all (a temporary file
+    renamed over it), never over one of ``inputs``."""
+    from sarsleuth.render._files import write_text_file
+    write_text_file(path, build_html(case, plots=plots), inputs)
     return str(path)
 
 
+def write_table(table, out) -> None:
+    out.write(utf8(_template("table.html.j2").render(table=table, rows=table.rows())) + "\n")
+
+
 def incident_fragment(inc) -> str:
-    return _template("incident.html.j2").render(inc=inc, figure=None)
+    return utf8(_template("incident.html.j2").render(inc=inc, figure=None))
 
 
 def case_fragment(case) -> str:
-    return _template("case.html.j2").render(case=case)
+    return utf8(_template("case.html.j2").render(case=case))

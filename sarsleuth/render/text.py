@@ -1,95 +1,125 @@
-"""The terminal narrative (rich): a one-screen summary, then each incident."""
+"""The terminal narrative (rich): a one-screen summary, then each incident.
+
+Nothing is parsed as rich markup or emoji codes: every string (titles
+included) goes in as plain :class:`~rich.text.Text`, so ``[critical]`` or
+``:fire:`` in a title is shown as written, and input text has its control
+characters escaped (:func:`~sarsleuth.render._safe.shown`) before it reaches
+the terminal.
+"""
 from __future__ import annotations
 
 import os
-import re
 
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from sarsleuth.narrative import when, zone_of
+from sarsleuth.render._safe import shown
 
-#: C0 and C1 control characters (but newline and tab) and DEL: a log line's
-#: escape sequences (set title, clear screen, hyperlinks) are shown, never run.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critical": "bold white on red"}
+#: Incidents given a panel; the rest are counted, and named in the JSON.
+MAX_INCIDENTS = 10
 
 
 def inert(text) -> str:
-    """Text from an input made safe for a terminal: control characters
-    shown as ``\\xNN`` instead of being sent to it."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    """Text from an input made safe for a terminal (kept for callers of the
+    old name)."""
+    return shown(text)
 
 
-SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critical": "bold white on red"}
+def console_for(out) -> Console:
+    """A console writing to ``out`` that never interprets markup, emoji
+    codes or highlighting in what it prints."""
+    return Console(file=out, markup=False, emoji=False, highlight=False)
 
 
-def render_text(case, console: Console | None = None, max_incidents: int = 10) -> None:
-    console = console or Console()
-    if case.incidents:
-        console.print(_summary(case))
-    else:
-        console.print(_quiet(case))
+def write_case(case, out) -> None:
+    render_text(case, console_for(out))
+
+
+def render_text(case, console: Console | None = None, max_incidents: int = MAX_INCIDENTS) -> None:
+    console = console or console_for(None)
+    console.print(_summary(case, max_incidents) if case.incidents else _quiet(case))
     for inc in case.incidents[:max_incidents]:
         console.print(_incident_panel(inc))
     if len(case.incidents) > max_incidents:
-        console.print(f"[dim]{len(case.incidents) - max_incidents} more incident(s): use --format json for all.[/dim]")
+        console.print(Text(f"{len(case.incidents) - max_incidents} more incident(s) not shown: "
+                           "--format json or markdown lists every one.", style="dim"))
     _footer(case, console)
 
 
-def _summary(case) -> Table:
-    t = Table(title="sarsleuth: incidents, most important first", title_justify="left", expand=True)
+def _summary(case, max_incidents: int) -> Table:
+    t = Table(title=Text("sarsleuth: incidents, most important first"), title_justify="left", expand=True)
     t.add_column("#", justify="right", width=3)
     t.add_column("severity", width=9)
     t.add_column("when", no_wrap=True)
     t.add_column("incident")
     t.add_column("score", justify="right", width=5)
-    for inc in case.incidents[:10]:
-        t.add_row(str(inc.rank), Text(inc.severity, style=SEVERITY_STYLE[inc.severity]),
-                  f"{when(inc.start)}" if inc.start is not None else "unaligned",
-                  escape(inert(inc.title)), f"{inc.score:.2f}")
-    if case.incidents:
-        zone = zone_of(case.incidents[0].start)
-        t.caption = (f"times: {zone}" if zone else "") + f"  |  {len(case.sources)} sources, {len(case.findings)} findings"
+    for inc in case.incidents[:max_incidents]:
+        t.add_row(str(inc.rank), Text(inc.severity, style=SEVERITY_STYLE.get(inc.severity, "")),
+                  when(inc.start) if inc.start is not None else "unaligned",
+                  Text(shown(inc.title)), f"{inc.score:.2f}")
+    zone = zone_of(case.incidents[0].start)
+    shown_count = min(len(case.incidents), max_incidents)
+    more = f" (showing {shown_count} of {len(case.incidents)})" if shown_count < len(case.incidents) else ""
+    t.caption = Text((f"times: {shown(zone)}  |  " if zone else "")
+                     + f"{len(case.sources)} sources, {len(case.findings)} findings, "
+                     f"{len(case.incidents)} incident(s){more}")
     return t
 
 
 def _quiet(case) -> Panel:
     checked = ", ".join(case.checked)
-    return Panel(f"No incident found in {len(case.sources)} source(s).\nChecked: {escape(checked)}",
-                 title="all quiet", border_style="green")
+    return Panel(Text(f"No incident found in {len(case.sources)} source(s).\nChecked: {shown(checked)}"),
+                 title=Text("all quiet"), border_style="green")
 
 
 def _incident_panel(inc) -> Panel:
-    parts = [Text(inert(inc.summary))]
+    parts = [Text(shown(inc.summary))]
     ev = Table.grid(padding=(0, 1))
     ev.add_column(style="dim", no_wrap=True)
     ev.add_column()
     for f in inc.findings:
         mark = "cause" if f.detector == inc.cause else ("effect" if inc.cause else "")
-        ev.add_row(Text(f"[{f.severity}]", style=SEVERITY_STYLE[f.severity]),
-                   Text(inert(f"{f.title}  ({f.detector}{', ' + mark if mark else ''})")))
+        ev.add_row(Text(f"[{f.severity}]", style=SEVERITY_STYLE.get(f.severity, "")),
+                   Text(shown(f"{f.title}  ({f.detector}{', ' + mark if mark else ''})")))
         for e in f.evidence[:3]:
             loc = os.path.basename(e.path) + (f":{e.line}" if e.line else "") if e.path else ""
-            ev.add_row("", Text(inert(f"  {loc}  {e.text}"[:220]), style="dim"))
+            ev.add_row("", Text(shown(f"  {loc}  {e.text}"[:220]), style="dim"))
     parts += [Text(""), ev]
     if inc.recommendations:
         parts.append(Text("\nWhat to do:", style="bold"))
-        for r in inc.recommendations[:4]:
-            parts.append(Text(inert(f"  - {r}")))
+        for r in inc.recommendations[:5]:
+            parts.append(Text(shown(f"  - {r}")))
     if inc.why_first:
-        parts.append(Text(inert(inc.why_first), style="italic dim"))
-    title = f"#{inc.rank} [{inc.severity}] {escape(inert(inc.title))}"
+        parts.append(Text(shown(inc.why_first), style="italic dim"))
+    title = Text(f"#{inc.rank} [{inc.severity}] {shown(inc.title)}")
     return Panel(Group(*parts), title=title, title_align="left",
                  border_style="red" if inc.severity in ("high", "critical") else "yellow")
 
 
 def _footer(case, console: Console) -> None:
     if case.skipped:
-        console.print(f"[dim]skipped {len(case.skipped)} file(s):[/dim]")
+        console.print(Text(f"skipped {len(case.skipped)} file(s):", style="dim"))
         for s in case.skipped[:10]:
-            console.print(f"[dim]  {escape(inert(s.path))}: {escape(inert(s.reason))}[/dim]")
+            console.print(Text(f"  {shown(s.path)}: {shown(s.reason)}", style="dim"))
+        if len(case.skipped) > 10:
+            console.print(Text(f"  and {len(case.skipped) - 10} more (--format json lists every one)", style="dim"))
     for n in case.notes[:6]:
-        console.print(f"[dim]note: {escape(inert(n))}[/dim]")
+        console.print(Text(f"note: {shown(n)}", style="dim"))
+    if len(case.notes) > 6:
+        console.print(Text(f"{len(case.notes) - 6} more note(s) in --format json", style="dim"))
+
+
+def write_table(table, out) -> None:
+    t = Table(title=Text(shown(table.title)), title_justify="left")
+    for col in table.columns:
+        t.add_column(col.header, justify="right" if col.numeric else "left", no_wrap=col.numeric,
+                     style="bold" if col.code else None, overflow="fold")
+    for row in table.rows():
+        t.add_row(*(Text(shown(cell)) for cell in row))
+    if table.note:
+        t.caption = Text(shown(table.note))
+    console_for(out).print(t)

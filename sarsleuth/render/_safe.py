@@ -1,0 +1,70 @@
+"""Text from inputs made safe for where it goes.
+
+File names and log lines are attacker-controlled: they may carry terminal
+escape sequences (set the window title, clear the screen, fake a prompt) and,
+as file names, bytes that are not UTF-8 (Python hands those over as lone
+surrogates, which cannot be encoded and crash a UTF-8 writer).
+
+- :func:`shown` is for the terminal: control characters and undecodable
+  bytes are written as ``\\xNN`` (what ``ls -b`` does), so they are seen, not
+  obeyed; newlines and tabs may be kept for multi-line text.
+- :func:`one_line` is :func:`shown` for one line of stderr.
+- :func:`utf8` is for documents (JSON, HTML, CSV): each undecodable byte
+  becomes U+FFFD, the Unicode replacement character, the same everywhere.
+"""
+from __future__ import annotations
+
+import re
+
+#: C0 controls but newline and tab, DEL, C1 controls (U+0080-U+009F: 8-bit
+#: CSI and OSC on some terminals), bidirectional overrides (which make a
+#: terminal show text in another order than it is) and lone surrogates.
+_UNSAFE = "\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE_MULTILINE = re.compile(f"[\x00-\x08\x0b-\x1f{_UNSAFE}]")
+_UNSAFE_LINE = re.compile(f"[\x00-\x1f{_UNSAFE}]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape(match) -> str:
+    ch = match.group()
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:
+        # a byte that was not UTF-8 (os.fsdecode's surrogateescape): show the byte
+        return f"\\x{code - 0xDC00:02x}"
+    if code > 0xFF:
+        return f"\\u{code:04x}"
+    return f"\\x{code:02x}"
+
+
+def shown(text, *, multiline: bool = True) -> str:
+    """``text`` as a terminal may display it."""
+    pattern = _UNSAFE_MULTILINE if multiline else _UNSAFE_LINE
+    return pattern.sub(_escape, str(text))
+
+
+def one_line(text) -> str:
+    """One line for stderr: newlines and every control character escaped."""
+    return shown(text, multiline=False)
+
+
+def utf8(text) -> str:
+    """``text`` encodable as UTF-8: undecodable bytes become U+FFFD."""
+    text = str(text)
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def utf8_tree(value):
+    """A JSON-ready structure with every string (keys too) made UTF-8 safe and
+    non-finite floats (NaN, inf) turned into null, which JSON cannot hold."""
+    if isinstance(value, str):
+        return utf8(value)
+    if isinstance(value, dict):
+        return {utf8_tree(k) if isinstance(k, str) else k: utf8_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [utf8_tree(v) for v in value]
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    return value

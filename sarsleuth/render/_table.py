@@ -1,0 +1,57 @@
+"""A table every output format can show: the detector listing and the
+comparison of load-test runs.  ``records`` hold the raw values (what JSON
+prints); each column says how its cell reads for people (text, markdown,
+HTML)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class Column:
+    header: str
+    cell: Callable[[dict], str]        # the text a person reads for one record
+    numeric: bool = False               # right-aligned
+    code: bool = False                  # an identifier: `code` in markdown, bold in the terminal
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list
+    records: list                       # raw values, one dict per row
+    note: str = ""                      # said under the table (units, what is left out)
+    meta: dict = field(default_factory=dict)
+
+    def rows(self) -> list[list[str]]:
+        return [[c.cell(r) for c in self.columns] for r in self.records]
+
+
+def key(name: str) -> Callable[[dict], str]:
+    """A cell showing ``record[name]`` as text ('' when absent)."""
+    def cell(record: dict) -> str:
+        value = record.get(name)
+        return "" if value is None else str(value)
+    return cell
+
+
+def number(value: Any, scale: float = 1.0) -> str:
+    """A number as people read it: thousands separators, no decimals for
+    whole or large numbers, two otherwise (as sar prints), three significant
+    digits below 0.01 (so 0.004 is not shown as 0.00); '' when absent."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    try:
+        v = float(value) * scale
+    except (TypeError, ValueError):
+        return str(value)
+    if v != v or v in (float("inf"), float("-inf")):
+        return ""
+    if abs(v) >= 1000 or v.is_integer():
+        return f"{v:,.0f}"
+    if abs(v) < 0.01:
+        return f"{v:.3g}"
+    return f"{v:,.2f}"

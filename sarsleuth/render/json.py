@@ -1,0 +1,81 @@
+"""The JSON document of ``analyze --format json`` (CONTRACT.md), and tables
+as JSON arrays of records.
+
+Everything is made JSON-safe here, once: times become ISO 8601 text, numpy
+and pandas scalars plain numbers, NaN and missing values ``null``, and file
+names that were not UTF-8 get U+FFFD for each undecodable byte, so the
+output is always valid UTF-8 JSON.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json as _json
+import math
+
+from sarsleuth.render._safe import utf8_tree
+
+
+def document(case) -> dict:
+    """The analysis as the contract's JSON document (a dict)."""
+    from sarsleuth import __version__
+    from sarsleuth.model import iso
+    sources = []
+    for s in case.sources:
+        start, end = s.span()
+        sources.append({"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
+                        "records": int(s.records), "warnings": list(s.warnings)})
+    findings = sorted(case.findings, key=lambda f: (iso(f.start) or "~", f.detector))
+    return utf8_tree(plain({
+        "sarsleuth_version": __version__,
+        "timezone": str(case.tz) if case.tz else None,
+        "sources": sources,
+        "skipped": [{"path": k.path, "reason": k.reason} for k in case.skipped],
+        "summary": case.headline(),
+        "incidents": [i.to_dict() for i in case.incidents],
+        "findings": [f.to_dict() for f in findings],
+        "warnings": list(case.warnings),
+        "notes": list(case.notes),
+        "checked": list(case.checked),
+    }))
+
+
+def plain(value):
+    """``value`` with only what ``json.dumps`` takes: Timestamps as ISO 8601
+    text, numpy scalars as Python numbers, NaN/NaT/NA as None, tuples as
+    lists, keys as text, frames and series as their dicts."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    kind = type(value).__name__
+    if kind in ("NAType", "NaTType"):
+        return None
+    if isinstance(value, (_dt.datetime, _dt.date)) or kind == "Timestamp":
+        from sarsleuth.model import iso
+        return iso(value)
+    if hasattr(value, "item") and not hasattr(value, "__len__"):      # a numpy scalar
+        value = value.item()
+        if isinstance(value, (bool, str)) or value is None:
+            return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, int):
+        return value
+    if hasattr(value, "to_dict"):
+        return plain(value.to_dict())
+    return str(value)
+
+
+def dumps(value) -> str:
+    """Indented JSON text of a plain, UTF-8-safe structure."""
+    return _json.dumps(utf8_tree(plain(value)), indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def write_case(case, out) -> None:
+    out.write(_json.dumps(document(case), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def write_table(table, out) -> None:
+    out.write(dumps(table.records) + "\n")
