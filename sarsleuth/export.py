@@ -19,7 +19,7 @@ from sarsleuth.render._csv import ArrowColumns, NumpyColumns, csv_field, iso_str
 
 #: Rows formatted and written at a time: a few MB of text, whatever the size
 #: of the table.
-CHUNK_ROWS = 1 << 17
+CHUNK_ROWS = 1 << 16
 #: Formats that are bytes, not text (refused on a terminal).
 BINARY_FORMATS = ("parquet",)
 
@@ -40,6 +40,21 @@ def _chunks(df):
         yield df.iloc[start:start + CHUNK_ROWS]
 
 
+def _ahead(fn, items, depth: int = 2):
+    """``fn(item)`` for each item, in order, computed up to ``depth`` items
+    ahead in threads (memory stays at ``depth + 1`` results)."""
+    import collections
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=depth, thread_name_prefix="sarsleuth-export") as pool:
+        pending: collections.deque = collections.deque()
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if len(pending) > depth:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
 def _have_arrow() -> bool:
     try:
         import pyarrow.compute  # noqa: F401
@@ -53,9 +68,15 @@ def write_csv(df, out, *, terminal: bool = False, arrow: bool | None = None) -> 
     ``terminal``: control characters in text are shown escaped."""
     columns = list(df.columns)
     out.write((",".join(csv_field(c) for c in columns) + "\n").encode("utf-8"))
-    formatter = ArrowColumns(terminal) if (arrow if arrow is not None else _have_arrow()) else NumpyColumns(terminal)
-    for chunk in _chunks(df):
-        out.write(formatter.lines(chunk))
+    if arrow if arrow is not None else _have_arrow():
+        # Arrow's kernels release the GIL: the next chunks are formatted on
+        # the other core while this one is written
+        for text in _ahead(ArrowColumns(terminal).lines, _chunks(df)):
+            out.write(text)
+    else:
+        formatter = NumpyColumns(terminal)
+        for chunk in _chunks(df):
+            out.write(formatter.lines(chunk))
 
 
 def write_jsonl(df, out, *, terminal: bool = False, **_ignored) -> None:
