@@ -1,7 +1,13 @@
-"""Shared fixtures: where the real-world corpus and the samples are."""
+"""Shared fixtures: where the real-world corpus and the samples are, the
+command line run in-process, and sample cases analysed once per session."""
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,3 +37,66 @@ def corpus() -> Path:
 @pytest.fixture(scope="session")
 def samples() -> Path:
     return SAMPLES
+
+
+@dataclass
+class Ran:
+    """What a command printed and returned, as ``subprocess.run`` reports it."""
+
+    args: list
+    returncode: int
+    stdout: str
+    stderr: str
+    stdout_bytes: bytes
+
+
+def run_cli(*args, cwd=None, timeout=None) -> Ran:
+    """``sarsleuth ARGS...`` in this process (``sarsleuth.cli.run``), with
+    standard output and error captured as a UTF-8 terminal would take them
+    (strict: text that cannot be encoded fails as it would for real).
+    ``timeout`` is accepted for the callers written for subprocesses."""
+    from sarsleuth.cli import run
+    out, err = io.BytesIO(), io.BytesIO()
+    out_text = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    err_text = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True)
+    argv = [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args]
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out_text), contextlib.redirect_stderr(err_text):
+            code = run(argv)
+            out_text.flush()
+            err_text.flush()
+    finally:
+        os.chdir(here)
+    data = out.getvalue()
+    return Ran(argv, code, data.decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace"), data)
+
+
+@functools.lru_cache(maxsize=None)
+def _sample_case(name: str, tz=None, year=None):
+    import sarsleuth
+    return sarsleuth.load(SAMPLES / name, tz=tz, year=year)
+
+
+@pytest.fixture(scope="session")
+def sample_case():
+    """``sample_case("nginx-proxy-oom")``: that sample analysed once per test
+    session (treat it as read-only)."""
+    return _sample_case
+
+
+@functools.lru_cache(maxsize=None)
+def _analyzed_json(*args) -> dict:
+    import json
+    ran = run_cli("analyze", *args, "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    return json.loads(ran.stdout)
+
+
+@pytest.fixture(scope="session")
+def analyzed_json():
+    """``analyzed_json(PATH, ...)``: the JSON document of ``analyze PATH...``,
+    computed once per session for the same arguments."""
+    return lambda *args: _analyzed_json(*map(str, args))

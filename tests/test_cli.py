@@ -1,6 +1,11 @@
-"""The command line: outputs, exit codes, one-line errors, start-up speed."""
+"""The command line: outputs, exit codes, one-line errors, start-up.  Every
+command runs in-process (``sarsleuth.cli.run``); one test runs the installed
+console script."""
 from __future__ import annotations
 
+import contextlib
+import errno
+import io
 import json
 import re
 import subprocess
@@ -8,12 +13,11 @@ import sys
 
 import pytest
 
-from .conftest import SAMPLES
+from sarsleuth import render
 
+from .conftest import SAMPLES, run_cli
 
-def run(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "sarsleuth.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+run = run_cli
 
 
 @pytest.mark.parametrize("content", [b"", b"\x00\x01\x02\xff" * 4096, b"hello world\nthis is not a log\n"])
@@ -44,10 +48,23 @@ def test_unknown_file_is_skipped_not_fatal(tmp_path):
     assert f"skipped {junk}" in proc.stderr
 
 
-def test_bad_options_exit_2():
-    assert run("analyze", SAMPLES / "tengine-720k", "--tz", "Mars/Olympus").returncode == 2
-    assert run("analyze", SAMPLES / "tengine-720k", "--window", "yesterday").returncode == 2
-    assert run("parse", SAMPLES / "tengine-720k" / "messages", "--kind", "nonsense").returncode == 2
+@pytest.mark.parametrize("args, says", [
+    (("analyze", SAMPLES / "tengine-720k", "--tz", "Mars/Olympus"), "--tz 'Mars/Olympus'"),
+    (("analyze", SAMPLES / "tengine-720k", "--window", "yesterday"), "--window 'yesterday'"),
+    (("analyze", SAMPLES / "tengine-720k", "--year", "1812"), "--year 1812"),
+    (("parse", SAMPLES / "tengine-720k" / "messages", "--kind", "nonsense"), "--kind 'nonsense'"),
+    (("parse", SAMPLES / "tengine-720k" / "messages", "--tz", "Nowhere"), "--tz 'Nowhere'"),
+    (("analyze", SAMPLES / "tengine-720k", "--frmat", "json"), "No such option: --frmat"),
+    (("analyze", SAMPLES / "tengine-720k", "--format", "yaml"), "--format"),
+    (("analyze",), "Missing argument"),
+    (("nonsense",), "No such command"),
+])
+def test_bad_options_are_one_line_exit_2(args, says):
+    proc = run(*args)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sarsleuth: ") and says in lines[0], proc.stderr
+    assert proc.stdout == ""
 
 
 def test_sniff_samples():
@@ -74,6 +91,18 @@ def test_parse_csv_metrics():
     assert "2014-05-06T15:06:05,Cangke_107_176,swap,,%swpused,97.76" in lines
 
 
+def test_parse_csv_values_are_the_numbers_sar_prints():
+    """Values computed from counters (136 ticks of 10000: 1.36 %) are written
+    as 1.36, not with the 17th digit of float arithmetic."""
+    proc = run("parse", SAMPLES / "nginx-proxy-oom" / "sa06")
+    assert proc.returncode == 0, proc.stderr
+    assert "2014-05-06T00:20:01+08:00,Cangke_107_176,cpu,all,%usr,1.36" in proc.stdout.splitlines()
+    values = [ln.rsplit(",", 1)[1] for ln in proc.stdout.splitlines()[1:]]
+    digits = {v: re.sub(r"\D", "", v.split("e")[0]).lstrip("0") for v in values}
+    assert not [v for v, d in digits.items() if len(d) > 15], "a 16th or 17th significant digit"
+    assert all(float(v) == float(repr(float(v))) for v in values)
+
+
 def test_parse_csv_events():
     proc = run("parse", SAMPLES / "nginx-worker-crash" / "error.log")
     assert proc.returncode == 0, proc.stderr
@@ -91,6 +120,34 @@ def test_markdown_and_html(tmp_path):
     html = out.read_text()
     assert "<svg" in html
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html)
+    assert f"wrote {out}" in proc.stderr
+
+
+def test_every_registered_format_renders_a_case_and_a_table():
+    assert set(render.names()) >= {"text", "markdown", "json", "html"}
+    assert render.names()[0] == "text"
+    for name in render.names():
+        proc = run("analyze", SAMPLES / "tengine-720k", "--format", name)
+        assert proc.returncode == 0, (name, proc.stderr)
+        assert "Socket table exhaustion" in proc.stdout, name
+        proc = run("detectors", "--format", name)
+        assert proc.returncode == 0 and "tcp-timewait" in proc.stdout, (name, proc.stderr)
+
+
+def test_json_document_is_built_by_the_json_output(sample_case):
+    from sarsleuth.render.json import document
+    case = sample_case("nginx-proxy-oom")
+    doc = document(case)
+    assert doc == json.loads(json.dumps(case.to_json(), default=str))
+    assert doc["incidents"][0]["category"] == "memory-exhaustion"
+    assert [s["kind"] for s in doc["sources"]].count("sa") == 1
+
+
+def test_rich_markup_in_titles_is_shown_not_eaten():
+    proc = run("analyze", SAMPLES / "nginx-proxy-oom")
+    assert proc.returncode == 0, proc.stderr
+    assert "#1 [critical] Memory exhaustion" in proc.stdout
+    assert "[critical]" in proc.stdout.split("#1 [critical]", 1)[1]          # findings keep theirs too
 
 
 def test_detectors_listing():
@@ -102,17 +159,109 @@ def test_detectors_listing():
                 "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout",
                 "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation"}
     assert contract <= ids
+    md = run("detectors", "--format", "markdown").stdout.splitlines()
+    assert md[2] == "| detector | category | what it looks for |"
+    assert sum(ln.startswith("| `") for ln in md) == len(ids)
 
 
-def test_help_does_not_import_pandas():
-    code = "import sys, sarsleuth.cli; print('pandas' in sys.modules, 'matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split()
-    assert out == ["False", "False"]
+def test_compare_runs(tmp_path):
+    png = tmp_path / "runs.png"
+    runs = (SAMPLES / "image-service-ab" / "ab-50k-image.txt", SAMPLES / "image-service-ab" / "ab-2m-image.txt")
+    proc = run("compare", *runs, "--format", "json", "--plot", png)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    rps = sorted(r["requests_per_sec"] for r in rows)
+    assert rps == [510.51, 3359.59]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    assert run("compare", SAMPLES / "tengine-720k" / "messages").returncode == 2
+
+
+def test_compare_markdown_without_tabulate():
+    runs = (SAMPLES / "image-service-ab" / "ab-50k-image.txt", SAMPLES / "image-service-ab" / "ab-2m-image.txt")
+    proc = run("compare", *runs, "--format", "markdown")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = lines.index("| run | c | req/s | p50 | p90 | p99 | max | errors | MB/s |")
+    assert lines[header + 1] == "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    assert lines[header + 2] == "| ab-50k-image.txt:1 \\(ab\\) | 100 | 3,360 | 18 | 31 | 264 | 1,026 | 0 | 174.90 |"
+
+
+def test_version():
+    from sarsleuth import __version__
+    proc = run("--version")
+    assert proc.returncode == 0 and proc.stdout == f"sarsleuth {__version__}\n"
+
+
+# --- standard output that goes away or fills up --------------------------------------------------
+
+class _Failing(io.TextIOBase):
+    """A standard output whose writes fail like a closed pipe or a full disk."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        raise self.error
+
+    def isatty(self):
+        return False
+
+
+@pytest.mark.parametrize("args", [("parse", SAMPLES / "nginx-proxy-oom" / "sa06"),
+                                  ("analyze", SAMPLES / "tengine-720k", "--format", "json"),
+                                  ("analyze", SAMPLES / "tengine-720k"),
+                                  ("sniff", SAMPLES / "tengine-720k" / "messages")])
+def test_closed_pipe_is_quiet_and_full_stdout_is_one_line(args):
+    from sarsleuth.cli import run as cli_run
+    for error, code, says in ((BrokenPipeError(errno.EPIPE, "Broken pipe"), 0, None),
+                              (OSError(errno.ENOSPC, "No space left on device"), 2,
+                               "sarsleuth: standard output: cannot write: No space left on device")):
+        err = io.StringIO()
+        with contextlib.redirect_stdout(_Failing(error)), contextlib.redirect_stderr(err):
+            assert cli_run([str(a) for a in args]) == code
+        lines = [ln for ln in err.getvalue().splitlines() if not ln.startswith("sarsleuth: warning")]
+        assert lines == ([says] if says else []), err.getvalue()
+
+
+def test_dev_full_is_one_line(tmp_path):
+    from sarsleuth.cli import run as cli_run
+    full = open("/dev/full", "w")
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(full), contextlib.redirect_stderr(err):
+            assert cli_run(["parse", str(SAMPLES / "nginx-proxy-oom" / "sar06.txt")]) == 2
+    finally:
+        with contextlib.suppress(OSError):
+            full.close()
+    assert err.getvalue() == "sarsleuth: standard output: cannot write: No space left on device\n"
+
+
+# --- start-up ------------------------------------------------------------------------------------
+
+def test_help_and_sniff_start_light():
+    """``--help`` imports neither pandas nor matplotlib; ``sniff FILE`` skips
+    building the typer app (its pydantic adapters) and rich."""
+    code = ("import sys, io, contextlib\n"
+            "from sarsleuth.cli import run\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    run(['sniff', sys.argv[1]])\n"
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'pydantic', 'rich', 'jinja2') if m in sys.modules))\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    run(['--help'])\n"
+            "print(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "tengine-720k" / "messages")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[]", "[]"]
 
 
 def test_installed_console_script_runs_from_elsewhere(tmp_path):
     """The entry point works outside the source tree (templates, knowledge
-    base and grammars ship in the package)."""
+    base and grammars ship in the package), and stops quietly when its
+    reader goes away (``| head``)."""
     import shutil
     exe = shutil.which("sarsleuth")
     if exe is None:
@@ -123,15 +272,8 @@ def test_installed_console_script_runs_from_elsewhere(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["incidents"][0]["category"] == "network-saturation"
     assert out.stat().st_size > 10000
-
-
-def test_compare_runs(tmp_path):
-    png = tmp_path / "runs.png"
-    proc = run("compare", SAMPLES / "image-service-ab" / "ab-50k-image.txt",
-               SAMPLES / "image-service-ab" / "ab-2m-image.txt", "--format", "json", "--plot", png)
-    assert proc.returncode == 0, proc.stderr
-    rows = json.loads(proc.stdout)
-    rps = sorted(r["requests_per_sec"] for r in rows)
-    assert rps == [510.51, 3359.59]
-    assert png.stat().st_size > 5000
-    assert run("compare", SAMPLES / "tengine-720k" / "messages").returncode == 2
+    head = subprocess.run(f"'{exe}' parse '{SAMPLES / 'nginx-proxy-oom' / 'sa06'}' 2>'{tmp_path / 'err'}' | head -1; "
+                          "echo \"${PIPESTATUS[0]}\"", shell=True, executable="/bin/bash",
+                          capture_output=True, text=True, timeout=120)
+    assert head.stdout.splitlines() == ["timestamp,host,section,device,metric,value", "0"]
+    assert (tmp_path / "err").read_text() == ""
