@@ -50,14 +50,20 @@ class Ran:
     stdout_bytes: bytes
 
 
-def run_cli(*args, cwd=None, timeout=None) -> Ran:
+class _Terminal(io.TextIOWrapper):
+    def isatty(self):
+        return True
+
+
+def run_cli(*args, cwd=None, timeout=None, tty=False) -> Ran:
     """``sarsleuth ARGS...`` in this process (``sarsleuth.cli.run``), with
-    standard output and error captured as a UTF-8 terminal would take them
-    (strict: text that cannot be encoded fails as it would for real).
-    ``timeout`` is accepted for the callers written for subprocesses."""
+    standard output and error captured as a UTF-8 stream would take them
+    (strict: text that cannot be encoded fails as it would for real);
+    ``tty``: standard output says it is a terminal.  ``timeout`` is accepted
+    for the callers written for subprocesses."""
     from sarsleuth.cli import run
     out, err = io.BytesIO(), io.BytesIO()
-    out_text = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    out_text = (_Terminal if tty else io.TextIOWrapper)(out, encoding="utf-8", write_through=True)
     err_text = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True)
     argv = [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args]
     here = os.getcwd()

@@ -18,8 +18,6 @@ import json
 import lzma
 import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -33,6 +31,7 @@ from sarsleuth.errors import InputError
 from sarsleuth.model import EVENT_COLUMNS, METRIC_COLUMNS, Source
 from sarsleuth.parsers import KINDS, ParseOptions, registry, sniff_bytes
 
+from . import conftest
 from .conftest import SAMPLES, corpus_dir
 
 # --------------------------------------------------------------------------------------------
@@ -622,9 +621,9 @@ def test_crafted_hostile_documents(name, tmp_path):
 # The command line, for each kind of input
 # --------------------------------------------------------------------------------------------
 
-def run_cli(*args, timeout=180, cwd=None):
-    return subprocess.run([sys.executable, "-m", "sarsleuth.cli", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, cwd=cwd)
+def run_cli(*args, timeout=180, cwd=None, tty=False):
+    """The command in-process (see conftest.run_cli)."""
+    return conftest.run_cli(*args, cwd=cwd, tty=tty)
 
 
 def one_line(proc) -> str:
@@ -1042,3 +1041,126 @@ def test_terminal_escape_sequences_from_logs_are_not_passed_through(tmp_path):
         assert proc.returncode == 0, proc.stderr
         assert "\x1b]0;" not in proc.stdout and "\x1b[2J" not in proc.stdout, fmt
         assert "\x1b" not in proc.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# Outputs: written whole or not at all, never through a planted link, names shown safely
+# --------------------------------------------------------------------------------------------
+
+def _segfault_log(path: Path) -> None:
+    path.write_bytes(b"May  6 15:01:10 web1 kernel: nginx[4121]: segfault at 0 ip 00000000004c2d27 "
+                     b"sp 00007fff2b3e8b40 error 4 in libc.so[400000+1000]\n"
+                     b"May  6 15:01:11 web1 kernel: Out of memory: Killed process 4242 (nginx) total-vm:1021908kB, "
+                     b"anon-rss:524288kB, file-rss:4096kB, shmem-rss:0kB\n")
+
+
+def test_plots_never_follow_a_planted_symlink(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    planted = plots / "incident-01-memory-exhaustion.svg"
+    planted.symlink_to(victim)
+    proc = run_cli("analyze", SAMPLES / "nginx-proxy-oom", "--plots", plots, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert victim.read_text() == "precious\n"
+    assert not planted.is_symlink() and planted.read_text().startswith("<svg")
+
+
+def test_html_through_a_symlink_the_user_named_writes_its_target(tmp_path):
+    target = tmp_path / "reports" / "latest.html"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "report.html"
+    link.symlink_to(target)
+    proc = run_cli("analyze", SAMPLES / "tengine-720k", "--html", link, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and "<svg" in target.read_text()
+
+
+def test_a_failed_report_write_keeps_the_previous_report(tmp_path, monkeypatch):
+    """A full disk while writing --html: one line, exit 2, the previous
+    report intact and no partial file left beside it."""
+    out = tmp_path / "report.html"
+    out.write_text("<html>previous report</html>")
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    proc = run_cli("analyze", SAMPLES / "tengine-720k", "--html", out, "--format", "json")
+    assert proc.returncode == 2
+    assert one_line(proc) == f"sarsleuth: {out}: cannot write: No space left on device"
+    assert out.read_text() == "<html>previous report</html>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+
+
+def test_an_unwritable_directory_is_one_line(tmp_path, monkeypatch):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    os.chmod(locked, 0o500)
+    if os.access(locked, os.W_OK):          # root writes anywhere: make the OS say no for it
+        real = tempfile.mkstemp
+
+        def refuse(*args, dir=None, **kwargs):
+            if dir is not None and Path(dir) == locked:
+                raise PermissionError(13, "Permission denied")
+            return real(*args, dir=dir, **kwargs)
+
+        monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    try:
+        for args in (("analyze", SAMPLES / "tengine-720k", "--html", locked / "r.html"),
+                     ("parse", SAMPLES / "tengine-720k" / "messages", "-o", locked / "m.csv"),
+                     ("analyze", SAMPLES / "nginx-proxy-oom", "--plots", locked)):
+            proc = run_cli(*args)
+            assert proc.returncode == 2, (args, proc.stderr)
+            assert one_line(proc).endswith("cannot write: Permission denied"), proc.stderr
+        assert list(locked.iterdir()) == []
+    finally:
+        os.chmod(locked, 0o700)
+
+
+def test_file_names_that_are_not_utf8(tmp_path):
+    """An input whose name is not UTF-8: JSON stays valid UTF-8 (U+FFFD for
+    each bad byte), HTML is written, the terminal sees the bytes escaped."""
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    name = os.fsdecode(b"sar-\xff\xfe.txt")
+    (bundle / name).write_bytes((SAMPLES / "nginx-proxy-oom" / "sar06.txt").read_bytes())
+    proc = run_cli("analyze", bundle, "--format", "json", "--html", tmp_path / "r.html")
+    assert proc.returncode == 0, proc.stderr
+    proc.stdout_bytes.decode("utf-8")                     # strict: valid UTF-8
+    doc = json.loads(proc.stdout)
+    assert [s["path"] for s in doc["sources"]] == [str(bundle / "sar-\ufffd\ufffd.txt")]
+    assert "(sar-\ufffd\ufffd.txt)" in doc["incidents"][0]["summary"]
+    assert "sar-\ufffd\ufffd.txt" in (tmp_path / "r.html").read_bytes().decode("utf-8")
+    for fmt in ("text", "markdown"):
+        proc = run_cli("analyze", bundle, "--format", fmt)
+        assert proc.returncode == 0, proc.stderr
+        assert "sar-\\xff\\xfe.txt" in proc.stdout.replace("\\\\", "\\"), fmt
+    proc = run_cli("sniff", bundle)
+    assert proc.stdout == f"{bundle}/sar-\\xff\\xfe.txt\tsar-text\n"
+
+
+def test_escape_sequences_in_file_names_never_reach_the_terminal(tmp_path):
+    """Names carrying OSC/CSI sequences, through every command and every
+    message: stdout and stderr show them escaped."""
+    evil = "x\x1b]0;pwned\x07\x1b[2J\x9b31m"
+    log = tmp_path / f"{evil}.log"
+    _segfault_log(log)
+    junk = tmp_path / f"{evil}.bin"
+    junk.write_bytes(b"\x00\x01 nothing")
+    partly = tmp_path / f"{evil}.sar"
+    partly.write_bytes(_partly_readable("sar-text"))
+    runs = [run_cli("sniff", tmp_path), run_cli("parse", junk), run_cli("parse", partly, tty=True),
+            run_cli("parse", log, "--year", "2014", tty=True), run_cli("analyze", tmp_path, "--year", "2014"),
+            run_cli("analyze", junk), run_cli("analyze", tmp_path, "--year", "2014", "--format", "markdown")]
+    for proc in runs:
+        for stream in (proc.stdout, proc.stderr):
+            assert not re.search("[\x07\x1b\x9b]", stream), (proc.args, stream[:300])
+    assert "x\\x1b]0;pwned\\x07" in runs[0].stdout
+    assert runs[1].returncode == 2 and "\\x1b]0;pwned" in one_line(runs[1])
+    assert any("warning" in ln and "\\x1b]0;pwned" in ln for ln in runs[2].stderr.splitlines()), runs[2].stderr
+    assert "x\\x1b]0;pwned\\x07" in runs[3].stdout           # the file column, shown on a terminal
+    # into a pipe or a file the table is data, kept as it was read
+    assert f"{log}," in run_cli("parse", log, "--year", "2014").stdout
