@@ -2,11 +2,10 @@
 does what it says."""
 from __future__ import annotations
 
+import json
 import re
-import subprocess
-import sys
 
-from .conftest import ROOT
+from .conftest import ROOT, run_cli
 
 README = (ROOT / "README.md").read_text()
 
@@ -27,10 +26,8 @@ def test_config_example_works(tmp_path):
     log = tmp_path / "messages"
     log.write_text("Mar  3 10:00:01 web1 myapp[2211]: panic: runtime error: index out of range [3] with length 3\n"
                    "Mar  3 10:00:02 web1 systemd[1]: myapp.service: Main process exited, code=exited, status=2/INVALIDARGUMENT\n")
-    proc = subprocess.run([sys.executable, "-m", "sarsleuth.cli", "analyze", str(log), "--config", str(cfg),
-                           "--year", "2024", "--format", "json"], capture_output=True, text=True, timeout=120)
+    proc = run_cli("analyze", log, "--config", cfg, "--year", "2024", "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    import json
     doc = json.loads(proc.stdout)
     custom = [f for f in doc["findings"] if f["detector"] == "custom-signature"]
     assert custom and custom[0]["severity"] == "high"

@@ -12,7 +12,6 @@ import sarsleuth
 from sarsleuth.render.html import build_html
 from sarsleuth.render.markdown import render_markdown
 
-from .conftest import SAMPLES
 
 HOSTILE = [
     '<script>alert("pwned")</script>',
@@ -74,8 +73,8 @@ def test_markdown_escapes_hostile_log_lines(hostile_bundle):
     assert "<script>" not in md and "<img" not in md and "<svg" not in md
 
 
-def test_html_is_self_contained(tmp_path):
-    case = sarsleuth.load(SAMPLES / "nginx-proxy-oom")
+def test_html_is_self_contained(tmp_path, sample_case):
+    case = sample_case("nginx-proxy-oom")
     out = tmp_path / "report.html"
     case.report(out)
     html = out.read_text()
@@ -94,8 +93,8 @@ def _chromium():
 
 
 @pytest.mark.skipif(_chromium() is None, reason="headless Chromium not installed (the CI script installs Debian's chromium)")
-def test_report_renders_in_headless_chromium(tmp_path):
-    case = sarsleuth.load(SAMPLES / "nginx-proxy-oom")
+def test_report_renders_in_headless_chromium(tmp_path, sample_case):
+    case = sample_case("nginx-proxy-oom")
     out = tmp_path / "report.html"
     case.report(out)
     profile = tmp_path / "profile"
