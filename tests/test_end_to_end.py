@@ -3,19 +3,16 @@ conclusion must rank first, with its decisive evidence inside."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 import sarsleuth
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, run_cli
 
 
 def analyze_json(*paths) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "sarsleuth.cli", "analyze", *map(str, paths), "--format", "json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = run_cli("analyze", *paths, "--format", "json")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 

@@ -6,8 +6,6 @@ evidence, the cause, the start time with its zone and the key numbers."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,12 +13,13 @@ import pytest
 import sarsleuth
 from sarsleuth.model import SEVERITY_RANK
 
+from .conftest import run_cli
+
 BUNDLES = Path(__file__).resolve().parent / "bundles"
 
 
-def cli(*args) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "sarsleuth.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
+def cli(*args):
+    proc = run_cli(*args)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -143,8 +142,7 @@ def test_config_threshold_override_changes_the_verdict(tmp_path):
 def test_config_unknown_threshold_is_a_usage_error(tmp_path):
     cfg = tmp_path / "cfg.toml"
     cfg.write_text("[detectors.tcp-timewait]\nmax_buckets = 1\n")
-    proc = subprocess.run([sys.executable, "-m", "sarsleuth.cli", "analyze", str(BUNDLES / "syn-flood-rsyslog"),
-                           "--config", str(cfg)], capture_output=True, text=True, timeout=120)
+    proc = run_cli("analyze", BUNDLES / "syn-flood-rsyslog", "--config", cfg)
     assert proc.returncode == 2 and "tcp_max_tw_buckets" in proc.stderr and "Traceback" not in proc.stderr
 
 

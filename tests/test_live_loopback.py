@@ -20,12 +20,11 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, SAMPLES
+from .conftest import ROOT, SAMPLES, run_cli
 
 LIVE = SAMPLES / "live-loopback"
 STAGE = SAMPLES / "record" / "stage.sh"
@@ -342,8 +341,7 @@ def test_error_fraction_is_a_fraction(doc):
 
 
 def test_cli_json_matches(doc):
-    proc = subprocess.run([sys.executable, "-m", "sarsleuth.cli", "analyze", str(LIVE), "--format", "json"],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    proc = run_cli("analyze", LIVE, "--format", "json", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     cli = json.loads(proc.stdout)
     (f,) = findings_of(cli, "worker-signal-exit")
