@@ -277,3 +277,107 @@ def test_installed_console_script_runs_from_elsewhere(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert head.stdout.splitlines() == ["timestamp,host,section,device,metric,value", "0"]
     assert (tmp_path / "err").read_text() == ""
+
+
+# --- parse: the exported table --------------------------------------------------------------------
+
+def _awkward_table():
+    """Every kind of cell the exporters meet, and the ones they should not."""
+    import numpy as np
+    import pandas as pd
+    rng = np.random.default_rng(7)
+    n = 4000
+    stamps = pd.date_range("2021-10-31 00:30", periods=n, freq="1min", tz="Europe/Berlin")   # a DST fold
+    stamps = stamps + pd.to_timedelta(rng.choice([0, 0, 250_000, 1_234_567_000, 999], n), unit="ns")
+    mags = 10.0 ** rng.uniform(-10, 20, n) * rng.choice([-1, 1], n)
+    special = [1.3599999999999999, 0.0, -0.0, 2.0, 1e15, 1e16, 123456789012345.0, float("nan"), float("inf"),
+               -float("inf"), 0.1 + 0.2, 5e-324, 8388604.0, 1e-4, 9.999999e8, 1e9 + 0.5]
+    values = np.concatenate([special, np.round(mags[:n // 2], 2), mags[n // 2:]])[:n]
+    texts = ['plain', 'a,b', 'say "hi"', 'two\nlines', 'cr\ronly', '', None, 'é漢\t', 'bad\udcffbyte', ' lead']
+    frame = pd.DataFrame({
+        "timestamp": pd.Series(stamps).where(np.arange(n) % 97 != 5),
+        "host": pd.Categorical(rng.choice(["web1", "a,b", 'q"t'], n)),
+        "message": pd.Series([texts[i % len(texts)] for i in range(n)], dtype=object),
+        "pid": pd.array([None if i % 11 == 0 else i for i in range(n)], dtype="Int64"),
+        "value": values,
+    })
+    return frame
+
+
+def test_csv_writers_with_and_without_pyarrow_agree():
+    import csv
+    from sarsleuth.export import write_csv
+    from sarsleuth.model import iso
+    from sarsleuth.render._csv import tidy_values
+    frame = _awkward_table()
+    fast, plain = io.BytesIO(), io.BytesIO()
+    write_csv(frame, fast, arrow=True)
+    write_csv(frame, plain, arrow=False)
+    assert fast.getvalue() == plain.getvalue()
+    rows = list(csv.reader(io.StringIO(fast.getvalue().decode("utf-8"), newline="")))
+    assert rows[0] == ["timestamp", "host", "message", "pid", "value"] and len(rows) == len(frame) + 1
+    tidy = tidy_values(frame["value"].to_numpy())
+    for i, row in enumerate(rows[1:]):
+        assert row[0] == (iso(frame["timestamp"][i]) or "")
+        assert row[1] == frame["host"][i]
+        message = frame["message"][i]
+        assert row[2] == ("" if message is None else message.replace("\udcff", "\ufffd"))
+        assert row[3] == ("" if i % 11 == 0 else str(i))
+        v = tidy[i]
+        assert row[4] == ("" if v != v else repr(float(v))), (frame["value"][i], row[4])
+
+
+def test_tidy_values_drop_only_float_noise():
+    from sarsleuth.render._csv import tidy_values
+    got = tidy_values([1.3599999999999999, 0.30000000000000004, 79.3103448275862, 2**53 + 0.0, 1e-9 / 3, 4.5])
+    assert [repr(float(v)) for v in got] == ["1.36", "0.3", "79.3103448275862", "9007199254740992.0",
+                                             repr(1e-9 / 3), "4.5"]
+
+
+def test_csv_goes_out_in_bounded_chunks(monkeypatch):
+    import sarsleuth.export as export
+    from sarsleuth.parsers import parse
+    table = export.source_table(parse(SAMPLES / "nginx-proxy-oom" / "sa06"))
+
+    class Recording(io.BytesIO):
+        sizes: list = []
+
+        def write(self, data):
+            self.sizes.append(len(memoryview(data)))
+            return super().write(data)
+
+    whole = io.BytesIO()
+    export.write_csv(table, whole)
+    monkeypatch.setattr(export, "CHUNK_ROWS", 1000)
+    chunked = Recording()
+    export.write_csv(table, chunked)
+    assert chunked.getvalue() == whole.getvalue()
+    assert len(chunked.sizes) == 1 + -(-len(table) // 1000)
+    assert max(chunked.sizes) < 1000 * 80
+
+
+def test_parquet_columns_are_typed(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pandas as pd
+    from sarsleuth.parsers import parse
+    out = tmp_path / "sa06.parquet"
+    assert run("parse", SAMPLES / "nginx-proxy-oom" / "sa06", "--format", "parquet", "-o", out).returncode == 0
+    schema = pq.read_schema(out)
+    assert str(schema.field("timestamp").type) == "timestamp[ns, tz=+08:00]"
+    assert str(schema.field("metric").type).startswith("dictionary<values=string")
+    assert str(schema.field("value").type) == "double"
+    back = pd.read_parquet(out)
+    src = parse(SAMPLES / "nginx-proxy-oom" / "sa06").metrics
+    assert (back["timestamp"] == src["timestamp"]).all()
+    assert back.loc[1, "value"] == 1.36
+    events = tmp_path / "error.parquet"
+    assert run("parse", SAMPLES / "nginx-worker-crash" / "error.log", "-f", "parquet", "-o", events).returncode == 0
+    schema = pq.read_schema(events)
+    assert str(schema.field("timestamp").type) == "timestamp[ns]"
+    assert str(schema.field("pid").type) == "int64" and str(schema.field("line").type) == "int64"
+
+
+def test_parquet_to_a_terminal_is_refused():
+    proc = run("parse", SAMPLES / "nginx-proxy-oom" / "sa06", "--format", "parquet", tty=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "binary" in proc.stderr and "-o FILE" in proc.stderr
