@@ -180,8 +180,7 @@ def parse(
     year: Optional[int] = typer.Option(None, "--year", help="Year of syslog lines that carry none."),
     date_order: Optional[str] = typer.Option(None, "--date-order", help="mdy or dmy, for ambiguous sar banners."),
 ):
-    """Parse one file into the normalized table (metrics or events) or, for
-    load-test reports, the JSON fields of each report."""
+    """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports."""
     from sarsleuth.options import check_options
     from sarsleuth.parsers import ParseOptions, kinds
     from sarsleuth.parsers import parse as parse_file
@@ -199,6 +198,8 @@ def parse(
     settled = settle([src], tz=opts.tz)
     for w in [*src.warnings, *settled.warnings]:
         _say(f"warning: {w}")
+    for note in settled.notes:      # guesses (a year from the file's date, a zone) are said
+        _say(f"note: {note}")
     if format.value == "json" and src.reports:
         from sarsleuth.render.json import dumps
         text = dumps(reports_json(src)) + "\n"
@@ -219,7 +220,7 @@ def parse(
 
 @app.command()
 def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories.")):
-    """Print PATH<TAB>KIND for each file (``unknown`` when nothing fits)."""
+    """Print PATH<TAB>KIND for each file (unknown when nothing fits)."""
     code = _sniff(paths)
     if code:
         raise _Failed(code)
