@@ -187,7 +187,7 @@ def parse(
     opts = check_options(tz=tz, year=year, date_order=date_order)
     if kind is not None and kind not in kinds():
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
-    from sarsleuth.export import BINARY_FORMATS, WRITERS, reports_json, source_table
+    from sarsleuth.export import BINARY_FORMATS
     binary = format.value in BINARY_FORMATS
     if output is not None:
         _check_destination(output, [path])
@@ -198,22 +198,26 @@ def parse(
     settled = settle([src], tz=opts.tz)
     for w in [*src.warnings, *settled.warnings]:
         _say(f"warning: {w}")
-    for note in settled.notes:      # guesses (a year from the file's date, a zone) are said
+    _write_parsed(src, format.value, output, path)
+    for note in settled.notes:      # guesses (a year from the file's date, a zone), once the table is out
         _say(f"note: {note}")
-    if format.value == "json" and src.reports:
+
+
+def _write_parsed(src, fmt: str, output, path) -> None:
+    from sarsleuth.export import WRITERS, reports_json, source_table
+    from sarsleuth.render._files import atomic_output, write_text_file
+    if fmt == "json" and src.reports:
         from sarsleuth.render.json import dumps
         text = dumps(reports_json(src)) + "\n"
         if output is None:
             _to_stdout(lambda out: out.write(text))
         else:
-            from sarsleuth.render._files import write_text_file
             write_text_file(output, text, [path])
         return
-    table, writer = source_table(src), WRITERS[format.value]
+    table, writer = source_table(src), WRITERS[fmt]
     if output is None:
         _to_stdout(lambda out: writer(table, out.buffer, terminal=sys.stdout.isatty()))
         return
-    from sarsleuth.render._files import atomic_output
     with atomic_output(output, [path], binary=True) as fh:
         writer(table, fh)
 
