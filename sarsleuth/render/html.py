@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from sarsleuth.narrative import when, zone_of
+from sarsleuth.render._time import when, zone_of
 from sarsleuth.render._safe import utf8
 
 #: Incidents given a plot (each costs a matplotlib figure).

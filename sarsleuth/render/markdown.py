@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sarsleuth.narrative import when, zone_of
+from sarsleuth.render._time import when, zone_of
 from sarsleuth.render._safe import shown
 from sarsleuth.render._table import number
 

@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from sarsleuth.narrative import when, zone_of
+from sarsleuth.render._time import when, zone_of
 from sarsleuth.render._safe import shown
 
 SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critical": "bold white on red"}
