@@ -6,7 +6,6 @@ import contextlib
 import functools
 import io
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 

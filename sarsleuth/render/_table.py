@@ -4,7 +4,7 @@ prints); each column says how its cell reads for people (text, markdown,
 HTML)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 
@@ -22,7 +22,6 @@ class Table:
     columns: list
     records: list                       # raw values, one dict per row
     note: str = ""                      # said under the table (units, what is left out)
-    meta: dict = field(default_factory=dict)
 
     def rows(self) -> list[list[str]]:
         return [[c.cell(r) for c in self.columns] for r in self.records]

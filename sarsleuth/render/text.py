@@ -23,12 +23,6 @@ SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critica
 MAX_INCIDENTS = 10
 
 
-def inert(text) -> str:
-    """Text from an input made safe for a terminal (kept for callers of the
-    old name)."""
-    return shown(text)
-
-
 def console_for(out) -> Console:
     """A console writing to ``out`` that never interprets markup, emoji
     codes or highlighting in what it prints."""
