@@ -90,18 +90,3 @@ def sample_case():
     """``sample_case("nginx-proxy-oom")``: that sample analysed once per test
     session (treat it as read-only)."""
     return _sample_case
-
-
-@functools.lru_cache(maxsize=None)
-def _analyzed_json(*args) -> dict:
-    import json
-    ran = run_cli("analyze", *args, "--format", "json")
-    assert ran.returncode == 0, ran.stderr
-    return json.loads(ran.stdout)
-
-
-@pytest.fixture(scope="session")
-def analyzed_json():
-    """``analyzed_json(PATH, ...)``: the JSON document of ``analyze PATH...``,
-    computed once per session for the same arguments."""
-    return lambda *args: _analyzed_json(*map(str, args))
