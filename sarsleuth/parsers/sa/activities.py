@@ -32,6 +32,9 @@ A_PSI_CPU, A_PSI_IO, A_PSI_MEM = range(40, 43)
 
 BASE = 0x8A   # sysstat's ACTIVITY_MAGIC_BASE
 
+#: Duplex codes of rd_stats.h (C_DUPLEX_HALF is 1).
+C_DUPLEX_FULL = 2
+
 
 @dataclass(frozen=True)
 class Field:
@@ -329,7 +332,7 @@ def compute_disk(ctx):
 def compute_net_dev(ctx):
     rxkb, txkb = ctx.rate("rx_bytes"), ctx.rate("tx_bytes")
     speed = ctx.cur("speed") * 1e6
-    full = ctx.string_code("duplex") == 1      # sysstat's C_DUPLEX_FULL
+    full = ctx.string_code("duplex") == C_DUPLEX_FULL
     with np.errstate(divide="ignore", invalid="ignore"):
         util = np.where(full, np.maximum(rxkb, txkb), rxkb + txkb) * 800 / np.where(speed > 0, speed, 1)
     util = np.where(speed > 0, util, 0.0)

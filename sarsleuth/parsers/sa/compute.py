@@ -342,7 +342,7 @@ def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec, state=None) 
     for f in fields:
         all_c[f] = np.concatenate([all_c[f], c[f][up_rows]])
         all_p[f] = np.concatenate([all_p[f], p[f][up_rows]])
-    deltot = np.concatenate([deltot, itv_cpu[up_rows]])
+    deltot = _unsigned(np.concatenate([deltot, itv_cpu[up_rows]]))
     deltot = np.where(deltot == 0, 1.0, deltot)
     all_vals = _cpu_percent(all_c, all_p, deltot, tickless=np.zeros(len(deltot), dtype=bool))
 
@@ -350,7 +350,7 @@ def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec, state=None) 
     cc = {f: c[f][idx] for f in fields}
     pp = {f: p[f][idx] for f in fields}
     tickless = itv_cpu[idx] == 0
-    cpu_vals = _cpu_percent(cc, pp, np.where(tickless, 1.0, itv_cpu[idx]), tickless)
+    cpu_vals = _cpu_percent(cc, pp, np.where(tickless, 1.0, _unsigned(itv_cpu[idx])), tickless)
 
     out_rec = np.concatenate([all_rec, rec[idx]])
     device = np.concatenate([np.zeros(len(all_rec), dtype=np.int64), pos[idx]])
@@ -375,6 +375,13 @@ def _per_cpu_interval(c, p):
     idle_down = (c["idle"] < p["idle"]) & (p["idle"] < _NEAR_MAX)
     p["idle"] = np.where(idle_down, 0.0, p["idle"])
     return sum(c[f] for f in _CPU_TOTAL) - sum(p[f] for f in _CPU_TOTAL) + ishift
+
+
+def _unsigned(itv):
+    """An interval as sysstat's unsigned long long holds it: one that went
+    below zero (counters going backwards) wraps to a huge divisor, so every
+    percentage over it prints 0.00, never a negative figure."""
+    return np.where(itv < 0, itv + 2.0 ** 64, itv)
 
 
 def _ll_sp(prev, cur, itv):
