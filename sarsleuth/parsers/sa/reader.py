@@ -34,7 +34,7 @@ from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
 from sarsleuth.textio import compression_of, open_binary, spool_decompressed
 from sarsleuth.parsers.sa import activities as A
-from sarsleuth.parsers.sa import clock
+from sarsleuth.parsers.sa import clock, format_2169
 from sarsleuth.parsers.sa.compute import Context, ItemTable, Rows, cpu_rows, generic_rows, pair_rows, softnet_rows
 from sarsleuth.parsers.sa.layout import FORMAT_MAGICS, FileLayout, read_layout, sniff_magic
 from sarsleuth.parsers.sa.records import RecordIndex, Walker
@@ -62,7 +62,7 @@ class SaBinaryParser(Parser):
     def sniff(cls, head: bytes, text: str) -> float:
         found = sniff_magic(head)
         if found is None:
-            return 0.0
+            return 1.0 if format_2169.sniff(head) is not None else 0.0
         return 1.0 if found[1] in FORMAT_MAGICS else 0.6
 
     @classmethod
@@ -129,6 +129,8 @@ def read_source(path, buf, options: ParseOptions, pager=None) -> Source:
     """Parse an sa file held in ``buf`` (bytes-like).  ``pager``, when
     given, is told which bytes are done with (see :class:`_Pager`)."""
     path = str(path)
+    if sniff_magic(bytes(buf[:4])) is None and (endian := format_2169.sniff(bytes(buf[:64]))) is not None:
+        return _read_2169(path, buf, endian)
     layout = read_layout(path, buf)
     warnings = list(layout.warnings)
     index = Walker(path, buf, layout, warnings, release=pager).walk()
@@ -144,6 +146,36 @@ def read_source(path, buf, options: ParseOptions, pager=None) -> Source:
     events = _events(path, index, layout, tz)
     return Source(path=path, kind="sa", host=layout.host, metrics=metrics, events=events, warnings=warnings,
                   tz=clock.tz_name(tz), records=int(index.count), meta=_meta(layout, index, offset))
+
+
+def _read_2169(path, buf, endian) -> Source:
+    """A file of sysstat 6.1-7.0: no activity list, fixed record parts."""
+    F = format_2169
+    hdr, layout = F.read_layout_2169(path, buf, endian)
+    warnings: list = []
+    offsets, segments, specials, shape = F.walk(path, buf, hdr, endian, warnings)
+    if not len(offsets) and not specials:
+        raise InputError(path, "no statistics records in the file", offset=F.HEADER_SIZE)
+    index = F.build_index(buf, offsets, segments, specials, endian, hdr.long_size)
+    offset = clock.check_clock(path, index, layout, warnings)
+    tz = clock.zone(offset)
+    skipped = F.skipped_activities(hdr)
+    if skipped:
+        warnings.append(located(path, "recorded but not turned into figures: " + ", ".join(skipped), offset=8))
+    blocks = F.metric_blocks(buf, index, hdr, shape, endian) if shape is not None else []
+    table = Table(layout.host)
+    for section, rows in blocks:
+        table.declare(section, [m for m, _v in rows.metrics])
+    table.allocate(sum(len(rows.rec) * len(rows.metrics) for _s, rows in blocks))
+    stamps = index.ust * 1_000_000_000
+    for section, rows in blocks:
+        table.add(section, rows, stamps)
+    meta = _meta(layout, index, offset)
+    meta.update(sysstat_version="6.1-7.0", activities=[name for flag, name in sorted(F.FLAG_NAMES.items())
+                                                      if hdr.actflag & flag])
+    return Source(path=path, kind="sa", host=layout.host, metrics=table.frame(tz),
+                  events=_events(path, index, layout, tz), warnings=warnings, tz=clock.tz_name(tz),
+                  records=int(index.count), meta=meta)
 
 
 # --- activities -------------------------------------------------------------------------

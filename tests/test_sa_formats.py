@@ -1,0 +1,161 @@
+"""Older sa formats against what the sysstat that wrote them printed.
+
+* 0x2169 (sysstat 6.1-7.0, RHEL 5) against the ``sadf -x`` that sysstat
+  7.0.2 wrote from the same capture (DTD 1.0, comma decimals, UTC times);
+* every corpus file: no percentage is ever negative.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+
+from sarsleuth.errors import InputError
+from sarsleuth.parsers import sniff_bytes
+from sarsleuth.parsers.base import ParseOptions
+from sarsleuth.parsers.sa.reader import SaBinaryParser
+
+RHEL5 = "pcp-rhel5-sa20-0x2169"
+
+
+def parse(path):
+    return SaBinaryParser.parse(path, ParseOptions())
+
+
+def _num(text: str) -> float:
+    return float(text.replace(",", "."))
+
+
+#: XML element/attribute -> (section, metric, scale applied to our value).
+PLAIN = {"processes": {"proc": ("tasks", "proc/s")}, "context-switch": {"cswch": ("tasks", "cswch/s")},
+         "swap-pages": {"pswpin": ("swapping", "pswpin/s"), "pswpout": ("swapping", "pswpout/s")},
+         "paging": {"pgpgin": ("paging", "pgpgin/s"), "pgpgout": ("paging", "pgpgout/s"),
+                    "fault": ("paging", "fault/s"), "majflt": ("paging", "majflt/s")},
+         "io-reads": {"rtps": ("io", "rtps"), "bread": ("io", "bread/s")},
+         "io-writes": {"wtps": ("io", "wtps"), "bwrtn": ("io", "bwrtn/s")},
+         "net-sock": {k: ("net-sock", k) for k in ("totsck", "tcpsck", "udpsck", "rawsck", "ip-frag")},
+         "queue": {k: ("queue", k) for k in ("runq-sz", "plist-sz", "ldavg-1", "ldavg-5", "ldavg-15")},
+         "net-nfs": {k: ("net-nfs", k + "/s") for k in ("call", "retrans", "read", "write", "access", "getatt")},
+         "net-nfsd": {k: ("net-nfsd", k + "/s") for k in ("scall", "badcall", "packet", "udp", "tcp", "hit", "miss",
+                                                          "sread", "swrite", "saccess", "sgetatt")}}
+CPU = {"user": "%usr", "nice": "%nice", "system": "%sys", "iowait": "%iowait", "steal": "%steal", "idle": "%idle"}
+MEMORY = {"memfree": ("memory", "kbmemfree"), "memused": ("memory", "kbmemused"),
+          "memused-percent": ("memory", "%memused"), "buffers": ("memory", "kbbuffers"),
+          "cached": ("memory", "kbcached"), "frmpg": ("memory", "frmpg/s"), "bufpg": ("memory", "bufpg/s"),
+          "campg": ("memory", "campg/s"), "swpfree": ("swap", "kbswpfree"), "swpused": ("swap", "kbswpused"),
+          "swpused-percent": ("swap", "%swpused"), "swpcad": ("swap", "kbswpcad"),
+          "dentunusd": ("file", "dentunusd"), "file-sz": ("file", "file-nr"), "inode-sz": ("file", "inode-nr")}
+NET_DEV = {"rxpck": "rxpck/s", "txpck": "txpck/s", "rxbyt": "rxkB/s", "txbyt": "txkB/s", "rxcmp": "rxcmp/s",
+           "txcmp": "txcmp/s", "rxmcst": "rxmcst/s"}
+NET_EDEV = {k: k + "/s" for k in ("rxerr", "txerr", "coll", "rxdrop", "txdrop", "txcarr", "rxfram", "rxfifo",
+                                  "txfifo")}
+
+
+def load_sysstat7_xml(path) -> pd.DataFrame:
+    """(timestamp UTC, section, device, metric, value) of a DTD 1.0 XML;
+    byte rates (sar 7 printed bytes/s) are turned into kB/s."""
+    rows = []
+    for stamp_el in ET.parse(path).getroot().iter("timestamp"):
+        stamp = pd.Timestamp(f"{stamp_el.get('date')} {stamp_el.get('time')}", tz="UTC")
+
+        def add(section, device, metric, text, scale=1.0):
+            rows.append((stamp, section, device, metric, _num(text) * scale))
+        for el in stamp_el.iter():
+            if el.tag in PLAIN:
+                for attr, (section, metric) in PLAIN[el.tag].items():
+                    if el.get(attr) is not None:
+                        add(section, "", metric, el.get(attr))
+            elif el.tag == "tps":
+                add("io", "", "tps", el.text)
+            elif el.tag == "cpu":
+                for attr, metric in CPU.items():
+                    add("cpu", el.get("number"), metric, el.get(attr))
+            elif el.tag == "irq" and el.get("intr") == "sum":
+                add("interrupts", "all", "intr/s", el.get("value"))
+            elif el.tag in MEMORY:
+                add(*MEMORY[el.tag][:1], "", MEMORY[el.tag][1], el.text)
+            elif el.tag == "net-device":
+                for sub in el:
+                    table = NET_DEV if sub.tag == "net-dev" else NET_EDEV
+                    for attr, metric in table.items():
+                        scale = 1 / 1024 if attr.endswith("byt") else 1.0
+                        add(sub.tag, el.get("iface"), metric, sub.get(attr), scale)
+            elif el.tag == "tty":
+                for attr in ("rcvin", "xmtin", "framerr", "prtyerr", "brk", "ovrun"):
+                    add("serial", el.get("line"), attr + "/s", el.get(attr))
+    return pd.DataFrame(rows, columns=["timestamp", "section", "device", "metric", "value"])
+
+
+@pytest.fixture(scope="module")
+def rhel5(corpus):
+    return parse(corpus / "sysstat" / "binary" / RHEL5)
+
+
+def test_rhel5_file_is_sniffed_as_sa_not_as_a_log(corpus):
+    head = (corpus / "sysstat" / "binary" / RHEL5).read_bytes()[:4096]
+    assert sniff_bytes(head)[0] == "sa"
+
+
+def test_rhel5_header(rhel5):
+    assert rhel5.meta["format_magic"] == "0x2169"
+    assert rhel5.host == "localhost.localdomain" and rhel5.meta["ncpu"] == 4
+    assert rhel5.meta["kernel"] == "2.6.18-308.13.1.el5"
+    assert rhel5.meta["restarts"] == 2
+    restarts = rhel5.events[rhel5.events["kind"] == "sar-restart"]["timestamp"].dt.tz_convert("UTC")
+    assert [t.strftime("%H:%M:%S") for t in restarts] == ["14:29:37", "15:09:29"]
+    # what the file holds but is not turned into figures is named
+    assert any("per-CPU interrupts" in w for w in rhel5.warnings)
+
+
+def test_rhel5_agrees_with_the_xml_sysstat_7_wrote(corpus, rhel5):
+    reference = load_sysstat7_xml(corpus / "sysstat" / "capture-xml" / f"{RHEL5}.sysdata1.0.xml")
+    assert len(reference) > 1500
+    ours = rhel5.metrics.copy()
+    ours["timestamp"] = ours["timestamp"].dt.tz_convert("UTC")
+    for col in ("section", "device", "metric"):
+        ours[col] = ours[col].astype(str)
+    merged = reference.merge(ours[["timestamp", "section", "device", "metric", "value"]],
+                             on=["timestamp", "section", "device", "metric"], how="left", suffixes=("_xml", "_ours"))
+    scale = merged["metric"].isin(["rxkB/s", "txkB/s"]).map({True: 1024.0, False: 1.0})
+    diff = ((merged["value_ours"] - merged["value_xml"]) * scale).abs()
+    good = diff <= 0.005 + 1e-6 * (merged["value_xml"] * scale).abs() + 1e-9
+    ratio = float(good.mean())
+    print(f"{RHEL5}: {ratio:.4%} of {len(merged)} XML values matched")
+    assert ratio >= 0.995, merged[~good].head(20).to_string()
+    # the figures the provenance quotes
+    cpu_all = ours[(ours["section"] == "cpu") & (ours["device"] == "all") & (ours["metric"] == "%iowait")]
+    at = cpu_all.set_index("timestamp")["value"]
+    assert round(at[pd.Timestamp("2012-09-20 14:35:01", tz="UTC")], 2) == 11.04
+    assert round(at[pd.Timestamp("2012-09-20 14:40:01", tz="UTC")], 2) == 14.31
+
+
+def test_rhel5_truncated_keeps_the_records_before_the_cut(corpus, tmp_path):
+    raw = (corpus / "sysstat" / "binary" / RHEL5).read_bytes()
+    whole = parse(corpus / "sysstat" / "binary" / RHEL5)
+    cut = tmp_path / "sa20"
+    cut.write_bytes(raw[:len(raw) // 2])
+    part = parse(cut)
+    assert 0 < part.records < whole.records
+    assert any("skipped" in w for w in part.warnings)
+
+
+# --- every corpus file ------------------------------------------------------------------
+
+def _corpus_binaries(corpus):
+    return sorted(p for p in (corpus / "sysstat" / "binary").iterdir()
+                  if p.is_file() and not p.name.endswith((".xml", ".out")))
+
+
+def test_no_percentage_is_ever_negative(corpus):
+    read = 0
+    for path in _corpus_binaries(corpus):
+        try:
+            source = parse(path)
+        except InputError:
+            continue
+        read += 1
+        m = source.metrics
+        pct = m[m["metric"].astype(str).str.startswith("%")]
+        assert not (pct["value"] < 0).any(), (path.name, pct[pct["value"] < 0].head().to_string())
+    assert read >= 15
