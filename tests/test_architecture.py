@@ -95,8 +95,6 @@ def test_no_import_cycles():
 STILL_LONG = {
     "sarsleuth/parsers/loadtest/grammars/__init__.py",
     "sarsleuth/parsers/logs/scan.py",
-    "sarsleuth/parsers/sa/activities.py",
-    "sarsleuth/parsers/sa/reader.py",
     "sarsleuth/parsers/sadf/reader.py",
     "sarsleuth/parsers/sar_text/reader.py",
 }

@@ -21,7 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
+from sarsleuth.parsers.sa.formulas import (  # noqa: F401 (_pct: used by tests)
+    _levels, _pct, _psi, _rates, _sensor, compute_disk, compute_fan, compute_fs, compute_huge, compute_io,
+    compute_irq, compute_memory, compute_net_dev, compute_paging, compute_pwr_cpu, compute_queue, compute_softnet,
+    compute_usb)
 
 A_CPU, A_PCSW, A_IRQ, A_SWAP, A_PAGE, A_IO, A_MEMORY, A_KTABLES, A_QUEUE, A_SERIAL = range(1, 11)
 A_DISK, A_NET_DEV, A_NET_EDEV, A_NET_NFS, A_NET_NFSD, A_NET_SOCK, A_NET_IP, A_NET_EIP = range(11, 19)
@@ -32,8 +35,6 @@ A_PSI_CPU, A_PSI_IO, A_PSI_MEM = range(40, 43)
 
 BASE = 0x8A   # sysstat's ACTIVITY_MAGIC_BASE
 
-#: Duplex codes of rd_stats.h (C_DUPLEX_HALF is 1).
-C_DUPLEX_FULL = 2
 
 
 @dataclass(frozen=True)
@@ -228,171 +229,6 @@ def _old_wghfreq(size):
 OLD = "old"   # family key for the formats 0x2170, 0x2171 and 0x2173
 NEW = "new"   # 0x2175 with a magic older than the current one
 
-
-# --- metric computations ------------------------------------------------------------
-# Each takes a Context (see _sa_compute) and returns [(metric, values)], with
-# the metric names exactly as sadf -d heads its columns.
-
-def _rates(pairs):
-    def compute(ctx):
-        return [(metric, ctx.rate(name)) for metric, name in pairs]
-    return compute
-
-
-def _levels(pairs, scale=1.0):
-    def compute(ctx):
-        return [(metric, ctx.cur(name) * scale) for metric, name in pairs]
-    return compute
-
-
-def _pct(num, den):
-    """num/den in percent, 0 where den is 0 (as sysstat prints it); a result
-    that is not finite (damaged float fields) is left out as NaN."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        pct = np.where(den != 0, num / np.where(den != 0, den, 1) * 100.0, 0.0)
-    return np.where(np.isfinite(pct), pct, np.nan)
-
-
-def compute_paging(ctx):
-    out = _rates([("pgpgin/s", "pgpgin"), ("pgpgout/s", "pgpgout"), ("fault/s", "pgfault"),
-                  ("majflt/s", "pgmajfault"), ("pgfree/s", "pgfree"), ("pgscank/s", "pgscan_kswapd"),
-                  ("pgscand/s", "pgscan_direct"), ("pgsteal/s", "pgsteal")])(ctx)
-    scanned = ctx.delta("pgscan_kswapd") + ctx.delta("pgscan_direct")
-    out.append(("%vmeff", _pct(ctx.delta("pgsteal"), scanned)))
-    return out
-
-
-def compute_io(ctx):
-    pairs = [("tps", "dk_drive"), ("rtps", "dk_drive_rio"), ("wtps", "dk_drive_wio"), ("dtps", "dk_drive_dio"),
-             ("bread/s", "dk_drive_rblk"), ("bwrtn/s", "dk_drive_wblk"), ("bdscd/s", "dk_drive_dblk")]
-    # sysstat shows 0 when a counter went backwards (a device was removed)
-    return [(metric, np.where(ctx.went_down(name), 0.0, ctx.rate(name))) for metric, name in pairs]
-
-
-def compute_memory(ctx):
-    frm, buf, cam, tlm = ctx.cur("frmkb"), ctx.cur("bufkb"), ctx.cur("camkb"), ctx.cur("tlmkb")
-    tls, com = ctx.cur("tlskb"), ctx.cur("comkb")
-    notused = np.minimum(frm + buf + cam + ctx.cur("slabkb"), tlm)
-    out = [
-        ("kbmemfree", frm), ("kbavail", _available(ctx, frm)), ("kbmemused", tlm - notused),
-        ("%memused", _pct(tlm - notused, tlm)), ("kbbuffers", buf), ("kbcached", cam), ("kbcommit", com),
-        ("%commit", _pct(com, tlm + tls)), ("kbactive", ctx.cur("activekb")), ("kbinact", ctx.cur("inactkb")),
-        ("kbdirty", ctx.cur("dirtykb")), ("kbanonpg", ctx.cur("anonpgkb")), ("kbslab", ctx.cur("slabkb")),
-        ("kbkstack", ctx.cur("kstackkb")), ("kbpgtbl", ctx.cur("pgtblkb")), ("kbvmused", ctx.cur("vmusedkb")),
-    ]
-    # sysstat prints 0 for what an older kernel or writer did not record
-    # (no MemAvailable before Linux 3.14...); a 0 would read as "no memory
-    # available", so such metrics are left out instead.
-    return [(m, v) for m, v in out if ctx.has(MEMORY_SOURCE.get(m, "frmkb"))]
-
-
-def _available(ctx, free):
-    """MemAvailable, NaN (left out) where the kernel had none: before Linux
-    3.14 sadc stores 0 there while free memory is not 0."""
-    available = ctx.cur("availablekb")
-    return np.where((available == 0) & (free > 0), np.nan, available)
-
-
-#: The raw field each optional memory metric comes from.
-MEMORY_SOURCE = {"kbavail": "availablekb", "kbactive": "activekb", "kbinact": "inactkb", "kbdirty": "dirtykb",
-                 "kbanonpg": "anonpgkb", "kbslab": "slabkb", "kbkstack": "kstackkb", "kbpgtbl": "pgtblkb",
-                 "kbvmused": "vmusedkb"}
-
-
-def compute_swap(ctx):
-    frs, tls, cas = ctx.cur("frskb"), ctx.cur("tlskb"), ctx.cur("caskb")
-    return [("kbswpfree", frs), ("kbswpused", tls - frs), ("%swpused", _pct(tls - frs, tls)),
-            ("kbswpcad", cas), ("%swpcad", _pct(cas, tls - frs))]
-
-
-def compute_huge(ctx):
-    fr, tl = ctx.cur("frhkb"), ctx.cur("tlhkb")
-    return [("kbhugfree", fr), ("kbhugused", tl - fr), ("%hugused", _pct(tl - fr, tl)),
-            ("kbhugrsvd", ctx.cur("rsvdhkb")), ("kbhugsurp", ctx.cur("surphkb"))]
-
-
-def compute_queue(ctx):
-    return [("runq-sz", ctx.cur("nr_running")), ("plist-sz", ctx.cur("nr_threads")),
-            ("ldavg-1", ctx.cur("load_avg_1") / 100), ("ldavg-5", ctx.cur("load_avg_5") / 100),
-            ("ldavg-15", ctx.cur("load_avg_15") / 100), ("blocked", ctx.cur("procs_blocked"))]
-
-
-def compute_disk(ctx):
-    nr_ios = ctx.delta("nr_ios")
-    ticks = ctx.delta("rd_ticks") + ctx.delta("wr_ticks") + ctx.delta("dc_ticks")
-    sectors = ctx.delta("rd_sect") + ctx.delta("wr_sect") + ctx.delta("dc_sect")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        await_ms = np.where(nr_ios != 0, ticks / np.where(nr_ios != 0, nr_ios, 1), 0.0)
-        arqsz = np.where(nr_ios != 0, sectors / np.where(nr_ios != 0, nr_ios, 1), 0.0)
-    return [("tps", ctx.rate("nr_ios")), ("rkB/s", ctx.rate("rd_sect") / 2), ("wkB/s", ctx.rate("wr_sect") / 2),
-            ("dkB/s", ctx.rate("dc_sect") / 2), ("areq-sz", arqsz / 2), ("aqu-sz", ctx.rate("rq_ticks") / 1000.0),
-            ("await", await_ms), ("%util", ctx.rate("tot_ticks") / 10.0)]
-
-
-def compute_net_dev(ctx):
-    rxkb, txkb = ctx.rate("rx_bytes"), ctx.rate("tx_bytes")
-    speed = ctx.cur("speed") * 1e6
-    full = ctx.string_code("duplex") == C_DUPLEX_FULL
-    with np.errstate(divide="ignore", invalid="ignore"):
-        util = np.where(full, np.maximum(rxkb, txkb), rxkb + txkb) * 800 / np.where(speed > 0, speed, 1)
-    util = np.where(speed > 0, util, 0.0)
-    return [("rxpck/s", ctx.rate("rx_packets")), ("txpck/s", ctx.rate("tx_packets")), ("rxkB/s", rxkb / 1024),
-            ("txkB/s", txkb / 1024), ("rxcmp/s", ctx.rate("rx_compressed")),
-            ("txcmp/s", ctx.rate("tx_compressed")), ("rxmcst/s", ctx.rate("multicast")), ("%ifutil", util)]
-
-
-def compute_fs(ctx):
-    blocks, bfree, bavail = ctx.cur("f_blocks"), ctx.cur("f_bfree"), ctx.cur("f_bavail")
-    files, ffree = ctx.cur("f_files"), ctx.cur("f_ffree")
-    return [("MBfsfree", bfree / 1024 / 1024), ("MBfsused", (blocks - bfree) / 1024 / 1024),
-            ("%fsused", _pct(blocks - bfree, blocks)), ("%ufsused", _pct(blocks - bavail, blocks)),
-            ("Ifree", ffree), ("Iused", files - ffree), ("%Iused", _pct(files - ffree, files))]
-
-
-def compute_pwr_cpu(ctx):
-    return [("MHz", ctx.cur("cpufreq") / 100)]
-
-
-def compute_fan(ctx):
-    return [("rpm", ctx.cur("rpm")), ("drpm", ctx.cur("rpm") - ctx.cur("rpm_min"))]
-
-
-def _sensor(value, low, high, metric, pct_metric):
-    def compute(ctx):
-        v, lo, hi = ctx.cur(value), ctx.cur(low), ctx.cur(high)
-        return [(metric, v), (pct_metric, _pct(v - lo, hi - lo))]
-    return compute
-
-
-def compute_usb(ctx):
-    return [("maxpower", ctx.cur("bmaxpower") * 2)]
-
-
-def _psi(prefix, some_total, full_total, some_avgs, full_avgs):
-    def compute(ctx):
-        out = [(f"%s{prefix}-{w}", ctx.cur(name) / 100) for w, name in zip((10, 60, 300), some_avgs)]
-        out.append((f"%s{prefix}", ctx.delta(some_total) / (100 * ctx.itv)))
-        if full_total:
-            out += [(f"%f{prefix}-{w}", ctx.cur(name) / 100) for w, name in zip((10, 60, 300), full_avgs)]
-            out.append((f"%f{prefix}", ctx.delta(full_total) / (100 * ctx.itv)))
-        return out
-    return compute
-
-
-def compute_softnet(ctx):
-    out = [(m, ctx.rate(f)) for m, f in (("total/s", "processed"), ("dropd/s", "dropped"),
-                                         ("squeezd/s", "time_squeeze"), ("rx_rps/s", "received_rps"),
-                                         ("flw_lim/s", "flow_limit"))]
-    out.append(("blg_len", ctx.cur("backlog_len")))
-    return out
-
-
-def compute_irq(ctx):
-    # sysstat shows 0 for CPU "all" when the count went backwards
-    return [("intr/s", np.where(ctx.went_down("irq_nr"), 0.0, ctx.rate("irq_nr")))]
-
-
-# CPU statistics are handled apart (sum over CPUs, offline CPUs): see _sa_compute.
 
 SPECS: dict[int, Spec] = {s.id: s for s in [
     Spec(A_CPU, "cpu", (BASE + 1,), ull=CPU_FIELDS, keyed_by="cpu", old={(OLD, BASE): _old_cpu}),

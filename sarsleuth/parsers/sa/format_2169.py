@@ -23,7 +23,6 @@ import struct
 import numpy as np
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.parsers.sa.compute import Rows
 from sarsleuth.parsers.sa.layout import FileLayout, RecordHeaderLayout, UTSNAME_LEN
 from sarsleuth.parsers.sa.records import RecordIndex, Special, gather
 
@@ -198,9 +197,3 @@ def skipped_activities(hdr: _Header) -> list:
     if hdr.irqcpu:
         out.append("per-CPU interrupts")
     return out
-
-
-def metric_blocks(buf, index: RecordIndex, hdr: _Header, shape: _Shape, endian) -> list:
-    """[(section, Rows)] of every figure sar 7.0 prints for the file."""
-    from sarsleuth.parsers.sa import format_2169_figures as F
-    return F.blocks(np.frombuffer(buf, dtype=np.uint8), index, hdr, shape, endian)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from sarsleuth.parsers.sa.compute import Rows
+from sarsleuth.parsers.sa import format_2169 as L
 from sarsleuth.parsers.sa.records import gather, gather_bytes
 
 HZ = 100.0
@@ -48,8 +49,9 @@ class _Pairs:
         return np.where(d < 0, 0.0, d)
 
 
-def blocks(u8, index, hdr, shape, endian) -> list:
-    from sarsleuth.parsers.sa import format_2169 as L
+def blocks(buf, index, hdr, shape, endian) -> list:
+    """[(section, Rows)] of every figure sar 7.0 prints for the file."""
+    u8 = np.frombuffer(buf, dtype=np.uint8)
     pairs = _Pairs(u8, index, endian, hdr.long_size)
     if not len(pairs.cur):
         return []
@@ -206,8 +208,7 @@ def _serial(pairs, hdr, shape, itv, rec):
 
 
 def _net(pairs, hdr, shape, itv, rec):
-    from sarsleuth.parsers.sa.format_2169 import NET_FIELDS
-    fields = {n: (8 * i, "ul") for i, n in enumerate(NET_FIELDS)}
+    fields = {n: (8 * i, "ul") for i, n in enumerate(L.NET_FIELDS)}
 
     def label(base):
         names = _strings(pairs, base + 128, 16)

@@ -34,8 +34,10 @@ from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
 from sarsleuth.textio import compression_of, open_binary, spool_decompressed
 from sarsleuth.parsers.sa import activities as A
-from sarsleuth.parsers.sa import clock, format_2169
-from sarsleuth.parsers.sa.compute import Context, ItemTable, Rows, cpu_rows, generic_rows, pair_rows, softnet_rows
+from sarsleuth.parsers.sa import clock, format_2169, format_2169_figures
+from sarsleuth.parsers.sa.compute import Context, ItemTable, Rows, generic_rows, pair_rows
+from sarsleuth.parsers.sa.formulas import compute_swap
+from sarsleuth.parsers.sa.per_cpu import cpu_rows, softnet_rows
 from sarsleuth.parsers.sa.layout import FORMAT_MAGICS, FileLayout, read_layout, sniff_magic
 from sarsleuth.parsers.sa.records import RecordIndex, Walker
 from sarsleuth.parsers.sa.table import Table, empty_frame
@@ -162,7 +164,7 @@ def _read_2169(path, buf, endian) -> Source:
     skipped = F.skipped_activities(hdr)
     if skipped:
         warnings.append(located(path, "recorded but not turned into figures: " + ", ".join(skipped), offset=8))
-    blocks = F.metric_blocks(buf, index, hdr, shape, endian) if shape is not None else []
+    blocks = format_2169_figures.blocks(buf, index, hdr, shape, endian) if shape is not None else []
     table = Table(layout.host)
     for section, rows in blocks:
         table.declare(section, [m for m, _v in rows.metrics])
@@ -245,7 +247,7 @@ def _rows_for(spec, table, prev_rec, itv, segment, nr, state):
         cur_idx, prev_idx = pair_rows(table.rec, np.zeros(len(table.rec), dtype=np.int64), prev_rec, False)
         ctx = Context(table, cur_idx, prev_idx, itv[table.rec[cur_idx]])
         swap_rows = Rows(table.rec[cur_idx], np.zeros(len(cur_idx), dtype=np.int64), np.array([""], dtype=object),
-                         A.compute_swap(ctx))
+                         compute_swap(ctx))
         return [("memory", rows), ("swap", swap_rows)]
     return [(spec.section, rows)]
 
