@@ -159,3 +159,46 @@ def test_no_percentage_is_ever_negative(corpus):
         pct = m[m["metric"].astype(str).str.startswith("%")]
         assert not (pct["value"] < 0).any(), (path.name, pct[pct["value"] < 0].head().to_string())
     assert read >= 15
+
+
+# --- 0x2170 of sysstat 9.0.4 (RHEL 6.0-6.4) ---------------------------------------------
+
+RHEL6 = "pcp-sysstat-9.0.4-0x2170"
+#: Whole devices of that host (its partitions are sda1, sda2, sdb1).
+RHEL6_WHOLE_DEVICES = ["sda", "sdb", "dev253-0", "dev253-1", "dev253-2", "dev253-3"]
+
+
+@pytest.fixture(scope="module")
+def rhel6(corpus):
+    return parse(corpus / "sysstat" / "binary" / RHEL6)
+
+
+def _wide(metrics, section):
+    part = metrics[metrics["section"] == section]
+    return part.pivot_table(index="timestamp", columns="metric", values="value", observed=True)
+
+
+def test_rhel6_io_reads_and_writes_add_up_to_tps_in_every_record(rhel6):
+    io = _wide(rhel6.metrics, "io")
+    assert len(io) == rhel6.records - 1 == 35
+    assert ((io["rtps"] + io["wtps"] - io["tps"]).abs() < 1e-9).all()
+    assert (io["wtps"] > 0).any() and (io["bwrtn/s"] > 0).any()
+
+
+def test_rhel6_disks_add_up_to_the_io_totals(rhel6):
+    """sadc 9.0.4 counts whole devices for -b: the per-device figures
+    (I/O count before the tick counters in 9.0.x) must add up to them."""
+    m = rhel6.metrics
+    disks = m[(m["section"] == "disk") & m["device"].astype(str).isin(RHEL6_WHOLE_DEVICES)]
+    io = _wide(m, "io")
+    for disk_metric, io_metric, factor in (("tps", "tps", 1), ("wkB/s", "bwrtn/s", 2), ("rkB/s", "bread/s", 2)):
+        total = disks[disks["metric"] == disk_metric].groupby("timestamp")["value"].sum() * factor
+        assert ((total - io[io_metric]).abs() < 1e-6).all(), disk_metric
+    wide = disks.pivot_table(index=["timestamp", "device"], columns="metric", values="value", observed=True)
+    assert wide["%util"].max() <= 100 and (wide["await"] >= 0).all()
+
+
+def test_unused_disk_slots_are_not_shown(rhel6):
+    devices = set(rhel6.metrics.loc[rhel6.metrics["section"] == "disk", "device"].astype(str))
+    assert "dev0-0" not in devices
+    assert {"sda", "sda1", "sdb", "sdb1", "dev253-0"} <= devices

@@ -140,6 +140,12 @@ def _old_irq_u64_16(size):
 
 
 def _old_io_u32(size):
+    """sysstat 9.1.5+: five 32-bit counters; sysstat 9.0.x wrote the same
+    magic with 64-bit counters on 16-byte slots (80 bytes)."""
+    if size >= 80:
+        return Layout(tuple(_fixed(IO_FIELDS[:5], "u64", 16)))
+    if size >= 40:
+        return _old_io_u64(size)
     return Layout(tuple(_fixed(IO_FIELDS[:5], "u32", 4)))
 
 
@@ -178,6 +184,14 @@ def _old_disk_a(size):
     return Layout((Field("rd_sect", 0, "u64"), Field("wr_sect", 16, "u64"), Field("rd_ticks", 32, "ul"),
                    Field("wr_ticks", 40, "ul"), Field("tot_ticks", 48, "ul"), Field("rq_ticks", 56, "ul"),
                    Field("nr_ios", 64, "ul"), Field("major", 72, "u32"), Field("minor", 76, "u32")))
+
+
+def _old_disk_90(size):
+    """sysstat 9.0.x wrote the I/O count before the tick counters (the
+    same magic and size as 9.1's layout, which moved it last)."""
+    return Layout((Field("rd_sect", 0, "u64"), Field("wr_sect", 16, "u64"), Field("nr_ios", 32, "ul"),
+                   Field("rd_ticks", 40, "ul"), Field("wr_ticks", 48, "ul"), Field("tot_ticks", 56, "ul"),
+                   Field("rq_ticks", 64, "ul"), Field("major", 72, "u32"), Field("minor", 76, "u32")))
 
 
 def _old_disk_b(size):
@@ -227,6 +241,7 @@ def _old_wghfreq(size):
 
 
 OLD = "old"   # family key for the formats 0x2170, 0x2171 and 0x2173
+OLD_90 = "old-9.0"   # sysstat 9.0.x, where a layout differs from 9.1's under the same magic
 NEW = "new"   # 0x2175 with a magic older than the current one
 
 
@@ -265,7 +280,7 @@ SPECS: dict[int, Spec] = {s.id: s for s in [
     Spec(A_DISK, "disk", (BASE + 2,), ull=("nr_ios", "wwn0", "wwn1"), ul=("rd_sect", "wr_sect", "dc_sect"),
          u=("rd_ticks", "wr_ticks", "tot_ticks", "rq_ticks", "major", "minor", "dc_ticks", "part_nr"),
          keyed_by="disk", new_item_from_zero=True, compute=compute_disk,
-         old={(OLD, BASE): _old_disk_a, (OLD, BASE + 1): _old_disk_b}),
+         old={(OLD, BASE): _old_disk_a, (OLD, BASE + 1): _old_disk_b, (OLD_90, BASE): _old_disk_90}),
     Spec(A_NET_DEV, "net-dev", (BASE + 3,), ull=NET_DEV_FIELDS, u=("speed",),
          strings=(("interface", 0, 16), ("duplex", 16, 1)), keyed_by="interface", new_item_from_zero=True,
          compute=compute_net_dev,
@@ -412,9 +427,12 @@ ACTIVITY_NAMES[A_PWR_FREQ] = "power-wghfreq"
 MEMORY_SECTIONS = ("memory", "swap")
 
 
-def resolve_layout(spec: Spec, family: str, magic: int, size: int, types: tuple) -> Layout | None:
+def resolve_layout(spec: Spec, family: str, magic: int, size: int, types: tuple,
+                   version: str = "") -> Layout | None:
     """The layout of one activity in one file, or None when its magic is one
     sarsleuth does not know (then the activity is skipped)."""
+    if family == "old" and version.startswith("9.0.") and (OLD_90, magic) in spec.old:
+        return fit(spec.old[(OLD_90, magic)](size), size)
     if family == "2175" and magic in spec.magics:
         return fit(spec.current_layout(types), size)
     key = (OLD if family == "old" else NEW, magic)

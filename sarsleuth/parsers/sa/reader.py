@@ -197,6 +197,9 @@ class _Activity:
                           keep_first_nr2=self.per_cpu_irq)
         if self.per_cpu_irq:
             table.subset(table.pos < self.act.nr2)
+        if self.spec.id == A.A_DISK:
+            # unused slots (device 0-0) sar never shows
+            table.subset((table.get("major") != 0) | (table.get("minor") != 0))
         return table
 
     def items_per_record(self, nr: np.ndarray) -> np.ndarray:
@@ -208,7 +211,8 @@ def _readable_activities(path, layout: FileLayout, warnings) -> list:
     found, skipped = [], []
     for pos, act in enumerate(layout.activities):
         spec = A.SPECS.get(act.id)
-        item_layout = A.resolve_layout(spec, family, act.magic, act.size, act.types) if spec else None
+        item_layout = (A.resolve_layout(spec, family, act.magic, act.size, act.types, layout.version)
+                       if spec else None)
         if item_layout is None:
             name = A.ACTIVITY_NAMES.get(act.id, f"activity {act.id}")
             skipped.append(f"{name} (magic 0x{act.magic:x})")
