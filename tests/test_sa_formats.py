@@ -202,3 +202,32 @@ def test_unused_disk_slots_are_not_shown(rhel6):
     devices = set(rhel6.metrics.loc[rhel6.metrics["section"] == "disk", "device"].astype(str))
     assert "dev0-0" not in devices
     assert {"sda", "sda1", "sdb", "sdb1", "dev253-0"} <= devices
+
+
+# --- 0x1170 of Red Hat's sysstat 9.0.4 (RHEL 6.5-6.10) ---------------------------------------
+
+RHEL65 = "pcp-sysstat-9.0.4-rh6.5-0x1170"
+
+
+def test_rhel65_red_hat_format_reads_fully(corpus):
+    path = corpus / "sysstat" / "binary" / RHEL65
+    assert sniff_bytes(path.read_bytes()[:4096])[0] == "sa"
+    source = parse(path)
+    assert source.meta["format_magic"] == "0x1170" and source.meta["sysstat_version"] == "9.0.4"
+    assert source.host == "vm14" and source.meta["kernel"] == "2.6.32-431.5.1.el6.x86_64"
+    assert source.records == 36 and source.warnings == []
+    sections = set(source.metrics["section"].astype(str))
+    assert {"cpu", "tasks", "interrupts", "swapping", "paging", "io", "memory", "swap", "file", "queue", "disk",
+            "net-dev", "net-edev", "net-nfs", "net-nfsd", "net-sock", "net-ip", "net-tcp", "net-udp",
+            "net-ip6", "power-cpu"} <= sections
+    m = source.metrics
+    io = _wide(m, "io")
+    assert len(io) == 35 and ((io["rtps"] + io["wtps"] - io["tps"]).abs() < 1e-9).all()
+    whole = m[(m["section"] == "disk") & m["device"].astype(str).isin(["sda", "dev253-0", "dev253-1"])]
+    total = whole[whole["metric"] == "tps"].groupby("timestamp")["value"].sum()
+    assert ((total - io["tps"]).abs() < 1e-6).all()
+    cpu = _wide(m[m["device"].astype(str) == "all"], "cpu")
+    busy = cpu[["%usr", "%nice", "%sys", "%iowait", "%steal", "%irq", "%soft", "%idle"]].sum(axis=1)
+    assert ((busy - 100).abs() < 0.01).all()
+    # unused interface slots are not shown
+    assert set(m.loc[m["section"] == "net-dev", "device"].astype(str)) == {"lo", "eth0"}

@@ -49,8 +49,10 @@ def compute_paging(ctx):
 def compute_io(ctx):
     pairs = [("tps", "dk_drive"), ("rtps", "dk_drive_rio"), ("wtps", "dk_drive_wio"), ("dtps", "dk_drive_dio"),
              ("bread/s", "dk_drive_rblk"), ("bwrtn/s", "dk_drive_wblk"), ("bdscd/s", "dk_drive_dblk")]
-    # sysstat shows 0 when a counter went backwards (a device was removed)
-    return [(metric, np.where(ctx.went_down(name), 0.0, ctx.rate(name))) for metric, name in pairs]
+    # sysstat shows 0 when a counter went backwards (a device was removed);
+    # discard counts an older writer did not record are left out, not 0
+    return [(metric, np.where(ctx.went_down(name), 0.0, ctx.rate(name))) for metric, name in pairs
+            if ctx.has(name)]
 
 
 def compute_memory(ctx):
@@ -108,9 +110,10 @@ def compute_disk(ctx):
     with np.errstate(divide="ignore", invalid="ignore"):
         await_ms = np.where(nr_ios != 0, ticks / np.where(nr_ios != 0, nr_ios, 1), 0.0)
         arqsz = np.where(nr_ios != 0, sectors / np.where(nr_ios != 0, nr_ios, 1), 0.0)
-    return [("tps", ctx.rate("nr_ios")), ("rkB/s", ctx.rate("rd_sect") / 2), ("wkB/s", ctx.rate("wr_sect") / 2),
-            ("dkB/s", ctx.rate("dc_sect") / 2), ("areq-sz", arqsz / 2), ("aqu-sz", ctx.rate("rq_ticks") / 1000.0),
-            ("await", await_ms), ("%util", ctx.rate("tot_ticks") / 10.0)]
+    out = [("tps", ctx.rate("nr_ios")), ("rkB/s", ctx.rate("rd_sect") / 2), ("wkB/s", ctx.rate("wr_sect") / 2),
+           ("dkB/s", ctx.rate("dc_sect") / 2), ("areq-sz", arqsz / 2), ("aqu-sz", ctx.rate("rq_ticks") / 1000.0),
+           ("await", await_ms), ("%util", ctx.rate("tot_ticks") / 10.0)]
+    return [(m, v) for m, v in out if m != "dkB/s" or ctx.has("dc_sect")]
 
 
 def compute_net_dev(ctx):
@@ -122,7 +125,9 @@ def compute_net_dev(ctx):
     util = np.where(speed > 0, util, 0.0)
     return [("rxpck/s", ctx.rate("rx_packets")), ("txpck/s", ctx.rate("tx_packets")), ("rxkB/s", rxkb / 1024),
             ("txkB/s", txkb / 1024), ("rxcmp/s", ctx.rate("rx_compressed")),
-            ("txcmp/s", ctx.rate("tx_compressed")), ("rxmcst/s", ctx.rate("multicast")), ("%ifutil", util)]
+            ("txcmp/s", ctx.rate("tx_compressed")), ("rxmcst/s", ctx.rate("multicast"))] + (
+                # writers before sysstat 10 recorded no link speed: no utilisation
+                [("%ifutil", util)] if ctx.has("speed") else [])
 
 
 def compute_fs(ctx):

@@ -5,7 +5,8 @@ the sysstat version), then a *file header* (host name, kernel, date, number
 of CPUs...), then one *activity descriptor* per collected activity, then the
 records.  Five format magics exist:
 
-* 0x2170 (sysstat 9.1.5 and older 9.x), 0x2171 (9.1.6 to 10.2.x): a short
+* 0x2170 (sysstat 9.1.5 and older 9.x; Red Hat's 9.0.4 of RHEL 6.5+ writes
+  the same layout under 0x1170), 0x2171 (9.1.6 to 10.2.x): a short
   magic block, a fixed file header, activity descriptors without field
   counts, 48-byte record headers counting uptime in jiffies.
 * 0x2173 (10.3.1 to 11.6.x): the magic block carries the header size; after
@@ -27,7 +28,12 @@ from dataclasses import dataclass, field
 from sarsleuth.errors import InputError
 
 SYSSTAT_MAGIC = 0xD596
-FORMAT_MAGICS = (0x2170, 0x2171, 0x2173, 0x2175)
+FORMAT_MAGICS = (0x1170, 0x2170, 0x2171, 0x2173, 0x2175)
+
+#: Red Hat's sysstat 9.0.4 of RHEL 6.5 to 6.10 writes 0x1170 over the layout
+#: of 0x2170 (same header, descriptors and structures: its I/O and disk
+#: figures add up only when read that way), so that older sar refuses it.
+RED_HAT_0x1170 = 0x1170
 
 #: Record types.
 R_STATS, R_RESTART, R_LAST_STATS, R_COMMENT = 1, 2, 3, 4
@@ -171,7 +177,7 @@ def read_layout(path, buf) -> FileLayout:
         return _read_2175(rd, version)
     if fmt == 0x2173:
         return _read_2173(rd, version)
-    if fmt in (0x2170, 0x2171):
+    if fmt in (0x2170, 0x2171, RED_HAT_0x1170):
         return _read_217x(rd, version, fmt)
     raise InputError(path, f"unsupported sa format magic 0x{fmt:04x} (sysstat {version})", offset=2)
 

@@ -200,6 +200,8 @@ class _Activity:
         if self.spec.id == A.A_DISK:
             # unused slots (device 0-0) sar never shows
             table.subset((table.get("major") != 0) | (table.get("minor") != 0))
+        elif self.spec.id in (A.A_NET_DEV, A.A_NET_EDEV):
+            table.subset(table.byte("interface") != 0)       # unused interface slots
         return table
 
     def items_per_record(self, nr: np.ndarray) -> np.ndarray:
