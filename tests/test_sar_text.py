@@ -64,7 +64,7 @@ def test_every_sar_text_corpus_file_parses(corpus):
         source = parse(path)
         assert len(source.metrics) > 0, path
         assert source.host, path
-        assert list(source.metrics.columns) == ["timestamp", "host", "section", "device", "metric", "value"]
+        assert list(source.metrics.columns) == ["timestamp", "host", "section", "device", "metric", "value", "line"]
         assert source.metrics.value.notna().mean() > 0.99, path
 
 
