@@ -478,3 +478,76 @@ def test_grammars_ship_in_the_package_and_compile_once():
         assert "start: report" in grammars.grammar_text(f"{tool}-document")
         assert grammars.statement_parser(tool) is grammars.statement_parser(tool)
         assert grammars.document_parser(tool) is grammars.document_parser(tool)
+
+
+# ---- evidence: each value names its own line --------------------------------------
+
+#: An ab 2.3 report as ab prints it (the command line above it, as pasted).
+AB_REPORT = """$ ab -n 2000 -c 100 http://10.0.0.5/img/2m.jpg
+This is ApacheBench, Version 2.3 <$Revision: 1903618 $>
+Copyright 1996 Adam Twiss, Zeus Technology Ltd, http://www.zeustech.net/
+Licensed to The Apache Software Foundation, http://www.apache.org/
+
+Benchmarking 10.0.0.5 (be patient)
+
+
+Server Software:        nginx/1.24.0
+Server Hostname:        10.0.0.5
+Server Port:            80
+
+Document Path:          /img/2m.jpg
+Document Length:        2097152 bytes
+
+Concurrency Level:      100
+Time taken for tests:   3.918 seconds
+Complete requests:      2000
+Failed requests:        0
+Non-2xx responses:      12
+Total transferred:      4194800000 bytes
+HTML transferred:       4194304000 bytes
+Requests per second:    510.51 [#/sec] (mean)
+Time per request:       195.881 [ms] (mean)
+Time per request:       1.959 [ms] (mean, across all concurrent requests)
+Transfer rate:          1045553.31 [Kbytes/sec] received
+
+Connection Times (ms)
+              min  mean[+/-sd] median   max
+Connect:        0    1   0.9      1       5
+Processing:    40  193  61.2    187     493
+Waiting:        1    7   4.1      6      31
+Total:         41  194  61.1    188     495
+
+Percentage of the requests served within a certain time (ms)
+  50%    188
+  66%    211
+  75%    226
+  80%    236
+  90%    270
+  95%    302
+  98%    348
+  99%    389
+ 100%    495 (longest request)
+"""
+
+
+def test_ab_values_keep_their_own_lines(tmp_path):
+    path = tmp_path / "ab-2m.txt"
+    path.write_text(AB_REPORT)
+    report = parse(path).reports[0]
+    lines = AB_REPORT.splitlines()
+    where = report["value_lines"]
+    assert where["transfer_rate_Bps"] == {"line": 26, "text": lines[25]}
+    assert lines[25].startswith("Transfer rate:")
+    assert where["non_2xx"]["line"] == 20 and where["latency_p99_s"]["text"] == "  99%    389"
+    assert report["line"] == 1          # the report itself starts at its command line
+
+
+def test_loadtest_findings_quote_the_value_line(tmp_path):
+    from sarsleuth.detectors.base import Context
+    from sarsleuth.detectors.loadtest import LoadtestErrors
+    path = tmp_path / "ab-2m.txt"
+    path.write_text(AB_REPORT)
+    src = parse(path)
+    found = LoadtestErrors().run(Context(metrics=None, events=None, reports=src.reports, sources=[src]))
+    assert found and found[0].evidence[0].line == 20
+    assert found[0].evidence[0].text == "Non-2xx responses:      12"

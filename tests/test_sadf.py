@@ -156,3 +156,17 @@ def test_damaged_inputs(tmp_path, expected):
         with pytest.raises(InputError) as err:
             parse(parser, bad)
         assert str(err.value).startswith(str(bad))
+
+
+def test_csv_values_keep_their_line(tmp_path):
+    # sadf -d -- -u as sysstat 12 prints it: a header, then one row per sample
+    text = ("# hostname;interval;timestamp;CPU;%user;%nice;%system;%iowait;%steal;%idle\n"
+            "web01;600;2026-11-21 10:10:01 UTC;-1;5.00;0.00;2.00;70.00;0.00;23.00\n"
+            "web01;600;2026-11-21 10:20:01 UTC;-1;6.00;0.00;3.00;71.50;0.00;19.50\n")
+    path = tmp_path / "sadf-u.csv"
+    path.write_text(text)
+    src = SadfCsvParser.parse(path, ParseOptions())
+    iowait = src.metrics[src.metrics.metric == "%iowait"]
+    assert iowait.value.tolist() == [70.0, 71.5]
+    assert iowait.line.tolist() == [2, 3]
+    assert src.meta["line_index"].read_line(3) == text.splitlines()[2]

@@ -12,6 +12,7 @@ from sarsleuth.model import Source
 from sarsleuth.textio import iter_text_lines
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.base import ParseOptions, Parser, metrics_frame
+from sarsleuth.parsers.sar_text._lines import LineIndex
 from sarsleuth.parsers.sar_text._values import to_float
 from sarsleuth.parsers.sadf._common import _Clock, _event, _finish, _uniform_times
 
@@ -82,11 +83,12 @@ class SadfCsvParser(Parser):
             for group, items in pieces:
                 if group.layout is None:
                     continue
-                block = blocks.setdefault(group.layout, {"stamps": [], "hosts": [], "rows": []})
+                block = blocks.setdefault(group.layout, {"stamps": [], "hosts": [], "rows": [], "lines": []})
                 for item in items:
                     block["stamps"].append(stamp_text)
                     block["hosts"].append(host)
                     block["rows"].append(item)
+                    block["lines"].append(lineno)
         metrics, short, unnamed = _csv_frames(blocks, clock)
         for columns, lineno in unknown_headers.items():
             warnings.append(located(path, f"table with unknown columns {';'.join(columns)[:80]!r} was "
@@ -100,7 +102,7 @@ class SadfCsvParser(Parser):
             warnings.append(located(path, f"{unnamed} interrupt row(s) list fewer CPUs than the file "
                                           "has and no CPU table says which: only their all-CPU rate "
                                           "was kept"))
-        meta = {"format": "sadf -d"}
+        meta = {"format": "sadf -d", "line_index": LineIndex(path)}
         return _finish(cls, path, options, metrics, events, first_host, meta, warnings, clock)
 
 
@@ -258,8 +260,8 @@ def _csv_frames(blocks: dict, clock: _Clock):
     for layout, block in blocks.items():
         width = layout.fixed
         keep_all = _wide_interrupts(layout)
-        rows, stamps, hosts = [], [], []
-        for r, s, h in zip(block["rows"], block["stamps"], block["hosts"]):
+        rows, stamps, hosts, lines = [], [], [], []
+        for r, s, h, line in zip(block["rows"], block["stamps"], block["hosts"], block["lines"]):
             if len(r) < width:
                 short += 1
                 continue
@@ -269,14 +271,15 @@ def _csv_frames(blocks: dict, clock: _Clock):
                 rows.append(r[:width] if not layout.device_last else r[:width + 1])
             stamps.append(s)
             hosts.append(h)
+            lines.append(line)
         if not rows:
             continue
         if keep_all:
-            frame, undecided = _csv_interrupts(layout, rows, stamps, hosts, clock, online)
+            frame, undecided = _csv_interrupts(layout, rows, stamps, hosts, lines, clock, online)
             unnamed += undecided
             frames.append(frame)
         else:
-            frames.append(_csv_block(layout, rows, stamps, hosts, clock))
+            frames.append(_csv_block(layout, rows, stamps, hosts, lines, clock))
     if not frames:
         return metrics_frame(), short, unnamed
     try:
@@ -285,10 +288,12 @@ def _csv_frames(blocks: dict, clock: _Clock):
         for f in frames:
             f["timestamp"] = pd.to_datetime(f["timestamp"], utc=True)
         df = pd.concat(frames, ignore_index=True)
-    return metrics_frame(columns=df), short, unnamed
+    out = metrics_frame(columns=df)
+    out["line"] = df["line"].to_numpy(dtype=np.int32)   # where each value was read (evidence)
+    return out, short, unnamed
 
 
-def _csv_block(layout, rows, stamps, hosts, clock):
+def _csv_block(layout, rows, stamps, hosts, lines, clock):
     import pandas as pd
     matrix = np.array(rows, dtype=object)
     positions = [p for p, _s, _m in layout.value_columns]
@@ -306,6 +311,7 @@ def _csv_block(layout, rows, stamps, hosts, clock):
         "device": np.repeat(devices, m),
         "metric": np.tile(np.asarray(metrics, dtype=object), n),
         "value": values.ravel(),
+        "line": np.repeat(np.asarray(lines, dtype=np.int32), m),
     })
 
 
@@ -327,7 +333,7 @@ def _csv_devices(layout, matrix):
     return np.array([sections.normalize_device(layout.section, d) for d in col], dtype=object)
 
 
-def _csv_interrupts(layout, rows, stamps, hosts, clock, online: dict):
+def _csv_interrupts(layout, rows, stamps, hosts, lines, clock, online: dict):
     """``INTR;CPU*``: the all-CPU rate, then one value per online CPU.
 
     sadf leaves offline CPUs out without saying which, so per-CPU values are
@@ -337,12 +343,12 @@ def _csv_interrupts(layout, rows, stamps, hosts, clock, online: dict):
     returned number).
     """
     import pandas as pd
-    out = {"timestamp": [], "host": [], "section": [], "device": [], "metric": [], "value": []}
+    out = {"timestamp": [], "host": [], "section": [], "device": [], "metric": [], "value": [], "line": []}
     dev_at = layout.device_parts[0] if layout.device_parts else 0
     first_value = layout.value_columns[0][0]
     widest = max(len(r) for r in rows) - first_value - 1
     undecided = 0
-    for row, s, h in zip(rows, stamps, hosts):
+    for row, s, h, line in zip(rows, stamps, hosts, lines):
         ts = _csv_stamp(clock, s)
         values = row[first_value:]
         per_cpu = len(values) - 1
@@ -363,6 +369,7 @@ def _csv_interrupts(layout, rows, stamps, hosts, clock, online: dict):
             out["device"].append(row[dev_at])
             out["metric"].append(name)
             out["value"].append(_float(token))
+            out["line"].append(line)
     frame = pd.DataFrame(out)
     frame["timestamp"] = _uniform_times(frame["timestamp"])
     return frame, undecided

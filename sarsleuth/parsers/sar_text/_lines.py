@@ -124,10 +124,22 @@ class LineIndex:
         self.first_lines: list[int] = []     # line number of each batch's first line
         self.spans: list = []                # (offset, size) or None per batch
 
+    def _scan(self):
+        """Index a file its reader did not index (one pass, once)."""
+        lineno = 0
+        try:
+            for batch in line_batches(self.path, [], self.spans):
+                self.first_lines.append(lineno + 1)
+                lineno += len(batch)
+        except (OSError, InputError, *DECOMPRESSION_ERRORS):
+            self.first_lines, self.spans = [], []
+
     def read_line(self, lineno: int) -> str | None:
         """The text of line ``lineno`` (1-based) as the reader saw it
         (colours removed), or None when it cannot be found again."""
         import bisect
+        if not self.first_lines:
+            self._scan()
         k = bisect.bisect_right(self.first_lines, lineno) - 1
         if k < 0 or k >= len(self.spans) or self.spans[k] is None:
             return None

@@ -53,7 +53,7 @@ class SarTextParser(Parser):
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:
         banner = header = False
-        for raw in text.splitlines()[:400]:
+        for raw in strip_bom(text).splitlines()[:400]:
             line = ANSI_RE.sub("", raw).replace("\u202f", " ")
             m = BANNER_RE.match(line)
             if m and DATE_TOKEN_RE.match(m.group("date")):
@@ -119,6 +119,8 @@ class SarTextParser(Parser):
                          for s, d in zip(reader.segments, dates)],
             "summary_labels": sorted(reader.labels),
             "averages": averages,
+            # where each line is, so evidence can quote a row verbatim
+            "line_index": reader.line_index,
             **date_meta,
         }
         return Source(

@@ -95,3 +95,26 @@ def parse_report_file(path, options, kind: str, grammar: str, recognise_command,
         warnings += [located(path, message, line=line) for line, message in report.pop("_bad")]
         place_report(report, path, report.pop("_line"), clock)
     return build_source(path, kind, reports, warnings, summarise, records=len(reports))
+
+
+#: Characters of a quoted line kept in ``value_lines`` (cut with an ellipsis).
+QUOTE_CHARS = 240
+
+
+def handle(handler, report: dict, statement, *args) -> None:
+    """Run a statement's handler on ``report`` and note, for every value it
+    set, the line it was read from: ``report["value_lines"][key]`` is
+    ``{"line": n, "text": the line verbatim}``, so evidence quotes the
+    value's own line (ab's ``Transfer rate:``), not the report's first."""
+    before = {k: repr(v) for k, v in report.items() if k != "value_lines"}
+    handler(report, statement.fields, *args)
+    lines = report.setdefault("value_lines", {})
+    where = None
+    for key, value in report.items():
+        if key != "value_lines" and before.get(key) != repr(value):
+            if where is None:
+                text = statement.text.rstrip()
+                if len(text) > QUOTE_CHARS:
+                    text = text[:QUOTE_CHARS - 1] + "…"
+                where = {"line": statement.line, "text": text}
+            lines[key] = where
