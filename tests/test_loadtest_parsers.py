@@ -551,3 +551,40 @@ def test_loadtest_findings_quote_the_value_line(tmp_path):
     found = LoadtestErrors().run(Context(metrics=None, events=None, reports=src.reports, sources=[src]))
     assert found and found[0].evidence[0].line == 20
     assert found[0].evidence[0].text == "Non-2xx responses:      12"
+
+
+#: ``tsar --cpu --mem --io`` history as tsar prints it (src/output_print.c):
+#: each group name is centred in dashes over its columns, 8 characters a
+#: column; a name as long as that is cut to it with no dashes
+#: (``nvme0n1p1`` -> ``nvme0n1p``), one a character shorter gets a dash on
+#: the right only (``nvme0n1-``).
+TSAR_CUT_GROUPS = """\
+Time           ---cpu-- ---mem-- nvme0n1- nvme1n1- nvme10n1 nvme0n1p  
+Time             util     util     util     util     util     util    
+23/11/26-10:05   12.50    40.10     3.20     0.00     1.50     0.40   
+23/11/26-10:10   15.00    41.00    80.50     1.00     2.50     0.60   
+
+MAX              15.00    41.00    80.50     1.00     2.50     0.60   
+MEAN             13.75    40.55    41.85     0.50     2.00     0.50   
+MIN              12.50    40.10     3.20     0.00     1.50     0.40   
+"""
+
+
+def test_tsar_groups_cut_to_the_column_width_keep_their_columns(tmp_path):
+    path = tmp_path / "tsar.txt"
+    path.write_text(TSAR_CUT_GROUPS)
+    source = parse(path)
+    report = source.reports[0]
+    assert report["columns"] == ["cpu.util", "mem.util", "io.nvme0n1.util", "io.nvme1n1.util",
+                                 "io.nvme10n1.util", "io.nvme0n1p.util"]
+    assert report["first_row"]["cpu.util_pct"] == 12.5 and report["first_row"]["mem.util_pct"] == 40.1
+    assert report["summary_MAX"]["io.nvme0n1.util_pct"] == 80.5
+    m = source.metrics
+    cpu = m[(m.section == "tsar-cpu") & (m.metric == "util")]
+    assert cpu.value.tolist() == [12.5, 15.0]
+    mem = m[(m.section == "tsar-mem") & (m.metric == "util")]
+    assert mem.value.tolist() == [40.1, 41.0]
+    io = m[(m.section == "tsar-io") & (m.device == "nvme0n1")]
+    assert io.value.tolist() == [3.2, 80.5]
+    assert any(f"{path}:1: tsar printed 2 group name(s) as wide as their columns (e.g. 'nvme10n1')" in w
+               for w in source.warnings), source.warnings

@@ -170,3 +170,13 @@ def test_csv_values_keep_their_line(tmp_path):
     assert iowait.value.tolist() == [70.0, 71.5]
     assert iowait.line.tolist() == [2, 3]
     assert src.meta["line_index"].read_line(3) == text.splitlines()[2]
+
+
+def test_xml_with_dash_times_reads(corpus):
+    # sadf -x of sysstat 10.x printed time="05-10-01" (Red Hat bug 891688)
+    src = SadfXmlParser.parse(corpus / "sysstat" / "capture-xml" / "pcp-891688-dash-time.xml", ParseOptions())
+    assert src.warnings == []
+    assert src.host == "very.elastic.org"
+    got = {m: v for m, v in zip(src.metrics.metric, src.metrics.value)}
+    assert got == {"proc/s": 0.06, "cswch/s": 1272.70}
+    assert src.metrics.timestamp.unique().tolist() == [pd.Timestamp("2012-12-31 05:10:01", tz="UTC")]

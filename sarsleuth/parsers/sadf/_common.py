@@ -3,6 +3,8 @@ collector of values read one by one, the translation of JSON/XML items
 into the long table's names, and the final Source."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from sarsleuth.errors import InputError, located
@@ -167,8 +169,17 @@ def _list(value) -> list:
     return value if isinstance(value, list) else []
 
 
+#: sadf of sysstat 10.x printed times with dashes (``time="05-10-01"``,
+#: Red Hat bug 891688); the fields are hours, minutes, seconds all the same.
+DASH_TIME_RE = re.compile(r"^(\d{1,2})-(\d{2})-(\d{2})$")
+
+
 def _structured_stamp(clock: _Clock, attrs: dict):
     date, time = attrs.get("date"), attrs.get("time")
+    if isinstance(time, str):
+        dashed = DASH_TIME_RE.match(time)
+        if dashed:
+            time = ":".join(dashed.groups())
     zone = attrs.get("tz")
     if zone is not None and not isinstance(zone, str):
         zone = str(zone)
