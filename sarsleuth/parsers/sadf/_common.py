@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
 from sarsleuth.parsers.sar_text import sections
@@ -45,6 +43,7 @@ class _Collector:
         self.values.append(value)
 
     def frame(self):
+        import numpy as np
         import pandas as pd
         if not self.values:
             return metrics_frame()
@@ -120,6 +119,7 @@ def _event(ts, host, kind, message, path, line=None):
 
 
 def _finish(cls, path, options, metrics, events, host, meta, warnings, clock: _Clock):
+    import numpy as np
     warnings = warnings + clock.warnings()
     if clock.bad_stamps:
         import pandas as pd

@@ -5,15 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numpy as np
-
 from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
 from sarsleuth.textio import iter_text_lines
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.base import ParseOptions, Parser, metrics_frame
 from sarsleuth.parsers.sar_text._lines import LineIndex
-from sarsleuth.parsers.sar_text._values import to_float
 from sarsleuth.parsers.sadf._common import _Clock, _event, _finish, _uniform_times
 
 SADF_HEAD_RE = re.compile(r"^#\s*hostname;interval;timestamp(?:;|$)")
@@ -253,6 +250,7 @@ def _csv_stamp(clock: _Clock, text: str):
 
 def _csv_frames(blocks: dict, clock: _Clock):
     """Vectorized build of the long table from the rows of each header."""
+    import numpy as np
     import pandas as pd
     frames = []
     short = unnamed = 0
@@ -294,6 +292,9 @@ def _csv_frames(blocks: dict, clock: _Clock):
 
 
 def _csv_block(layout, rows, stamps, hosts, lines, clock):
+    import numpy as np
+
+    from sarsleuth.parsers.sar_text._values import to_float
     import pandas as pd
     matrix = np.array(rows, dtype=object)
     positions = [p for p, _s, _m in layout.value_columns]
@@ -321,6 +322,7 @@ def _wide_interrupts(layout) -> bool:
 
 
 def _csv_devices(layout, matrix):
+    import numpy as np
     parts = layout.device_parts
     if not parts:
         return np.full(len(matrix), "", dtype=object)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 
 from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
@@ -30,6 +29,7 @@ class SadfXmlParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions) -> Source:
+        import xml.etree.ElementTree as ET
         options = options or ParseOptions()
         clock = _Clock(path, options)
         out = _Collector()

@@ -74,6 +74,7 @@ class RowReader:
         self.pass_start: int | None = None
         self.averages_seen = False
         self._time_cache: tuple = ("", 0)
+        self._tods: dict = {}
         self._lead = 0
         self._block_key = None
         self._block = None
@@ -81,10 +82,14 @@ class RowReader:
     # ---- reading -------------------------------------------------------
     def run(self):
         """Read every line.  Data rows (nearly all lines) take a short path:
-        same time token as the line before, a known table, a number among
-        the first two fields."""
+        a 24-hour time (the same token as the line before, or one of the
+        ``HH:MM:SS`` shape), a known table, a number among the first two
+        fields.  One-second files change the time on nearly every row, so
+        a new time must not leave the short path."""
         lineno = 0
         index = self.line_index
+        clock = self._clock
+        tick = self._tick
         for batch in line_batches(self.path, self.warnings, index.spans):
             index.first_lines.append(lineno + 1)
             for line in batch:
@@ -93,11 +98,19 @@ class RowReader:
                 if not tokens:
                     continue
                 block = self._block
-                if block is not None and tokens[0] == self._time_cache[0] and self._lead == 1:
-                    rest = tokens[1:]
-                    if rest and (numeric_start(rest[0]) or (len(rest) > 1 and numeric_start(rest[1]))):
-                        block.seconds.append(self._tick(self._time_cache[1]))
-                        block.rows.append(rest)
+                if block is not None and self._lead == 1 and len(tokens) > 1:
+                    first = tokens[0]
+                    cached = self._time_cache
+                    if first == cached[0]:
+                        tod = cached[1]
+                    elif len(first) == 8 and first[2] == ":" and first[5] == ":":
+                        tod = clock(first)
+                    else:
+                        tod = None
+                    if tod is not None and (numeric_start(tokens[1])
+                                            or (len(tokens) > 2 and numeric_start(tokens[2]))):
+                        block.seconds.append(tick(tod))
+                        block.rows.append(tokens[1:])
                         block.lines.append(lineno)
                         continue
                 self.line(lineno, line, tokens)
@@ -140,6 +153,10 @@ class RowReader:
         cached_token, cached = self._time_cache
         if token == cached_token:
             return cached
+        known = self._tods.get(token)
+        if known is not None:
+            self._time_cache = (token, known)
+            return known
         if len(token) == 8 and token[2] == ":" and token[5] == ":":
             try:
                 tod = int(token[:2]) * 3600 + int(token[3:5]) * 60 + int(token[6:])
@@ -154,6 +171,7 @@ class RowReader:
                 self.cjk_clock = True
             tod = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3))
         self._time_cache = (token, tod)
+        self._tods[token] = tod       # sar -A prints every time once per table
         return tod
 
     def _banner(self, lineno: int, m: re.Match):
