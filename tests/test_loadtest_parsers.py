@@ -478,3 +478,113 @@ def test_grammars_ship_in_the_package_and_compile_once():
         assert "start: report" in grammars.grammar_text(f"{tool}-document")
         assert grammars.statement_parser(tool) is grammars.statement_parser(tool)
         assert grammars.document_parser(tool) is grammars.document_parser(tool)
+
+
+# ---- evidence: each value names its own line --------------------------------------
+
+#: An ab 2.3 report as ab prints it (the command line above it, as pasted).
+AB_REPORT = """$ ab -n 2000 -c 100 http://10.0.0.5/img/2m.jpg
+This is ApacheBench, Version 2.3 <$Revision: 1903618 $>
+Copyright 1996 Adam Twiss, Zeus Technology Ltd, http://www.zeustech.net/
+Licensed to The Apache Software Foundation, http://www.apache.org/
+
+Benchmarking 10.0.0.5 (be patient)
+
+
+Server Software:        nginx/1.24.0
+Server Hostname:        10.0.0.5
+Server Port:            80
+
+Document Path:          /img/2m.jpg
+Document Length:        2097152 bytes
+
+Concurrency Level:      100
+Time taken for tests:   3.918 seconds
+Complete requests:      2000
+Failed requests:        0
+Non-2xx responses:      12
+Total transferred:      4194800000 bytes
+HTML transferred:       4194304000 bytes
+Requests per second:    510.51 [#/sec] (mean)
+Time per request:       195.881 [ms] (mean)
+Time per request:       1.959 [ms] (mean, across all concurrent requests)
+Transfer rate:          1045553.31 [Kbytes/sec] received
+
+Connection Times (ms)
+              min  mean[+/-sd] median   max
+Connect:        0    1   0.9      1       5
+Processing:    40  193  61.2    187     493
+Waiting:        1    7   4.1      6      31
+Total:         41  194  61.1    188     495
+
+Percentage of the requests served within a certain time (ms)
+  50%    188
+  66%    211
+  75%    226
+  80%    236
+  90%    270
+  95%    302
+  98%    348
+  99%    389
+ 100%    495 (longest request)
+"""
+
+
+def test_ab_values_keep_their_own_lines(tmp_path):
+    path = tmp_path / "ab-2m.txt"
+    path.write_text(AB_REPORT)
+    report = parse(path).reports[0]
+    lines = AB_REPORT.splitlines()
+    where = report["value_lines"]
+    assert where["transfer_rate_Bps"] == {"line": 26, "text": lines[25]}
+    assert lines[25].startswith("Transfer rate:")
+    assert where["non_2xx"]["line"] == 20 and where["latency_p99_s"]["text"] == "  99%    389"
+    assert report["line"] == 1          # the report itself starts at its command line
+
+
+def test_loadtest_findings_quote_the_value_line(tmp_path):
+    from sarsleuth.detectors.base import Context
+    from sarsleuth.detectors.loadtest import LoadtestErrors
+    path = tmp_path / "ab-2m.txt"
+    path.write_text(AB_REPORT)
+    src = parse(path)
+    found = LoadtestErrors().run(Context(metrics=None, events=None, reports=src.reports, sources=[src]))
+    assert found and found[0].evidence[0].line == 20
+    assert found[0].evidence[0].text == "Non-2xx responses:      12"
+
+
+#: ``tsar --cpu --mem --io`` history as tsar prints it (src/output_print.c):
+#: each group name is centred in dashes over its columns, 8 characters a
+#: column; a name as long as that is cut to it with no dashes
+#: (``nvme0n1p1`` -> ``nvme0n1p``), one a character shorter gets a dash on
+#: the right only (``nvme0n1-``).
+TSAR_CUT_GROUPS = """\
+Time           ---cpu-- ---mem-- nvme0n1- nvme1n1- nvme10n1 nvme0n1p  
+Time             util     util     util     util     util     util    
+23/11/26-10:05   12.50    40.10     3.20     0.00     1.50     0.40   
+23/11/26-10:10   15.00    41.00    80.50     1.00     2.50     0.60   
+
+MAX              15.00    41.00    80.50     1.00     2.50     0.60   
+MEAN             13.75    40.55    41.85     0.50     2.00     0.50   
+MIN              12.50    40.10     3.20     0.00     1.50     0.40   
+"""
+
+
+def test_tsar_groups_cut_to_the_column_width_keep_their_columns(tmp_path):
+    path = tmp_path / "tsar.txt"
+    path.write_text(TSAR_CUT_GROUPS)
+    source = parse(path)
+    report = source.reports[0]
+    assert report["columns"] == ["cpu.util", "mem.util", "io.nvme0n1.util", "io.nvme1n1.util",
+                                 "io.nvme10n1.util", "io.nvme0n1p.util"]
+    assert report["first_row"]["cpu.util_pct"] == 12.5 and report["first_row"]["mem.util_pct"] == 40.1
+    assert report["summary_MAX"]["io.nvme0n1.util_pct"] == 80.5
+    m = source.metrics
+    cpu = m[(m.section == "tsar-cpu") & (m.metric == "util")]
+    assert cpu.value.tolist() == [12.5, 15.0]
+    mem = m[(m.section == "tsar-mem") & (m.metric == "util")]
+    assert mem.value.tolist() == [40.1, 41.0]
+    io = m[(m.section == "tsar-io") & (m.device == "nvme0n1")]
+    assert io.value.tolist() == [3.2, 80.5]
+    assert any(f"{path}:1: tsar printed 2 group name(s) as wide as their columns (e.g. 'nvme10n1')" in w
+               for w in source.warnings), source.warnings

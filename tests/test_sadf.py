@@ -156,3 +156,27 @@ def test_damaged_inputs(tmp_path, expected):
         with pytest.raises(InputError) as err:
             parse(parser, bad)
         assert str(err.value).startswith(str(bad))
+
+
+def test_csv_values_keep_their_line(tmp_path):
+    # sadf -d -- -u as sysstat 12 prints it: a header, then one row per sample
+    text = ("# hostname;interval;timestamp;CPU;%user;%nice;%system;%iowait;%steal;%idle\n"
+            "web01;600;2026-11-21 10:10:01 UTC;-1;5.00;0.00;2.00;70.00;0.00;23.00\n"
+            "web01;600;2026-11-21 10:20:01 UTC;-1;6.00;0.00;3.00;71.50;0.00;19.50\n")
+    path = tmp_path / "sadf-u.csv"
+    path.write_text(text)
+    src = SadfCsvParser.parse(path, ParseOptions())
+    iowait = src.metrics[src.metrics.metric == "%iowait"]
+    assert iowait.value.tolist() == [70.0, 71.5]
+    assert iowait.line.tolist() == [2, 3]
+    assert src.meta["line_index"].read_line(3) == text.splitlines()[2]
+
+
+def test_xml_with_dash_times_reads(corpus):
+    # sadf -x of sysstat 10.x printed time="05-10-01" (Red Hat bug 891688)
+    src = SadfXmlParser.parse(corpus / "sysstat" / "capture-xml" / "pcp-891688-dash-time.xml", ParseOptions())
+    assert src.warnings == []
+    assert src.host == "very.elastic.org"
+    got = {m: v for m, v in zip(src.metrics.metric, src.metrics.value)}
+    assert got == {"proc/s": 0.06, "cswch/s": 1272.70}
+    assert src.metrics.timestamp.unique().tolist() == [pd.Timestamp("2012-12-31 05:10:01", tz="UTC")]

@@ -64,7 +64,7 @@ def test_every_sar_text_corpus_file_parses(corpus):
         source = parse(path)
         assert len(source.metrics) > 0, path
         assert source.host, path
-        assert list(source.metrics.columns) == ["timestamp", "host", "section", "device", "metric", "value"]
+        assert list(source.metrics.columns) == ["timestamp", "host", "section", "device", "metric", "value", "line"]
         assert source.metrics.value.notna().mean() > 0.99, path
 
 
@@ -280,3 +280,69 @@ def test_damaged_rows_are_skipped_with_a_warning(tmp_path):
     source = parse(path)
     assert len(source.metrics) == 12
     assert any("shorter than their header" in w for w in source.warnings)
+
+
+# ---- line endings, byte-order marks, line numbers -----------------------------
+
+#: ``sar -u`` as sysstat 12 prints it in the C locale (12-hour clock).
+SAR_U_LINES = [
+    "Linux 5.15.0-91-generic (web01) \t11/21/2026 \t_x86_64_\t(4 CPU)",
+    "",
+    "10:00:01 AM     CPU     %user     %nice   %system   %iowait    %steal     %idle",
+    "10:10:01 AM     all      5.00      0.00      2.00     70.00      0.00     23.00",
+    "10:20:01 AM     all      6.00      0.00      3.00     71.50      0.00     19.50",
+    "10:30:01 AM     all      4.00      0.00      1.00      2.00      0.00     93.00",
+    "Average:        all      5.00      0.00      2.00     47.83      0.00     45.17",
+]
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["plain", "bom"])
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r", "mixed"], ids=["lf", "crlf", "cr", "mixed"])
+@pytest.mark.parametrize("chunk", [4 << 20, 7], ids=["one-chunk", "tiny-chunks"])
+def test_line_endings_and_bom_keep_date_host_and_lines(tmp_path, monkeypatch, bom, eol, chunk):
+    from sarsleuth.parsers.sar_text import _lines
+    monkeypatch.setattr(_lines, "CHUNK_BYTES", chunk)
+    ends = [b"\r\n", b"\n", b"\r"] * 3 if eol == "mixed" else [eol] * len(SAR_U_LINES)
+    raw = bom + b"".join(line.encode() + end for line, end in zip(SAR_U_LINES, ends))
+    path = tmp_path / "sar-u.txt"
+    path.write_bytes(raw)
+    assert sniff_bytes(raw[:4096])[0] == "sar-text"
+    src = parse(path)
+    assert src.host == "web01" and src.meta["date"] == "2026-11-21" and not src.meta["date_unknown"]
+    assert src.warnings == []
+    iowait = src.metrics[src.metrics.metric == "%iowait"]
+    assert iowait.timestamp.dt.strftime("%Y-%m-%d %H:%M:%S").tolist() == [
+        "2026-11-21 10:10:01", "2026-11-21 10:20:01", "2026-11-21 10:30:01"]
+    assert iowait.value.tolist() == [70.0, 71.5, 2.0]
+    # each value names the line it was printed on, and that line reads back verbatim
+    assert iowait.line.tolist() == [4, 5, 6]
+    index = src.meta["line_index"]
+    assert index.read_line(5) == SAR_U_LINES[4]
+    assert index.read_line(1).startswith("Linux 5.15.0-91-generic (web01)")
+
+
+def test_short_row_warning_names_its_own_line(tmp_path):
+    lines = SAR_U_LINES[:5] + ["10:25:01 AM     all      6.00      0.00"] + SAR_U_LINES[5:]
+    path = tmp_path / "sar-u.txt"
+    path.write_text("\n".join(lines) + "\n")
+    src = parse(path)
+    assert any(w.startswith(f"{path}:6: 1 row(s) shorter than their header") for w in src.warnings), src.warnings
+    assert src.metrics[src.metrics.metric == "%idle"].line.tolist() == [4, 5, 7]
+
+
+def test_metric_findings_quote_the_sar_row(tmp_path):
+    """A finding's evidence is the row its peak was printed on: path, line
+    and the line verbatim."""
+    import sarsleuth
+    rows = [f"{10 + k // 6:02d}:{k % 6 * 10:02d}:01 AM     all      5.00      0.00      2.00 "
+            f"{(70.0 + k) if 6 <= k < 12 else 1.0:9.2f}      0.00 {(23.0 - k) if 6 <= k < 12 else 92.0:9.2f}"
+            for k in range(18)]
+    lines = SAR_U_LINES[:3] + rows
+    path = tmp_path / "sar-u.txt"
+    path.write_text("\r\n".join(lines) + "\r\n")
+    case = sarsleuth.load(path)
+    found = [f for f in case.findings if f.detector == "iowait-spike"]
+    assert found, [f.detector for f in case.findings]
+    ev = found[0].evidence[0]
+    peak = max(range(len(rows)), key=lambda k: float(rows[k].split()[6]))
+    assert (ev.path, ev.line, ev.text) == (str(path), 4 + peak, rows[peak])

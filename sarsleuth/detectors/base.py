@@ -161,6 +161,63 @@ class Context:
             self._paths = paths
         return self._paths.get((host, section)) or self._paths.get((host, None), "")
 
+    def row_line(self, section: str, host, ts, *, device: str | None = None,
+                 metric: str | None = None):
+        """``(path, line, text)`` of the file line a sar row at ``ts`` was
+        read from (the given device, else the all-CPU/device-less row, else
+        the first device), or None when the value did not come from a text
+        file (a binary sa file) or the line cannot be read again."""
+        m = self.metrics
+        if m is None or not len(m) or "line" not in m.columns:
+            return None
+        index = self._section(section) or {}
+        keys = [k for k in index
+                if (host is None or k[2] == host) and (device is None or k[1] == device)
+                and (metric is None or k[0] == metric)]
+        if not keys:
+            return None
+        keys.sort(key=lambda k: (k[1] not in ("all", ""), k[1], k[0]))
+        import numpy as np
+        import pandas as pd
+        if self._columns is None:
+            self._columns = (m["timestamp"].array, m["value"].to_numpy())
+        stamps = self._columns[0]
+        lines = m["line"].to_numpy()
+        try:
+            when = pd.Timestamp(ts)
+        except (TypeError, ValueError):
+            return None
+        for key in keys[:8]:
+            pos = index[key]
+            try:
+                hit = pos[np.flatnonzero(np.asarray(stamps[pos] == when))]
+            except TypeError:        # naive and aware times never name the same row
+                return None
+            for p in hit[:1]:
+                line = lines[p]
+                if line != line or line is None:
+                    continue
+                found = self._quote_line(key[2], int(line), float(self._columns[1][p]))
+                if found is not None:
+                    return found
+        return None
+
+    def _quote_line(self, host, line: int, value: float):
+        """The line of a text source of ``host`` that holds ``value`` (the
+        line column does not say which file a row came from when several
+        files cover the host, so the line is checked against the value)."""
+        for s in self.sources:
+            index = s.meta.get("line_index")
+            if index is None or (host is not None and s.host != host and host not in s.meta.get("hosts", ())):
+                continue
+            key = ("__line__", s.path, line)
+            if key not in self._series_cache:
+                self._series_cache[key] = index.read_line(line)
+            text = self._series_cache[key]
+            if text is not None and _holds(text, value):
+                return s.path, line, quoted(text)
+        return None
+
     def ncpu(self, host) -> int | None:
         for s in self.sources:
             if s.host == host and s.meta.get("ncpu"):
@@ -177,6 +234,21 @@ class Context:
 
     def sources_of(self, kind: str) -> list:
         return [s for s in self.sources if s.kind == kind]
+
+
+def _holds(text: str, value: float) -> bool:
+    """Does a printed row hold ``value`` among its fields (as sar/sadf print
+    it: two decimals, comma decimals, ``;`` separated)?"""
+    if value != value:
+        return False
+    for token in text.replace(";", " ").split():
+        try:
+            printed = float(token.replace(",", "."))
+        except ValueError:
+            continue
+        if abs(printed - value) <= max(0.0051, abs(value) * 1e-9):
+            return True
+    return False
 
 
 def _missing(value) -> bool:
@@ -224,9 +296,26 @@ class Detector(ABC):
         )
 
 
-def metric_evidence(ctx: Context, section: str, host, ts, text: str) -> Evidence:
-    """Evidence quoting a sar value: the file the section came from (sar
-    rows have no line numbers worth citing) and a sentence with the numbers."""
+#: Evidence quotes are cut to this many characters (with an ellipsis).
+QUOTE_CHARS = 240
+
+
+def quoted(text: str) -> str:
+    """A line as evidence: verbatim, trailing blanks dropped, cut with an
+    ellipsis when long."""
+    text = text.rstrip()
+    return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS - 1] + "…"
+
+
+def metric_evidence(ctx: Context, section: str, host, ts, text: str, *, device: str | None = None,
+                    metric: str | None = None) -> Evidence:
+    """Evidence for a sar value at ``ts``: the row of the file it was read
+    from, ``path:line`` and the line verbatim (sar text, sadf -d); for a
+    binary sa file, which has no lines, the file and ``text``, a sentence
+    with the numbers."""
+    found = ctx.row_line(section, host, ts, device=device, metric=metric)
+    if found is not None:
+        return Evidence(path=found[0], line=found[1], text=found[2])
     return Evidence(path=ctx.path_for(section, host), line=None, text=text)
 
 

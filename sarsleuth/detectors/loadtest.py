@@ -27,7 +27,15 @@ def _label(report: dict) -> str:
     return " ".join(bits)
 
 
-def _evidence(report: dict, text: str) -> list:
+def _evidence(report: dict, text: str, *keys: str) -> list:
+    """The line of the first of ``keys`` the report read with a value
+    (not zero), verbatim (the parsers note each value's line); else the
+    report's first line and ``text``."""
+    lines = report.get("value_lines") or {}
+    for key in keys:
+        where = lines.get(key)
+        if where and report.get(key):
+            return [Evidence(str(report.get("path", "")), where["line"], where["text"])]
     return [Evidence(str(report.get("path", "")), report.get("line"), text)]
 
 
@@ -109,7 +117,8 @@ class LoadtestErrors(Detector):
                 severity=sev, start=start, end=end, aligned=_aligned(r),
                 metrics={"failed_requests": failed, "non_2xx": non2xx, "socket_errors": sock,
                          "errors_total": httperf_errors, "error_fraction": frac, "aborted": aborted, **breakdown},
-                evidence=_evidence(r, ", ".join(parts) + (f" [{detail}]" if detail else "")),
+                evidence=_evidence(r, ", ".join(parts) + (f" [{detail}]" if detail else ""),
+                                   "failed_requests", "non_2xx", "socket_errors", "errors_total", "abort_error"),
             ))
         return out
 
@@ -145,7 +154,8 @@ class LoadtestTailLatency(Detector):
                 start=start, end=end, aligned=_aligned(r),
                 metrics={"latency_p50_s": p50, "latency_p99_s": p99, "latency_max_s": mx or None,
                          "p99_over_p50": r99, "max_over_p50": rmax or None},
-                evidence=_evidence(r, f"50% {p50 * 1000:.0f} ms, 99% {p99 * 1000:.0f} ms, max {mx * 1000:.0f} ms"),
+                evidence=_evidence(r, f"50% {p50 * 1000:.0f} ms, 99% {p99 * 1000:.0f} ms, max {mx * 1000:.0f} ms",
+                                   "latency_p99_s"),
             ))
         return out
 
@@ -190,11 +200,12 @@ class LoadtestLinkSaturation(Detector):
             who = f"{clients} clients x " if clients > 1 else ""
             title = (f"{_label(r)}: {who}{rate / 1e9:.2f} GB/s = {total * 8 / 1e9:.1f} Gbit/s, "
                      f"{frac * 100:.0f} % of the {cap * 8 / 1e9:.0f} Gbit/s link")
-            ev = _evidence(r, f"Transfer rate {rate / 1024:.2f} KB/s per client")
+            ev = _evidence(r, f"Transfer rate {rate / 1024:.2f} KB/s per client", "transfer_rate_Bps")
             if match:
-                ev.append(Evidence(match["path"], None,
-                                   f"{match['iface']} sent {match['server_Bps'] / 1e9:.2f} GB/s "
-                                   f"(%ifutil {match['ifutil']:.1f}) from {match['start']:%H:%M:%S} to {match['end']:%H:%M:%S}"))
+                row = ctx.row_line("net-dev", match["host"], match["start"], device=match["iface"])
+                ev.append(Evidence(*row) if row else Evidence(
+                    match["path"], None, f"{match['iface']} sent {match['server_Bps'] / 1e9:.2f} GB/s "
+                    f"(%ifutil {match['ifutil']:.1f}) from {match['start']:%H:%M:%S} to {match['end']:%H:%M:%S}"))
             explanation = ("The network link, not CPU or the application, bounds this test's throughput.")
             if match and r.get("time_from") == "sar-match":
                 explanation += (" The report carries no time; it was placed where sar shows the server sending "

@@ -68,7 +68,8 @@ class NicSaturation(Detector):
                         severity=severity_for(ep.peak, [(98, "high")], "medium"),
                         start=ep.start, end=ep.end, host=host, metrics=metrics,
                         refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-dev", host, ep.peak_time,
-                                                   f"{iface} %ifutil {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
+                                                   f"{iface} %ifutil {ep.peak:.2f} at {fmt_time(ep.peak_time)}",
+                                                   device=iface)],
                     ))
             out.extend(self._drops(ctx, host))
         return out
@@ -91,7 +92,8 @@ class NicSaturation(Detector):
                         severity="medium", start=ep.start, end=ep.end, host=host,
                         metrics={f"peak_{metric.replace('/s', '_per_s')}": ep.peak, "samples": ep.samples},
                         refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-edev", host, ep.peak_time,
-                                                   f"{iface} {metric} {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
+                                                   f"{iface} {metric} {ep.peak:.2f} at {fmt_time(ep.peak_time)}",
+                                                   device=iface, metric=metric)],
                     ))
         return out
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from sarsleuth.parsers.base import ParseOptions, Parser
+from sarsleuth.parsers.loadtest.grammars.reports import handle
 from sarsleuth.parsers.loadtest.grammars import (parse_report_file, Statement, command_options, exact, find_command,
                        human_seconds, integer)
 
@@ -67,7 +68,7 @@ def build_report(statements: list[Statement]) -> dict | None:
         if "interrupted" in statement.flags:
             report["interrupted"] = True
         try:
-            _HANDLERS.get(statement.kind, _ignore)(report, statement.fields)
+            handle(_HANDLERS.get(statement.kind, _ignore), report, statement)
         except (ValueError, KeyError, TypeError, ArithmeticError) as err:
             # the grammar accepted the line but a value is out of range
             report["_bad"].append((statement.line, f"{statement.kind.replace('_', ' ')}: {err}"))

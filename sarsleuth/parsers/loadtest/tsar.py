@@ -63,6 +63,12 @@ class TsarParser(Parser):
     def parse(cls, path, options: ParseOptions):
         warnings: list = []
         lines, wrapped = join_wrapped(numbered_lines(path, warnings))
+        lines, cut = mark_cut_groups(lines)
+        if cut:
+            warnings.append(located(path, f"tsar printed {len(cut)} group name(s) as wide as their columns "
+                                          f"(e.g. {cut[0][1]!r}), where it cuts longer names: those items "
+                                          "are named as printed",
+                                    line=cut[0][0]))
         reading = read_document(GRAMMAR, lines, recognise_command, REPORT_STARTS)
         host = _prompt_host(lines)
         tables = [build_report(group, wrapped, host) for group in reading.reports]
@@ -103,6 +109,39 @@ def join_wrapped(lines: list) -> tuple[list, bool]:
             joined.append((number, text))
             parts = 1
     return joined, wrapped
+
+
+_GROUP_TOKEN = re.compile(r"-+[^\s-]+(?:-[^\s-]+)*-+")
+
+
+def mark_cut_groups(lines: list) -> tuple[list, list]:
+    """tsar centres each group name in dashes over its columns, but prints a
+    name as long as the columns (``nvme0n1p1`` over one 8-character column)
+    cut to that width and without dashes, or a name one shorter with a
+    dash on the right only (``nvme0n1-``).  The group line is the first of
+    the two ``Time`` lines tsar prints together; such names are given one
+    dash each side there, so the grammar reads them as groups and their
+    width still counts their columns.  Returns (lines, [(line, name)...])."""
+    out, cut = [], []
+    columns_line = False       # the line after a group line: never a group line itself
+    for k, (number, text) in enumerate(lines):
+        tokens = text.split()
+        following = lines[k + 1][1].split() if k + 1 < len(lines) else []
+        is_group_line = (not columns_line and len(tokens) > 1 and tokens[0] == "Time"
+                         and following[:1] == ["Time"])
+        columns_line = is_group_line
+        if is_group_line and not all(_GROUP_TOKEN.fullmatch(t) for t in tokens[1:]):
+            fixed = []
+            for token in tokens[1:]:
+                if _GROUP_TOKEN.fullmatch(token):
+                    fixed.append(token)
+                else:
+                    if not token.startswith("-") and not token.endswith("-"):
+                        cut.append((number, token))     # as wide as its columns: maybe cut
+                    fixed.append(f"-{token}-")
+            text = "Time " + " ".join(fixed)
+        out.append((number, text))
+    return out, cut
 
 
 def _continues(previous: str, text: str) -> bool:

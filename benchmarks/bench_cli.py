@@ -1,0 +1,170 @@
+"""Benchmark: the commands users type, side by side with the standard tool.
+
+Times whole command lines in child processes (start-up, imports and output
+included), each next to the tool that does the same job, interleaved run by
+run, at three sizes to show how the cost grows:
+
+* ``sarsleuth analyze TEXT`` against ``sar -A -f SA`` printing that text
+  (``TEXT`` is ``sar -A`` of a one-second ``sadc -S XALL`` recording);
+* ``sarsleuth parse SA --format csv`` against ``sadf -d SA -- -A`` on the
+  one-second recording itself, with both peaks of memory against the file;
+* ``sarsleuth --help`` and ``sarsleuth sniff FILE`` (start-up), next to
+  ``sar -V``.
+
+The recordings are built as ``bench_sa_binary.py`` builds them: ten seconds
+collected by the local ``sadc``, their records repeated one second apart.
+Output goes to /dev/null for every command.  Peak memory is the child's
+resident set high-water mark (``wait4``).
+
+    python benchmarks/bench_cli.py                       # all three jobs
+    python benchmarks/bench_cli.py --job analyze --sizes 3600,10800,21600
+    python benchmarks/bench_cli.py --job csv --sizes 21600,43200,86400
+    python benchmarks/bench_cli.py --job startup
+    python benchmarks/bench_cli.py --workdir SCRATCH --keep --runs 3
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_sa_binary import build, collect  # noqa: E402
+
+TOOL_ENV = dict(os.environ, TZ="UTC", LC_ALL="C")
+#: sarsleuth runs from this checkout, whatever is installed
+OUR_ENV = dict(TOOL_ENV, PYTHONPATH=str(ROOT))
+
+#: records (seconds) of each size: sar -A text of XALL is ~6.2 kB a record,
+#: so 21 600 records print ~134 MB; the binary day is ~4.3 kB a record.
+ANALYZE_SIZES = (3600, 10800, 21600)
+CSV_SIZES = (21600, 43200, 86400)
+
+
+def sarsleuth_command() -> list[str]:
+    """The console script beside this interpreter (what users run), else
+    the interpreter calling the same entry point."""
+    script = Path(sys.executable).with_name("sarsleuth")
+    if script.exists():
+        return [sys.executable, str(script)]
+    return [sys.executable, "-c", "from sarsleuth.cli import main; main()"]
+
+
+def run(cmd: list, env: dict) -> tuple[float, float]:
+    """(seconds, peak resident MB) of one child, output discarded."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(map(str, cmd))} failed ({proc.returncode}): {err[-400:]}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def side_by_side(label: str, ours: list, theirs: list, runs: int) -> dict:
+    """Interleaved runs; medians of time, max of peaks."""
+    mine, tool = [], []
+    for _ in range(runs):
+        tool.append(run(theirs, TOOL_ENV))
+        mine.append(run(ours, OUR_ENV))
+    out = {"label": label,
+           "tool_s": statistics.median(t for t, _ in tool), "tool_mb": max(m for _, m in tool),
+           "ours_s": statistics.median(t for t, _ in mine), "ours_mb": max(m for _, m in mine)}
+    out["ratio"] = out["ours_s"] / out["tool_s"]
+    return out
+
+
+def recording(workdir: Path, records: int) -> Path:
+    sample = workdir / "sample.sa"
+    if not sample.exists():
+        print("collecting 10 s with sadc -S XALL ...", flush=True)
+        collect(10, sample, "XALL")
+    path = workdir / f"sa-{records}"
+    if not path.exists():
+        build(sample, records, path)
+    return path
+
+
+def analyze_job(workdir: Path, sizes, runs: int) -> None:
+    print("\n## sarsleuth analyze TEXT  vs  sar -A -f SA (printing TEXT)")
+    print("| records | text MB | sar -A s | analyze s | ratio | analyze peak MB |")
+    print("|---|---|---|---|---|---|")
+    for records in sizes:
+        sa = recording(workdir, records)
+        text = workdir / f"sar-A-{records}.txt"
+        if not text.exists():
+            with open(text, "wb") as fh:
+                subprocess.run(["sar", "-A", "-f", str(sa)], env=TOOL_ENV, stdout=fh, check=True)
+        r = side_by_side("analyze", [*sarsleuth_command(), "analyze", str(text), "--format", "json"],
+                         ["sar", "-A", "-f", str(sa)], runs)
+        print(f"| {records} | {text.stat().st_size / 1e6:.1f} | {r['tool_s']:.2f} | {r['ours_s']:.2f} | "
+              f"{r['ratio']:.2f} | {r['ours_mb']:.0f} |", flush=True)
+
+
+def csv_job(workdir: Path, sizes, runs: int) -> None:
+    print("\n## sarsleuth parse SA --format csv  vs  sadf -d SA -- -A")
+    print("| records | sa MB | sadf -d s / MB | parse csv s / MB | ratio | our peak / file |")
+    print("|---|---|---|---|---|---|")
+    for records in sizes:
+        sa = recording(workdir, records)
+        r = side_by_side("csv", [*sarsleuth_command(), "parse", str(sa), "--format", "csv"],
+                         ["sadf", "-d", str(sa), "--", "-A"], runs)
+        size = sa.stat().st_size / 2**20
+        print(f"| {records} | {size:.1f} | {r['tool_s']:.2f} / {r['tool_mb']:.0f} | "
+              f"{r['ours_s']:.2f} / {r['ours_mb']:.0f} | {r['ratio']:.2f} | {r['ours_mb'] / size:.2f} |", flush=True)
+
+
+def startup_job(workdir: Path, runs: int) -> None:
+    print("\n## start-up: sarsleuth --help / sniff FILE  vs  sar -V")
+    sa = recording(workdir, 60)
+    text = workdir / "sar-A-60.txt"
+    with open(text, "wb") as fh:
+        subprocess.run(["sar", "-A", "-f", str(sa)], env=TOOL_ENV, stdout=fh, check=True)
+    print("| command | s (median) | peak MB | sar -V s |")
+    print("|---|---|---|---|")
+    for label, args in (("--help", ["--help"]), ("sniff sar text", ["sniff", str(text)]),
+                        ("sniff sa", ["sniff", str(sa)])):
+        r = side_by_side(label, [*sarsleuth_command(), *args], ["sar", "-V"], max(runs, 5))
+        print(f"| sarsleuth {label} | {r['ours_s']:.3f} | {r['ours_mb']:.0f} | {r['tool_s']:.3f} |", flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--job", choices=("analyze", "csv", "startup", "all"), default="all")
+    ap.add_argument("--sizes", help="records of each size, comma-separated (default per job)")
+    ap.add_argument("--runs", type=int, default=3, help="interleaved runs per size (median)")
+    ap.add_argument("--workdir", type=Path, help="scratch directory (default: a temporary one)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    args = ap.parse_args(argv)
+    for tool in ("sar", "sadf"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} not found: install sysstat")
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="sarsleuth-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
+    try:
+        if args.job in ("startup", "all"):
+            startup_job(workdir, args.runs)
+        if args.job in ("analyze", "all"):
+            analyze_job(workdir, sizes or ANALYZE_SIZES, args.runs)
+        if args.job in ("csv", "all"):
+            csv_job(workdir, sizes or CSV_SIZES, args.runs)
+    finally:
+        if not args.keep and args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
