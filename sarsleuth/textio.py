@@ -97,14 +97,61 @@ def _zstd_reader(path, raw):
     return dctx.stream_reader(raw, closefd=True, read_across_frames=True)
 
 
-def _gzip_reader(raw):
-    """A gzip reader on ``raw``: ISA-L's (several times faster) when the
-    optional ``isal`` package is installed, the standard one otherwise."""
-    try:
-        from isal import igzip
-        return igzip.IGzipFile(fileobj=raw, mode="rb")
-    except ImportError:
-        return gzip.GzipFile(fileobj=raw, mode="rb")
+class _GzipMembers:
+    """A gzip stream (one or more members) read with ``read1``, inflated
+    with ISA-L (several times faster) when the optional ``isal`` package is
+    installed, zlib otherwise.
+
+    Unlike :class:`gzip.GzipFile`, every byte that came out of the inflater
+    is handed out before a cut or damaged stream raises."""
+
+    IN_CHUNK = 64 * 1024
+
+    def __init__(self, raw):
+        try:
+            from isal import isal_zlib as zmod
+        except ImportError:
+            zmod = zlib
+        self.raw, self.zmod = raw, zmod
+        self.inflater = zmod.decompressobj(wbits=31)
+        self.pending = b""          # compressed input not yet given to the inflater
+        self.started = False        # the current member has had input
+        self.finished = False
+
+    def read1(self, size: int) -> bytes:
+        while not self.finished:
+            d = self.inflater
+            if d.unconsumed_tail:
+                data = d.unconsumed_tail
+            else:
+                data, self.pending = self.pending or self.raw.read(self.IN_CHUNK), b""
+                if not data:
+                    if self.started and not d.eof:
+                        raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                    self.finished = True
+                    break
+            self.started = True
+            out = d.decompress(data, size)
+            if d.eof:
+                self._next_member(d.unused_data)
+            if out:
+                return out
+        return b""
+
+    def _next_member(self, rest: bytes) -> None:
+        """After a member's end: another member, padding zeros, or the end."""
+        if len(rest) < 2:
+            rest += self.raw.read(self.IN_CHUNK)
+        if rest.startswith(GZIP_MAGIC):
+            self.inflater, self.pending, self.started = self.zmod.decompressobj(wbits=31), rest, False
+        elif rest.strip(b"\x00"):
+            self.finished = True
+            raise OSError("trailing garbage after the compressed data")
+        else:
+            self.finished = True
+
+    def close(self) -> None:
+        pass
 
 
 def read_chunks(path, size: int, warnings: list, where: dict | None = None) -> Iterator[bytes]:
@@ -123,7 +170,7 @@ def read_chunks(path, size: int, warnings: list, where: dict | None = None) -> I
     kind = _kind_or_input_error(path)
     raw = open(path, "rb")
     if kind == "gzip":
-        fh = _gzip_reader(raw)
+        fh = _GzipMembers(raw)
     elif kind == "xz":
         fh = lzma.LZMAFile(raw, "rb")
     elif kind == "bz2":
@@ -183,9 +230,13 @@ def _damage_warning(path: str, raw, decompressed: int, exc) -> str:
         reached = min(raw.tell(), total)
     except (OSError, ValueError):
         total = reached = None
-    if isinstance(exc, EOFError) or (total is not None and reached == total):
-        what = ("compressed stream cut short (the file ends before its end marker): "
-                f"the {decompressed} bytes before the cut are kept, what followed them is missing")
+    reason = str(exc).lower()
+    if isinstance(exc, EOFError):
+        what = ("compressed stream ends before its end marker (cut short): "
+                f"the {decompressed} bytes read before are kept, what followed them is missing")
+    elif "checksum" in reason or "data check" in reason or "crc" in reason:
+        what = (f"compressed stream fails its checksum ({exc}): the {decompressed} bytes read are kept, "
+                "but some of them may be garbled")
     else:
         lost = f"; {total - reached} of its {total} compressed bytes unread" if total else ""
         what = (f"compressed stream damaged ({exc}): the {decompressed} bytes before the damage "

@@ -129,13 +129,13 @@ def test_detector_ids_live_in_detectors_and_knowledge():
 
 
 def test_core_imports_and_analyses_without_optional_extras():
-    """dask, duckdb, hyperscan, pyarrow and zstandard are extras: a case is
+    """dask, duckdb, hyperscan, isal, pyarrow and zstandard are extras: a case is
     read and analysed without any of them."""
     code = (
         "import sys\n"
         "class Block:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in {'dask', 'distributed', 'duckdb', 'hyperscan', 'pyarrow', 'zstandard'}:\n"
+        "        if name.split('.')[0] in {'dask', 'distributed', 'duckdb', 'hyperscan', 'isal', 'pyarrow', 'zstandard'}:\n"
         "            raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
         "import sarsleuth, sarsleuth.cli\n"

@@ -82,7 +82,9 @@ def normalised_chunks(path, warnings: list, block_bytes: int = BLOCK_BYTES,
 
 def _normalised(chunk: bytes) -> bytes:
     if b"\r" in chunk:
-        chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        chunk = chunk.replace(b"\r\n", b"\n")
+        if b"\r" in chunk:
+            chunk = chunk.replace(b"\r", b"\n")
     if _UTF8_BOM in chunk:
         if chunk.startswith(_UTF8_BOM):
             chunk = chunk[3:]

@@ -74,20 +74,21 @@ class HyperscanFinder:
     def __init__(self, patterns: tuple, user_patterns: tuple = ()):
         import hyperscan
         everything = [p.encode("utf-8") for p in patterns + user_patterns]
-        flags = []
-        for expr in everything:
-            flag = hyperscan.HS_FLAG_MULTILINE
-            try:
-                probe = hyperscan.Database()
-                probe.compile(expressions=[expr], ids=[0], elements=1, flags=[flag])
-            except hyperscan.error:
-                # a construct Hyperscan lacks: search a superset instead,
-                # the line check below keeps only real matches
-                flag |= hyperscan.HS_FLAG_PREFILTER
-            flags.append(flag)
+        flags = [hyperscan.HS_FLAG_MULTILINE] * len(everything)
         self.db = hyperscan.Database()
-        self.db.compile(expressions=everything, ids=list(range(len(everything))),
-                        elements=len(everything), flags=flags)
+        try:
+            self.db.compile(expressions=everything, ids=list(range(len(everything))),
+                            elements=len(everything), flags=flags)
+        except hyperscan.error:
+            # a construct Hyperscan lacks: search a superset for that pattern
+            # instead, the line check below keeps only real matches
+            for i, expr in enumerate(everything):
+                try:
+                    hyperscan.Database().compile(expressions=[expr], ids=[0], elements=1, flags=[flags[i]])
+                except hyperscan.error:
+                    flags[i] |= hyperscan.HS_FLAG_PREFILTER
+            self.db.compile(expressions=everything, ids=list(range(len(everything))),
+                            elements=len(everything), flags=flags)
         self.scratch = hyperscan.Scratch(self.db)
         self.verify = LineVerifier(patterns, user_patterns)
 

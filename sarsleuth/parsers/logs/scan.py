@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from sarsleuth.errors import located
-from sarsleuth.parsers.logs.assembly import BURST_CAP, KEEP_ALL_EVENTS, Assembler, known_ratelimiters
+from sarsleuth.parsers.logs import assembly
+from sarsleuth.parsers.logs.assembly import Assembler, known_ratelimiters
 from sarsleuth.parsers.logs.blocks import BLOCK_BYTES, Block, iter_blocks, total_size
 from sarsleuth.parsers.logs.engine import candidate_patterns, candidate_regex, make_finder
 from sarsleuth.parsers.logs.lines import MAX_DECODED_CHARS, LineInfo, decode_line, head_lines, stamp_seconds
@@ -176,8 +177,8 @@ class _ScanState:
         asm = self.assembler
         records = asm.finish()
         if asm.aggregated:
-            warnings.append(located(spath, f"more than {KEEP_ALL_EVENTS} events: {asm.aggregated} event(s) beyond "
-                                           f"{BURST_CAP} of one kind, host and minute were counted in the last "
+            warnings.append(located(spath, f"more than {assembly.KEEP_ALL_EVENTS} events: {asm.aggregated} event(s) "
+                                           f"beyond {assembly.BURST_CAP} of one kind, host and minute were counted in the last "
                                            "one kept (totals exact)"))
         unattributed = [s for s in asm.suppressions if not s.get("attributed")]
         return ScanResult(records, self.lines, self.volume.keys, self.volume.levels,
