@@ -57,8 +57,7 @@ def build_source(path, kind: str, fmt, result, options,
 
     records = result.records
     walls = [to_dt(r.pop("stamp")) for r in records]
-    from sarsleuth.parsers.base import events_frame
-    events = events_frame(records)
+    events = _events_frame(records)
     if len(events):
         events["timestamp"] = _series(walls, zone).set_axis(events.index)
         events["aligned"] = events["timestamp"].notna()
@@ -81,6 +80,20 @@ def build_source(path, kind: str, fmt, result, options,
     tz = str(zone) if zone is not None else None
     return Source(path=spath, kind=kind, host=host, events=events, warnings=list(result.warnings),
                   tz=tz, records=result.lines, meta=meta)
+
+
+_EMPTY_EVENTS: list = []
+
+
+def _events_frame(records: list):
+    """The events frame; a file without events (most files of a big
+    bundle) gets a copy of one empty frame built once per process."""
+    from sarsleuth.parsers.base import events_frame
+    if records:
+        return events_frame(records)
+    if not _EMPTY_EVENTS:
+        _EMPTY_EVENTS.append(events_frame([]))
+    return _EMPTY_EVENTS[0].copy()
 
 
 def _clock():
@@ -208,12 +221,32 @@ def _volume_series(keys: dict, year, seg_of, zone):
             continue
         walls.append(_stamp_datetime(("md",) + k[1:] + (0, 0) if k[0] == "md" else k, year, seg_of))
         counts.append(n)
+    if zone is None:
+        return _naive_minutes(walls, counts), "minute"
     idx = _series(walls, zone)
     s = pd.Series(counts, index=pd.DatetimeIndex(idx), name="lines", dtype="int64")
     s = s[s.index.notna()]
     s = s.groupby(level=0).sum().sort_index()
     s.index.name = "minute"
     return s, "minute"
+
+
+def _naive_minutes(walls: list, counts: list):
+    """Lines per wall-clock minute, summed and sorted, in numpy (a bundle
+    may hold thousands of small logs: no per-file pandas group-by)."""
+    import numpy as np
+    import pandas as pd
+    stamps = np.array(walls, dtype="datetime64[ns]")
+    values = np.asarray(counts, dtype="int64")
+    keep = ~np.isnat(stamps)
+    stamps, values = stamps[keep], values[keep]
+    order = np.argsort(stamps, kind="stable")
+    stamps, values = stamps[order], values[order]
+    if len(stamps):
+        first = np.concatenate(([True], stamps[1:] != stamps[:-1]))
+        starts = np.flatnonzero(first)
+        stamps, values = stamps[starts], np.add.reduceat(values, starts)
+    return pd.Series(values, index=pd.DatetimeIndex(stamps, name="minute"), name="lines", dtype="int64")
 
 
 def _levels(raw: Counter, records: list, names: dict | None) -> dict:
