@@ -9,8 +9,10 @@ import re
 import pandas as pd
 import pytest
 
+from sarsleuth.parsers.logs import engine as log_engine
 from sarsleuth.parsers.logs import scan as logscan
-from sarsleuth.parsers.logs.scan import LogFormat, NeedleFinder, ere_from_python, required_literals, scan
+from sarsleuth.parsers.logs.needles import NeedleFinder, required_literals
+from sarsleuth.parsers.logs.scan import LogFormat, scan
 from sarsleuth.parsers import parse, sniff
 from sarsleuth.parsers.logs import syslog as syslog_parser
 from sarsleuth.parsers.base import ParseOptions
@@ -27,7 +29,7 @@ def test_required_literals():
 
 def test_needles_cover_every_signature_line(corpus):
     """Every corpus line the full regex accepts is found by the needles."""
-    finder = NeedleFinder()
+    finder = NeedleFinder(tuple(log_engine.candidate_patterns()))
     full = logscan.candidate_regex()
     for path in sorted((corpus / "logs").glob("*.log")):
         data = path.read_bytes().replace(b"\r", b"")
@@ -38,8 +40,21 @@ def test_needles_cover_every_signature_line(corpus):
         assert found == expected, path.name
 
 
-@pytest.mark.skipif(logscan.gnu_grep() is None, reason="GNU grep not installed")
-def test_grep_engine_gives_the_same_events(corpus):
+@pytest.mark.skipif(not log_engine.hyperscan_available(), reason="hyperscan (optional extra) not installed")
+def test_hyperscan_finds_the_lines_the_needles_find(corpus):
+    """Line for line, on every corpus log (CR stripped as the scan does)."""
+    patterns = tuple(log_engine.candidate_patterns())
+    needles = NeedleFinder(patterns)
+    hyper = log_engine.HyperscanFinder(patterns)
+    for path in sorted((corpus / "logs").glob("*.log")):
+        data = path.read_bytes().replace(b"\r", b"")
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        assert hyper.find(data) == needles.find(data), path.name
+
+
+@pytest.mark.skipif(not log_engine.hyperscan_available(), reason="hyperscan (optional extra) not installed")
+def test_hyperscan_engine_gives_the_same_events(corpus):
     from sarsleuth.parsers.logs import dmesg, journal, nginx_error
     modules = {"syslog": syslog_parser, "dmesg": dmesg, "nginx-error": nginx_error, "journal": journal}
     for path in sorted((corpus / "logs").glob("*.log")):
@@ -47,38 +62,27 @@ def test_grep_engine_gives_the_same_events(corpus):
         if kind is None:
             continue
         module = modules[kind]
-        a = module.read_events(path, ParseOptions(year=2020), engine="python").events
-        b = module.read_events(path, ParseOptions(year=2020), engine="grep").events
-        pd.testing.assert_frame_equal(a, b, check_dtype=False)
+        a = module.read_events(path, ParseOptions(year=2020), engine="python")
+        b = module.read_events(path, ParseOptions(year=2020), engine="hyperscan")
+        assert (a.meta["engine"], b.meta["engine"]) == ("python", "hyperscan")
+        pd.testing.assert_frame_equal(a.events, b.events, check_dtype=False)
 
 
-def test_ere_translation_matches_like_python():
-    samples = {
-        r"Can(?:'|’|`)?t alloc(?:ate)? (?:sge|rx|skb)": ["bnx2x: Can’t alloc sge", "Cant alloc rx", "Can't allocate skb"],
-        r"(?i:possible SYN flooding on port)": ["TCP: Possible SYN flooding on port 80", "POSSIBLE syn FLOODING ON PORT"],
-        r"\bsegfault at [0-9a-fA-F]+": ["nginx[1]: segfault at 7f"],
-        r"process \d+ exited on signal \d+": ["worker process 13666 exited on signal 11"],
-        r"[a-z-]+x": ["ab-cx"],
-        r"[\]x]y": ["]y", "xy"],
-        r"(?i:[a-c]q)": ["Bq", "bQ"],
-        r"a\.b": ["a.b"],
-    }
-    import subprocess
-    grep = logscan.gnu_grep()
-    if grep is None:
-        pytest.skip("GNU grep not installed")
-    for pattern, lines in samples.items():
-        ere = ere_from_python(pattern)
-        assert ere is not None
-        for line in lines:
-            assert re.search(pattern, line)
-            out = subprocess.run([grep, "-c", "-E", "-e", ere], input=line.encode(), capture_output=True,
-                                 env={"LC_ALL": "C"})
-            assert out.stdout.strip() == b"1", (pattern, line)
-    assert ere_from_python(r"(?<=x)y") is None
-    out = subprocess.run([grep, "-c", "-E", "-e", ere_from_python(r"a\.b")], input=b"axb\n",
-                         capture_output=True, env={"LC_ALL": "C"})
-    assert out.stdout.strip() == b"0"
+def test_matches_never_cross_a_line():
+    """``[^)]*`` and ``\\s`` may run over a newline inside an engine: a line
+    is a candidate only when it holds a match by itself."""
+    patterns = (r"Killed process \d+ \([^)]*\)", r"Out of\s+memory")
+    data = b"Killed process 12 (java\nx) Out of\nmemory\nKilled process 13 (nginx)\n"
+    assert NeedleFinder(patterns).find(data) == [(41, 66)]
+    if log_engine.hyperscan_available():
+        assert log_engine.HyperscanFinder(patterns).find(data) == [(41, 66)]
+
+
+def test_finders_are_built_once_per_pattern_set():
+    a = log_engine.make_finder(engine="python")
+    assert log_engine.make_finder(engine="python") is a
+    with pytest.raises(ValueError, match="unknown log engine"):
+        log_engine.make_finder(engine="grep")
 
 
 def test_reports_spanning_block_boundaries(corpus):

@@ -1,0 +1,73 @@
+"""One decoded log line: what a format's prefix parser makes of it."""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+#: Characters of one line that are decoded; the rest of a huge line is cut.
+MAX_DECODED_CHARS = 16 * 1024
+
+_BOM = "\ufeff"
+
+
+class LineInfo:
+    """One decoded line, split by a format's prefix parser.
+
+    ``stamp`` is None or a tuple whose first item says its kind:
+    ``("md", month, day, h, m, s, us)`` (syslog, no year), ``("abs", datetime)``
+    (naive wall clock) or ``("aware", datetime)``.  ``prefixed`` is False for
+    lines without the format's prefix (continuations, pasted fragments).
+    """
+
+    __slots__ = ("stamp", "host", "tag", "pid", "level", "message", "uptime", "prefixed", "conn")
+
+    def __init__(self, message: str, stamp=None, host=None, tag=None, pid=None, level=None,
+                 uptime=None, prefixed=True, conn=None):
+        self.stamp, self.host, self.tag, self.pid = stamp, host, tag, pid
+        self.level, self.message, self.uptime, self.prefixed = level, message, uptime, prefixed
+        self.conn = conn
+
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
+def stamp_seconds(stamp) -> float | None:
+    """Seconds on a scale good for comparing two stamps of one file."""
+    if stamp is None:
+        return None
+    if stamp[0] == "md":
+        _, mon, day, h, m, s, us = stamp
+        return (((mon * 32 + day) * 24 + h) * 60 + m) * 60 + s + us / 1e6
+    if stamp[0] == "aware":
+        return stamp[1].timestamp()
+    return (stamp[1] - _EPOCH).total_seconds()   # naive wall clock: no local-zone guess
+
+
+def unescape_rsyslog(text: str) -> str:
+    """rsyslog writes control characters as ``#ooo`` octal escapes."""
+    if "#0" not in text:
+        return text
+    return re.sub(r"#0(1[0-7]|[0-7]{2})", lambda m: chr(int(m.group(1), 8)), text)
+
+
+def decode_line(data: bytes, start: int, end: int) -> tuple[str, bool]:
+    """Decode one line leniently; True when it had to be cut."""
+    cut = end - start > MAX_DECODED_CHARS
+    raw = data[start:start + MAX_DECODED_CHARS] if cut else data[start:end]
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    if b"\x00" in raw:
+        raw = raw.replace(b"\x00", b"")
+    return raw.decode("utf-8", errors="replace"), cut
+
+
+def head_lines(text: str, limit: int = 300) -> list[str]:
+    """The first non-empty lines of a sniffed head (the last, maybe cut,
+    line of the head is dropped when there are others).  CR, CRLF and LF
+    all end a line; byte order marks are not part of a line."""
+    if _BOM in text:
+        text = text.replace(_BOM, "")
+    lines = text.splitlines()
+    if len(lines) > 1 and not text.endswith(("\n", "\r")):
+        lines = lines[:-1]
+    return [ln for ln in lines if ln.strip()][:limit]
