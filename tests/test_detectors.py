@@ -189,7 +189,7 @@ def test_oom_kill_memcg():
 def test_segfault_parse_forms():
     a = parse_segfault("nginx[24721]: segfault at 0000000000000001 rip 0000000000000001 rsp 00007ffff58d8180 error 14")
     assert a == {"comm": "nginx", "pid": 24721, "addr": "0000000000000001", "ip": "0000000000000001",
-                 "sp": "00007ffff58d8180", "error": 14, "lib": None}
+                 "sp": "00007ffff58d8180", "error": 14, "lib": None, "cpu": None}
     b = parse_segfault("httpd[3021]: segfault at 0 ip 00007f2c1d2e5a1b sp 00007ffd2c3c1a90 error 4 in libapr-1.so.0.5.2[7f2c1d2d0000+32000]")
     assert b["lib"] == "libapr-1.so.0.5.2" and b["ip"] == "00007f2c1d2e5a1b"
 
