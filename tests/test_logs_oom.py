@@ -83,3 +83,16 @@ def test_hung_task_of_a_6x_kernel_with_its_task_line(tmp_path):
     found = _findings(tmp_path, "kern.log", text, "hung-task")
     assert len(found) == 1 and found[0].metrics == {"reports": 1, "blocked_seconds": 122}
     assert "postgres" in found[0].title and found[0].evidence[0].line == 1
+
+
+def test_evidence_is_the_kill_line_verbatim(corpus):
+    """A 5.4 kill is one event from its constraint line (206) to its
+    ``Killed process`` line (207): the evidence cites and quotes line 207 as
+    the file has it, cut with an ellipsis past 240 characters."""
+    path = corpus / "logs" / "dmesg-oom-sysrq-5.4-hotsos.log"
+    kills = [f for f in sarsleuth.load(path).findings if f.detector == "oom-kill"]
+    assert len(kills) == 1 and kills[0].refs["pids"] == [955]
+    line = path.read_text().splitlines()[206]
+    evidence = kills[0].evidence[0]
+    assert (evidence.line, evidence.text) == (207, line if len(line) <= 240 else line[:239] + "…")
+    assert evidence.text.startswith("[27742.909353] Out of memory: Killed process 955 (gnome-shell)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from sarsleuth.model import Evidence
-from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._events import bursts, cut
 from sarsleuth.detectors._series import fmt_time, severity_for
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 from sarsleuth.detectors._crossref import close_in_time, evidence_of, oom_victims, where
@@ -155,6 +155,17 @@ class WorkerSignalExit(Detector):
         return _started_pid(str(same_file.iloc[0]["message"]))
 
 
+def _ps_rows(path, masters, workers, limit: int = 8) -> list:
+    """The master's and workers' ps rows, each at its line, verbatim."""
+    rows = [r for part in (masters.head(1), workers) for r in part.itertuples(index=False)][:limit]
+    out = []
+    for r in rows:
+        line = getattr(r, "line", None)
+        line = int(line) if line is not None and str(line) != "<NA>" else None
+        out.append(Evidence(path, line, cut(str(getattr(r, "text", None) or f"pid {r.pid} ({r.role})"))))
+    return out
+
+
 class WorkerPidGaps(Detector):
     """nginx worker PIDs that are not one consecutive run next to the master,
     or workers started later than the master, in ``ps`` snapshots; and, from
@@ -212,8 +223,7 @@ class WorkerPidGaps(Detector):
             title=f"nginx worker PIDs are scattered{f' in {label}' if label else ''}: " + "; ".join(what),
             severity="medium", start=ts, end=ts, host=src.host, aligned=not mtime and ts is not None,
             metrics={"workers": len(pids), "pid_span": span, "gaps": len(gaps), "younger_than_master": len(younger)},
-            evidence=[Evidence(src.path, None, f"{label + ': ' if label else ''}nginx workers "
-                               + ", ".join(map(str, pids)))],
+            evidence=_ps_rows(src.path, masters, workers),
             explanation="Workers forked together at start have consecutive PIDs; these were respawned after dying.",
             refs={"pids": pids},
         )
