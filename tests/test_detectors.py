@@ -189,7 +189,7 @@ def test_oom_kill_memcg():
 def test_segfault_parse_forms():
     a = parse_segfault("nginx[24721]: segfault at 0000000000000001 rip 0000000000000001 rsp 00007ffff58d8180 error 14")
     assert a == {"comm": "nginx", "pid": 24721, "addr": "0000000000000001", "ip": "0000000000000001",
-                 "sp": "00007ffff58d8180", "error": 14, "lib": None}
+                 "sp": "00007ffff58d8180", "error": 14, "lib": None, "cpu": None}
     b = parse_segfault("httpd[3021]: segfault at 0 ip 00007f2c1d2e5a1b sp 00007ffd2c3c1a90 error 4 in libapr-1.so.0.5.2[7f2c1d2d0000+32000]")
     assert b["lib"] == "libapr-1.so.0.5.2" and b["ip"] == "00007f2c1d2e5a1b"
 
@@ -227,9 +227,17 @@ def test_worker_signal_exit_with_kernel_match():
 
 
 def test_worker_pid_gaps_from_ps():
+    rows = [  # ps aux, as procps prints it
+        "www-data  9492  1.2  0.5 125000 10240 ?        S    09:18   0:42 nginx: worker process",
+        "root     16659  0.0  0.1 123456  2048 ?        Ss   Dec24   0:00 nginx: master process /usr/sbin/nginx",
+        "www-data 16663  1.1  0.5 125000 10212 ?        S    Dec24   3:10 nginx: worker process",
+        "www-data 19344  1.3  0.5 125000 10300 ?        S    10:18   0:21 nginx: worker process",
+        "www-data 25447  1.0  0.5 125000 10100 ?        S    07:41   0:55 nginx: worker process",
+    ]
     after = pd.DataFrame({"pid": [9492, 16659, 16663, 19344, 25447],
                           "role": ["nginx-worker", "nginx-master", "nginx-worker", "nginx-worker", "nginx-worker"],
-                          "start": ["09:18", "Dec24", "Dec24", "10:18", "07:41"]})
+                          "start": ["09:18", "Dec24", "Dec24", "10:18", "07:41"],
+                          "line": pd.array([3, 4, 5, 6, 7], dtype="Int64"), "text": rows})
     healthy = pd.DataFrame({"pid": [7223] + list(range(7292, 7302)), "role": ["nginx-master"] + ["nginx-worker"] * 10,
                             "start": ["13:32"] + ["13:33"] * 10})
     src_bad = Source(path="ps-after.txt", kind="ps", meta={"snapshots": [("after", after)]})
@@ -237,6 +245,8 @@ def test_worker_pid_gaps_from_ps():
     f = run("worker-pid-gaps", ctx(sources=[src_bad, src_ok]))
     assert len(f) == 1 and f[0].refs["pids"] == [9492, 16663, 19344, 25447]
     assert f[0].metrics["younger_than_master"] == 3
+    # the rows themselves, master first, each at its line
+    assert [(e.path, e.line, e.text) for e in f[0].evidence] == [("ps-after.txt", n, rows[n - 3]) for n in (4, 3, 5, 6, 7)]
 
 
 def test_loadtest_detectors():

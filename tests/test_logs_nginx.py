@@ -97,3 +97,18 @@ def test_tz_option(corpus):
     assert src.events["timestamp"].dt.tz is None          # wall clock as recorded
     settle([src], tz="Europe/Paris")
     assert src.events["timestamp"].iloc[0] == pd.Timestamp("2022-06-30 04:27:49", tz="Europe/Paris")
+
+
+def test_notes_quoting_a_few_error_log_lines_are_no_error_log(tmp_path):
+    """Most lines must read as error.log lines: a ticket that quotes two is
+    not one (its pasted-quote form is peeled and read elsewhere)."""
+    path = tmp_path / "ticket.txt"
+    path.write_text("Customer reports 502s on the image host since the deploy; two lines from the error log:\n"
+                    '2024/04/15 10:22:13 [error] 2211#2211: *8812 upstream timed out (110: Connection timed out) '
+                    'while reading response header from upstream, client: 10.12.0.20, server: img.example.com\n'
+                    "2024/04/15 10:22:14 [error] 2211#2211: *8813 no live upstreams while connecting to upstream\n"
+                    "The backend team says the pool was resized at 10:15, which could explain the timeouts.\n"
+                    "Please check whether keepalive to the upstream is configured, and raise the timeout.\n"
+                    "We will follow up after the maintenance window tonight.\n")
+    from sarsleuth.parsers import sniff
+    assert sniff(path)[0] is None

@@ -113,6 +113,14 @@ def test_grep_line_is_dropped_and_roles_assigned(tmp_path):
     assert source.events["message"].iloc[0] == "nginx master 1187, 2 workers, PIDs 1188..1189 consecutive"
 
 
+def test_rows_keep_their_line_and_text_for_evidence(tmp_path):
+    source = parse(_write(tmp_path, "ps.txt", PS_AUX_WITH_GREP))
+    frame = source.meta["processes"]
+    lines = PS_AUX_WITH_GREP.splitlines()
+    for row in frame.itertuples():
+        assert lines[row.line - 1].rstrip() == row.text and str(row.pid) in row.text
+
+
 def test_auxf_tree_with_header(tmp_path):
     path = _write(tmp_path, "auxf.txt", PS_AUXF_WITH_HEADER)
     assert sniff(path)[0] == "ps"

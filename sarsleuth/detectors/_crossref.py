@@ -8,13 +8,8 @@ say so (and the ranking counts it once).
 """
 from __future__ import annotations
 
-import re
-
+from sarsleuth.knowledge.signatures import all_fields_of, fields_of
 from sarsleuth.model import Evidence
-
-EXIT_RE = re.compile(r"(?P<what>worker|cache manager|cache loader|helper)? ?process (?P<pid>\d+) exited on signal "
-                     r"(?P<sig>\d+)(?P<core> \(core dumped\))?")
-KILLED_RE = re.compile(r"Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]*)\)(?P<rest>.*)")
 
 
 def _line(v):
@@ -31,9 +26,37 @@ def nginx_exits(ctx, signal: int) -> dict:
     if ev is None or not len(ev):
         return out
     for r in ev.itertuples(index=False):
-        m = EXIT_RE.search(str(r.message))
-        if m and int(m["sig"]) == signal:
-            out.setdefault(int(m["pid"]), r)
+        exit_ = fields_of("worker-signal-exit", str(r.message))
+        if exit_ and int(exit_["signal"]) == signal:
+            out.setdefault(int(exit_["pid"]), r)
+    return out
+
+
+def kills_of(message: str, detail) -> list[dict]:
+    """What one ``oom-kill`` event says was killed: the fields of its
+    message (a kernel kill, a systemd-oomd or earlyoom kill, or the kernel's
+    choice when its kill line is missing), else the ``Killed process``
+    lines of its detail.  A constraint summary alone names no kill."""
+    def kills(text: str, chosen_too: bool) -> list[dict]:
+        return [f for f in all_fields_of("oom-kill", text)
+                if "constraint" not in f and (f.get("verb", "Killed") == "Killed" or chosen_too)]
+    found = kills(str(message), True)
+    if not found and isinstance(detail, str):
+        found = kills(detail, False)
+    return found
+
+
+def oom_context(message: str, detail) -> dict:
+    """The constraint and memory cgroup an OOM kill event reports."""
+    text = f"{message}\n{detail if isinstance(detail, str) else ''}"
+    out = {}
+    for f in all_fields_of("oom-kill", text):
+        if f.get("constraint"):
+            out.setdefault("constraint", f["constraint"])
+            if f.get("memcg"):
+                out.setdefault("memcg", f["memcg"])
+        if f.get("memcg_oom"):
+            out.setdefault("constraint", "CONSTRAINT_MEMCG")
     return out
 
 
@@ -44,11 +67,9 @@ def oom_victims(ctx) -> dict:
     if ev is None or not len(ev):
         return out
     for r in ev.itertuples(index=False):
-        detail = r.detail if isinstance(r.detail, str) else ""
-        killed = list(KILLED_RE.finditer(str(r.message))) or [
-            m for m in KILLED_RE.finditer(detail) if m.group(0).startswith("Killed")]
-        for m in killed:
-            out.setdefault(int(m["pid"]), (r, m["comm"]))
+        for kill in kills_of(r.message, r.detail):
+            if kill.get("pid"):
+                out.setdefault(int(kill["pid"]), (r, kill.get("comm")))
     return out
 
 

@@ -320,11 +320,17 @@ def metric_evidence(ctx: Context, section: str, host, ts, text: str, *, device: 
 
 
 def evidence_from_events(rows, limit: int = 8) -> list[Evidence]:
-    """Evidence lines from event rows (first ``limit``), quoting the message."""
+    """Evidence lines from event rows (first ``limit``): the file's line
+    quoted verbatim (see ``_events.quote_event``), else the message."""
+    from sarsleuth.detectors._events import quote_event
     out = []
     for r in rows.head(limit).itertuples(index=False):
         line = None if r.line is None or (hasattr(r.line, "__class__") and str(r.line) == "<NA>") else int(r.line)
-        out.append(Evidence(path=str(r.file), line=line, text=_quote(r)))
+        verbatim = quote_event(r) if line is not None else None
+        if verbatim is not None:
+            out.append(Evidence(path=str(r.file), line=verbatim[0], text=verbatim[1]))
+        else:
+            out.append(Evidence(path=str(r.file), line=line, text=_quote(r)))
     return out
 
 

@@ -7,7 +7,8 @@ import re
 from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import severity_for
 from sarsleuth.knowledge import kb_entry
-from sarsleuth.detectors._crossref import close_in_time, evidence_of, nginx_exits, where
+from sarsleuth.detectors._crossref import close_in_time, evidence_of, kills_of, nginx_exits, oom_context, where
+from sarsleuth.knowledge.signatures import fields_of
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 
 
@@ -35,8 +36,6 @@ _OLD_NAMED = {0x20: "GFP_ATOMIC", 0x10: "GFP_NOIO", 0x50: "GFP_NOFS", 0xd0: "GFP
               0x200d2: "GFP_HIGHUSER", 0x280da: "GFP_HIGHUSER_MOVABLE", 0x4020: "GFP_ATOMIC|__GFP_COMP",
               0x4d0: "GFP_KERNEL|__GFP_REPEAT", 0x201da: "GFP_HIGHUSER_MOVABLE (cold)"}
 
-_PAF_RE = re.compile(r"(?:^|\s)(?P<proc>[^\s:]+(?:/\d+)?): page allocation (?:failure|stalls for \d+ms)[.:,]?\s*"
-                     r"(?:order:(?P<order>\d+))?[, ]*(?:mode:(?P<mode>0x[0-9a-fA-F]+)(?:\((?P<names>[^)]*)\))?)?")
 _RX_PATH = re.compile(r"(?i)\b(?:\w+_rx_int|\w+_clean_rx\w*|\w+_poll\b|net_rx_action|napi_\w+|__napi_alloc_skb|"
                       r"__netdev_alloc_skb|netdev_alloc_\w+|\w+_alloc_rx_\w+|tcp_v4_rcv|ip_rcv|igb_\w+|ixgbe_\w+|"
                       r"bnx2x_\w+|mlx[45]\w*_rx\w*|e1000_\w+|virtnet_\w+|receive_buf)")
@@ -80,13 +79,13 @@ class PageAllocationFailure(Detector):
         for b in bursts(ev, self.params["burst_gap_seconds"]):
             procs, orders, modes, rx_path, atomic = {}, [], [], False, None
             for r in b.rows.itertuples(index=False):
-                m = _PAF_RE.search(str(r.message))
+                m = fields_of(self.id, str(r.message))
                 if m:
-                    procs[m["proc"]] = procs.get(m["proc"], 0) + 1
-                    if m["order"] is not None:
+                    procs[m["comm"]] = procs.get(m["comm"], 0) + 1
+                    if m.get("order") is not None:
                         orders.append(int(m["order"]))
-                    mode = int(m["mode"], 16) if m["mode"] else None
-                    dec = decode_gfp(mode, m["names"])
+                    mode = int(m["mode"], 16) if m.get("mode") else None
+                    dec = decode_gfp(mode, m.get("gfp_names"))
                     modes.append((mode, dec))
                     if dec["atomic"]:
                         atomic = True
@@ -124,10 +123,6 @@ class PageAllocationFailure(Detector):
         return out
 
 
-_SGE_RE = re.compile(r"(?P<driver>[\w-]+):\s*\[?(?P<func>\w*alloc\w*)?[:\d]*\(?(?P<iface>[\w.-]+)?\)?\]?")
-_IFACE_RE = re.compile(r"\((?P<iface>[a-z][\w.-]*\d)\)")
-
-
 class NicRxAllocFailure(Detector):
     """NIC drivers failing to allocate receive buffers (bnx2x ``Can't alloc
     sge``, ``failed to allocate rx`` in other drivers).
@@ -147,12 +142,11 @@ class NicRxAllocFailure(Detector):
         for b in bursts(ctx.events_of("nic-rx-alloc-failure"), self.params["burst_gap_seconds"]):
             drivers, ifaces = set(), set()
             for msg in b.rows["message"].astype(str):
-                head = msg.split(":", 1)[0].strip()
-                if re.fullmatch(r"[\w-]+", head):
-                    drivers.add(head)
-                m = _IFACE_RE.search(msg)
-                if m:
-                    ifaces.add(m["iface"])
+                parts = fields_of(self.id, msg) or {}
+                if parts.get("driver"):
+                    drivers.add(parts["driver"])
+                if parts.get("iface"):
+                    ifaces.add(parts["iface"])
             n = b.lines
             seconds = (b.end - b.start).total_seconds() if b.aligned else None
             when = f" within {seconds:.0f} s" if seconds is not None and seconds < 120 else ""
@@ -168,20 +162,16 @@ class NicRxAllocFailure(Detector):
         return out
 
 
-_KILLED_RE = re.compile(r"Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]*)\)(?P<rest>.*)")
-_RSS_RE = re.compile(r"(?P<name>anon-rss|file-rss|shmem-rss|total-vm):\s*(?P<kb>\d+)kB")
-_CONSTRAINT_RE = re.compile(r"constraint=(?P<c>CONSTRAINT_\w+).*?(?:oom_memcg=(?P<memcg>[^,\s]+))?.*?task=(?P<task>[^,\s]+),pid=(?P<pid>\d+)")
-
-
 class OomKill(Detector):
-    """OOM killer victims: pid, comm, rss, constraint (host or memcg).
+    """OOM killer victims: pid, comm, rss, constraint (host or memcg), and
+    the user-space killers' victims (systemd-oomd units, earlyoom pids).
 
     Why it matters: the kernel killed a process because RAM and swap (or a
     cgroup's limit) ran out; for nginx the master respawns the worker.
     """
 
     id = "oom-kill"
-    summary = "OOM killer victims: pid, comm, anon/file rss, constraint (host or memcg)"
+    summary = "OOM killer victims: pid, comm, anon/file rss, constraint (host or memcg); systemd-oomd, earlyoom"
     inputs = ("events",)
     category = "memory-exhaustion"
     defaults = {"burst_gap_seconds": 600.0, "match_window_seconds": 120.0}
@@ -193,28 +183,26 @@ class OomKill(Detector):
         if ev is None or not len(ev):
             return out
         for b in bursts(ev, self.params["burst_gap_seconds"]):
-            victims, constraint, memcg, rss_kb = {}, None, None, 0
-            for r in b.rows.itertuples(index=False):
-                detail = r.detail if isinstance(r.detail, str) else ""
-                text = f"{r.message}\n{detail}"
-                # the victim is the process actually killed: the event's own
-                # "Killed process" line, not the task a memcg line first chose
-                killed = list(_KILLED_RE.finditer(str(r.message))) or [
-                    m for m in _KILLED_RE.finditer(detail) if m.group(0).startswith("Killed")]
-                for m in killed:
-                    pid = int(m["pid"])
-                    rss = {x["name"]: int(x["kb"]) for x in _RSS_RE.finditer(m["rest"])}
-                    if pid not in victims or rss:
-                        victims[pid] = (m["comm"], rss)
-                c = _CONSTRAINT_RE.search(text)
-                if c:
-                    constraint = c["c"]
-                    memcg = c["memcg"] or memcg
+            victims, constraint, rss_kb, killed_rows, with_kill = {}, None, 0, {}, []
+            for i, r in enumerate(b.rows.itertuples(index=False)):
+                kills = kills_of(r.message, r.detail)
+                if kills:
+                    with_kill.append(i)
+                for kill in kills:
+                    key = int(kill["pid"]) if kill.get("pid") else kill.get("unit")
+                    if key is None:
+                        continue
+                    name = kill.get("comm") or str(kill.get("unit", "")).rstrip("/").rsplit("/", 1)[-1]
+                    rss = sum(int(kill.get(f, 0)) for f in ("anon_rss_kb", "file_rss_kb", "shmem_rss_kb"))
+                    if key not in victims or rss:
+                        victims[key] = (name, rss)
+                    killed_rows.setdefault(key, r)
+                constraint = oom_context(r.message, r.detail).get("constraint") or constraint
             if not victims:
                 continue
-            for comm, rss in victims.values():
-                rss_kb = max(rss_kb, rss.get("anon-rss", 0) + rss.get("file-rss", 0) + rss.get("shmem-rss", 0))
-            comms = sorted({c for c, _ in victims.values()})
+            rss_kb = max(rss for _, rss in victims.values())
+            comms = sorted({name for name, _ in victims.values()})
+            pids = sorted(k for k in victims if isinstance(k, int))
             scope = " in a memory cgroup" if constraint == "CONSTRAINT_MEMCG" else ""
             out.append(self.finding(
                 title=f"OOM killer killed {len(victims)} process(es){scope}: {', '.join(comms)}"
@@ -222,19 +210,15 @@ class OomKill(Detector):
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"victims": len(victims), "max_victim_rss_kb": rss_kb or None,
                          "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None},
-                evidence=evidence_from_events(b.rows[b.rows["message"].str.contains("Kill", na=False)], 6),
+                evidence=evidence_from_events(b.rows.iloc[with_kill], 6),
                 explanation=("A memory cgroup hit its limit: the host may have had memory to spare."
                              if constraint == "CONSTRAINT_MEMCG" else ""),
             ))
             f = out[-1]
-            f.refs["pids"] = sorted(victims)
+            f.refs["pids"] = pids
             # nginx's side of the same kill: "worker process N exited on signal 9"
             exits = nginx_exits(ctx, 9)
-            killed_rows = {}
-            for r in b.rows.itertuples(index=False):
-                for m in _KILLED_RE.finditer(f"{r.message}\n{r.detail if isinstance(r.detail, str) else ''}"):
-                    killed_rows.setdefault(int(m["pid"]), r)
-            same = [pid for pid in sorted(victims) if pid in exits
+            same = [pid for pid in pids if pid in exits
                     and close_in_time(killed_rows.get(pid), exits[pid], self.params["match_window_seconds"])]
             f.metrics["matched_nginx_exits"] = len(same)
             if same:
@@ -247,16 +231,20 @@ class OomKill(Detector):
                                  + (f.explanation or kb_explanation(self.id)))
         return out
 
-
     def _invoked_without_kill(self, ctx: Context, kills):
-        """OOM reports whose 'Killed process' line is missing (a truncated
-        paste, a ring buffer that wrapped): the OOM killer still ran."""
+        """OOM invocations whose kill is not in the log (a truncated paste, a
+        ring buffer that wrapped, a second invocation that found nothing to
+        kill): each invocation is paired with the first kill that follows it
+        in the same file before the next invocation; the unpaired ones are
+        reported, because the OOM killer still ran."""
         invoked = ctx.events_of("oom-invoked")
+        if invoked is None or not len(invoked):
+            return []
+        unpaired = invoked[~_paired(invoked, kills)]
         out = []
-        for b in bursts(invoked, self.params["burst_gap_seconds"]):
-            if _kill_near(kills, b, self.params["burst_gap_seconds"]):
-                continue
-            invokers = sorted({m["comm"] for m in (_INVOKED_RE.search(x) for x in b.rows["message"].astype(str)) if m})
+        for b in bursts(unpaired, self.params["burst_gap_seconds"]):
+            invokers = sorted({f["comm"] for f in (fields_of("oom-invoked", x) for x in b.rows["message"].astype(str))
+                               if f})
             out.append(self.finding(
                 title=f"OOM killer invoked {b.lines} time(s) by {', '.join(invokers) or 'a process'} (victim not in the log)",
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
@@ -265,31 +253,35 @@ class OomKill(Detector):
         return out
 
 
-_INVOKED_RE = re.compile(r"(?P<comm>\S+) invoked oom-killer")
-
-
-def _kill_near(kills, burst, gap_seconds: float) -> bool:
-    """Is there a 'Killed process' event for this invocation: in the same
-    file, and within the gap when times are known."""
+def _paired(invoked, kills):
+    """A boolean Series over ``invoked``: has the invocation its kill (the
+    first oom-kill event after it in its file, before the next invocation)?"""
+    import pandas as pd
+    paired = pd.Series(False, index=invoked.index)
     if kills is None or not len(kills):
-        return False
-    same = kills[kills["file"].isin(burst.rows["file"].unique())]
-    if not burst.aligned:
-        return len(same) > 0
-    delta = (same["timestamp"] - burst.start).abs().dt.total_seconds()
-    return bool((delta <= gap_seconds).fillna(False).any())
-
-_SEGV_RE = re.compile(r"(?P<comm>[^\s\[]+)\[(?P<pid>\d+)\]: segfault at (?P<addr>[0-9a-fA-F]+) "
-                      r"(?:ip|rip) (?P<ip>[0-9a-fA-F]+) (?:sp|rsp) (?P<sp>[0-9a-fA-F]+) error (?P<err>\d+)"
-                      r"(?: in (?P<lib>[^\[\s]+)\[)?")
+        return paired
+    for path, part in invoked.groupby(invoked["file"].astype(str), sort=False):
+        kill_lines = sorted(int(x) for x in kills.loc[kills["file"].astype(str) == path, "line"].dropna())
+        rows = part.assign(_line=part["line"].astype("float")).sort_values("_line", kind="stable")
+        lines = [int(x) if x == x else None for x in rows["_line"]]
+        for k, (idx, line) in enumerate(zip(rows.index, lines)):
+            if line is None:
+                continue
+            nxt = next((x for x in lines[k + 1:] if x is not None and x > line), None)
+            paired[idx] = any(line < kl and (nxt is None or kl < nxt) for kl in kill_lines)
+    return paired
 
 
 def parse_segfault(message: str) -> dict | None:
-    m = _SEGV_RE.search(message)
+    """comm, pid, addr, ip, sp, error, lib (the mapped object) and cpu of a
+    segfault, general-protection or trap line (fields of its definition)."""
+    m = fields_of("segfault", message)
     if not m:
         return None
-    return {"comm": m["comm"], "pid": int(m["pid"]), "addr": m["addr"], "ip": m["ip"],
-            "sp": m["sp"], "error": int(m["err"]), "lib": m["lib"]}
+    error = m.get("error", m.get("gp_error"))
+    return {"comm": m["comm"], "pid": int(m["pid"]), "addr": m.get("addr"), "ip": m.get("ip", m.get("gp_ip")),
+            "sp": m.get("sp"), "error": int(error) if error is not None else None, "lib": m.get("object"),
+            "cpu": int(m["cpu"]) if m.get("cpu") else None}
 
 
 class Segfault(Detector):
@@ -343,11 +335,10 @@ class Segfault(Detector):
         return out
 
 
-_HUNG_RE = re.compile(r"task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<secs>\d+) seconds")
-
-
 class HungTask(Detector):
-    """``blocked for more than N seconds`` hung-task reports.
+    """Hung-task reports (``blocked for more than N seconds``), with the
+    state their body's task line gives (``task:<comm> state:D`` on 5.x+,
+    ``<comm> D ...`` before).
 
     Why it matters: a task stuck in D state waits on I/O or a lock that does
     not complete; it usually points at storage or a network filesystem.
@@ -362,16 +353,14 @@ class HungTask(Detector):
     def run(self, ctx: Context):
         out = []
         for b in bursts(ctx.events_of("hung-task"), self.params["burst_gap_seconds"]):
-            tasks = []
-            for msg in b.rows["message"].astype(str):
-                m = _HUNG_RE.search(msg)
-                if m:
-                    tasks.append((m["comm"], int(m["pid"]), int(m["secs"])))
-            names = sorted({t[0] for t in tasks})
+            tasks = [f for f in (fields_of(self.id, msg) for msg in b.rows["message"].astype(str)) if f]
+            names = sorted({t["comm"] for t in tasks})
+            reports = b.lines
             out.append(self.finding(
-                title=f"{b.lines} hung task report(s)" + (f": {', '.join(names)}" if names else ""),
+                title=f"{reports} hung task report(s)" + (f": {', '.join(names)}" if names else ""),
                 severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"reports": b.lines, "blocked_seconds": max((t[2] for t in tasks), default=None)},
+                metrics={"reports": reports,
+                         "blocked_seconds": max((int(t["seconds"]) for t in tasks if "seconds" in t), default=None)},
                 evidence=evidence_from_events(b.rows, 4),
             ))
         return out

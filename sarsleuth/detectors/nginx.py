@@ -5,22 +5,25 @@ from __future__ import annotations
 import re
 
 from sarsleuth.model import Evidence
-from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._events import bursts, cut
 from sarsleuth.detectors._series import fmt_time, severity_for
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 from sarsleuth.detectors._crossref import close_in_time, evidence_of, oom_victims, where
 from sarsleuth.detectors.kernel import parse_segfault
 from sarsleuth.detectors.sockets import _BurstCounter
+from sarsleuth.knowledge.signatures import fields_of
 
 SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
                 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
                 14: "SIGALRM", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS"}
 CRASH_SIGNALS = {4, 6, 7, 8, 11, 31}
 
-_EXIT_RE = re.compile(r"(?P<what>worker|cache manager|cache loader|helper)? ?process (?P<pid>\d+) exited on signal "
-                      r"(?P<sig>\d+)(?P<core> \(core dumped\))?")
-_FATAL_RE = re.compile(r"process (?P<pid>\d+) exited with fatal code (?P<code>\d+)")
-_START_RE = re.compile(r"start (?:worker|cache manager|cache loader) process (?P<pid>\d+)")
+
+
+def _started_pid(message: str) -> int | None:
+    """The PID a ``start worker process N`` line names."""
+    f = fields_of("worker-start", message)
+    return int(f["pid"]) if f else None
 
 
 def _int_or_none(v):
@@ -66,16 +69,16 @@ class WorkerSignalExit(Detector):
             fatal = 0
             matched, oom_matched = [], []
             for r in b.rows.itertuples(index=False):
-                m = _EXIT_RE.search(str(r.message))
+                m = fields_of("worker-signal-exit", str(r.message))
                 if not m:
-                    f = _FATAL_RE.search(str(r.message))
+                    f = fields_of("worker-fatal-exit", str(r.message))
                     if f:  # exited with fatal code: the master does not respawn it
                         fatal += 1
                         pids.append(int(f["pid"]))
                     continue
-                sig, pid = int(m["sig"]), int(m["pid"])
+                sig, pid = int(m["signal"]), int(m["pid"])
                 signals[sig] = signals.get(sig, 0) + 1
-                cores += bool(m["core"])
+                cores += bool(m.get("core"))
                 pids.append(pid)
                 if sig == 11 and pid in segv_by_pid and close_in_time(r, segv_by_pid[pid][0], window):
                     matched.append((pid, segv_by_pid[pid]))
@@ -149,8 +152,18 @@ class WorkerSignalExit(Detector):
             return None
         if not len(same_file):
             return None
-        m = _START_RE.search(str(same_file.iloc[0]["message"]))
-        return int(m["pid"]) if m else None
+        return _started_pid(str(same_file.iloc[0]["message"]))
+
+
+def _ps_rows(path, masters, workers, limit: int = 8) -> list:
+    """The master's and workers' ps rows, each at its line, verbatim."""
+    rows = [r for part in (masters.head(1), workers) for r in part.itertuples(index=False)][:limit]
+    out = []
+    for r in rows:
+        line = getattr(r, "line", None)
+        line = int(line) if line is not None and str(line) != "<NA>" else None
+        out.append(Evidence(path, line, cut(str(getattr(r, "text", None) or f"pid {r.pid} ({r.role})"))))
+    return out
 
 
 class WorkerPidGaps(Detector):
@@ -210,8 +223,7 @@ class WorkerPidGaps(Detector):
             title=f"nginx worker PIDs are scattered{f' in {label}' if label else ''}: " + "; ".join(what),
             severity="medium", start=ts, end=ts, host=src.host, aligned=not mtime and ts is not None,
             metrics={"workers": len(pids), "pid_span": span, "gaps": len(gaps), "younger_than_master": len(younger)},
-            evidence=[Evidence(src.path, None, f"{label + ': ' if label else ''}nginx workers "
-                               + ", ".join(map(str, pids)))],
+            evidence=_ps_rows(src.path, masters, workers),
             explanation="Workers forked together at start have consecutive PIDs; these were respawned after dying.",
             refs={"pids": pids},
         )
@@ -223,7 +235,7 @@ class WorkerPidGaps(Detector):
         if starts is None or not len(starts) or exits is None or not len(exits):
             return out
         for path, part in starts.groupby("file"):
-            pids = [int(m["pid"]) for m in (_START_RE.search(x) for x in part["message"].astype(str)) if m]
+            pids = [p for p in map(_started_pid, part["message"].astype(str)) if p is not None]
             ex = exits[exits["file"] == path]
             if len(ex) == 0 or len(pids) < 2:
                 continue
@@ -231,7 +243,7 @@ class WorkerPidGaps(Detector):
             respawned = part[part["line"] > first_exit_line]
             if not len(respawned):
                 continue
-            r_pids = [int(m["pid"]) for m in (_START_RE.search(x) for x in respawned["message"].astype(str)) if m]
+            r_pids = [p for p in map(_started_pid, respawned["message"].astype(str)) if p is not None]
             out.append(self.finding(
                 title=f"{len(r_pids)} nginx worker(s) respawned with new PIDs ({', '.join(map(str, r_pids[:6]))}"
                       + ("..." if len(r_pids) > 6 else "") + ")",
@@ -301,13 +313,11 @@ class TooManyOpenFiles(_BurstCounter):
     severities = [(10, "high")]
 
     def describe(self, burst):
-        calls = burst.rows["message"].astype(str).str.extract(r"(\w+)\(\) failed \(24")[0].dropna()
+        calls = [f["call"] for f in (fields_of("too-many-open-files", x) for x in burst.rows["message"].astype(str))
+                 if f and f.get("call")]
         if len(calls):
             return f" (in {', '.join(sorted(set(calls))[:4])})", {}
         return "", {}
-
-
-_UPSTREAM_RE = re.compile(r'upstream: "(?P<u>[^"]+)"')
 
 
 class UpstreamTimeout(_BurstCounter):
@@ -323,9 +333,9 @@ class UpstreamTimeout(_BurstCounter):
 
     def describe(self, burst):
         ups = {}
-        for m in (_UPSTREAM_RE.search(x) for x in burst.rows["message"].astype(str)):
-            if m:
-                host = re.sub(r"^(\w+://[^/]+).*", r"\1", m["u"])
+        for m in (fields_of(self.event_kind, x) for x in burst.rows["message"].astype(str)):
+            if m and m.get("upstream"):
+                host = m.get("upstream_origin", m["upstream"])
                 ups[host] = ups.get(host, 0) + 1
         if ups:
             top = sorted(ups.items(), key=lambda kv: -kv[1])[:3]
@@ -366,12 +376,8 @@ class NginxSharedMemoryFull(_BurstCounter):
     severities = [(100, "high")]
 
     def describe(self, burst):
-        zones = burst.rows["message"].astype(str).str.extract(r'(?:cache|zone) "([^"]+)"')[0].dropna()
+        zones = [f["zone"] for f in (fields_of(self.event_kind, x) for x in burst.rows["message"].astype(str)) if f]
         return (f" (zone {', '.join(sorted(set(zones))[:3])})" if len(zones) else ""), {}
-
-
-_CONNECT_TO_RE = re.compile(r"connect\(\) to (?P<dst>\S+?) failed|upstream: \"\w+://(?P<up>[^/\"]+)|"
-                            r"failed for (?:backend|server) (?P<be>\S+?):")
 
 
 class PortExhaustion(Detector):
@@ -400,9 +406,9 @@ class PortExhaustion(Detector):
         for b in bursts(ctx.events_of("port-exhaustion"), self.params["burst_gap_seconds"]):
             n = b.lines
             dsts: dict = {}
-            for m in (_CONNECT_TO_RE.search(x) for x in b.rows["message"].astype(str)):
+            for m in (fields_of(self.id, x) for x in b.rows["message"].astype(str)):
                 if m:
-                    d = m["dst"] or m["up"] or m["be"]
+                    d = m.get("destination") or m.get("upstream_host") or m.get("backend")
                     dsts[d] = dsts.get(d, 0) + 1
             metrics = {"lines": n, "destinations": len(dsts), "local_ports": ports}
             tw_text = ""

@@ -98,3 +98,43 @@ def _tables() -> tuple[dict, dict]:
                         table.setdefault(normalize(name), {}).setdefault(number, set()).add(lang)
     freeze = lambda t: {k: {n: frozenset(v) for n, v in d.items()} for k, d in t.items()}  # noqa: E731
     return freeze(months), freeze(weekdays)
+
+
+def english_month(token: str) -> int | None:
+    """Month of a C-locale name (``Apr``, ``Sept``), without loading CLDR."""
+    return _ENGLISH_MONTHS.get(token.lower().rstrip("."))
+
+
+def month_of(token: str, settled: dict | None = None) -> int | None:
+    """Month 1-12 a file's stamp token stands for, or None.
+
+    ``settled`` is the file's own answer for ambiguous tokens (from
+    :func:`settle`); without it an ambiguous token takes the month most
+    languages give it."""
+    number = english_month(token)
+    if number is not None:
+        return number
+    key = normalize(token)
+    if settled and key in settled:
+        return settled[key]
+    cands = month_candidates(token)
+    if not cands:
+        return None
+    if len(cands) == 1:
+        return next(iter(cands))
+    return resolve([token])[token]
+
+
+def settle(tokens: Iterable[str]) -> dict[str, int]:
+    """{normalized token: month} for the month tokens of one file, the
+    ambiguous ones settled by the others (see :func:`resolve`).  English-only
+    files never load CLDR."""
+    foreign = [t for t in dict.fromkeys(tokens) if english_month(t) is None]
+    if not foreign:
+        return {}
+    return {normalize(t): m for t, m in resolve(foreign).items()}
+
+
+def is_weekday(token: str) -> bool:
+    """Is a token a weekday name in some language (``Thu``, ``jeu.``, ``Do``, ``木``)?"""
+    return bool(weekday_candidates(token))

@@ -34,7 +34,7 @@ _PS_COMMAND = re.compile(r"(?:^|[\s$#>%\]])(ps\s+(?:-?[a-zA-Z]+)(?:\s+[^|]*)?(?:
 _GREP = re.compile(r"^(?:[\\|_ ]*)(?:\S*/)?e?grep\b")
 
 PROCESS_COLUMNS = ["snapshot", "user", "pid", "ppid", "%cpu", "%mem", "vsz_kb", "rss_kb", "tty", "stat",
-                   "start", "time", "command", "role", "line"]
+                   "start", "time", "command", "role", "line", "text"]
 
 
 @dataclass
@@ -144,6 +144,7 @@ def _record(label: str, number: int, layout: str, match) -> dict:
         "vsz_kb": int(g["vsz"]) if g.get("vsz") else None, "rss_kb": int(g["rss"]) if g.get("rss") else None,
         "tty": g["tty"], "stat": g.get("stat"), "start": g["start"], "time": g["time"],
         "command": command, "role": role_of(command), "line": number,
+        "text": match.string,      # the row as the file has it, for evidence
     }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs import scan as logscan
 from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
 from sarsleuth.textio import read_head
@@ -24,13 +25,15 @@ from sarsleuth.parsers.logs import syslog
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 RE_RAW = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
+#: ``dmesg -T`` writes strftime("%a %b %e %H:%M:%S %Y") in the user's locale:
+#: ``[Thu Jun 30 ...]``, ``[jeu. juin 30 ...]``, ``[木  6月 30 ...]``.
 RE_HUMAN = re.compile(
-    r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) "
+    r"^\[(?P<wday>[^\W\d_]{1,12})\.? +" + syslog.MONTH_TOKEN + r"\.? +(?P<day>\d{1,2}) "
     r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<frac>\d+))? (?P<Y>\d{4})\]\s?(?P<msg>.*)$", re.S)
 RE_DECODED = re.compile(
     r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|local\d)\s*:"
     r"(?P<lvl>emerg|alert|crit|err|warn|notice|info|debug)\s*: (?P<rest>.*)$", re.S)
-RE_APACHE = re.compile(r"^\[\w{3} \w{3} \d\d \d\d:\d\d:\d\d(?:\.\d+)? \d{4}\] \[[\w:]+\]")
+RE_APACHE = re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d(?:\.\d+)? \d{4}\] \[[\w:]+\]")
 #: Words that only kernel reports print: evidence for a stamp-less dmesg.
 RE_KERNEL_VOCABULARY = re.compile(
     r"Call Trace:|\[<[0-9a-f]{8,16}>\]|^Mem-Info:|invoked oom-killer|page allocation failure|"
@@ -39,11 +42,12 @@ RE_KERNEL_VOCABULARY = re.compile(
 LEVELS = {"warn": "warning", "err": "err"}
 
 _VOLUME_REGEX = (rb"^(?:\w+\s*:\w+\s*: )?\[(?:\s*(\d+)\.\d+"
-                 rb"|\w{3} (\w{3} +\d{1,2} \d\d:\d\d):\d\d(?:[.,]\d+)? (\d{4}))\]")
+                 rb"|[^\s\]]{1,36} +([^\s\]]{2,36} +\d{1,2} \d\d:\d\d):\d\d(?:[.,]\d+)? (\d{4}))\]")
 
 
-def parse_line(text: str) -> LineInfo:
-    """Split one dmesg line into stamp (uptime or wall clock) and message."""
+def parse_line(text: str, months: dict | None = None) -> LineInfo:
+    """Split one dmesg line into stamp (uptime or wall clock) and message
+    (``months``: the file's settled month names)."""
     level = None
     m = RE_DECODED.match(text)
     if m:
@@ -51,19 +55,25 @@ def parse_line(text: str) -> LineInfo:
     m = RE_RAW.match(text)
     if m:
         return LineInfo(m.group("msg"), tag="kernel", uptime=float(m.group("up")), level=level)
-    m = RE_HUMAN.match(text)
+    m = human_match(text)
     if m:
-        return LineInfo(m.group("msg"), stamp=_human_stamp(m), tag="kernel", level=level)
+        return LineInfo(m.group("msg"), stamp=_human_stamp(m, months), tag="kernel", level=level)
     if text[:1].isalpha() and syslog.RE_3164.match(text):
-        info = syslog.parse_line(text)
+        info = syslog.parse_line(text, months)
         if info.stamp is not None:
             return info
     # printk.time=0 kernels and pasted fragments: a kernel line without time
     return LineInfo(text, tag="kernel", level=level, prefixed=False)
 
 
-def _human_stamp(m):
-    mon = syslog.month_number(m.group("mon"))
+def human_match(text: str):
+    """The ``dmesg -T`` stamp of a line, its weekday checked, or None."""
+    m = RE_HUMAN.match(text)
+    return m if m and locales.is_weekday(m.group("wday")) else None
+
+
+def _human_stamp(m, months=None):
+    mon = syslog.month_number(m.group("mon"), months)
     try:
         when = dt.datetime(int(m.group("Y")), mon, int(m.group("day")), int(m.group("H")),
                            int(m.group("M")), int(m.group("S")), syslog._frac_us(m.group("frac")))
@@ -80,17 +90,34 @@ def minute_key(raw: bytes) -> tuple | None:
     return syslog.minute_key(raw)
 
 
+def _minute_key_for(months: dict):
+    if not months:
+        return minute_key
+    wall = syslog.minute_key_for(months)
+    return lambda raw: ("up", int(raw) // 60) if raw.isdigit() else wall(raw)
+
+
+def file_months(text: str) -> dict:
+    """Month names of a dmesg head (``-T`` stamps and pasted syslog lines),
+    ambiguous ones settled by the others."""
+    tokens = [m.group("mon") for m in map(RE_HUMAN.match, text.split("\n")[:2000]) if m]
+    return locales.settle(tokens) or syslog.file_months(text)
+
+
 def read_events(path, options: ParseOptions | None = None, all_lines: bool = False,
                 engine: str | None = None, progress=None):
     """Parse a dmesg dump into a Source (see the module docstring)."""
     options = options or ParseOptions()
     head = read_head(path)
-    human = sum(1 for ln in head.split(b"\n")[:100] if RE_HUMAN.match(ln.decode("utf-8", "replace")))
-    fmt = LogFormat(source="dmesg", parse_line=parse_line, volume=VolumeSpec(regex=_VOLUME_REGEX),
+    text = head.decode("utf-8", "replace")
+    human = sum(1 for ln in text.split("\n")[:100] if human_match(ln))
+    months = file_months(text)
+    fmt = LogFormat(source="dmesg", parse_line=syslog.line_parser(months, parse_line),
+                    volume=VolumeSpec(regex=_VOLUME_REGEX),
                     variant="dmesg-T" if human else "dmesg")
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
-    source = logscan.build_source(path, "dmesg", fmt, result, options, minute_key,
+    source = logscan.build_source(path, "dmesg", fmt, result, options, _minute_key_for(months),
                                   recognised=_kernel_like)
     source.host = None
     events = source.events
@@ -107,7 +134,7 @@ def _kernel_like(info: LineInfo) -> bool:
 
 
 def stamp_fraction(lines: list[str]) -> float:
-    return sum(1 for ln in lines if RE_RAW.match(ln) or RE_HUMAN.match(ln)) / len(lines) if lines else 0.0
+    return sum(1 for ln in lines if RE_RAW.match(ln) or human_match(ln)) / len(lines) if lines else 0.0
 
 
 class DmesgParser(Parser):
@@ -124,11 +151,13 @@ class DmesgParser(Parser):
             return 0.0
         stripped = [RE_DECODED.sub(r"\g<rest>", ln) for ln in lines]
         frac = stamp_fraction(stripped)
-        score = 0.3 + 0.6 * frac if frac else 0.0
+        if frac >= syslog.MOST:
+            return min(0.3 + 0.6 * frac, 0.92)
+        # stamp-less kernel lines (printk.time=0, pasted fragments): the
+        # kernel's own vocabulary decides (documents never get here, see
+        # parsers.documents)
         vocabulary = sum(1 for ln in stripped if RE_KERNEL_VOCABULARY.search(ln))
-        if vocabulary:
-            score = max(score, 0.35 + 0.1 * min(vocabulary / len(lines) * 2, 1.0))
-        return min(score, 0.92)
+        return 0.35 + 0.1 * min(vocabulary / len(lines) * 2, 1.0) if vocabulary else 0.0
 
     @classmethod
     def parse(cls, path, options: ParseOptions):

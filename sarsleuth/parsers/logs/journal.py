@@ -20,6 +20,7 @@ import datetime as dt
 import json
 import re
 
+from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs import scan as logscan
 from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
 from sarsleuth.textio import read_head
@@ -27,22 +28,25 @@ from sarsleuth.parsers.logs import syslog
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 RE_MARKER = re.compile(r"^-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|Reboot|No entries)")
+#: short-full and the header print a weekday: English in systemd's own
+#: formatter, the locale's (``jeu.``, ``Do``, ``木``) where strftime wrote it.
 RE_SHORT_FULL = re.compile(
-    r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) "
+    r"^(?P<wday>[^\W\d_]{1,12})\.? (?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) "
     r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:\.(?P<frac>\d+))? (?P<zone>[A-Za-z+\-0-9]+)(?P<rest>\s.*)$", re.S)
 RE_MONOTONIC = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\](?P<rest>\s.*)$", re.S)
-RE_BEGIN = re.compile(r"^-- (?:Logs begin at|Journal begins at) \w{3} (?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) "
+RE_BEGIN = re.compile(r"^-- (?:Logs begin at|Journal begins at) \S+ (?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) "
                       r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)", re.M)
 _JSON_KEY = rb'"__REALTIME_TIMESTAMP"\s*:\s*"(\d+)"'
-_SHORT_FULL_KEY = rb"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (\d{4}-\d\d-\d\d \d\d:\d\d)"
+_SHORT_FULL_KEY = rb"^[^\s\d]{1,36} (\d{4}-\d\d-\d\d \d\d:\d\d)"
 
 
-def parse_text_line(text: str) -> LineInfo:
-    """One line of a ``journalctl`` text output."""
+def parse_text_line(text: str, months: dict | None = None) -> LineInfo:
+    """One line of a ``journalctl`` text output (``months``: the file's
+    settled month names)."""
     if text.startswith("-- ") and RE_MARKER.match(text):
         return LineInfo(text, tag="journal")
     m = RE_SHORT_FULL.match(text)
-    if m:
+    if m and locales.is_weekday(m.group("wday")):
         return _short_full(m)
     m = RE_MONOTONIC.match(text)
     if m:
@@ -50,7 +54,7 @@ def parse_text_line(text: str) -> LineInfo:
         if info.tag and info.tag.startswith("kernel"):
             info.uptime = float(m.group("up"))
         return info
-    return syslog.parse_line(text)
+    return syslog.parse_line(text, months)
 
 
 def _short_full(m) -> LineInfo:
@@ -95,6 +99,10 @@ def parse_json_line(text: str) -> LineInfo:
                     pid=int(pid) if isinstance(pid, str) and pid.isdigit() else None, level=level, uptime=uptime)
 
 
+def _is_entry(info: LineInfo) -> bool:
+    return (info.stamp is not None or info.uptime is not None) and bool(info.tag or info.host)
+
+
 def json_minute_key(raw: bytes) -> tuple | None:
     if not raw.isdigit():
         return None
@@ -124,8 +132,10 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
         variant, spec = syslog.volume_spec(head)
         if re.search(_SHORT_FULL_KEY, head, re.M):
             spec = VolumeSpec(regex=_SHORT_FULL_KEY)
-        fmt = LogFormat(source="journal", parse_line=parse_text_line, volume=spec, variant=f"short-{variant}")
-        key = text_minute_key
+        months = syslog.file_months(head.decode("utf-8", "replace"))
+        fmt = LogFormat(source="journal", parse_line=syslog.line_parser(months, parse_text_line), volume=spec,
+                        variant=f"short-{variant}")
+        key = syslog.minute_key_for(months)
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
     return logscan.build_source(path, "journal", fmt, result, options, key,
@@ -164,11 +174,16 @@ class JournalParser(Parser):
         if _is_json(head):
             return 0.97
         lines = logscan.head_lines(text, 50)
-        if any(RE_MARKER.match(ln) for ln in lines):
+        if not any(RE_MARKER.match(ln) for ln in lines):
+            full = sum(1 for ln in lines if (m := RE_SHORT_FULL.match(ln)) and locales.is_weekday(m.group("wday")))
+            return 0.9 if full > len(lines) / 2 else 0.0
+        # the markers alone do not make a journal: most lines must read
+        others = [ln for ln in lines if not RE_MARKER.match(ln)]
+        if not others:
             return 0.97
-        if sum(1 for ln in lines if RE_SHORT_FULL.match(ln)) > len(lines) / 2:
-            return 0.9
-        return 0.0
+        parse = syslog.line_parser(syslog.file_months("\n".join(others)), parse_text_line)
+        readable = sum(1 for ln in others if _is_entry(parse(ln)) or ln[:1] in (" ", "\t"))
+        return 0.97 if readable >= syslog.MOST * len(others) else 0.0
 
     @classmethod
     def parse(cls, path, options: ParseOptions):

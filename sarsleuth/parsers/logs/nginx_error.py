@@ -17,6 +17,7 @@ import datetime as dt
 import re
 
 from sarsleuth.parsers.logs import scan as logscan
+from sarsleuth.parsers.logs.syslog import MOST
 from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
 from sarsleuth.textio import read_head
 from sarsleuth.parsers.base import ParseOptions, Parser
@@ -94,8 +95,15 @@ class NginxErrorParser(Parser):
         lines = logscan.head_lines(text)
         if not lines:
             return 0.0
-        frac = sum(1 for ln in lines if RE_LINE.match(ln)) / len(lines)
-        return min(0.95, 0.35 + 0.6 * frac) if frac else 0.0
+        stamped = [bool(RE_LINE.match(ln)) for ln in lines]
+        frac = sum(stamped) / len(lines)
+        # most lines must read: stamped ones, and the indented or bare
+        # continuation lines a multi-line message leaves after one
+        readable, in_log = 0, False
+        for line, ok in zip(lines, stamped):
+            in_log = ok or (in_log and line[:1] in (" ", "\t"))
+            readable += in_log
+        return min(0.95, 0.35 + 0.6 * frac) if frac and readable >= MOST * len(lines) else 0.0
 
     @classmethod
     def parse(cls, path, options: ParseOptions):

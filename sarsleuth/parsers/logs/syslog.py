@@ -25,33 +25,23 @@ import datetime as dt
 import re
 from functools import lru_cache
 
+from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs import scan as logscan
 from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
 from sarsleuth.textio import read_head
 from sarsleuth.parsers.base import ParseOptions, Parser
 
-_MONTH_WORDS = {
-    1: "jan january janv jän jänner ene gen",
-    2: "feb february févr fevr fév fev febr",
-    3: "mar march mars mär mrz märz",
-    4: "apr april avr abr",
-    5: "may mai mei mag",
-    6: "jun june juin giu",
-    7: "jul july juil lug",
-    8: "aug august août aout ago",
-    9: "sep sept september set",
-    10: "oct october okt ott out",
-    11: "nov november",
-    12: "dec december déc dez dic",
-}
-MONTHS = {word: num for num, words in _MONTH_WORDS.items() for word in words.split()}
 SEVERITIES = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
 _FACILITY_LEVELS = {"emerg", "alert", "crit", "err", "error", "warning", "warn", "notice", "info", "debug"}
 _SEVERITY_WORDS = {"EMERG", "ALERT", "CRIT", "ERR", "ERROR", "WARNING", "WARN", "NOTICE", "INFO", "DEBUG"}
 
+#: A month as strftime("%b") writes it: a word in any script (``Apr``,
+#: ``avril``, ``Mär``, ``апр``) or a number with the CJK month sign (``4月``,
+#: padded `` 4月`` in ja_JP).
+MONTH_TOKEN = r"(?P<mon>[^\W\d_]{2,12}|\d{1,2}[月월])"
 RE_3164 = re.compile(
-    r"^(?:<(?P<pri>\d{1,3})>)?(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?"
-    r"(?P<mon>[^\W\d_]{3,9})\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
+    r"^(?:<(?P<pri>\d{1,3})>)?(?:(?P<wday>[^\W\d_]{1,12})\.?,? {1,2})? ?"
+    + MONTH_TOKEN + r"\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
     r"(?:[.,](?P<frac>\d{1,9}))?(?: (?P<year>(?:19|20)\d\d)(?= ))?(?P<rest>(?:\s.*)?)$", re.S)
 RE_ISO = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?(?P<v5424>1 )?(?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ]"
@@ -74,7 +64,7 @@ RE_NGINX_EMBEDDED = re.compile(
     r"(?P<pid>\d+)#\d+: (?:\*(?P<conn>\d+) )?(?P<msg>.*)$", re.S)
 
 #: Volume keys, when stamps are not at a fixed position.
-_VOLUME_REGEX = (rb"^(?:<\d{1,3}>)?(?:1 )?(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?"
+_VOLUME_REGEX = (rb"^(?:<\d{1,3}>)?(?:1 )?(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )? ?"
                  rb"(\S{3,10} {1,2}\d{1,2} \d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d)"
                  rb"(?::\d\d(?:[.,]\d+)?( (?:19|20)\d\d)(?= ))?")
 _FIXED_3164 = re.compile(rb"^[A-Z][a-z]{2} [ 0-3]\d \d\d:\d\d:\d\d[ .]")
@@ -82,9 +72,22 @@ _FIXED_ISO = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 _JOURNAL_MARKER = re.compile(r"^-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|Reboot|No entries)")
 
 
-def month_number(word: str) -> int | None:
-    """Month 1-12 from an English or localized (abbreviated) month name."""
-    return MONTHS.get(word.lower().rstrip("."))
+def month_number(word: str, settled: dict | None = None) -> int | None:
+    """Month 1-12 from a month name of any locale (CLDR, see
+    :mod:`sarsleuth.knowledge.locales`); ``settled`` holds the file's own
+    reading of ambiguous names."""
+    return locales.month_of(word, settled)
+
+
+def file_months(text: str) -> dict:
+    """The month names of a file's head, ambiguous ones settled by the
+    others (``{}`` for an English file: CLDR is not loaded)."""
+    tokens = []
+    for line in text.splitlines()[:2000]:
+        m = RE_3164.match(line)
+        if m and locales.english_month(m.group("mon")) is None:
+            tokens.append(m.group("mon"))
+    return locales.settle(tokens)
 
 
 def _frac_us(frac: str | None) -> int:
@@ -101,12 +104,14 @@ def _zone(text: str | None):
     return dt.timezone(sign * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
 
 
-def parse_line(text: str) -> LineInfo:
-    """Split one syslog line into stamp, host, tag, pid and message."""
+def parse_line(text: str, months: dict | None = None) -> LineInfo:
+    """Split one syslog line into stamp, host, tag, pid and message
+    (``months``: the file's settled month names, see :func:`file_months`)."""
     m = RE_3164.match(text)
     if m:
-        mon = month_number(m.group("mon"))
-        if mon is not None:
+        mon = month_number(m.group("mon"), months)
+        wday = m.group("wday")
+        if mon is not None and (wday is None or locales.is_weekday(wday)):
             stamp = _md_stamp(m, mon)
             if stamp is not None:
                 return _with_rest(m.group("rest"), stamp, m.group("pri"))
@@ -227,7 +232,7 @@ def _refine(info: LineInfo) -> LineInfo:
 # --------------------------------------------------------------------------
 
 _KEY_RE = re.compile(
-    r"^(?:(?P<mon>[^\W\d_]{3,9})\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)(?: (?P<year>\d{4}))?"
+    r"^(?: ?" + MONTH_TOKEN + r"\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)(?: (?P<year>\d{4}))?"
     r"|(?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<H2>\d\d):(?P<M2>\d\d))$")
 
 
@@ -235,6 +240,17 @@ _KEY_RE = re.compile(
 def minute_key(raw: bytes) -> tuple | None:
     """A raw volume key (``May  6 15:04`` or ``2023-03-14T17:02``) read into
     ``("md", mon, day, h, m)`` or ``("abs", datetime)``."""
+    return _minute_key(raw, None)
+
+
+def minute_key_for(months: dict):
+    """:func:`minute_key` reading month names as one file settled them."""
+    if not months:
+        return minute_key
+    return lru_cache(maxsize=65536)(lambda raw: _minute_key(raw, months))
+
+
+def _minute_key(raw: bytes, months: dict | None) -> tuple | None:
     m = _KEY_RE.match(raw.decode("utf-8", "replace"))
     if not m:
         return None
@@ -242,7 +258,7 @@ def minute_key(raw: bytes) -> tuple | None:
         if m.group("Y"):
             return ("abs", dt.datetime(int(m.group("Y")), int(m.group("mo")), int(m.group("d")),
                                        int(m.group("H2")), int(m.group("M2"))))
-        mon = month_number(m.group("mon"))
+        mon = month_number(m.group("mon"), months)
         day, h, mi = int(m.group("day")), int(m.group("H")), int(m.group("M"))
         if mon is None or not (1 <= day <= 31 and h < 24 and mi < 60):
             return None
@@ -268,16 +284,46 @@ def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
     return "mixed", VolumeSpec(regex=_VOLUME_REGEX)
 
 
+#: Share of a head's lines that must read as a kind for the file to be it:
+#: a document quoting a few log lines is not a log.
+MOST = 0.5
+
+
 def stamped_fraction(lines: list[str]) -> float:
     """Share of head lines carrying a syslog stamp and tag."""
+    return sum(k == "stamped" for k in _line_kinds(lines)) / len(lines) if lines else 0.0
+
+
+def readable_fraction(lines: list[str]) -> float:
+    """Share of head lines that read as syslog: stamped lines, kernel
+    fragments (``kernel: msg``, ``[uptime] msg``), and the indented
+    continuation lines that follow one (a report's body)."""
     if not lines:
         return 0.0
-    hits = 0
-    for ln in lines:
-        info = parse_line(ln)
-        if info.stamp is not None and (info.tag or info.host):
+    hits, in_log = 0, False
+    for line, kind in zip(lines, _line_kinds(lines)):
+        if kind:
+            hits, in_log = hits + 1, True
+        elif in_log and line[:1] in (" ", "\t"):
             hits += 1
+        else:
+            in_log = False
     return hits / len(lines)
+
+
+def _line_kinds(lines: list[str]) -> list[str | None]:
+    """"stamped", "fragment" or None for each line."""
+    parse = line_parser(file_months("\n".join(lines)))
+    out = []
+    for ln in lines:
+        info = parse(ln)
+        if info.stamp is not None and (info.tag or info.host):
+            out.append("stamped")
+        elif info.tag == "kernel" and (info.prefixed or info.uptime is not None):
+            out.append("fragment")
+        else:
+            out.append(None)
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -291,10 +337,19 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     options = options or ParseOptions()
     head = read_head(path)
     variant, spec = volume_spec(head)
-    fmt = LogFormat(source=kind, parse_line=parse_line, volume=spec, variant=variant)
+    months = file_months(head.decode("utf-8", "replace"))
+    fmt = LogFormat(source=kind, parse_line=line_parser(months), volume=spec, variant=variant)
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
-    return logscan.build_source(path, kind, fmt, result, options, minute_key)
+    return logscan.build_source(path, kind, fmt, result, options, minute_key_for(months))
+
+
+def line_parser(months: dict, parse=None):
+    """``parse`` (default :func:`parse_line`) bound to one file's month names."""
+    parse = parse or parse_line
+    if not months:
+        return parse
+    return lambda text: parse(text, months)
 
 
 class SyslogParser(Parser):
@@ -310,10 +365,10 @@ class SyslogParser(Parser):
         if any(_JOURNAL_MARKER.match(ln) for ln in lines[:50]):
             return 0.2
         frac = stamped_fraction(lines)
-        if frac > 0:
+        if frac > 0 and readable_fraction(lines) >= MOST:
             return min(0.95, 0.4 + 0.55 * frac)
         kernel_tagged = sum(1 for ln in lines if RE_BARE_KERNEL.match(ln)) / len(lines)
-        return 0.3 + 0.15 * kernel_tagged if kernel_tagged else 0.0
+        return 0.3 + 0.15 * kernel_tagged if kernel_tagged >= MOST else 0.0
 
     @classmethod
     def parse(cls, path, options: ParseOptions):

@@ -1,0 +1,98 @@
+"""OOM kills of every kernel generation and of the user-space killers, read
+from the log to the finding through one definition of each message."""
+from __future__ import annotations
+
+import sarsleuth
+
+#: RHEL 5 (2.6.18): the invocation, its report, then the kill with the UID;
+#: a second invocation later whose kill is not in the file (the log ends).
+RHEL5 = """\
+Apr 15 10:22:10 db1 kernel: java invoked oom-killer: gfp_mask=0x201d2, order=0, oomkilladj=0
+Apr 15 10:22:10 db1 kernel:
+Apr 15 10:22:10 db1 kernel: Call Trace:
+Apr 15 10:22:10 db1 kernel:  [<ffffffff800c9ba5>] out_of_memory+0x8e/0x2f3
+Apr 15 10:22:10 db1 kernel:  [<ffffffff8000f67e>] __alloc_pages+0x27f/0x308
+Apr 15 10:22:10 db1 kernel: Mem-info:
+Apr 15 10:22:11 db1 kernel: Free pages:       41828kB (0kB HighMem)
+Apr 15 10:22:11 db1 kernel: Out of memory: Killed process 4321, UID 0, (java).
+Apr 15 10:25:40 db1 kernel: httpd invoked oom-killer: gfp_mask=0x201d2, order=0, oomkilladj=0
+Apr 15 10:25:40 db1 kernel:
+Apr 15 10:25:40 db1 kernel: Call Trace:
+Apr 15 10:25:40 db1 kernel:  [<ffffffff800c9ba5>] out_of_memory+0x8e/0x2f3
+"""
+
+#: 2.6.24-2.6.35: the choice in lower case, then the kill of a child.
+KERNEL_2_6_2X = """\
+Jun  2 03:11:07 web2 kernel: Out of memory: kill process 2210 (httpd) score 1960305 or a child
+Jun  2 03:11:07 web2 kernel: Killed process 2214 (httpd)
+"""
+
+#: earlyoom in the journal (``sending SIGTERM``), then the process gone.
+EARLYOOM = """\
+Apr 15 10:22:13 web1 earlyoom[812]: mem avail:   112 of 15873 MiB ( 0.71%), swap free:    0 of 2047 MiB ( 0.00%)
+Apr 15 10:22:13 web1 earlyoom[812]: low memory! at or below SIGTERM limits: mem 10.00%, swap 10.00%
+Apr 15 10:22:13 web1 earlyoom[812]: sending SIGTERM to process 4412 uid 1000 "java": badness 912, VmRSS 14020 MiB, cmdline "/usr/bin/java -Xmx14g -jar app.jar"
+Apr 15 10:22:14 web1 earlyoom[812]: process exited after 0.4 seconds
+"""
+
+
+def _findings(tmp_path, name, text, detector):
+    path = tmp_path / name
+    path.write_text(text)
+    case = sarsleuth.load(path)
+    return [f for f in case.findings if f.detector == detector]
+
+
+def test_rhel5_kill_with_uid_is_a_finding_and_the_second_invocation_is_reported(tmp_path):
+    found = _findings(tmp_path, "messages", RHEL5, "oom-kill")
+    kills = [f for f in found if f.refs.get("pids")]
+    assert len(kills) == 1 and kills[0].refs["pids"] == [4321] and "java" in kills[0].title
+    assert [(e.line, "Killed process 4321" in e.text) for e in kills[0].evidence][:1] == [(8, True)]
+    lost = [f for f in found if "victim not in the log" in f.title]
+    assert len(lost) == 1 and "httpd" in lost[0].title and lost[0].metrics["invocations"] == 1
+    assert [e.line for e in lost[0].evidence] == [9]
+
+
+def test_lower_case_choice_of_2_6_2x_kernels(tmp_path):
+    kills = _findings(tmp_path, "messages", KERNEL_2_6_2X, "oom-kill")
+    assert len(kills) == 1 and kills[0].refs["pids"] == [2214]
+
+
+def test_earlyoom_kill_is_an_oom_finding(tmp_path):
+    kills = _findings(tmp_path, "syslog", EARLYOOM, "oom-kill")
+    assert len(kills) == 1 and kills[0].refs["pids"] == [4412] and "java" in kills[0].title
+    assert [e.line for e in kills[0].evidence] == [3]
+
+
+def test_every_invocation_with_its_kill_gives_no_missing_victim(tmp_path):
+    text = RHEL5 + ("Apr 15 10:25:41 db1 kernel: Free pages:       40112kB (0kB HighMem)\n"
+                    "Apr 15 10:25:41 db1 kernel: Out of memory: Killed process 4400, UID 48, (httpd).\n")
+    found = _findings(tmp_path, "messages", text, "oom-kill")
+    assert [f for f in found if "victim not in the log" in f.title] == []
+    assert sorted(found[0].refs["pids"]) == [4321, 4400]
+
+
+def test_hung_task_of_a_6x_kernel_with_its_task_line(tmp_path):
+    text = ("Mar  3 04:10:01 db1 kernel: INFO: task postgres:4400 blocked for more than 122 seconds.\n"
+            "Mar  3 04:10:01 db1 kernel:       Not tainted 6.1.0-18-amd64 #1 Debian 6.1.76-1\n"
+            'Mar  3 04:10:01 db1 kernel: "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.\n'
+            "Mar  3 04:10:01 db1 kernel: task:postgres        state:D stack:0     pid:4400  ppid:4380   flags:0x00000002\n"
+            "Mar  3 04:10:01 db1 kernel: Call Trace:\n"
+            "Mar  3 04:10:01 db1 kernel:  <TASK>\n"
+            "Mar  3 04:10:01 db1 kernel:  __schedule+0x34d/0x9e0\n")
+    found = _findings(tmp_path, "kern.log", text, "hung-task")
+    assert len(found) == 1 and found[0].metrics == {"reports": 1, "blocked_seconds": 122}
+    assert "postgres" in found[0].title and found[0].evidence[0].line == 1
+
+
+def test_evidence_is_the_kill_line_verbatim(corpus):
+    """A 5.4 kill is one event from its constraint line (206) to its
+    ``Killed process`` line (207): the evidence cites and quotes line 207 as
+    the file has it, cut with an ellipsis past 240 characters."""
+    path = corpus / "logs" / "dmesg-oom-sysrq-5.4-hotsos.log"
+    kills = [f for f in sarsleuth.load(path).findings if f.detector == "oom-kill"]
+    assert len(kills) == 1 and kills[0].refs["pids"] == [955]
+    line = path.read_text().splitlines()[206]
+    evidence = kills[0].evidence[0]
+    assert (evidence.line, evidence.text) == (207, line if len(line) <= 240 else line[:239] + "…")
+    assert evidence.text.startswith("[27742.909353] Out of memory: Killed process 955 (gnome-shell)")
