@@ -128,7 +128,9 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding]) -> str:
         period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)})"
     else:
         period = " (time not on the shared clock)"
-    top = sorted(effects, key=lambda f: -SEVERITY_RANK[f.severity])
+    # the decisive effects: medium or worse, on the shared clock first
+    top = sorted((f for f in effects if SEVERITY_RANK[f.severity] >= SEVERITY_RANK["medium"]),
+                 key=lambda f: (not _on_clock(f), -SEVERITY_RANK[f.severity]))
     picked, seen = [], {cause.detector}
     for f in top:
         if f.detector not in seen:

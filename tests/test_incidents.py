@@ -105,8 +105,13 @@ def test_flood_ranks_socket_exhaustion_first(flood):
     assert top["category"] == "socket-exhaustion" and top["cause"] == "syn-flood"
     # sadf -d prints UTC, rsyslog +01:00: one instant, shown in the host's own
     # zone (the offset the log recorded), not in UTC
-    assert top["start"] == "2024-03-14T21:06:01+01:00"
+    # the incident starts with its cause, the first SYN flood line; TIME_WAIT
+    # already climbing at the 21:06:01 sample is context, not its effect
+    assert top["start"] == "2024-03-14T21:06:12.004518+01:00"
     assert {"syn-flood", "tcp-timewait", "tcp-tw-bucket-overflow", "conntrack-full"} <= {f["detector"] for f in top["findings"]}
+    roles = {f["detector"]: f["role"] for f in top["findings"]}
+    assert roles["syn-flood"] == "cause" and roles["tcp-timewait"] == "context"
+    assert roles["tcp-tw-bucket-overflow"] == "effect" and roles["conntrack-full"] == "effect"
 
 
 def test_flood_key_numbers(flood):
@@ -126,7 +131,7 @@ def test_flood_key_numbers(flood):
 
 def test_flood_in_the_operators_zone():
     top = analyze_json(BUNDLES / "syn-flood-rsyslog", "--tz", "Europe/Paris")["incidents"][0]
-    assert top["start"] == "2024-03-14T21:06:01+01:00"
+    assert top["start"] == "2024-03-14T21:06:12.004518+01:00"
 
 
 def test_config_threshold_override_changes_the_verdict(tmp_path):
