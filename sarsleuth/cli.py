@@ -87,6 +87,8 @@ def analyze(
     link_speed: Optional[str] = typer.Option(None, "--link-speed", help="NIC capacity for load-test checks, e.g. 20G."),
     date_order: Optional[str] = typer.Option(None, "--date-order", help="mdy or dmy, for ambiguous sar banners."),
     config: Optional[Path] = typer.Option(None, "--config", help="TOML file with detector thresholds and signatures."),
+    top: Optional[int] = typer.Option(None, "--top", min=1, help="Tell this many incidents in full (default 5)."),
+    everything: bool = typer.Option(False, "--all", help="Leave nothing out: every incident, timeline row and evidence line."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     from sarsleuth.options import check_options
@@ -109,13 +111,15 @@ def analyze(
         _say(f"warning: skipped {_skip_reason(skipped)}")
     for w in case.warnings:
         _say(f"warning: {w}")
+    from sarsleuth.render._view import View
+    view = View(top=top, everything=everything)
     if html is not None:
         from sarsleuth.render.html import write_html
-        write_html(case, html, inputs=paths)
+        write_html(case, html, inputs=paths, view=view)
         _say(f"wrote {html}")
     if plots is not None:
         _write_plots(case, plots, paths)
-    _to_stdout(lambda out: render.write_case(format.value, case, out))
+    _to_stdout(lambda out: render.write_case(format.value, case, out, view=view))
 
 
 def _skip_reason(skipped) -> str:

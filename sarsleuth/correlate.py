@@ -3,35 +3,38 @@
 Grouping: findings on the same host whose time windows overlap (with a
 tolerance) become one incident; unaligned findings (no time on the shared
 clock) join the incident they share identifiers with (PIDs) or whose causal
-chain they belong to.  The causal chains in the knowledge base name the
-likely cause; the rest are effects.  Ranking is an explainable weighted score
-whose components are kept in the output.
+chain they belong to.
+
+Cause and roles follow the evidence: the causal chains in the knowledge base
+give the order in which signals can explain each other, time gives the
+order in which they happened.  The cause is the finding earliest on a chain
+that can stand as a cause (a limit must be near before it explains
+anything); findings later on its chain that start with or after it are its
+effects; anything that started before it, or that its chain does not
+explain, is context.  Co-occurring findings on another chain make an
+incident of their own only when they carry evidence of their own.
+
+Ranking is an explainable weighted score whose components are kept in the
+output.  What each detector means for these steps (impact, whether it can be
+a cause, its recommendations and the evidence they need) is data in
+``knowledge/kb.toml``: no detector is named here.
 """
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
 
-from sarsleuth.knowledge import causal_chains
+from sarsleuth.knowledge import category_title, causal_chains, impact_weights, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
+from sarsleuth.recommend import holds, recommend
 
 SEVERITY_WEIGHT = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
 
 #: Weights of the score components (they sum to 1).
 SCORE_WEIGHTS = {"severity": 0.40, "breadth": 0.20, "impact": 0.20, "chain": 0.10, "duration": 0.10}
 
-CATEGORY_TITLES = {
-    "memory-exhaustion": "Memory exhaustion", "io-saturation": "I/O saturation",
-    "cpu-saturation": "CPU saturation", "network-saturation": "Network link saturation",
-    "socket-exhaustion": "Socket table exhaustion", "connection-limit": "Connection limit reached",
-    "fd-exhaustion": "File descriptors exhausted", "worker-crash": "nginx worker crashes",
-    "load-test-failure": "Load test failures", "other": "Anomaly",
-}
-
-
-def _effect_lead():
-    import pandas as pd
-    return pd.Timedelta(minutes=3)
+#: Recommendations an incident gets at most.
+MAX_RECOMMENDATIONS = 5
 
 
 @dataclass
@@ -58,8 +61,8 @@ def correlate(findings: list[Finding], tolerance=None) -> list[Incident]:
         for f in findings:
             if f.host is None:
                 f.host = only
-    timed = [f for f in findings if f.aligned and _has_time(f)]
-    untimed = [f for f in findings if not (f.aligned and _has_time(f))]
+    timed = [f for f in findings if _on_clock(f)]
+    untimed = [f for f in findings if not _on_clock(f)]
     groups = _group_in_time(timed, tol)
     for f in untimed:
         target = _home_for(f, groups)
@@ -79,30 +82,19 @@ def correlate(findings: list[Finding], tolerance=None) -> list[Incident]:
     return incidents
 
 
-def _split_by_chain(groups: list[_Group]) -> list[_Group]:
-    """Overlap in time is not causation: a finding that belongs to a causal
-    chain other than the one its group's likely cause heads (workers dying
-    on SIGSEGV while connections run out) becomes an incident of its own.
-    Findings on no chain at all stay as context."""
-    out: list[_Group] = []
-    pending = list(groups)
-    while pending:
-        g = pending.pop(0)
-        _cause_finding, chain = _cause(g.findings)
-        if chain is None:
-            out.append(g)
-            continue
-        stray = [f for f in g.findings if f.detector not in chain["order"] and _chain_of(f.detector)]
-        if stray and len(stray) < len(g.findings):
-            g.findings = [f for f in g.findings if f not in stray]
-            pending.append(_Group(g.host, stray))
-        out.append(g)
-    return out
-
-
+# ------------------------------------------------------------------ grouping
 def _has_time(f: Finding) -> bool:
     import pandas as pd
     return f.start is not None and not pd.isna(f.start)
+
+
+def _on_clock(f: Finding) -> bool:
+    return bool(f.aligned) and _has_time(f)
+
+
+def _end_of(f: Finding):
+    import pandas as pd
+    return f.end if f.end is not None and not pd.isna(f.end) else f.start
 
 
 def _group_in_time(findings: list[Finding], tol) -> list[_Group]:
@@ -114,7 +106,7 @@ def _group_in_time(findings: list[Finding], tol) -> list[_Group]:
         fs.sort(key=lambda f: f.start)
         current = None
         for f in fs:
-            end = f.end if f.end is not None and _has_time_end(f) else f.start
+            end = _end_of(f)
             if current is not None and f.start <= current.end + tol:
                 current.findings.append(f)
                 current.end = max(current.end, end)
@@ -124,12 +116,7 @@ def _group_in_time(findings: list[Finding], tol) -> list[_Group]:
     return groups
 
 
-def _has_time_end(f):
-    import pandas as pd
-    return not pd.isna(f.end)
-
-
-def _chain_of(detector: str) -> list[dict]:
+def _chains_of(detector: str) -> list[dict]:
     return [c for c in causal_chains() if detector in c["order"]]
 
 
@@ -142,156 +129,213 @@ def _home_for(f: Finding, groups: list[_Group]):
             if any(pids & set(o.refs.get("pids") or []) | pids & set(o.refs.get("respawn_pids") or [])
                    for o in g.findings):
                 return g
-    related = {d for c in _chain_of(f.detector) for d in c["order"]} - {f.detector}
+    related = {d for c in _chains_of(f.detector) for d in c["order"]} - {f.detector}
     homes = [g for g in groups if any(o.detector in related for o in g.findings)
              and (f.host is None or g.host is None or g.host == f.host)]
     return homes[0] if len(homes) == 1 else None
 
 
-def _cause(findings: list[Finding]) -> tuple[Finding, dict | None]:
-    present = {f.detector for f in findings}
-    best, best_key = None, None
-    for chain in causal_chains():
-        hits = [d for d in chain["order"] if d in present]
-        if not hits:
+def _split_by_chain(groups: list[_Group]) -> list[_Group]:
+    """Overlap in time is not causation: findings on a causal chain other
+    than the one the group's cause heads (workers dying on SIGSEGV while
+    connections run out) become an incident of their own, but only when
+    they carry evidence of their own (a cause that can stand alone, at
+    medium severity or more).  Otherwise they stay, as context."""
+    out: list[_Group] = []
+    pending = list(groups)
+    while pending:
+        g = pending.pop(0)
+        cause, chain = cause_of(g.findings)
+        if chain is None:
+            out.append(g)
             continue
-        key = (len(hits), -chain["order"].index(hits[0]))
+        stray = [f for f in g.findings if f.detector not in chain["order"] and _chains_of(f.detector)]
+        if stray and len(stray) < len(g.findings) and _stands_alone(stray, cause):
+            # what the strays' own cause explains leaves; the rest stays as context
+            own_cause, own_chain = cause_of(stray)
+            leaving = [f for f in stray if f is own_cause or (f.detector in own_chain["order"]
+                                                             and not _before(f, own_cause))]
+            g.findings = [f for f in g.findings if not any(f is x for x in leaving)]
+            pending.append(_Group(g.host, leaving))
+        out.append(g)
+    return out
+
+
+def _stands_alone(findings: list[Finding], main_cause: Finding) -> bool:
+    """Evidence of their own: a cause that can stand alone, at medium
+    severity or more, that did not start before the group's own cause (one
+    that did is told as context: what was already going on)."""
+    cause, chain = cause_of(findings)
+    return (chain is not None and kb_entry(cause.detector).get("alone", True)
+            and SEVERITY_RANK[cause.severity] >= SEVERITY_RANK["medium"] and not _before(cause, main_cause))
+
+
+# ------------------------------------------------------------- cause & roles
+def _can_cause(f: Finding) -> bool:
+    kb = kb_entry(f.detector)
+    if kb.get("cause", True) is False:
+        return False
+    return all(holds(c, f.metrics) for c in kb.get("cause_if", []))
+
+
+def _before(f: Finding, cause: Finding) -> bool:
+    """Did ``f`` start before ``cause`` on the shared clock?"""
+    return _on_clock(f) and _on_clock(cause) and f.start < cause.start
+
+
+def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
+    """The likely cause and the chain it heads.  For each chain, the cause
+    candidate is the finding earliest on it (then earliest in time) that can
+    be a cause; it explains the findings later on the chain that do not
+    start before it.  The chain whose cause explains the most (weighted by
+    severity) wins; on a tie, the one the cause heads most directly."""
+    best, best_key = None, None
+    for ci, chain in enumerate(causal_chains()):
+        order = chain["order"]
+        roots = set(chain.get("roots") or order[:1])
+        on = [f for f in findings if f.detector in order]
+        cands = [f for f in on if f.detector in roots and _can_cause(f)]
+        if not cands:
+            continue
+        idx = min(order.index(f.detector) for f in cands)
+        heads = [f for f in cands if order.index(f.detector) == idx]
+        cause = min(heads, key=lambda f: (_sort_ts(f), -SEVERITY_RANK[f.severity]))
+        explained = [f for f in on if f is not cause and order.index(f.detector) >= idx and not _before(f, cause)]
+        # one signal seen three times (three failed load-test runs) is one
+        # piece of evidence: each detector counts once, at its worst
+        worst: dict = {cause.detector: SEVERITY_WEIGHT[cause.severity]}
+        for f in explained:
+            worst[f.detector] = max(worst.get(f.detector, 0), SEVERITY_WEIGHT[f.severity])
+        weight = sum(worst.values())
+        key = (weight, -idx, -ci)
         if best_key is None or key > best_key:
-            best, best_key = chain, key
+            best, best_key = (cause, chain), key
     if best is not None:
-        first = next(d for d in best["order"] if d in present)
-        cands = [f for f in findings if f.detector == first]
-        return min(cands, key=lambda f: (-SEVERITY_RANK[f.severity], _sort_time(f))), best
-    top = max(findings, key=lambda f: (SEVERITY_RANK[f.severity], -_sort_ts(f)))
+        return best
+    pool = [f for f in findings if _can_cause(f)] or findings
+    top = min(pool, key=lambda f: (-SEVERITY_RANK[f.severity], _sort_ts(f)))
     return top, None
-
-
-def _sort_time(f):
-    return iso(f.start) or "9999"
 
 
 def _sort_ts(f):
     import pandas as pd
     try:
-        return pd.Timestamp(f.start).value if _has_time(f) else 0
+        return pd.Timestamp(f.start).value if _on_clock(f) else 2**62
     except (TypeError, ValueError):
-        return 0
+        return 2**62
 
 
-#: Detectors whose findings mean requests or packets were refused or lost.
-_REFUSING = ("nic-rx-alloc-failure", "socket-memory", "tcp-tw-bucket-overflow", "conntrack-full",
-             "worker-connections-exhausted", "too-many-open-files", "syn-flood", "port-exhaustion")
-
-
-def _impact(findings: list[Finding]) -> float:
-    """User impact in [0, 1]: failed requests, killed or crashed processes,
-    dropped packets.  A process seen dying from two sides (the kernel's
-    segfault or OOM kill and nginx's ``exited on signal``, same PID) counts
-    once."""
-    score = 0.0
-    oom_pids: set = set()
+def assign_roles(findings: list[Finding], cause: Finding, chain: dict | None) -> None:
+    """cause / effect / context on each finding (see the module docstring)."""
+    order = chain["order"] if chain else []
+    at = order.index(cause.detector) if cause.detector in order else 0
     for f in findings:
-        if f.detector == "oom-kill":
-            score += 0.5
-            oom_pids |= set(f.refs.get("pids") or [])
-    crash_pids: set = set()
+        if f is cause:
+            f.role = "cause"
+        elif _before(f, cause):
+            f.role = "context"
+        elif f.detector == cause.detector:
+            f.role = "cause"
+        elif f.detector in order and order.index(f.detector) >= at:
+            f.role = "effect"
+        else:
+            f.role = "context"
+
+
+# ------------------------------------------------------------------- scoring
+def _impact(findings: list[Finding]) -> tuple[float, list[str]]:
+    """User impact in [0, 1] and how users were hurt (``killed``,
+    ``crashed``, ``refused``...), from the knowledge base's ``impact`` of
+    each detector.  A process seen dying from two sides (the kernel's kill
+    or segfault and nginx's ``exited on signal``, same PID) counts once."""
+    w = impact_weights()
+    score = 0.0
+    kinds: list[str] = []
+    killed: set = set()
+    for f in findings:
+        if kb_entry(f.detector).get("impact") == "killed":
+            score += w.get("killed", 0.5)
+            killed |= set(f.refs.get("pids") or [])
+            kinds.append("killed")
+    crashed: set = set()
     unnamed = 0
     for f in findings:
-        m = f.metrics
-        if f.detector in ("worker-signal-exit", "segfault"):
+        kb = kb_entry(f.detector)
+        kind = kb.get("impact")
+        if kind == "crashed":
             pids = set(f.refs.get("pids") or [])
             if pids:
-                crash_pids |= pids - oom_pids
+                crashed |= pids - killed
             else:
-                unnamed = max(unnamed, int(m.get("exits") or m.get("segfaults") or 1))
-        elif f.detector == "loadtest-errors":
-            score += min(0.5, float(m.get("error_fraction") or 0) * 2 + (0.3 if m.get("aborted") else 0))
-        elif f.detector in _REFUSING:
-            score += 0.25
-        elif f.detector in ("page-allocation-failure", "loadtest-link-saturation", "nic-saturation"):
-            score += 0.2
-    if crash_pids or unnamed:
-        score += min(0.5, 0.1 * (len(crash_pids) + unnamed))
-    return min(1.0, score)
+                unnamed = max(unnamed, int(f.metrics.get(kb.get("process_deaths", "")) or 1))
+        elif kind == "failed":
+            frac = float(f.metrics.get("error_fraction") or 0)
+            if frac > 0 or f.metrics.get("aborted"):
+                score += min(0.5, frac * w.get("failed", 2.0) + (0.3 if f.metrics.get("aborted") else 0))
+                kinds.append("failed")
+        elif kind in ("refused", "dropped", "slowed"):
+            score += w.get(kind, 0.2)
+            kinds.append(kind)
+    if crashed or unnamed:
+        score += min(0.5, w.get("crashed", 0.1) * (len(crashed) + unnamed))
+        kinds.append("crashed")
+    return min(1.0, score), list(dict.fromkeys(kinds))
 
 
-def _recommendations(cause: Finding, findings: list[Finding]) -> list[str]:
-    """The cause's recommendations first, then the effects'; when the
-    evidence names nginx, advice about nginx comes first (it is the one the
-    operator can act on)."""
-    recs: list[str] = []
-    for f in [cause] + [f for f in findings if f is not cause]:
-        for r in f.recommendations:
-            if r not in recs:
-                recs.append(r)
-    text = " ".join([f.title for f in findings] + [e.text for f in findings for e in f.evidence[:3]])
-    if "nginx" in text.lower():
-        recs.sort(key=lambda r: 0 if "nginx" in r.lower() else 1)
-    return recs
+_IMPACT_WORDS = {"killed": "processes killed", "crashed": "processes crashed", "refused": "requests refused",
+                 "dropped": "packets dropped", "failed": "load-test requests failed",
+                 "slowed": "traffic held back by a full link"}
 
 
 def _incident(g: _Group) -> Incident:
     import pandas as pd
     findings = g.findings
-    cause, chain = _cause(findings)
+    cause, chain = cause_of(findings)
+    assign_roles(findings, cause, chain)
     category = chain["category"] if chain else cause.category
     order = chain["order"] if chain else []
-    # causes before effects: chain order, then time
-    findings.sort(key=lambda f: (order.index(f.detector) if f.detector in order else len(order),
-                                 _sort_time(f)))
-    severity = max((f.severity for f in findings), key=lambda s: SEVERITY_RANK[s])
-    timed = [f for f in findings if f.aligned and _has_time(f)]
-    # low-severity context (a load already high before, a small TIME_WAIT
-    # rise) joins the incident but does not stretch its window
+    rank_of_role = {"cause": 0, "effect": 1, "context": 2}
+    findings.sort(key=lambda f: (rank_of_role[f.role], order.index(f.detector) if f.detector in order else len(order),
+                                 _sort_ts(f)))
+    own = [f for f in findings if f.role != "context"]
+    severity = max((f.severity for f in own), key=lambda s: SEVERITY_RANK[s])
+    timed = [f for f in own if _on_clock(f)]
+    # low-severity effects (a small TIME_WAIT rise) do not stretch the window
     framing = [f for f in timed if SEVERITY_RANK[f.severity] >= SEVERITY_RANK["medium"]] or timed
-    start = min((f.start for f in framing), default=None)
-    if cause.aligned and _has_time(cause) and start is not None and cause.start > start:
-        # the incident begins when its likely cause does; what came before
-        # (a load test already running, say) is told as a precursor.  Effects
-        # on the cause's chain that show up to one sampling step earlier (a
-        # kernel line at 14:19:52 before the 14:20:01 sar sample that first
-        # shows the memory gone) are effects, and start the incident.
-        after = set(order[order.index(cause.detector) + 1:]) if cause.detector in order else set()
-        start = min([cause.start] + [f.start for f in framing if f.detector in after
-                                     and f.start >= cause.start - _effect_lead()])
-    end = max(((f.end if _has_time_end(f) else f.start) for f in framing), default=None)
-    sources = {p for f in findings for p in f.sources}
-    detectors = {f.detector for f in findings}
+    start = min((f.start for f in timed), default=None)
+    end = max((_end_of(f) for f in framing), default=None)
+    if start is not None and end is not None and end < start:
+        end = start
+    sources = {p for f in own for p in f.sources}
+    detectors = {f.detector for f in own}
     duration = (pd.Timestamp(end) - pd.Timestamp(start)).total_seconds() if start is not None and end is not None else 0
+    impact, hurt = _impact(own)
     components = {
         "severity": SEVERITY_WEIGHT[severity],
         "breadth": min(1.0, (len(sources) - 1) * 0.25 + (len(detectors) - 1) * 0.15 + 0.1),
-        "impact": _impact(findings),
-        "chain": (len([d for d in order if d in detectors]) / 3.0 if chain else 0.0),
+        "impact": impact,
+        "chain": min(1.0, len([d for d in order if d in detectors]) / 3.0) if chain else 0.0,
         "duration": min(1.0, duration / 1800.0),
     }
-    components["chain"] = min(1.0, components["chain"])
     score = sum(SCORE_WEIGHTS[k] * v for k, v in components.items())
     hosts = sorted({f.host for f in findings if f.host})
-    title = _title(category, cause, findings, hosts)
+    title = _title(category, cause, hosts)
     ident = hashlib.sha1(f"{category}|{','.join(hosts)}|{iso(start)}|{cause.detector}".encode()).hexdigest()[:12]
-    recs = _recommendations(cause, findings)
     inc = Incident(rank=0, id=ident, title=title, category=category, severity=severity, score=score,
                    start=start, end=end, hosts=hosts, summary="", findings=findings,
-                   recommendations=recs[:6], cause=cause.detector, score_components=components)
+                   recommendations=recommend(findings, cause, order, MAX_RECOMMENDATIONS),
+                   cause=cause.detector, score_components=components)
+    inc.impact = hurt
     from sarsleuth.narrative import narrate
-    inc.summary = narrate(inc, cause, chain)
+    narrate(inc, cause, chain)
     return inc
 
 
-def _title(category, cause, findings, hosts) -> str:
-    head = CATEGORY_TITLES.get(category, "Anomaly")
+def _title(category, cause, hosts) -> str:
+    head = category_title(category)
     where = f" on {', '.join(hosts)}" if hosts else ""
-    effects = []
-    for f in findings:
-        if f is cause:
-            continue
-        name = f.detector.replace("-", " ")
-        if name not in effects:
-            effects.append(name)
-    name = cause.refs.get("signature") or cause.detector.replace("-", " ")
-    tail = f": {name}" + (f" -> {', '.join(effects[:4])}" if effects else "")
-    return f"{head}{where}{tail}"
+    what = cause.title if len(cause.title) <= 110 else cause.title[:107] + "..."
+    return f"{head}{where}: {what}"
 
 
 def _why_first(first: Incident, second: Incident) -> str:
@@ -312,7 +356,8 @@ def _why_first(first: Incident, second: Incident) -> str:
 
 def _reason(component: str, first: Incident, second: Incident) -> str:
     def count(inc):
-        return len({p for f in inc.findings for p in f.sources}), len({f.detector for f in inc.findings})
+        own = [f for f in inc.findings if f.role != "context"]
+        return len({p for f in own for p in f.sources}), len({f.detector for f in own})
 
     if component == "severity":
         return f"it is {first.severity} where #2 is {second.severity}"
@@ -320,7 +365,8 @@ def _reason(component: str, first: Incident, second: Incident) -> str:
         (s1, d1), (s2, d2) = count(first), count(second)
         return f"more evidence agrees on it ({s1} source(s), {d1} detector(s) against {s2} and {d2})"
     if component == "impact":
-        return "it hurt users more (processes killed, requests refused or packets dropped)"
+        hurt = [_IMPACT_WORDS[k] for k in getattr(first, "impact", []) if k in _IMPACT_WORDS]
+        return "it hurt users more (" + (", ".join(hurt) or "more of them affected") + ")"
     if component == "chain":
         return "its findings form a known cause-and-effect chain"
     if component == "duration":

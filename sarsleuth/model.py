@@ -33,11 +33,12 @@ EVENT_EXTRA_COLUMNS = ["level", "detail", "count", "uptime", "aligned"]
 SEVERITIES = ["low", "medium", "high", "critical"]
 SEVERITY_RANK = {name: i for i, name in enumerate(SEVERITIES)}
 
-CATEGORIES = [
-    "memory-exhaustion", "io-saturation", "cpu-saturation", "network-saturation",
-    "socket-exhaustion", "connection-limit", "fd-exhaustion", "worker-crash",
-    "load-test-failure", "other",
-]
+def __getattr__(name: str):
+    # the incident categories are knowledge (kb.toml), read when first asked for
+    if name == "CATEGORIES":
+        from sarsleuth.knowledge import categories
+        return categories()
+    raise AttributeError(name)
 
 
 def empty_metrics():
@@ -139,6 +140,7 @@ class Finding:
     sources: list = field(default_factory=list)     # paths that backed it
     aligned: bool = True         # False when its time is not on the shared clock
     refs: dict = field(default_factory=dict)  # ids it is about (pids, ports...) for cross-source matching
+    role: str | None = None      # in its incident: "cause", "effect" or "context"
 
     def __post_init__(self):
         if self.severity not in SEVERITY_RANK:
@@ -157,6 +159,7 @@ class Finding:
             "explanation": self.explanation,
             "aligned": self.aligned,
             "refs": self.refs,
+            **({"role": self.role} if self.role else {}),
         }
 
 
@@ -177,6 +180,11 @@ class Incident:
     cause: str | None = None           # detector id named as the likely cause
     score_components: dict = field(default_factory=dict)
     why_first: str = ""
+    #: the story as an SRE writes it: headline, timeline, cause and why,
+    #: effects, context, what is left out (see :mod:`sarsleuth.narrative`)
+    story: dict = field(default_factory=dict)
+    #: how users were hurt: "killed", "crashed", "refused", "dropped", "failed", "slowed"
+    impact: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -195,6 +203,8 @@ class Incident:
             "why_first": self.why_first or None,
             "findings": [f.to_dict() for f in self.findings],
             "recommendations": list(self.recommendations),
+            "impact": list(self.impact),
+            "story": self.story,
         }
 
     def _repr_html_(self) -> str:

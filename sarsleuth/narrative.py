@@ -1,42 +1,31 @@
-"""The plain-English paragraph of an incident.
+"""The story of an incident, as an experienced SRE writes it.
 
-It reads like the field reports' own conclusions: when (on one clock, with
-the zone), the likely cause with its peak numbers, the effects in causal
-order, the decisive log lines quoted with file and line, and what to do.
+A one-sentence headline with the decisive numbers; a timeline across every
+source (time, what, evidence file:line); the cause and why it is the cause;
+its effects; what was already there before it; what to do.  The parts are
+kept apart in ``Incident.story`` so that text, markdown and HTML tell the
+same story the same way; ``Incident.summary`` is the paragraph form.
+Every causal claim names the evidence it rests on.
 """
 from __future__ import annotations
 
 import os
 
-from sarsleuth.model import SEVERITY_RANK, Finding, Incident
+from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
+from sarsleuth.render._time import when, zone_of
 
 
-def when(ts, with_date: bool = True) -> str:
+def _on_clock(f: Finding) -> bool:
     import pandas as pd
-    if ts is None or pd.isna(ts):
-        return "at an unknown time"
-    ts = pd.Timestamp(ts)
-    text = ts.strftime("%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S")
-    return text
+    return bool(f.aligned) and f.start is not None and not pd.isna(f.start)
 
 
-def zone_of(ts) -> str:
-    """How the zone of a time is said: ``UTC``, ``UTC+08:00``,
-    ``Europe/Paris, UTC+01:00`` or ``host wall clock, zone unknown``."""
-    import pandas as pd
-    if ts is None or pd.isna(ts):
-        return ""
-    ts = pd.Timestamp(ts)
-    if ts.tzinfo is None:
-        return "host wall clock, zone unknown"
-    name = str(ts.tzinfo)
-    off = ts.strftime("%z")
-    off = f"{off[:3]}:{off[3:]}" if off else ""
-    if name in ("UTC", "Z", "Etc/UTC") and off in ("+00:00", ""):
-        return "UTC"
-    if name in ("UTC", off) or name.startswith("UTC") or name.startswith("pytz.FixedOffset") or name[:1] in "+-":
-        return f"UTC{off}"
-    return f"{name}, UTC{off}"
+def where(finding: Finding) -> str:
+    """``file:line`` of a finding's first evidence (``file`` for sar values)."""
+    for ev in finding.evidence:
+        if ev.path:
+            return os.path.basename(ev.path) + (f":{ev.line}" if ev.line else "")
+    return ""
 
 
 def quote(finding: Finding, limit: int = 1) -> str:
@@ -58,11 +47,27 @@ def _same_day(a, b) -> bool:
         return True
 
 
-def _span(f: Finding) -> str:
+def _peak(f: Finding):
+    import pandas as pd
+    peak = (f.refs or {}).get("peak_time")
+    if not peak or not _on_clock(f):
+        return None
+    try:
+        p = pd.Timestamp(peak)
+        if p.tzinfo is None and pd.Timestamp(f.start).tzinfo is not None:
+            p = p.tz_localize(pd.Timestamp(f.start).tzinfo)
+        if p != pd.Timestamp(f.start) and (f.end is None or p != pd.Timestamp(f.end)):
+            return p
+    except (TypeError, ValueError):
+        return None
+    return None
+
+
+def span(f: Finding) -> str:
     """When a finding held: ``at T``, ``from A to B``, with its peak time
     when that is neither end, and dates when it crosses midnight."""
     import pandas as pd
-    if not f.aligned or f.start is None or pd.isna(f.start):
+    if not _on_clock(f):
         if (f.refs or {}).get("nginx_exit_pids"):
             return "(kernel lines without a time on the shared clock, dated by the same PIDs' exits in error.log)"
         return "(time not on the shared clock)"
@@ -71,80 +76,145 @@ def _span(f: Finding) -> str:
     else:
         dated = not _same_day(f.start, f.end)
         text = f"from {when(f.start, dated)} to {when(f.end, dated)}"
-    peak = (f.refs or {}).get("peak_time")
-    if peak:
-        try:
-            p = pd.Timestamp(peak)
-            if p.tzinfo is None and pd.Timestamp(f.start).tzinfo is not None:
-                p = p.tz_localize(pd.Timestamp(f.start).tzinfo)
-            if p != pd.Timestamp(f.start) and p != pd.Timestamp(f.end):
-                text += f", peak at {when(p, False)}"
-        except (TypeError, ValueError):
-            pass
+    p = _peak(f)
+    if p is not None:
+        text += f", peak at {when(p, False)}"
     return text
 
 
-def _same_process(f: Finding, cause: Finding) -> int:
-    """How many processes ``f`` shares with the cause (PIDs both name):
-    the same crash or kill seen by nginx and by the kernel."""
-    if f.detector not in ("worker-signal-exit", "segfault", "oom-kill"):
-        return 0
-    if cause.detector not in ("worker-signal-exit", "segfault", "oom-kill"):
+def _shared_processes(f: Finding, cause: Finding) -> int:
+    """How many processes ``f`` shares with the cause (PIDs both name) when
+    both count dead processes: the same crash or kill seen twice."""
+    from sarsleuth.knowledge import kb_entry
+    if not (kb_entry(f.detector).get("process_deaths") and kb_entry(cause.detector).get("process_deaths")):
         return 0
     return len(set(f.refs.get("pids") or []) & set(cause.refs.get("pids") or []))
 
 
-def narrate(inc: Incident, cause: Finding, chain: dict | None) -> str:
-    """Causes before effects: when and where, the likely cause with its peak
-    and the log line that shows it, what it explains, what came before, its
-    effects in causal order, what is not on the shared clock, and the first
-    thing to do."""
+def _cited(f: Finding) -> str:
+    loc = where(f)
+    return f" [{loc}]" if loc else ""
+
+
+def timeline(inc: Incident) -> list[dict]:
+    """Every finding of the incident on one clock: its start (and its peak),
+    what it was, its role, and the evidence file:line; findings without a
+    time on the shared clock last."""
+    rows = []
+    for f in inc.findings:
+        ev = f.evidence[0] if f.evidence else None
+        base = {"role": f.role, "detector": f.detector, "host": f.host,
+                "where": where(f), "path": ev.path if ev else "", "line": ev.line if ev else None}
+        if _on_clock(f):
+            rows.append({**base, "time": iso(f.start), "clock": when(f.start, False), "what": f.title,
+                         "_key": f.start})
+            p = _peak(f)
+            if p is not None:
+                rows.append({**base, "time": iso(p), "clock": when(p, False), "what": f"peak: {f.title}", "_key": p})
+        else:
+            rows.append({**base, "time": None, "clock": "not on the shared clock", "what": f.title, "_key": None})
+    timed = sorted((r for r in rows if r["_key"] is not None), key=lambda r: r["_key"])
+    for r in rows:
+        r.pop("_key")
+    return timed + [r for r in rows if r["time"] is None]
+
+
+def _headline(inc: Incident, cause: Finding, effects: list[Finding]) -> str:
     import pandas as pd
-    where = f" on {', '.join(inc.hosts)}" if inc.hosts else ""
+    from sarsleuth.knowledge import category_title
+    where_ = f" on {', '.join(inc.hosts)}" if inc.hosts else ""
     if inc.start is not None and not pd.isna(inc.start):
-        zone = zone_of(inc.start)
         dated = inc.end is not None and not _same_day(inc.start, inc.end)
-        head = f"Between {when(inc.start)} and {when(inc.end, dated)} ({zone}){where}"
+        period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)})"
     else:
-        head = f"At a time not on the shared clock{where}"
-    what = chain["name"] if chain else cause.detector.replace("-", " ")
-    sentences = [f"{head}: {what}."]
-    cause_text = f"Likely cause: {cause.title} {_span(cause)}"
+        period = " (time not on the shared clock)"
+    # the decisive effects: medium or worse, on the shared clock first
+    top = sorted((f for f in effects if SEVERITY_RANK[f.severity] >= SEVERITY_RANK["medium"]),
+                 key=lambda f: (not _on_clock(f), -SEVERITY_RANK[f.severity]))
+    picked, seen = [], {cause.detector}
+    for f in top:
+        if f.detector not in seen:
+            picked.append(f)
+            seen.add(f.detector)
+        if len(picked) == 2:
+            break
+    text = f"{category_title(inc.category)}{where_}{period}: {cause.title}"
+    if picked:
+        text += ", then " + " and ".join(f.title for f in picked)
+    return text.rstrip(".") + "."
+
+
+def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: list[Finding]) -> str:
+    if chain is None:
+        return (f"It is the most severe finding{_cited(cause)}; no known cause-and-effect chain links it "
+                "to the others, so they are told as context.")
+    order = chain["order"]
+    named = []
+    for f in [cause] + effects:
+        if f.detector not in named:
+            named.append(f.detector)
+    named.sort(key=order.index)
+    text = (f"It comes first on the {chain['name']} chain ({' -> '.join(named)}) and in time{_cited(cause)}; "
+            f"the {len(effects)} finding(s) below follow from it and none starts before it.")
+    before = [f for f in context if _on_clock(f) and _on_clock(cause) and f.start < cause.start]
+    if before:
+        text += f" {len(before)} finding(s) started earlier: they are context, not its effects."
+    return text
+
+
+def narrate(inc: Incident, cause: Finding, chain: dict | None) -> None:
+    """Fill ``inc.story`` and ``inc.summary``."""
+    effects = [f for f in inc.findings if f.role == "effect" or (f.role == "cause" and f is not cause)]
+    context = [f for f in inc.findings if f.role == "context"]
+    cause_text = f"{cause.title} {span(cause)}"
     q = quote(cause)
     if q:
-        cause_text += f" [{q}]"
-    sentences.append(cause_text + ".")
-    if cause.explanation:
-        sentences.append(cause.explanation)
-    precursors = [f for f in inc.findings if f is not cause and f.aligned and inc.start is not None
-                  and f.start is not None and not pd.isna(f.start) and f.start < inc.start]
-    precursors.sort(key=lambda f: -SEVERITY_RANK[f.severity])
-    if precursors:
-        sentences.append("Already before it: " + "; ".join(f"{f.title} {_span(f)}" for f in precursors[:4]) + ".")
-    effects = [f for f in inc.findings if f is not cause and f not in precursors]
-    if effects:
-        label = "Effects, in causal order" if chain else "Also seen"
-        items = []
-        for f in effects[:8]:
-            item = f"{f.title} {_span(f)}"
-            same = _same_process(f, cause)
-            if same:
-                item += f" (the same {same} process(es) as the cause, matched by PID: not additional ones)"
-            q = quote(f)
-            if q and f.evidence and f.evidence[0].line:
-                item += f" [{q}]"
-            items.append(item)
-        sentences.append(f"{label}: " + "; ".join(items) + ".")
-        if len(effects) > 8:
-            sentences.append(f"({len(effects) - 8} more findings in the evidence list.)")
-    unaligned = [f for f in inc.findings if not f.aligned]
+        cause_text += f", evidence {q}"
+    effect_lines = []
+    for f in effects:
+        item = f"{f.title} {span(f)}"
+        same = _shared_processes(f, cause)
+        if same:
+            item += f" (the same {same} process(es) as the cause, matched by PID: not additional ones)"
+        effect_lines.append(item + _cited(f))
+    context_lines = []
+    for f in context:
+        if _on_clock(f) and _on_clock(cause) and f.start < cause.start:
+            why = "already before the cause"
+        else:
+            why = "at the same time, not explained by the cause"
+        context_lines.append(f"{f.title} {span(f)} ({why}){_cited(f)}")
+    unaligned = [f for f in inc.findings if not _on_clock(f)]
+    unaligned_note = ""
     if unaligned:
         names = ", ".join(sorted({f.detector for f in unaligned}))
-        sentences.append(f"{len(unaligned)} finding(s) ({names}) come from sources without a time on the shared "
-                         "clock and were attached by PID or causal chain, not by time.")
+        unaligned_note = (f"{len(unaligned)} finding(s) ({names}) come from sources without a time on the shared "
+                          "clock and were attached by PID or causal chain, not by time.")
+    inc.story = {
+        "headline": _headline(inc, cause, effects),
+        "timeline": timeline(inc),
+        "cause": cause_text,
+        "explanation": cause.explanation,
+        "why": _why(cause, chain, effects, context),
+        "effects": effect_lines,
+        "context": context_lines,
+        "unaligned": unaligned_note,
+        "actions": list(inc.recommendations),
+    }
+    parts = [inc.story["headline"], f"Cause: {cause_text}."]
+    if cause.explanation:
+        parts.append(cause.explanation)
+    if effect_lines:
+        parts.append("Effects: " + "; ".join(effect_lines[:8]) + "."
+                     + (f" ({len(effect_lines) - 8} more in the findings.)" if len(effect_lines) > 8 else ""))
+    if context_lines:
+        parts.append("Context: " + "; ".join(context_lines[:4]) + "."
+                     + (f" ({len(context_lines) - 4} more in the findings.)" if len(context_lines) > 4 else ""))
+    if unaligned_note:
+        parts.append(unaligned_note)
     if inc.recommendations:
-        sentences.append("What to do first: " + inc.recommendations[0])
-    return " ".join(s.strip() for s in sentences if s.strip())
+        parts.append("What to do first: " + inc.recommendations[0])
+    inc.summary = " ".join(p.strip() for p in parts if p.strip())
 
 
 def quiet_summary(case) -> str:

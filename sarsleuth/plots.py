@@ -6,19 +6,16 @@ Decimation keeps the min and the max of each pixel-wide bucket, so a day at
 """
 from __future__ import annotations
 
-#: Which series illustrate which detector: (section, metric, device or None
-#: for "the busiest device in the window"), with the axis unit.
-DETECTOR_SERIES = {
-    "swap-climb": [("swap", "%swpused", "", "%")],
-    "memory-pressure": [("memory", "%memused", "", "%")],
-    "iowait-spike": [("cpu", "%iowait", "all", "%")],
-    "cpu-saturation": [("cpu", "%idle", "all", "%")],
-    "load-spike": [("queue", "ldavg-1", "", "load")],
-    "nic-saturation": [("net-dev", "%ifutil", None, "%")],
-    "loadtest-link-saturation": [("net-dev", "txkB/s", None, "kB/s")],
-    "tcp-timewait": [("net-sock", "tcp-tw", "", "sockets")],
-    "sar-gap": [("cpu", "%idle", "all", "%")],
-}
+#: Event kinds drawn with a colour of their own; more kinds share the last.
+EVENT_COLOURS = ["tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray"]
+
+
+def _series_of(detector: str) -> list:
+    """Which series illustrate a detector (knowledge base ``series``):
+    (section, metric, device or None for the busiest device, unit)."""
+    from sarsleuth.knowledge import kb_entry
+    return [(sec, met, None if dev == "*" else dev, unit) for sec, met, dev, unit in kb_entry(detector).get("series", [])]
+
 
 MAX_POINTS = 2000
 
@@ -81,24 +78,56 @@ def _series(case, section, metric, device, host):
     return part.drop_duplicates("timestamp").set_index("timestamp")["value"].sort_index()
 
 
-def _mark_events(ax, events, start=None, end=None, label=True):
+def _marked_events(events, start=None, end=None):
     import pandas as pd
+    from sarsleuth.knowledge import unmarked_event_kinds
     if events is None or not len(events):
-        return
+        return None
     ev = events[events["timestamp"].notna()]
+    if "aligned" in ev.columns:
+        ev = ev[ev["aligned"].fillna(True).astype(bool)]
     if start is not None:
         pad = pd.Timedelta(minutes=10)
         ev = ev[(ev["timestamp"] >= start - pad) & (ev["timestamp"] <= end + pad)]
-    ev = ev[~ev["kind"].isin(["worker-start", "sar-restart", "sar-comment", "loadtest-run", "ps-snapshot", "kernel-boot"])]
-    seen = set()
-    for kind, part in ev.groupby("kind"):
+    ev = ev[~ev["kind"].isin(sorted(unmarked_event_kinds()))]
+    return ev if len(ev) else None
+
+
+def _mark_events(ax, events, start=None, end=None, label=True):
+    """Log events as thin vertical lines, one colour per kind.  Their names
+    go in a legend below the plot, never on it: labels at event times pile
+    up on each other when events cluster, as they do in an incident."""
+    ev = _marked_events(events, start, end)
+    if ev is None:
+        return []
+    handles = []
+    for i, (kind, part) in enumerate(ev.groupby("kind")):
+        colour = EVENT_COLOURS[min(i, len(EVENT_COLOURS) - 1)]
         times = part["timestamp"].drop_duplicates()
-        for t in times.head(50):
-            ax.axvline(t, color="tab:red", alpha=0.35, linewidth=0.8)
-        if label and kind not in seen:
-            seen.add(kind)
-            ax.annotate(f"{kind} x{int(part['count'].fillna(1).sum())}", xy=(times.iloc[0], 1), xycoords=("data", "axes fraction"),
-                        xytext=(2, -10 - 10 * (len(seen) - 1)), textcoords="offset points", fontsize=7, color="tab:red")
+        line = None
+        for t in times.head(200):
+            line = ax.axvline(t, color=colour, alpha=0.45, linewidth=0.9)
+        if line is not None and label:
+            count = int(part["count"].fillna(1).sum()) if "count" in part.columns else len(part)
+            line.set_label(f"{kind} x{count:,}")
+            handles.append(line)
+    return handles
+
+
+def _time_axis(ax, index) -> None:
+    """Readable time ticks: enough of them (5 to 10), labelled concisely
+    (the date once, then times), whatever the span."""
+    import matplotlib.dates as mdates
+    tz = getattr(index, "tz", None)
+    locator = mdates.AutoDateLocator(minticks=6, maxticks=14, tz=tz)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=tz))
+
+
+def _legend_below(fig, axes, handles) -> None:
+    if handles:
+        fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), fontsize=7, frameon=False,
+                   title="log events (vertical lines)", title_fontsize=7, bbox_to_anchor=(0.5, 0.0))
 
 
 def plot_metric(case, section, metric, host=None, device=None, ax=None, events=True):
@@ -118,8 +147,9 @@ def plot_metric(case, section, metric, host=None, device=None, ax=None, events=T
     ax.set_xlabel(f"time ({_zone_label(s.index)})")
     ax.set_title(f"{section}: {metric}" + (f" [{device}]" if device else ""), fontsize=9)
     ax.grid(alpha=0.3)
-    if events:
-        _mark_events(ax, case.events)
+    _time_axis(ax, s.index)
+    if events and _mark_events(ax, case.events):
+        ax.legend(loc="upper left", fontsize=7, framealpha=0.8)
     return ax
 
 
@@ -134,7 +164,7 @@ def incident_figure(case, incident):
     if start is None:
         return None
     for f in incident.findings:
-        for section, metric, device, unit in DETECTOR_SERIES.get(f.detector, []):
+        for section, metric, device, unit in _series_of(f.detector):
             dev = device if device is not None else _busiest_device(case, section, metric, host, start, end)
             if dev is None or (section, metric, dev) in seen:
                 continue
@@ -148,6 +178,7 @@ def incident_figure(case, incident):
     span = max(pd.Timestamp(end) - pd.Timestamp(start), pd.Timedelta(minutes=5))
     lo, hi = pd.Timestamp(start) - span, pd.Timestamp(end) + span
     fig, axes = _figure(len(panels))
+    handles = []
     for ax, (section, metric, dev, unit, s) in zip(axes, panels):
         w = s[(s.index >= lo) & (s.index <= hi)]
         if not len(w):
@@ -160,10 +191,16 @@ def incident_figure(case, incident):
         ax.tick_params(labelsize=7)
         if dev and dev not in ("all", ""):
             ax.set_title(f"{section} {dev}", fontsize=8, loc="right")
-        _mark_events(ax, case.events, start, end, label=(ax is axes[0]))
+        marked = _mark_events(ax, case.events, start, end, label=(ax is axes[0]))
+        handles = handles or marked
+        _time_axis(ax, panels[0][4].index)
     axes[-1].set_xlabel(f"time ({_zone_label(panels[0][4].index)})", fontsize=8)
-    fig.autofmt_xdate()
     fig.tight_layout()
+    if handles:
+        rows = (len(handles) + 3) // 4
+        # room below the time axis for the legend, in inches whatever the height
+        fig.subplots_adjust(bottom=min(0.45, (0.75 + 0.18 * rows) / fig.get_figheight()))
+        _legend_below(fig, axes, handles)
     return fig
 
 

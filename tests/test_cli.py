@@ -11,6 +11,8 @@ import re
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 from sarsleuth import render
@@ -381,3 +383,58 @@ def test_parquet_to_a_terminal_is_refused():
     proc = run("parse", SAMPLES / "nginx-proxy-oom" / "sa06", "--format", "parquet", tty=True)
     assert proc.returncode == 2 and proc.stdout == ""
     assert "binary" in proc.stderr and "-o FILE" in proc.stderr
+
+
+# ----------------------------------------------- what each output leaves out
+@pytest.fixture(scope="module")
+def many_incidents():
+    import sarsleuth
+    bundles = Path(__file__).resolve().parent / "bundles"
+    folders = [p for p in sorted(SAMPLES.iterdir()) if p.is_dir() and p.name != "record"]
+    return sarsleuth.load(*folders, *sorted(p for p in bundles.iterdir() if p.is_dir()))
+
+
+def _render(name, case, **view):
+    import io
+
+    from sarsleuth import render
+    from sarsleuth.render._view import View
+    out = io.StringIO()
+    render.write_case(name, case, out, view=View(**view))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("view, told", [({}, 5), ({"top": 2}, 2), ({"everything": True}, None)])
+def test_text_and_markdown_tell_every_incident_or_say_how_many_they_leave_out(many_incidents, view, told):
+    total = len(many_incidents.incidents)
+    assert total > 5
+    told = total if told is None else told
+    text = " ".join(_render("text", many_incidents, **view).split())
+    md = _render("markdown", many_incidents, **view)
+    assert len(re.findall(r"#\d+ \[(?:low|medium|high|critical)\]", text)) == told
+    assert len(re.findall(r"(?m)^## \d+\. ", md)) == told
+    for out in (text, md):
+        if told < total:
+            assert f"{total - told} more incident(s) not shown here" in out and "--all" in out
+        else:
+            assert "more incident(s) not shown" not in out
+    # the guesses are said in every output, whatever is cut
+    from sarsleuth.render.markdown import md_escape
+    for note in many_incidents.notes:
+        assert " ".join(note.split()) in text and md_escape(note) in md
+
+
+def test_html_shows_every_incident(many_incidents):
+    from sarsleuth.render.html import build_html
+    html = build_html(many_incidents, plots=False)
+    for inc in many_incidents.incidents:
+        assert f'id="incident-{inc.id}"' in html and f'href="#incident-{inc.id}"' in html
+
+
+def test_top_and_all_options(tmp_path):
+    proc = run_cli("analyze", SAMPLES / "live-loopback", "--top", "1")
+    assert proc.returncode == 0
+    assert "1 more incident(s) not shown here: --top 2 or --all tells every one." in " ".join(proc.stdout.split())
+    proc = run_cli("analyze", SAMPLES / "live-loopback", "--all", "--format", "markdown")
+    assert proc.returncode == 0 and "not shown here" not in proc.stdout and "## 2. Worker crashes" in proc.stdout
+    assert run_cli("analyze", SAMPLES / "live-loopback", "--top", "0").returncode == 2

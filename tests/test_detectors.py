@@ -1,6 +1,8 @@
 """Each detector on realistic positive input, and silent on a normal day."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -494,7 +496,10 @@ def test_every_detector_has_a_knowledge_base_entry():
         assert kb.get("explanation", "").strip(), det_id
         assert kb.get("limit", "").strip(), det_id
         assert kb.get("check") and all(isinstance(c, str) and c for c in kb["check"]), det_id
-        assert kb.get("recommendations") and all(isinstance(r, str) and len(r) > 20 for r in kb["recommendations"]), det_id
+        recs = kb.get("recommendation")
+        assert recs and all(isinstance(r["text"], str) and len(r["text"]) > 20 and r["key"] and 1 <= r["effect"] <= 5
+                            for r in recs), det_id
+        assert not any(re.search(r"\breport \d{3}\b", r["text"]) for r in recs), det_id
         assert cls.summary and cls.category in ("memory-exhaustion", "io-saturation", "cpu-saturation",
                                                 "network-saturation", "socket-exhaustion", "connection-limit",
                                                 "fd-exhaustion", "worker-crash", "load-test-failure", "other"), det_id

@@ -290,7 +290,7 @@ class Detector(ABC):
         return Finding(
             detector=self.id, title=title, severity=severity, start=start, end=end, host=host,
             metrics=metrics or {}, evidence=evidence or [], explanation=explanation or kb.get("explanation", ""),
-            category=self.category, recommendations=list(kb.get("recommendations", [])),
+            category=self.category, recommendations=[r["text"] for r in kb.get("recommendation", [])],
             sources=sorted(set(sources or [e.path for e in (evidence or [])])), aligned=aligned,
             refs=refs or {},
         )

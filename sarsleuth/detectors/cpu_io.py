@@ -4,6 +4,48 @@ from __future__ import annotations
 from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_time, severity_for
 from sarsleuth.detectors.base import Context, Detector, metric_evidence
 
+#: How far back the usual level of a series is looked for, before each sample.
+PRIOR_WINDOW = "15min"
+
+
+def above_prior_baseline(series, threshold_for, hold_samples: int):
+    """Which samples exceed ``threshold_for(baseline)``, the baseline being
+    the median of the series over the window *before* each sample and held
+    fixed from the first sample of an excursion until ``hold_samples``
+    quiet samples end it: an incident never raises its own baseline (a
+    burst that fills most of a short recording is still measured against
+    what came before it).  Returns (mask, baseline per sample)."""
+    import numpy as np
+    values = series.to_numpy(dtype=float)
+    prior = series.rolling(PRIOR_WINDOW, closed="left", min_periods=1).median().to_numpy(dtype=float)
+    # nothing before the first sample: the series' own low quartile stands in
+    fallback = baseline(series, 0.25)
+    mask = np.zeros(len(values), dtype=bool)
+    bases = np.empty(len(values))
+    frozen, quiet = None, 0
+    for i, v in enumerate(values):
+        b = frozen if frozen is not None else (prior[i] if prior[i] == prior[i] else fallback)
+        hit = v == v and v >= threshold_for(b)
+        if hit:
+            if frozen is None:
+                frozen = b
+            quiet = 0
+        elif frozen is not None:
+            quiet += 1
+            if quiet > hold_samples:
+                frozen = None
+        mask[i] = hit
+        bases[i] = b
+    return mask, bases
+
+
+def _hold_samples(series, max_gap_samples: int, bridge_seconds: float = 60.0) -> int:
+    import numpy as np
+    if len(series) < 2:
+        return max_gap_samples
+    step = float(np.median(np.diff(series.index.asi8))) / 1e9 or 1.0
+    return max(max_gap_samples, int(bridge_seconds / step))
+
 
 class IowaitSpike(Detector):
     """%iowait (CPU "all") far above the host's own baseline and above an
@@ -34,10 +76,14 @@ class IowaitSpike(Detector):
             if s is None or len(s) < 2:
                 continue
             p = self.params
-            base = baseline(s, 0.5)
-            threshold = max(p["abs_floor_pct"], base * p["baseline_factor"], base + p["baseline_margin_pct"])
-            for ep in episodes(s, (s >= threshold).to_numpy(), p["max_gap_samples"],
-                                  min_duration_seconds=p["min_duration_seconds"]):
+
+            def threshold_for(base):
+                return max(p["abs_floor_pct"], base * p["baseline_factor"], base + p["baseline_margin_pct"])
+
+            mask, bases = above_prior_baseline(s, threshold_for, _hold_samples(s, p["max_gap_samples"]))
+            for ep in episodes(s, mask, p["max_gap_samples"], min_duration_seconds=p["min_duration_seconds"]):
+                base = float(bases[s.index.get_loc(ep.start)])
+                threshold = threshold_for(base)
                 sev = severity_for(ep.peak, [(80, "critical"), (40, "high"), (20, "medium")])
                 text = (f"%iowait peak {ep.peak:.2f} at {fmt_time(ep.peak_time)} "
                         f"(baseline {base:.2f}); above {threshold:.1f} from {fmt_time(ep.start)} to {fmt_time(ep.end)}")
@@ -129,8 +175,10 @@ class LoadSpike(Detector):
             p = self.params
             known_ncpu = ctx.ncpu(host)
             ncpu = known_ncpu or 1
-            base = baseline(load, 0.5)
-            cond = (load >= p["jump_factor"] * max(base, 0.05)) & (load >= p["jump_min_load"])
+            mask, bases = above_prior_baseline(load, lambda b: max(p["jump_factor"] * max(b, 0.05), p["jump_min_load"]),
+                                               _hold_samples(load, p["max_gap_samples"]))
+            import pandas as pd
+            cond = pd.Series(mask, index=load.index)
             if known_ncpu:  # without the CPU count only the jump from baseline is meaningful
                 cond |= load >= p["per_cpu_factor"] * known_ncpu
             blocked = ctx.series("queue", "blocked", host=host)
@@ -138,6 +186,7 @@ class LoadSpike(Detector):
                 cond |= blocked.reindex(load.index).fillna(0) >= max(p["min_blocked"], p["blocked_per_cpu"] * ncpu)
             for ep in episodes(load, cond.to_numpy(), p["max_gap_samples"],
                                   min_duration_seconds=p["min_duration_seconds"]):
+                base = float(bases[load.index.get_loc(ep.start)])
                 metrics = {"peak_ldavg_1": ep.peak, "baseline_ldavg_1": base, "ncpu": known_ncpu}
                 runq = ctx.series("queue", "runq-sz", host=host)
                 if runq is not None:

@@ -27,3 +27,27 @@ def kb_entry(detector_id: str) -> dict:
 
 def causal_chains() -> list[dict]:
     return knowledge_base().get("chain", [])
+
+
+def recommendations_of(detector_id: str) -> list[dict]:
+    """The detector's recommendations, each with the evidence it needs
+    (see the head of ``kb.toml``)."""
+    return list(kb_entry(detector_id).get("recommendation", []))
+
+
+def categories() -> list[str]:
+    """Incident categories, in the order the contract lists them."""
+    return list(knowledge_base().get("category", {}))
+
+
+def category_title(category: str) -> str:
+    table = knowledge_base().get("category", {})
+    return table.get(category, table.get("other", {})).get("title", category)
+
+
+def impact_weights() -> dict:
+    return dict(knowledge_base().get("impact", {}))
+
+
+def unmarked_event_kinds() -> frozenset:
+    return frozenset(knowledge_base().get("plot", {}).get("unmarked_event_kinds", []))

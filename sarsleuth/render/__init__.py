@@ -36,8 +36,15 @@ def get(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def write_case(name: str, case, out) -> None:
-    get(name).write_case(case, out)
+def write_case(name: str, case, out, view=None) -> None:
+    """``view`` (:class:`~sarsleuth.render._view.View`: ``--top``, ``--all``)
+    goes to the formats that cut anything."""
+    import inspect
+    module = get(name)
+    if view is not None and "view" in inspect.signature(module.write_case).parameters:
+        module.write_case(case, out, view=view)
+    else:
+        module.write_case(case, out)
 
 
 def write_table(name: str, table, out) -> None:

@@ -38,7 +38,8 @@ def key(name: str) -> Callable[[dict], str]:
 def number(value: Any, scale: float = 1.0) -> str:
     """A number as people read it: thousands separators, no decimals for
     whole or large numbers, two otherwise (as sar prints), three significant
-    digits below 0.01 (so 0.004 is not shown as 0.00); '' when absent."""
+    digits below 1 (so 0.004 is not shown as 0.00, nor 0.012 s as 0.01);
+    '' when absent."""
     if value is None or type(value).__name__ in ("NAType", "NaTType"):
         return ""
     if isinstance(value, bool):
@@ -51,6 +52,6 @@ def number(value: Any, scale: float = 1.0) -> str:
         return ""
     if abs(v) >= 1000 or v.is_integer():
         return f"{v:,.0f}"
-    if abs(v) < 0.01:
-        return f"{v:.3g}"
+    if abs(v) < 1:
+        return f"{v:.3g}"      # 0.012 s stays 0.012, not 0.01
     return f"{v:,.2f}"

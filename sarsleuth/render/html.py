@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from importlib import resources
 
-from sarsleuth.render._time import when, zone_of
 from sarsleuth.render._safe import utf8
+from sarsleuth.render._time import when, zone_of
+from sarsleuth.render._view import EVIDENCE_LINES, View, code_spans, left_out
 
 #: Incidents given a plot (each costs a matplotlib figure).
 MAX_PLOTS = 10
@@ -18,6 +19,8 @@ def _env():
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["when"] = lambda ts: when(ts)
     env.filters["basename"] = lambda p: str(p).replace("\\", "/").rsplit("/", 1)[-1]
+    env.filters["spans"] = code_spans
+    env.filters["zone"] = zone_of
     env.globals["zip"] = zip
     return env
 
@@ -32,12 +35,15 @@ def _template(name: str):
     return _env().from_string(text)
 
 
-def build_html(case, plots: bool = True) -> str:
+def build_html(case, plots: bool = True, view: View | None = None) -> str:
     from sarsleuth import __version__
+    from sarsleuth.render._timeline import timeline_svg
+    view = view or View()
     figures = {}
+    drawn = list(case.incidents) if view.everything else list(case.incidents[:MAX_PLOTS])
     if plots:
         from sarsleuth.plots import figure_svg, incident_figure
-        for inc in case.incidents[:MAX_PLOTS]:
+        for inc in drawn:
             fig = incident_figure(case, inc)
             if fig is not None:
                 figures[inc.id] = figure_svg(fig)
@@ -48,21 +54,24 @@ def build_html(case, plots: bool = True) -> str:
                         "end": when(end) if end is not None else "", "records": s.records, "warnings": s.warnings})
     findings = sorted(case.findings, key=lambda f: (str(f.start) if f.start is not None else "~", f.detector))
     zone = zone_of(case.incidents[0].start) if case.incidents else ""
+    plots_note = left_out(len(case.incidents), len(drawn), "incident(s) without a chart",
+                          "--all draws a chart for every one") if plots else ""
     return utf8(_template("report.html.j2").render(
         case=case, incidents=case.incidents, findings=findings, sources=sources, figures=figures,
-        version=__version__, zone=zone, skipped=case.skipped,
+        version=__version__, zone=zone, skipped=case.skipped, timeline=timeline_svg(case),
+        evidence_lines=None if view.everything else EVIDENCE_LINES + 1, plots_note=plots_note,
     ))
 
 
-def write_case(case, out) -> None:
-    out.write(build_html(case))
+def write_case(case, out, view: View | None = None) -> None:
+    out.write(build_html(case, view=view))
 
 
-def write_html(case, path, plots: bool = True, inputs=()) -> str:
+def write_html(case, path, plots: bool = True, inputs=(), view: View | None = None) -> str:
     """Write the report to ``path`` whole or not at all (a temporary file
     renamed over it), never over one of ``inputs``."""
     from sarsleuth.render._files import write_text_file
-    write_text_file(path, build_html(case, plots=plots), inputs)
+    write_text_file(path, build_html(case, plots=plots, view=view), inputs)
     return str(path)
 
 
@@ -71,7 +80,7 @@ def write_table(table, out) -> None:
 
 
 def incident_fragment(inc) -> str:
-    return utf8(_template("incident.html.j2").render(inc=inc, figure=None))
+    return utf8(_template("incident.html.j2").render(inc=inc, figure=None, evidence_lines=EVIDENCE_LINES + 1))
 
 
 def case_fragment(case) -> str:

@@ -15,12 +15,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from sarsleuth.render._time import when, zone_of
 from sarsleuth.render._safe import shown
+from sarsleuth.render._time import when, zone_of
+from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, left_out
 
 SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critical": "bold white on red"}
-#: Incidents given a panel; the rest are counted, and named in the JSON.
-MAX_INCIDENTS = 10
+ROLE_STYLE = {"cause": "bold", "effect": "", "context": "dim"}
+#: Incidents listed in the summary table unless --all.
+MAX_LISTED = 20
 
 
 def console_for(out) -> Console:
@@ -29,38 +31,43 @@ def console_for(out) -> Console:
     return Console(file=out, markup=False, emoji=False, highlight=False)
 
 
-def write_case(case, out) -> None:
-    render_text(case, console_for(out))
+def write_case(case, out, view: View | None = None) -> None:
+    render_text(case, console_for(out), view=view)
 
 
-def render_text(case, console: Console | None = None, max_incidents: int = MAX_INCIDENTS) -> None:
+def render_text(case, console: Console | None = None, max_incidents: int | None = None,
+                view: View | None = None) -> None:
     console = console or console_for(None)
-    console.print(_summary(case, max_incidents) if case.incidents else _quiet(case))
-    for inc in case.incidents[:max_incidents]:
-        console.print(_incident_panel(inc))
-    if len(case.incidents) > max_incidents:
-        console.print(Text(f"{len(case.incidents) - max_incidents} more incident(s) not shown: "
-                           "--format json or markdown lists every one.", style="dim"))
-    _footer(case, console)
+    view = view or View(top=max_incidents)
+    told = view.incidents(case)
+    console.print(_summary(case, view, told) if case.incidents else _quiet(case))
+    for inc in told:
+        console.print(_incident_panel(inc, view))
+    note = left_out(len(case.incidents), len(told), "incident(s)",
+                    f"--top {len(case.incidents)} or --all tells every one")
+    if note:
+        console.print(Text(note, style="bold"))
+    _footer(case, console, view)
 
 
-def _summary(case, max_incidents: int) -> Table:
+def _summary(case, view: View, told: list) -> Table:
     t = Table(title=Text("sarsleuth: incidents, most important first"), title_justify="left", expand=True)
     t.add_column("#", justify="right", width=3)
     t.add_column("severity", width=9)
     t.add_column("when", no_wrap=True)
     t.add_column("incident")
     t.add_column("score", justify="right", width=5)
-    for inc in case.incidents[:max_incidents]:
+    listed = view.rows(case.incidents, max(MAX_LISTED, len(told)))
+    for inc in listed:
         t.add_row(str(inc.rank), Text(inc.severity, style=SEVERITY_STYLE.get(inc.severity, "")),
                   when(inc.start) if inc.start is not None else "unaligned",
                   Text(shown(inc.title)), f"{inc.score:.2f}")
     zone = zone_of(case.incidents[0].start)
-    shown_count = min(len(case.incidents), max_incidents)
-    more = f" (showing {shown_count} of {len(case.incidents)})" if shown_count < len(case.incidents) else ""
-    t.caption = Text((f"times: {shown(zone)}  |  " if zone else "")
-                     + f"{len(case.sources)} sources, {len(case.findings)} findings, "
-                     f"{len(case.incidents)} incident(s){more}")
+    caption = ((f"times: {shown(zone)}  |  " if zone else "")
+               + f"{len(case.sources)} sources, {len(case.findings):,} findings, {len(case.incidents):,} incident(s); "
+               f"{len(told)} told below")
+    more = left_out(len(case.incidents), len(listed), "incident(s)", "--all lists every one")
+    t.caption = Text(caption + (f"; {more}" if more else ""))
     return t
 
 
@@ -70,23 +77,49 @@ def _quiet(case) -> Panel:
                  title=Text("all quiet"), border_style="green")
 
 
-def _incident_panel(inc) -> Panel:
-    parts = [Text(shown(inc.summary))]
-    ev = Table.grid(padding=(0, 1))
-    ev.add_column(style="dim", no_wrap=True)
-    ev.add_column()
-    for f in inc.findings:
-        mark = "cause" if f.detector == inc.cause else ("effect" if inc.cause else "")
-        ev.add_row(Text(f"[{f.severity}]", style=SEVERITY_STYLE.get(f.severity, "")),
-                   Text(shown(f"{f.title}  ({f.detector}{', ' + mark if mark else ''})")))
-        for e in f.evidence[:3]:
-            loc = os.path.basename(e.path) + (f":{e.line}" if e.line else "") if e.path else ""
-            ev.add_row("", Text(shown(f"  {loc}  {e.text}"[:220]), style="dim"))
-    parts += [Text(""), ev]
+def _code_text(text: str, prefix: str = "") -> Text:
+    out = Text(prefix)
+    for part, is_code in code_spans(shown(text)):
+        out.append(part, style="cyan" if is_code else "")
+    return out
+
+
+def _incident_panel(inc, view: View) -> Panel:
+    story = inc.story or {}
+    parts = [Text(shown(story.get("headline") or inc.summary), style="bold")]
+    rows = story.get("timeline") or []
+    if rows:
+        parts.append(Text(f"\nTimeline ({shown(zone_of(inc.start) or 'times as recorded')})", style="bold"))
+        tl = Table.grid(padding=(0, 1))
+        tl.add_column(no_wrap=True)
+        tl.add_column(no_wrap=True)
+        tl.add_column()
+        tl.add_column(style="dim", no_wrap=True)
+        for r in view.rows(rows, TIMELINE_ROWS):
+            tl.add_row(shown(r["clock"]), Text(r["role"] or "", style=ROLE_STYLE.get(r["role"], "")),
+                       Text(shown(r["what"][:150])), Text(shown(r["where"])))
+        parts.append(tl)
+        more = left_out(len(rows), len(view.rows(rows, TIMELINE_ROWS)), "timeline row(s)", "--all shows them")
+        if more:
+            parts.append(Text(more, style="dim"))
+    parts.append(Text("\nCause: ", style="bold") + Text(shown(story.get("cause", ""))))
+    if story.get("explanation"):
+        parts.append(Text(shown(story["explanation"])))
+    if story.get("why"):
+        parts.append(Text("Why: ", style="bold") + Text(shown(story["why"])))
+    for label, key in (("Effects", "effects"), ("Context", "context")):
+        items = story.get(key) or []
+        if items:
+            parts.append(Text(f"{label}:", style="bold"))
+            for item in items:
+                parts.append(Text(shown(f"  - {item}")))
+    if story.get("unaligned"):
+        parts.append(Text(shown(story["unaligned"]), style="dim"))
     if inc.recommendations:
-        parts.append(Text("\nWhat to do:", style="bold"))
-        for r in inc.recommendations[:5]:
-            parts.append(Text(shown(f"  - {r}")))
+        parts.append(Text("What to do:", style="bold"))
+        for i, r in enumerate(inc.recommendations, 1):
+            parts.append(_code_text(r, f"  {i}. "))
+    parts += [Text("\nEvidence", style="bold"), _evidence(inc, view)]
     if inc.why_first:
         parts.append(Text(shown(inc.why_first), style="italic dim"))
     title = Text(f"#{inc.rank} [{inc.severity}] {shown(inc.title)}")
@@ -94,17 +127,36 @@ def _incident_panel(inc) -> Panel:
                  border_style="red" if inc.severity in ("high", "critical") else "yellow")
 
 
-def _footer(case, console: Console) -> None:
+def _evidence(inc, view: View) -> Table:
+    ev = Table.grid(padding=(0, 1))
+    ev.add_column(style="dim", no_wrap=True)
+    ev.add_column()
+    hidden = 0
+    for f in inc.findings:
+        ev.add_row(Text(f"[{f.severity}]", style=SEVERITY_STYLE.get(f.severity, "")),
+                   Text(shown(f"{f.title}  ({f.detector}, {f.role or 'finding'})")))
+        lines = view.rows(f.evidence, EVIDENCE_LINES)
+        hidden += len(f.evidence) - len(lines)
+        for e in lines:
+            loc = os.path.basename(e.path) + (f":{e.line}" if e.line else "") if e.path else ""
+            ev.add_row("", Text(shown(f"  {loc}  {e.text}"[:220]), style="dim"))
+    if hidden:
+        ev.add_row("", Text(left_out(hidden, 0, "evidence line(s)", "--all or --format json shows them"), style="dim"))
+    return ev
+
+
+def _footer(case, console: Console, view: View) -> None:
     if case.skipped:
         console.print(Text(f"skipped {len(case.skipped)} file(s):", style="dim"))
-        for s in case.skipped[:10]:
+        for s in view.rows(case.skipped, 10):
             console.print(Text(f"  {shown(s.path)}: {shown(s.reason)}", style="dim"))
-        if len(case.skipped) > 10:
-            console.print(Text(f"  and {len(case.skipped) - 10} more (--format json lists every one)", style="dim"))
-    for n in case.notes[:6]:
+        more = left_out(len(case.skipped), len(view.rows(case.skipped, 10)), "skipped file(s)",
+                        "--all or --format json lists every one")
+        if more:
+            console.print(Text(f"  {more}", style="dim"))
+    # guesses (a year, a zone) are said every time, whatever else is cut
+    for n in case.notes:
         console.print(Text(f"note: {shown(n)}", style="dim"))
-    if len(case.notes) > 6:
-        console.print(Text(f"{len(case.notes) - 6} more note(s) in --format json", style="dim"))
 
 
 def write_table(table, out) -> None:

@@ -1,0 +1,59 @@
+"""What an output shows and what it leaves out, decided once for text,
+markdown and HTML: how many incidents are told in full (``--top N``, or
+``--all``), how many timeline rows and evidence lines each gets, and the
+sentence that says what was left out and how to get it."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Incidents told in full unless --top or --all says otherwise.
+DEFAULT_TOP = 5
+#: Timeline rows and evidence lines per finding shown unless --all.
+TIMELINE_ROWS = 14
+EVIDENCE_LINES = 3
+
+
+@dataclass(frozen=True)
+class View:
+    top: int | None = None        # incidents told in full; None: the output's default
+    everything: bool = False      # --all: nothing left out
+
+    def incidents(self, case, default: int = DEFAULT_TOP) -> list:
+        if self.everything:
+            return list(case.incidents)
+        return list(case.incidents[: (self.top if self.top is not None else default)])
+
+    def rows(self, items: list, limit: int) -> list:
+        return list(items) if self.everything else list(items[:limit])
+
+
+def left_out(total: int, shown: int, what: str, how: str = "") -> str:
+    """``3 more incident(s) not told here: --top 8 or --all shows them.``"""
+    more = total - shown
+    if more <= 0:
+        return ""
+    how = how or f"--top {total} or --all shows them"
+    return f"{more:,} more {what} not shown here: {how}."
+
+
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def code_spans(text: str) -> list[tuple[str, bool]]:
+    """A recommendation split into (text, is_code) parts at its backticks,
+    so each output shows code as code instead of raw backticks."""
+    parts, pos = [], 0
+    for m in _CODE.finditer(text):
+        if m.start() > pos:
+            parts.append((text[pos:m.start()], False))
+        parts.append((m.group(1), True))
+        pos = m.end()
+    if pos < len(text):
+        parts.append((text[pos:], False))
+    return parts
+
+
+def plain(text: str) -> str:
+    """A recommendation without its backticks (the terminal shows code as is)."""
+    return "".join(t for t, _code in code_spans(text))
