@@ -80,6 +80,9 @@ class HostFacts:
     processes: dict = field(default_factory=dict) # command -> [{"pid": int, "limits": {row: Limit}}]
     meminfo: dict = field(default_factory=dict)   # field -> kB (or count), as /proc/meminfo
     aliases: set = field(default_factory=set)     # other names the host's own files use
+    # /proc/PID files seen before it is known which process they describe
+    _pending_limits: dict = field(default_factory=dict, repr=False)
+    _pending_comm: dict = field(default_factory=dict, repr=False)
 
     def names(self) -> set:
         """Every name this host goes by (for matching a finding's host)."""

@@ -42,6 +42,10 @@ def render_markdown(case, max_incidents: int = MAX_DETAILED) -> str:
     else:
         out.append(f"No incident found in {len(case.sources)} source(s). Checked: {md_escape(', '.join(case.checked))}.")
     out.append("")
+    for h in getattr(case, "hosts", []):
+        out.append(f"Host: {md_escape(h.summary())}  ")
+    if getattr(case, "hosts", []):
+        out.append("")
     if case.incidents:
         out += ["| # | severity | start | end | incident | score |", "|---|---|---|---|---|---|"]
         for inc in case.incidents:

@@ -95,6 +95,8 @@ def _incident_panel(inc) -> Panel:
 
 
 def _footer(case, console: Console) -> None:
+    for h in getattr(case, "hosts", []):
+        console.print(Text(f"host: {shown(h.summary())}", style="dim"))
     if case.skipped:
         console.print(Text(f"skipped {len(case.skipped)} file(s):", style="dim"))
         for s in case.skipped[:10]:
