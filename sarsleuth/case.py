@@ -34,6 +34,7 @@ class Case:
     window: tuple | None = None
     merged: dict = field(default_factory=dict)   # duplicates counted once: {"events": n, "metric_values": n}
     hosts: list = field(default_factory=list)    # HostFacts of every bundle read (sarsleuth.bundles.facts)
+    host_zones: dict = field(default_factory=dict)  # host -> zone its wall-clock times were read in
 
     # ------------------------------------------------------------------ load
     @classmethod
@@ -124,6 +125,7 @@ class Case:
         settled = settle(self.sources, tz=opts.tz,
                          host_zones={h.host: (h.timezone, h.timezone_from) for h in self.hosts if h.timezone})
         self.tz = settled.zone
+        self.host_zones = {h: z for h, z in settled.host_zones.items() if h is not None}
         self.notes.extend(settled.notes)
         self.warnings.extend(settled.warnings)
         self.window = _window_on_clock(opts.window, self.tz)

@@ -83,7 +83,8 @@ def attach_bundles(sources: list, host_facts: list) -> list[str]:
             continue
         for s in mine:
             if not s.host:
-                s.meta["assigned_host"] = facts.host
+                # the bundle says whose file it is: no guess, unlike a folder
+                s.host = facts.host
                 _fill_host_column(s, facts.host)
         if len(named) > 1:
             notes.append(f"{facts.bundle}: its files name the host {', '.join(sorted(named))}; "
