@@ -33,6 +33,8 @@ class Case:
     checked: list = field(default_factory=list)
     window: tuple | None = None
     merged: dict = field(default_factory=dict)   # duplicates counted once: {"events": n, "metric_values": n}
+    hosts: list = field(default_factory=list)    # HostFacts of every bundle read (sarsleuth.bundles.facts)
+    host_zones: dict = field(default_factory=dict)  # host -> zone its wall-clock times were read in
 
     # ------------------------------------------------------------------ load
     @classmethod
@@ -59,26 +61,39 @@ class Case:
         return case
 
     def _read(self, paths, parse_options, progress):
-        """Sniff and parse every input (folders walked, each file once,
-        streams copied once so they can be sniffed and read)."""
+        """Sniff and parse every input (folders walked, bundles and archives
+        read by their layout, each file once, streams copied once so they
+        can be sniffed and read)."""
         from sarsleuth import streams
+        from sarsleuth.bundles.expand import expand
         from sarsleuth.parsers import parse, sniff
-        from sarsleuth.textio import walk_inputs
         spooled = streams.Spooled()
+        bundles = None
         try:
-            files = []
+            given = []
             for p in streams.spool(paths, spooled):
                 if not Path(p).exists():
                     self.skipped.append(Skipped(str(p), "no such file or directory"))
                     continue
-                files.extend(walk_inputs([p]))
+                given.append(p)
+            bundles = expand(given)
             self.warnings.extend(spooled.warnings)
-            files = _distinct_files(files, self.notes)
+            self.warnings.extend(bundles.warnings)
+            self.notes.extend(bundles.notes)
+            self.hosts = bundles.hosts
+            names = dict(spooled.names)
+            facts_of = {}
+            for e in bundles.entries:
+                if e.name != e.path:
+                    names[e.path] = e.name
+                if e.facts is not None:
+                    facts_of[e.path] = e.facts
+            files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes)
             kinds = []
             for f in files:
                 kind, reason = sniff(f)
                 if kind is None:
-                    self.skipped.append(Skipped(spooled.names.get(str(f), str(f)), reason))
+                    self.skipped.append(Skipped(names.get(str(f), str(f)), reason))
                 else:
                     kinds.append((f, kind))
             bar = _progress(progress, len(kinds))
@@ -86,23 +101,31 @@ class Case:
                 try:
                     src = parse(f, kind, parse_options)
                 except InputError as exc:
-                    self.skipped.append(Skipped(spooled.names.get(str(f), str(f)),
-                                                exc.one_line().replace(str(f), spooled.names.get(str(f), str(f)))))
+                    self.skipped.append(Skipped(names.get(str(f), str(f)),
+                                                exc.one_line().replace(str(f), names.get(str(f), str(f)))))
                     continue
                 finally:
                     bar(str(f))
-                if str(f) in spooled.names:
-                    streams.relabel(src, str(f), spooled.names[str(f)])
+                if str(f) in names:
+                    streams.relabel(src, str(f), names[str(f)])
+                if str(f) in facts_of:
+                    src.meta["bundle"] = facts_of[str(f)].bundle
                 self.sources.append(src)
                 self.warnings.extend(src.warnings)
         finally:
             spooled.cleanup()
+            if bundles is not None:
+                bundles.cleanup()
+        from sarsleuth.timebase.hosts import attach_bundles
+        self.notes.extend(attach_bundles(self.sources, self.hosts))
 
     def _settle(self, opts):
         """Every source on one clock (zones, years, dmesg anchors, hosts)."""
         from sarsleuth.timebase import settle
-        settled = settle(self.sources, tz=opts.tz)
+        settled = settle(self.sources, tz=opts.tz,
+                         host_zones={h.host: (h.timezone, h.timezone_from) for h in self.hosts if h.timezone})
         self.tz = settled.zone
+        self.host_zones = {h: z for h, z in settled.host_zones.items() if h is not None}
         self.notes.extend(settled.notes)
         self.warnings.extend(settled.warnings)
         self.window = _window_on_clock(opts.window, self.tz)
@@ -161,7 +184,7 @@ class Case:
         from sarsleuth.model import SEVERITY_RANK
         ctx = Context(metrics=self.metrics, events=self.events, reports=self.reports, sources=self.sources,
                       params=cfg.params, link_speed_bps=parse_options.link_speed_bps,
-                      user_signatures=cfg.signatures)
+                      user_signatures=cfg.signatures, host_facts=list(self.hosts))
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
         if self.window is not None:
@@ -215,7 +238,15 @@ class Case:
             "warnings": list(self.warnings),
             "notes": list(self.notes),
             "checked": list(self.checked),
+            "hosts": [h.to_dict() for h in self.hosts],
         }
+
+    def host_facts(self, host):
+        """The facts a bundle gave about ``host`` (any name it goes by), or None."""
+        for h in self.hosts:
+            if host in h.names():
+                return h
+        return None
 
     def headline(self) -> str:
         """One line on the whole case: the top incident, or that no incident

@@ -32,6 +32,7 @@ class Context:
     params: dict = field(default_factory=dict)   # {detector_id: {param: value}}
     link_speed_bps: float | None = None
     user_signatures: tuple = ()  # the case's own [[signature]] entries (config file)
+    host_facts: list = field(default_factory=list)  # HostFacts read from bundles (sarsleuth.bundles.facts)
     _series_cache: dict = field(default_factory=dict)
     _sections: dict = field(default_factory=dict)
     _paths: dict | None = None
@@ -217,11 +218,30 @@ class Context:
             if text is not None and _holds(text, value):
                 return s.path, line, quoted(text)
         return None
+    def facts(self, host):
+        """The HostFacts of ``host`` (any name it goes by), or None."""
+        for h in self.host_facts:
+            if host is not None and host in h.names():
+                return h
+        if host is None and len(self.host_facts) == 1:
+            return self.host_facts[0]
+        return None
+
+    def limit(self, host, name: str):
+        """A limit of the host as its bundle recorded it: a sysctl
+        (``net.ipv4.tcp_max_tw_buckets``) or an nginx directive
+        (``proxy_buffers``), as a :class:`~sarsleuth.bundles.facts.Limit`
+        (value, path, line, the line verbatim), or None when unknown."""
+        facts = self.facts(host)
+        return facts.limit(name) if facts is not None else None
 
     def ncpu(self, host) -> int | None:
         for s in self.sources:
             if s.host == host and s.meta.get("ncpu"):
                 return int(s.meta["ncpu"])
+        facts = self.facts(host)
+        if facts is not None and facts.ncpu:
+            return int(facts.ncpu)
         cpus = [d for d in self.devices("cpu", "%idle", host) if d not in ("all", "")]
         return len(cpus) or None
 
@@ -317,6 +337,11 @@ def metric_evidence(ctx: Context, section: str, host, ts, text: str, *, device: 
     if found is not None:
         return Evidence(path=found[0], line=found[1], text=found[2])
     return Evidence(path=ctx.path_for(section, host), line=None, text=text)
+
+
+def limit_evidence(limit) -> Evidence:
+    """Evidence quoting the configuration line a limit was read from."""
+    return Evidence(path=limit.path, line=limit.line, text=limit.text)
 
 
 def evidence_from_events(rows, limit: int = 8) -> list[Evidence]:

@@ -142,12 +142,17 @@ class MemoryPressure(Detector):
                 if "peak_pgscand_per_s" in metrics:
                     parts.append(f"pgscand/s up to {metrics['peak_pgscand_per_s']:.0f}")
                 text = ", ".join(parts) + f" between {fmt_time(ep.start)} and {fmt_time(ep.end)}"
+                evidence = [metric_evidence(ctx, "memory", host, ep.peak_time, text)]
+                buffers = proxy_buffer_bound(ctx, host, ep)
+                if buffers is not None:
+                    metrics.update(buffers["metrics"])
+                    evidence.extend(buffers["evidence"])
                 out.append(self.finding(
                     title="Memory exhausted: available memory "
                           + (f"down to {metrics['min_avail_pct']:.1f} % of RAM" if "min_avail_pct" in metrics else "under pressure")
-                          + " with reclaim",
+                          + " with reclaim" + (f"; {buffers['says']}" if buffers else ""),
                     severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
-                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "memory", host, ep.peak_time, text)],
+                    refs=peak_ref(ep), evidence=evidence,
                 ))
         return out
 
@@ -173,3 +178,52 @@ class MemoryPressure(Detector):
         if avail is None:
             return None
         return (avail / total.reindex(avail.index) * 100).dropna()
+
+
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def nginx_size(text: str) -> int | None:
+    """An nginx size (``256k``, ``8m``, ``4096``) in bytes."""
+    import re
+    m = re.fullmatch(r"(\d+)([kKmMgG]?)", text.strip())
+    return int(m.group(1)) * _SIZE_UNITS[m.group(2).lower()] if m else None
+
+
+def proxy_buffer_bound(ctx: Context, host, ep) -> dict | None:
+    """What the host's nginx may hold per proxied connection
+    (``proxy_buffers`` number x size, plus ``proxy_buffer_size``), how many
+    such connections fill its RAM, and the TCP sockets in use at the peak:
+    the arithmetic behind a proxy that ate all memory.  None without an
+    ``nginx -T`` in the bundle."""
+    from sarsleuth.detectors.base import limit_evidence
+    buffers = ctx.limit(host, "proxy_buffers")
+    facts = ctx.facts(host)
+    if buffers is None or facts is None or len(buffers.value.split()) != 2:
+        return None
+    number, size = buffers.value.split()
+    size_bytes = nginx_size(size)
+    if not number.isdigit() or size_bytes is None:
+        return None
+    per_conn = int(number) * size_bytes
+    evidence = [limit_evidence(buffers)]
+    first = ctx.limit(host, "proxy_buffer_size")
+    if first is not None and nginx_size(first.value):
+        per_conn += nginx_size(first.value)
+        evidence.append(limit_evidence(first))
+    metrics = {"proxy_buffer_bytes_per_connection": per_conn}
+    says = f"nginx may hold {per_conn / 1048576:.0f} MiB of proxy buffers per connection ({buffers.text}"
+    ram_kb = facts.mem_total_kb
+    if ram_kb:
+        fill = ram_kb * 1024 / per_conn
+        metrics.update(mem_total_kb=ram_kb, connections_to_fill_ram=round(fill, 1))
+        says += f"): {fill:.0f} busy connections fill {ram_kb / 1048576:.1f} GiB of RAM"
+    else:
+        says += ")"
+    sockets = ctx.series("net-sock", "tcpsck", host=host)
+    if sockets is not None:
+        w = sockets[(sockets.index >= ep.start) & (sockets.index <= ep.end)]
+        if len(w):
+            metrics["peak_tcpsck"] = float(w.max())
+            says += f"; {w.max():.0f} TCP sockets were in use"
+    return {"metrics": metrics, "evidence": evidence, "says": says}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from sarsleuth.detectors._series import peak_ref, episodes, fmt_time, severity_for
-from sarsleuth.detectors.base import Context, Detector, metric_evidence
+from sarsleuth.detectors.base import Context, Detector, limit_evidence, metric_evidence
 
 
 def link_capacity_Bps(ctx: Context, host, iface) -> float | None:
@@ -100,7 +100,8 @@ class NicSaturation(Detector):
 
 class TcpTimewait(Detector):
     """Sockets in TIME_WAIT (sar -n SOCK tcp-tw) near
-    ``net.ipv4.tcp_max_tw_buckets`` (default 180000, as on report 002's host).
+    ``net.ipv4.tcp_max_tw_buckets`` (the host's own value when a bundle records it, else 180000,
+    a common default).
 
     Why it matters: once the table is full the kernel destroys TIME_WAIT
     sockets early and logs 'time wait bucket table overflow'.
@@ -116,8 +117,12 @@ class TcpTimewait(Detector):
     def run(self, ctx: Context):
         out = []
         p = self.params
-        limit = float(p["tcp_max_tw_buckets"])
         for host in ctx.hosts("net-sock"):
+            limit, limit_ev = float(p["tcp_max_tw_buckets"]), []
+            configured = ctx.limit(host, "net.ipv4.tcp_max_tw_buckets")
+            # the host's own value, unless the user's config says otherwise
+            if configured is not None and configured.number() and p["tcp_max_tw_buckets"] == self.defaults["tcp_max_tw_buckets"]:
+                limit, limit_ev = configured.number(), [limit_evidence(configured)]
             tw = ctx.series("net-sock", "tcp-tw", host=host)
             if tw is None or len(tw) < 2:
                 continue
@@ -137,7 +142,8 @@ class TcpTimewait(Detector):
                     metrics={"peak_tcp_tw": ep.peak, "tcp_max_tw_buckets": limit, "fraction_of_limit": frac,
                              "first_tcp_tw": first},
                     refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-sock", host, ep.peak_time,
-                                               f"tcp-tw {first:.0f} -> {ep.peak:.0f} at {fmt_time(ep.peak_time)}")],
+                                               f"tcp-tw {first:.0f} -> {ep.peak:.0f} at {fmt_time(ep.peak_time)}")]
+                    + limit_ev,
                 ))
         return out
 

@@ -290,6 +290,7 @@ class WorkerConnectionsExhausted(_BurstCounter):
     category = "connection-limit"
     event_kind = "worker-connections-exhausted"
     noun = "'worker_connections are not enough'"
+    limit_names = ("worker_connections", "worker_processes")
     severities = [(10, "high")]
 
     def describe(self, burst):
@@ -310,6 +311,7 @@ class TooManyOpenFiles(_BurstCounter):
     category = "fd-exhaustion"
     event_kind = "too-many-open-files"
     noun = "'Too many open files'"
+    limit_names = ("worker_rlimit_nofile", "fs.file-max")
     severities = [(10, "high")]
 
     def describe(self, burst):
@@ -356,6 +358,7 @@ class Enomem(_BurstCounter):
     category = "memory-exhaustion"
     event_kind = "enomem"
     noun = "'Cannot allocate memory'"
+    limit_names = ("proxy_buffers",)
     severities = [(5, "high")]
 
     def describe(self, burst):

@@ -6,7 +6,7 @@ import re
 
 from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import severity_for
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events
+from sarsleuth.detectors.base import Context, Detector, evidence_from_events, limit_evidence
 
 
 class _BurstCounter(Detector):
@@ -15,6 +15,8 @@ class _BurstCounter(Detector):
     event_kind = ""
     noun = ""
     severities: list = []
+    #: the host limits (sysctl names) this message means were reached
+    limit_names: tuple = ()
 
     defaults = {"burst_gap_seconds": 600.0}
 
@@ -27,20 +29,27 @@ class _BurstCounter(Detector):
         for b in bursts(ctx.events_of(self.event_kind), self.params["burst_gap_seconds"]):
             n = b.lines
             extra_title, extra = self.describe(b)
+            limits = [lim for lim in (ctx.limit(b.host, name) for name in self.limit_names) if lim is not None]
+            if limits:
+                extra_title += " (" + ", ".join(f"{lim.name} = {lim.value}" for lim in limits) + ")"
+                extra = {**extra, **{lim.name: lim.number() if lim.number() is not None else lim.value
+                                     for lim in limits}}
             span = (b.end - b.start).total_seconds() if b.aligned else None
             over = f" over {span:.0f} s" if span else ""
             out.append(self.finding(
                 title=f"{n} x {self.noun}{over}{extra_title}",
                 severity=severity_for(n, self.severities, "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"lines": n, **extra}, evidence=evidence_from_events(b.rows, 5),
+                metrics={"lines": n, **extra},
+                evidence=evidence_from_events(b.rows, 5) + [limit_evidence(lim) for lim in limits],
             ))
         return out
 
 
 class TcpTwBucketOverflow(_BurstCounter):
     """Kernel ``TCP: time wait bucket table overflow``: the TIME_WAIT table
-    (net.ipv4.tcp_max_tw_buckets) is full (report 002)."""
+    (net.ipv4.tcp_max_tw_buckets) is full; the kernel then destroys
+    TIME_WAIT sockets early."""
 
     id = "tcp-tw-bucket-overflow"
     summary = "kernel 'time wait bucket table overflow': net.ipv4.tcp_max_tw_buckets reached"
@@ -48,13 +57,14 @@ class TcpTwBucketOverflow(_BurstCounter):
     category = "socket-exhaustion"
     event_kind = "tcp-tw-bucket-overflow"
     noun = "'time wait bucket table overflow'"
+    limit_names = ("net.ipv4.tcp_max_tw_buckets",)
     severities = [(10, "high")]
 
 
 class SocketMemory(_BurstCounter):
     """``Out of socket memory`` / ``too many orphaned sockets``: orphans above
-    net.ipv4.tcp_max_orphans or TCP memory above tcp_mem (report 002:
-    131110 orphans > 131072)."""
+    net.ipv4.tcp_max_orphans or TCP memory above tcp_mem (seen in the field
+    with orphans a few dozen above a tcp_max_orphans of 131072)."""
 
     id = "socket-memory"
     summary = "'Out of socket memory' / 'too many orphaned sockets': tcp_max_orphans or tcp_mem hit"
@@ -62,6 +72,7 @@ class SocketMemory(_BurstCounter):
     category = "socket-exhaustion"
     event_kind = "socket-memory"
     noun = "socket memory / orphan limit"
+    limit_names = ("net.ipv4.tcp_max_orphans", "net.ipv4.tcp_mem")
     severities = [(5, "critical"), (1, "high")]
 
     def describe(self, burst):
@@ -88,6 +99,7 @@ class SynFlood(_BurstCounter):
     category = "socket-exhaustion"
     event_kind = "syn-flood"
     noun = "possible SYN flooding"
+    limit_names = ("net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog")
     severities = [(3, "high")]
 
     def describe(self, burst):
@@ -104,4 +116,5 @@ class ConntrackFull(_BurstCounter):
     category = "socket-exhaustion"
     event_kind = "conntrack-full"
     noun = "conntrack table full (packets dropped)"
+    limit_names = ("net.netfilter.nf_conntrack_max",)
     severities = [(1, "high")]

@@ -36,6 +36,7 @@ def document(case) -> dict:
         "warnings": list(case.warnings),
         "notes": list(case.notes),
         "checked": list(case.checked),
+        "hosts": [h.to_dict() for h in getattr(case, "hosts", [])],
     }))
 
 

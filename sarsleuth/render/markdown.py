@@ -52,6 +52,10 @@ def render_markdown(case, max_incidents: int | None = None, view: View | None = 
     else:
         out.append(f"No incident found in {len(case.sources)} source(s). Checked: {md_escape(', '.join(case.checked))}.")
     out.append("")
+    for h in getattr(case, "hosts", []):
+        out.append(f"Host: {md_escape(h.summary())}  ")
+    if getattr(case, "hosts", []):
+        out.append("")
     if case.incidents:
         listed = view.rows(case.incidents, max(MAX_LISTED, len(told)))
         out += ["| # | severity | start | end | incident | score |", "|---|---|---|---|---|---|"]

@@ -146,6 +146,8 @@ def _evidence(inc, view: View) -> Table:
 
 
 def _footer(case, console: Console, view: View) -> None:
+    for h in getattr(case, "hosts", []):
+        console.print(Text(f"host: {shown(h.summary())}", style="dim"))
     if case.skipped:
         console.print(Text(f"skipped {len(case.skipped)} file(s):", style="dim"))
         for s in view.rows(case.skipped, 10):

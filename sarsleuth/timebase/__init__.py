@@ -35,28 +35,38 @@ class Settlement:
     warnings: list = field(default_factory=list)
 
 
-def settle(sources: list, tz: str | None = None) -> Settlement:
-    """Put ``sources`` on one clock (in place); see the module doc."""
+def settle(sources: list, tz: str | None = None, host_zones: dict | None = None) -> Settlement:
+    """Put ``sources`` on one clock (in place); see the module doc.
+    ``host_zones``: {host: (zone, where it was read)} from bundles' host
+    facts (etc/localtime, timedatectl): the host's configured zone, used
+    like a zone its files record."""
     out = Settlement()
     out.notes.extend(hosts.assign(sources))
     out.notes.extend(years.redate(sources, hosts.host_of))
     out.notes.extend(dmesg.align(sources))
-    _decide_zones(sources, tz, out)
+    _decide_zones(sources, tz, out, host_zones or {})
     for src in sources:
         _to_display(src, out.host_zones.get(hosts.host_of(src)), out.zone)
     return out
 
 
-def _decide_zones(sources, tz, out: Settlement) -> None:
+def _decide_zones(sources, tz, out: Settlement, configured: dict) -> None:
     recorded: dict = {}      # host -> [(zone, path, a time of the source)]
     aware = False
+    first_time: dict = {}
     for src in sources:
         host = hosts.host_of(src)
+        start, _ = src.span()
+        if start is not None and host not in first_time:
+            first_time[host] = start
         if src.tz and not zones.is_utc(src.tz):
-            start, _ = src.span()
             recorded.setdefault(host, []).append((str(src.tz), src.path, start))
         aware = aware or (_has_aware_times(src) and not timed_by_mtime(src))
     all_hosts = {hosts.host_of(s) for s in sources}
+    for host, (zone, where) in configured.items():
+        if host in all_hosts:
+            # the host's configured zone is the clock its syslog and nginx wrote in
+            recorded.setdefault(host, []).append((str(zone), where, first_time.get(host)))
     for host in all_hosts:
         seen = recorded.get(host, [])
         if seen:

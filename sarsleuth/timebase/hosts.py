@@ -26,7 +26,7 @@ def assign(sources: list) -> list[str]:
         if s.host:
             by_folder.setdefault(_folder(s.path), set()).add(s.host)
     for s in sources:
-        if s.host:
+        if s.host or s.meta.get("assigned_host"):
             continue
         if len(named) == 1:
             host = next(iter(named))
@@ -58,3 +58,35 @@ def _fill_host_column(src, host) -> None:
                 frame["host"] = col.fillna(host)
             else:
                 frame["host"] = col.astype(object).where(~missing, host)
+
+
+def attach_bundles(sources: list, host_facts: list) -> list[str]:
+    """Sources read from a bundle belong to the bundle's host: each bundle's
+    host takes the name its own files use (sa banners and syslog lines
+    may say ``web07`` where the hostname file says ``web07.example.com``),
+    and its host-less sources (nginx error.log, ps) get that name."""
+    notes = []
+    for facts in host_facts:
+        mine = [s for s in sources if s.meta.get("bundle") == facts.bundle]
+        named = {s.host for s in mine if s.host}
+        facts.aliases |= named
+        short = facts.hostname.split(".")[0] if facts.hostname else None
+        if facts.hostname in named:
+            facts.host = facts.hostname
+        elif short in named:
+            facts.host = short
+        elif len(named) == 1:
+            facts.host = next(iter(named))
+        else:
+            facts.host = facts.hostname or (sorted(named)[0] if named else None)
+        if facts.host is None:
+            continue
+        for s in mine:
+            if not s.host:
+                # the bundle says whose file it is: no guess, unlike a folder
+                s.host = facts.host
+                _fill_host_column(s, facts.host)
+        if len(named) > 1:
+            notes.append(f"{facts.bundle}: its files name the host {', '.join(sorted(named))}; "
+                         f"host facts are shown for {facts.host}")
+    return notes

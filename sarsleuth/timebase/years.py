@@ -150,7 +150,10 @@ def _is_weak(src) -> bool:
         return True
     if src.kind == "dmesg" and not src.meta.get("clock", {}).get("absolute", True):
         return True
-    # load-test reports placed at the file's mtime say nothing of the date
+    # a ps snapshot or load-test report placed at the file's mtime says
+    # nothing of the date (a bundle's ps is from when it was collected)
+    if src.meta.get("time_from") == "mtime":
+        return True
     return bool(src.reports) and all(r.get("time_from") == "mtime" for r in src.reports)
 
 

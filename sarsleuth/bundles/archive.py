@@ -1,0 +1,280 @@
+"""Archive members, streamed: ``.tar`` (plain, gzip, xz, bzip2, zstd) and
+``.zip``, nested archives followed, hazards refused.
+
+Nothing is extracted: a tar is read front to back once (``tarfile``'s
+stream mode), each member handed out as a file object over that stream.
+A member that could do harm if it were extracted (a name climbing out of
+the tree, a link pointing out of it, a device file, a size no log reaches)
+is refused with a warning naming the archive and the member; the rest of
+the archive is still read.
+"""
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+import shutil
+import stat
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from typing import IO, Callable, Iterator
+
+from sarsleuth.bundles.layout import layout
+
+#: Separator between an archive and a member in the names sarsleuth prints.
+MEMBER_SEP = "!"
+
+
+@dataclass
+class Member:
+    """One regular file of an archive (or a link kept for its target)."""
+
+    archive: str                  # the archive as printed (nested ones joined with MEMBER_SEP)
+    name: str                     # the member's path inside it, normalised
+    size: int
+    mtime: float
+    open: Callable[[], IO[bytes]]  # the member's bytes; valid until the next member
+    link: str | None = None       # a symbolic link's target (links are never followed)
+
+    @property
+    def label(self) -> str:
+        return f"{self.archive}{MEMBER_SEP}{self.name}"
+
+
+def archive_kind(head: bytes) -> str | None:
+    """``tar`` or ``zip`` from the first (decompressed) bytes, else None."""
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        return "zip"
+    if len(head) >= 263 and head[257:262] == b"ustar":
+        return "tar"
+    return None
+
+
+def is_archive_name(name: str) -> bool:
+    """Does a member's name say it is an archive to follow (sos collect
+    keeps one sosreport archive per node)?"""
+    low = name.lower()
+    return any(low.endswith(s) for s in layout()["archives"]["nested_suffixes"])
+
+
+def members(path, label: str, warnings: list, workdir: str | None = None) -> Iterator[Member]:
+    """Every member of the archive at ``path`` (nested archives followed),
+    refusing hazards with a warning naming ``label`` and the member."""
+    with open(path, "rb") as fh:
+        kind = _kind_of_stream(fh)
+        fh.seek(0)
+        if kind == "zip":
+            yield from _zip_members(fh, label, warnings, workdir, depth=0)
+        else:
+            yield from _tar_members(fh, label, warnings, workdir, depth=0)
+
+
+def _kind_of_stream(fh) -> str:
+    head = fh.read(4)
+    return "zip" if head in (b"PK\x03\x04", b"PK\x05\x06") else "tar"
+
+
+def _decompressed(raw: IO[bytes]) -> IO[bytes]:
+    """zstd is not known to ``tarfile``: decompress it here as a stream."""
+    buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
+    if buffered.peek(4)[:4] == b"\x28\xb5\x2f\xfd":
+        import zstandard
+        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(buffered))
+    return buffered
+
+
+def _tar_members(raw, label, warnings, workdir, depth) -> Iterator[Member]:
+    try:
+        tf = tarfile.open(fileobj=_decompressed(raw), mode="r|*")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        warnings.append(f"{label}: not a readable archive ({exc})")
+        return
+    try:
+        for info in _tar_infos(tf, label, warnings):
+            name = _normal(info.name)
+            reason = _tar_hazard(info, name)
+            if reason:
+                warnings.append(f"{label}: member {info.name!r} refused: {reason}")
+                continue
+            if info.issym():
+                yield Member(label, name, 0, info.mtime, lambda: io.BytesIO(b""), link=info.linkname)
+                continue
+            if not info.isfile():
+                continue
+            opener = _once(lambda info=info: tf.extractfile(info))
+            member = Member(label, name, info.size, info.mtime, opener)
+            if depth < layout()["archives"]["max_depth"] and is_archive_name(name):
+                yield from _nested(member, warnings, workdir, depth + 1)
+            else:
+                yield member
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        warnings.append(f"{label}: archive cut short or damaged ({exc}); members before it were read")
+    finally:
+        tf.close()
+
+
+def _tar_infos(tf, label, warnings):
+    while True:
+        try:
+            info = tf.next()
+        except tarfile.ReadError as exc:
+            warnings.append(f"{label}: damaged member header ({exc}); members before it were read")
+            return
+        if info is None:
+            return
+        yield info
+
+
+def _once(make):
+    # tarfile's stream mode hands out a member's file object once, in order
+    cache: list = []
+
+    def opener():
+        if not cache:
+            cache.append(make())
+        return cache[0]
+    return opener
+
+
+def _nested(member: Member, warnings, workdir, depth) -> Iterator[Member]:
+    label = member.label
+    if member.name.lower().endswith(".zip"):
+        # zip's directory sits at its end: copy it (privately) to seek in it
+        with _spooled(member, workdir) as copy:
+            yield from _zip_members(copy, label, warnings, workdir, depth)
+        return
+    yield from _tar_members(member.open(), label, warnings, workdir, depth)
+
+
+class _spooled:
+    def __init__(self, member, workdir):
+        self.member, self.workdir = member, workdir
+
+    def __enter__(self):
+        self.fh = tempfile.TemporaryFile(dir=self.workdir)
+        shutil.copyfileobj(self.member.open(), self.fh, 1 << 20)
+        self.fh.seek(0)
+        return self.fh
+
+    def __exit__(self, *exc):
+        self.fh.close()
+
+
+def _zip_members(fh, label, warnings, workdir, depth) -> Iterator[Member]:
+    try:
+        zf = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError) as exc:
+        warnings.append(f"{label}: not a readable zip archive ({exc})")
+        return
+    with zf:
+        for info in zf.infolist():
+            name = _normal(info.filename)
+            reason = _zip_hazard(info, name)
+            if reason:
+                warnings.append(f"{label}: member {info.filename!r} refused: {reason}")
+                continue
+            if info.is_dir():
+                continue
+            mtime = _zip_mtime(info)
+            member = Member(label, name, info.file_size, mtime, lambda info=info: zf.open(info))
+            if _zip_is_link(info):
+                target = zf.read(info).decode("utf-8", "replace")
+                if _escapes(name, target):
+                    warnings.append(f"{label}: member {info.filename!r} refused: link pointing out of the "
+                                    f"archive ({target})")
+                    continue
+                yield Member(label, name, 0, mtime, lambda: io.BytesIO(b""), link=target)
+            elif depth < layout()["archives"]["max_depth"] and is_archive_name(name):
+                yield from _nested(member, warnings, workdir, depth + 1)
+            else:
+                yield member
+
+
+def _zip_mtime(info) -> float:
+    import datetime as dt
+    try:
+        return dt.datetime(*info.date_time).timestamp()
+    except (ValueError, OverflowError):
+        return 0.0
+
+
+def _zip_is_link(info) -> bool:
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _normal(name: str) -> str:
+    out = posixpath.normpath(name.replace("\\", "/")).lstrip("/")
+    return "" if out == "." else out
+
+
+def _climbs(raw: str) -> bool:
+    """Would extracting a member of this name write outside the tree?"""
+    raw = raw.replace("\\", "/")
+    if raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
+        return True
+    return posixpath.normpath(raw).split("/")[0] == ".."
+
+
+def _escapes(name: str, target: str, hard: bool = False) -> bool:
+    """Does a link at ``name`` pointing to ``target`` leave the tree?"""
+    if target.startswith("/"):
+        return True
+    base = "" if hard else posixpath.dirname(name)
+    return posixpath.normpath(posixpath.join(base, target)).split("/")[0] == ".."
+
+
+def _max_size() -> int:
+    return int(layout()["archives"]["max_member_bytes"])
+
+
+def _tar_hazard(info, name: str) -> str | None:
+    if _climbs(info.name):
+        return "path traversal (the name leads out of the archive's tree)"
+    if info.issym() and _escapes(name, info.linkname):
+        return f"link pointing out of the archive ({info.linkname})"
+    if info.islnk() and _climbs(info.linkname):
+        return f"hard link pointing out of the archive ({info.linkname})"
+    if info.ischr() or info.isblk():
+        return "device file"
+    if info.isfifo():
+        return "named pipe"
+    if info.size > _max_size() or info.size < 0:
+        return f"claims an absurd size ({info.size} bytes)"
+    return None
+
+
+def _zip_hazard(info, name: str) -> str | None:
+    if _climbs(info.filename):
+        return "path traversal (the name leads out of the archive's tree)"
+    mode = info.external_attr >> 16
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device file"
+    if stat.S_ISFIFO(mode):
+        return "named pipe"
+    if info.file_size > _max_size():
+        return f"claims an absurd size ({info.file_size} bytes)"
+    return None
+
+
+def spool_member(member: Member, dest: str, limit: int) -> bool:
+    """Copy a member's bytes to ``dest`` (a private temporary file), keeping
+    its modification time (a syslog's year is guessed from it).  False when
+    the member held more than ``limit`` bytes (the copy is then removed)."""
+    src = member.open()
+    copied = 0
+    with open(dest, "wb") as out:
+        while True:
+            chunk = src.read(1 << 20)
+            if not chunk:
+                break
+            copied += len(chunk)
+            if copied > limit:
+                break
+            out.write(chunk)
+    if copied > limit:
+        os.unlink(dest)
+        return False
+    os.utime(dest, (member.mtime, member.mtime))
+    return True

@@ -1,0 +1,208 @@
+"""The user's paths as the files to parse and the hosts they describe.
+
+A plain file stays itself.  A folder is walked; a sosreport folder in it
+(or the folder itself) is read by its layout: only the files that hold
+data sources, each sar day from its most faithful copy, plus the host
+facts.  An archive (recognised by its bytes) is streamed: members that hold
+data sources are copied, one by one as the stream passes, into a private
+temporary folder (never beside the input) and parsed from there under the
+name ``ARCHIVE!MEMBER``; configuration files are read into host facts
+directly from the stream.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sarsleuth.bundles import archive, layout as lay, readers
+from sarsleuth.bundles.facts import HostFacts
+
+#: Configuration files larger than this are not host facts (sysctl -a is ~50 KB).
+MAX_FACT_BYTES = 32 << 20
+
+
+@dataclass
+class Entry:
+    """One file to parse."""
+
+    path: str                       # where to read it (the input, or a private copy)
+    name: str                       # how to name it in every output
+    facts: HostFacts | None = None  # the bundle (host) it belongs to
+
+
+@dataclass
+class Expanded:
+    entries: list = field(default_factory=list)
+    hosts: list = field(default_factory=list)      # HostFacts, one per bundle with any fact
+    warnings: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    _workdir: str | None = None
+
+    def workdir(self) -> str:
+        if self._workdir is None:
+            self._workdir = tempfile.mkdtemp(prefix="sarsleuth-bundle-")
+        return self._workdir
+
+    def cleanup(self) -> None:
+        if self._workdir:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+
+def expand(paths) -> Expanded:
+    out = Expanded()
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            _folder(p, out)
+        elif p.is_file() and _is_archive(p):
+            _archive(p, out)
+        else:
+            out.entries.append(Entry(str(p), str(p)))
+    out.hosts = [h for h in out.hosts if _has_facts(h)]
+    return out
+
+
+def _has_facts(h: HostFacts) -> bool:
+    return bool(h.hostname or h.kernel or h.limits or h.nginx or h.timezone or h.ncpu)
+
+
+def _is_archive(path: Path) -> bool:
+    from sarsleuth.errors import InputError
+    from sarsleuth.textio import read_head
+    try:
+        return archive.archive_kind(read_head(path, 512)) is not None
+    except (InputError, OSError):
+        return False
+
+
+# ------------------------------------------------------------------ folders
+def _folder(root: Path, out: Expanded) -> None:
+    for here, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if lay.is_sos_root(dirs + files):
+            _sos_folder(Path(here), out)
+            dirs[:] = []
+            continue
+        for f in sorted(files):
+            if f.startswith("."):
+                continue
+            full = Path(here) / f
+            if not full.is_file():
+                continue
+            if _is_archive(full):
+                _archive(full, out)
+            else:
+                out.entries.append(Entry(str(full), str(full)))
+
+
+def _sos_folder(root: Path, out: Expanded) -> None:
+    facts = HostFacts(bundle=str(root))
+    candidates = []
+    for here, dirs, files in os.walk(root):
+        dirs.sort()
+        for f in sorted(files):
+            full = Path(here) / f
+            rel = full.relative_to(root).as_posix()
+            entry, m = lay.fact_of(rel)
+            if entry is not None:
+                _read_fact(entry, m, rel, str(full), facts, out,
+                           link=os.readlink(full) if full.is_symlink() else None,
+                           read=lambda full=full: _read_capped(open(full, "rb")))
+            if full.is_symlink():
+                continue            # a copy of something listed elsewhere
+            if lay.input_of(rel)[0] is not None and full.is_file():
+                candidates.append(("", rel, Entry(str(full), str(full), facts)))
+    _keep_faithful(candidates, str(root), out)
+    readers.settle_processes(facts)
+    out.hosts.append(facts)
+
+
+def _keep_faithful(candidates, bundle: str, out: Expanded) -> None:
+    kept, dropped = lay.most_faithful(candidates)
+    out.entries.extend(kept)
+    for rel, winner in dropped:
+        out.notes.append(f"{bundle}: {rel} not read: the same sar day is read from {winner} (its most faithful copy)")
+
+
+def _read_capped(fh) -> str | None:
+    with fh:
+        raw = fh.read(MAX_FACT_BYTES + 1)
+    if len(raw) > MAX_FACT_BYTES:
+        return None
+    return raw.decode("utf-8", "replace")
+
+
+def _read_fact(entry, m, rel, label, facts, out, link, read) -> None:
+    reader = readers.READERS[entry["reader"]]
+    if entry["reader"] == "localtime":
+        reader("", label, m, facts, link=link)
+        return
+    if link is not None:
+        return
+    text = read()
+    if text is None:
+        out.warnings.append(f"{label}: larger than {MAX_FACT_BYTES >> 20} MB, not read as a host fact")
+        return
+    reader(text, label, m, facts)
+
+
+# ----------------------------------------------------------------- archives
+class _Bundle:
+    """What one bundle inside an archive gave so far."""
+
+    def __init__(self, label: str):
+        self.facts = HostFacts(bundle=label)
+        self.sos = False
+        self.candidates: list = []          # (key, rel, Entry) matched by the layout
+        self.loose: list = []               # Entry of other files (sniffed unless a sosreport)
+
+
+def _archive(path: Path, out: Expanded) -> None:
+    bundles: dict = {}
+    limit = int(lay.layout()["archives"]["max_spool_bytes"])
+    root_regex = lay.layout()["sosreport"]["collect_regex"]
+    for member in archive.members(path, str(path), out.warnings, workdir=out.workdir()):
+        top, _, rel = member.name.partition("/")
+        if not rel:                          # a file at the archive's top
+            top, rel = "", member.name
+        key = (member.archive, top)
+        b = bundles.get(key)
+        if b is None:
+            b = bundles[key] = _Bundle(f"{member.archive}{archive.MEMBER_SEP}{top}" if top else member.archive)
+        if top and rel.split("/")[0] in lay.layout()["sosreport"]["markers"]:
+            b.sos = True
+        if top and top.startswith("sosreport"):
+            b.sos = True
+        entry, m = lay.fact_of(rel)
+        if entry is not None:
+            _read_fact(entry, m, rel, member.label, b.facts, out, link=member.link,
+                       read=lambda member=member: _read_capped(member.open()))
+            continue
+        if member.link is not None or lay.skipped(rel) or (root_regex.search(top) and not rel.count("/")):
+            continue
+        is_input = lay.input_of(rel)[0] is not None
+        if not is_input and b.sos:
+            continue
+        dest = os.path.join(out.workdir(), f"{sum(len(x.candidates) + len(x.loose) for x in bundles.values())}-"
+                                           f"{os.path.basename(rel)[:80]}")
+        if not archive.spool_member(member, dest, limit):
+            out.warnings.append(f"{member.label}: larger than {limit >> 30} GiB once decompressed; not read")
+            continue
+        e = Entry(dest, member.label, b.facts)
+        if is_input:
+            b.candidates.append(("", rel, e))
+        else:
+            b.loose.append(e)
+    for b in bundles.values():
+        _keep_faithful(b.candidates, b.facts.bundle, out)
+        if b.sos:
+            for e in b.loose:               # spooled before the bundle showed it was a sosreport
+                os.unlink(e.path)
+        else:
+            out.entries.extend(b.loose)
+        readers.settle_processes(b.facts)
+        out.hosts.append(b.facts)

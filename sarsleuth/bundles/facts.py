@@ -1,0 +1,130 @@
+"""What a bundle tells about its host: the machine and its limits.
+
+A support bundle (sosreport, a ``/var/log`` tarball, an extracted sosreport
+folder) carries, beside its logs, the host's configuration: its name,
+kernel, CPUs, memory, time zone, the kernel's sysctl limits, nginx's
+configuration (``nginx -T``) and the limits of nginx's processes.  Each
+value keeps where it was read (the bundle member and line, and the line
+itself, verbatim), so a finding can cite it as evidence.
+
+Public shape (``HostFacts.to_dict()``, the JSON ``hosts`` entries)::
+
+    {"host": "web07",                      # the name the host's sources use
+     "bundle": "sosreport-web07-....tar.xz",
+     "hostname": "web07.example.com", "kernel": "6.1.0-18-amd64",
+     "ncpu": 8, "mem_total_kb": 16303300,
+     "timezone": "Europe/Paris", "timezone_from": "etc/localtime -> ...",
+     "limits": {"net.ipv4.tcp_max_tw_buckets": {"value": "180000",
+                "path": "...!sos_commands/kernel/sysctl_-a", "line": 612,
+                "text": "net.ipv4.tcp_max_tw_buckets = 180000"}, ...},
+     "nginx": {"proxy_buffers": [{"value": "1024 256k", "path": ..., "line": 40,
+               "text": "proxy_buffers 1024 256k;", "conf": "/etc/nginx/nginx.conf:31"}], ...},
+     "processes": {"nginx": [{"pid": 812, "limits": {"Max open files": {...}}}]},
+     "meminfo": {"MemTotal": 16303300, ...}}       # kB, as /proc/meminfo says
+
+Limit names are the sysctl names (``net.ipv4.tcp_max_tw_buckets``); nginx
+directives keep nginx's names; process limits keep the kernel's row names
+of ``/proc/PID/limits``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One configured value and where it was read."""
+
+    name: str
+    value: str                 # as written (a sysctl value, a directive's arguments)
+    path: str                  # the file (or archive member) it was read from
+    line: int | None = None    # 1-based line in ``path``
+    text: str = ""             # that line, verbatim (stripped)
+    conf: str | None = None    # for nginx -T: the configuration file and line it came from
+
+    def where(self) -> str:
+        """``path:line`` (or the path alone)."""
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+    def number(self) -> float | None:
+        """The value as a number when it is one (the first field of a
+        multi-value sysctl such as tcp_mem), else None."""
+        first = self.value.split()[0] if self.value.split() else ""
+        try:
+            return float(first)
+        except ValueError:
+            return None
+
+    def to_dict(self) -> dict:
+        out = {"value": self.value, "path": self.path, "line": self.line, "text": self.text}
+        if self.conf:
+            out["conf"] = self.conf
+        return out
+
+
+@dataclass
+class HostFacts:
+    """The facts one bundle gives about its host (see the module doc)."""
+
+    bundle: str                                   # the bundle as the user named it
+    host: str | None = None                       # the host name the case uses
+    hostname: str | None = None
+    kernel: str | None = None
+    ncpu: int | None = None
+    mem_total_kb: int | None = None
+    timezone: str | None = None
+    timezone_from: str | None = None
+    collected: str | None = None                  # when the bundle was made (ISO 8601), if it says
+    limits: dict = field(default_factory=dict)    # sysctl name -> Limit
+    nginx: dict = field(default_factory=dict)     # directive -> [Limit, ...] in file order
+    processes: dict = field(default_factory=dict) # command -> [{"pid": int, "limits": {row: Limit}}]
+    meminfo: dict = field(default_factory=dict)   # field -> kB (or count), as /proc/meminfo
+    aliases: set = field(default_factory=set)     # other names the host's own files use
+    # /proc/PID files seen before it is known which process they describe
+    _pending_limits: dict = field(default_factory=dict, repr=False)
+    _pending_comm: dict = field(default_factory=dict, repr=False)
+
+    def names(self) -> set:
+        """Every name this host goes by (for matching a finding's host)."""
+        out = set(self.aliases)
+        for n in (self.host, self.hostname):
+            if n:
+                out.add(n)
+                out.add(n.split(".")[0])
+        return out
+
+    def limit(self, name: str) -> Limit | None:
+        """A sysctl limit, an nginx directive (its last value, the one in
+        force at the main level) or None."""
+        if name in self.limits:
+            return self.limits[name]
+        values = self.nginx.get(name)
+        return values[-1] if values else None
+
+    def summary(self) -> str:
+        """One short line: name, kernel, CPUs, memory, zone."""
+        parts = [self.host or self.hostname or "unknown host"]
+        if self.kernel:
+            parts.append(f"kernel {self.kernel}")
+        if self.ncpu:
+            parts.append(f"{self.ncpu} CPUs")
+        if self.mem_total_kb:
+            parts.append(f"{self.mem_total_kb / 1048576:.1f} GiB RAM")
+        if self.timezone:
+            parts.append(f"zone {self.timezone}")
+        n_limits = len(self.limits) + sum(len(v) for v in self.nginx.values())
+        if n_limits:
+            parts.append(f"{n_limits} limits read")
+        return ", ".join(parts) + f" (from {self.bundle})"
+
+    def to_dict(self) -> dict:
+        return {
+            "host": self.host, "bundle": self.bundle, "hostname": self.hostname, "kernel": self.kernel,
+            "ncpu": self.ncpu, "mem_total_kb": self.mem_total_kb, "timezone": self.timezone,
+            "timezone_from": self.timezone_from, "collected": self.collected,
+            "limits": {k: v.to_dict() for k, v in sorted(self.limits.items())},
+            "nginx": {k: [v.to_dict() for v in vs] for k, vs in self.nginx.items()},
+            "processes": {cmd: [{"pid": p["pid"], "limits": {k: v.to_dict() for k, v in p["limits"].items()}}
+                                for p in procs] for cmd, procs in self.processes.items()},
+            "meminfo": dict(self.meminfo),
+        }

@@ -1,0 +1,178 @@
+"""Host facts from a bundle's configuration files and command outputs.
+
+Each reader takes the file's text (already decoded), the name to cite it
+by, the layout match and the :class:`HostFacts` to fill; a fact already
+known (from a more direct file, listed earlier in the layout) is kept.
+Formats are those the programs write: ``sysctl -a`` (``name = value``),
+``/proc/meminfo`` (``Name:  value kB``), ``/proc/PID/limits`` (a table with
+aligned columns), ``nginx -T`` (``# configuration file PATH:`` followed by
+that file's text), ``timedatectl`` (``Time zone: Zone (ABBR, +hhmm)``).
+"""
+from __future__ import annotations
+
+import re
+
+from sarsleuth.bundles.facts import HostFacts, Limit
+from sarsleuth.bundles.layout import layout
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def hostname(text, path, m, facts: HostFacts) -> None:
+    name = _first_line(text)
+    if name and not facts.hostname and " " not in name:
+        facts.hostname = name
+
+
+def uname(text, path, m, facts: HostFacts) -> None:
+    line = _first_line(text)
+    if facts.kernel or not line:
+        return
+    if line.startswith("Linux version "):              # /proc/version
+        facts.kernel = line.split()[2]
+        return
+    fields = line.split()
+    if len(fields) >= 3 and fields[0] == "Linux":       # uname -a: Linux NODE RELEASE ...
+        facts.kernel = fields[2]
+        facts.hostname = facts.hostname or fields[1]
+
+
+def cpuinfo(text, path, m, facts: HostFacts) -> None:
+    n = sum(1 for line in text.splitlines() if re.match(r"processor\s*:", line))
+    if n and not facts.ncpu:
+        facts.ncpu = n
+
+
+def lscpu(text, path, m, facts: HostFacts) -> None:
+    found = re.search(r"^CPU\(s\):\s*(\d+)\s*$", text, re.M)
+    if found and not facts.ncpu:
+        facts.ncpu = int(found.group(1))
+
+
+def meminfo(text, path, m, facts: HostFacts) -> None:
+    for line in text.splitlines():
+        found = re.match(r"(\w[\w()]*):\s+(\d+)", line)
+        if found:
+            facts.meminfo.setdefault(found.group(1), int(found.group(2)))
+    if "MemTotal" in facts.meminfo and not facts.mem_total_kb:
+        facts.mem_total_kb = facts.meminfo["MemTotal"]
+
+
+def localtime(text, path, m, facts: HostFacts, link: str | None = None) -> None:
+    """etc/localtime: a link into zoneinfo names the zone; a copied TZif
+    file does not (its POSIX rule is not a zone name)."""
+    if facts.timezone or not link or "zoneinfo/" not in link:
+        return
+    zone = link.split("zoneinfo/", 1)[1].strip("/")
+    if zone.startswith(("posix/", "right/")):
+        zone = zone.split("/", 1)[1]
+    if _valid_zone(zone):
+        facts.timezone, facts.timezone_from = zone, f"{path} -> {link}"
+
+
+def timedatectl(text, path, m, facts: HostFacts) -> None:
+    for n, line in enumerate(text.splitlines(), 1):
+        found = re.match(r"\s*Time zone:\s*(\S+)", line)
+        if found and not facts.timezone and _valid_zone(found.group(1)):
+            facts.timezone, facts.timezone_from = found.group(1), f"{path}:{n}"
+
+
+def timezone_file(text, path, m, facts: HostFacts) -> None:
+    zone = _first_line(text)
+    if zone and not facts.timezone and _valid_zone(zone):
+        facts.timezone, facts.timezone_from = zone, f"{path}:1"
+
+
+def _valid_zone(zone: str) -> bool:
+    try:
+        from zoneinfo import ZoneInfo
+        ZoneInfo(zone)
+        return True
+    except (ValueError, KeyError, OSError, Exception):
+        return False
+
+
+def sysctl(text, path, m, facts: HostFacts) -> None:
+    wanted = set(layout()["limits"]["sysctl"])
+    for n, line in enumerate(text.splitlines(), 1):
+        name, sep, value = line.partition("=")
+        name = name.strip()
+        if sep and name in wanted and name not in facts.limits:
+            facts.limits[name] = Limit(name, " ".join(value.split()), path, n, line.strip())
+
+
+def proc_sys(text, path, m, facts: HostFacts) -> None:
+    name = m.group("sysctl").replace("/", ".")
+    if name in set(layout()["limits"]["sysctl"]) and name not in facts.limits:
+        value = " ".join(text.split())
+        facts.limits[name] = Limit(name, value, path, 1, value)
+
+
+_CONF_HEAD = re.compile(r"^# configuration file (?P<file>.+?):\s*$")
+_DIRECTIVE = re.compile(r"^\s*(?P<name>[a-z_][a-z0-9_]*)\s+(?P<args>[^;{]*?)\s*[;{]")
+
+
+def nginx_T(text, path, m, facts: HostFacts) -> None:
+    """Directives of ``nginx -T``: each with its line in the dump (what the
+    narrative cites) and in the original configuration file."""
+    if facts.nginx:
+        return
+    wanted = set(layout()["limits"]["nginx"])
+    conf, conf_line = None, 0
+    for n, line in enumerate(text.splitlines(), 1):
+        head = _CONF_HEAD.match(line)
+        if head:
+            conf, conf_line = head.group("file"), 0
+            continue
+        conf_line += 1
+        code = line.split("#", 1)[0]
+        found = _DIRECTIVE.match(code)
+        if not found or found.group("name") not in wanted:
+            continue
+        name = found.group("name")
+        facts.nginx.setdefault(name, []).append(Limit(
+            name, " ".join(found.group("args").split()), path, n, line.strip(),
+            conf=f"{conf}:{conf_line}" if conf else None))
+
+
+def proc_limits(text, path, m, facts: HostFacts) -> None:
+    pid = int(m.group("pid"))
+    rows = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        found = re.match(r"(Max [a-z ]+?)\s{2,}(\S+)\s+(\S+)", line)
+        if found:
+            rows[found.group(1)] = Limit(found.group(1), f"{found.group(2)} {found.group(3)}", path, n, line.strip())
+    facts._pending_limits[pid] = rows
+
+
+def proc_comm(text, path, m, facts: HostFacts) -> None:
+    pid = int(m.group("pid"))
+    command = text.replace("\0", " ").split()
+    if command:
+        facts._pending_comm[pid] = command[0].rsplit("/", 1)[-1].rstrip(":")
+
+
+def collected(text, path, m, facts: HostFacts) -> None:
+    line = _first_line(text)
+    if line and not facts.collected:
+        facts.collected = line
+
+
+def settle_processes(facts: HostFacts) -> None:
+    """Keep the limits of the processes the layout names (nginx...)."""
+    wanted = tuple(layout()["limits"]["processes"])
+    for pid, rows in sorted(facts._pending_limits.items()):
+        comm = facts._pending_comm.get(pid, "")
+        if comm.startswith(wanted):
+            facts.processes.setdefault(comm, []).append({"pid": pid, "limits": rows})
+    facts._pending_limits.clear()
+    facts._pending_comm.clear()
+
+
+READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, localtime, timedatectl, timezone_file,
+                                   sysctl, proc_sys, nginx_T, proc_limits, proc_comm, collected)}
