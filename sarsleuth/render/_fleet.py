@@ -92,6 +92,8 @@ def write_query_result(frame, fmt: str, out) -> None:
             value = record.get(name)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 return number(value)
+            if isinstance(value, list):
+                return ", ".join(str(v) for v in value)
             return "" if value is None else str(plain(value))
         return show
     columns = [Column(str(c), cell(c), numeric=frame[c].dtype.kind in "iuf") for c in frame.columns]
