@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 from sarsleuth.correlate import CATEGORY_TITLES, SEVERITY_WEIGHT
+from sarsleuth.fleet.clock import on_fleet_clock
 from sarsleuth.fleet.model import FleetIncident
 from sarsleuth.model import SEVERITY_RANK
 
@@ -36,18 +37,6 @@ class _Cluster:
     findings: list = field(default_factory=list)
     hosts: set = field(default_factory=set)
     wall_clock: bool = False
-
-
-def on_fleet_clock(ts):
-    """A finding's time comparable across hosts: an aware time as UTC (naive
-    after conversion); a wall-clock time as it is."""
-    import pandas as pd
-    if ts is None or pd.isna(ts):
-        return None, False
-    ts = pd.Timestamp(ts)
-    if ts.tzinfo is None:
-        return ts, True
-    return ts.tz_convert("UTC").tz_localize(None), False
 
 
 def fleet_incidents(host_results, tolerance_seconds: float = DEFAULT_TOLERANCE_SECONDS) -> list:
