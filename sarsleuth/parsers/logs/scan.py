@@ -28,6 +28,7 @@ superset: the lines it reports are classified like any other);
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import re
 import shutil
@@ -289,8 +290,8 @@ class NeedleFinder:
                 continue
             for text, ci in lits:
                 (folded if ci else exact).add(text.lower() if ci else text)
-        self.exact = _minimal_needles(exact)
-        self.folded = _minimal_needles(folded)
+        self.exact = _minimal_needles(frozenset(exact))
+        self.folded = _minimal_needles(frozenset(folded))
         self.fallback = re.compile("|".join(f"(?:{p})" for p in fallback).encode()) if fallback else None
 
     def find(self, data: bytes, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
@@ -318,13 +319,15 @@ class NeedleFinder:
 MIN_SHARED_NEEDLE = 7
 
 
-def _minimal_needles(needles: set[str]) -> list[bytes]:
+@functools.lru_cache(maxsize=16)
+def _minimal_needles(needles: frozenset) -> tuple:
     """A small set of needles that finds every line the given ones find.
 
     Each ``bytes.find`` pass costs about the same whatever the needle, so
     needles sharing a piece of at least :data:`MIN_SHARED_NEEDLE` characters
     (``upstream``, `` process ``...) are replaced by that piece, greedily,
-    and needles containing another needle are dropped."""
+    and needles containing another needle are dropped.  Cached: every log
+    file of a case (or of a fleet's host on a worker) asks for the same set."""
     remaining = set(needles)
     chosen: list[str] = []
     while remaining:
@@ -343,7 +346,7 @@ def _minimal_needles(needles: set[str]) -> list[bytes]:
     for n in ordered:
         if not any(k in n for k in kept):
             kept.append(n)
-    return [k.encode("utf-8") for k in kept]
+    return tuple(k.encode("utf-8") for k in kept)
 
 
 def _collect_lines(haystack: bytes, lo: int, hi: int, needles: list[bytes], starts: set[int]) -> None:
