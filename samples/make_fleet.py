@@ -10,9 +10,9 @@ per-box folders whose names are not the host names.
 A share of the hosts (5 % by default) share an incident: from 03:12 UTC
 their %iowait jumps from under 1 % to about 45 % for twenty minutes (shared
 storage stalling) and the kernel logs hung tasks.  One other host has its
-own: the OOM killer at 14:05 local time.  Half of the hosts keep their clocks
-in UTC, half in UTC+01:00, so the shared minute is 03:12 or 04:12 on their
-wall clocks.
+own: the OOM killer at 14:05 local time.  A third of the hosts keep their
+clocks in UTC+01:00, the others in UTC, so the shared minute is 04:12 or
+03:12 on their wall clocks.
 
 Run:  python samples/make_fleet.py OUTDIR [HOSTS] [SHARED_PERCENT]
 """
@@ -53,7 +53,7 @@ def plan(hosts: int, shared_percent: float = 5.0) -> dict:
 
 
 def _offset_minutes(i: int) -> int:
-    return 0 if i % 2 == 0 else 60
+    return 60 if i % 3 == 1 else 0
 
 
 def _sample_times(offset_minutes: int):

@@ -345,7 +345,7 @@ def sql(
     """Run SQL (DuckDB) over a saved case."""
     from sarsleuth.render._fleet import write_query_result
     from sarsleuth.store import run_sql
-    frame = run_sql(case_dir, query).df()
+    frame = run_sql(case_dir, query)
     _to_stdout(lambda out: write_query_result(frame, format.value, out))
 
 

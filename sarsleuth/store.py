@@ -296,7 +296,7 @@ class StoredCase:
 
     def sql(self, query: str):
         """Run SQL (DuckDB) over the case's tables; a DataFrame."""
-        return run_sql(self.path, query).df()
+        return run_sql(self.path, query)
 
     def __repr__(self) -> str:
         return f"<StoredCase {self.path} {len(self.info.get('hosts', []))} hosts, tables: {', '.join(self.tables)}>"
@@ -307,8 +307,8 @@ def load_case(path) -> StoredCase:
 
 
 def run_sql(path, query: str):
-    """A DuckDB relation of ``query`` over a saved case: each table is a view
-    of its Parquet files."""
+    """The result of ``query`` over a saved case as a DataFrame (DuckDB; each
+    table is a view of its Parquet files, times in UTC)."""
     from sarsleuth.errors import UsageError
     try:
         import duckdb
@@ -316,12 +316,22 @@ def run_sql(path, query: str):
         raise UsageError("sql needs DuckDB: pip install 'sarsleuth[sql]'") from None
     base = case_dir_of(path)
     con = duckdb.connect()
+    try:
+        con.execute("SET TimeZone = 'UTC'")     # times shown as stored, whatever this machine's zone
+    except duckdb.Error:
+        pass
     for name in TABLES:
         files = table_files(base, name)
         if files:
             literal = files.replace("'", "''")
             con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{literal}', union_by_name=true)")
     try:
-        return con.sql(query)
+        relation = con.sql(query)
+        if relation is None:          # a statement, not a query: nothing to show
+            import pandas as pd
+            return pd.DataFrame()
+        return relation.df()
     except duckdb.Error as exc:
         raise UsageError(f"sql: {str(exc).splitlines()[0]}") from None
+    finally:
+        con.close()
