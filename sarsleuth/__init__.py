@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "load", "Case"]
+__all__ = ["__version__", "load", "load_case", "Case"]
 
 
 def load(*paths, tz=None, year=None, window=None, link_speed=None, config=None, progress=False, date_order=None):
@@ -20,6 +20,15 @@ def load(*paths, tz=None, year=None, window=None, link_speed=None, config=None, 
     from sarsleuth.case import Case
     return Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed,
                      config=config, progress=progress, date_order=date_order)
+
+
+def load_case(path):
+    """Reopen a case saved with ``analyze --save DIR`` (Parquet; needs
+    pyarrow): its tables as DataFrames (``.metrics``, ``.findings``,
+    ``.fleet_incidents``...) and ``.sql(query)`` with DuckDB, nothing parsed
+    again."""
+    from sarsleuth.store import load_case as _load_case
+    return _load_case(path)
 
 
 def __getattr__(name):

@@ -35,6 +35,9 @@ OutFormat = enum.Enum("OutFormat", {name: name for name in render.names()}, type
 #: here so that ``--help`` need not import the exporter).
 ParseFormat = enum.Enum("ParseFormat", {name: name for name in ("csv", "json", "parquet")}, type=str)
 Severity = enum.Enum("Severity", {name: name for name in ("low", "medium", "high", "critical")}, type=str)
+SqlFormat = enum.Enum("SqlFormat", {name: name for name in ("table", "csv", "json")}, type=str)
+#: Inputs naming this many hosts or more are analysed as a fleet.
+FLEET_MIN_HOSTS = 3
 
 
 class _Failed(Exception):
@@ -89,6 +92,14 @@ def analyze(
     config: Optional[Path] = typer.Option(None, "--config", help="TOML file with detector thresholds and signatures."),
     top: Optional[int] = typer.Option(None, "--top", min=1, help="Tell this many incidents in full (default 5)."),
     everything: bool = typer.Option(False, "--all", help="Leave nothing out: every incident, timeline row and evidence line."),
+    fleet: bool = typer.Option(False, "--fleet", help=f"Analyse each host on its own and correlate across hosts "
+                               f"(automatic from {FLEET_MIN_HOSTS} hosts)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address for a fleet "
+                                            "(default: a local cluster, one worker per core)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Workers of the local cluster (default: cores)."),
+    worker_memory: Optional[str] = typer.Option(None, "--worker-memory", help="Memory limit per local worker, "
+                                                "e.g. 2GiB (default: memory shared out)."),
+    save: Optional[Path] = typer.Option(None, "--save", help="Also write the case as Parquet into this directory."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     from sarsleuth.options import check_options
@@ -98,6 +109,11 @@ def analyze(
     for out in (html, plots):
         if out is not None:
             _check_destination(out, paths, directory=out is plots)
+    if fleet or scheduler or workers or worker_memory or _names_a_fleet(paths):
+        _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory,
+                       dict(tz=tz, year=year, window=window, link_speed=link_speed, config=config,
+                            date_order=date_order, min_severity=severity))
+        return
     from sarsleuth.case import Case
     case = Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed, config=config,
                      progress=format.value == render.DEFAULT, date_order=date_order, min_severity=severity)
@@ -119,7 +135,43 @@ def analyze(
         _say(f"wrote {html}")
     if plots is not None:
         _write_plots(case, plots, paths)
+    if save is not None:
+        from sarsleuth.store import save_case
+        save_case(case, save, paths)
+        _say(f"wrote the case into {save}")
     _to_stdout(lambda out: render.write_case(format.value, case, out, view=view))
+
+
+def _names_a_fleet(paths) -> bool:
+    """Do the inputs name enough hosts to be a fleet?  (Heads only.)"""
+    from sarsleuth.fleet.hosts import group_inputs
+    return len(group_inputs(paths).groups) >= FLEET_MIN_HOSTS
+
+
+def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options) -> None:
+    """Every host on its own pipeline (Dask), fleet incidents first."""
+    from sarsleuth import fleet as fleet_api
+    from sarsleuth.render import _fleet
+    if plots is not None:
+        raise UsageError("--plots is for one host; a fleet's HTML report (--html) shows every host")
+    _fleet.check_format(fmt)
+    result = fleet_api.analyze(*paths, scheduler=scheduler, workers=workers, memory_limit=worker_memory,
+                               save=save, progress=fmt == render.DEFAULT, **options)
+    if not any(h.ok for h in result.hosts):
+        reasons = "; ".join(f"{h.host}: {h.error}" for h in result.hosts[:3])
+        reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
+        _fail(f"no usable input: {reasons}")
+    for path, reason in result.unplaced:
+        _say(f"warning: skipped {path}: {reason}")
+    for w in result.warnings:
+        _say(f"warning: {w}")
+    if html is not None:
+        from sarsleuth.render._fleet_html import write_fleet_html
+        write_fleet_html(result, html, inputs=paths)
+        _say(f"wrote {html}")
+    if save is not None:
+        _say(f"wrote the case into {save}")
+    _to_stdout(lambda out: _fleet.write_fleet(fmt, result, out))
 
 
 def _skip_reason(skipped) -> str:
@@ -285,6 +337,20 @@ def compare(
         _say(f"wrote {plot}")
     table = comparison_table(df)
     _to_stdout(lambda out: render.write_table(format.value, table, out))
+
+
+@app.command()
+def sql(
+    case_dir: Path = typer.Argument(..., help="A case written by analyze --save."),
+    query: str = typer.Argument(..., help="SQL over the tables metrics, events, findings, incidents, "
+                                "fleet_incidents, sources, hosts, summaries."),
+    format: SqlFormat = typer.Option("table", "--format", "-f", help="table, csv or json (records)."),
+):
+    """Run SQL (DuckDB) over a saved case."""
+    from sarsleuth.render._fleet import write_query_result
+    from sarsleuth.store import run_sql
+    frame = run_sql(case_dir, query)
+    _to_stdout(lambda out: write_query_result(frame, format.value, out))
 
 
 # ------------------------------------------------------------------ running

@@ -1,0 +1,85 @@
+"""Many hosts at once: each host analysed on its own (the same pipeline as a
+single case, in parallel on Dask), then the findings correlated across the
+fleet.
+
+    import sarsleuth.fleet
+    fleet = sarsleuth.fleet.analyze("fleet/", scheduler=None, save="case/")
+    fleet.incidents[0].title      # 'I/O saturation (iowait-spike) on 10 of 200 hosts, ...'
+    fleet.incidents[0].hosts      # who saw it; .hosts_without: who did not
+
+Hosts come from the facts the files carry (:mod:`sarsleuth.fleet.hosts`),
+never from folder names.
+"""
+from __future__ import annotations
+
+from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS
+from sarsleuth.fleet.hosts import Grouping, group_by_host, group_inputs
+
+__all__ = ["analyze", "group_by_host", "group_inputs", "Grouping", "DEFAULT_TOLERANCE_SECONDS"]
+
+
+def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=True, save=None,
+            progress=False, tolerance_seconds=DEFAULT_TOLERANCE_SECONDS, tz=None, year=None, window=None,
+            link_speed=None, config=None, date_order=None, min_severity=None):
+    """Group the inputs by host, analyse every host (on Dask when
+    installed), correlate across hosts; returns a :class:`Fleet`.  With
+    ``save``, the case is also written there as Parquet."""
+    from sarsleuth.fleet.correlate import fleet_incidents
+    from sarsleuth.fleet.hosts import input_files
+    from sarsleuth.fleet.model import Fleet
+    from sarsleuth.fleet.run import FACTS_BATCH, executor
+    from sarsleuth.options import check_options
+    if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
+        paths = tuple(paths[0])
+    check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
+                  min_severity=min_severity)
+    options = {"tz": tz, "year": year, "window": window, "link_speed": link_speed,
+               "config": str(config) if config is not None else None, "date_order": date_order,
+               "min_severity": min_severity}
+    save_dir = None
+    if save is not None:
+        from sarsleuth.store import prepare_case_dir
+        save_dir = prepare_case_dir(save, paths)
+    files, missing = input_files(paths)
+    notes: list = []
+    with executor(scheduler, workers, memory_limit, processes, notes) as ex:
+        facts = ex.facts([files[i:i + FACTS_BATCH] for i in range(0, len(files), FACTS_BATCH)])
+        grouping = group_by_host(facts)
+        grouping.unplaced[:0] = [(p, "no such file or directory") for p in missing]
+        advance = _progress(progress, len(grouping.groups))
+        results = []
+        for r in ex.hosts(grouping.groups, options, save_dir):
+            results.append(r)
+            advance(r.host)
+        name, workers_used = ex.name, ex.workers
+    results.sort(key=lambda r: r.host)
+    fleet = Fleet(hosts=results, unplaced=grouping.unplaced, notes=grouping.notes + notes,
+                  tolerance_seconds=float(tolerance_seconds), workers=workers_used, scheduler=name)
+    for r in results:
+        if not r.ok:
+            fleet.warnings.append(f"host {r.host}: not analysed: {r.error}")
+    fleet.incidents = fleet_incidents(results, tolerance_seconds)
+    if save_dir is not None:
+        from sarsleuth.store import write_fleet_tables
+        write_fleet_tables(save_dir, fleet)
+    return fleet
+
+
+def _progress(enabled: bool, total: int):
+    """A callback advancing a progress bar over hosts on stderr (a terminal only)."""
+    import sys
+    if not enabled or total < 2 or not sys.stderr.isatty():
+        return lambda _host: None
+    from rich.console import Console
+    from rich.progress import Progress
+    prog = Progress(console=Console(stderr=True), transient=True)
+    task = prog.add_task("hosts", total=total)
+    prog.start()
+    done = [0]
+
+    def advance(host):
+        done[0] += 1
+        prog.update(task, advance=1, description=f"hosts ({done[0]}/{total})")
+        if done[0] >= total:
+            prog.stop()
+    return advance

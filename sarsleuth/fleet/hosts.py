@@ -1,0 +1,234 @@
+"""Which host each input belongs to, from the facts the file itself carries.
+
+A fleet folder is rarely tidy: per-host folders, one folder of many hosts'
+``sa`` files, a host's files spread over several folders.  Folder *names*
+say nothing reliable, so every file is asked for the host it names: the
+``sa`` file header (``nodename``), the ``sar`` banner (``Linux ... (host)``),
+``sadf`` output (its hostname column, ``nodename`` attribute or key), and the
+host field of syslog and journal lines.  Files that name no host (nginx
+error.log, dmesg, ps snapshots, load-test reports) join the one host whose
+files sit in the same folder, as for a single case.
+
+:func:`file_facts` looks at one file (cheap: the first 64 KB), so it can run
+on the workers; :func:`group_by_host` is the one place the facts become
+hosts, whatever produced them.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+#: Lines of a log's head whose host field is counted.
+HEAD_LINES = 200
+#: A log naming several hosts in its head (a central syslog server) belongs to
+#: each host that has at least this share of those lines.
+MIN_HOST_SHARE = 0.05
+
+_SADF_JSON_HOST = re.compile(r'"nodename"\s*:\s*"((?:[^"\\]|\\.){1,255})"')
+_SADF_XML_HOST = re.compile(r'<host\s[^>]*nodename="([^"]{1,255})"')
+
+
+@dataclass
+class FileFacts:
+    """What one file says about where it comes from."""
+
+    path: str
+    kind: str | None                 # None: not an input sarsleuth reads
+    hosts: tuple = ()                # hosts the file names; empty when none
+    facts: dict = field(default_factory=dict)   # kernel, ncpu... as the file records them
+    reason: str = ""                 # why the file is not read (kind None)
+
+
+@dataclass
+class HostGroup:
+    host: str
+    files: list                      # paths, in the order they were given
+    facts: dict = field(default_factory=dict)
+    shared: list = field(default_factory=list)   # files naming other hosts too
+
+
+@dataclass
+class Grouping:
+    groups: list                     # list[HostGroup], by host name
+    unplaced: list = field(default_factory=list)  # (path, reason)
+    notes: list = field(default_factory=list)
+
+    @property
+    def hosts(self) -> list:
+        return [g.host for g in self.groups]
+
+
+def file_facts(path) -> FileFacts:
+    """Kind and host facts of one file, from its first bytes."""
+    from sarsleuth.errors import InputError
+    from sarsleuth.parsers import sniff
+    from sarsleuth.textio import HEAD_BYTES, decode, read_head
+    path = str(path)
+    kind, reason = sniff(path)
+    if kind is None:
+        return FileFacts(path, None, reason=reason)
+    try:
+        head = read_head(path, HEAD_BYTES)
+    except InputError as exc:
+        return FileFacts(path, None, reason=exc.reason)
+    if kind == "sa":
+        return _sa_facts(path, head)
+    text = decode(head)
+    reader = _TEXT_READERS.get(kind)
+    hosts = reader(text) if reader else ()
+    return FileFacts(path, kind, tuple(h for h in hosts if h))
+
+
+def _sa_facts(path, head) -> FileFacts:
+    from sarsleuth.errors import InputError
+    from sarsleuth.parsers.sa.layout import read_layout
+    try:
+        layout = read_layout(path, head)
+    except InputError:
+        # the header did not fit the head, or is damaged: the parser says
+        # which byte when the host's pipeline reads it
+        return FileFacts(path, "sa")
+    facts = {"kernel": layout.kernel, "ncpu": layout.ncpu}
+    return FileFacts(path, "sa", (layout.host,) if layout.host else (), facts)
+
+
+def _sar_text_hosts(text: str) -> tuple:
+    from sarsleuth.parsers.sar_text.reader import BANNER_RE
+    found = []
+    for line in text.splitlines()[:HEAD_LINES * 50]:
+        m = BANNER_RE.match(line)
+        if m and m.group("host").strip() and m.group("host").strip() not in found:
+            found.append(m.group("host").strip())
+    return tuple(found)
+
+
+def _sadf_csv_hosts(text: str) -> tuple:
+    found = []
+    for line in text.splitlines()[:HEAD_LINES]:
+        if line.startswith("#") or ";" not in line:
+            continue
+        host = line.split(";", 1)[0].strip()
+        if host and host not in found:
+            found.append(host)
+    return tuple(found)
+
+
+def _log_hosts(parse_line):
+    def hosts(text: str) -> tuple:
+        counts: Counter = Counter()
+        lines = text.splitlines()[:HEAD_LINES]
+        for line in lines[:-1] if len(lines) > 1 else lines:   # the last may be cut
+            try:
+                info = parse_line(line)
+            except (ValueError, TypeError):
+                continue
+            if info is not None and info.host and info.stamp is not None:
+                counts[info.host] += 1
+        total = sum(counts.values())
+        return tuple(h for h, n in counts.most_common() if n >= MIN_HOST_SHARE * total)
+    return hosts
+
+
+def _syslog_hosts(text: str) -> tuple:
+    from sarsleuth.parsers.logs.syslog import parse_line
+    return _log_hosts(parse_line)(text)
+
+
+def _journal_hosts(text: str) -> tuple:
+    from sarsleuth.parsers.logs import journal
+    first = text.lstrip()[:1]
+    return _log_hosts(journal.parse_json_line if first == "{" else journal.parse_text_line)(text)
+
+
+def _pattern_hosts(pattern):
+    def hosts(text: str) -> tuple:
+        return tuple(dict.fromkeys(m.group(1) for m in pattern.finditer(text)))
+    return hosts
+
+
+_TEXT_READERS = {
+    "sar-text": _sar_text_hosts,
+    "sadf-csv": _sadf_csv_hosts,
+    "sadf-json": _pattern_hosts(_SADF_JSON_HOST),
+    "sadf-xml": _pattern_hosts(_SADF_XML_HOST),
+    "syslog": _syslog_hosts,
+    "journal": _journal_hosts,
+}
+
+
+def group_by_host(facts: list) -> Grouping:
+    """Hosts from file facts: the one place files become hosts.
+
+    A host named by its full name in one file and its short name in another
+    (``web1.example.com`` in syslog, ``web1`` in the sa header) is one host,
+    under the short name.  Files naming no host join the single host whose
+    files share their folder; otherwise they are left out, with the reason."""
+    named = {h for f in facts if f.kind for h in f.hosts}
+    canonical = {h: _short_alias(h, named) for h in named}
+    groups: dict = {}
+    by_folder: dict = {}
+    unplaced, notes = [], []
+    for f in facts:
+        if f.kind is None:
+            unplaced.append((f.path, f.reason or "not an input sarsleuth reads"))
+            continue
+        hosts = list(dict.fromkeys(canonical[h] for h in f.hosts))
+        for host in hosts:
+            group = groups.setdefault(host, HostGroup(host, []))
+            group.files.append(f.path)
+            if len(hosts) > 1:
+                group.shared.append(f.path)
+            for key, value in f.facts.items():
+                group.facts.setdefault(key, value)
+            by_folder.setdefault(_folder(f.path), set()).add(host)
+        if len(hosts) > 1:
+            notes.append(f"{f.path}: names {len(hosts)} hosts; each host's pipeline keeps its own lines")
+    for f in facts:
+        if f.kind is None or f.hosts:
+            continue
+        beside = by_folder.get(_folder(f.path), set())
+        if len(beside) == 1:
+            groups[next(iter(beside))].files.append(f.path)
+        elif not beside:
+            unplaced.append((f.path, f"a {f.kind} file names no host and no file beside it does"))
+        else:
+            unplaced.append((f.path, f"a {f.kind} file names no host and sits beside files of "
+                                     f"{len(beside)} hosts"))
+    return Grouping(groups=[groups[h] for h in sorted(groups)], unplaced=unplaced, notes=notes)
+
+
+def _short_alias(host: str, named: set) -> str:
+    short = host.split(".", 1)[0]
+    return short if short != host and short in named else host
+
+
+def _folder(path) -> str:
+    return os.path.dirname(os.path.abspath(str(path)))
+
+
+def input_files(paths) -> tuple:
+    """Every file under ``paths``, each once, and the paths that do not exist."""
+    from pathlib import Path
+    from sarsleuth.textio import walk_inputs
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    files, seen = [], set()
+    for f in walk_inputs([p for p in paths if Path(p).exists()]):
+        try:
+            st = os.stat(f)
+            key = (st.st_dev, st.st_ino)
+        except OSError:
+            key = os.path.abspath(str(f))
+        if key not in seen:
+            seen.add(key)
+            files.append(str(f))
+    return files, missing
+
+
+def group_inputs(paths) -> Grouping:
+    """Walk ``paths`` and group the files by host, in this process."""
+    files, missing = input_files(paths)
+    grouping = group_by_host([file_facts(f) for f in files])
+    grouping.unplaced[:0] = [(p, "no such file or directory") for p in missing]
+    return grouping

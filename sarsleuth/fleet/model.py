@@ -1,0 +1,153 @@
+"""What a fleet analysis holds: per-host results as the workers send them
+back (findings, incidents and compact summaries, never metric tables) and
+the fleet incidents correlated across hosts."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sarsleuth.model import iso
+
+
+@dataclass
+class HostResult:
+    """One host's analysis, as small as a worker can send it."""
+
+    host: str
+    files: list
+    ok: bool = True
+    error: str = ""                  # why the host could not be analysed (ok False)
+    facts: dict = field(default_factory=dict)    # kernel, ncpu, zone, span, counts
+    sources: list = field(default_factory=list)  # dicts: path, kind, start, end, records, warnings
+    skipped: list = field(default_factory=list)  # (path, reason)
+    findings: list = field(default_factory=list)  # list[Finding]
+    incidents: list = field(default_factory=list)  # list[Incident]
+    summary: Any = None              # DataFrame: per (section, device, metric) count, mean, max, time of max
+    warnings: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    seconds: float = 0.0             # wall time of the host's pipeline on its worker
+
+    @property
+    def worst(self) -> str | None:
+        from sarsleuth.model import SEVERITY_RANK
+        if not self.findings:
+            return None
+        return max((f.severity for f in self.findings), key=SEVERITY_RANK.__getitem__)
+
+
+@dataclass
+class FleetIncident:
+    """Findings of one kind (or kinds seen together) on several hosts within
+    the fleet tolerance."""
+
+    rank: int
+    id: str
+    title: str
+    kinds: list                      # detector ids
+    category: str
+    severity: str
+    score: float
+    start: Any                       # UTC when every host's clock is known
+    end: Any
+    hosts: list                      # hosts that saw it
+    hosts_without: list              # analysed hosts that did not
+    findings: list                   # list[Finding], across hosts
+    score_components: dict = field(default_factory=dict)
+    wall_clock: bool = False         # some host's times are its wall clock, zone unknown
+
+    @property
+    def breadth(self) -> str:
+        return f"{len(self.hosts)} of {len(self.hosts) + len(self.hosts_without)} hosts"
+
+    def to_dict(self) -> dict:
+        return {
+            "rank": self.rank, "id": self.id, "title": self.title, "kinds": list(self.kinds),
+            "category": self.category, "severity": self.severity, "score": round(float(self.score), 4),
+            "score_components": {k: round(float(v), 4) for k, v in self.score_components.items()},
+            "start": iso(self.start), "end": iso(self.end), "breadth": self.breadth,
+            "hosts": list(self.hosts), "hosts_without": list(self.hosts_without),
+            "wall_clock": self.wall_clock,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+@dataclass
+class Fleet:
+    """Every host of a fleet, analysed; fleet incidents first."""
+
+    hosts: list                      # list[HostResult], by host name
+    incidents: list = field(default_factory=list)   # list[FleetIncident], ranked
+    unplaced: list = field(default_factory=list)    # (path, reason): files given to no host
+    warnings: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    tolerance_seconds: float = 600.0
+    workers: int = 0
+    scheduler: str = ""
+
+    @property
+    def analysed(self) -> list:
+        return [h for h in self.hosts if h.ok]
+
+    def host(self, name: str) -> HostResult:
+        for h in self.hosts:
+            if h.host == name:
+                return h
+        raise KeyError(f"no host {name!r} in this fleet")
+
+    @property
+    def findings(self) -> list:
+        return [f for h in self.hosts for f in h.findings]
+
+    def headline(self) -> str:
+        n = len(self.hosts)
+        failed = n - len(self.analysed)
+        tail = f" ({failed} could not be read)" if failed else ""
+        if not self.incidents:
+            return f"{n} host(s){tail}: no incident found."
+        top = self.incidents[0]
+        return f"{n} host(s){tail}, {len(self.incidents)} fleet incident(s); first: {top.title} ({top.severity})."
+
+    def to_json(self) -> dict:
+        from sarsleuth import __version__
+        return {
+            "sarsleuth_version": __version__,
+            "summary": self.headline(),
+            "tolerance_seconds": self.tolerance_seconds,
+            "fleet_incidents": [i.to_dict() for i in self.incidents],
+            "hosts": [{
+                "host": h.host, "ok": h.ok, "error": h.error or None, "facts": h.facts,
+                "worst_severity": h.worst, "files": list(h.files), "sources": h.sources,
+                "skipped": [{"path": p, "reason": r} for p, r in h.skipped],
+                "incidents": [i.to_dict() for i in h.incidents],
+                "warnings": list(h.warnings), "notes": list(h.notes),
+            } for h in self.hosts],
+            "unplaced": [{"path": p, "reason": r} for p, r in self.unplaced],
+            "warnings": list(self.warnings),
+            "notes": list(self.notes),
+        }
+
+    def _repr_html_(self) -> str:
+        from sarsleuth.render._fleet_html import fleet_fragment
+        return fleet_fragment(self)
+
+    def __repr__(self) -> str:
+        return f"<Fleet {len(self.hosts)} hosts, {len(self.incidents)} fleet incidents>"
+
+
+def metric_summary(metrics):
+    """Per (section, device, metric): samples, mean, max and when the max
+    was reached: a few hundred rows however long the host recorded."""
+    import pandas as pd
+    cols = ["section", "device", "metric", "samples", "mean", "max", "max_at"]
+    if metrics is None or not len(metrics):
+        return pd.DataFrame(columns=cols)
+    m = metrics[["timestamp", "section", "device", "metric", "value"]].copy()
+    for col in ("section", "device", "metric"):
+        m[col] = m[col].astype(object).fillna("")
+    m = m[m["value"].notna()]
+    if not len(m):
+        return pd.DataFrame(columns=cols)
+    grouped = m.groupby(["section", "device", "metric"], sort=True)
+    out = grouped["value"].agg(samples="count", mean="mean", max="max")
+    out["max_at"] = m.loc[grouped["value"].idxmax().to_numpy(), "timestamp"].to_numpy()
+    return out.reset_index()[cols]

@@ -1,0 +1,94 @@
+"""Running the hosts' pipelines: on a Dask cluster (a LocalCluster of one
+single-threaded worker process per core by default, or an existing one by
+address), or one after another in this process when Dask is not installed.
+
+Only file paths go out and host results come back; with ``--save`` the
+workers write their hosts' tables into the case directory themselves, so
+that directory must be reachable from every worker (a shared file system on
+a real cluster)."""
+from __future__ import annotations
+
+import contextlib
+import os
+
+#: Files whose host facts one task reads.
+FACTS_BATCH = 64
+
+
+def worker_count(workers: int | None) -> int:
+    return max(1, int(workers) if workers else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                                else os.cpu_count() or 1))
+
+
+def facts_batch(paths: list) -> list:
+    from sarsleuth.fleet.hosts import file_facts
+    return [file_facts(p) for p in paths]
+
+
+class SerialExecutor:
+    """The same calls as a Dask client would get, run here in order."""
+
+    name = "in-process (Dask not installed)"
+    workers = 1
+
+    def facts(self, batches):
+        return [f for b in batches for f in facts_batch(b)]
+
+    def hosts(self, groups, options, save_dir):
+        from sarsleuth.fleet.pipeline import analyse_host
+        for g in groups:
+            yield analyse_host(g, options, save_dir)
+
+
+class DaskExecutor:
+    def __init__(self, client, name: str):
+        self.client, self.name = client, name
+        self.workers = len(client.scheduler_info().get("workers", {})) or 1
+
+    def facts(self, batches):
+        futures = self.client.map(facts_batch, batches, pure=False)
+        return [f for batch in self.client.gather(futures) for f in batch]
+
+    def hosts(self, groups, options, save_dir):
+        from distributed import as_completed
+        from sarsleuth.fleet.model import HostResult
+        from sarsleuth.fleet.pipeline import analyse_host
+        futures = self.client.map(analyse_host, groups, options=options, save_dir=save_dir, pure=False,
+                                  key=[f"sarsleuth-host-{i}" for i in range(len(groups))])
+        group_of = {f.key: g for f, g in zip(futures, groups)}
+        for fut in as_completed(futures):
+            try:
+                yield fut.result()
+            except Exception as exc:  # noqa: BLE001 - a worker lost (killed at its memory limit...)
+                g = group_of[fut.key]
+                yield HostResult(host=g.host, files=list(g.files), facts=dict(g.facts), ok=False,
+                                 error=f"its worker failed: {type(exc).__name__}: {exc}".splitlines()[0])
+            finally:
+                fut.release()
+
+
+@contextlib.contextmanager
+def executor(scheduler: str | None = None, workers: int | None = None, memory_limit: str | None = None,
+             processes: bool = True, notes: list | None = None):
+    """An executor for the hosts' pipelines, closed on exit."""
+    try:
+        import distributed
+    except ImportError:
+        if scheduler:
+            from sarsleuth.errors import UsageError
+            raise UsageError("--scheduler needs Dask: pip install 'sarsleuth[fleet]'") from None
+        if notes is not None:
+            notes.append("Dask is not installed: hosts were analysed one after another "
+                         "(pip install 'sarsleuth[fleet]' to use every core)")
+        yield SerialExecutor()
+        return
+    if scheduler:
+        with distributed.Client(scheduler, timeout="30s") as client:
+            yield DaskExecutor(client, scheduler)
+        return
+    import logging
+    n = worker_count(workers)
+    with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
+                                  memory_limit=memory_limit or "auto", dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as client:
+        yield DaskExecutor(client, f"local cluster of {n} worker(s)")

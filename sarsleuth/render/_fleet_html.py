@@ -1,0 +1,84 @@
+"""The fleet's HTML report: fleet incidents first, a host x time heatmap of
+the worst severity, and each host's own story one click away (a folded
+section the heatmap and the incidents link to).  Self-contained, no script;
+Jinja2 autoescaping makes everything from inputs text."""
+from __future__ import annotations
+
+from sarsleuth.model import SEVERITY_RANK
+from sarsleuth.render._safe import utf8
+
+#: Columns of the heatmap at most; a cell covers a whole number of minutes.
+HEAT_COLUMNS = 48
+#: Hosts named in an incident before "and N more".
+MAX_NAMED = 40
+MAX_INCIDENTS = 50
+
+
+def _env():
+    from sarsleuth.render.html import _env as report_env
+    return report_env()
+
+
+def _template(name: str):
+    from importlib import resources
+    return _env().from_string(resources.files("sarsleuth.render").joinpath("templates", name).read_text("utf-8"))
+
+
+def heatmap(fleet, columns: int = HEAT_COLUMNS) -> dict:
+    """Rows of hosts with findings, cells of the worst severity in each time
+    bin (on the fleet clock), and how many hosts had none."""
+    import math
+
+    import pandas as pd
+    from sarsleuth.fleet.clock import on_fleet_clock
+    timed = []
+    for h in fleet.hosts:
+        for f in h.findings:
+            start, _ = on_fleet_clock(f.start)
+            if start is None:
+                continue
+            end, _ = on_fleet_clock(f.end)
+            timed.append((h.host, start, end if end is not None and end >= start else start, f.severity))
+    quiet = sum(1 for h in fleet.hosts if not h.findings)
+    if not timed:
+        return {"rows": [], "labels": [], "quiet": quiet, "minutes": 0}
+    lo = min(t[1] for t in timed).floor("min")
+    hi = max(t[2] for t in timed).ceil("min") + pd.Timedelta(minutes=1)
+    minutes = max(1, math.ceil((hi - lo).total_seconds() / 60 / columns))
+    width = pd.Timedelta(minutes=minutes)
+    n = max(1, math.ceil((hi - lo) / width))
+    worst: dict = {}
+    for host, start, end, severity in timed:
+        cells = worst.setdefault(host, [None] * n)
+        for k in range(int((start - lo) // width), min(n - 1, int((end - lo) // width)) + 1):
+            if cells[k] is None or SEVERITY_RANK[severity] > SEVERITY_RANK[cells[k]]:
+                cells[k] = severity
+    labels = [(lo + k * width).strftime("%m-%d %H:%M") for k in range(n)]
+    rows = [{"host": host, "cells": worst[host]} for host in sorted(worst)]
+    return {"rows": rows, "labels": labels, "quiet": quiet, "minutes": minutes}
+
+
+def build_fleet_html(fleet) -> str:
+    from sarsleuth import __version__
+    heat = heatmap(fleet)
+    anchors = {h.host: f"host-{i}" for i, h in enumerate(fleet.hosts)}
+    wall = any(h.facts.get("wall_clock") for h in fleet.hosts if h.ok)
+    clock = "UTC" + (" (hosts with an unknown zone: their wall clock)" if wall else "")
+    return utf8(_template("fleet.html.j2").render(
+        fleet=fleet, heat=heat, anchors=anchors, version=__version__, clock=clock, max_named=MAX_NAMED,
+        max_incidents=MAX_INCIDENTS, bin_label=f"= {heat['minutes']} minute(s)" if heat["minutes"] else ""))
+
+
+def write_fleet_html(fleet, path, inputs=()) -> str:
+    from sarsleuth.render._files import write_text_file
+    write_text_file(path, build_fleet_html(fleet), inputs)
+    return str(path)
+
+
+def fleet_fragment(fleet) -> str:
+    """A notebook's view of a fleet: the fleet incidents."""
+    from html import escape
+    rows = "".join(f"<tr><td>{i.rank}</td><td>{escape(i.severity)}</td><td>{escape(utf8(i.title))}</td>"
+                   f"<td>{len(i.hosts)}</td></tr>" for i in fleet.incidents[:20])
+    return (f"<div><b>sarsleuth fleet</b>: {len(fleet.hosts)} hosts, {len(fleet.incidents)} fleet incidents"
+            f"<table><tr><th>#</th><th>severity</th><th>incident</th><th>hosts</th></tr>{rows}</table></div>")

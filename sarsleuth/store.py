@@ -1,0 +1,337 @@
+"""A case on disk as Parquet, to query with SQL or reopen in a notebook
+without parsing anything again.
+
+Layout of a case directory (``analyze --save DIR``)::
+
+    sarsleuth-case.json            what the directory holds (version, tables, hosts)
+    metrics/host=<name>/part-0.parquet    one partition per host, written by the
+    events/host=<name>/part-0.parquet     host's own worker
+    findings.parquet  incidents.parquet  fleet_incidents.parquet
+    sources.parquet   hosts.parquet      summaries.parquet
+
+Every table has a ``host`` column of its own (the folder name is for people:
+host names from inputs are percent-encoded there).  Times are instants in
+UTC; a host whose clock was only its wall clock (zone unknown) has its times
+stored as if they were UTC and ``wall_clock`` true in ``hosts``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from urllib.parse import quote
+
+MARKER = "sarsleuth-case.json"
+PARTITIONED = ("metrics", "events")
+TABLES = ("metrics", "events", "findings", "incidents", "fleet_incidents", "sources", "hosts", "summaries")
+EVENT_TEXT = ("host", "source", "kind", "process", "message", "file", "level", "detail")
+
+
+def _need_pyarrow():
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        from sarsleuth.errors import UsageError
+        raise UsageError("--save needs pyarrow: pip install 'sarsleuth[parquet]'") from None
+
+
+def prepare_case_dir(path, inputs=()) -> str:
+    """The case directory, created; refused when it would sit among the
+    inputs or hold anything but an earlier case (which it replaces)."""
+    from sarsleuth.errors import UsageError
+    _need_pyarrow()
+    target = Path(os.path.abspath(path))
+    for given in inputs:
+        given = Path(os.path.abspath(given))
+        if target == given or (given.is_dir() and given in target.parents):
+            raise UsageError(f"{path}: refusing to write a case inside an input ({given})")
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{path}: cannot write a case: not a directory")
+    if target.is_dir() and any(target.iterdir()):
+        if not (target / MARKER).is_file():
+            raise UsageError(f"{path}: cannot write a case: the directory is not empty and holds no earlier case")
+        for name in TABLES:
+            for p in (target / name, target / f"{name}.parquet"):
+                if p.is_dir():
+                    shutil.rmtree(p)
+                elif p.exists():
+                    p.unlink()
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    return str(target)
+
+
+def partition_name(host: str) -> str:
+    """``host=<name>`` safe as one path segment whatever the host name holds."""
+    seg = quote(str(host), safe="-_@+,")
+    return f"host={seg if seg not in ('', '.', '..') else quote(seg, safe='')}"[:240]
+
+
+def _write(table_frame, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(pa.Table.from_pandas(table_frame, preserve_index=False), tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def utc(series):
+    """Times as UTC instants (wall clock taken as UTC: the hosts table says which)."""
+    import pandas as pd
+    s = pd.to_datetime(series, errors="coerce", utc=False)
+    if getattr(s.dt, "tz", None) is None:
+        return s.dt.tz_localize("UTC")
+    return s.dt.tz_convert("UTC")
+
+
+def write_host_tables(case_dir, host: str, metrics, events) -> None:
+    """One host's metrics and events into their partitions (run on the worker)."""
+    import pandas as pd
+    base = Path(case_dir)
+    if metrics is not None and len(metrics):
+        m = pd.DataFrame({"timestamp": utc(metrics["timestamp"]), "host": str(host),
+                          "section": metrics["section"].astype(str), "device": metrics["device"].astype(str),
+                          "metric": metrics["metric"].astype(str), "value": metrics["value"].astype("float64")})
+        for col in ("section", "device", "metric"):
+            m[col] = m[col].astype("category")
+        _write(m, base / "metrics" / partition_name(host) / "part-0.parquet")
+    if events is not None and len(events):
+        e = pd.DataFrame({"timestamp": utc(events["timestamp"])})
+        for col in EVENT_TEXT:
+            if col in events:
+                e[col] = events[col].astype(object).where(events[col].notna(), None).map(
+                    lambda v: None if v is None else str(v))
+        e["host"] = str(host)
+        for col in ("pid", "line", "count"):
+            if col in events:
+                e[col] = pd.to_numeric(events[col], errors="coerce").astype("Int64")
+        if "aligned" in events:
+            e["aligned"] = events["aligned"].astype(object).fillna(True).astype(bool)
+        _write(e, base / "events" / partition_name(host) / "part-0.parquet")
+
+
+def _finding_rows(host, findings, incident_of) -> list:
+    from sarsleuth.model import iso
+    rows = []
+    for f in findings:
+        d = f.to_dict()
+        rows.append({"host": host, "detector": f.detector, "title": f.title, "severity": f.severity,
+                     "category": f.category, "start": f.start, "end": f.end, "aligned": bool(f.aligned),
+                     "explanation": f.explanation, "metrics": json.dumps(d["metrics"], sort_keys=True),
+                     "evidence": json.dumps(d["evidence"]), "incident": incident_of.get(id(f)),
+                     "fleet_incident": incident_of.get(("fleet", id(f))), "start_text": iso(f.start)})
+    return rows
+
+
+def _frame(rows, columns, times=()):
+    import pandas as pd
+    df = pd.DataFrame(rows, columns=columns)
+    for col in times:
+        df[col] = utc(df[col].map(lambda t: _as_utc(t))) if len(df) else pd.Series([], dtype="datetime64[ns, UTC]")
+    return df
+
+
+def _as_utc(t):
+    import pandas as pd
+    if t is None or pd.isna(t):
+        return pd.NaT
+    t = pd.Timestamp(t)
+    return t.tz_convert("UTC").tz_localize(None) if t.tzinfo is not None else t
+
+
+def write_fleet_tables(case_dir, fleet) -> None:
+    """The small tables of a fleet (findings, incidents, hosts...) and the marker."""
+    import pandas as pd
+    from sarsleuth import __version__
+    base = Path(case_dir)
+    incident_of: dict = {}
+    for h in fleet.hosts:
+        for inc in h.incidents:
+            for f in inc.findings:
+                incident_of[id(f)] = inc.id
+    for inc in fleet.incidents:
+        for f in inc.findings:
+            incident_of[("fleet", id(f))] = inc.id
+    finding_cols = ["host", "detector", "title", "severity", "category", "start", "end", "aligned", "explanation",
+                    "metrics", "evidence", "incident", "fleet_incident", "start_text"]
+    findings = [row for h in fleet.hosts for row in _finding_rows(h.host, h.findings, incident_of)]
+    _write(_frame(findings, finding_cols, ("start", "end")), base / "findings.parquet")
+    incidents = [{"host": h.host, "rank": i.rank, "id": i.id, "title": i.title, "category": i.category,
+                  "severity": i.severity, "score": float(i.score), "start": i.start, "end": i.end,
+                  "cause": i.cause, "summary": i.summary, "findings": len(i.findings)}
+                 for h in fleet.hosts for i in h.incidents]
+    _write(_frame(incidents, ["host", "rank", "id", "title", "category", "severity", "score", "start", "end",
+                              "cause", "summary", "findings"], ("start", "end")), base / "incidents.parquet")
+    fleet_rows = [{"rank": i.rank, "id": i.id, "title": i.title, "kinds": list(i.kinds), "category": i.category,
+                   "severity": i.severity, "score": float(i.score), "start": i.start, "end": i.end,
+                   "hosts_seen": len(i.hosts), "hosts_total": len(i.hosts) + len(i.hosts_without),
+                   "hosts": list(i.hosts), "hosts_without": list(i.hosts_without), "wall_clock": i.wall_clock}
+                  for i in fleet.incidents]
+    _write(_frame(fleet_rows, ["rank", "id", "title", "kinds", "category", "severity", "score", "start", "end",
+                               "hosts_seen", "hosts_total", "hosts", "hosts_without", "wall_clock"],
+                  ("start", "end")), base / "fleet_incidents.parquet")
+    sources = [dict(s, host=h.host, reported_host=s.get("host")) for h in fleet.hosts for s in h.sources]
+    _write(_frame(sources, ["host", "path", "kind", "reported_host", "start", "end", "records", "warnings"]),
+           base / "sources.parquet")
+    hosts = [{"host": h.host, "ok": h.ok, "error": h.error or None, "files": len(h.files),
+              "kernel": h.facts.get("kernel"), "ncpu": h.facts.get("ncpu"), "zone": h.facts.get("zone"),
+              "wall_clock": bool(h.facts.get("wall_clock", False)), "start": h.facts.get("start"),
+              "end": h.facts.get("end"), "metric_values": h.facts.get("metric_values", 0),
+              "events": h.facts.get("events", 0), "findings": len(h.findings), "incidents": len(h.incidents),
+              "worst_severity": h.worst, "seconds": round(h.seconds, 4)} for h in fleet.hosts]
+    hosts_frame = _frame(hosts, ["host", "ok", "error", "files", "kernel", "ncpu", "zone", "wall_clock", "start",
+                                 "end", "metric_values", "events", "findings", "incidents", "worst_severity",
+                                 "seconds"])
+    hosts_frame["ncpu"] = pd.to_numeric(hosts_frame["ncpu"], errors="coerce").astype("Int64")
+    _write(hosts_frame, base / "hosts.parquet")
+    summaries = [h.summary.assign(host=h.host) for h in fleet.hosts if h.summary is not None and len(h.summary)]
+    if summaries:
+        frame = pd.concat(summaries, ignore_index=True)
+        frame["max_at"] = utc(frame["max_at"].map(_as_utc))
+        _write(frame[["host", "section", "device", "metric", "samples", "mean", "max", "max_at"]],
+               base / "summaries.parquet")
+    present = [t for t in TABLES if (base / t).is_dir() or (base / f"{t}.parquet").is_file()]
+    marker = {"sarsleuth_version": __version__, "tables": present, "hosts": [h.host for h in fleet.hosts],
+              "tolerance_seconds": fleet.tolerance_seconds, "warnings": list(fleet.warnings),
+              "notes": list(fleet.notes), "unplaced": [{"path": p, "reason": r} for p, r in fleet.unplaced]}
+    (base / MARKER).write_text(json.dumps(marker, indent=1, ensure_ascii=False) + "\n", "utf-8")
+
+
+def save_case(case, path, inputs=()) -> str:
+    """A single case (``sarsleuth.load``) saved the way a fleet is: one
+    partition per host the case names."""
+    from sarsleuth.fleet.model import Fleet, HostResult, metric_summary
+    base = prepare_case_dir(path, inputs)
+    hosts = set()
+    for frame in (case.metrics, case.events):
+        if frame is not None and len(frame):
+            hosts |= {str(h) for h in frame["host"].astype(object).dropna().unique()}
+    hosts |= {f.host for f in case.findings if f.host}
+    results = []
+    for host in sorted(hosts) or [""]:
+        metrics = _rows_of(case.metrics, host)
+        events = _rows_of(case.events, host)
+        write_host_tables(base, host, metrics, events)
+        own = [s for s in case.sources if (s.host or s.meta.get("assigned_host") or "") == host]
+        results.append(HostResult(
+            host=host, files=[s.path for s in own], facts={"zone": str(case.tz) if case.tz else None,
+                                                           "wall_clock": case.tz is None,
+                                                           "metric_values": len(metrics), "events": len(events)},
+            sources=[source_row(s) for s in own], findings=[f for f in case.findings if (f.host or "") == host],
+            incidents=[i for i in case.incidents if host in i.hosts or (not i.hosts and not host)],
+            summary=metric_summary(metrics)))
+    write_fleet_tables(base, Fleet(hosts=results, warnings=list(case.warnings), notes=list(case.notes)))
+    return base
+
+
+def _rows_of(frame, host):
+    if frame is None or not len(frame):
+        return frame.iloc[0:0] if frame is not None else frame
+    names = frame["host"].astype(object).fillna("")
+    return frame[(names == host).to_numpy()]
+
+
+def source_row(s) -> dict:
+    """What the tables keep of a source: where, what, when, how much."""
+    from sarsleuth.model import iso
+    start, end = s.span()
+    return {"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
+            "records": int(s.records), "warnings": len(s.warnings)}
+
+
+def case_dir_of(path) -> Path:
+    from sarsleuth.errors import UsageError
+    base = Path(path)
+    if not (base / MARKER).is_file():
+        raise UsageError(f"{path}: not a saved case (no {MARKER}; write one with analyze --save)")
+    return base
+
+
+def table_files(base: Path, name: str) -> str | None:
+    """The glob of a table's Parquet files, or None when the case has none."""
+    if (base / name).is_dir():
+        return str(base / name / "*" / "*.parquet")
+    if (base / f"{name}.parquet").is_file():
+        return str(base / f"{name}.parquet")
+    return None
+
+
+class StoredCase:
+    """A saved case, reopened: each table a pandas DataFrame, read on first use."""
+
+    def __init__(self, path):
+        self.path = case_dir_of(path)
+        self.info = json.loads((self.path / MARKER).read_text("utf-8"))
+        self._tables: dict = {}
+
+    @property
+    def tables(self) -> list:
+        return [t for t in TABLES if table_files(self.path, t)]
+
+    def table(self, name: str):
+        import pandas as pd
+        if name not in TABLES:
+            raise KeyError(f"no table {name!r} (have: {', '.join(self.tables)})")
+        if name not in self._tables:
+            if not table_files(self.path, name):
+                self._tables[name] = pd.DataFrame()
+            elif name in PARTITIONED:
+                import pyarrow.parquet as pq
+                parts = sorted((self.path / name).glob("*/*.parquet"))
+                frames = [pq.read_table(p).to_pandas() for p in parts]
+                self._tables[name] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+            else:
+                self._tables[name] = pd.read_parquet(self.path / f"{name}.parquet")
+        return self._tables[name]
+
+    def __getattr__(self, name):
+        if name in TABLES:
+            return self.table(name)
+        raise AttributeError(name)
+
+    def sql(self, query: str):
+        """Run SQL (DuckDB) over the case's tables; a DataFrame."""
+        return run_sql(self.path, query)
+
+    def __repr__(self) -> str:
+        return f"<StoredCase {self.path} {len(self.info.get('hosts', []))} hosts, tables: {', '.join(self.tables)}>"
+
+
+def load_case(path) -> StoredCase:
+    return StoredCase(path)
+
+
+def run_sql(path, query: str):
+    """The result of ``query`` over a saved case as a DataFrame (DuckDB; each
+    table is a view of its Parquet files, times in UTC)."""
+    from sarsleuth.errors import UsageError
+    try:
+        import duckdb
+    except ImportError:
+        raise UsageError("sql needs DuckDB: pip install 'sarsleuth[sql]'") from None
+    base = case_dir_of(path)
+    con = duckdb.connect()
+    try:
+        con.execute("SET TimeZone = 'UTC'")     # times shown as stored, whatever this machine's zone
+    except duckdb.Error:
+        pass
+    for name in TABLES:
+        files = table_files(base, name)
+        if files:
+            literal = files.replace("'", "''")
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{literal}', union_by_name=true)")
+    try:
+        relation = con.sql(query)
+        if relation is None:          # a statement, not a query: nothing to show
+            import pandas as pd
+            return pd.DataFrame()
+        return relation.df()
+    except duckdb.Error as exc:
+        raise UsageError(f"sql: {str(exc).splitlines()[0]}") from None
+    finally:
+        con.close()

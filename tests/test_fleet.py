@@ -1,0 +1,240 @@
+"""A fleet: hosts told apart by what their files say, each host analysed on
+Dask with the single-host pipeline, findings of one kind on many hosts
+correlated into fleet incidents ranked by breadth.  The fleet is generated
+with the project's sysstat writer (real ``sar`` reads it) and syslog lines as
+rsyslog writes them (``samples/make_fleet.py``)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import SAMPLES, run_cli
+
+distributed = pytest.importorskip("distributed", reason="dask[distributed] is part of the test extra")
+
+sys.path.insert(0, str(SAMPLES))
+from make_fleet import write_fleet  # noqa: E402
+
+HOSTS = 6
+
+
+@pytest.fixture(scope="session")
+def fleet_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fleet")
+    made = write_fleet(out, hosts=HOSTS)
+    return out, made
+
+
+@pytest.fixture(scope="session")
+def scheduler():
+    """Two single-threaded workers in this process: a real Dask scheduler
+    without the cost of starting processes."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  memory_limit="1GiB") as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="session")
+def analysed(fleet_dir, scheduler, tmp_path_factory):
+    import sarsleuth.fleet
+    out, made = fleet_dir
+    case = tmp_path_factory.mktemp("saved") / "case"
+    return sarsleuth.fleet.analyze(out, scheduler=scheduler, save=case), made, case
+
+
+def test_hosts_come_from_the_files_not_the_folders(fleet_dir):
+    from sarsleuth.fleet.hosts import group_inputs
+    out, made = fleet_dir
+    grouping = group_inputs([out])
+    assert grouping.hosts == made["hosts"]
+    for group in grouping.groups:
+        # the sa file sits with every other host's in sa/, the log in a box-NNNNN folder
+        assert sorted(p.split("/")[-2] for p in group.files)[1] == "sa"
+        log = next(p for p in group.files if p.endswith("messages"))
+        assert f" {group.host} " in open(log, encoding="utf-8").readline()
+        assert group.facts == {"kernel": "5.14.0-427.13.1.el9_4.x86_64", "ncpu": 2}
+    assert grouping.unplaced == []
+
+
+def test_full_names_join_short_names_and_central_logs_go_to_each_host(tmp_path):
+    from sarsleuth.fleet.hosts import file_facts, group_by_host
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "messages").write_text(
+        "Nov 20 03:14:50 web1.example.com kernel: INFO: task jbd2/dm-0-8:612 blocked for more than 120 seconds.\n"
+        "Nov 20 03:15:00 web1.example.com systemd[1]: Started Session 4 of User root.\n")
+    (tmp_path / "b" / "sar.txt").write_text(
+        "Linux 5.14.0 (web1) \t11/20/2026 \t_x86_64_\t(2 CPU)\n\n"
+        "00:00:01        CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+        "00:10:01        all      6.41      0.00      2.45      0.66      0.00     90.48\n")
+    central = "".join(f"Nov 20 03:1{k}:00 {h} sshd[{100 + k}]: Accepted publickey for deploy from 10.0.0.{k} "
+                      f"port 4000{k} ssh2\n" for k in range(6) for h in ("web1", "db2"))
+    (tmp_path / "central.log").write_text(central)
+    grouping = group_by_host([file_facts(p) for p in sorted(tmp_path.rglob("*")) if p.is_file()])
+    assert grouping.hosts == ["db2", "web1"]
+    web1 = grouping.groups[1]
+    assert sorted(p.rsplit("/", 2)[-2] + "/" + p.rsplit("/", 1)[-1] for p in web1.files) == [
+        "a/messages", "b/sar.txt", f"{tmp_path.name}/central.log"]
+    assert web1.shared == [str(tmp_path / "central.log")]
+    assert grouping.groups[0].files == [str(tmp_path / "central.log")]
+
+
+def test_the_shared_incident_ranks_first_and_names_its_hosts(analysed):
+    fleet, made, _case = analysed
+    assert [h.host for h in fleet.hosts] == made["hosts"] and all(h.ok for h in fleet.hosts)
+    first = fleet.incidents[0]
+    assert first.hosts == made["shared"]
+    assert first.hosts_without == [h for h in made["hosts"] if h not in made["shared"]]
+    assert {"iowait-spike", "hung-task"} <= set(first.kinds)
+    assert first.category == "io-saturation"
+    # the stall began 03:12 UTC on every host, whatever its own zone (UTC or UTC+01:00)
+    # (hung tasks logged from 03:14, the last stalled sample at 03:30:01)
+    assert first.start.strftime("%Y-%m-%d %H:%M") == "2026-11-20 03:14"
+    assert str(first.end) == "2026-11-20 03:30:01"
+    assert f"on {len(made['shared'])} of {HOSTS} hosts" in first.title
+    own = fleet.incidents[1]
+    assert own.hosts == [made["own"]] and own.kinds == ["oom-kill"] and own.severity == "critical"
+    assert len(fleet.incidents) == 2
+
+
+def test_the_peak_is_what_sar_prints(analysed, fleet_dir):
+    if shutil.which("sar") is None:
+        pytest.skip("sysstat's sar is not installed")
+    fleet, made, _case = analysed
+    out, _ = fleet_dir
+    host = made["shared"][0]
+    sa = next(p for p in fleet.host(host).files if "/sa/" in p)
+    text = subprocess.run(["sar", "-u", "-f", sa], capture_output=True, text=True, env={"LC_ALL": "C", "TZ": "UTC"},
+                          check=True).stdout
+    iowait = [float(line.split()[5]) for line in text.splitlines()
+              if re.match(r"^\d\d:\d\d:\d\d\s+all\s", line)]
+    spike = next(f for f in fleet.host(host).findings if f.detector == "iowait-spike")
+    assert round(spike.metrics["peak_iowait_pct"], 2) == max(iowait) > 40
+
+
+def test_one_unreadable_host_is_a_warning(fleet_dir, scheduler, tmp_path):
+    import sarsleuth.fleet
+    from sarsleuth.parsers.sa.writer import write_sa
+    out, made = fleet_dir
+    small = tmp_path / "fleet"
+    shutil.copytree(out, small)
+    import datetime as dt
+    when = dt.datetime(2026, 11, 20, 0, 0, 1, tzinfo=dt.timezone.utc)
+    broken = write_sa(tmp_path / "whole", host="db-9", kernel="5.14.0", ncpu=1, records=[
+        {"time": when, "uptime_cs": 100, "cpu": [[1, 0, 1, 98, 0, 0, 0, 0, 0, 0]] * 2}])
+    data = broken.read_bytes()
+    (small / "sa" / "sa20-db").write_bytes(data[:-40])      # the only record cut short
+    fleet = sarsleuth.fleet.analyze(small, scheduler=scheduler)
+    db = fleet.host("db-9")
+    assert not db.ok and "sa20-db" in db.error
+    assert [w for w in fleet.warnings if w.startswith("host db-9: not analysed")]
+    assert fleet.incidents[0].hosts == made["shared"]
+    assert fleet.incidents[0].hosts_without == [h for h in made["hosts"] if h not in made["shared"]]
+
+
+def test_saved_case_reopens_and_answers_sql(analysed):
+    import sarsleuth
+    fleet, made, case_dir = analysed
+    case = sarsleuth.load_case(case_dir)
+    hosts = case.hosts.set_index("host")
+    assert list(hosts.index) == made["hosts"]
+    per_host = case.metrics.groupby("host").size()
+    assert per_host.to_dict() == {h.host: h.facts["metric_values"] for h in fleet.hosts}
+    assert sorted(case.fleet_incidents.iloc[0]["hosts"]) == made["shared"]
+    top = case.sql("SELECT host, max(value) AS peak FROM metrics WHERE metric = '%iowait' AND device = 'all' "
+                   "GROUP BY host ORDER BY 2 DESC")
+    assert sorted(top["host"][:len(made["shared"])]) == made["shared"]
+    assert top["peak"].iloc[0] > 40 > top["peak"].iloc[len(made["shared"])]
+    findings = case.findings
+    assert set(findings.loc[findings["detector"] == "oom-kill", "host"]) == {made["own"]}
+
+
+def test_sql_command_formats_and_errors(analysed, tmp_path):
+    _fleet, made, case_dir = analysed
+    query = "SELECT host, count(*) AS n FROM events WHERE kind = 'hung-task' GROUP BY host ORDER BY host"
+    as_json = run_cli("sql", case_dir, query, "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout) == [{"host": h, "n": 3} for h in made["shared"]]
+    as_csv = run_cli("sql", case_dir, query, "--format", "csv")
+    assert as_csv.stdout.splitlines() == ["host,n"] + [f"{h},3" for h in made["shared"]]
+    table = run_cli("sql", case_dir, query)
+    assert all(h in table.stdout for h in made["shared"]) and "2 row(s)" in table.stdout
+    bad = run_cli("sql", case_dir, "SELEC 1")
+    assert bad.returncode == 2 and bad.stderr.startswith("sarsleuth: sql: ") and len(bad.stderr.splitlines()) == 1
+    missing = run_cli("sql", tmp_path, "SELECT 1")
+    assert missing.returncode == 2 and "not a saved case" in missing.stderr
+
+
+def test_cli_fleet_json_and_html(fleet_dir, scheduler, tmp_path):
+    out, made = fleet_dir
+    report = tmp_path / "fleet.html"
+    ran = run_cli("analyze", out, "--scheduler", scheduler, "--format", "json", "--html", report)
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads(ran.stdout)
+    assert doc["fleet_incidents"][0]["hosts"] == made["shared"]
+    assert doc["fleet_incidents"][0]["breadth"] == f"{len(made['shared'])} of {HOSTS} hosts"
+    assert [h["host"] for h in doc["hosts"]] == made["hosts"]
+    html = report.read_text("utf-8")
+    assert html.index("Fleet incidents") < html.index("Worst severity per host and time") < html.index("<h2>Hosts")
+    # heatmap rows link to each host's story
+    for i, host in enumerate(made["hosts"]):
+        if host in made["shared"] or host == made["own"]:
+            assert f'<th><a href="#host-{i}">{host}</a></th>' in html
+        assert f'id="host-{i}"' in html
+    assert 'class="s-critical"' in html and 'class="s-high"' in html
+
+
+def test_text_view_and_options_that_make_no_sense(fleet_dir, scheduler, tmp_path):
+    out, made = fleet_dir
+    ran = run_cli("analyze", out, "--scheduler", scheduler)
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("#1 "))
+    assert lines[first + 1] == "   seen on: " + ", ".join(made["shared"])
+    assert run_cli("analyze", out, "--scheduler", scheduler, "--plots", tmp_path / "p").returncode == 2
+    inside = run_cli("analyze", out, "--scheduler", scheduler, "--save", out / "case")
+    assert inside.returncode == 2 and "inside an input" in inside.stderr
+
+
+def _finding(host, detector, severity, minute, category="other"):
+    import pandas as pd
+    from sarsleuth.model import Finding
+    start = pd.Timestamp(f"2026-11-20 03:{minute:02d}:00", tz="Europe/Paris")
+    return Finding(detector=detector, title=f"{detector} on {host}", severity=severity, start=start,
+                   end=start + pd.Timedelta(minutes=1), host=host, category=category)
+
+
+def test_fleet_correlation_tolerance_breadth_and_ranking():
+    from sarsleuth.fleet.correlate import fleet_incidents
+    from sarsleuth.fleet.model import HostResult
+    hosts = [HostResult(host=f"h{i}", files=[]) for i in range(5)]
+    for h in hosts[:3]:
+        h.findings.append(_finding(h.host, "a", "medium", 10 + int(h.host[1])))
+    hosts[4].findings.append(_finding("h4", "b", "critical", 10))
+    hosts[3].findings.append(_finding("h3", "a", "low", 40))      # same kind, half an hour later: its own
+    ranked = fleet_incidents(hosts, tolerance_seconds=600)
+    assert [(i.hosts, i.kinds, i.severity) for i in ranked] == [
+        (["h0", "h1", "h2"], ["a"], "medium"), (["h4"], ["b"], "critical"), (["h3"], ["a"], "low")]
+    # 0.5 * (1 + log2 3) beats 1.0 * (1 + log2 1)
+    assert round(ranked[0].score, 3) == 1.292 and ranked[1].score == 1.0
+    assert ranked[0].hosts_without == ["h3", "h4"]
+    assert str(ranked[0].start) == "2026-11-20 02:10:00"      # Paris 03:10 is 02:10 UTC
+    tight = fleet_incidents(hosts, tolerance_seconds=60)
+    assert [i.hosts for i in tight if i.kinds == ["a"]][:2] == [["h0", "h1"], ["h2"]]
+
+
+def test_kinds_seen_together_on_the_same_hosts_are_one_incident():
+    from sarsleuth.fleet.correlate import fleet_incidents
+    from sarsleuth.fleet.model import HostResult
+    hosts = [HostResult(host=f"h{i}", files=[]) for i in range(4)]
+    for h in hosts[:3]:
+        h.findings += [_finding(h.host, "stall", "high", 12, "io-saturation"),
+                       _finding(h.host, "hung", "high", 14, "io-saturation")]
+    hosts[3].findings.append(_finding("h3", "hung", "high", 14, "io-saturation"))
+    ranked = fleet_incidents(hosts)
+    assert [(i.kinds, i.hosts) for i in ranked] == [(["stall", "hung"], ["h0", "h1", "h2", "h3"])]
