@@ -15,7 +15,8 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 
-from sarsleuth.correlate import CATEGORY_TITLES, SEVERITY_WEIGHT
+from sarsleuth.correlate import SEVERITY_WEIGHT
+from sarsleuth.knowledge import category_title
 from sarsleuth.fleet.clock import on_fleet_clock
 from sarsleuth.fleet.model import FleetIncident
 from sarsleuth.model import SEVERITY_RANK
@@ -113,7 +114,7 @@ def _incident(c: _Cluster, analysed: list) -> FleetIncident:
     span = _span(c.start, c.end)
     kinds = " + ".join(c.kinds)
     clock = " (host wall clocks)" if c.wall_clock else " UTC"
-    title = (f"{CATEGORY_TITLES.get(category, 'Anomaly')} ({kinds}) on {len(hosts)} of {len(analysed)} hosts, "
+    title = (f"{category_title(category)} ({kinds}) on {len(hosts)} of {len(analysed)} hosts, "
              f"{span}{clock}")
     digest = hashlib.sha1(f"{kinds}|{c.start}|{','.join(hosts)}".encode()).hexdigest()[:10]
     findings = sorted(c.findings, key=lambda f: (f.host or "", str(f.start)))
