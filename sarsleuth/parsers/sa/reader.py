@@ -32,7 +32,7 @@ import numpy as np
 
 from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
-from sarsleuth.textio import compression_of, open_binary, spool_decompressed
+from sarsleuth.textio import compression_of, open_binary
 from sarsleuth.parsers.sa import activities as A
 from sarsleuth.parsers.sa import clock, format_2169, format_2169_figures
 from sarsleuth.parsers.sa.compute import Context, ItemTable, Rows, generic_rows, pair_rows
@@ -40,6 +40,7 @@ from sarsleuth.parsers.sa.formulas import compute_swap
 from sarsleuth.parsers.sa.per_cpu import cpu_rows, softnet_rows
 from sarsleuth.parsers.sa.layout import FORMAT_MAGICS, FileLayout, read_layout, sniff_magic
 from sarsleuth.parsers.sa.records import RecordIndex, Walker
+from sarsleuth.parsers.sa.spool import spool
 from sarsleuth.parsers.sa.table import Table, empty_frame
 from sarsleuth.parsers.base import ParseOptions, Parser, events_frame
 
@@ -69,12 +70,15 @@ class SaBinaryParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions) -> Source:
-        buf, closer = _open(path)
+        damage: list = []
+        buf, closer = _open(path, damage)
         try:
             pager = _Pager(buf) if isinstance(buf, mmap.mmap) else None
-            return read_source(path, buf, options or ParseOptions(), pager=pager)
+            source = read_source(path, buf, options or ParseOptions(), pager=pager)
         finally:
             closer()
+        source.warnings[:0] = damage
+        return source
 
 
 class _Pager:
@@ -104,15 +108,17 @@ class _Pager:
         self.done = 0
 
 
-def _open(path):
+def _open(path, damage: list):
     """The file's bytes as a read-only map, and a function closing it.
     Compressed files are first spooled to a temporary file on disk, so a big
-    (or bomb) archive costs disk, bounded by MAX_DECOMPRESSED, not memory."""
+    (or bomb) archive costs disk, bounded by MAX_DECOMPRESSED, not memory; a
+    damaged or cut stream keeps what came before the damage (``damage``
+    receives the warning, the records lost are counted by the walk)."""
     path = os.fspath(path)
     fh = open_binary(path)          # one-line InputError for missing/unreadable files
     if compression_of(path) is not None:
         fh.close()
-        fh = spool_decompressed(path, MAX_DECOMPRESSED)
+        fh = spool(path, MAX_DECOMPRESSED, damage)
     if os.fstat(fh.fileno()).st_size == 0:
         fh.close()
         raise InputError(path, "empty file", offset=0)
