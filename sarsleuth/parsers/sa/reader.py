@@ -59,6 +59,7 @@ RELEASE_BYTES = 8 << 20
 class SaBinaryParser(Parser):
     kind = "sa"
     priority = 10
+    binary = True           # sniffed on raw bytes, NUL bytes included
     description = "sysstat binary activity file (sa01..sa31), any format since sysstat 9"
 
     @classmethod
