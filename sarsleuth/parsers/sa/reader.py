@@ -1,8 +1,8 @@
 """Native reader of binary sysstat ``sa`` files (kind ``sa``).
 
-Reads every format sysstat has written since 9.1 (magics 0x2170, 0x2171,
-0x2173, 0x2175), in either byte order and from 32- or 64-bit writers,
-without running sysstat.  Counters are turned into the figures ``sadf -d``
+Reads every format sysstat has written since 6.1 (magics 0x2169, see
+``format_2169``; 0x2170 and Red Hat's 0x1170, 0x2171, 0x2173, 0x2175), in
+either byte order and from 32- or 64-bit writers, without running sysstat.  Counters are turned into the figures ``sadf -d``
 prints, with sysstat's own formulas, into the long metrics table; restart
 and comment records become events.
 
@@ -11,7 +11,9 @@ the difference gives the host's UTC offset, in which timestamps are shown
 (``options.tz`` converts them to another zone instead).
 
 Damaged files yield what is readable, with a warning naming the byte offset
-where reading stopped; a file with nothing usable raises InputError.
+of the damage and what was skipped (reading resumes at the next record
+header found); a file with nothing usable raises InputError.  See ``clock``
+for dates, zones and clocks that go back.
 
 Memory: a day sampled every second is hundreds of megabytes and tens of
 millions of values.  Records are read a slice at a time, every activity of

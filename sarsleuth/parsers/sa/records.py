@@ -238,6 +238,7 @@ class Walker:
                 for c in cand[good][:MAX_RESYNC_TRIES]:
                     if self._record_fits(int(c)):
                         return int(c)
+            self.release(stop)          # a long damaged stretch is never resident at once
             start = stop
         return None
 

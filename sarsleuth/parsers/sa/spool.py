@@ -17,8 +17,9 @@ import zlib
 from sarsleuth.errors import InputError, located
 from sarsleuth.textio import compression_of, decompressed_chunks
 
-#: Bytes of compressed input decoded at a time.
+#: Bytes of compressed input read, and of output decoded, at a time.
 INPUT_CHUNK = 1 << 20
+OUTPUT_CHUNK = 1 << 20
 
 
 def _decoder(kind):
@@ -30,31 +31,38 @@ def _decoder(kind):
 
 
 def _decoded(path, kind):
-    """Decoded chunks; raises ValueError-like errors on damage, and a
-    ``_Cut`` when the input ends inside a stream."""
+    """Decoded chunks of at most OUTPUT_CHUNK bytes (a bomb never expands in
+    memory); raises the decoder's error on damage, ``_Cut`` when the input
+    ends inside a stream."""
     decoder = _decoder(kind)
     with open(path, "rb") as raw:
-        while True:
-            data = raw.read(INPUT_CHUNK)
-            if not data:
-                break
-            while data:
-                out = decoder.decompress(data)
-                if out:
-                    yield out
-                if not decoder.eof:
-                    break
-                data = decoder.unused_data
-                if data.strip(b"\0"):
-                    decoder = _decoder(kind)      # concatenated members
-                else:
+        pending = raw.read(INPUT_CHUNK)
+        while pending or not _wants_input(decoder, kind):
+            if kind == "gzip":
+                out = decoder.decompress(pending, OUTPUT_CHUNK)
+                pending = decoder.unconsumed_tail
+            else:
+                # lzma/bz2 keep input they could not yet decode: feed nothing
+                # more until they ask for it
+                out = decoder.decompress(pending, max_length=OUTPUT_CHUNK)
+                pending = b""
+            if out:
+                yield out
+            if decoder.eof:
+                rest = decoder.unused_data + pending
+                if not rest:
+                    rest = raw.read(INPUT_CHUNK)
+                if not rest.strip(b"\0"):
                     return
-    if kind == "gzip":
-        tail = decoder.flush()
-        if tail:
-            yield tail
+                decoder, pending = _decoder(kind), rest      # concatenated members
+            elif not pending and _wants_input(decoder, kind):
+                pending = raw.read(INPUT_CHUNK)
     if not decoder.eof:
         raise _Cut("the compressed stream ends before its end marker")
+
+
+def _wants_input(decoder, kind) -> bool:
+    return True if kind == "gzip" else decoder.needs_input
 
 
 class _Cut(Exception):
