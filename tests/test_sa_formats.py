@@ -231,3 +231,17 @@ def test_rhel65_red_hat_format_reads_fully(corpus):
     assert ((busy - 100).abs() < 0.01).all()
     # unused interface slots are not shown
     assert set(m.loc[m["section"] == "net-dev", "device"].astype(str)) == {"lo", "eth0"}
+
+
+def test_no_corpus_binary_sniffs_as_a_text_log(corpus):
+    for path in _corpus_binaries(corpus):
+        kind, _score = sniff_bytes(path.read_bytes()[:65536])
+        assert kind in ("sa", None), (path.name, kind)
+
+
+def test_nul_bytes_before_any_log_line_never_sniff_as_a_log():
+    dmesg = b"[    0.000000] Linux version 2.6.18-308.el5 (gcc version 4.1.2)\n" * 40
+    assert sniff_bytes(dmesg)[0] == "dmesg"
+    assert sniff_bytes(b"Q([P\0\0\0\0" + dmesg)[0] is None
+    # genuine lines first, NUL padding after them (a crash): still the log
+    assert sniff_bytes(dmesg + b"\0" * 512)[0] == "dmesg"

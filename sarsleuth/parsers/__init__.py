@@ -54,10 +54,18 @@ def sniff_bytes(head: bytes) -> tuple[str | None, float]:
     if not head:
         return None, 0.0
     text = decode(head)
+    # a text reader only sees what comes before a NUL byte: binary content
+    # (an sa file of any format) never sniffs as a log, while a log with NUL
+    # padding after genuine lines still does
+    nul = head.find(b"\0", 0, 4096)
+    text_head = head if nul < 0 else head[:nul]
+    text_text = text if nul < 0 else decode(text_head)
     best: tuple[str | None, float, int] = (None, 0.0, -10**9)
     for kind, parser in registry().items():
+        binary = getattr(parser, "binary", False)
         try:
-            score = float(parser.sniff(head, text))
+            score = float(parser.sniff(head, text) if binary else
+                          parser.sniff(text_head, text_text) if text_head else 0.0)
         except Exception:  # a sniffer must never take the others down
             score = 0.0
         if score > best[1] or (score == best[1] and score > 0 and parser.priority > best[2]):

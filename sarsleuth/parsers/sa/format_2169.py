@@ -131,8 +131,7 @@ def _valid_type(buf, pos, hdr) -> bool:
 def _guess_shape(buf, hdr, pos) -> _Shape:
     """The per-CPU part's size and count, as the next record confirms."""
     candidates = [_Shape(hdr, units, size) for units in (hdr.proc, hdr.proc + 1) for size in CPU_SIZES]
-    if hdr.proc == 0:
-        candidates = [_Shape(hdr, 0, CPU_SIZES[0])]
+    candidates.append(_Shape(hdr, 0, CPU_SIZES[0]))       # a uniprocessor writer: no per-CPU part
     for shape in candidates:
         nxt = pos + shape.size
         if nxt == len(buf) or _valid_type(buf, nxt, hdr):

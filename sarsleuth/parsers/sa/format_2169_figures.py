@@ -59,8 +59,9 @@ def blocks(buf, index, hdr, shape, endian) -> list:
     ull = {n: 16 * i for i, n in enumerate(L.ULL)}
     longs = {n: L.LONGS_AT + 8 * i for i, n in enumerate(L.LONGS)}
     ints = {n: L.INTS_AT + 4 * i for i, n in enumerate(L.INTS)}
-    smp = hdr.proc > 0
-    itv = pairs.delta(ull["uptime0" if smp else "uptime"], "u8")
+    # one CPU's uptime where the writer kept it (SMP), the uptime otherwise
+    itv0, itv_all = pairs.delta(ull["uptime0"], "u8"), pairs.delta(ull["uptime"], "u8")
+    itv = np.where(itv0 > 0, itv0, itv_all)
     itv = np.where(itv == 0, 1.0, itv)
     g_itv = pairs.delta(ull["uptime"], "u8")
     g_itv = np.where(g_itv == 0, 1.0, g_itv)
@@ -147,7 +148,7 @@ def _cpu(pairs, ull, g_itv, hdr, shape, rec):
         c, p, _w = pairs.field(ull[field], "u8")
         values[metric].append(_sp(c, p, g_itv))
     labels = ["all"]
-    for k in range(shape.cpu_units if hdr.proc else 0):
+    for k in range(shape.cpu_units):
         base = shape.cpu_at + k * shape.cpu_size
         cur = {f: pairs.field(base + 16 * i, "u8") for i, f in enumerate(("idle", "iowait", "user", "nice",
                                                                            "system", "steal"))}

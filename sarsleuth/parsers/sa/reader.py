@@ -1,8 +1,8 @@
 """Native reader of binary sysstat ``sa`` files (kind ``sa``).
 
-Reads every format sysstat has written since 9.1 (magics 0x2170, 0x2171,
-0x2173, 0x2175), in either byte order and from 32- or 64-bit writers,
-without running sysstat.  Counters are turned into the figures ``sadf -d``
+Reads every format sysstat has written since 6.1 (magics 0x2169, see
+``format_2169``; 0x2170 and Red Hat's 0x1170, 0x2171, 0x2173, 0x2175), in
+either byte order and from 32- or 64-bit writers, without running sysstat.  Counters are turned into the figures ``sadf -d``
 prints, with sysstat's own formulas, into the long metrics table; restart
 and comment records become events.
 
@@ -11,7 +11,9 @@ the difference gives the host's UTC offset, in which timestamps are shown
 (``options.tz`` converts them to another zone instead).
 
 Damaged files yield what is readable, with a warning naming the byte offset
-where reading stopped; a file with nothing usable raises InputError.
+of the damage and what was skipped (reading resumes at the next record
+header found); a file with nothing usable raises InputError.  See ``clock``
+for dates, zones and clocks that go back.
 
 Memory: a day sampled every second is hundreds of megabytes and tens of
 millions of values.  Records are read a slice at a time, every activity of
@@ -32,7 +34,7 @@ import numpy as np
 
 from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
-from sarsleuth.textio import compression_of, open_binary, spool_decompressed
+from sarsleuth.textio import compression_of, open_binary
 from sarsleuth.parsers.sa import activities as A
 from sarsleuth.parsers.sa import clock, format_2169, format_2169_figures
 from sarsleuth.parsers.sa.compute import Context, ItemTable, Rows, generic_rows, pair_rows
@@ -40,6 +42,7 @@ from sarsleuth.parsers.sa.formulas import compute_swap
 from sarsleuth.parsers.sa.per_cpu import cpu_rows, softnet_rows
 from sarsleuth.parsers.sa.layout import FORMAT_MAGICS, FileLayout, read_layout, sniff_magic
 from sarsleuth.parsers.sa.records import RecordIndex, Walker
+from sarsleuth.parsers.sa.spool import spool
 from sarsleuth.parsers.sa.table import Table, empty_frame
 from sarsleuth.parsers.base import ParseOptions, Parser, events_frame
 
@@ -58,6 +61,7 @@ RELEASE_BYTES = 8 << 20
 class SaBinaryParser(Parser):
     kind = "sa"
     priority = 10
+    binary = True           # sniffed on raw bytes, NUL bytes included
     description = "sysstat binary activity file (sa01..sa31), any format since sysstat 9"
 
     @classmethod
@@ -69,12 +73,15 @@ class SaBinaryParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions) -> Source:
-        buf, closer = _open(path)
+        damage: list = []
+        buf, closer = _open(path, damage)
         try:
             pager = _Pager(buf) if isinstance(buf, mmap.mmap) else None
-            return read_source(path, buf, options or ParseOptions(), pager=pager)
+            source = read_source(path, buf, options or ParseOptions(), pager=pager)
         finally:
             closer()
+        source.warnings[:0] = damage
+        return source
 
 
 class _Pager:
@@ -104,15 +111,17 @@ class _Pager:
         self.done = 0
 
 
-def _open(path):
+def _open(path, damage: list):
     """The file's bytes as a read-only map, and a function closing it.
     Compressed files are first spooled to a temporary file on disk, so a big
-    (or bomb) archive costs disk, bounded by MAX_DECOMPRESSED, not memory."""
+    (or bomb) archive costs disk, bounded by MAX_DECOMPRESSED, not memory; a
+    damaged or cut stream keeps what came before the damage (``damage``
+    receives the warning, the records lost are counted by the walk)."""
     path = os.fspath(path)
     fh = open_binary(path)          # one-line InputError for missing/unreadable files
     if compression_of(path) is not None:
         fh.close()
-        fh = spool_decompressed(path, MAX_DECOMPRESSED)
+        fh = spool(path, MAX_DECOMPRESSED, damage)
     if os.fstat(fh.fileno()).st_size == 0:
         fh.close()
         raise InputError(path, "empty file", offset=0)

@@ -33,6 +33,14 @@ MAX_EPOCH = 1 << 33
 #: little).
 MAX_RUN = 1 << 16
 
+#: After damage: bytes scanned at a time for a record header, headers
+#: tried, how far (seconds) a record found again may be from the last good
+#: one, and how many times a file may be resynchronised.
+RESYNC_SCAN = 1 << 20
+MAX_RESYNC_TRIES = 4096
+MAX_RESYNC_GAP = 7 * 86400
+MAX_RESYNCS = 1000
+
 #: Bytes of records looked at in one numpy pass: bounds how much of a
 #: memory-mapped file is resident at once (see ``release``).
 PASS_BYTES = 16 << 20
@@ -138,6 +146,8 @@ class Walker:
         self.nr_now = [a.nr for a in self.acts]     # item counts of activities without their own count
         self.index = RecordIndex()
         self.segment = 0
+        self.last_size = 0            # bytes of the last statistics record read
+        self.resyncs = 0
 
     # -- small readers --------------------------------------------------------
     def _u32(self, off):
@@ -177,16 +187,74 @@ class Walker:
 
     # -- the walk ---------------------------------------------------------------
     def walk(self) -> RecordIndex:
+        """Index every record; after a damaged one, go on from the next
+        place a record header is found again, saying what was skipped."""
         pos = self.layout.data_offset
         end = len(self.buf)
-        try:
-            while pos < end:
+        while pos < end:
+            try:
                 pos = self._step(pos)
                 self.release(pos)
-        except _Damage as dmg:
-            self.warnings.append(located(self.path, f"{dmg.reason}; records from here on skipped",
-                                         offset=dmg.offset))
+                continue
+            except _Damage as dmg:
+                damaged_at = pos
+                found = self._resync(pos)
+                if found is None:
+                    self.warnings.append(located(self.path, f"{dmg.reason}; records from here on skipped "
+                                                 f"({end - damaged_at} bytes)", offset=dmg.offset))
+                    break
+                skipped = found - damaged_at
+                about = max(1, round(skipped / self.last_size)) if self.last_size else None
+                count = f", about {about} record{'s' if about != 1 else ''}" if about else ""
+                self.warnings.append(located(self.path, f"{dmg.reason}; {skipped} bytes skipped{count}, "
+                                             f"reading again at byte {found}", offset=dmg.offset))
+                self.resyncs += 1
+                pos = found
         return self.index.finish(len(self.acts))
+
+    # -- finding records again after damage ---------------------------------------
+    def _resync(self, pos):
+        """Offset of the first statistics record after ``pos`` whose header
+        is sane, whose time follows the last good one and whose data ends
+        where another record header (or the file) begins; None if none."""
+        rec = self.rec
+        if self.resyncs >= MAX_RESYNCS:
+            return None
+        last = int(self.index.ust[-1][-1]) if self.index.ust else None
+        limit = len(self.buf) - rec.size
+        start = pos + 1
+        while start <= limit:
+            stop = min(limit + 1, start + RESYNC_SCAN)
+            cand = np.arange(start, stop, dtype=np.int64)
+            kind = self.u8[cand + rec.type_off]
+            ok = ((kind == 1) | (kind == 3)) & (self.u8[cand + rec.type_off + 1] <= 23)
+            ok &= (self.u8[cand + rec.type_off + 2] <= 59) & (self.u8[cand + rec.type_off + 3] <= 60)
+            cand = cand[ok]
+            if len(cand):
+                _up, usts, _hms = self._headers_of(cand)
+                good = (usts > 0) & (usts < MAX_EPOCH)
+                if last is not None:
+                    good &= (usts >= last) & (usts <= last + MAX_RESYNC_GAP)
+                for c in cand[good][:MAX_RESYNC_TRIES]:
+                    if self._record_fits(int(c)):
+                        return int(c)
+            self.release(stop)          # a long damaged stretch is never resident at once
+            start = stop
+        return None
+
+    def _record_fits(self, pos) -> bool:
+        try:
+            if self.rec.extra_next_off is not None and self._u32(pos + self.rec.extra_next_off):
+                return False
+            end = self._decode_stats(pos + self.rec.size)[3]
+        except _Damage:
+            return False
+        if end == len(self.buf):
+            return True
+        if end + self.rec.size > len(self.buf):
+            return False
+        kind, hh, mm, ss = self.buf[end + self.rec.type_off:end + self.rec.type_off + 4]
+        return 1 <= kind <= R_EXTRA_MAX and hh <= 23 and mm <= 59 and ss <= 60
 
     def _step(self, pos):
         up, ust, rtype, hms, extra = self._header(pos)
@@ -275,6 +343,7 @@ class Walker:
         shape of its first record; return where the run ends."""
         offsets, nrs, nr_fields, end_off = self._decode_stats(body)
         size = end_off - pos
+        self.last_size = size
         parts = [(np.array([pos], dtype=np.int64), np.array([up], dtype=np.uint64),
                   np.array([ust], dtype=np.int64), np.array([hms], dtype=np.uint8).reshape(1, 3))]
         total = 1
