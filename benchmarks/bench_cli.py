@@ -58,8 +58,10 @@ def sarsleuth_command() -> list[str]:
     return [sys.executable, "-c", "from sarsleuth.cli import main; main()"]
 
 
-def run(cmd: list, env: dict) -> tuple[float, float]:
-    """(seconds, peak resident MB) of one child, output discarded."""
+def run(cmd: list, env: dict) -> tuple[float, float, float]:
+    """(wall seconds, peak resident MB, CPU seconds) of one child, output
+    discarded.  CPU time (user + system) is the steadier figure on a
+    machine shared with other work."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -69,7 +71,7 @@ def run(cmd: list, env: dict) -> tuple[float, float]:
     proc.stderr.close()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(map(str, cmd))} failed ({proc.returncode}): {err[-400:]}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def side_by_side(label: str, ours: list, theirs: list, runs: int) -> dict:
@@ -79,9 +81,12 @@ def side_by_side(label: str, ours: list, theirs: list, runs: int) -> dict:
         tool.append(run(theirs, TOOL_ENV))
         mine.append(run(ours, OUR_ENV))
     out = {"label": label,
-           "tool_s": statistics.median(t for t, _ in tool), "tool_mb": max(m for _, m in tool),
-           "ours_s": statistics.median(t for t, _ in mine), "ours_mb": max(m for _, m in mine)}
+           "tool_s": statistics.median(r[0] for r in tool), "tool_mb": max(r[1] for r in tool),
+           "tool_cpu": statistics.median(r[2] for r in tool),
+           "ours_s": statistics.median(r[0] for r in mine), "ours_mb": max(r[1] for r in mine),
+           "ours_cpu": statistics.median(r[2] for r in mine)}
     out["ratio"] = out["ours_s"] / out["tool_s"]
+    out["cpu_ratio"] = out["ours_cpu"] / max(out["tool_cpu"], 1e-9)
     return out
 
 
@@ -98,7 +103,7 @@ def recording(workdir: Path, records: int) -> Path:
 
 def analyze_job(workdir: Path, sizes, runs: int) -> None:
     print("\n## sarsleuth analyze TEXT  vs  sar -A -f SA (printing TEXT)")
-    print("| records | text MB | sar -A s | analyze s | ratio | analyze peak MB |")
+    print("| records | text MB | sar -A s (cpu) | analyze s (cpu) | ratio (cpu) | analyze peak MB |")
     print("|---|---|---|---|---|---|")
     for records in sizes:
         sa = recording(workdir, records)
@@ -108,21 +113,23 @@ def analyze_job(workdir: Path, sizes, runs: int) -> None:
                 subprocess.run(["sar", "-A", "-f", str(sa)], env=TOOL_ENV, stdout=fh, check=True)
         r = side_by_side("analyze", [*sarsleuth_command(), "analyze", str(text), "--format", "json"],
                          ["sar", "-A", "-f", str(sa)], runs)
-        print(f"| {records} | {text.stat().st_size / 1e6:.1f} | {r['tool_s']:.2f} | {r['ours_s']:.2f} | "
-              f"{r['ratio']:.2f} | {r['ours_mb']:.0f} |", flush=True)
+        print(f"| {records} | {text.stat().st_size / 1e6:.1f} | {r['tool_s']:.2f} ({r['tool_cpu']:.2f}) | "
+              f"{r['ours_s']:.2f} ({r['ours_cpu']:.2f}) | {r['ratio']:.2f} ({r['cpu_ratio']:.2f}) | "
+              f"{r['ours_mb']:.0f} |", flush=True)
 
 
 def csv_job(workdir: Path, sizes, runs: int) -> None:
     print("\n## sarsleuth parse SA --format csv  vs  sadf -d SA -- -A")
-    print("| records | sa MB | sadf -d s / MB | parse csv s / MB | ratio | our peak / file |")
+    print("| records | sa MB | sadf -d s (cpu) / MB | parse csv s (cpu) / MB | ratio (cpu) | our peak / file |")
     print("|---|---|---|---|---|---|")
     for records in sizes:
         sa = recording(workdir, records)
         r = side_by_side("csv", [*sarsleuth_command(), "parse", str(sa), "--format", "csv"],
                          ["sadf", "-d", str(sa), "--", "-A"], runs)
         size = sa.stat().st_size / 2**20
-        print(f"| {records} | {size:.1f} | {r['tool_s']:.2f} / {r['tool_mb']:.0f} | "
-              f"{r['ours_s']:.2f} / {r['ours_mb']:.0f} | {r['ratio']:.2f} | {r['ours_mb'] / size:.2f} |", flush=True)
+        print(f"| {records} | {size:.1f} | {r['tool_s']:.2f} ({r['tool_cpu']:.2f}) / {r['tool_mb']:.0f} | "
+              f"{r['ours_s']:.2f} ({r['ours_cpu']:.2f}) / {r['ours_mb']:.0f} | {r['ratio']:.2f} "
+              f"({r['cpu_ratio']:.2f}) | {r['ours_mb'] / size:.2f} |", flush=True)
 
 
 def startup_job(workdir: Path, runs: int) -> None:
@@ -131,12 +138,13 @@ def startup_job(workdir: Path, runs: int) -> None:
     text = workdir / "sar-A-60.txt"
     with open(text, "wb") as fh:
         subprocess.run(["sar", "-A", "-f", str(sa)], env=TOOL_ENV, stdout=fh, check=True)
-    print("| command | s (median) | peak MB | sar -V s |")
-    print("|---|---|---|---|")
+    print("| command | s (median) | cpu s | peak MB | sar -V s |")
+    print("|---|---|---|---|---|")
     for label, args in (("--help", ["--help"]), ("sniff sar text", ["sniff", str(text)]),
                         ("sniff sa", ["sniff", str(sa)])):
         r = side_by_side(label, [*sarsleuth_command(), *args], ["sar", "-V"], max(runs, 5))
-        print(f"| sarsleuth {label} | {r['ours_s']:.3f} | {r['ours_mb']:.0f} | {r['tool_s']:.3f} |", flush=True)
+        print(f"| sarsleuth {label} | {r['ours_s']:.3f} | {r['ours_cpu']:.3f} | {r['ours_mb']:.0f} | "
+              f"{r['tool_s']:.3f} |", flush=True)
 
 
 def main(argv=None) -> int:

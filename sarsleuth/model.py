@@ -112,6 +112,17 @@ def _minute():
     return pd.Timedelta(seconds=59)
 
 
+#: Evidence quotes a line of an input up to this many characters.
+QUOTE_CHARS = 240
+
+
+def quoted(text: str) -> str:
+    """A line as evidence quotes it: verbatim, trailing blanks dropped, cut
+    with an ellipsis when long."""
+    text = text.rstrip()
+    return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS - 1] + "…"
+
+
 @dataclass
 class Evidence:
     path: str

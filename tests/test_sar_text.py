@@ -346,3 +346,18 @@ def test_metric_findings_quote_the_sar_row(tmp_path):
     ev = found[0].evidence[0]
     peak = max(range(len(rows)), key=lambda k: float(rows[k].split()[6]))
     assert (ev.path, ev.line, ev.text) == (str(path), 4 + peak, rows[peak])
+
+
+def test_rows_converted_while_reading_give_the_same_table(corpus, monkeypatch):
+    """Rows are turned into numbers a few at a time as the file is read (a
+    big file is never held whole as text): the table is the same."""
+    from sarsleuth.parsers.sar_text import _assemble, _lines
+    path = corpus / "sysstat" / "expected" / "expected.data-12.0.0"
+    whole = parse(path).metrics
+    monkeypatch.setattr(_lines, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(_assemble, "FLUSH_ROWS", 3)
+    pieces = parse(path).metrics
+    key = ["timestamp", "section", "device", "metric"]
+    a = whole.astype({c: str for c in ("section", "device", "metric")}).sort_values(key, ignore_index=True)
+    b = pieces.astype({c: str for c in ("section", "device", "metric")}).sort_values(key, ignore_index=True)
+    pd.testing.assert_frame_equal(a, b, check_categorical=False)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from sarsleuth.knowledge import kb_entry
-from sarsleuth.model import Evidence, Finding
+from sarsleuth.model import Evidence, Finding, quoted
 
 
 @dataclass
@@ -314,17 +314,6 @@ class Detector(ABC):
             sources=sorted(set(sources or [e.path for e in (evidence or [])])), aligned=aligned,
             refs=refs or {},
         )
-
-
-#: Evidence quotes are cut to this many characters (with an ellipsis).
-QUOTE_CHARS = 240
-
-
-def quoted(text: str) -> str:
-    """A line as evidence: verbatim, trailing blanks dropped, cut with an
-    ellipsis when long."""
-    text = text.rstrip()
-    return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS - 1] + "…"
 
 
 def metric_evidence(ctx: Context, section: str, host, ts, text: str, *, device: str | None = None,

@@ -9,15 +9,22 @@ from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.sar_text._rows import Block, RowReader
 from sarsleuth.parsers.sar_text._values import to_float
 
+#: Rows a block holds as text before they are converted to numbers: the
+#: text of a row costs about ten times its numbers, so a big file is never
+#: held whole as text (one-second files print millions of rows).
+FLUSH_ROWS = 2048
+
+
 class Assembler:
     """Turns the reader's blocks into the long metrics table, vectorized per
-    block: one numpy string matrix per block, converted once."""
+    piece of a block: one numpy string matrix per piece, converted once.
+    Pieces are converted while the file is read (:meth:`flush`); times get
+    their date once the banners are settled (:meth:`run`)."""
 
-    def __init__(self, reader: RowReader, dates: list):
+    def __init__(self, reader: RowReader):
         self.reader = reader
-        self.dates = dates
-        self.parts: list[tuple] = []
-        self.avg_parts: list[tuple] = []
+        self.parts: list = []
+        self.avg_parts: list = []
         self.flags: set = set()
         self.bad_values = 0
 
@@ -27,38 +34,65 @@ class Assembler:
         else:
             self.flags.add(flag)
 
-    def run(self):
+    def flush(self, minimum: int = FLUSH_ROWS) -> None:
+        """Convert the rows of every block holding at least ``minimum``."""
         for block in self.reader.blocks.values():
-            self._block(block)
+            if len(block.rows) >= max(minimum, 1):
+                if not block.sample:
+                    block.sample = block.rows[:3]
+                piece = self._convert(block)
+                if piece is not None:
+                    block.pieces.append(piece)
+                block.rows, block.seconds, block.lines = [], [], []
+
+    def run(self, dates: list):
+        self.flush(0)
+        for block in self.reader.blocks.values():
+            for piece in block.pieces:
+                self._place(block, piece, dates)
+            block.pieces = []
         return self
 
-    def _block(self, block: Block):
+    def _convert(self, block: Block):
+        """(values n x m, (device names, codes) or None, seconds, lines) of
+        the block's rows held as text."""
         layout = block.layout
+        positions = [p for p, _s, _m in layout.value_columns]
+        if not positions:
+            return None
         rows, devices = self._normalize(block)
         if not rows:
-            return
+            return None
         # object, not numpy's fixed-width str: its float conversion is twice as fast
         matrix = np.array(rows, dtype=object)
-        positions = [p for p, _s, _m in layout.value_columns]
+        metrics = [m for _p, _s, m in layout.value_columns]
+        values = to_float(matrix[:, positions], metrics, self._warn)
+        coded = None
+        if devices is not None:
+            index: dict = {}
+            codes = np.fromiter((index.setdefault(d, len(index)) for d in devices), dtype=np.int32,
+                                count=len(devices))
+            coded = (list(index), codes)
+        return values, coded, np.asarray(block.seconds, dtype=np.int64), np.asarray(block.lines, dtype=np.int32)
+
+    def _place(self, block: Block, piece, dates: list):
+        layout = block.layout
+        values, devices, seconds, lines = piece
         metrics = [m for _p, _s, m in layout.value_columns]
         secs = [s for _p, s, _m in layout.value_columns]
-        if not positions:
-            return
-        values = to_float(matrix[:, positions], metrics, self._warn)
         n, m = values.shape
         if devices is None:
-            devices = np.full(n, "", dtype=object)
-        seg = self.reader.segments[block.segment]
-        host = seg.host or ""
+            devices = ([""], np.zeros(n, dtype=np.int32))
+        host = self.reader.segments[block.segment].host or ""
         if block.label is None:
-            base = np.datetime64(self.dates[block.segment], "s")
-            stamps = base + np.asarray(block.seconds, dtype="timedelta64[s]")
-            part = _coded_part(np.repeat(stamps, m), host, secs, devices, metrics, values.ravel(),
+            base = np.datetime64(dates[block.segment], "s")
+            stamps = base + seconds.astype("timedelta64[s]")
+            part = _coded_part(np.repeat(stamps.astype("datetime64[ns]"), m), host, secs, devices, metrics, values.ravel(),
                                layout.transpose_irq)
-            part["lines"] = np.repeat(np.asarray(block.lines, dtype=np.int32), m)
+            part["lines"] = np.repeat(lines, m)
             self.parts.append(part)
             return
-        device_col = np.repeat(np.asarray(devices, dtype=object), m)
+        device_col = np.repeat(np.asarray(devices[0], dtype=object)[devices[1]], m)
         metric_col = np.tile(np.asarray(metrics, dtype=object), n)
         section_col = np.tile(np.asarray(secs, dtype=object), n)
         if layout.transpose_irq:
@@ -114,14 +148,15 @@ class Assembler:
         import pandas as pd
         if not self.parts:
             return metrics_frame()
-        return pd.DataFrame({
-            "timestamp": pd.to_datetime(np.concatenate([p["stamps"] for p in self.parts])
-                                        .astype("datetime64[ns]")),
-            **{col: _categorical([p[col] for p in self.parts])
-               for col in ("host", "section", "device", "metric")},
-            "value": np.concatenate([p["values"] for p in self.parts]),
-            "line": np.concatenate([p["lines"] for p in self.parts]),
-        })
+        parts, self.parts = self.parts, []
+        # column by column, each piece let go once joined: the peak is the
+        # table plus one column, not the table twice
+        columns = {"timestamp": _joined(parts, "stamps")}
+        for col in ("host", "section", "device", "metric"):
+            columns[col] = _categorical([p.pop(col) for p in parts])
+        columns["value"] = _joined(parts, "values")
+        columns["line"] = _joined(parts, "lines")
+        return pd.DataFrame(columns, copy=False)
 
     def averages(self):
         import pandas as pd
@@ -139,26 +174,22 @@ class Assembler:
         })
 
 
-def _coded_part(stamps, host: str, secs: list, devices, metrics: list, values, transpose: bool):
-    """One block's long columns, the text ones as (names, codes): a block has
+def _coded_part(stamps, host: str, secs: list, devices: tuple, metrics: list, values, transpose: bool):
+    """One piece's long columns, the text ones as (names, codes): a block has
     a handful of distinct names, so codes keep the millions of rows cheap
-    until one string column is built for the whole table."""
-    n = len(stamps) // max(len(metrics), 1)
+    until one column is built for the whole table."""
     m = len(metrics)
-    if devices is None:
-        devices = [""] * n
-    index: dict = {}
-    device_codes = np.fromiter((index.setdefault(d, len(index)) for d in devices), dtype=np.int64, count=n)
-    device = (list(index), np.repeat(device_codes, m))
-    metric = (list(metrics), np.tile(np.arange(m), n))
+    n = len(stamps) // max(m, 1)
+    device = (devices[0], np.repeat(devices[1], m))
+    metric = (list(metrics), np.tile(np.arange(m, dtype=np.int32), n))
     if transpose:
         dev_col, met_col = _transpose_irq(np.asarray(device[0], dtype=object)[device[1]],
                                           np.asarray(metric[0], dtype=object)[metric[1]])
         device, metric = _factorize(dev_col), _factorize(met_col)
     section_names = sorted(set(secs))
-    section_codes = np.array([section_names.index(x) for x in secs], dtype=np.int64)
+    section_codes = np.array([section_names.index(x) for x in secs], dtype=np.int32)
     return {"stamps": stamps, "values": values,
-            "host": ([host], np.zeros(len(stamps), dtype=np.int64)),
+            "host": ([host], np.zeros(len(stamps), dtype=np.int32)),
             "section": (section_names, np.tile(section_codes, n)),
             "device": device, "metric": metric}
 
@@ -166,7 +197,11 @@ def _coded_part(stamps, host: str, secs: list, devices, metrics: list, values, t
 def _factorize(column: np.ndarray):
     import pandas as pd
     codes, uniques = pd.factorize(column)
-    return list(uniques), codes.astype(np.int64)
+    return list(uniques), codes.astype(np.int32)
+
+
+def _joined(parts: list, key: str) -> np.ndarray:
+    return np.concatenate([p.pop(key) for p in parts])
 
 
 def _categorical(coded: list):
@@ -174,10 +209,13 @@ def _categorical(coded: list):
     import pandas as pd
     names: dict = {}
     pieces = []
-    for uniques, codes in coded:
+    while coded:
+        uniques, codes = coded.pop(0)
         remap = np.array([names.setdefault(str(u), len(names)) for u in uniques], dtype=np.int32)
         pieces.append(remap[codes] if len(codes) else codes.astype(np.int32))
+        del codes
     codes = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
+    del pieces
     return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=object), validate=False)
 
 

@@ -131,7 +131,7 @@ def _file_order_evidence(reader: RowReader) -> str | None:
 
 def _has_comma_decimals(reader: RowReader) -> bool:
     for block in reader.blocks.values():
-        for row in block.rows[:3]:
+        for row in (block.sample or block.rows)[:3]:
             for tok in row:
                 if "," in tok and tok.replace(",", "", 1).isdigit():
                     return True

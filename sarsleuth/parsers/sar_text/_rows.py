@@ -40,6 +40,8 @@ class Block:
     seconds: list = field(default_factory=list)
     rows: list = field(default_factory=list)
     lines: list = field(default_factory=list)   # line number of each row
+    pieces: list = field(default_factory=list)  # rows already converted (see _assemble)
+    sample: list = field(default_factory=list)  # the first rows as text, kept for the date order
 
 
 class RowReader:
@@ -80,7 +82,7 @@ class RowReader:
         self._block = None
 
     # ---- reading -------------------------------------------------------
-    def run(self):
+    def run(self, flush=None):
         """Read every line.  Data rows (nearly all lines) take a short path:
         a 24-hour time (the same token as the line before, or one of the
         ``HH:MM:SS`` shape), a known table, a number among the first two
@@ -91,6 +93,8 @@ class RowReader:
         clock = self._clock
         tick = self._tick
         for batch in line_batches(self.path, self.warnings, index.spans):
+            if flush is not None:
+                flush()             # rows of the previous batch to numbers
             index.first_lines.append(lineno + 1)
             for line in batch:
                 lineno += 1

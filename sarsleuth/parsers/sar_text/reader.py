@@ -90,13 +90,15 @@ class SarTextParser(Parser):
         from sarsleuth.parsers.sar_text._assemble import Assembler
         from sarsleuth.parsers.sar_text._dates import segment_dates
         from sarsleuth.parsers.sar_text._rows import RowReader, Segment
-        reader = RowReader(path, options).run()
+        reader = RowReader(path, options)
+        assembler = Assembler(reader)
+        reader.run(flush=assembler.flush)
         if not reader.blocks and not reader.events:
             raise InputError(path, "no sar table found (neither a banner with tables nor a sar header line)",
                              line=reader.unknown_first[0] if reader.unknown_first else None)
         warnings = list(reader.warnings)
         dates, date_meta = segment_dates(path, reader, options, warnings)
-        assembler = Assembler(reader, dates).run()
+        assembler.run(dates)
         metrics = assembler.frame()
         events = _events(path, reader, dates)
         _reading_warnings(path, reader, assembler, warnings)

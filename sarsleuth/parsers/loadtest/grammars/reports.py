@@ -1,6 +1,7 @@
 """Report dicts placed on the clock and gathered into a Source."""
 from __future__ import annotations
 
+from sarsleuth.model import quoted
 from sarsleuth.parsers.loadtest.grammars import Reading, read_document
 
 # turning report dicts into a Source
@@ -97,10 +98,6 @@ def parse_report_file(path, options, kind: str, grammar: str, recognise_command,
     return build_source(path, kind, reports, warnings, summarise, records=len(reports))
 
 
-#: Characters of a quoted line kept in ``value_lines`` (cut with an ellipsis).
-QUOTE_CHARS = 240
-
-
 def handle(handler, report: dict, statement, *args) -> None:
     """Run a statement's handler on ``report`` and note, for every value it
     set, the line it was read from: ``report["value_lines"][key]`` is
@@ -113,8 +110,5 @@ def handle(handler, report: dict, statement, *args) -> None:
     for key, value in report.items():
         if key != "value_lines" and before.get(key) != repr(value):
             if where is None:
-                text = statement.text.rstrip()
-                if len(text) > QUOTE_CHARS:
-                    text = text[:QUOTE_CHARS - 1] + "…"
-                where = {"line": statement.line, "text": text}
+                where = {"line": statement.line, "text": quoted(statement.text)}
             lines[key] = where
