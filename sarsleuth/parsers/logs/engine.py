@@ -139,7 +139,11 @@ class AllLinesFinder:
 @lru_cache(maxsize=16)
 def _finder(engine: str, patterns: tuple, user_patterns: tuple):
     if engine == "hyperscan":
-        return HyperscanFinder(patterns, user_patterns)
+        import hyperscan
+        try:
+            return HyperscanFinder(patterns, user_patterns)
+        except hyperscan.error:
+            pass   # a pattern Hyperscan cannot take even as a prefilter: the needles can
     return NeedleFinder(patterns, user_patterns)
 
 
