@@ -217,6 +217,10 @@ def read_chunks(path, size: int, warnings: list, where: dict | None = None,
 
 
 def _reread(raw, size: int, where: dict) -> Iterator:
+    try:    # a small file gets a small buffer (a bundle may hold thousands)
+        size = min(size, max(os.fstat(raw.fileno()).st_size + 1, 1 << 16))
+    except OSError:
+        pass
     buf = bytearray(size)
     view = memoryview(buf)
     while True:
