@@ -146,14 +146,14 @@ def _interleaved(runs: int, commands: dict) -> dict:
     return {name: min(r, key=lambda x: x[0]) for name, r in results.items()}
 
 
-def bench(path: Path, expected: dict | None, runs: int = 3, gz: bool = True) -> None:
+def bench(path: Path, expected: dict | None, runs: int = 3, gz: bool = True, engines: list | None = None) -> None:
     grep = ere.gnu_grep() or "grep"
     with tempfile.NamedTemporaryFile("w", suffix=".ere", delete=False) as fh:
         fh.write(ere.grep_expression(candidate_patterns()) + "\n")
         pattern_file = fh.name
     env_c = dict(os.environ, LC_ALL="C")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    engines = ["hyperscan", "python"] if hyperscan_available() else ["python"]
+    engines = engines or (["hyperscan", "python"] if hyperscan_available() else ["python"])
     cases = [("plain", path, [grep, "-cE", "-f", pattern_file, str(path)], "grep -cE")]
     gz_path = None
     if gz:
@@ -198,12 +198,14 @@ def main() -> None:
     ap.add_argument("--file", help="benchmark an existing file instead of generating one")
     ap.add_argument("--runs", type=int, default=3, help="runs per tool; the fastest counts")
     ap.add_argument("--no-gzip", action="store_true", help="skip the gzipped comparison")
+    ap.add_argument("--engine", action="append", choices=["hyperscan", "python"],
+                    help="time only this engine (repeatable; default: both when hyperscan is installed)")
     args = ap.parse_args()
     if args.generate_only:
         print(json.dumps(generate(Path(args.generate_only), args.size_mb)))
         return
     if args.file:
-        bench(Path(args.file), None, args.runs, not args.no_gzip)
+        bench(Path(args.file), None, args.runs, not args.no_gzip, args.engine)
         return
     workdir = Path(args.dir or tempfile.mkdtemp(prefix="sarsleuth-bench-"))
     path = workdir / "messages"
@@ -212,7 +214,7 @@ def main() -> None:
     print(f"generated {expected['lines']} lines, {expected['incidents']} incidents "
           f"({expected['events']} events planted) in {time.perf_counter() - t0:.1f} s")
     try:
-        bench(path, expected, args.runs, not args.no_gzip)
+        bench(path, expected, args.runs, not args.no_gzip, args.engine)
     finally:
         if not args.keep:
             path.unlink()

@@ -154,7 +154,8 @@ class _GzipMembers:
         pass
 
 
-def read_chunks(path, size: int, warnings: list, where: dict | None = None) -> Iterator[bytes]:
+def read_chunks(path, size: int, warnings: list, where: dict | None = None,
+                reuse_buffer: bool = False) -> Iterator[bytes]:
     """Yield the decompressed content of ``path`` in chunks of about ``size``
     bytes, losing nothing before damage.
 
@@ -181,6 +182,12 @@ def read_chunks(path, size: int, warnings: list, where: dict | None = None) -> I
         fh = raw
     piece = min(size, 1 << 20) if kind else size
     out = 0
+    if kind is None and reuse_buffer:
+        try:
+            yield from _reread(raw, size, where)
+        finally:
+            raw.close()
+        return
     try:
         parts, held = [], 0
         while True:
@@ -207,6 +214,28 @@ def read_chunks(path, size: int, warnings: list, where: dict | None = None) -> I
     finally:
         fh.close()
         raw.close()
+
+
+def _reread(raw, size: int, where: dict) -> Iterator:
+    try:    # a small file gets a small buffer (a bundle may hold thousands)
+        size = min(size, max(os.fstat(raw.fileno()).st_size + 1, 1 << 16))
+    except OSError:
+        pass
+    buf = bytearray(size)
+    view = memoryview(buf)
+    while True:
+        n = raw.readinto(view)
+        if not n:
+            return
+        while n < size:          # a short read before the end: fill the rest
+            more = raw.readinto(view[n:])
+            if not more:
+                break
+            n += more
+        where["read"] = raw.tell()
+        yield buf if n == size else bytes(view[:n])
+        if n < size:
+            return
 
 
 def _kind_or_input_error(path: str) -> str | None:

@@ -176,3 +176,14 @@ def test_long_lines_of_word_characters_stay_fast(tmp_path, kind):
     src = parse_kind(path, kind=kind, options=ParseOptions(year=2014))
     assert time.perf_counter() - t0 < 10
     assert src.records == 2 * first.count(b"\n") + 1 and len(src.events) >= 2
+
+
+def test_user_patterns_hyperscan_lacks_still_find_their_lines(tmp_path):
+    """A lookbehind (refused by config checks, but a format may bring one)
+    runs as a Hyperscan prefilter; the line check keeps the true lines."""
+    patterns = tuple(log_engine.candidate_patterns()) + (r"(?<=code=)E42\b",)
+    data = b"May  6 15:04:13 web1 app[1]: failed code=E42 again\nMay  6 15:04:14 web1 app[1]: E42 alone\n"
+    want = [(0, 50)]
+    assert NeedleFinder(patterns).find(data) == want
+    if log_engine.hyperscan_available():
+        assert log_engine.HyperscanFinder(patterns).find(data) == want

@@ -49,10 +49,30 @@ def kinds() -> list[str]:
     return ordered + sorted(k for k in reg if k not in ordered)
 
 
+#: Answers for heads already sniffed, by a digest of the head: parsing a
+#: file sniffs its head again, and a bundle of thousands of small logs
+#: would pay each sniff twice in full.
+_sniffed: dict = {}
+_SNIFFED_MAX = 8192
+
+
 def sniff_bytes(head: bytes) -> tuple[str | None, float]:
     """Best (kind, confidence) for a file head, or (None, 0)."""
     if not head:
         return None, 0.0
+    import hashlib
+    key = hashlib.blake2b(head, digest_size=16).digest()
+    known = _sniffed.get(key)
+    if known is not None:
+        return known
+    answer = _sniff_bytes(head)
+    if len(_sniffed) >= _SNIFFED_MAX:
+        _sniffed.clear()
+    _sniffed[key] = answer
+    return answer
+
+
+def _sniff_bytes(head: bytes) -> tuple[str | None, float]:
     text = decode(head)
     # a text reader only sees what comes before a NUL byte: binary content
     # (an sa file of any format) never sniffs as a log, while a log with NUL

@@ -129,14 +129,16 @@ def redate(sources: list, host_of) -> list[str]:
     was only guessed onto the dates the other sources of the same host
     record; ``host_of(source)`` names a source's host.  Returns notes."""
     notes = []
+    # the well-dated sources, looked at once (a bundle may hold thousands of files)
+    strong = [o for o in sources if not _is_weak(o)]
     for src in sources:
         if src.kind in ("syslog", "journal") and src.meta.get("year_from") in WEAK_YEAR_CLUES:
-            refs = _reference_spans(src, sources, host_of)
+            refs = _reference_spans(src, strong, host_of)
             note = _redate_years(src, refs) if refs else _guessed_year(src)
             if note:
                 notes.append(note)
         elif src.kind == "sar-text" and src.meta.get("date_unknown"):
-            refs = _reference_spans(src, sources, host_of)
+            refs = _reference_spans(src, strong, host_of)
             note = _redate_days(src, refs)
             if note:
                 notes.append(note)
@@ -157,13 +159,13 @@ def _is_weak(src) -> bool:
     return bool(src.reports) and all(r.get("time_from") == "mtime" for r in src.reports)
 
 
-def _reference_spans(src, sources, host_of) -> list:
-    """Wall-clock spans of the well-dated sources of ``src``'s host (all
-    hosts' when its host has none)."""
+def _reference_spans(src, strong, host_of) -> list:
+    """Wall-clock spans of the well-dated sources (``strong``) of ``src``'s
+    host (all hosts' when its host has none)."""
     host = host_of(src)
     same, other = [], []
-    for o in sources:
-        if o is src or _is_weak(o):
+    for o in strong:
+        if o is src:
             continue
         span = _span_walls(o)
         if span is None:

@@ -24,6 +24,7 @@ from functools import lru_cache
 
 from sarsleuth.knowledge import signatures
 from sarsleuth.parsers.logs.needles import LineVerifier, NeedleFinder
+from sarsleuth.textio import MAX_LINE_BYTES
 
 #: Lines the signatures do not classify but the assembler needs to see:
 #: rate-limit summaries (their count belongs to a neighbouring event).
@@ -90,7 +91,8 @@ class HyperscanFinder:
             self.db.compile(expressions=everything, ids=list(range(len(everything))),
                             elements=len(everything), flags=flags)
         self.scratch = hyperscan.Scratch(self.db)
-        self.verify = LineVerifier(patterns, user_patterns)
+        self.checks = [_line_check(p.encode("utf-8"), False) for p in patterns] + \
+                      [_line_check(p.encode("utf-8"), True) for p in user_patterns]
 
     def find(self, data: bytes, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple[int, int]]:
         """Candidate line spans within ``data[lo:hi]``; ``newlines`` are the
@@ -98,25 +100,45 @@ class HyperscanFinder:
         import numpy as np
         hi = len(data) if hi is None else hi
         ends: list[int] = []
-        self.db.scan(memoryview(data)[lo:hi], match_event_handler=_collector(ends), scratch=self.scratch)
+        ids: list[int] = []
+        self.db.scan(memoryview(data)[lo:hi], match_event_handler=_collector(ends, ids), scratch=self.scratch)
         if not ends:
             return []
         if newlines is None:
             window = np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)
             newlines = np.flatnonzero(window == 10) + lo
         hits = np.asarray(ends, dtype=np.int64) + (lo - 1)       # last byte of each match
-        idx = np.unique(np.searchsorted(newlines, hits, side="left"))
-        line_starts = np.where(idx > 0, newlines[np.maximum(idx - 1, 0)] + 1, lo)
-        line_ends = np.where(idx < len(newlines), newlines[np.minimum(idx, len(newlines) - 1)], hi)
-        verify = self.verify
-        return [(s, e) for s, e in zip(line_starts.tolist(), line_ends.tolist()) if verify(data, s, e)]
+        lines: dict[int, set] = {}
+        for line, pattern in zip(np.searchsorted(newlines, hits, side="left").tolist(), ids):
+            lines.setdefault(line, set()).add(pattern)
+        count, checks, out = len(newlines), self.checks, []
+        for line in sorted(lines):
+            start = int(newlines[line - 1]) + 1 if line > 0 else lo
+            end = int(newlines[line]) if line < count else hi
+            # only the patterns that matched around this line are tried on it
+            if any(checks[p](data, start, min(end, start + MAX_LINE_BYTES)) for p in lines[line]):
+                out.append((start, end))
+        return out
 
 
-def _collector(ends: list):
-    append = ends.append
+def _line_check(pattern: bytes, user: bool):
+    """``check(data, start, end)``: whether ``data[start:end]`` holds a match
+    (built-in patterns on Python's engine, the user's on RE2)."""
+    if user:
+        import re2
+        search = re2.compile(pattern).search
+        return lambda data, start, end: search(data[start:end]) is not None
+    import re
+    search = re.compile(pattern).search
+    return lambda data, start, end: search(data, start, end) is not None
 
-    def on_match(_id, _start, end, _flags, _context):
-        append(end)
+
+def _collector(ends: list, ids: list):
+    add_end, add_id = ends.append, ids.append
+
+    def on_match(pattern, _start, end, _flags, _context):
+        add_end(end)
+        add_id(pattern)
     return on_match
 
 
@@ -139,7 +161,11 @@ class AllLinesFinder:
 @lru_cache(maxsize=16)
 def _finder(engine: str, patterns: tuple, user_patterns: tuple):
     if engine == "hyperscan":
-        return HyperscanFinder(patterns, user_patterns)
+        import hyperscan
+        try:
+            return HyperscanFinder(patterns, user_patterns)
+        except hyperscan.error:
+            pass   # a pattern Hyperscan cannot take even as a prefilter: the needles can
     return NeedleFinder(patterns, user_patterns)
 
 

@@ -93,7 +93,7 @@ def _events_frame(records: list):
         return events_frame(records)
     if not _EMPTY_EVENTS:
         _EMPTY_EVENTS.append(events_frame([]))
-    return _EMPTY_EVENTS[0].copy()
+    return _EMPTY_EVENTS[0].copy(deep=False)   # copy-on-write: the shared frame never changes
 
 
 def _clock():
