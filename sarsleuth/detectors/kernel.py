@@ -223,7 +223,7 @@ class OomKill(Detector):
             f.metrics["matched_nginx_exits"] = len(same)
             if same:
                 f.refs["nginx_exit_pids"] = same
-                f.evidence.extend(evidence_of(exits[p], f"nginx: {exits[p].message}") for p in same[:3])
+                f.evidence.extend(evidence_of(exits[p], str(exits[p].message)) for p in same[:3])
                 f.sources = sorted(set(f.sources) | {str(exits[p].file) for p in same})
                 f.explanation = (f"nginx's error.log reports the same PID(s) exiting on signal 9 "
                                  f"({', '.join(f'{p} at {where(exits[p])}' for p in same[:3])}): "
