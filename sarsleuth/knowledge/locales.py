@@ -140,6 +140,7 @@ def settle(tokens: Iterable[str]) -> dict[str, int]:
     return {normalize(t): m for t, m in resolve(foreign).items()}
 
 
+@lru_cache(maxsize=4096)
 def is_weekday(token: str) -> bool:
     """Is a token a weekday name in some language (``Thu``, ``jeu.``, ``Do``, ``木``)?"""
     return bool(weekday_candidates(token))
