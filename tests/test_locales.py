@@ -36,3 +36,8 @@ def test_ambiguous_names_are_settled_by_the_rest_of_the_file():
     # "lis" is listopad: November in Czech and Polish, October in Croatian
     assert resolve(["lis", "pro", "led"]) == {"lis": 11, "pro": 12, "led": 1}     # cs: listopad, prosinec, leden
     assert resolve(["lis", "stu", "pro"]) == {"lis": 10, "stu": 11, "pro": 12}    # hr: listopad, studeni, prosinac
+
+
+def test_names_glibc_cuts_shorter_than_cldr_read_by_their_start():
+    # uk_UA LC_TIME abmon: "кві", "тра", "чер" where CLDR writes "квіт.", "трав.", "черв."
+    assert resolve(["кві", "тра", "чер", "лип"]) == {"кві": 4, "тра": 5, "чер": 6, "лип": 7}

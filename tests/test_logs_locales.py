@@ -18,12 +18,13 @@ ABMON = {
     "pt_BR": "jan fev mar abr mai jun jul ago set out nov dez".split(),
     "it_IT": "gen feb mar apr mag giu lug ago set ott nov dic".split(),
     "ru_RU": "янв фев мар апр мая июн июл авг сен окт ноя дек".split(),
+    "uk_UA": "січ лют бер кві тра чер лип сер вер жов лис гру".split(),   # shorter than CLDR's "квіт."
     "zh_CN": [f"{n}月" for n in range(1, 13)],
     "ja_JP": [f"{n:2d}月" for n in range(1, 13)],       # padded: " 4月"
 }
 #: strftime("%a") for a Thursday.
 THURSDAY = {"fr_FR": "jeu.", "de_DE": "Do", "es_ES": "jue", "pt_BR": "qui", "it_IT": "gio",
-            "ru_RU": "Чт", "zh_CN": "四", "ja_JP": "木"}
+            "ru_RU": "Чт", "uk_UA": "чт", "zh_CN": "四", "ja_JP": "木"}
 
 
 def _journal_lines(abmon):

@@ -112,3 +112,19 @@ def test_notes_quoting_a_few_error_log_lines_are_no_error_log(tmp_path):
                     "We will follow up after the maintenance window tonight.\n")
     from sarsleuth.parsers import sniff
     assert sniff(path)[0] is None
+
+
+def test_evidence_quotes_a_long_line_cut_with_an_ellipsis(tmp_path):
+    import sarsleuth
+    request = "GET /img/" + "a" * 300 + ".jpg HTTP/1.1"
+    lines = [f'2024/04/15 10:22:{s:02d} [error] 2211#2211: *{8800 + s} upstream timed out (110: Connection timed out) '
+             f'while reading response header from upstream, client: 10.12.0.20, server: img.example.com, '
+             f'request: "{request}", upstream: "http://10.20.0.11:8080/img/big.jpg", host: "img.example.com"'
+             for s in range(3)]
+    path = tmp_path / "error.log"
+    path.write_text("2024/04/15 10:20:00 [notice] 2210#2210: start worker process 2211\n" + "\n".join(lines) + "\n")
+    found = [f for f in sarsleuth.load(path).findings if f.detector == "upstream-timeout"]
+    evidence = found[0].evidence[0]
+    assert evidence.line == 2 and len(evidence.text) == 240
+    assert evidence.text == lines[0][:239] + "…"
+    assert "http://10.20.0.11:8080: 3" in found[0].title

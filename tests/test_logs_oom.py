@@ -96,3 +96,11 @@ def test_evidence_is_the_kill_line_verbatim(corpus):
     evidence = kills[0].evidence[0]
     assert (evidence.line, evidence.text) == (207, line if len(line) <= 240 else line[:239] + "…")
     assert evidence.text.startswith("[27742.909353] Out of memory: Killed process 955 (gnome-shell)")
+
+
+def test_evidence_of_a_compressed_log_is_quoted_too(tmp_path):
+    import gzip
+    path = tmp_path / "messages.1.gz"
+    path.write_bytes(gzip.compress(KERNEL_2_6_2X.encode()))
+    kills = [f for f in sarsleuth.load(path).findings if f.detector == "oom-kill"]
+    assert [(e.line, e.text) for e in kills[0].evidence][-1] == (2, KERNEL_2_6_2X.splitlines()[1])

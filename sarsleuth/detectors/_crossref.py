@@ -94,4 +94,10 @@ def where(row) -> str:
 
 
 def evidence_of(row, text: str) -> Evidence:
+    """The row's line of its file, verbatim; ``text`` when the file cannot
+    be read again."""
+    from sarsleuth.detectors._events import quote_event
+    verbatim = quote_event(row) if _line(row.line) else None
+    if verbatim is not None:
+        return Evidence(str(row.file), verbatim[0], verbatim[1])
     return Evidence(str(row.file), _line(row.line), text)

@@ -52,6 +52,9 @@ _INDEX_STEP = 256 * 1024
 #: How far after an event's first line its quoted message may sit (a merged
 #: OOM kill starts at its constraint line and quotes its "Killed process").
 _MESSAGE_WINDOW = 40
+#: How deep into a compressed file a line is fetched again (it must be
+#: decompressed from the start each time).
+_COMPRESSED_LINES = 100_000
 
 
 def cut(text: str, limit: int = QUOTE_CHARS) -> str:
@@ -88,6 +91,8 @@ def _file_lines(path: str, first: int, count: int) -> list[str]:
         st = os.stat(path)
         if compression_of(path) is None:
             return _plain_lines(path, st.st_size, st.st_mtime_ns, first, count)
+        if first > _COMPRESSED_LINES:
+            return []      # a compressed stream cannot seek: the message is the quote
         out = []
         for number, raw in iter_lines(path):
             if number >= first:

@@ -8,7 +8,7 @@ from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import severity_for
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.detectors._crossref import close_in_time, evidence_of, kills_of, nginx_exits, oom_context, where
-from sarsleuth.knowledge.signatures import fields_of
+from sarsleuth.knowledge.signatures import all_fields_of, fields_of
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 
 
@@ -223,7 +223,7 @@ class OomKill(Detector):
             f.metrics["matched_nginx_exits"] = len(same)
             if same:
                 f.refs["nginx_exit_pids"] = same
-                f.evidence.extend(evidence_of(exits[p], f"nginx: {exits[p].message}") for p in same[:3])
+                f.evidence.extend(evidence_of(exits[p], str(exits[p].message)) for p in same[:3])
                 f.sources = sorted(set(f.sources) | {str(exits[p].file) for p in same})
                 f.explanation = (f"nginx's error.log reports the same PID(s) exiting on signal 9 "
                                  f"({', '.join(f'{p} at {where(exits[p])}' for p in same[:3])}): "
@@ -376,9 +376,20 @@ class KernelOops(Detector):
     defaults = {"burst_gap_seconds": 600.0}
 
     def run(self, ctx: Context):
-        return [self.finding(
-            title=f"Kernel bug report: {str(b.rows['message'].iloc[0])[:80]}",
-            severity="critical" if b.rows["message"].str.contains("panic", case=False, na=False).any() else "high",
-            start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-            metrics={"reports": b.lines}, evidence=evidence_from_events(b.rows, 4),
-        ) for b in bursts(ctx.events_of("kernel-oops"), self.params["burst_gap_seconds"])]
+        out = []
+        for b in bursts(ctx.events_of("kernel-oops"), self.params["burst_gap_seconds"]):
+            # a report's later lines (the panic a lockup ends in) are its detail
+            parts = [f for m, d in zip(b.rows["message"].astype(str), b.rows["detail"])
+                     for f in [fields_of(self.id, m)] + all_fields_of(self.id, d if isinstance(d, str) else "") if f]
+            panic = any("panic" in f for f in parts)
+            cpus = sorted({int(f["cpu"]) for f in parts if f.get("cpu")})
+            out.append(self.finding(
+                title=f"Kernel bug report: {str(b.rows['message'].iloc[0])[:80]}",
+                severity="critical" if panic else "high",
+                start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"reports": b.lines, "panic": panic, "cpus": len(cpus) or None},
+                evidence=evidence_from_events(b.rows, 4),
+            ))
+            if cpus:
+                out[-1].refs["cpus"] = cpus
+        return out

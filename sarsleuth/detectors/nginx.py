@@ -106,10 +106,9 @@ class WorkerSignalExit(Detector):
                 title += f" ({len(oom_matched)} by the OOM killer)"
             evidence = evidence_from_events(b.rows, 6)
             for pid, (row, seg) in matched[:4]:
-                evidence.append(evidence_of(row, f"kernel: {seg['comm']}[{pid}]: segfault at {seg['addr']} ip {seg['ip']}"
-                                            + (f" in {seg['lib']}" if seg["lib"] else "")))
+                evidence.append(evidence_of(row, str(row.message)))
             for pid, (row, comm) in oom_matched[:4]:
-                evidence.append(evidence_of(row, f"kernel: Out of memory: Killed process {pid} ({comm})"))
+                evidence.append(evidence_of(row, str(row.message)))
             parts = []
             if matched:
                 seg = matched[0][1][1]

@@ -37,7 +37,12 @@ def month_candidates(token: str) -> dict[int, frozenset]:
     key = normalize(token)
     if key in _ENGLISH_MONTHS:
         return {_ENGLISH_MONTHS[key]: frozenset({"en"})}
-    return _tables()[0].get(key, {})
+    found = _tables()[0].get(key)
+    if found is None and len(key) >= 3:
+        # glibc cuts some names shorter than CLDR does (uk_UA "кві" for
+        # "квіт.", "тра" for "трав."): a name's own start stands for it
+        found = _prefixes().get(key)
+    return found or {}
 
 
 def weekday_candidates(token: str) -> dict[int, frozenset]:
@@ -135,6 +140,22 @@ def settle(tokens: Iterable[str]) -> dict[str, int]:
     return {normalize(t): m for t, m in resolve(foreign).items()}
 
 
+@lru_cache(maxsize=4096)
 def is_weekday(token: str) -> bool:
     """Is a token a weekday name in some language (``Thu``, ``jeu.``, ``Do``, ``木``)?"""
     return bool(weekday_candidates(token))
+
+
+@lru_cache(maxsize=1)
+def _prefixes() -> dict:
+    """Month names' starts (three characters or more, shorter than the
+    name): start -> {number: frozenset(languages)}."""
+    out: dict = {}
+    for name, numbers in _tables()[0].items():
+        for end in range(3, len(name)):
+            if not name[:end].isalpha():
+                continue
+            slot = out.setdefault(name[:end], {})
+            for number, langs in numbers.items():
+                slot[number] = slot.get(number, frozenset()) | langs
+    return out

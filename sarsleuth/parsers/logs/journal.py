@@ -182,7 +182,7 @@ class JournalParser(Parser):
         if not others:
             return 0.97
         parse = syslog.line_parser(syslog.file_months("\n".join(others)), parse_text_line)
-        readable = sum(1 for ln in others if _is_entry(parse(ln)) or ln[:1] in (" ", "\t"))
+        readable = sum(1 for ln in others if RE_MONOTONIC.match(ln) or _is_entry(parse(ln)) or ln[:1] in (" ", "\t"))
         return 0.97 if readable >= syslog.MOST * len(others) else 0.0
 
     @classmethod

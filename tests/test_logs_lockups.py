@@ -1,0 +1,61 @@
+"""Soft and hard lockups, RCU stalls and panics as they reach an operator:
+in kern.log, and as the wall broadcast rsyslog sends to every terminal."""
+from __future__ import annotations
+
+import sarsleuth
+from sarsleuth.parsers import sniff
+
+#: rsyslog's omusrmsg broadcast of kernel emergencies (``*.emerg :omusrmsg:*``).
+WALL = """\
+
+Message from syslogd@web1 at Apr 15 10:22:13 ...
+ kernel:NMI watchdog: BUG: soft lockup - CPU#3 stuck for 23s! [java:102195]
+
+Message from syslogd@web1 at Apr 15 10:22:41 ...
+ kernel:NMI watchdog: BUG: soft lockup - CPU#5 stuck for 22s! [java:102201]
+"""
+
+
+def _oops(path):
+    return [f for f in sarsleuth.load(path).findings if f.detector == "kernel-oops"]
+
+
+def test_wall_broadcast_of_soft_lockups(tmp_path):
+    path = tmp_path / "terminal.txt"
+    path.write_text(WALL)
+    kind, reason = sniff(path)
+    assert kind == "syslog" and "wall broadcast" in reason
+    found = _oops(path)
+    assert len(found) == 1 and found[0].refs["cpus"] == [3, 5] and found[0].severity == "high"
+    assert [(e.line, e.text) for e in found[0].evidence] == [(3, WALL.splitlines()[2]), (6, WALL.splitlines()[5])]
+
+
+def test_rcu_stall_then_hard_lockup_panic_of_a_3x_kernel(tmp_path):
+    path = tmp_path / "kern.log"
+    path.write_text(
+        "Jan 21 20:25:45 db2 kernel: [86113.305066] INFO: rcu_sched self-detected stall on CPU { 7}  "
+        "(t=60000 jiffies g=9831211 c=9831210 q=4422)\n"
+        "Jan 21 20:25:45 db2 kernel: [86113.305101] Task dump for CPU 7:\n"
+        "Jan 21 20:26:01 db2 kernel: [86129.114212] NMI watchdog: Watchdog detected hard LOCKUP on cpu 7\n"
+        "Jan 21 20:26:01 db2 kernel: [86129.114230] Kernel panic - not syncing: Hard LOCKUP\n")
+    found = _oops(path)
+    assert len(found) == 1 and found[0].severity == "critical" and found[0].refs["cpus"] == [7]
+    # the panic line is the end of the lockup's report, not a report of its own
+    assert found[0].metrics["reports"] == 2 and found[0].metrics["panic"] is True
+
+
+def test_cross_source_evidence_quotes_both_files(tmp_path):
+    """A worker's crash seen from both sides: nginx's exit line and the
+    kernel's segfault line, each cited at its line and quoted as written."""
+    kernel = ("[86113.305066] nginx[16660]: segfault at 0 ip 00007f3a2c1e4b5a sp 00007ffd3a9c1e80 error 4 "
+              "in ngx_http_lua_module.so[7f3a2c1a0000+9b000]\n")
+    error_log = ("2024/04/15 10:22:12 [notice] 2210#2210: start worker process 16660\n"
+                 "2024/04/15 10:22:13 [alert] 2210#2210: worker process 16660 exited on signal 11\n")
+    (tmp_path / "dmesg.txt").write_text("[    0.000000] Linux version 5.15.0-91-generic (buildd@lcy02-amd64-045)\n"
+                                        + kernel)
+    (tmp_path / "error.log").write_text(error_log)
+    case = sarsleuth.load(tmp_path)
+    exits = [f for f in case.findings if f.detector == "worker-signal-exit"]
+    quoted = {(e.path.rsplit("/", 1)[-1], e.line, e.text) for f in exits for e in f.evidence}
+    assert ("dmesg.txt", 2, kernel.rstrip("\n")) in quoted
+    assert ("error.log", 2, error_log.splitlines()[1]) in quoted
