@@ -429,6 +429,8 @@ def test_html_shows_every_incident(many_incidents):
     html = build_html(many_incidents, plots=False)
     for inc in many_incidents.incidents:
         assert f'id="incident-{inc.id}"' in html and f'href="#incident-{inc.id}"' in html
+        for i, _f in enumerate(inc.findings, 1):      # every finding reachable from the list of all
+            assert f'id="finding-{inc.id}-{i}"' in html and f'href="#finding-{inc.id}-{i}"' in html
 
 
 def test_top_and_all_options(tmp_path):

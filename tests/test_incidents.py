@@ -414,3 +414,12 @@ def test_every_finding_of_an_incident_has_its_role_in_json(every_case):
     for inc in doc["incidents"]:
         assert {f["role"] for f in inc["findings"]} <= {"cause", "effect", "context"}
         assert inc["story"]["headline"] and inc["story"]["timeline"]
+
+
+def test_why_first_names_only_the_harm_the_evidence_shows(sample_case):
+    case = sample_case("live-loopback")
+    first = case.incidents[0]
+    assert first.category == "connection-limit" and case.incidents[1].category == "worker-crash"
+    assert "refused" in first.impact and "killed" not in first.impact
+    assert "processes killed" not in first.why_first
+    assert "requests refused" in first.why_first or "impact" not in first.score_components
