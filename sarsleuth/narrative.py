@@ -112,7 +112,7 @@ def timeline(inc: Incident) -> list[dict]:
             if p is not None:
                 rows.append({**base, "time": iso(p), "clock": when(p, False), "what": f"peak: {f.title}", "_key": p})
         else:
-            rows.append({**base, "time": None, "clock": "not on the shared clock", "what": f.title, "_key": None})
+            rows.append({**base, "time": None, "clock": "untimed", "what": f.title, "_key": None})
     timed = sorted((r for r in rows if r["_key"] is not None), key=lambda r: r["_key"])
     for r in rows:
         r.pop("_key")
@@ -154,8 +154,13 @@ def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: li
         if f.detector not in named:
             named.append(f.detector)
     named.sort(key=order.index)
-    text = (f"It comes first on the {chain['name']} chain ({' -> '.join(named)}) and in time{_cited(cause)}; "
-            f"the {len(effects)} finding(s) below follow from it and none starts before it.")
+    if _on_clock(cause):
+        text = (f"It comes first on the {chain['name']} chain ({' -> '.join(named)}) and in time{_cited(cause)}; "
+                f"the {len(effects)} finding(s) below follow from it and none starts before it.")
+    else:
+        text = (f"It comes first on the {chain['name']} chain ({' -> '.join(named)}){_cited(cause)}; it has no "
+                f"time on the shared clock, so its place comes from the chain (and the PIDs it shares with the "
+                f"{len(effects)} finding(s) below), not from time.")
     before = [f for f in context if _on_clock(f) and _on_clock(cause) and f.start < cause.start]
     if before:
         text += f" {len(before)} finding(s) started earlier: they are context, not its effects."
