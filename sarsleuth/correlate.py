@@ -336,7 +336,9 @@ def _incident(g: _Group) -> Incident:
 def _title(category, cause, hosts) -> str:
     head = category_title(category)
     where = f" on {', '.join(hosts)}" if hosts else ""
-    what = cause.title if len(cause.title) <= 110 else cause.title[:107] + "..."
+    from sarsleuth.narrative import prose
+    what = prose(cause.title)
+    what = what if len(what) <= 110 else what[:107] + "..."
     return f"{head}{where}: {what}"
 
 

@@ -10,9 +10,28 @@ Every causal claim names the evidence it rests on.
 from __future__ import annotations
 
 import os
+import re
 
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
 from sarsleuth.render._time import when, zone_of
+
+
+_BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{4,})(?![\w.:/\]-])")
+
+
+def prose(text: str) -> str:
+    """A detector's title as prose: counts of five digits or more with
+    thousands separators (180,000 sockets), but never a PID, an address or
+    a port (digits inside identifiers, or after "PID")."""
+    def fix(part: str) -> str:
+        def one(m):
+            if re.search(r"\b(?:PID|pid)s?\b[^)]*$", part[:m.start()]):
+                return m.group(1)
+            return f"{int(m.group(1)):,}"
+        return _BIG_NUMBER.sub(one, part)
+    # `quoted command lines` are left exactly as typed
+    pieces = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") else fix(p) for p in pieces)
 
 
 def _on_clock(f: Finding) -> bool:
@@ -106,13 +125,13 @@ def timeline(inc: Incident) -> list[dict]:
         base = {"role": f.role, "detector": f.detector, "host": f.host,
                 "where": where(f), "path": ev.path if ev else "", "line": ev.line if ev else None}
         if _on_clock(f):
-            rows.append({**base, "time": iso(f.start), "clock": when(f.start, False), "what": f.title,
+            rows.append({**base, "time": iso(f.start), "clock": when(f.start, False), "what": prose(f.title),
                          "_key": f.start})
             p = _peak(f)
             if p is not None:
-                rows.append({**base, "time": iso(p), "clock": when(p, False), "what": f"peak: {f.title}", "_key": p})
+                rows.append({**base, "time": iso(p), "clock": when(p, False), "what": f"peak: {prose(f.title)}", "_key": p})
         else:
-            rows.append({**base, "time": None, "clock": "untimed", "what": f.title, "_key": None})
+            rows.append({**base, "time": None, "clock": "untimed", "what": prose(f.title), "_key": None})
     timed = sorted((r for r in rows if r["_key"] is not None), key=lambda r: r["_key"])
     for r in rows:
         r.pop("_key")
@@ -138,9 +157,9 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding]) -> str:
             seen.add(f.detector)
         if len(picked) == 2:
             break
-    text = f"{category_title(inc.category)}{where_}{period}: {cause.title}"
+    text = f"{category_title(inc.category)}{where_}{period}: {prose(cause.title)}"
     if picked:
-        text += ", then " + " and ".join(f.title for f in picked)
+        text += ", then " + " and ".join(prose(f.title) for f in picked)
     return text.rstrip(".") + "."
 
 
@@ -171,13 +190,13 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None) -> None:
     """Fill ``inc.story`` and ``inc.summary``."""
     effects = [f for f in inc.findings if f.role == "effect" or (f.role == "cause" and f is not cause)]
     context = [f for f in inc.findings if f.role == "context"]
-    cause_text = f"{cause.title} {span(cause)}"
+    cause_text = f"{prose(cause.title)} {span(cause)}"
     q = quote(cause)
     if q:
         cause_text += f", evidence {q}"
     effect_lines = []
     for f in effects:
-        item = f"{f.title} {span(f)}"
+        item = f"{prose(f.title)} {span(f)}"
         same = _shared_processes(f, cause)
         if same:
             item += f" (the same {same} process(es) as the cause, matched by PID: not additional ones)"
@@ -188,7 +207,7 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None) -> None:
             why = "already before the cause"
         else:
             why = "at the same time, not explained by the cause"
-        context_lines.append(f"{f.title} {span(f)} ({why}){_cited(f)}")
+        context_lines.append(f"{prose(f.title)} {span(f)} ({why}){_cited(f)}")
     unaligned = [f for f in inc.findings if not _on_clock(f)]
     unaligned_note = ""
     if unaligned:

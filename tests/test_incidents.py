@@ -12,6 +12,7 @@ import pytest
 
 import sarsleuth
 from sarsleuth.model import SEVERITY_RANK
+from sarsleuth.narrative import prose
 
 from .conftest import run_cli
 
@@ -405,8 +406,9 @@ def test_no_title_or_summary_claims_a_limit_far_from_reached(every_case):
         assert fraction is None or fraction >= 0.5, inc.title
         for f in inc.findings:
             if (f.metrics.get("fraction_of_limit") or 1) < 0.5:
-                assert f.title not in inc.title and not inc.story["headline"].split(": ", 1)[-1].startswith(f.title)
-                assert f"Cause: {f.title}" not in inc.summary
+                said = prose(f.title)
+                assert said not in inc.title and not inc.story["headline"].split(": ", 1)[-1].startswith(said)
+                assert f"Cause: {said}" not in inc.summary
 
 
 def test_every_finding_of_an_incident_has_its_role_in_json(every_case):
@@ -423,3 +425,12 @@ def test_why_first_names_only_the_harm_the_evidence_shows(sample_case):
     assert "refused" in first.impact and "killed" not in first.impact
     assert "processes killed" not in first.why_first
     assert "requests refused" in first.why_first or "impact" not in first.score_components
+
+
+def test_prose_has_thousands_separators_but_leaves_pids_and_commands_alone(sample_case):
+    top = sample_case("tengine-720k").incidents[0]
+    assert "TIME_WAIT sockets climbed to 180,000 (100 % of tcp_max_tw_buckets 180,000)" in top.story["headline"]
+    assert "180,000" in top.title
+    crash = sample_case("nginx-worker-crash").incidents[0]
+    assert "new PIDs (24721, 1729, 22002, 25447, 9492, 19344)" in crash.story["headline"]
+    assert prose("`ab -n 30000 -c 200 http://h:18631/`: 22562 failed") == "`ab -n 30000 -c 200 http://h:18631/`: 22,562 failed"
