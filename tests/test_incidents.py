@@ -322,6 +322,17 @@ def test_fsync_heavy_writes_raise_iowait_spike(tmp_path):
     assert top["category"] == "io-saturation" and top["cause"] == "iowait-spike"
 
 
+def test_iowait_from_the_first_sample_of_a_recording_is_still_a_spike(tmp_path):
+    """A recording that starts inside the incident has nothing before it:
+    the calm it settles into afterwards stands in for the baseline."""
+    (tmp_path / "sar.txt").write_text(_recording(
+        "db-02", 4, 100, busy=lambda s: 8.0, iowait=lambda s: 31.0 if s < 70 else 0.6,
+        runq=lambda s: 1, blocked=lambda s: 0, util=lambda s: 90.0 if s < 70 else 3.0))
+    spikes = [f for f in analyze_json(tmp_path)["findings"] if f["detector"] == "iowait-spike"]
+    assert len(spikes) == 1 and spikes[0]["start"] == "2026-11-21T10:00:00"
+    assert spikes[0]["end"] == "2026-11-21T10:01:09"
+
+
 def _error_log(path, message, count, level="error"):
     lines = []
     for i in range(count):

@@ -19,8 +19,12 @@ def above_prior_baseline(series, threshold_for, hold_samples: int):
     import numpy as np
     values = series.to_numpy(dtype=float)
     prior = series.rolling(PRIOR_WINDOW, closed="left", min_periods=1).median().to_numpy(dtype=float)
-    # nothing before the first sample: the series' own low quartile stands in
-    bases = np.where(np.isnan(prior), baseline(series, 0.25), prior)
+    # nothing before the first sample: the series' own low quartile stands
+    # in, or the level it settles at in its last quarter when lower (a
+    # recording that starts inside the incident has its calm after it)
+    tail = series.iloc[-max(1, len(series) // 4):]
+    fallback = min(baseline(series, 0.25), baseline(tail, 0.5))
+    bases = np.where(np.isnan(prior), fallback, prior)
     with np.errstate(invalid="ignore"):
         mask = values >= threshold_for(bases)
     # walk the excursions only: from each first hit the baseline stays
