@@ -16,18 +16,22 @@ from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
 from sarsleuth.render._time import when, zone_of
 
 
-_BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{4,})(?![\w.:/\]-])")
+_BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{3,})(?![\w.:/\]-])")
 
 
 def prose(text: str) -> str:
-    """A detector's title as prose: counts of five digits or more with
-    thousands separators (180,000 sockets), but never a PID, an address or
-    a port (digits inside identifiers, or after "PID")."""
+    """A detector's title as prose: counts with thousands separators
+    (180,000 sockets, 1,927 s), but never a PID, a year, an address or a
+    port (digits inside identifiers, after "PID" or "port")."""
     def fix(part: str) -> str:
         def one(m):
-            if re.search(r"\b(?:PID|pid)s?\b[^)]*$", part[:m.start()]):
-                return m.group(1)
-            return f"{int(m.group(1)):,}"
+            number = m.group(1)
+            if re.search(r"\b(?:PID|pid)s?\b[^)]*$|\bports?\s+$", part[:m.start()]):
+                return number
+            unit = re.match(r"\s*(?:s|ms|[kKMG]i?B|x|%|sockets|failed|requests)\b", part[m.end():])
+            if len(number) == 4 and 1900 <= int(number) <= 2099 and not unit:
+                return number          # a year
+            return f"{int(number):,}"
         return _BIG_NUMBER.sub(one, part)
     # `quoted command lines` are left exactly as typed
     pieces = re.split(r"(`[^`]*`)", text)
