@@ -65,7 +65,8 @@ def _range(case):
     return lo, hi
 
 
-def _ticks(lo, hi, width: float) -> list:
+def _ticks(lo, hi, width: float) -> tuple[list, int]:
+    """Tick times at round steps at least ``MIN_TICK_PX`` apart, and the step in seconds."""
     import pandas as pd
     seconds = (hi - lo).total_seconds()
     step = next((s for s in _STEPS if width * s / seconds >= MIN_TICK_PX), _STEPS[-1])
@@ -91,9 +92,7 @@ def timeline_svg(case) -> str:
     def x(t) -> float:
         return LABEL_W + max(0.0, min(1.0, (t - lo).total_seconds() / span_s)) * plot_w
 
-    lanes = []
-    for s in case.sources:
-        lanes.append(s)
+    lanes = list(case.sources)
     # incident numbers above the lanes, stacked so that none overlaps another
     labels, rows_end = [], []
     for inc in case.incidents:
