@@ -202,12 +202,14 @@ def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
         cause = min(heads, key=lambda f: (_sort_ts(f), -SEVERITY_RANK[f.severity]))
         explained = [f for f in on if f is not cause and order.index(f.detector) >= idx and not _before(f, cause)]
         # one signal seen three times (three failed load-test runs) is one
-        # piece of evidence: each detector counts once, at its worst
+        # piece of evidence: each detector counts once, at its worst; pure
+        # symptoms (failed requests, respawned PIDs) follow from any chain,
+        # so they only break ties
         worst: dict = {cause.detector: SEVERITY_WEIGHT[cause.severity]}
         for f in explained:
             worst[f.detector] = max(worst.get(f.detector, 0), SEVERITY_WEIGHT[f.severity])
-        weight = sum(worst.values())
-        key = (weight, -idx, -ci)
+        weight = sum(w for d, w in worst.items() if kb_entry(d).get("cause", True) is not False)
+        key = (weight, sum(worst.values()), -idx, -ci)
         if best_key is None or key > best_key:
             best, best_key = (cause, chain), key
     if best is not None:
@@ -323,7 +325,7 @@ def _incident(g: _Group) -> Incident:
     ident = hashlib.sha1(f"{category}|{','.join(hosts)}|{iso(start)}|{cause.detector}".encode()).hexdigest()[:12]
     inc = Incident(rank=0, id=ident, title=title, category=category, severity=severity, score=score,
                    start=start, end=end, hosts=hosts, summary="", findings=findings,
-                   recommendations=recommend(findings, cause, order, MAX_RECOMMENDATIONS),
+                   recommendations=recommend(findings, cause, chain, MAX_RECOMMENDATIONS),
                    cause=cause.detector, score_components=components)
     inc.impact = hurt
     from sarsleuth.narrative import narrate
@@ -334,7 +336,9 @@ def _incident(g: _Group) -> Incident:
 def _title(category, cause, hosts) -> str:
     head = category_title(category)
     where = f" on {', '.join(hosts)}" if hosts else ""
-    what = cause.title if len(cause.title) <= 110 else cause.title[:107] + "..."
+    from sarsleuth.narrative import prose
+    what = prose(cause.title)
+    what = what if len(what) <= 110 else what[:107] + "..."
     return f"{head}{where}: {what}"
 
 

@@ -10,9 +10,32 @@ Every causal claim names the evidence it rests on.
 from __future__ import annotations
 
 import os
+import re
 
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
 from sarsleuth.render._time import when, zone_of
+
+
+_BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{3,})(?![\w.:/\]-])")
+
+
+def prose(text: str) -> str:
+    """A detector's title as prose: counts with thousands separators
+    (180,000 sockets, 1,927 s), but never a PID, a year, an address or a
+    port (digits inside identifiers, after "PID" or "port")."""
+    def fix(part: str) -> str:
+        def one(m):
+            number = m.group(1)
+            if re.search(r"\b(?:PID|pid)s?\b[^)]*$|\bports?\s+$", part[:m.start()]):
+                return number
+            unit = re.match(r"\s*(?:s|ms|[kKMG]i?B|x|%|sockets|failed|requests)\b", part[m.end():])
+            if len(number) == 4 and 1900 <= int(number) <= 2099 and not unit:
+                return number          # a year
+            return f"{int(number):,}"
+        return _BIG_NUMBER.sub(one, part)
+    # `quoted command lines` are left exactly as typed
+    pieces = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") else fix(p) for p in pieces)
 
 
 def _on_clock(f: Finding) -> bool:
@@ -106,13 +129,13 @@ def timeline(inc: Incident) -> list[dict]:
         base = {"role": f.role, "detector": f.detector, "host": f.host,
                 "where": where(f), "path": ev.path if ev else "", "line": ev.line if ev else None}
         if _on_clock(f):
-            rows.append({**base, "time": iso(f.start), "clock": when(f.start, False), "what": f.title,
+            rows.append({**base, "time": iso(f.start), "clock": when(f.start, False), "what": prose(f.title),
                          "_key": f.start})
             p = _peak(f)
             if p is not None:
-                rows.append({**base, "time": iso(p), "clock": when(p, False), "what": f"peak: {f.title}", "_key": p})
+                rows.append({**base, "time": iso(p), "clock": when(p, False), "what": f"peak: {prose(f.title)}", "_key": p})
         else:
-            rows.append({**base, "time": None, "clock": "not on the shared clock", "what": f.title, "_key": None})
+            rows.append({**base, "time": None, "clock": "untimed", "what": prose(f.title), "_key": None})
     timed = sorted((r for r in rows if r["_key"] is not None), key=lambda r: r["_key"])
     for r in rows:
         r.pop("_key")
@@ -138,9 +161,9 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding]) -> str:
             seen.add(f.detector)
         if len(picked) == 2:
             break
-    text = f"{category_title(inc.category)}{where_}{period}: {cause.title}"
+    text = f"{category_title(inc.category)}{where_}{period}: {prose(cause.title)}"
     if picked:
-        text += ", then " + " and ".join(f.title for f in picked)
+        text += ", then " + " and ".join(prose(f.title) for f in picked)
     return text.rstrip(".") + "."
 
 
@@ -154,8 +177,13 @@ def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: li
         if f.detector not in named:
             named.append(f.detector)
     named.sort(key=order.index)
-    text = (f"It comes first on the {chain['name']} chain ({' -> '.join(named)}) and in time{_cited(cause)}; "
-            f"the {len(effects)} finding(s) below follow from it and none starts before it.")
+    if _on_clock(cause):
+        text = (f"It comes first on the {chain['name']} chain ({' -> '.join(named)}) and in time{_cited(cause)}; "
+                f"the {len(effects)} finding(s) below follow from it and none starts before it.")
+    else:
+        text = (f"It comes first on the {chain['name']} chain ({' -> '.join(named)}){_cited(cause)}; it has no "
+                f"time on the shared clock, so its place comes from the chain (and the PIDs it shares with the "
+                f"{len(effects)} finding(s) below), not from time.")
     before = [f for f in context if _on_clock(f) and _on_clock(cause) and f.start < cause.start]
     if before:
         text += f" {len(before)} finding(s) started earlier: they are context, not its effects."
@@ -166,13 +194,13 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None) -> None:
     """Fill ``inc.story`` and ``inc.summary``."""
     effects = [f for f in inc.findings if f.role == "effect" or (f.role == "cause" and f is not cause)]
     context = [f for f in inc.findings if f.role == "context"]
-    cause_text = f"{cause.title} {span(cause)}"
+    cause_text = f"{prose(cause.title)} {span(cause)}"
     q = quote(cause)
     if q:
         cause_text += f", evidence {q}"
     effect_lines = []
     for f in effects:
-        item = f"{f.title} {span(f)}"
+        item = f"{prose(f.title)} {span(f)}"
         same = _shared_processes(f, cause)
         if same:
             item += f" (the same {same} process(es) as the cause, matched by PID: not additional ones)"
@@ -183,7 +211,7 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None) -> None:
             why = "already before the cause"
         else:
             why = "at the same time, not explained by the cause"
-        context_lines.append(f"{f.title} {span(f)} ({why}){_cited(f)}")
+        context_lines.append(f"{prose(f.title)} {span(f)} ({why}){_cited(f)}")
     unaligned = [f for f in inc.findings if not _on_clock(f)]
     unaligned_note = ""
     if unaligned:

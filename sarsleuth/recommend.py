@@ -98,12 +98,19 @@ def _phrase(entry: dict, f, findings) -> str | None:
     return text
 
 
-def recommend(findings, cause, order, limit: int) -> list[str]:
+def recommend(findings, cause, chain: dict | None, limit: int) -> list[str]:
     """At most ``limit`` recommendations for the incident of ``findings``
-    (roles assigned), most effective first."""
+    (roles assigned), most effective first: the chain's own (given for the
+    cause), then each finding's."""
+    order = chain["order"] if chain else []
     present = {f.detector for f in findings if f.role != "context"}
     text = " ".join([f.title for f in findings] + [e.text for f in findings for e in f.evidence[:8]])
     cands = []
+    for entry in (chain or {}).get("recommendation", []):
+        if _applies(entry, cause, text, present):
+            phrased = _phrase(entry, cause, findings)
+            if phrased:
+                cands.append(((-int(entry.get("effect", 3)), -1, -1), entry.get("key"), phrased))
     for f in findings:
         if f.role == "context":
             continue        # not this incident's problem

@@ -119,6 +119,11 @@ def test_markdown_and_html(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("# sarsleuth incident summary")
     assert "Socket table exhaustion" in proc.stdout
+    # the same story parts as text and HTML, numbers as people read them
+    for part in ("### Timeline (host wall clock, zone unknown)", "### Cause", "**Why:**", "### Effects",
+                 "### What to do", "peak\\_tcp\\_tw 180,000", "tcp\\_max\\_tw\\_buckets 180,000"):
+        assert part in proc.stdout, part
+    assert "e+0" not in proc.stdout
     html = out.read_text()
     assert "<svg" in html
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html)
@@ -429,12 +434,20 @@ def test_html_shows_every_incident(many_incidents):
     html = build_html(many_incidents, plots=False)
     for inc in many_incidents.incidents:
         assert f'id="incident-{inc.id}"' in html and f'href="#incident-{inc.id}"' in html
+        for i, _f in enumerate(inc.findings, 1):      # every finding reachable from the list of all
+            assert f'id="finding-{inc.id}-{i}"' in html and f'href="#finding-{inc.id}-{i}"' in html
 
 
 def test_top_and_all_options(tmp_path):
     proc = run_cli("analyze", SAMPLES / "live-loopback", "--top", "1")
     assert proc.returncode == 0
-    assert "1 more incident(s) not shown here: --top 2 or --all tells every one." in " ".join(proc.stdout.split())
+    flat = " ".join(re.sub(r"[\u2500-\u257f]", " ", proc.stdout).split())     # without the panel's box lines
+    assert "1 more incident(s) not shown here: --top 2 or --all tells every one." in flat
+    for part in ("Timeline (UTC)", "06:22:13 cause 47 x 'worker_connections are not enough' error.log:29",
+                 "Cause: 47 x", "Why: It comes first on the connection limit chain", "Effects:", "Context:",
+                 "What to do: 1. Raise worker_connections together with worker_rlimit_nofile",
+                 "note: times without a zone of vm are taken to be in UTC"):
+        assert part in flat, part
     proc = run_cli("analyze", SAMPLES / "live-loopback", "--all", "--format", "markdown")
     assert proc.returncode == 0 and "not shown here" not in proc.stdout and "## 2. Worker crashes" in proc.stdout
     assert run_cli("analyze", SAMPLES / "live-loopback", "--top", "0").returncode == 2

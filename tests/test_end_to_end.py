@@ -3,6 +3,7 @@ conclusion must rank first, with its decisive evidence inside."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +130,15 @@ def test_json_validates_against_shipped_schema(sample):
     doc = sarsleuth.load(SAMPLES / sample).to_json()
     jsonschema.validate(doc, schema)
     assert [i["rank"] for i in doc["incidents"]] == list(range(1, len(doc["incidents"]) + 1))
+
+
+@pytest.mark.parametrize("sample", ["nginx-proxy-oom", "image-service-ab", "tengine-720k", "nginx-worker-crash"])
+def test_field_reports_page_quotes_the_current_story(sample):
+    """docs/field-reports.md sets each report's conclusion beside what
+    sarsleuth says for its sample: it must quote today's output."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "field-reports.md").read_text("utf-8")
+    section = doc.split(f"(`samples/{sample}`)", 1)[1].split("\n## ", 1)[0]
+    top = sarsleuth.load(SAMPLES / sample).incidents[0]
+    assert f"> {top.story['headline']}\n" in section
+    assert f"> {top.recommendations[0]}\n" in section
+    assert "report 00" not in top.summary.lower() and not any("report 00" in r.lower() for r in top.recommendations)

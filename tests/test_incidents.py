@@ -12,6 +12,7 @@ import pytest
 
 import sarsleuth
 from sarsleuth.model import SEVERITY_RANK
+from sarsleuth.narrative import prose
 
 from .conftest import run_cli
 
@@ -321,6 +322,17 @@ def test_fsync_heavy_writes_raise_iowait_spike(tmp_path):
     assert top["category"] == "io-saturation" and top["cause"] == "iowait-spike"
 
 
+def test_iowait_from_the_first_sample_of_a_recording_is_still_a_spike(tmp_path):
+    """A recording that starts inside the incident has nothing before it:
+    the calm it settles into afterwards stands in for the baseline."""
+    (tmp_path / "sar.txt").write_text(_recording(
+        "db-02", 4, 100, busy=lambda s: 8.0, iowait=lambda s: 31.0 if s < 70 else 0.6,
+        runq=lambda s: 1, blocked=lambda s: 0, util=lambda s: 90.0 if s < 70 else 3.0))
+    spikes = [f for f in analyze_json(tmp_path)["findings"] if f["detector"] == "iowait-spike"]
+    assert len(spikes) == 1 and spikes[0]["start"] == "2026-11-21T10:00:00"
+    assert spikes[0]["end"] == "2026-11-21T10:01:09"
+
+
 def _error_log(path, message, count, level="error"):
     lines = []
     for i in range(count):
@@ -405,8 +417,9 @@ def test_no_title_or_summary_claims_a_limit_far_from_reached(every_case):
         assert fraction is None or fraction >= 0.5, inc.title
         for f in inc.findings:
             if (f.metrics.get("fraction_of_limit") or 1) < 0.5:
-                assert f.title not in inc.title and not inc.story["headline"].split(": ", 1)[-1].startswith(f.title)
-                assert f"Cause: {f.title}" not in inc.summary
+                said = prose(f.title)
+                assert said not in inc.title and not inc.story["headline"].split(": ", 1)[-1].startswith(said)
+                assert f"Cause: {said}" not in inc.summary
 
 
 def test_every_finding_of_an_incident_has_its_role_in_json(every_case):
@@ -414,3 +427,21 @@ def test_every_finding_of_an_incident_has_its_role_in_json(every_case):
     for inc in doc["incidents"]:
         assert {f["role"] for f in inc["findings"]} <= {"cause", "effect", "context"}
         assert inc["story"]["headline"] and inc["story"]["timeline"]
+
+
+def test_why_first_names_only_the_harm_the_evidence_shows(sample_case):
+    case = sample_case("live-loopback")
+    first = case.incidents[0]
+    assert first.category == "connection-limit" and case.incidents[1].category == "worker-crash"
+    assert "refused" in first.impact and "killed" not in first.impact
+    assert "processes killed" not in first.why_first
+    assert "requests refused" in first.why_first or "impact" not in first.score_components
+
+
+def test_prose_has_thousands_separators_but_leaves_pids_and_commands_alone(sample_case):
+    top = sample_case("tengine-720k").incidents[0]
+    assert "TIME_WAIT sockets climbed to 180,000 (100 % of tcp_max_tw_buckets 180,000)" in top.story["headline"]
+    assert "180,000" in top.title
+    crash = sample_case("nginx-worker-crash").incidents[0]
+    assert "new PIDs (24721, 1729, 22002, 25447, 9492, 19344)" in crash.story["headline"]
+    assert prose("`ab -n 30000 -c 200 http://h:18631/`: 22562 failed") == "`ab -n 30000 -c 200 http://h:18631/`: 22,562 failed"

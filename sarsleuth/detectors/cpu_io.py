@@ -14,28 +14,33 @@ def above_prior_baseline(series, threshold_for, hold_samples: int):
     fixed from the first sample of an excursion until ``hold_samples``
     quiet samples end it: an incident never raises its own baseline (a
     burst that fills most of a short recording is still measured against
-    what came before it).  Returns (mask, baseline per sample)."""
+    what came before it).  ``threshold_for`` takes numpy arrays.  Returns
+    (mask, baseline per sample)."""
     import numpy as np
     values = series.to_numpy(dtype=float)
     prior = series.rolling(PRIOR_WINDOW, closed="left", min_periods=1).median().to_numpy(dtype=float)
-    # nothing before the first sample: the series' own low quartile stands in
-    fallback = baseline(series, 0.25)
-    mask = np.zeros(len(values), dtype=bool)
-    bases = np.empty(len(values))
-    frozen, quiet = None, 0
-    for i, v in enumerate(values):
-        b = frozen if frozen is not None else (prior[i] if prior[i] == prior[i] else fallback)
-        hit = v == v and v >= threshold_for(b)
-        if hit:
-            if frozen is None:
-                frozen = b
-            quiet = 0
-        elif frozen is not None:
-            quiet += 1
-            if quiet > hold_samples:
-                frozen = None
-        mask[i] = hit
-        bases[i] = b
+    # nothing before the first sample: the series' own low quartile stands
+    # in, or the level it settles at in its last quarter when lower (a
+    # recording that starts inside the incident has its calm after it)
+    tail = series.iloc[-max(1, len(series) // 4):]
+    fallback = min(baseline(series, 0.25), baseline(tail, 0.5))
+    bases = np.where(np.isnan(prior), fallback, prior)
+    with np.errstate(invalid="ignore"):
+        mask = values >= threshold_for(bases)
+    # walk the excursions only: from each first hit the baseline stays
+    # frozen until the series has been quiet for hold_samples samples
+    i, n = 0, len(values)
+    while i < n:
+        hits = np.flatnonzero(mask[i:])
+        if not len(hits):
+            break
+        i += int(hits[0])
+        frozen, quiet = bases[i], 0
+        while i < n and quiet <= hold_samples:
+            bases[i] = frozen
+            mask[i] = bool(values[i] >= threshold_for(frozen))
+            quiet = 0 if mask[i] else quiet + 1
+            i += 1
     return mask, bases
 
 
@@ -69,6 +74,7 @@ class IowaitSpike(Detector):
     }
 
     def run(self, ctx: Context):
+        import numpy as np
         out = []
         metric = "%iowait"
         for host in ctx.hosts("cpu"):
@@ -78,7 +84,8 @@ class IowaitSpike(Detector):
             p = self.params
 
             def threshold_for(base):
-                return max(p["abs_floor_pct"], base * p["baseline_factor"], base + p["baseline_margin_pct"])
+                return np.maximum(np.maximum(p["abs_floor_pct"], base * p["baseline_factor"]),
+                                  base + p["baseline_margin_pct"])
 
             mask, bases = above_prior_baseline(s, threshold_for, _hold_samples(s, p["max_gap_samples"]))
             for ep in episodes(s, mask, p["max_gap_samples"], min_duration_seconds=p["min_duration_seconds"]):
@@ -167,6 +174,7 @@ class LoadSpike(Detector):
     }
 
     def run(self, ctx: Context):
+        import numpy as np
         out = []
         for host in ctx.hosts("queue"):
             load = ctx.series("queue", "ldavg-1", host=host)
@@ -175,8 +183,9 @@ class LoadSpike(Detector):
             p = self.params
             known_ncpu = ctx.ncpu(host)
             ncpu = known_ncpu or 1
-            mask, bases = above_prior_baseline(load, lambda b: max(p["jump_factor"] * max(b, 0.05), p["jump_min_load"]),
-                                               _hold_samples(load, p["max_gap_samples"]))
+            mask, bases = above_prior_baseline(
+                load, lambda b: np.maximum(p["jump_factor"] * np.maximum(b, 0.05), p["jump_min_load"]),
+                _hold_samples(load, p["max_gap_samples"]))
             import pandas as pd
             cond = pd.Series(mask, index=load.index)
             if known_ncpu:  # without the CPU count only the jump from baseline is meaningful

@@ -36,24 +36,28 @@ def _ts(value):
 
 
 def _range(case):
-    """The span drawn: every incident window, widened by half its length
-    (at least five minutes) on each side, within what the sources cover."""
+    """The span drawn: every incident's window and findings (context
+    included), widened by a tenth on each side (at least 30 s); without
+    incidents, what the sources cover."""
     import pandas as pd
-    wins = [(_ts(i.start), _ts(i.end) or _ts(i.start)) for i in case.incidents if _ts(i.start) is not None]
-    spans = [tuple(_ts(x) for x in s.span()) for s in case.sources]
-    spans = [(a, b) for a, b in spans if a is not None and b is not None]
+    times = []
+    for inc in case.incidents:
+        times += [_ts(inc.start), _ts(inc.end)]
+        for f in inc.findings:
+            if f.aligned:
+                times += [_ts(f.start), _ts(f.end)]
+    times = [t for t in times if t is not None]
     try:
-        if wins:
-            lo, hi = min(a for a, _ in wins), max(b for _, b in wins)
-            pad = max((hi - lo) / 2, pd.Timedelta(minutes=5))
+        if times:
+            lo, hi = min(times), max(times)
+            pad = max((hi - lo) / 10, pd.Timedelta(seconds=30))
             lo, hi = lo - pad, hi + pad
-            if spans:
-                lo = max(lo, min(a for a, _ in spans))
-                hi = min(hi, max(b for _, b in spans))
-        elif spans:
-            lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
         else:
-            return None
+            spans = [tuple(_ts(x) for x in s.span()) for s in case.sources]
+            spans = [(a, b) for a, b in spans if a is not None and b is not None]
+            if not spans:
+                return None
+            lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
     except TypeError:     # wall clock beside aware times: nothing shared to draw on
         return None
     if hi <= lo:
@@ -61,7 +65,8 @@ def _range(case):
     return lo, hi
 
 
-def _ticks(lo, hi, width: float) -> list:
+def _ticks(lo, hi, width: float) -> tuple[list, int]:
+    """Tick times at round steps at least ``MIN_TICK_PX`` apart, and the step in seconds."""
     import pandas as pd
     seconds = (hi - lo).total_seconds()
     step = next((s for s in _STEPS if width * s / seconds >= MIN_TICK_PX), _STEPS[-1])
@@ -87,9 +92,7 @@ def timeline_svg(case) -> str:
     def x(t) -> float:
         return LABEL_W + max(0.0, min(1.0, (t - lo).total_seconds() / span_s)) * plot_w
 
-    lanes = []
-    for s in case.sources:
-        lanes.append(s)
+    lanes = list(case.sources)
     # incident numbers above the lanes, stacked so that none overlaps another
     labels, rows_end = [], []
     for inc in case.incidents:

@@ -21,6 +21,7 @@ def _env():
     env.filters["basename"] = lambda p: str(p).replace("\\", "/").rsplit("/", 1)[-1]
     env.filters["spans"] = code_spans
     env.filters["zone"] = zone_of
+    env.filters["string_id"] = lambda obj: str(id(obj))
     env.globals["zip"] = zip
     return env
 
@@ -60,6 +61,7 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
         case=case, incidents=case.incidents, findings=findings, sources=sources, figures=figures,
         version=__version__, zone=zone, skipped=case.skipped, timeline=timeline_svg(case),
         evidence_lines=None if view.everything else EVIDENCE_LINES + 1, plots_note=plots_note,
+        anchors={str(id(f)): f"finding-{inc.id}-{i}" for inc in case.incidents for i, f in enumerate(inc.findings, 1)},
     ))
 
 
