@@ -36,7 +36,7 @@ class Entry:
 @dataclass
 class Expanded:
     entries: list = field(default_factory=list)
-    hosts: list = field(default_factory=list)      # HostFacts, one per bundle with any fact
+    bundles: list = field(default_factory=list)    # HostFacts, one per bundle (a bundle is one host)
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     _workdir: str | None = None
@@ -62,11 +62,10 @@ def expand(paths) -> Expanded:
             _archive(p, out)
         else:
             out.entries.append(Entry(str(p), str(p)))
-    out.hosts = [h for h in out.hosts if _has_facts(h)]
     return out
 
 
-def _has_facts(h: HostFacts) -> bool:
+def has_facts(h: HostFacts) -> bool:
     return bool(h.hostname or h.kernel or h.limits or h.nginx or h.timezone or h.ncpu)
 
 
@@ -118,7 +117,7 @@ def _sos_folder(root: Path, out: Expanded) -> None:
                 candidates.append(("", rel, Entry(str(full), str(full), facts)))
     _keep_faithful(candidates, str(root), out)
     readers.settle_processes(facts)
-    out.hosts.append(facts)
+    out.bundles.append(facts)
 
 
 def _keep_faithful(candidates, bundle: str, out: Expanded) -> None:
@@ -134,6 +133,14 @@ def _read_capped(fh) -> str | None:
     if len(raw) > MAX_FACT_BYTES:
         return None
     return raw.decode("utf-8", "replace")
+
+
+def _member_text(member, out: Expanded) -> str | None:
+    raw, trouble = archive.read_member(member, MAX_FACT_BYTES)
+    if trouble:
+        out.warnings.append(f"{member.label}: {trouble}; not read as a host fact")
+        return ""
+    return raw.decode("utf-8", "replace") if raw is not None else None
 
 
 def _read_fact(entry, m, rel, label, facts, out, link, read) -> None:
@@ -180,7 +187,7 @@ def _archive(path: Path, out: Expanded) -> None:
         entry, m = lay.fact_of(rel)
         if entry is not None:
             _read_fact(entry, m, rel, member.label, b.facts, out, link=member.link,
-                       read=lambda member=member: _read_capped(member.open()))
+                       read=lambda member=member: _member_text(member, out))
             continue
         if member.link is not None or lay.skipped(rel) or (root_regex.search(top) and not rel.count("/")):
             continue
@@ -189,9 +196,11 @@ def _archive(path: Path, out: Expanded) -> None:
             continue
         dest = os.path.join(out.workdir(), f"{sum(len(x.candidates) + len(x.loose) for x in bundles.values())}-"
                                            f"{os.path.basename(rel)[:80]}")
-        if not archive.spool_member(member, dest, limit):
-            out.warnings.append(f"{member.label}: larger than {limit >> 30} GiB once decompressed; not read")
-            continue
+        trouble = archive.spool_member(member, dest, limit)
+        if trouble:
+            out.warnings.append(f"{member.label}: {trouble}")
+            if not os.path.exists(dest):
+                continue
         e = Entry(dest, member.label, b.facts)
         if is_input:
             b.candidates.append(("", rel, e))
@@ -205,4 +214,4 @@ def _archive(path: Path, out: Expanded) -> None:
         else:
             out.entries.extend(b.loose)
         readers.settle_processes(b.facts)
-        out.hosts.append(b.facts)
+        out.bundles.append(b.facts)
