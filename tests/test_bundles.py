@@ -221,3 +221,23 @@ def test_nested_archives_are_followed(tmp_path):
     assert {s.kind for s in case.sources} == {"syslog", "sa", "nginx-error"}
     assert all(s.path.startswith(f"{outer}!sos-collector-x/sosreport-a.tar.xz!sosreport-a/var/log/")
                for s in case.sources)
+
+
+def test_sniff_lists_the_members_read(tmp_path):
+    archive = _one("sosreport-web07-*.tar.xz")
+    ran = run_cli("sniff", archive)
+    assert ran.returncode == 0, ran.stderr
+    kinds = dict(line.split("\t") for line in ran.stdout.splitlines())
+    root = archive.name[:-len(".tar.xz")]
+    assert kinds[f"{archive}!{root}/var/log/sysstat/sa23"] == "sa"
+    assert kinds[f"{archive}!{root}/var/log/nginx/error.log"] == "nginx-error"
+    assert kinds[f"{archive}!{root}/sos_commands/process/ps_auxwww"] == "ps"
+
+
+def test_archives_inside_a_walked_folder_are_read_as_bundles(tmp_path):
+    import shutil
+    (tmp_path / "case").mkdir()
+    shutil.copy(_one("sosreport-web07-*.tar.xz"), tmp_path / "case")
+    case = _case(tmp_path / "case")
+    assert [h.host for h in case.hosts] == ["web07"]
+    assert _finding(case, "tcp-timewait", "web07").metrics["tcp_max_tw_buckets"] == 4096
