@@ -184,13 +184,16 @@ def _var_log_members():
             "var/log/nginx/error.log": (src / "error.log").read_bytes()}
 
 
-def test_var_log_tarball(tmp_path):
-    case = _case(_tar(tmp_path / "var-log-proxy.tar.gz", _var_log_members()))
+@pytest.mark.parametrize("root", ["var/log/", "./"])     # tar -C / var/log, tar -C /var/log .
+def test_var_log_tarball(tmp_path, root):
+    members = {root + k[len("var/log/"):]: v for k, v in _var_log_members().items()}
+    case = _case(_tar(tmp_path / "var-log-proxy.tar.gz", members))
     assert {s.kind for s in case.sources} == {"syslog", "sa", "nginx-error"}
     assert all(s.host == "Cangke_107_176" for s in case.sources)
     assert case.incidents[0].category == "memory-exhaustion"
     ev = _finding(case, "enomem").evidence[0]
-    assert ev.path == f"{tmp_path / 'var-log-proxy.tar.gz'}!var/log/nginx/error.log" and ev.line == 9
+    name = "nginx/error.log" if root == "./" else "var/log/nginx/error.log"
+    assert ev.path == f"{tmp_path / 'var-log-proxy.tar.gz'}!{name}" and ev.line == 9
 
 
 @pytest.mark.parametrize("mode", ["w", "w:bz2", "w:xz", "zst", "zip"])

@@ -158,6 +158,11 @@ def _read_fact(entry, m, rel, label, facts, out, link, read) -> None:
 
 
 # ----------------------------------------------------------------- archives
+def _collect_file(rel: str, sos: dict) -> bool:
+    """A file of sos collect's own folder (its logs, its manifest): the
+    nodes' data is in the sosreport archives beside it."""
+    first, _, rest = rel.partition("/")
+    return bool(rest) and bool(sos["collect_regex"].search(first)) and "/" not in rest
 class _Bundle:
     """What one bundle inside an archive gave so far."""
 
@@ -171,25 +176,24 @@ class _Bundle:
 def _archive(path: Path, out: Expanded) -> None:
     bundles: dict = {}
     limit = int(lay.layout()["archives"]["max_spool_bytes"])
-    root_regex = lay.layout()["sosreport"]["collect_regex"]
+    sos = lay.layout()["sosreport"]
     for member in archive.members(path, str(path), out.warnings, workdir=out.workdir()):
         top, _, rel = member.name.partition("/")
-        if not rel:                          # a file at the archive's top
+        if not (rel and top.startswith(tuple(sos["root_prefixes"]))):
+            # one archive, one host (a /var/log tarball, however it was rooted)
             top, rel = "", member.name
         key = (member.archive, top)
         b = bundles.get(key)
         if b is None:
             b = bundles[key] = _Bundle(f"{member.archive}{archive.MEMBER_SEP}{top}" if top else member.archive)
-        if top and rel.split("/")[0] in lay.layout()["sosreport"]["markers"]:
-            b.sos = True
-        if top and top.startswith("sosreport"):
+        if top or set(rel.split("/")[:-1]) & set(sos["markers"]):
             b.sos = True
         entry, m = lay.fact_of(rel)
         if entry is not None:
             _read_fact(entry, m, rel, member.label, b.facts, out, link=member.link,
                        read=lambda member=member: _member_text(member, out))
             continue
-        if member.link is not None or lay.skipped(rel) or (root_regex.search(top) and not rel.count("/")):
+        if member.link is not None or lay.skipped(rel) or _collect_file(rel, sos):
             continue
         is_input = lay.input_of(rel)[0] is not None
         if not is_input and b.sos:
