@@ -142,6 +142,12 @@ def test_collect_bundle_tells_the_proxy_story_with_its_nginx_configuration(colle
     quoted = [e for e in mem.evidence if e.path.endswith("sos_commands/nginx/nginx_-T")]
     assert [e.text for e in quoted] == ["proxy_buffers 1024 256k;", "proxy_buffer_size 256k;"]
     assert "proxy_buffers 1024 256k;" in mem.title
+    # RAM as sar recorded it when it happened (kbmemfree + kbmemused), not the collecting machine's
+    memory = collect.sar("memory", host="Cangke_107_176")
+    at_start = memory.loc[mem.start]
+    assert mem.metrics["mem_total_kb"] == at_start["kbmemfree"] + at_start["kbmemused"]
+    assert mem.metrics["connections_to_fill_ram"] == pytest.approx(
+        mem.metrics["mem_total_kb"] * 1024 / mem.metrics["proxy_buffer_bytes_per_connection"], abs=0.05)
     # the other host's story is its own incident
     assert any(i.findings[0].host == "web07" for i in collect.incidents[1:])
 
