@@ -110,10 +110,18 @@ def main() -> None:
     ap.add_argument("--size-mb", type=int, default=200)
     ap.add_argument("--dir", type=Path, default=None)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--build-into", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.build_into:
+        build(args.build_into, args.size_mb)
+        return
     folder = Path(tempfile.mkdtemp(prefix="bench-bundles-", dir=args.dir))
     try:
-        archive, root = build(folder, args.size_mb)
+        # built by a child: a forked child's peak RSS starts at its parent's
+        subprocess.run([sys.executable, __file__, "--size-mb", str(args.size_mb), "--build-into", str(folder)],
+                       check=True)
+        (archive,) = folder.glob("*.tar.gz")
+        (root,) = (folder / "extracted").iterdir()
         unpacked = sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not p.is_symlink())
         print(f"archive {archive.stat().st_size / 1e6:.1f} MB, {unpacked / 1e6:.1f} MB unpacked")
         sarsleuth = [sys.executable, "-m", "sarsleuth.cli", "analyze", "--format", "json"]
