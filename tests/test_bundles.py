@@ -250,3 +250,26 @@ def test_archives_inside_a_walked_folder_are_read_as_bundles(tmp_path):
     case = _case(tmp_path / "case")
     assert [h.host for h in case.hosts] == ["web07"]
     assert _finding(case, "tcp-timewait", "web07").metrics["tcp_max_tw_buckets"] == 4096
+
+
+def test_html_report_shows_the_host_facts_escaped(tmp_path):
+    archive = _one("sosreport-web07-*.tar.xz")
+    ran = run_cli("analyze", archive, "--format", "html")
+    assert ran.returncode == 0, ran.stderr
+    assert "host: web07, kernel" in ran.stdout and "zone Europe/Paris" in ran.stdout
+
+
+def test_hostile_host_facts_are_made_safe_in_every_output(tmp_path):
+    root = tmp_path / "sosreport-evil-2026-11-20-abcdef"
+    (root / "sos_commands" / "host").mkdir(parents=True)
+    (root / "sos_commands" / "host" / "hostname").write_text("<img_src=x>\x1b[31mred\n")
+    (root / "var" / "log").mkdir(parents=True)
+    (root / "var" / "log" / "messages").write_bytes(
+        b"May  6 15:04:13 evil kernel: Out of memory: Killed process 4242 (nginx) total-vm:8123456kB, "
+        b"anon-rss:7823456kB, file-rss:0kB, shmem-rss:0kB\n")
+    text = run_cli("analyze", root)
+    assert "\x1b" not in text.stdout and "host: evil, hostname <img_src=x>" in text.stdout
+    html = run_cli("analyze", root, "--format", "html")
+    assert "<img_src=x>" not in html.stdout and "&lt;img_src=x&gt;" in html.stdout
+    md = run_cli("analyze", root, "--format", "markdown")
+    assert "<img_src=x>" not in md.stdout
