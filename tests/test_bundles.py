@@ -273,3 +273,23 @@ def test_hostile_host_facts_are_made_safe_in_every_output(tmp_path):
     assert "<img_src=x>" not in html.stdout and "&lt;img_src=x&gt;" in html.stdout
     md = run_cli("analyze", root, "--format", "markdown")
     assert "<img_src=x>" not in md.stdout
+
+
+def test_journal_kept_three_times_by_sos_counts_each_event_once(tmp_path):
+    root = tmp_path / "sosreport-web07-2026-11-20-abcdef"
+    logs = root / "sos_commands" / "logs"
+    logs.mkdir(parents=True)
+    (root / "sos_commands" / "host").mkdir()
+    (root / "sos_commands" / "host" / "hostname").write_text("web07\n")
+    journal = ("-- Logs begin at Fri 2026-11-20 00:00:01 CET, end at Fri 2026-11-20 15:10:02 CET. --\n"
+               "Nov 20 15:04:13 web07 kernel: Out of memory: Killed process 4242 (nginx) total-vm:8123456kB, "
+               "anon-rss:7823456kB, file-rss:0kB, shmem-rss:0kB\n"
+               "Nov 20 15:04:14 web07 systemd[1]: nginx.service: Main process exited, code=killed, status=9/KILL\n")
+    for name in ("journalctl_--no-pager", "journalctl_--no-pager_--catalog_--boot"):
+        (logs / name).write_text(journal)
+    (logs / "journalctl_--disk-usage").write_text("Archived and active journals take up 56.0M in the file system.\n")
+    case = _case(root)
+    assert {s.path.rsplit("/", 1)[1] for s in case.sources} == {"journalctl_--no-pager",
+                                                                "journalctl_--no-pager_--catalog_--boot"}
+    _finding(case, "oom-kill", "web07")
+    assert len(case.events) == 1 and case.merged == {"events": 1}
