@@ -293,3 +293,15 @@ def test_journal_kept_three_times_by_sos_counts_each_event_once(tmp_path):
                                                                 "journalctl_--no-pager_--catalog_--boot"}
     _finding(case, "oom-kill", "web07")
     assert len(case.events) == 1 and case.merged == {"events": 1}
+
+
+def test_zip_inside_a_tar_is_followed(tmp_path):
+    import zipfile
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in _var_log_members().items():
+            zf.writestr(name, data)
+    outer = _tar(tmp_path / "case.tar.gz", {"case/var-log-proxy.zip": inner.getvalue()})
+    case = _case(outer)
+    assert {s.kind for s in case.sources} == {"syslog", "sa", "nginx-error"}
+    assert all(s.path.startswith(f"{outer}!case/var-log-proxy.zip!var/log/") for s in case.sources)

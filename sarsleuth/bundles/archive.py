@@ -146,6 +146,10 @@ def _nested(member: Member, warnings, workdir, depth) -> Iterator[Member]:
     label = member.label
     if member.name.lower().endswith(".zip"):
         # zip's directory sits at its end: copy it (privately) to seek in it
+        limit = int(layout()["archives"]["max_spool_bytes"])
+        if member.size > limit:
+            warnings.append(f"{label}: a zip archive larger than {limit >> 30} GiB inside an archive; not read")
+            return
         with _spooled(member, workdir) as copy:
             yield from _zip_members(copy, label, warnings, workdir, depth)
         return
