@@ -80,7 +80,6 @@ class Case:
             self.warnings.extend(spooled.warnings)
             self.warnings.extend(bundles.warnings)
             self.notes.extend(bundles.notes)
-            self.hosts = bundles.hosts
             names = dict(spooled.names)
             facts_of = {}
             for e in bundles.entries:
@@ -116,8 +115,11 @@ class Case:
             spooled.cleanup()
             if bundles is not None:
                 bundles.cleanup()
+        from sarsleuth.bundles.expand import has_facts
         from sarsleuth.timebase.hosts import attach_bundles
-        self.notes.extend(attach_bundles(self.sources, self.hosts))
+        found = bundles.bundles if bundles is not None else []
+        self.notes.extend(attach_bundles(self.sources, found))
+        self.hosts = [h for h in found if has_facts(h)]
 
     def _settle(self, opts):
         """Every source on one clock (zones, years, dmesg anchors, hosts)."""

@@ -287,17 +287,24 @@ def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories."))
 
 
 def _sniff(paths) -> int:
+    from sarsleuth.bundles.expand import expand
     from sarsleuth.parsers import sniff as sniff_one
-    from sarsleuth.textio import walk_inputs
     paths = [Path(p) for p in paths]
     missing = [p for p in paths if not p.exists()]
     for p in missing:
         _say(f"{p}: no such file or directory")
-    files = walk_inputs([p for p in paths if p.exists()])
+    # archives and sosreports list the members read, as ARCHIVE!MEMBER
+    bundles = expand([p for p in paths if p.exists()])
+    files = bundles.entries
     lines = []
-    for f in files:
-        kind, _reason = sniff_one(f)
-        lines.append(f"{one_line(f)}\t{kind or 'unknown'}\n")
+    try:
+        for w in bundles.warnings:
+            _say(w)
+        for f in files:
+            kind, _reason = sniff_one(f.path)
+            lines.append(f"{one_line(f.name)}\t{kind or 'unknown'}\n")
+    finally:
+        bundles.cleanup()
     _to_stdout(lambda out: out.write("".join(lines)))
     return EXIT_INPUT if missing and not files else EXIT_OK
 

@@ -95,6 +95,10 @@ def _tar_members(raw, label, warnings, workdir, depth) -> Iterator[Member]:
         for info in _tar_infos(tf, label, warnings):
             name = _normal(info.name)
             reason = _tar_hazard(info, name)
+            if reason and reason.startswith("claims an absurd size"):
+                # its data would have to be read through to reach the next header
+                warnings.append(f"{label}: member {info.name!r} refused: {reason}; the archive is not read past it")
+                return
             if reason:
                 warnings.append(f"{label}: member {info.name!r} refused: {reason}")
                 continue
@@ -142,6 +146,10 @@ def _nested(member: Member, warnings, workdir, depth) -> Iterator[Member]:
     label = member.label
     if member.name.lower().endswith(".zip"):
         # zip's directory sits at its end: copy it (privately) to seek in it
+        limit = int(layout()["archives"]["max_spool_bytes"])
+        if member.size > limit:
+            warnings.append(f"{label}: a zip archive larger than {limit >> 30} GiB inside an archive; not read")
+            return
         with _spooled(member, workdir) as copy:
             yield from _zip_members(copy, label, warnings, workdir, depth)
         return
@@ -258,23 +266,39 @@ def _zip_hazard(info, name: str) -> str | None:
     return None
 
 
-def spool_member(member: Member, dest: str, limit: int) -> bool:
+def spool_member(member: Member, dest: str, limit: int) -> str | None:
     """Copy a member's bytes to ``dest`` (a private temporary file), keeping
-    its modification time (a syslog's year is guessed from it).  False when
-    the member held more than ``limit`` bytes (the copy is then removed)."""
-    src = member.open()
-    copied = 0
+    its modification time (a syslog's year is guessed from it).  Returns
+    None when whole, else why not: the member held more than ``limit`` bytes
+    (the copy is then removed), or the archive broke inside it (what was
+    read is kept)."""
+    from sarsleuth.textio import DECOMPRESSION_ERRORS
+    copied, error = 0, None
     with open(dest, "wb") as out:
-        while True:
-            chunk = src.read(1 << 20)
-            if not chunk:
-                break
-            copied += len(chunk)
-            if copied > limit:
-                break
-            out.write(chunk)
+        try:
+            src = member.open()
+            while True:
+                chunk = src.read(1 << 20)
+                if not chunk:
+                    break
+                copied += len(chunk)
+                if copied > limit:
+                    break
+                out.write(chunk)
+        except (tarfile.TarError, zipfile.BadZipFile, *DECOMPRESSION_ERRORS) as exc:
+            error = f"the archive breaks inside it ({exc}); the {copied} bytes before are read"
     if copied > limit:
         os.unlink(dest)
-        return False
+        return f"larger than {limit >> 30} GiB once decompressed; not read"
     os.utime(dest, (member.mtime, member.mtime))
-    return True
+    return error
+
+
+def read_member(member: Member, limit: int) -> tuple[bytes | None, str | None]:
+    """A small member's bytes (None past ``limit``), and why it is cut short."""
+    from sarsleuth.textio import DECOMPRESSION_ERRORS
+    try:
+        raw = member.open().read(limit + 1)
+    except (tarfile.TarError, zipfile.BadZipFile, *DECOMPRESSION_ERRORS) as exc:
+        return None, f"the archive breaks inside it ({exc})"
+    return (raw if len(raw) <= limit else None), None

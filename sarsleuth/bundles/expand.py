@@ -36,7 +36,7 @@ class Entry:
 @dataclass
 class Expanded:
     entries: list = field(default_factory=list)
-    hosts: list = field(default_factory=list)      # HostFacts, one per bundle with any fact
+    bundles: list = field(default_factory=list)    # HostFacts, one per bundle (a bundle is one host)
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     _workdir: str | None = None
@@ -62,11 +62,10 @@ def expand(paths) -> Expanded:
             _archive(p, out)
         else:
             out.entries.append(Entry(str(p), str(p)))
-    out.hosts = [h for h in out.hosts if _has_facts(h)]
     return out
 
 
-def _has_facts(h: HostFacts) -> bool:
+def has_facts(h: HostFacts) -> bool:
     return bool(h.hostname or h.kernel or h.limits or h.nginx or h.timezone or h.ncpu)
 
 
@@ -118,7 +117,7 @@ def _sos_folder(root: Path, out: Expanded) -> None:
                 candidates.append(("", rel, Entry(str(full), str(full), facts)))
     _keep_faithful(candidates, str(root), out)
     readers.settle_processes(facts)
-    out.hosts.append(facts)
+    out.bundles.append(facts)
 
 
 def _keep_faithful(candidates, bundle: str, out: Expanded) -> None:
@@ -136,6 +135,14 @@ def _read_capped(fh) -> str | None:
     return raw.decode("utf-8", "replace")
 
 
+def _member_text(member, out: Expanded) -> str | None:
+    raw, trouble = archive.read_member(member, MAX_FACT_BYTES)
+    if trouble:
+        out.warnings.append(f"{member.label}: {trouble}; not read as a host fact")
+        return ""
+    return raw.decode("utf-8", "replace") if raw is not None else None
+
+
 def _read_fact(entry, m, rel, label, facts, out, link, read) -> None:
     reader = readers.READERS[entry["reader"]]
     if entry["reader"] == "localtime":
@@ -151,6 +158,11 @@ def _read_fact(entry, m, rel, label, facts, out, link, read) -> None:
 
 
 # ----------------------------------------------------------------- archives
+def _collect_file(rel: str, sos: dict) -> bool:
+    """A file of sos collect's own folder (its logs, its manifest): the
+    nodes' data is in the sosreport archives beside it."""
+    first, _, rest = rel.partition("/")
+    return bool(rest) and bool(sos["collect_regex"].search(first)) and "/" not in rest
 class _Bundle:
     """What one bundle inside an archive gave so far."""
 
@@ -164,34 +176,35 @@ class _Bundle:
 def _archive(path: Path, out: Expanded) -> None:
     bundles: dict = {}
     limit = int(lay.layout()["archives"]["max_spool_bytes"])
-    root_regex = lay.layout()["sosreport"]["collect_regex"]
+    sos = lay.layout()["sosreport"]
     for member in archive.members(path, str(path), out.warnings, workdir=out.workdir()):
         top, _, rel = member.name.partition("/")
-        if not rel:                          # a file at the archive's top
+        if not (rel and top.startswith(tuple(sos["root_prefixes"]))):
+            # one archive, one host (a /var/log tarball, however it was rooted)
             top, rel = "", member.name
         key = (member.archive, top)
         b = bundles.get(key)
         if b is None:
             b = bundles[key] = _Bundle(f"{member.archive}{archive.MEMBER_SEP}{top}" if top else member.archive)
-        if top and rel.split("/")[0] in lay.layout()["sosreport"]["markers"]:
-            b.sos = True
-        if top and top.startswith("sosreport"):
+        if top or set(rel.split("/")[:-1]) & set(sos["markers"]):
             b.sos = True
         entry, m = lay.fact_of(rel)
         if entry is not None:
             _read_fact(entry, m, rel, member.label, b.facts, out, link=member.link,
-                       read=lambda member=member: _read_capped(member.open()))
+                       read=lambda member=member: _member_text(member, out))
             continue
-        if member.link is not None or lay.skipped(rel) or (root_regex.search(top) and not rel.count("/")):
+        if member.link is not None or lay.skipped(rel) or _collect_file(rel, sos):
             continue
         is_input = lay.input_of(rel)[0] is not None
         if not is_input and b.sos:
             continue
         dest = os.path.join(out.workdir(), f"{sum(len(x.candidates) + len(x.loose) for x in bundles.values())}-"
                                            f"{os.path.basename(rel)[:80]}")
-        if not archive.spool_member(member, dest, limit):
-            out.warnings.append(f"{member.label}: larger than {limit >> 30} GiB once decompressed; not read")
-            continue
+        trouble = archive.spool_member(member, dest, limit)
+        if trouble:
+            out.warnings.append(f"{member.label}: {trouble}")
+            if not os.path.exists(dest):
+                continue
         e = Entry(dest, member.label, b.facts)
         if is_input:
             b.candidates.append(("", rel, e))
@@ -205,4 +218,4 @@ def _archive(path: Path, out: Expanded) -> None:
         else:
             out.entries.extend(b.loose)
         readers.settle_processes(b.facts)
-        out.hosts.append(b.facts)
+        out.bundles.append(b.facts)

@@ -104,6 +104,8 @@ class HostFacts:
     def summary(self) -> str:
         """One short line: name, kernel, CPUs, memory, zone."""
         parts = [self.host or self.hostname or "unknown host"]
+        if self.hostname and self.host and self.hostname != self.host:
+            parts.append(f"hostname {self.hostname}")
         if self.kernel:
             parts.append(f"kernel {self.kernel}")
         if self.ncpu:

@@ -213,7 +213,9 @@ def proxy_buffer_bound(ctx: Context, host, ep) -> dict | None:
         evidence.append(limit_evidence(first))
     metrics = {"proxy_buffer_bytes_per_connection": per_conn}
     says = f"nginx may hold {per_conn / 1048576:.0f} MiB of proxy buffers per connection ({buffers.text}"
-    ram_kb = facts.mem_total_kb
+    # the RAM of the recording (sar) rather than of the collection, which
+    # may be later and on other hardware
+    ram_kb = _sar_ram_kb(ctx, host, ep) or facts.mem_total_kb
     if ram_kb:
         fill = ram_kb * 1024 / per_conn
         metrics.update(mem_total_kb=ram_kb, connections_to_fill_ram=round(fill, 1))
@@ -227,3 +229,14 @@ def proxy_buffer_bound(ctx: Context, host, ep) -> dict | None:
             metrics["peak_tcpsck"] = float(w.max())
             says += f"; {w.max():.0f} TCP sockets were in use"
     return {"metrics": metrics, "evidence": evidence, "says": says}
+
+
+def _sar_ram_kb(ctx: Context, host, ep) -> float | None:
+    total = ctx.series("memory", "kbmemtotal", host=host)
+    if total is None:
+        free, used = ctx.series("memory", "kbmemfree", host=host), ctx.series("memory", "kbmemused", host=host)
+        if free is None or used is None:
+            return None
+        total = (free + used).dropna()
+    w = total[(total.index >= ep.start) & (total.index <= ep.end)]
+    return int(w.iloc[0]) if len(w) else None

@@ -1,0 +1,307 @@
+"""Support bundles: real sosreports made with sos (samples/bundles, by
+stage.sh), their sos collect bundle, extracted folders, /var/log tarballs."""
+from __future__ import annotations
+
+import functools
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES, run_cli
+
+BUNDLES = SAMPLES / "bundles"
+
+
+def _one(pattern: str) -> Path:
+    found = sorted(BUNDLES.glob(pattern))
+    assert len(found) == 1, f"expected one {pattern} in {BUNDLES}"
+    return found[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _case(*paths):
+    import sarsleuth
+    return sarsleuth.load(list(paths))
+
+
+@pytest.fixture(scope="module")
+def web07():
+    return _case(_one("sosreport-web07-*.tar.xz"))
+
+
+@pytest.fixture(scope="module")
+def collect():
+    return _case(_one("sos-collector-*.tar.gz"))
+
+
+def _finding(case, detector, host=None):
+    found = [f for f in case.findings if f.detector == detector and (host is None or f.host == host)]
+    assert found, f"no {detector} finding on {host}: {[f.detector for f in case.findings]}"
+    return found[0]
+
+
+# ------------------------------------------------------------- one sosreport
+def test_sosreport_host_facts_are_read_from_the_bundle(web07):
+    assert len(web07.hosts) == 1
+    h = web07.hosts[0]
+    assert (h.host, h.hostname, h.timezone) == ("web07", "web07", "Europe/Paris")
+    assert h.timezone_from.endswith("etc/localtime -> ../usr/share/zoneinfo/Europe/Paris")
+    tw = h.limits["net.ipv4.tcp_max_tw_buckets"]
+    assert (tw.value, tw.text) == ("4096", "net.ipv4.tcp_max_tw_buckets = 4096")
+    assert tw.path.endswith("sos_commands/kernel/sysctl_-a") and tw.line > 1
+    wc = h.nginx["worker_connections"][0]
+    assert (wc.value, wc.text, wc.conf) == ("256", "worker_connections 256;", "/etc/nginx/nginx.conf:7")
+    assert h.ncpu and h.mem_total_kb and h.kernel
+    # each directive names its line in the configuration file nginx -T dumped
+    assert h.nginx["worker_processes"][0].conf == "/etc/nginx/nginx.conf:1"
+
+
+def test_sosreport_incident_is_judged_against_the_hosts_own_limit(web07):
+    tw = _finding(web07, "tcp-timewait", "web07")
+    assert tw.metrics["tcp_max_tw_buckets"] == 4096      # the namespace's sysctl, not the 180000 default
+    assert tw.metrics["peak_tcp_tw"] == pytest.approx(4096, rel=0.02)
+    assert tw.severity == "high"
+    quoted = [e for e in tw.evidence if e.path.endswith("sysctl_-a")]
+    assert quoted and quoted[0].text == "net.ipv4.tcp_max_tw_buckets = 4096"
+    wc = _finding(web07, "worker-connections-exhausted", "web07")
+    assert any(e.text == "worker_connections 256;" and e.path.endswith("sos_commands/nginx/nginx_-T")
+               for e in wc.evidence)
+    top = web07.incidents[0]
+    assert {"tcp-timewait", "worker-connections-exhausted"} & {f.detector for f in top.findings}
+    assert top.host == "web07" if hasattr(top, "host") else True
+
+
+def test_sosreport_reads_each_sar_day_once_from_its_most_faithful_copy(web07):
+    kinds = sorted(s.kind for s in web07.sources)
+    assert kinds.count("sa") == 1 and "sar-text" not in kinds and "sadf-xml" not in kinds
+    assert any("sos_commands/sar/sar23 not read" in n or "not read: the same sar day" in n for n in web07.notes)
+    sa = next(s for s in web07.sources if s.kind == "sa")
+    assert "!" in sa.path and sa.path.endswith("var/log/sysstat/sa23")
+
+
+def test_sosreport_sources_belong_to_the_bundles_host(web07):
+    by_kind = {s.kind: s for s in web07.sources}
+    assert by_kind["nginx-error"].host == "web07"
+    assert by_kind["ps"].host == "web07"
+
+
+def test_every_output_shows_the_host_facts(tmp_path):
+    archive = _one("sosreport-web07-*.tar.xz")
+    ran = run_cli("analyze", archive, "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads(ran.stdout)
+    (host,) = doc["hosts"]
+    assert host["hostname"] == "web07" and host["timezone"] == "Europe/Paris"
+    assert host["limits"]["net.ipv4.tcp_max_tw_buckets"]["value"] == "4096"
+    assert host["nginx"]["worker_connections"][0]["text"] == "worker_connections 256;"
+    text = run_cli("analyze", archive)
+    assert "host: web07, kernel" in text.stdout and "zone Europe/Paris" in text.stdout
+    md = run_cli("analyze", archive, "--format", "markdown")
+    assert "Host: web07, kernel" in md.stdout
+
+
+def test_the_archive_is_not_extracted_beside_itself(tmp_path):
+    import shutil
+    import tempfile
+    copy = tmp_path / "in" / _one("sosreport-web07-*.tar.xz").name
+    copy.parent.mkdir()
+    shutil.copy(_one("sosreport-web07-*.tar.xz"), copy)
+    before_tmp = set(Path(tempfile.gettempdir()).glob("sarsleuth-bundle-*"))
+    ran = run_cli("analyze", copy, "--format", "json")
+    assert ran.returncode == 0
+    assert sorted(p.name for p in copy.parent.iterdir()) == [copy.name]
+    assert set(Path(tempfile.gettempdir()).glob("sarsleuth-bundle-*")) == before_tmp   # private copies removed
+
+
+# ------------------------------------------------------------- sos collect
+def test_collect_bundle_gives_each_host_its_own_facts_zone_and_year(collect):
+    hosts = {h.host: h for h in collect.hosts}
+    assert set(hosts) == {"web07", "Cangke_107_176"}      # the proxy's files name it so; its hostname file says proxy07
+    assert hosts["Cangke_107_176"].hostname == "proxy07"
+    assert hosts["web07"].timezone == "Europe/Paris" and hosts["Cangke_107_176"].timezone == "Asia/Shanghai"
+    assert collect.host_zones["Cangke_107_176"] in ("+08:00", "Asia/Shanghai")
+    years = {}
+    for s in collect.sources:
+        if s.kind in ("syslog", "sa"):
+            start, end = s.span()
+            years.setdefault(s.host, set()).update({start.year, end.year})
+    assert years["Cangke_107_176"] == {2014}        # messages (no year) follows its host's sa06
+    assert years["web07"] == {2026}
+    for f in collect.findings:
+        assert f.host in ("web07", "Cangke_107_176"), f
+
+
+def test_collect_bundle_tells_the_proxy_story_with_its_nginx_configuration(collect):
+    top = collect.incidents[0]
+    assert top.category == "memory-exhaustion"
+    mem = _finding(collect, "memory-pressure", "Cangke_107_176")
+    assert mem.metrics["proxy_buffer_bytes_per_connection"] == 1024 * 256 * 1024 + 256 * 1024
+    quoted = [e for e in mem.evidence if e.path.endswith("sos_commands/nginx/nginx_-T")]
+    assert [e.text for e in quoted] == ["proxy_buffers 1024 256k;", "proxy_buffer_size 256k;"]
+    assert "proxy_buffers 1024 256k;" in mem.title
+    # RAM as sar recorded it when it happened (kbmemfree + kbmemused), not the collecting machine's
+    memory = collect.sar("memory", host="Cangke_107_176")
+    at_start = memory.loc[mem.start]
+    assert mem.metrics["mem_total_kb"] == at_start["kbmemfree"] + at_start["kbmemused"]
+    assert mem.metrics["connections_to_fill_ram"] == pytest.approx(
+        mem.metrics["mem_total_kb"] * 1024 / mem.metrics["proxy_buffer_bytes_per_connection"], abs=0.05)
+    # the other host's story is its own incident
+    assert any(i.findings[0].host == "web07" for i in collect.incidents[1:])
+
+
+def test_two_sample_folders_keep_their_own_years_and_hosts():
+    case = _case(SAMPLES / "tengine-720k", SAMPLES / "nginx-proxy-oom")
+    for f in case.findings:
+        assert f.host is not None
+        year = f.start.year
+        assert year == (2016 if f.host == "slbv2test04.cm3" else 2014), f
+
+
+# ------------------------------------------------------------- other layouts
+def test_extracted_sosreport_folder_reads_like_the_archive(tmp_path, web07):
+    with tarfile.open(_one("sosreport-web07-*.tar.xz")) as tf:
+        tf.extractall(tmp_path, filter="data")
+    case = _case(tmp_path)
+    assert [h.hostname for h in case.hosts] == ["web07"]
+    assert case.hosts[0].limits["net.ipv4.tcp_max_tw_buckets"].value == "4096"
+    assert sorted(s.kind for s in case.sources) == sorted(s.kind for s in web07.sources)
+    tw = _finding(case, "tcp-timewait", "web07")
+    assert tw.metrics == _finding(web07, "tcp-timewait", "web07").metrics
+
+
+def _tar(path: Path, members: dict, mode="w:gz", extra=()) -> Path:
+    with tarfile.open(path, mode) as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mtime = 1399363200          # 2014-05-06
+            tf.addfile(info, io.BytesIO(data))
+        for info in extra:
+            tf.addfile(info)
+    return path
+
+
+def _var_log_members():
+    src = SAMPLES / "nginx-proxy-oom"
+    return {"var/log/messages": (src / "messages").read_bytes(), "var/log/sa/sa06": (src / "sa06").read_bytes(),
+            "var/log/nginx/error.log": (src / "error.log").read_bytes()}
+
+
+@pytest.mark.parametrize("root", ["var/log/", "./"])     # tar -C / var/log, tar -C /var/log .
+def test_var_log_tarball(tmp_path, root):
+    members = {root + k[len("var/log/"):]: v for k, v in _var_log_members().items()}
+    case = _case(_tar(tmp_path / "var-log-proxy.tar.gz", members))
+    assert {s.kind for s in case.sources} == {"syslog", "sa", "nginx-error"}
+    assert all(s.host == "Cangke_107_176" for s in case.sources)
+    assert case.incidents[0].category == "memory-exhaustion"
+    ev = _finding(case, "enomem").evidence[0]
+    name = "nginx/error.log" if root == "./" else "var/log/nginx/error.log"
+    assert ev.path == f"{tmp_path / 'var-log-proxy.tar.gz'}!{name}" and ev.line == 9
+
+
+@pytest.mark.parametrize("mode", ["w", "w:bz2", "w:xz", "zst", "zip"])
+def test_every_archive_format_is_streamed(tmp_path, mode):
+    members = _var_log_members()
+    if mode == "zip":
+        import zipfile
+        path = tmp_path / "logs.zip"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, data in members.items():
+                zf.writestr(name, data)
+    elif mode == "zst":
+        zstandard = pytest.importorskip("zstandard")
+        raw = _tar(tmp_path / "logs.tar", members, "w")
+        path = tmp_path / "logs.tar.zst"
+        path.write_bytes(zstandard.ZstdCompressor().compress(raw.read_bytes()))
+    else:
+        path = _tar(tmp_path / "logs.tar.x", members, mode)
+    case = _case(path)
+    assert {s.kind for s in case.sources} == {"syslog", "sa", "nginx-error"}
+
+
+def test_nested_archives_are_followed(tmp_path):
+    inner = _tar(tmp_path / "sosreport-a.tar.xz", {f"sosreport-a/{k}": v for k, v in _var_log_members().items()},
+                 "w:xz")
+    outer = _tar(tmp_path / "sos-collector-x.tar.gz", {"sos-collector-x/sosreport-a.tar.xz": inner.read_bytes()})
+    case = _case(outer)
+    assert {s.kind for s in case.sources} == {"syslog", "sa", "nginx-error"}
+    assert all(s.path.startswith(f"{outer}!sos-collector-x/sosreport-a.tar.xz!sosreport-a/var/log/")
+               for s in case.sources)
+
+
+def test_sniff_lists_the_members_read(tmp_path):
+    archive = _one("sosreport-web07-*.tar.xz")
+    ran = run_cli("sniff", archive)
+    assert ran.returncode == 0, ran.stderr
+    kinds = dict(line.split("\t") for line in ran.stdout.splitlines())
+    root = archive.name[:-len(".tar.xz")]
+    assert kinds[f"{archive}!{root}/var/log/sysstat/sa23"] == "sa"
+    assert kinds[f"{archive}!{root}/var/log/nginx/error.log"] == "nginx-error"
+    assert kinds[f"{archive}!{root}/sos_commands/process/ps_auxwww"] == "ps"
+
+
+def test_archives_inside_a_walked_folder_are_read_as_bundles(tmp_path):
+    import shutil
+    (tmp_path / "case").mkdir()
+    shutil.copy(_one("sosreport-web07-*.tar.xz"), tmp_path / "case")
+    case = _case(tmp_path / "case")
+    assert [h.host for h in case.hosts] == ["web07"]
+    assert _finding(case, "tcp-timewait", "web07").metrics["tcp_max_tw_buckets"] == 4096
+
+
+def test_html_report_shows_the_host_facts_escaped(tmp_path):
+    archive = _one("sosreport-web07-*.tar.xz")
+    ran = run_cli("analyze", archive, "--format", "html")
+    assert ran.returncode == 0, ran.stderr
+    assert "host: web07, kernel" in ran.stdout and "zone Europe/Paris" in ran.stdout
+
+
+def test_hostile_host_facts_are_made_safe_in_every_output(tmp_path):
+    root = tmp_path / "sosreport-evil-2026-11-20-abcdef"
+    (root / "sos_commands" / "host").mkdir(parents=True)
+    (root / "sos_commands" / "host" / "hostname").write_text("<img_src=x>\x1b[31mred\n")
+    (root / "var" / "log").mkdir(parents=True)
+    (root / "var" / "log" / "messages").write_bytes(
+        b"May  6 15:04:13 evil kernel: Out of memory: Killed process 4242 (nginx) total-vm:8123456kB, "
+        b"anon-rss:7823456kB, file-rss:0kB, shmem-rss:0kB\n")
+    text = run_cli("analyze", root)
+    assert "\x1b" not in text.stdout and "host: evil, hostname <img_src=x>" in text.stdout
+    html = run_cli("analyze", root, "--format", "html")
+    assert "<img_src=x>" not in html.stdout and "&lt;img_src=x&gt;" in html.stdout
+    md = run_cli("analyze", root, "--format", "markdown")
+    assert "<img_src=x>" not in md.stdout
+
+
+def test_journal_kept_three_times_by_sos_counts_each_event_once(tmp_path):
+    root = tmp_path / "sosreport-web07-2026-11-20-abcdef"
+    logs = root / "sos_commands" / "logs"
+    logs.mkdir(parents=True)
+    (root / "sos_commands" / "host").mkdir()
+    (root / "sos_commands" / "host" / "hostname").write_text("web07\n")
+    journal = ("-- Logs begin at Fri 2026-11-20 00:00:01 CET, end at Fri 2026-11-20 15:10:02 CET. --\n"
+               "Nov 20 15:04:13 web07 kernel: Out of memory: Killed process 4242 (nginx) total-vm:8123456kB, "
+               "anon-rss:7823456kB, file-rss:0kB, shmem-rss:0kB\n"
+               "Nov 20 15:04:14 web07 systemd[1]: nginx.service: Main process exited, code=killed, status=9/KILL\n")
+    for name in ("journalctl_--no-pager", "journalctl_--no-pager_--catalog_--boot"):
+        (logs / name).write_text(journal)
+    (logs / "journalctl_--disk-usage").write_text("Archived and active journals take up 56.0M in the file system.\n")
+    case = _case(root)
+    assert {s.path.rsplit("/", 1)[1] for s in case.sources} == {"journalctl_--no-pager",
+                                                                "journalctl_--no-pager_--catalog_--boot"}
+    _finding(case, "oom-kill", "web07")
+    assert len(case.events) == 1 and case.merged == {"events": 1}
+
+
+def test_zip_inside_a_tar_is_followed(tmp_path):
+    import zipfile
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in _var_log_members().items():
+            zf.writestr(name, data)
+    outer = _tar(tmp_path / "case.tar.gz", {"case/var-log-proxy.zip": inner.getvalue()})
+    case = _case(outer)
+    assert {s.kind for s in case.sources} == {"syslog", "sa", "nginx-error"}
+    assert all(s.path.startswith(f"{outer}!case/var-log-proxy.zip!var/log/") for s in case.sources)

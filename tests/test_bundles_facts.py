@@ -1,0 +1,157 @@
+"""Host facts from the files a bundle holds, written the way the programs
+write them, and from a sosreport made here by the real sos tool."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+
+import pytest
+
+from sarsleuth.bundles import readers
+from sarsleuth.bundles.expand import expand
+from sarsleuth.bundles.facts import HostFacts
+from sarsleuth.bundles.layout import fact_of
+
+# nginx -T: the test lines on stderr, then each file after its header
+NGINX_T = """\
+nginx: the configuration file /etc/nginx/nginx.conf syntax is ok
+nginx: configuration file /etc/nginx/nginx.conf test is successful
+# configuration file /etc/nginx/nginx.conf:
+user www-data;
+worker_processes 24;
+worker_rlimit_nofile 65535;   # raised for the proxy
+
+events {
+\tworker_connections 65535;
+}
+http {
+\tinclude /etc/nginx/conf.d/*.conf;
+}
+
+# configuration file /etc/nginx/conf.d/img.conf:
+upstream img {
+    server 10.0.0.1:8080;
+    keepalive 32;
+}
+server {
+    location / {
+        # proxy_buffers 8 4k;
+        proxy_buffers 1024 256k;
+        proxy_busy_buffers_size 512k;
+    }
+}
+"""
+
+# /proc/PID/limits as the kernel prints it (fs/proc/base.c: %-25s %-20s %-20s %-10s)
+PROC_LIMITS = """\
+Limit                     Soft Limit           Hard Limit           Units     
+Max cpu time              unlimited            unlimited            seconds   
+Max core file size        0                    unlimited            bytes     
+Max open files            65535                65535                files     
+Max processes             127431               127431               processes 
+"""
+
+SYSCTL_A = """\
+fs.file-max = 9223372036854775807
+net.ipv4.tcp_max_orphans = 131072
+net.ipv4.tcp_max_tw_buckets = 180000
+net.ipv4.tcp_mem = 380316\t507089\t760632
+vm.swappiness = 60
+"""
+
+
+def _read(rel: str, text: str, facts: HostFacts, path="bundle!" ) -> None:
+    entry, m = fact_of(rel)
+    assert entry is not None, rel
+    readers.READERS[entry["reader"]](text, path + rel, m, facts)
+
+
+def test_nginx_T_directives_keep_their_dump_line_and_their_file_line():
+    facts = HostFacts(bundle="b")
+    _read("sos_commands/nginx/nginx_-T", NGINX_T, facts)
+    (buffers,) = facts.nginx["proxy_buffers"]         # the commented-out one is not a directive
+    assert (buffers.value, buffers.line, buffers.text, buffers.conf) == (
+        "1024 256k", 23, "proxy_buffers 1024 256k;", "/etc/nginx/conf.d/img.conf:8")
+    assert facts.nginx["worker_rlimit_nofile"][0].value == "65535"
+    assert facts.nginx["worker_rlimit_nofile"][0].conf == "/etc/nginx/nginx.conf:3"
+    assert facts.nginx["worker_connections"][0].conf == "/etc/nginx/nginx.conf:6"
+    assert facts.nginx["upstream"][0].value == "img" and facts.nginx["keepalive"][0].value == "32"
+    assert facts.limit("proxy_busy_buffers_size").where() == "bundle!sos_commands/nginx/nginx_-T:24"
+
+
+def test_sysctl_a_limits_with_their_line():
+    facts = HostFacts(bundle="b")
+    _read("sos_commands/kernel/sysctl_-a", SYSCTL_A, facts)
+    assert facts.limits["net.ipv4.tcp_max_tw_buckets"].number() == 180000
+    assert facts.limits["net.ipv4.tcp_max_tw_buckets"].line == 3
+    assert facts.limits["net.ipv4.tcp_mem"].value == "380316 507089 760632"
+    assert facts.limits["net.ipv4.tcp_mem"].text == "net.ipv4.tcp_mem = 380316\t507089\t760632"
+    # proc/sys gives the same value when sysctl -a is absent; the first one read is kept
+    other = HostFacts(bundle="b")
+    _read("proc/sys/net/ipv4/tcp_max_orphans", "131072\n", other)
+    assert other.limits["net.ipv4.tcp_max_orphans"].value == "131072"
+
+
+def test_nginx_process_limits_are_kept_other_processes_not():
+    facts = HostFacts(bundle="b")
+    _read("proc/812/limits", PROC_LIMITS, facts)
+    _read("proc/812/cmdline", "nginx: worker process\0", facts)
+    _read("proc/900/limits", PROC_LIMITS, facts)
+    _read("proc/900/comm", "sshd\n", facts)
+    readers.settle_processes(facts)
+    (proc,) = facts.processes["nginx"]
+    assert proc["pid"] == 812
+    assert proc["limits"]["Max open files"].value == "65535 65535"
+    assert proc["limits"]["Max core file size"].value == "0 unlimited"
+    assert proc["limits"]["Max open files"].line == 4
+
+
+def test_machine_facts():
+    facts = HostFacts(bundle="b")
+    _read("sos_commands/kernel/uname_-a",
+          "Linux web07 5.10.0-28-amd64 #1 SMP Debian 5.10.209-2 (2024-01-31) x86_64 GNU/Linux\n", facts)
+    _read("proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\n\nprocessor\t: 1\nvendor_id\t: GenuineIntel\n",
+          facts)
+    _read("proc/meminfo", "MemTotal:       16303300 kB\nMemFree:          302144 kB\nHugePages_Total:       0\n",
+          facts)
+    _read("sos_commands/systemd/timedatectl",
+          "               Local time: Fri 2026-11-20 14:02:11 CET\n                Time zone: Europe/Paris (CET, +0100)\n",
+          facts)
+    assert (facts.hostname, facts.kernel, facts.ncpu, facts.mem_total_kb) == ("web07", "5.10.0-28-amd64", 2, 16303300)
+    assert facts.meminfo["HugePages_Total"] == 0
+    assert facts.timezone == "Europe/Paris" and facts.timezone_from == "bundle!sos_commands/systemd/timedatectl:2"
+    assert facts.summary().startswith("web07, kernel 5.10.0-28-amd64, 2 CPUs, 15.5 GiB RAM, zone Europe/Paris")
+
+
+def test_a_zone_name_that_is_no_zone_is_not_taken():
+    facts = HostFacts(bundle="b")
+    _read("etc/timezone", "Mars/Olympus_Mons\n", facts)
+    assert facts.timezone is None
+
+
+def _sos():
+    exe = shutil.which("sos")
+    if exe is None:
+        pytest.skip("the sos tool (Debian package sosreport) is not installed")
+    if os.geteuid() != 0:
+        pytest.skip("sos report needs root")
+    return exe
+
+
+def test_a_sosreport_made_here_by_sos_gives_this_hosts_facts(tmp_path):
+    sos = _sos()
+    subprocess.run([sos, "report", "--batch", "--quiet", "--tmp-dir", str(tmp_path), "-o", "host,date,kernel",
+                    "-z", "gzip"], check=True, capture_output=True, timeout=120)
+    (archive,) = tmp_path.glob("sosreport-*.tar.gz")
+    out = expand([archive])
+    try:
+        (facts,) = out.bundles
+        assert facts.hostname == socket.gethostname()
+        assert facts.kernel == os.uname().release
+        with open("/proc/sys/net/ipv4/tcp_max_tw_buckets") as fh:
+            assert facts.limits["net.ipv4.tcp_max_tw_buckets"].value == fh.read().strip()
+        assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".md5")) == [archive.name]
+    finally:
+        out.cleanup()

@@ -1,0 +1,146 @@
+"""Archive members that could do harm are refused with a warning naming
+the member; the rest of the archive is still read; nothing is written."""
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from sarsleuth.bundles.archive import members
+from tests.conftest import run_cli
+
+#: a syslog line as rsyslog writes it (traditional format)
+GOOD = (b"May  6 15:04:13 web07 kernel: Out of memory: Killed process 4242 (nginx) total-vm:8123456kB, "
+        b"anon-rss:7823456kB, file-rss:0kB, shmem-rss:0kB\n")
+
+
+def _tar_with(tmp_path: Path, hazard: tarfile.TarInfo, data: bytes = b"") -> Path:
+    path = tmp_path / "bundle.tar"
+    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tf:
+        tf.addfile(hazard, io.BytesIO(data) if data else None)
+        good = tarfile.TarInfo("var/log/messages")
+        good.size = len(GOOD)
+        tf.addfile(good, io.BytesIO(GOOD))
+    return path
+
+
+def _info(name, kind=tarfile.REGTYPE, link="", size=0) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.size = kind, link, size
+    return info
+
+
+HAZARDS = [
+    (_info("../../etc/cron.d/evil", size=4), b"boom", "path traversal"),
+    (_info("/etc/cron.d/evil", size=4), b"boom", "path traversal"),
+    (_info("var/log/../../../evil", size=4), b"boom", "path traversal"),
+    (_info("var/log/shadow", tarfile.SYMTYPE, "../../../etc/shadow"), b"", "link pointing out"),
+    (_info("var/log/passwd", tarfile.SYMTYPE, "/etc/passwd"), b"", "link pointing out"),
+    (_info("var/log/hard", tarfile.LNKTYPE, "../etc/passwd"), b"", "hard link pointing out"),
+    (_info("dev/sda", tarfile.BLKTYPE), b"", "device file"),
+    (_info("dev/null", tarfile.CHRTYPE), b"", "device file"),
+    (_info("var/log/pipe", tarfile.FIFOTYPE), b"", "named pipe"),
+]
+
+
+@pytest.mark.parametrize("hazard,data,reason", HAZARDS, ids=[h[0].name + ":" + h[2] for h in HAZARDS])
+def test_tar_hazard_is_refused_and_named(tmp_path, hazard, data, reason):
+    path = _tar_with(tmp_path, hazard, data)
+    warnings: list = []
+    got = [(m.name, m.open().read()) for m in members(path, str(path), warnings)]
+    assert got == [("var/log/messages", GOOD)]
+    assert len(warnings) == 1
+    assert f"member {hazard.name!r} refused: {reason}" in warnings[0] and warnings[0].startswith(str(path))
+
+
+def test_links_inside_the_tree_are_kept_as_links_not_followed(tmp_path):
+    path = _tar_with(tmp_path, _info("sosreport-x/etc/localtime", tarfile.SYMTYPE,
+                                     "../usr/share/zoneinfo/Europe/Paris"))
+    warnings: list = []
+    got = {m.name: m.link for m in members(path, str(path), warnings)}
+    assert got == {"sosreport-x/etc/localtime": "../usr/share/zoneinfo/Europe/Paris", "var/log/messages": None}
+    assert warnings == []
+
+
+def test_member_claiming_an_absurd_size_is_refused(tmp_path):
+    # a header claiming 1 PB, as a hostile or corrupted archive would; no
+    # data follows it, so the stream ends there
+    huge = _info("var/log/messages.1", size=1 << 50)
+    path = tmp_path / "absurd.tar"
+    good = _info("var/log/messages", size=len(GOOD))
+    with open(path, "wb") as fh:
+        fh.write(good.tobuf(tarfile.GNU_FORMAT) + GOOD + b"\0" * (512 - len(GOOD) % 512))
+        fh.write(huge.tobuf(tarfile.GNU_FORMAT) + b"\0" * 4096)
+    warnings: list = []
+    got = [m.name for m in members(path, str(path), warnings)]
+    assert got == ["var/log/messages"]
+    assert any("member 'var/log/messages.1' refused: claims an absurd size (1125899906842624 bytes)" in w
+               for w in warnings)
+
+
+def test_zip_hazards_are_refused(tmp_path):
+    path = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("../evil.sh", b"boom")
+        link = zipfile.ZipInfo("var/log/shadow")
+        link.external_attr = (0o120777 << 16)
+        zf.writestr(link, b"/etc/shadow")
+        dev = zipfile.ZipInfo("dev/sda")
+        dev.external_attr = (0o060644 << 16)
+        zf.writestr(dev, b"")
+        zf.writestr("var/log/messages", GOOD)
+    warnings: list = []
+    got = [m.name for m in members(path, str(path), warnings)]
+    assert got == ["var/log/messages"]
+    assert [w.split(": member ")[1] for w in warnings] == [
+        "'../evil.sh' refused: path traversal (the name leads out of the archive's tree)",
+        "'var/log/shadow' refused: link pointing out of the archive (/etc/shadow)",
+        "'dev/sda' refused: device file"]
+
+
+def test_zip_member_claiming_an_absurd_size_is_refused(tmp_path):
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("var/log/messages", GOOD)
+        zf.writestr("var/log/syslog", b"x")
+    raw = bytearray(path.read_bytes())
+    # the central directory entry of the second member claims 2^40 bytes (zip64-free field at +24)
+    central = raw.rfind(b"PK\x01\x02")
+    raw[central + 24:central + 28] = (0xFFFFFFF0).to_bytes(4, "little")
+    path.write_bytes(bytes(raw))
+    warnings: list = []
+    from sarsleuth.bundles import layout
+    limit = layout.layout()["archives"]["max_member_bytes"]
+    layout.layout()["archives"]["max_member_bytes"] = 1 << 30     # a 4 GiB claim is absurd at this bound
+    try:
+        got = [m.name for m in members(path, str(path), warnings)]
+    finally:
+        layout.layout()["archives"]["max_member_bytes"] = limit
+    assert got == ["var/log/messages"]
+    assert "'var/log/syslog' refused: claims an absurd size (4294967280 bytes)" in warnings[0]
+
+
+def test_analyze_warns_names_the_member_and_writes_nothing(tmp_path):
+    path = _tar_with(tmp_path, _info("../../evil", size=4), b"boom")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    ran = run_cli("analyze", path, "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    assert "member '../../evil' refused: path traversal" in ran.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert not (tmp_path.parent / "evil").exists()
+
+
+def test_damaged_archive_keeps_what_was_read(tmp_path):
+    path = tmp_path / "cut.tar"
+    good = _info("var/log/messages", size=len(GOOD))
+    second = _info("var/log/syslog", size=100000)
+    with open(path, "wb") as fh:
+        fh.write(good.tobuf(tarfile.GNU_FORMAT) + GOOD + b"\0" * (512 - len(GOOD) % 512))
+        fh.write(second.tobuf(tarfile.GNU_FORMAT) + b"y" * 1000)       # cut short
+    ran = run_cli("analyze", path, "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    assert "members before it were read" in ran.stderr
+    assert "oom-kill" in ran.stdout
