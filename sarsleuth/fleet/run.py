@@ -90,5 +90,5 @@ def executor(scheduler: str | None = None, workers: int | None = None, memory_li
     n = worker_count(workers)
     with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
                                   memory_limit=memory_limit or "auto", dashboard_address=None,
-                                  silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as client:
+                                  silence_logs=logging.CRITICAL) as cluster, distributed.Client(cluster) as client:
         yield DaskExecutor(client, f"local cluster of {n} worker(s)")
