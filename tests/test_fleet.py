@@ -34,7 +34,7 @@ def fleet_dir(tmp_path_factory):
 def scheduler():
     """Two single-threaded workers in this process: a real Dask scheduler
     without the cost of starting processes."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0",
                                   memory_limit="1GiB") as cluster:
         yield cluster.scheduler_address
 
@@ -176,6 +176,16 @@ def test_cli_fleet_json_and_html(fleet_dir, scheduler, tmp_path):
     ran = run_cli("analyze", out, "--scheduler", scheduler, "--format", "json", "--html", report)
     assert ran.returncode == 0, ran.stderr
     doc = json.loads(ran.stdout)
+    # the single-case document, every host's part of it, plus the fleet
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib import resources
+    schema = json.loads(resources.files("sarsleuth.schema").joinpath("analysis.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    assert len(doc["sources"]) == 2 * HOSTS and {s["host"] for s in doc["sources"]} == set(made["hosts"])
+    # every host's incidents, ranked across hosts by their own score
+    assert sorted(i["hosts"][0] for i in doc["incidents"]) == sorted(made["shared"] + [made["own"]])
+    assert [i["rank"] for i in doc["incidents"]] == [1, 2, 3]
+    assert [i["score"] for i in doc["incidents"]] == sorted((i["score"] for i in doc["incidents"]), reverse=True)
     assert doc["fleet_incidents"][0]["hosts"] == made["shared"]
     assert doc["fleet_incidents"][0]["breadth"] == f"{len(made['shared'])} of {HOSTS} hosts"
     assert [h["host"] for h in doc["hosts"]] == made["hosts"]

@@ -89,6 +89,6 @@ def executor(scheduler: str | None = None, workers: int | None = None, memory_li
     import logging
     n = worker_count(workers)
     with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                                  memory_limit=memory_limit or "auto", dashboard_address=None,
+                                  memory_limit=memory_limit or "auto", dashboard_address=":0",
                                   silence_logs=logging.CRITICAL) as cluster, distributed.Client(cluster) as client:
         yield DaskExecutor(client, f"local cluster of {n} worker(s)")
