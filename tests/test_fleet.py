@@ -206,7 +206,7 @@ def test_text_view_and_options_that_make_no_sense(fleet_dir, scheduler, tmp_path
     lines = ran.stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("#1 "))
     assert lines[first + 1] == "   seen on: " + ", ".join(made["shared"])
-    assert run_cli("analyze", out, "--scheduler", scheduler, "--plots", tmp_path / "p").returncode == 2
+    assert run_cli("analyze", out, "--fleet", "--scheduler", scheduler, "--plots", tmp_path / "p").returncode == 2
     inside = run_cli("analyze", out, "--scheduler", scheduler, "--save", out / "case")
     assert inside.returncode == 2 and "inside an input" in inside.stderr
 
@@ -248,3 +248,44 @@ def test_kinds_seen_together_on_the_same_hosts_are_one_incident():
     hosts[3].findings.append(_finding("h3", "hung", "high", 14, "io-saturation"))
     ranked = fleet_incidents(hosts)
     assert [(i.kinds, i.hosts) for i in ranked] == [(["stall", "hung"], ["h0", "h1", "h2", "h3"])]
+
+
+def test_single_case_save_reopens_with_the_same_numbers(sample_case, tmp_path):
+    import sarsleuth
+    ran = run_cli("analyze", SAMPLES / "nginx-proxy-oom", "--format", "json", "--save", tmp_path / "case")
+    assert ran.returncode == 0, ran.stderr
+    case = sample_case("nginx-proxy-oom")
+    saved = sarsleuth.load_case(tmp_path / "case")
+    assert len(saved.metrics) == len(case.metrics)
+    assert len(saved.findings) == len(case.findings)
+    # report 000: %iowait peaked at 64.94 at 15:05:03 Asia/Shanghai, as sar printed it
+    peak = saved.sql("SELECT value, timestamp FROM metrics WHERE metric = '%iowait' AND device = 'all' "
+                     "ORDER BY value DESC LIMIT 1")
+    assert round(peak["value"].iloc[0], 2) == 64.94
+    assert str(peak["timestamp"].iloc[0])[:19] == "2014-05-06 07:05:03"
+    again = run_cli("analyze", SAMPLES / "nginx-proxy-oom", "--format", "json", "--save", tmp_path / "case")
+    assert again.returncode == 0, again.stderr      # an earlier case is replaced
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    refused = run_cli("analyze", SAMPLES / "nginx-proxy-oom", "--save", other)
+    assert refused.returncode == 2 and "not empty" in refused.stderr and (other / "notes.txt").exists()
+
+
+def test_host_names_from_inputs_are_made_safe(tmp_path, scheduler):
+    from sarsleuth.store import partition_name
+    assert partition_name("../../etc") == "host=..%2F..%2Fetc"
+    assert partition_name("..") == "host=%2E%2E" or "/" not in partition_name("..")
+    hostile = "<b>x</b>\x1b]0;pwn\x07"
+    for i, host in enumerate([hostile, "web-a", "web-b"]):
+        (tmp_path / f"sar{i}.txt").write_text(
+            f"Linux 5.14.0 ({host}) \t11/20/2026 \t_x86_64_\t(2 CPU)\n\n"
+            "00:00:01        CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+            "00:10:01        all      6.41      0.00      2.45      0.66      0.00     90.48\n"
+            "00:20:01        all      6.41      0.00      2.45      0.66      0.00     90.48\n")
+    report = tmp_path.parent / f"{tmp_path.name}-report.html"
+    ran = run_cli("analyze", tmp_path, "--scheduler", scheduler, "--html", report)
+    assert ran.returncode == 0, ran.stderr
+    assert "\x1b" not in ran.stdout and "\\x1b]0;pwn\\x07" in ran.stdout
+    html = report.read_text("utf-8")
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
