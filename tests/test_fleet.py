@@ -289,3 +289,24 @@ def test_host_names_from_inputs_are_made_safe(tmp_path, scheduler):
     assert "\x1b" not in ran.stdout and "\\x1b]0;pwn\\x07" in ran.stdout
     html = report.read_text("utf-8")
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_without_dask_the_hosts_run_in_process(fleet_dir, monkeypatch):
+    import sarsleuth.fleet
+    out, made = fleet_dir
+    for name in [m for m in sys.modules if m == "distributed" or m.startswith("distributed.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "distributed", None)      # import distributed -> ImportError
+    fleet = sarsleuth.fleet.analyze(out)
+    assert fleet.scheduler.startswith("in-process") and any("Dask is not installed" in n for n in fleet.notes)
+    assert fleet.incidents[0].hosts == made["shared"]
+
+
+def test_markdown_view(fleet_dir, scheduler):
+    out, made = fleet_dir
+    ran = run_cli("analyze", out, "--scheduler", scheduler, "--format", "markdown")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith(f"# Fleet: {HOSTS} hosts\n")
+    assert "\n## Fleet incidents\n" in ran.stdout and "\n## Hosts\n" in ran.stdout
+    assert "seen on: " + ", ".join(made["shared"]).replace("-", "\\-") in ran.stdout \
+        or "seen on: " + ", ".join(made["shared"]) in ran.stdout

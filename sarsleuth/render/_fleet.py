@@ -42,10 +42,9 @@ def fleet_text(fleet, markdown: bool = False) -> str:
     safe for the medium)."""
     from sarsleuth.render.markdown import md_escape
     safe = md_escape if markdown else shown
-    head = "#" if markdown else ""
-    lines = [f"{head}# Fleet: {len(fleet.named)} hosts" if markdown else f"FLEET: {len(fleet.named)} hosts",
+    lines = [f"# Fleet: {len(fleet.named)} hosts" if markdown else f"FLEET: {len(fleet.named)} hosts",
              "", safe(fleet.headline()), ""]
-    lines.append(f"{head}## Fleet incidents" if markdown else "Fleet incidents (widest first):")
+    lines.append("## Fleet incidents" if markdown else "Fleet incidents (widest first):")
     if not fleet.incidents:
         lines.append("none")
     for inc in fleet.incidents:
@@ -55,7 +54,7 @@ def fleet_text(fleet, markdown: bool = False) -> str:
         lines.append(f"   not on: {safe(host_list(inc.hosts_without))}")
         if inc.findings:
             lines.append(f"   e.g. {safe(inc.findings[0].host)}: {safe(inc.findings[0].title)}")
-    lines += ["", f"{head}## Hosts" if markdown else "Hosts:"]
+    lines += ["", "## Hosts" if markdown else "Hosts:"]
     quiet = [h.host for h in fleet.hosts if h.ok and not h.incidents and h.host]
     for h in fleet.hosts:
         name = h.host or NO_HOST_LABEL
