@@ -207,6 +207,8 @@ def test_text_view_and_options_that_make_no_sense(fleet_dir, scheduler, tmp_path
     first = next(i for i, line in enumerate(lines) if line.startswith("#1 "))
     assert lines[first + 1] == "   seen on: " + ", ".join(made["shared"])
     assert run_cli("analyze", out, "--fleet", "--scheduler", scheduler, "--plots", tmp_path / "p").returncode == 2
+    bogus = run_cli("analyze", out, "--scheduler", "bogus://nowhere")
+    assert bogus.returncode == 2 and "cannot reach a Dask scheduler" in bogus.stderr
     inside = run_cli("analyze", out, "--scheduler", scheduler, "--save", out / "case")
     assert inside.returncode == 2 and "inside an input" in inside.stderr
 
