@@ -18,6 +18,7 @@ all of it: it must not grow with the number of hosts.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,12 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _cpu_seconds() -> float:
+    import os
+    t = os.times()
+    return t.user + t.system
+
+
 def sadf_seconds(fleet: Path) -> float | None:
     if shutil.which("sadf") is None:
         return None
@@ -50,15 +57,17 @@ def run_on_cluster(fleet: Path, warm: Path, workers: int, save: Path | None):
     import distributed
 
     import sarsleuth.fleet
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  memory_limit="2GiB", silence_logs=logging.ERROR) as cluster, \
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  memory_limit="2GiB", silence_logs=logging.CRITICAL) as cluster, \
             distributed.Client(cluster) as client:
         sarsleuth.fleet.analyze(warm, scheduler=cluster.scheduler_address)
+        cpu_before = client.run(_cpu_seconds)
         began = time.perf_counter()
         result = sarsleuth.fleet.analyze(fleet, scheduler=cluster.scheduler_address, save=save)
         seconds = time.perf_counter() - began
+        cpu = sum(v - cpu_before[k] for k, v in client.run(_cpu_seconds).items())
         peaks = sorted(client.run(_peak_mb).values())
-    return result, seconds, peaks
+    return result, seconds, peaks, cpu
 
 
 def main(argv=None) -> int:
@@ -83,17 +92,19 @@ def main(argv=None) -> int:
                   "(reading only, one process)")
         rates = {}
         for n in [int(w) for w in args.workers.split(",")]:
-            result, seconds, peaks = run_on_cluster(work / "fleet", work / "warm", n,
+            result, seconds, peaks, cpu = run_on_cluster(work / "fleet", work / "warm", n,
                                                     work / f"case-{n}" if args.keep else None)
             first = result.incidents[0]
             assert first.hosts == made["shared"], (first.title, first.hosts)
             assert result.incidents[1].hosts == [made["own"]]
-            _q, _qs, qpeaks = run_on_cluster(work / "quarter", work / "warm", n, None)
+            _q, _qs, qpeaks, _qc = run_on_cluster(work / "quarter", work / "warm", n, None)
             rates[n] = args.hosts / seconds
             print(f"{n} worker(s): {args.hosts} hosts in {seconds:.1f} s = {rates[n]:.2f} hosts/s"
                   + (f" ({rates[n] / (args.hosts / ref):.2f}x sadf's reading rate)" if ref else "")
                   + f"; peak per worker {', '.join(f'{p:.0f}' for p in peaks)} MB "
                   f"(quarter fleet: {', '.join(f'{p:.0f}' for p in qpeaks)} MB)")
+            print(f"   workers' CPU {cpu:.1f} s = {cpu / args.hosts * 1000:.0f} ms per host; "
+                  f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
             print(f"   first: {first.title}")
         if 1 in rates and 2 in rates:
             print(f"speed-up 2 workers / 1: {rates[2] / rates[1]:.2f}x")

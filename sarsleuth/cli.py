@@ -93,7 +93,7 @@ def analyze(
     top: Optional[int] = typer.Option(None, "--top", min=1, help="Tell this many incidents in full (default 5)."),
     everything: bool = typer.Option(False, "--all", help="Leave nothing out: every incident, timeline row and evidence line."),
     fleet: bool = typer.Option(False, "--fleet", help=f"Analyse each host on its own and correlate across hosts "
-                               f"(automatic from {FLEET_MIN_HOSTS} hosts)."),
+                               f"(automatic from {FLEET_MIN_HOSTS} hosts, unless --plots)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address for a fleet "
                                             "(default: a local cluster, one worker per core)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Workers of the local cluster (default: cores)."),
@@ -109,7 +109,8 @@ def analyze(
     for out in (html, plots):
         if out is not None:
             _check_destination(out, paths, directory=out is plots)
-    if fleet or scheduler or workers or worker_memory or _names_a_fleet(paths):
+    # --plots draws from one case's tables: with it, a few hosts stay one case
+    if fleet or scheduler or workers or worker_memory or (plots is None and _names_a_fleet(paths)):
         _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory,
                        dict(tz=tz, year=year, window=window, link_speed=link_speed, config=config,
                             date_order=date_order, min_severity=severity))
@@ -153,7 +154,7 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
     from sarsleuth import fleet as fleet_api
     from sarsleuth.render import _fleet
     if plots is not None:
-        raise UsageError("--plots is for one host; a fleet's HTML report (--html) shows every host")
+        raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
     _fleet.check_format(fmt)
     result = fleet_api.analyze(*paths, scheduler=scheduler, workers=workers, memory_limit=worker_memory,
                                save=save, progress=fmt == render.DEFAULT, **options)

@@ -241,7 +241,7 @@ def source_row(s) -> dict:
     from sarsleuth.model import iso
     start, end = s.span()
     return {"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
-            "records": int(s.records), "warnings": len(s.warnings)}
+            "records": int(s.records), "warnings": list(s.warnings)}
 
 
 def case_dir_of(path) -> Path:

@@ -34,7 +34,7 @@ def fleet_dir(tmp_path_factory):
 def scheduler():
     """Two single-threaded workers in this process: a real Dask scheduler
     without the cost of starting processes."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0",
                                   memory_limit="1GiB") as cluster:
         yield cluster.scheduler_address
 
@@ -176,6 +176,16 @@ def test_cli_fleet_json_and_html(fleet_dir, scheduler, tmp_path):
     ran = run_cli("analyze", out, "--scheduler", scheduler, "--format", "json", "--html", report)
     assert ran.returncode == 0, ran.stderr
     doc = json.loads(ran.stdout)
+    # the single-case document, every host's part of it, plus the fleet
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib import resources
+    schema = json.loads(resources.files("sarsleuth.schema").joinpath("analysis.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    assert len(doc["sources"]) == 2 * HOSTS and {s["host"] for s in doc["sources"]} == set(made["hosts"])
+    # every host's incidents, ranked across hosts by their own score
+    assert sorted(i["hosts"][0] for i in doc["incidents"]) == sorted(made["shared"] + [made["own"]])
+    assert [i["rank"] for i in doc["incidents"]] == [1, 2, 3]
+    assert [i["score"] for i in doc["incidents"]] == sorted((i["score"] for i in doc["incidents"]), reverse=True)
     assert doc["fleet_incidents"][0]["hosts"] == made["shared"]
     assert doc["fleet_incidents"][0]["breadth"] == f"{len(made['shared'])} of {HOSTS} hosts"
     assert [h["host"] for h in doc["hosts"]] == made["hosts"]
@@ -196,7 +206,9 @@ def test_text_view_and_options_that_make_no_sense(fleet_dir, scheduler, tmp_path
     lines = ran.stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("#1 "))
     assert lines[first + 1] == "   seen on: " + ", ".join(made["shared"])
-    assert run_cli("analyze", out, "--scheduler", scheduler, "--plots", tmp_path / "p").returncode == 2
+    assert run_cli("analyze", out, "--fleet", "--scheduler", scheduler, "--plots", tmp_path / "p").returncode == 2
+    bogus = run_cli("analyze", out, "--scheduler", "bogus://nowhere")
+    assert bogus.returncode == 2 and "cannot reach a Dask scheduler" in bogus.stderr
     inside = run_cli("analyze", out, "--scheduler", scheduler, "--save", out / "case")
     assert inside.returncode == 2 and "inside an input" in inside.stderr
 
@@ -238,3 +250,65 @@ def test_kinds_seen_together_on_the_same_hosts_are_one_incident():
     hosts[3].findings.append(_finding("h3", "hung", "high", 14, "io-saturation"))
     ranked = fleet_incidents(hosts)
     assert [(i.kinds, i.hosts) for i in ranked] == [(["stall", "hung"], ["h0", "h1", "h2", "h3"])]
+
+
+def test_single_case_save_reopens_with_the_same_numbers(sample_case, tmp_path):
+    import sarsleuth
+    ran = run_cli("analyze", SAMPLES / "nginx-proxy-oom", "--format", "json", "--save", tmp_path / "case")
+    assert ran.returncode == 0, ran.stderr
+    case = sample_case("nginx-proxy-oom")
+    saved = sarsleuth.load_case(tmp_path / "case")
+    assert len(saved.metrics) == len(case.metrics)
+    assert len(saved.findings) == len(case.findings)
+    # report 000: %iowait peaked at 64.94 at 15:05:03 Asia/Shanghai, as sar printed it
+    peak = saved.sql("SELECT value, timestamp FROM metrics WHERE metric = '%iowait' AND device = 'all' "
+                     "ORDER BY value DESC LIMIT 1")
+    assert round(peak["value"].iloc[0], 2) == 64.94
+    assert str(peak["timestamp"].iloc[0])[:19] == "2014-05-06 07:05:03"
+    again = run_cli("analyze", SAMPLES / "nginx-proxy-oom", "--format", "json", "--save", tmp_path / "case")
+    assert again.returncode == 0, again.stderr      # an earlier case is replaced
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    refused = run_cli("analyze", SAMPLES / "nginx-proxy-oom", "--save", other)
+    assert refused.returncode == 2 and "not empty" in refused.stderr and (other / "notes.txt").exists()
+
+
+def test_host_names_from_inputs_are_made_safe(tmp_path, scheduler):
+    from sarsleuth.store import partition_name
+    assert partition_name("../../etc") == "host=..%2F..%2Fetc"
+    assert partition_name("..") == "host=%2E%2E" or "/" not in partition_name("..")
+    hostile = "<b>x</b>\x1b]0;pwn\x07"
+    for i, host in enumerate([hostile, "web-a", "web-b"]):
+        (tmp_path / f"sar{i}.txt").write_text(
+            f"Linux 5.14.0 ({host}) \t11/20/2026 \t_x86_64_\t(2 CPU)\n\n"
+            "00:00:01        CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+            "00:10:01        all      6.41      0.00      2.45      0.66      0.00     90.48\n"
+            "00:20:01        all      6.41      0.00      2.45      0.66      0.00     90.48\n")
+    report = tmp_path.parent / f"{tmp_path.name}-report.html"
+    ran = run_cli("analyze", tmp_path, "--scheduler", scheduler, "--html", report)
+    assert ran.returncode == 0, ran.stderr
+    assert "\x1b" not in ran.stdout and "\\x1b]0;pwn\\x07" in ran.stdout
+    html = report.read_text("utf-8")
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_without_dask_the_hosts_run_in_process(fleet_dir, monkeypatch):
+    import sarsleuth.fleet
+    out, made = fleet_dir
+    for name in [m for m in sys.modules if m == "distributed" or m.startswith("distributed.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "distributed", None)      # import distributed -> ImportError
+    fleet = sarsleuth.fleet.analyze(out)
+    assert fleet.scheduler.startswith("in-process") and any("Dask is not installed" in n for n in fleet.notes)
+    assert fleet.incidents[0].hosts == made["shared"]
+
+
+def test_markdown_view(fleet_dir, scheduler):
+    out, made = fleet_dir
+    ran = run_cli("analyze", out, "--scheduler", scheduler, "--format", "markdown")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith(f"# Fleet: {HOSTS} hosts\n")
+    assert "\n## Fleet incidents\n" in ran.stdout and "\n## Hosts\n" in ran.stdout
+    assert "seen on: " + ", ".join(made["shared"]).replace("-", "\\-") in ran.stdout \
+        or "seen on: " + ", ".join(made["shared"]) in ran.stdout

@@ -44,11 +44,10 @@ def fleet_incidents(host_results, tolerance_seconds: float = DEFAULT_TOLERANCE_S
     """Ranked fleet incidents from every analysed host's findings."""
     import pandas as pd
     tol = pd.Timedelta(seconds=float(tolerance_seconds))
-    analysed = sorted(h.host for h in host_results if h.ok)
+    hosts = [h for h in host_results if h.ok and h.host]   # files naming no host are no host
+    analysed = sorted(h.host for h in hosts)
     by_kind: dict = {}
-    for h in host_results:
-        if not h.ok:
-            continue
+    for h in hosts:
         for f in h.findings:
             start, wall = on_fleet_clock(f.start)
             if start is None:

@@ -7,7 +7,8 @@ say nothing reliable, so every file is asked for the host it names: the
 ``sadf`` output (its hostname column, ``nodename`` attribute or key), and the
 host field of syslog and journal lines.  Files that name no host (nginx
 error.log, dmesg, ps snapshots, load-test reports) join the one host whose
-files sit in the same folder, as for a single case.
+files sit in the same folder, as for a single case; the others are analysed
+together, apart from every host.
 
 :func:`file_facts` looks at one file (cheap: the first 64 KB), so it can run
 on the workers; :func:`group_by_host` is the one place the facts become
@@ -19,6 +20,11 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+
+#: The group of files that name no host and cannot be placed beside one:
+#: still read and analysed together, as a single case would, but never
+#: counted as a host of the fleet.
+NO_HOST = ""
 
 #: Lines of a log's head whose host field is counted.
 HEAD_LINES = 200
@@ -57,7 +63,7 @@ class Grouping:
 
     @property
     def hosts(self) -> list:
-        return [g.host for g in self.groups]
+        return [g.host for g in self.groups if g.host != NO_HOST]
 
 
 def file_facts(path) -> FileFacts:
@@ -185,18 +191,20 @@ def group_by_host(facts: list) -> Grouping:
             by_folder.setdefault(_folder(f.path), set()).add(host)
         if len(hosts) > 1:
             notes.append(f"{f.path}: names {len(hosts)} hosts; each host's pipeline keeps its own lines")
+    hostless = HostGroup(NO_HOST, [])
     for f in facts:
         if f.kind is None or f.hosts:
             continue
         beside = by_folder.get(_folder(f.path), set())
         if len(beside) == 1:
             groups[next(iter(beside))].files.append(f.path)
-        elif not beside:
-            unplaced.append((f.path, f"a {f.kind} file names no host and no file beside it does"))
         else:
-            unplaced.append((f.path, f"a {f.kind} file names no host and sits beside files of "
-                                     f"{len(beside)} hosts"))
-    return Grouping(groups=[groups[h] for h in sorted(groups)], unplaced=unplaced, notes=notes)
+            hostless.files.append(f.path)
+            notes.append(f"{f.path}: a {f.kind} file names no host and "
+                         + (f"sits beside files of {len(beside)} hosts" if beside else "no file beside it does")
+                         + "; analysed with the other files naming no host")
+    ordered = [groups[h] for h in sorted(groups)] + ([hostless] if hostless.files else [])
+    return Grouping(groups=ordered, unplaced=unplaced, notes=notes)
 
 
 def _short_alias(host: str, named: set) -> str:

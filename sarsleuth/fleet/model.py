@@ -88,6 +88,11 @@ class Fleet:
     def analysed(self) -> list:
         return [h for h in self.hosts if h.ok]
 
+    @property
+    def named(self) -> list:
+        """The hosts proper (not the group of files naming no host)."""
+        return [h for h in self.hosts if h.host]
+
     def host(self, name: str) -> HostResult:
         for h in self.hosts:
             if h.host == name:
@@ -99,8 +104,8 @@ class Fleet:
         return [f for h in self.hosts for f in h.findings]
 
     def headline(self) -> str:
-        n = len(self.hosts)
-        failed = n - len(self.analysed)
+        n = len(self.named)
+        failed = n - len([h for h in self.named if h.ok])
         tail = f" ({failed} could not be read)" if failed else ""
         if not self.incidents:
             return f"{n} host(s){tail}: no incident found."
@@ -108,22 +113,38 @@ class Fleet:
         return f"{n} host(s){tail}, {len(self.incidents)} fleet incident(s); first: {top.title} ({top.severity})."
 
     def to_json(self) -> dict:
+        """The contract's analysis document (every host's sources, incidents
+        and findings; incidents ranked across hosts) plus the fleet:
+        ``fleet_incidents`` with the hosts that saw each and those that did
+        not, and ``hosts`` with each host's own story."""
         from sarsleuth import __version__
+        from sarsleuth.detectors import registry
+        from sarsleuth.model import SEVERITY_RANK
+        incidents = sorted((i for h in self.hosts for i in h.incidents),
+                           key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
+        ranked = [dict(i.to_dict(), rank=n) for n, i in enumerate(incidents, 1)]
+        findings = sorted(self.findings, key=lambda f: (iso(f.start) or "~", f.host or "", f.detector))
+        skipped = [{"path": p, "reason": r} for p, r in self.unplaced]
+        skipped += [{"path": p, "reason": r} for h in self.hosts for p, r in h.skipped]
+        zones = {h.facts.get("zone") for h in self.analysed}
         return {
             "sarsleuth_version": __version__,
+            "timezone": next(iter(zones)) if len(zones) == 1 else None,
+            "sources": [dict(s) for h in self.hosts for s in h.sources],
+            "skipped": skipped,
             "summary": self.headline(),
+            "incidents": ranked,
+            "findings": [f.to_dict() for f in findings],
+            "warnings": list(self.warnings) + [f"{h.host}: {w}" for h in self.hosts for w in h.warnings],
+            "notes": list(self.notes),
+            "checked": list(registry()),
             "tolerance_seconds": self.tolerance_seconds,
             "fleet_incidents": [i.to_dict() for i in self.incidents],
             "hosts": [{
                 "host": h.host, "ok": h.ok, "error": h.error or None, "facts": h.facts,
-                "worst_severity": h.worst, "files": list(h.files), "sources": h.sources,
-                "skipped": [{"path": p, "reason": r} for p, r in h.skipped],
-                "incidents": [i.to_dict() for i in h.incidents],
-                "warnings": list(h.warnings), "notes": list(h.notes),
+                "worst_severity": h.worst, "files": list(h.files),
+                "incidents": [i.to_dict() for i in h.incidents], "notes": list(h.notes),
             } for h in self.hosts],
-            "unplaced": [{"path": p, "reason": r} for p, r in self.unplaced],
-            "warnings": list(self.warnings),
-            "notes": list(self.notes),
         }
 
     def _repr_html_(self) -> str:

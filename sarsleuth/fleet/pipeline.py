@@ -43,7 +43,7 @@ def _run(group, options, save_dir, result) -> None:
         findings = [f for f in findings if f.host in (None, group.host)]
         result.notes.append(f"{len(group.shared)} file(s) also name other hosts; only {group.host}'s lines count")
     for f in findings:
-        f.host = group.host
+        f.host = f.host or group.host or None
     result.findings = findings
     result.incidents = correlate(list(findings)) if group.shared else case.incidents
     result.warnings = list(case.warnings)

@@ -13,6 +13,8 @@ import os
 
 #: Files whose host facts one task reads.
 FACTS_BATCH = 64
+#: How long to wait for a scheduler given by address.
+CONNECT_TIMEOUT = "20s"
 
 
 def worker_count(workers: int | None) -> int:
@@ -83,12 +85,18 @@ def executor(scheduler: str | None = None, workers: int | None = None, memory_li
         yield SerialExecutor()
         return
     if scheduler:
-        with distributed.Client(scheduler, timeout="30s") as client:
+        try:
+            client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as exc:
+            from sarsleuth.errors import UsageError
+            raise UsageError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no answer'})") from None
+        with client:
             yield DaskExecutor(client, scheduler)
         return
     import logging
     n = worker_count(workers)
     with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                                  memory_limit=memory_limit or "auto", dashboard_address=None,
-                                  silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as client:
+                                  memory_limit=memory_limit or "auto", dashboard_address=":0",
+                                  silence_logs=logging.CRITICAL) as cluster, distributed.Client(cluster) as client:
         yield DaskExecutor(client, f"local cluster of {n} worker(s)")

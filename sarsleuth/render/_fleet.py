@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from sarsleuth.render._fleet_html import NO_HOST_LABEL
 from sarsleuth.render._safe import shown, utf8, utf8_tree
 
 FORMATS = ("text", "markdown", "json", "html")
@@ -22,7 +23,7 @@ def check_format(fmt: str) -> None:
 def write_fleet(fmt: str, fleet, out) -> None:
     check_format(fmt)
     if fmt == "html":
-        from sarsleuth.render._fleet_html import build_fleet_html
+        from sarsleuth.render._fleet_html import build_fleet_html  # noqa: F811 - jinja2 only when asked
         out.write(build_fleet_html(fleet))
     elif fmt == "json":
         from sarsleuth.render.json import plain
@@ -41,10 +42,9 @@ def fleet_text(fleet, markdown: bool = False) -> str:
     safe for the medium)."""
     from sarsleuth.render.markdown import md_escape
     safe = md_escape if markdown else shown
-    head = "#" if markdown else ""
-    lines = [f"{head}# Fleet: {len(fleet.hosts)} hosts" if markdown else f"FLEET: {len(fleet.hosts)} hosts",
+    lines = [f"# Fleet: {len(fleet.named)} hosts" if markdown else f"FLEET: {len(fleet.named)} hosts",
              "", safe(fleet.headline()), ""]
-    lines.append(f"{head}## Fleet incidents" if markdown else "Fleet incidents (widest first):")
+    lines.append("## Fleet incidents" if markdown else "Fleet incidents (widest first):")
     if not fleet.incidents:
         lines.append("none")
     for inc in fleet.incidents:
@@ -54,13 +54,14 @@ def fleet_text(fleet, markdown: bool = False) -> str:
         lines.append(f"   not on: {safe(host_list(inc.hosts_without))}")
         if inc.findings:
             lines.append(f"   e.g. {safe(inc.findings[0].host)}: {safe(inc.findings[0].title)}")
-    lines += ["", f"{head}## Hosts" if markdown else "Hosts:"]
-    quiet = [h.host for h in fleet.hosts if h.ok and not h.incidents]
+    lines += ["", "## Hosts" if markdown else "Hosts:"]
+    quiet = [h.host for h in fleet.hosts if h.ok and not h.incidents and h.host]
     for h in fleet.hosts:
+        name = h.host or NO_HOST_LABEL
         if not h.ok:
-            lines.append(f"- {safe(h.host)}: not analysed: {safe(h.error)}")
+            lines.append(f"- {safe(name)}: not analysed: {safe(h.error)}")
         elif h.incidents:
-            lines.append(f"- {safe(h.host)}: {len(h.incidents)} incident(s), worst {h.worst}; "
+            lines.append(f"- {safe(name)}: {len(h.incidents)} incident(s), worst {h.worst}; "
                          f"first: {safe(h.incidents[0].title)}")
     if quiet:
         lines.append(f"- {len(quiet)} host(s) without incident: {safe(host_list(quiet))}")

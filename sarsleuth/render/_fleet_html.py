@@ -7,6 +7,9 @@ from __future__ import annotations
 from sarsleuth.model import SEVERITY_RANK
 from sarsleuth.render._safe import utf8
 
+#: How the group of files that name no host is shown.
+NO_HOST_LABEL = "(files naming no host)"
+
 #: Columns of the heatmap at most; a cell covers a whole number of minutes.
 HEAT_COLUMNS = 48
 #: Hosts named in an incident before "and N more".
@@ -66,7 +69,7 @@ def build_fleet_html(fleet) -> str:
     clock = "UTC" + (" (hosts with an unknown zone: their wall clock)" if wall else "")
     return utf8(_template("fleet.html.j2").render(
         fleet=fleet, heat=heat, anchors=anchors, version=__version__, clock=clock, max_named=MAX_NAMED,
-        max_incidents=MAX_INCIDENTS, bin_label=f"= {heat['minutes']} minute(s)" if heat["minutes"] else ""))
+        max_incidents=MAX_INCIDENTS, no_host=NO_HOST_LABEL, bin_label=f"= {heat['minutes']} minute(s)" if heat["minutes"] else ""))
 
 
 def write_fleet_html(fleet, path, inputs=()) -> str:
