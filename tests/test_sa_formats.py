@@ -308,3 +308,17 @@ def test_big_endian_file_agrees_with_the_rendering_of_the_sysstat_that_wrote_it(
     ratio = float(good.mean())
     print(f"data-ppc-11.7.2: {ratio:.4%} of {len(merged)} sar values matched")
     assert ratio >= 0.995, merged[~good].head(20).to_string()
+
+
+def test_full_duplex_utilisation_is_the_larger_direction(corpus):
+    """vnet* taps at 10 Mb/s full duplex (sysstat's C_DUPLEX_FULL is 2):
+    %ifutil = max(rx, tx) / speed, as the sadf reference prints it."""
+    m = parse(corpus / "sysstat" / "binary" / "pcp-sysstat-11.2.0-0x2173-duplex").metrics
+    net = m[m["section"] == "net-dev"].pivot_table(index=["timestamp", "device"], columns="metric",
+                                                   values="value", observed=True)
+    vnet = net[net.index.get_level_values("device").astype(str).str.startswith("vnet")]
+    busy = vnet[(vnet["rxkB/s"] > 0.1) & (vnet["txkB/s"] > 0.1)]
+    assert len(busy)
+    larger = busy[["rxkB/s", "txkB/s"]].max(axis=1) * 1024 * 8 / 10e6 * 100
+    assert ((busy["%ifutil"] - larger).abs() < 1e-6).all()
+    assert round(net["%ifutil"].max(), 2) == 48.68
