@@ -32,7 +32,7 @@ SECTION_BY_FIRST_METRIC = {
     "irec6/s": "net-ip6", "ihdrer6/s": "net-eip6", "imsg6/s": "net-icmp6", "ierr6/s": "net-eicmp6",
     "idgm6/s": "net-udp6", "total/s": "softnet", "MHz": "power-cpu", "rpm": "power-fan", "degC": "power-temp",
     "inV": "power-in", "MBfsfree": "filesystem", "fch_rxf/s": "fchost", "%scpu-10": "psi-cpu",
-    "%sio-10": "psi-io", "%smem-10": "psi-mem",
+    "%sio-10": "psi-io", "%smem-10": "psi-mem", "rxpck/s": "net-dev", "rxerr/s": "net-edev",
 }
 #: Columns that name the device rather than hold a value.
 DEVICE_COLUMNS = {"CPU", "INTR", "DEV", "IFACE", "TTY", "FAN", "TEMP", "IN", "FILESYSTEM", "FCHOST"}

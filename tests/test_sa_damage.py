@@ -105,3 +105,14 @@ def test_a_clock_stepped_a_day_back_is_a_warning_and_a_segment_break(original, t
     assert (stamps.dt.tz_localize(None).astype("int64") // 10 ** 9 != ust - 86400).all()
     io = source.metrics[(source.metrics["section"] == "io") & (source.metrics["metric"] == "tps")]
     assert len(io) == 34 and io["value"].max() < 20
+
+
+def test_rhel5_format_resynchronises_too(corpus, tmp_path):
+    """0x2169 records are fixed structures: the restart record at 0xf0 (464
+    bytes), then statistics records of 1968 bytes."""
+    raw = bytearray((corpus / "sysstat" / "binary" / "pcp-rhel5-sa20-0x2169").read_bytes())
+    fifth = 0xF0 + 464 + 4 * 1968
+    raw[fifth + 448] = 0x55                  # its record type
+    source = parse(_write(tmp_path, raw, "sa20"))
+    assert source.records == 36
+    assert "invalid record; 1968 bytes skipped, about 1 record" in source.warnings[0]

@@ -147,8 +147,17 @@ def walk(path, buf, hdr: _Header, endian, warnings):
     segment, segments = 0, []
     while pos < len(buf):
         if not _valid_type(buf, pos, hdr):
-            warnings.append(located(path, "invalid or truncated record; records from here on skipped", offset=pos))
-            break
+            found = _resync(buf, hdr, endian, pos, shape, specials, stats)
+            if found is None:
+                warnings.append(located(path, "invalid or truncated record; records from here on skipped "
+                                        f"({len(buf) - pos} bytes)", offset=pos))
+                break
+            about = max(1, round((found - pos) / shape.size)) if shape else None
+            count = f", about {about} record{'s' if about != 1 else ''}" if about else ""
+            warnings.append(located(path, f"invalid record; {found - pos} bytes skipped{count}, reading again "
+                                    f"at byte {found}", offset=pos))
+            pos = found
+            continue
         rtype = buf[pos + TYPE_AT]
         hms = tuple(buf[pos + TYPE_AT + 1:pos + TYPE_AT + 4])
         ust = _long(buf, pos + LONGS_AT, endian, hdr.long_size)
@@ -166,6 +175,29 @@ def walk(path, buf, hdr: _Header, endian, warnings):
         segments.append(segment)
         pos += shape.size
     return np.array(stats, dtype=np.int64), np.array(segments, dtype=np.int32), specials, shape
+
+
+def _resync(buf, hdr, endian, pos, shape, specials, stats):
+    """The next offset after ``pos`` where a statistics record with a sane
+    type, clock and time (not before the last good record) begins and is
+    followed by another record or the end of the file; None if none."""
+    if shape is None:
+        return None
+    u8 = np.frombuffer(buf, dtype=np.uint8)
+    last = _long(buf, stats[-1] + LONGS_AT, endian, hdr.long_size) if stats else 0
+    limit = len(buf) - shape.size
+    cand = np.arange(pos + 1, max(limit + 1, pos + 1), dtype=np.int64)
+    if not len(cand):
+        return None
+    kind = u8[cand + TYPE_AT]
+    ok = ((kind == R_STATS) | (kind == R_LAST_STATS)) & (u8[cand + TYPE_AT + 1] <= 23)
+    ok &= (u8[cand + TYPE_AT + 2] <= 59) & (u8[cand + TYPE_AT + 3] <= 60)
+    for c in cand[ok][:4096]:
+        ust = _long(buf, int(c) + LONGS_AT, endian, hdr.long_size)
+        nxt = int(c) + shape.size
+        if last <= ust <= last + 7 * 86400 and (nxt == len(buf) or _valid_type(buf, nxt, hdr)):
+            return int(c)
+    return None
 
 
 def _long(buf, off, endian, long_size):
