@@ -1132,7 +1132,7 @@ def test_file_names_that_are_not_utf8(tmp_path):
     proc.stdout_bytes.decode("utf-8")                     # strict: valid UTF-8
     doc = json.loads(proc.stdout)
     assert [s["path"] for s in doc["sources"]] == [str(bundle / "sar-\ufffd\ufffd.txt")]
-    assert "(sar-\ufffd\ufffd.txt)" in doc["incidents"][0]["summary"]
+    assert "(sar-\ufffd\ufffd.txt:629)" in doc["incidents"][0]["summary"]     # evidence cites its row
     assert "sar-\ufffd\ufffd.txt" in (tmp_path / "r.html").read_bytes().decode("utf-8")
     for fmt in ("text", "markdown"):
         proc = run_cli("analyze", bundle, "--format", fmt)
