@@ -177,8 +177,11 @@ def make_finder(all_lines: bool = False, engine: str | None = None, extra_patter
     ``SARSLEUTH_LOG_ENGINE``); by default Hyperscan when it is installed."""
     if all_lines:
         return AllLinesFinder()
-    engine = engine or os.environ.get("SARSLEUTH_LOG_ENGINE") or (
-        "hyperscan" if hyperscan_available() else "python")
+    if engine is None:
+        chosen = os.environ.get("SARSLEUTH_LOG_ENGINE")
+        # an engine this version lacks (``grep`` was one) means the default
+        engine = chosen if chosen in ENGINES else None
+    engine = engine or ("hyperscan" if hyperscan_available() else "python")
     if engine not in ENGINES:
         raise ValueError(f"unknown log engine {engine!r} (one of {', '.join(ENGINES)})")
     if engine == "hyperscan" and not hyperscan_available():
