@@ -101,26 +101,34 @@ def generate(path: Path, size_mb: int, seed: int = 7) -> dict:
     return {"path": str(path), "bytes": written, "lines": lines, "incidents": n_incidents, "events": events}
 
 
-def _run(cmd: list[str], env: dict | None = None) -> tuple[float, int | None, str]:
-    """Wall seconds, peak RSS (bytes, None when unknown) and stdout of a
+def _run(cmd: list[str], env: dict | None = None) -> tuple[float, int | None, str, float | None]:
+    """Wall seconds, peak RSS (bytes, None when unknown), stdout and CPU
+    seconds (user + system, children included; None when unknown) of a
     child process.
 
-    The peak comes from GNU time (``/usr/bin/time -f %M``) because the
-    rusage of a child forked from this process would count the memory it
-    inherited before exec."""
+    Peak and CPU come from GNU time (``/usr/bin/time -f "%M %U %S"``)
+    because the rusage of a child forked from this process would count the
+    memory it inherited before exec.  CPU seconds say what a run costs when
+    other jobs share the machine and stretch wall times."""
     import shutil
     gnu_time = shutil.which("time", path="/usr/bin:/bin")
-    full = [gnu_time, "-f", "%M"] + cmd if gnu_time else cmd
+    full = [gnu_time, "-f", "%M %U %S"] + cmd if gnu_time else cmd
     start = time.perf_counter()
     proc = subprocess.run(full, capture_output=True, env=env)
     wall = time.perf_counter() - start
     if proc.returncode not in (0, 1):   # grep -c exits 1 on zero matches
         sys.exit(f"{cmd[0]} failed with {proc.returncode}: {proc.stderr.decode()[-500:]}")
-    rss = None
+    rss = cpu = None
     if gnu_time:
-        last = proc.stderr.decode().strip().splitlines()[-1]
-        rss = int(last) * 1024 if last.isdigit() else None
-    return wall, rss, proc.stdout.decode().strip()
+        fields = proc.stderr.decode().strip().splitlines()[-1].split()
+        if len(fields) == 3 and fields[0].isdigit():
+            rss = int(fields[0]) * 1024
+            cpu = float(fields[1]) + float(fields[2])
+    return wall, rss, proc.stdout.decode().strip(), cpu
+
+
+def _cpu(seconds: float | None) -> str:
+    return f"CPU {seconds:6.2f} s" if seconds is not None else "CPU    n/a"
 
 
 def _mib(rss: int | None) -> str:
@@ -170,19 +178,21 @@ def bench(path: Path, expected: dict | None, runs: int = 3, gz: bool = True, eng
                 commands[engine] = ([sys.executable, "-c", PARSE_CHILD, str(target)],
                                     dict(env, SARSLEUTH_LOG_ENGINE=engine))
             best = _interleaved(runs, commands)
-            g_wall, g_rss, g_out = best[ref_name]
+            g_wall, g_rss, g_out, g_cpu = best[ref_name]
             print(f"{label}: {target} ({target.stat().st_size / 2**20:.0f} MiB), best of {runs} interleaved run(s)")
-            print(f"  {ref_name:20s} {g_wall:7.2f} s   peak RSS {_mib(g_rss)}   {g_out} matching lines")
+            print(f"  {ref_name:20s} {g_wall:7.2f} s   {_cpu(g_cpu)}   peak RSS {_mib(g_rss)}   "
+                  f"{g_out} matching lines")
             for engine in engines:
-                wall, rss, out = best[engine]
+                wall, rss, out, cpu = best[engine]
                 info = json.loads(out)
                 ok = ""
                 if expected:
                     ok = "events as planted" if info["events"] == expected["events"] else \
                         f"MISMATCH: {expected['events']} planted"
-                print(f"  parse [{info['engine']:9s}]    {wall:7.2f} s   peak RSS {_mib(rss)}   "
+                cpu_ratio = f", CPU {cpu / g_cpu:4.2f}x" if cpu and g_cpu else ""
+                print(f"  parse [{info['engine']:9s}]    {wall:7.2f} s   {_cpu(cpu)}   peak RSS {_mib(rss)}   "
                       f"{info['events']} events, {info['records']} lines, {info['minutes']} minutes   "
-                      f"-> {wall / g_wall:4.2f}x   {ok}")
+                      f"-> wall {wall / g_wall:4.2f}x{cpu_ratio}   {ok}")
     finally:
         os.unlink(pattern_file)
         if gz_path is not None:

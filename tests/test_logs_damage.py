@@ -220,3 +220,24 @@ def test_gzip_without_isal(tmp_path, monkeypatch):
     assert (len(src.events), src.records, src.warnings) == (2000, 20000, [])
     src = parse(cut, options=ParseOptions(year=2014))
     assert 1000 < len(src.events) < 2000 and "cut short" in src.warnings[0]
+
+
+def test_decompression_thread_stops_with_the_reader(tmp_path):
+    """A reader that stops early (an error, a closed pipe) leaves no
+    decompression thread behind."""
+    import threading
+    from sarsleuth.parsers.logs.blocks import normalised_chunks
+    path = tmp_path / "messages.gz"
+    path.write_bytes(gzip.compress(as_bytes(syslog_lines(20_000))))
+    chunks = normalised_chunks(path, [], block_bytes=4096)
+    assert next(chunks).startswith(b"May  6 15:00:00 web1 kernel:")
+    chunks.close()
+    assert not [t for t in threading.enumerate() if t.name == "sarsleuth-decompress"]
+
+
+def test_unknown_engine_in_the_environment_means_the_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("SARSLEUTH_LOG_ENGINE", "grep")
+    path = tmp_path / "messages"
+    path.write_bytes(as_bytes(syslog_lines(100)))
+    src = parse(path, options=ParseOptions(year=2014))
+    assert len(src.events) == 10 and src.meta["engine"] in ("hyperscan", "python")

@@ -187,3 +187,14 @@ def test_user_patterns_hyperscan_lacks_still_find_their_lines(tmp_path):
     assert NeedleFinder(patterns).find(data) == want
     if log_engine.hyperscan_available():
         assert log_engine.HyperscanFinder(patterns).find(data) == want
+
+
+def test_scans_in_threads_share_the_finder(tmp_path, corpus):
+    """One cached finder serves scans running at once in several threads."""
+    from concurrent.futures import ThreadPoolExecutor
+    path = corpus / "logs" / "messages-2.6.5-fedora-loghub-linux2k.log"
+    one = syslog_parser.read_events(path, ParseOptions(year=2005)).events
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: syslog_parser.read_events(path, ParseOptions(year=2005)).events, range(8)))
+    for events in results:
+        pd.testing.assert_frame_equal(events, one)

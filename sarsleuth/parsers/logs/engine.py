@@ -20,6 +20,7 @@ process, not once per file.
 from __future__ import annotations
 
 import os
+import threading
 from functools import lru_cache
 
 from sarsleuth.knowledge import signatures
@@ -90,7 +91,7 @@ class HyperscanFinder:
                     flags[i] |= hyperscan.HS_FLAG_PREFILTER
             self.db.compile(expressions=everything, ids=list(range(len(everything))),
                             elements=len(everything), flags=flags)
-        self.scratch = hyperscan.Scratch(self.db)
+        self._scratch = threading.local()   # a scratch space serves one scan at a time
         self.checks = [_line_check(p.encode("utf-8"), False) for p in patterns] + \
                       [_line_check(p.encode("utf-8"), True) for p in user_patterns]
 
@@ -101,7 +102,11 @@ class HyperscanFinder:
         hi = len(data) if hi is None else hi
         ends: list[int] = []
         ids: list[int] = []
-        self.db.scan(memoryview(data)[lo:hi], match_event_handler=_collector(ends, ids), scratch=self.scratch)
+        scratch = getattr(self._scratch, "space", None)
+        if scratch is None:
+            import hyperscan
+            scratch = self._scratch.space = hyperscan.Scratch(self.db)
+        self.db.scan(memoryview(data)[lo:hi], match_event_handler=_collector(ends, ids), scratch=scratch)
         if not ends:
             return []
         if newlines is None:
@@ -177,8 +182,11 @@ def make_finder(all_lines: bool = False, engine: str | None = None, extra_patter
     ``SARSLEUTH_LOG_ENGINE``); by default Hyperscan when it is installed."""
     if all_lines:
         return AllLinesFinder()
-    engine = engine or os.environ.get("SARSLEUTH_LOG_ENGINE") or (
-        "hyperscan" if hyperscan_available() else "python")
+    if engine is None:
+        chosen = os.environ.get("SARSLEUTH_LOG_ENGINE")
+        # an engine this version lacks (``grep`` was one) means the default
+        engine = chosen if chosen in ENGINES else None
+    engine = engine or ("hyperscan" if hyperscan_available() else "python")
     if engine not in ENGINES:
         raise ValueError(f"unknown log engine {engine!r} (one of {', '.join(ENGINES)})")
     if engine == "hyperscan" and not hyperscan_available():
