@@ -307,3 +307,13 @@ def test_zip_inside_a_tar_is_followed(tmp_path):
     case = _case(outer)
     assert {s.kind for s in case.sources} == {"syslog", "sa", "nginx-error"}
     assert all(s.path.startswith(f"{outer}!case/var-log-proxy.zip!var/log/") for s in case.sources)
+
+
+def test_json_with_hosts_validates_against_shipped_schema(collect):
+    import jsonschema
+    from importlib import resources
+    schema = json.loads(resources.files("sarsleuth.schema").joinpath("analysis.schema.json").read_text())
+    from sarsleuth.render.json import document
+    doc = document(collect)
+    jsonschema.validate(doc, schema)
+    assert {h["host"] for h in doc["hosts"]} == {"web07", "Cangke_107_176"}
