@@ -29,6 +29,7 @@ set -euo pipefail
 inner() {
     # runs inside the namespaces, read from standard input so that no path
     # of this machine shows in the host's process list
+    set -euo pipefail
     HOST=$STAGE_HOST STAGE=$STAGE_DIR OUT=$STAGE_OUT SAMPLES=$STAGE_SAMPLES
     cd /
     mount --make-rprivate /
