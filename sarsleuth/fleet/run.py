@@ -55,10 +55,14 @@ class DaskExecutor:
         from distributed import as_completed
         from sarsleuth.fleet.model import HostResult
         from sarsleuth.fleet.pipeline import analyse_host
+        import uuid
+        run = uuid.uuid4().hex[:12]    # keys of one run: never the cached result of an earlier one
         futures = self.client.map(analyse_host, groups, options=options, save_dir=save_dir, pure=False,
-                                  key=[f"sarsleuth-host-{i}" for i in range(len(groups))])
+                                  key=[f"sarsleuth-host-{run}-{i}" for i in range(len(groups))])
         group_of = {f.key: g for f, g in zip(futures, groups)}
-        for fut in as_completed(futures):
+        pending = as_completed(futures)
+        del futures                    # each result is dropped (on the worker too) once read
+        for fut in pending:
             try:
                 yield fut.result()
             except Exception as exc:  # noqa: BLE001 - a worker lost (killed at its memory limit...)
