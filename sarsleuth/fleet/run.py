@@ -99,8 +99,14 @@ def executor(scheduler: str | None = None, workers: int | None = None, memory_li
             yield DaskExecutor(client, scheduler)
         return
     import logging
+
+    import dask
     n = worker_count(workers)
-    with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                                  memory_limit=memory_limit or "auto", dashboard_address=":0",
-                                  silence_logs=logging.CRITICAL) as cluster, distributed.Client(cluster) as client:
+    # Dask's sampling profiler keeps a call tree of every stack it sees: over
+    # thousands of hosts that, not host data, is what a worker's memory grows by
+    with dask.config.set({"distributed.worker.profile.enabled": False}), \
+            distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
+                                     memory_limit=memory_limit or "auto", dashboard_address=":0",
+                                     silence_logs=logging.CRITICAL) as cluster, \
+            distributed.Client(cluster) as client:
         yield DaskExecutor(client, f"local cluster of {n} worker(s)")
