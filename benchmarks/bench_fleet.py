@@ -54,10 +54,11 @@ def sadf_seconds(fleet: Path) -> float | None:
 def run_on_cluster(fleet: Path, warm: Path, workers: int, save: Path | None):
     import logging
 
+    import dask
     import distributed
 
     import sarsleuth.fleet
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+    with dask.config.set({"distributed.worker.profile.enabled": False}), distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   memory_limit="2GiB", silence_logs=logging.CRITICAL) as cluster, \
             distributed.Client(cluster) as client:
         sarsleuth.fleet.analyze(warm, scheduler=cluster.scheduler_address)

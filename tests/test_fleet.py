@@ -196,6 +196,8 @@ def test_cli_fleet_json_and_html(fleet_dir, scheduler, tmp_path):
         if host in made["shared"] or host == made["own"]:
             assert f'<th><a href="#host-{i}">{host}</a></th>' in html
         assert f'id="host-{i}"' in html
+    # the stories of hosts with incidents are open where the links land
+    assert html.count('class="host" id="host-') == HOSTS and html.count("\" open>") == len(made["shared"]) + 1
     assert 'class="s-critical"' in html and 'class="s-high"' in html
 
 

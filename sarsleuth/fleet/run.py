@@ -55,10 +55,14 @@ class DaskExecutor:
         from distributed import as_completed
         from sarsleuth.fleet.model import HostResult
         from sarsleuth.fleet.pipeline import analyse_host
+        import uuid
+        run = uuid.uuid4().hex[:12]    # keys of one run: never the cached result of an earlier one
         futures = self.client.map(analyse_host, groups, options=options, save_dir=save_dir, pure=False,
-                                  key=[f"sarsleuth-host-{i}" for i in range(len(groups))])
+                                  key=[f"sarsleuth-host-{run}-{i}" for i in range(len(groups))])
         group_of = {f.key: g for f, g in zip(futures, groups)}
-        for fut in as_completed(futures):
+        pending = as_completed(futures)
+        del futures                    # each result is dropped (on the worker too) once read
+        for fut in pending:
             try:
                 yield fut.result()
             except Exception as exc:  # noqa: BLE001 - a worker lost (killed at its memory limit...)
@@ -95,8 +99,14 @@ def executor(scheduler: str | None = None, workers: int | None = None, memory_li
             yield DaskExecutor(client, scheduler)
         return
     import logging
+
+    import dask
     n = worker_count(workers)
-    with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                                  memory_limit=memory_limit or "auto", dashboard_address=":0",
-                                  silence_logs=logging.CRITICAL) as cluster, distributed.Client(cluster) as client:
+    # Dask's sampling profiler keeps a call tree of every stack it sees: over
+    # thousands of hosts that, not host data, is what a worker's memory grows by
+    with dask.config.set({"distributed.worker.profile.enabled": False}), \
+            distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
+                                     memory_limit=memory_limit or "auto", dashboard_address=":0",
+                                     silence_logs=logging.CRITICAL) as cluster, \
+            distributed.Client(cluster) as client:
         yield DaskExecutor(client, f"local cluster of {n} worker(s)")
