@@ -77,6 +77,7 @@ class RowReader:
         self.averages_seen = False
         self._time_cache: tuple = ("", 0)
         self._tods: dict = {}
+        self._clock12: tuple = ("", "", 0)   # time token, AM/PM, seconds of the last 12-hour row
         self._lead = 0
         self._block_key = None
         self._block = None
@@ -117,6 +118,15 @@ class RowReader:
                         block.rows.append(tokens[1:])
                         block.lines.append(lineno)
                         continue
+                elif block is not None and self._lead == 2 and len(tokens) > 2:
+                    # 12-hour clock: the same time and AM/PM as the line before
+                    first, half, tod = self._clock12
+                    if tokens[0] == first and tokens[1] == half and (
+                            numeric_start(tokens[2]) or (len(tokens) > 3 and numeric_start(tokens[3]))):
+                        block.seconds.append(tick(tod))
+                        block.rows.append(tokens[2:])
+                        block.lines.append(lineno)
+                        continue
                 self.line(lineno, line, tokens)
         return self
 
@@ -130,6 +140,8 @@ class RowReader:
                 lead = 2
                 self.clock12 = True
             self._lead = lead
+            if lead == 2:
+                self._clock12 = (first, tokens[1], tod)
             self._timed(lineno, tod, tokens[lead:], line)
             return
         self._lead = 0
