@@ -197,7 +197,7 @@ def test_user_pattern_cannot_stall_the_scan(tmp_path):
 
 
 def test_the_scan_starts_no_child_process(tmp_path, monkeypatch):
-    """No grep or other helper whose failure could silently lose events."""
+    """No grep or other program run beside the scan, whose failure could silently lose events."""
     def refuse(*args, **kwargs):
         raise AssertionError("child process started")
     monkeypatch.setattr(subprocess, "Popen", refuse)
