@@ -54,14 +54,18 @@ class Expanded:
 
 def expand(paths) -> Expanded:
     out = Expanded()
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            _folder(p, out)
-        elif p.is_file() and _is_archive(p):
-            _archive(p, out)
-        else:
-            out.entries.append(Entry(str(p), str(p)))
+    try:
+        for p in paths:
+            p = Path(p)
+            if p.is_dir():
+                _folder(p, out)
+            elif p.is_file() and _is_archive(p):
+                _archive(p, out)
+            else:
+                out.entries.append(Entry(str(p), str(p)))
+    except BaseException:
+        out.cleanup()      # no private copy outlives a failure or an interrupt
+        raise
     return out
 
 
