@@ -144,9 +144,9 @@ def analyze(
 
 
 def _names_a_fleet(paths) -> bool:
-    """Do the inputs name enough hosts to be a fleet?  (Heads only.)"""
-    from sarsleuth.fleet.hosts import group_inputs
-    return len(group_inputs(paths).groups) >= FLEET_MIN_HOSTS
+    """Do the inputs name enough hosts to be a fleet?  (A sample of heads.)"""
+    from sarsleuth.fleet.hosts import names_hosts
+    return names_hosts(paths, FLEET_MIN_HOSTS)
 
 
 def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options) -> None:

@@ -61,6 +61,15 @@ def test_hosts_come_from_the_files_not_the_folders(fleet_dir):
     assert grouping.unplaced == []
 
 
+def test_a_fleet_is_told_from_a_sample_of_heads(fleet_dir):
+    from sarsleuth.fleet.hosts import names_hosts
+    out, _made = fleet_dir
+    assert names_hosts([out], 3) and names_hosts([out], HOSTS) and not names_hosts([out], HOSTS + 1)
+    # six of the twelve files, spread over the inputs, still name three hosts
+    assert names_hosts([out], 3, sample=6) and not names_hosts([out], 4, sample=6)
+    assert not names_hosts([SAMPLES / "nginx-proxy-oom"], 2)
+
+
 def test_full_names_join_short_names_and_central_logs_go_to_each_host(tmp_path):
     from sarsleuth.fleet.hosts import file_facts, group_by_host
     (tmp_path / "a").mkdir()

@@ -234,6 +234,27 @@ def input_files(paths) -> tuple:
     return files, missing
 
 
+#: Files whose host facts are read to decide whether inputs are a fleet.
+FLEET_SAMPLE_FILES = 64
+
+
+def names_hosts(paths, at_least: int, sample: int = FLEET_SAMPLE_FILES) -> bool:
+    """Do the inputs name at least ``at_least`` hosts?  Decided from an even
+    sample of the files, so a one-host case of thousands of files pays for
+    64 heads, not for all of them; stops as soon as enough are seen."""
+    files, _missing = input_files(paths)
+    if len(files) > sample:
+        step = len(files) / sample
+        files = [files[int(k * step)] for k in range(sample)]
+    seen: set = set()
+    for f in files:
+        facts = file_facts(f)
+        seen.update(h.split(".", 1)[0] for h in facts.hosts if facts.kind)
+        if len(seen) >= at_least:
+            return True
+    return False
+
+
 def group_inputs(paths) -> Grouping:
     """Walk ``paths`` and group the files by host, in this process."""
     files, missing = input_files(paths)
