@@ -334,7 +334,7 @@ def _incident(g: _Group, host_zones: dict, display_zone) -> Incident:
     inc.impact = hurt
     _on_story_clock(inc, host_zones, display_zone)
     from sarsleuth.narrative import narrate
-    narrate(inc, cause, chain)
+    narrate(inc, cause, chain, host_zones)
     return inc
 
 

@@ -13,7 +13,7 @@ import os
 import re
 
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
-from sarsleuth.render._time import on_clock, when, zone_of
+from sarsleuth.render._time import on_clock, when, zone_of, zones_differ
 
 
 _BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{3,})(?![\w.:/\]-])")
@@ -143,13 +143,13 @@ def timeline(inc: Incident) -> list[dict]:
     return timed + [r for r in rows if r["time"] is None]
 
 
-def _headline(inc: Incident, cause: Finding, effects: list[Finding]) -> str:
+def _headline(inc: Incident, cause: Finding, effects: list[Finding], host_zones: dict) -> str:
     import pandas as pd
     from sarsleuth.knowledge import category_title
     where_ = f" on {', '.join(inc.hosts)}" if inc.hosts else ""
     if inc.start is not None and not pd.isna(inc.start):
         dated = inc.end is not None and not _same_day(inc.start, inc.end)
-        period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)}{_across_zones(inc)})"
+        period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)}{_across_zones(inc, host_zones)})"
     else:
         period = " (time not on the shared clock)"
     # the decisive effects: medium or worse, on the shared clock first
@@ -168,11 +168,10 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding]) -> str:
     return text.rstrip(".") + "."
 
 
-def _across_zones(inc: Incident) -> str:
-    """What says that an incident's hosts keep different clocks (its
-    findings carry their hosts' zones, see correlate)."""
-    seen = {zone_of(f.start) for f in inc.findings if _on_clock(f)}
-    return ": its hosts are in different time zones" if len(seen) > 1 else ""
+def _across_zones(inc: Incident, host_zones: dict) -> str:
+    """What says why an incident is told in UTC: its hosts keep different
+    clocks."""
+    return f": {', '.join(inc.hosts)} are in different time zones" if zones_differ(inc.hosts, host_zones) else ""
 
 
 def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: list[Finding]) -> str:
@@ -198,8 +197,9 @@ def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: li
     return text
 
 
-def narrate(inc: Incident, cause: Finding, chain: dict | None) -> None:
-    """Fill ``inc.story`` and ``inc.summary``."""
+def narrate(inc: Incident, cause: Finding, chain: dict | None, host_zones: dict | None = None) -> None:
+    """Fill ``inc.story`` and ``inc.summary``, on the clock of ``inc.zone``
+    (``host_zones``: {host: zone}, to say why it is UTC across hosts)."""
     effects = [f for f in inc.findings if f.role == "effect" or (f.role == "cause" and f is not cause)]
     context = [f for f in inc.findings if f.role == "context"]
     cause_text = f"{prose(cause.title)} {span(cause, inc.zone)}"
@@ -227,7 +227,7 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None) -> None:
         unaligned_note = (f"{len(unaligned)} finding(s) ({names}) come from sources without a time on the shared "
                           "clock and were attached by PID or causal chain, not by time.")
     inc.story = {
-        "headline": _headline(inc, cause, effects),
+        "headline": _headline(inc, cause, effects, host_zones or {}),
         "timeline": timeline(inc),
         "cause": cause_text,
         "explanation": cause.explanation,

@@ -156,3 +156,24 @@ def test_a_guessed_zone_is_said_in_every_output():
         assert guess in flat, fmt
     socket = incident_on(out["json"], "slbv2test04.cm3")
     assert "(UTC+08:00)" in socket["story"]["headline"]
+
+
+# ---------------------------------------------- one incident across two zones
+def test_an_incident_across_hosts_of_two_zones_is_told_in_utc_and_says_so():
+    """A kill on the Paris host without a time on the shared clock, joined
+    by PID to memory running out on the Shanghai host: one incident, told
+    in UTC with the reason, each finding's time keeping its host's offset."""
+    import pandas as pd
+    from sarsleuth.correlate import correlate
+    from sarsleuth.model import Finding
+    start = pd.Timestamp("2014-05-06 15:02:03", tz="Asia/Shanghai")
+    timed = Finding(detector="memory-pressure", title="Memory exhausted", severity="high", start=start,
+                    end=start + pd.Timedelta(minutes=5), host="sh", refs={"pids": [4242]})
+    untimed = Finding(detector="oom-kill", title="1 process(es) killed by the OOM killer", severity="critical",
+                      start=None, end=None, host="par", aligned=False, refs={"pids": [4242]})
+    zones = {"sh": "Asia/Shanghai", "par": "Europe/Paris"}
+    (inc,) = correlate([timed, untimed], host_zones=zones, display_zone="UTC")
+    assert inc.hosts == ["par", "sh"] and inc.zone == "UTC"
+    assert "from 2014-05-06 07:02:03 to 07:07:03 (UTC: par, sh are in different time zones)" in inc.summary
+    assert inc.story["timeline"][0]["clock"] == "07:02:03"
+    assert timed.start.isoformat() == "2014-05-06T15:02:03+08:00"

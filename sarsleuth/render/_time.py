@@ -16,12 +16,21 @@ def story_zone(hosts, host_zones: dict, display_zone=None):
     """The zone the story of ``hosts`` is told in: their zone when they
     share one (each host's own clock), else ``SHARED_ZONE`` when their zones
     differ, else ``display_zone`` (the case's clock; None: as recorded)."""
-    zones = {str(host_zones[h]) for h in hosts if host_zones.get(h)}
+    zones = _zones_of(hosts, host_zones)
     if len(zones) == 1:
         return zones.pop()
     if len(zones) > 1:
         return SHARED_ZONE
     return display_zone
+
+
+def zones_differ(hosts, host_zones: dict) -> bool:
+    """Do ``hosts`` keep different zones (so their story is on SHARED_ZONE)?"""
+    return len(_zones_of(hosts, host_zones)) > 1
+
+
+def _zones_of(hosts, host_zones: dict) -> set:
+    return {str(host_zones[h]) for h in hosts if host_zones.get(h)}
 
 
 def on_clock(ts, zone):
