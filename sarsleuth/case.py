@@ -186,7 +186,8 @@ class Case:
         from sarsleuth.model import SEVERITY_RANK
         ctx = Context(metrics=self.metrics, events=self.events, reports=self.reports, sources=self.sources,
                       params=cfg.params, link_speed_bps=parse_options.link_speed_bps,
-                      user_signatures=cfg.signatures, host_facts=list(self.hosts))
+                      user_signatures=cfg.signatures, host_facts=list(self.hosts),
+                      host_zones=self.story_zones(opts))
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
         if self.window is not None:
@@ -194,8 +195,13 @@ class Case:
         if opts.min_severity:
             findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[opts.min_severity]]
         self.findings = findings
-        self.incidents = correlate(list(findings))
+        self.incidents = correlate(list(findings), host_zones=self.story_zones(opts), display_zone=self.tz)
         self.checked = list(registry())
+
+    def story_zones(self, opts) -> dict:
+        """{host: zone} each host's story is told in: its own zone, unless
+        --tz says which clock to show everything on."""
+        return {} if opts.tz else dict(self.host_zones)
 
     # ------------------------------------------------------------------- API
     def sar(self, section: str, host=None, device=None):

@@ -50,8 +50,12 @@ def _tolerance():
     return pd.Timedelta(minutes=5)
 
 
-def correlate(findings: list[Finding], tolerance=None) -> list[Incident]:
-    """Group findings into incidents, name causes, score and rank them."""
+def correlate(findings: list[Finding], tolerance=None, host_zones: dict | None = None,
+              display_zone=None) -> list[Incident]:
+    """Group findings into incidents, name causes, score and rank them.
+    ``host_zones`` ({host: zone}) tells each incident on its host's clock
+    (see :func:`~sarsleuth.render._time.story_zone`); ``display_zone`` is
+    the case's clock, used for hosts of no known zone."""
     if not findings:
         return []
     tol = tolerance if tolerance is not None else _tolerance()
@@ -71,7 +75,7 @@ def correlate(findings: list[Finding], tolerance=None) -> list[Incident]:
         else:
             target.findings.append(f)
     groups = _split_by_chain(groups)
-    incidents = [_incident(g) for g in groups]
+    incidents = [_incident(g, host_zones or {}, display_zone) for g in groups]
     incidents.sort(key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
     for rank, inc in enumerate(incidents, 1):
         inc.rank = rank
@@ -289,7 +293,7 @@ _IMPACT_WORDS = {"killed": "processes killed", "crashed": "processes crashed", "
                  "slowed": "traffic held back by a full link"}
 
 
-def _incident(g: _Group) -> Incident:
+def _incident(g: _Group, host_zones: dict, display_zone) -> Incident:
     import pandas as pd
     findings = g.findings
     cause, chain = cause_of(findings)
@@ -328,9 +332,22 @@ def _incident(g: _Group) -> Incident:
                    recommendations=recommend(findings, cause, chain, MAX_RECOMMENDATIONS),
                    cause=cause.detector, score_components=components)
     inc.impact = hurt
+    _on_story_clock(inc, host_zones, display_zone)
     from sarsleuth.narrative import narrate
-    narrate(inc, cause, chain)
+    narrate(inc, cause, chain, host_zones)
     return inc
+
+
+def _on_story_clock(inc: Incident, host_zones: dict, display_zone) -> None:
+    """The same instants, read on the clocks the story is told on: the
+    incident's on its zone, each finding's on its host's (so that JSON
+    times carry the host's offset)."""
+    from sarsleuth.render._time import on_clock, story_zone
+    inc.zone = story_zone(inc.hosts, host_zones, display_zone)
+    inc.start, inc.end = on_clock(inc.start, inc.zone), on_clock(inc.end, inc.zone)
+    for f in inc.findings:
+        zone = story_zone([f.host], host_zones, inc.zone)
+        f.start, f.end = on_clock(f.start, zone), on_clock(f.end, zone)
 
 
 def _title(category, cause, hosts) -> str:

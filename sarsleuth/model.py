@@ -196,6 +196,9 @@ class Incident:
     story: dict = field(default_factory=dict)
     #: how users were hurt: "killed", "crashed", "refused", "dropped", "failed", "slowed"
     impact: list = field(default_factory=list)
+    #: the zone its story is told in: its host's, UTC across hosts of
+    #: different zones, None on the hosts' wall clock (render._time.story_zone)
+    zone: str | None = None
 
     def to_dict(self) -> dict:
         return {

@@ -13,7 +13,7 @@ import os
 import re
 
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
-from sarsleuth.render._time import when, zone_of
+from sarsleuth.render._time import on_clock, when, zone_of, zones_differ
 
 
 _BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{3,})(?![\w.:/\]-])")
@@ -86,22 +86,23 @@ def _peak(f: Finding):
     return None
 
 
-def span(f: Finding) -> str:
+def span(f: Finding, zone=None) -> str:
     """When a finding held: ``at T``, ``from A to B``, with its peak time
-    when that is neither end, and dates when it crosses midnight."""
+    when that is neither end, and dates when it crosses midnight; on
+    ``zone``'s clock (the finding's own when None)."""
     import pandas as pd
     if not _on_clock(f):
         if (f.refs or {}).get("nginx_exit_pids"):
             return "(kernel lines without a time on the shared clock, dated by the same PIDs' exits in error.log)"
         return "(time not on the shared clock)"
     if f.end is None or pd.isna(f.end) or f.end == f.start:
-        text = f"at {when(f.start, False)}"
+        text = f"at {when(f.start, False, zone)}"
     else:
-        dated = not _same_day(f.start, f.end)
-        text = f"from {when(f.start, dated)} to {when(f.end, dated)}"
+        dated = not _same_day(on_clock(f.start, zone), on_clock(f.end, zone))
+        text = f"from {when(f.start, dated, zone)} to {when(f.end, dated, zone)}"
     p = _peak(f)
     if p is not None:
-        text += f", peak at {when(p, False)}"
+        text += f", peak at {when(p, False, zone)}"
     return text
 
 
@@ -120,20 +121,20 @@ def _cited(f: Finding) -> str:
 
 
 def timeline(inc: Incident) -> list[dict]:
-    """Every finding of the incident on one clock: its start (and its peak),
-    what it was, its role, and the evidence file:line; findings without a
-    time on the shared clock last."""
+    """Every finding of the incident on one clock (the incident's zone): its
+    start (and its peak), what it was, its role, and the evidence file:line;
+    findings without a time on the shared clock last."""
     rows = []
     for f in inc.findings:
         ev = f.evidence[0] if f.evidence else None
         base = {"role": f.role, "detector": f.detector, "host": f.host,
                 "where": where(f), "path": ev.path if ev else "", "line": ev.line if ev else None}
         if _on_clock(f):
-            rows.append({**base, "time": iso(f.start), "clock": when(f.start, False), "what": prose(f.title),
+            rows.append({**base, "time": iso(f.start), "clock": when(f.start, False, inc.zone), "what": prose(f.title),
                          "_key": f.start})
             p = _peak(f)
             if p is not None:
-                rows.append({**base, "time": iso(p), "clock": when(p, False), "what": f"peak: {prose(f.title)}", "_key": p})
+                rows.append({**base, "time": iso(p), "clock": when(p, False, inc.zone), "what": f"peak: {prose(f.title)}", "_key": p})
         else:
             rows.append({**base, "time": None, "clock": "untimed", "what": prose(f.title), "_key": None})
     timed = sorted((r for r in rows if r["_key"] is not None), key=lambda r: r["_key"])
@@ -142,13 +143,13 @@ def timeline(inc: Incident) -> list[dict]:
     return timed + [r for r in rows if r["time"] is None]
 
 
-def _headline(inc: Incident, cause: Finding, effects: list[Finding]) -> str:
+def _headline(inc: Incident, cause: Finding, effects: list[Finding], host_zones: dict) -> str:
     import pandas as pd
     from sarsleuth.knowledge import category_title
     where_ = f" on {', '.join(inc.hosts)}" if inc.hosts else ""
     if inc.start is not None and not pd.isna(inc.start):
         dated = inc.end is not None and not _same_day(inc.start, inc.end)
-        period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)})"
+        period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)}{_across_zones(inc, host_zones)})"
     else:
         period = " (time not on the shared clock)"
     # the decisive effects: medium or worse, on the shared clock first
@@ -165,6 +166,12 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding]) -> str:
     if picked:
         text += ", then " + " and ".join(prose(f.title) for f in picked)
     return text.rstrip(".") + "."
+
+
+def _across_zones(inc: Incident, host_zones: dict) -> str:
+    """What says why an incident is told in UTC: its hosts keep different
+    clocks."""
+    return f": {', '.join(inc.hosts)} are in different time zones" if zones_differ(inc.hosts, host_zones) else ""
 
 
 def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: list[Finding]) -> str:
@@ -190,17 +197,18 @@ def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: li
     return text
 
 
-def narrate(inc: Incident, cause: Finding, chain: dict | None) -> None:
-    """Fill ``inc.story`` and ``inc.summary``."""
+def narrate(inc: Incident, cause: Finding, chain: dict | None, host_zones: dict | None = None) -> None:
+    """Fill ``inc.story`` and ``inc.summary``, on the clock of ``inc.zone``
+    (``host_zones``: {host: zone}, to say why it is UTC across hosts)."""
     effects = [f for f in inc.findings if f.role == "effect" or (f.role == "cause" and f is not cause)]
     context = [f for f in inc.findings if f.role == "context"]
-    cause_text = f"{prose(cause.title)} {span(cause)}"
+    cause_text = f"{prose(cause.title)} {span(cause, inc.zone)}"
     q = quote(cause)
     if q:
         cause_text += f", evidence {q}"
     effect_lines = []
     for f in effects:
-        item = f"{prose(f.title)} {span(f)}"
+        item = f"{prose(f.title)} {span(f, inc.zone)}"
         same = _shared_processes(f, cause)
         if same:
             item += f" (the same {same} process(es) as the cause, matched by PID: not additional ones)"
@@ -211,7 +219,7 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None) -> None:
             why = "already before the cause"
         else:
             why = "at the same time, not explained by the cause"
-        context_lines.append(f"{prose(f.title)} {span(f)} ({why}){_cited(f)}")
+        context_lines.append(f"{prose(f.title)} {span(f, inc.zone)} ({why}){_cited(f)}")
     unaligned = [f for f in inc.findings if not _on_clock(f)]
     unaligned_note = ""
     if unaligned:
@@ -219,7 +227,7 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None) -> None:
         unaligned_note = (f"{len(unaligned)} finding(s) ({names}) come from sources without a time on the shared "
                           "clock and were attached by PID or causal chain, not by time.")
     inc.story = {
-        "headline": _headline(inc, cause, effects),
+        "headline": _headline(inc, cause, effects, host_zones or {}),
         "timeline": timeline(inc),
         "cause": cause_text,
         "explanation": cause.explanation,

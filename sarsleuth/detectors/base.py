@@ -9,6 +9,7 @@ through :class:`Context` only.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -33,11 +34,20 @@ class Context:
     link_speed_bps: float | None = None
     user_signatures: tuple = ()  # the case's own [[signature]] entries (config file)
     host_facts: list = field(default_factory=list)  # HostFacts read from bundles (sarsleuth.bundles.facts)
+    #: {host: zone} the story of each host is told in (its own clock); a
+    #: host's series are indexed on it, so the times detectors write into
+    #: titles and evidence are the host's wall clock (same instants)
+    host_zones: dict = field(default_factory=dict)
     _series_cache: dict = field(default_factory=dict)
     _sections: dict = field(default_factory=dict)
     _paths: dict | None = None
     _kinds: frozenset | None = None
     _columns: tuple | None = None
+
+    def __post_init__(self):
+        # evidence sentences written from event rows (evidence_from_events)
+        # see no context: the hosts' clocks of the case being analysed
+        _HOST_ZONES.set(dict(self.host_zones))
 
     # ---------------------------------------------------------------- inputs
     def available(self, name: str) -> bool:
@@ -106,6 +116,8 @@ class Context:
         out = None
         if parts:
             out = self._series_at(np.sort(np.concatenate(parts)) if len(parts) > 1 else parts[0])
+            if host is not None:
+                out.index = self.on_host_clock(out.index, host)
         self._series_cache[key] = out
         return out
 
@@ -129,6 +141,15 @@ class Context:
             order = order[keep]
             ts, vals = ts[order], vals[order]
         return pd.Series(vals, index=pd.DatetimeIndex(ts, name="timestamp"), name="value")
+
+    def on_host_clock(self, times, host):
+        """Times (an index or a Timestamp) on ``host``'s clock: the same
+        instants, read as the host's wall clock shows them."""
+        from sarsleuth.render._time import on_clock, story_zone
+        zone = story_zone([host], self.host_zones)
+        if zone is None or getattr(times, "tz", None) is None:
+            return times
+        return times.tz_convert(zone) if hasattr(times, "tz_convert") else on_clock(times, zone)
 
     def devices(self, section: str, metric: str, host=None) -> list:
         index = self._section(section) or {}
@@ -256,6 +277,10 @@ class Context:
         return [s for s in self.sources if s.kind == kind]
 
 
+#: {host: zone} of the case whose detectors run now (see Context.host_zones).
+_HOST_ZONES: ContextVar[dict] = ContextVar("host_zones", default={})
+
+
 def _holds(text: str, value: float) -> bool:
     """Does a printed row hold ``value`` among its fields (as sar/sadf print
     it: two decimals, comma decimals, ``;`` separated)?"""
@@ -356,7 +381,10 @@ def _quote(row) -> str:
     try:
         import pandas as pd
         if ts is not None and not pd.isna(ts):
-            prefix = pd.Timestamp(ts).strftime("%Y-%m-%d %H:%M:%S") + " "
+            from sarsleuth.render._time import on_clock, story_zone
+            host = getattr(row, "host", None)
+            zone = story_zone([host], _HOST_ZONES.get()) if host is not None and host == host else None
+            prefix = pd.Timestamp(on_clock(ts, zone)).strftime("%Y-%m-%d %H:%M:%S") + " "
     except (TypeError, ValueError):
         prefix = ""
     if proc and isinstance(proc, str) and proc not in ("", "None") and not msg.startswith(proc):

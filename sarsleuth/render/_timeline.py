@@ -62,7 +62,9 @@ def _range(case):
         return None
     if hi <= lo:
         hi = lo + pd.Timedelta(minutes=1)
-    return lo, hi
+    # incidents carry their hosts' clocks: the axis across them is the case's
+    from sarsleuth.render._time import on_clock
+    return on_clock(lo, case.tz), on_clock(hi, case.tz)
 
 
 def _ticks(lo, hi, width: float) -> tuple[list, int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from importlib import resources
 
 from sarsleuth.render._safe import utf8
-from sarsleuth.render._time import when, zone_of
+from sarsleuth.render._time import on_clock, when, zone_of
 from sarsleuth.render._view import EVIDENCE_LINES, View, code_spans, left_out
 
 #: Incidents given a plot (each costs a matplotlib figure).
@@ -17,10 +17,11 @@ MAX_PLOTS = 10
 def _env():
     from jinja2 import Environment, select_autoescape
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    env.filters["when"] = lambda ts: when(ts)
+    # ``ts|when`` on the time's own clock, ``ts|when(zone)`` on zone's
+    env.filters["when"] = lambda ts, zone=None: when(ts, zone=zone)
     env.filters["basename"] = lambda p: str(p).replace("\\", "/").rsplit("/", 1)[-1]
     env.filters["spans"] = code_spans
-    env.filters["zone"] = zone_of
+    env.filters["zone"] = lambda ts, zone=None: zone_of(ts, zone)
     env.filters["string_id"] = lambda obj: str(id(obj))
     env.globals["zip"] = zip
     return env
@@ -53,8 +54,11 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
         start, end = s.span()
         sources.append({"path": s.path, "kind": s.kind, "host": s.host or "", "start": when(start) if start is not None else "",
                         "end": when(end) if end is not None else "", "records": s.records, "warnings": s.warnings})
-    findings = sorted(case.findings, key=lambda f: (str(f.start) if f.start is not None else "~", f.detector))
-    zone = zone_of(case.incidents[0].start) if case.incidents else ""
+    # each finding carries its host's clock: sorted on the case's
+    findings = sorted(case.findings, key=lambda f: (str(on_clock(f.start, case.tz)) if f.start is not None else "~",
+                                                    f.detector))
+    # the lists across hosts are on one stated zone, the case's
+    zone = zone_of(case.incidents[0].start, case.tz) if case.incidents else ""
     plots_note = left_out(len(case.incidents), len(drawn), "incident(s) without a chart",
                           "--all draws a chart for every one") if plots else ""
     return utf8(_template("report.html.j2").render(

@@ -24,7 +24,9 @@ def document(case) -> dict:
         start, end = s.span()
         sources.append({"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
                         "records": int(s.records), "warnings": list(s.warnings)})
-    findings = sorted(case.findings, key=lambda f: (iso(f.start) or "~", f.detector))
+    from sarsleuth.render._time import on_clock
+    # each finding carries its host's offset: ordered on the case's clock
+    findings = sorted(case.findings, key=lambda f: (iso(on_clock(f.start, case.tz)) or "~", f.detector))
     return utf8_tree(plain({
         "sarsleuth_version": __version__,
         "timezone": str(case.tz) if case.tz else None,

@@ -46,7 +46,9 @@ def render_markdown(case, max_incidents: int | None = None, view: View | None = 
     told = view.incidents(case)
     out = ["# sarsleuth incident summary", ""]
     if case.incidents:
-        zone = zone_of(case.incidents[0].start)
+        # the list across hosts is on one stated zone, the case's; each
+        # incident below on its hosts' clock
+        zone = zone_of(case.incidents[0].start, case.tz)
         out.append(f"{len(case.incidents):,} incident(s) from {len(case.sources)} source(s), {len(told)} told below; "
                    f"times: {md_escape(zone or 'unknown')}.")
     else:
@@ -60,7 +62,7 @@ def render_markdown(case, max_incidents: int | None = None, view: View | None = 
         listed = view.rows(case.incidents, max(MAX_LISTED, len(told)))
         out += ["| # | severity | start | end | incident | score |", "|---|---|---|---|---|---|"]
         for inc in listed:
-            out.append(f"| {inc.rank} | {inc.severity} | {md_escape(when(inc.start))} | {md_escape(when(inc.end))} | "
+            out.append(f"| {inc.rank} | {inc.severity} | {md_escape(when(inc.start, zone=case.tz))} | {md_escape(when(inc.end, zone=case.tz))} | "
                        f"{md_escape(inc.title)} | {inc.score:.2f} |")
         out.append("")
         for note in (left_out(len(case.incidents), len(listed), "incident(s)", "`--all` lists every one"),

@@ -60,9 +60,10 @@ def _summary(case, view: View, told: list) -> Table:
     listed = view.rows(case.incidents, max(MAX_LISTED, len(told)))
     for inc in listed:
         t.add_row(str(inc.rank), Text(inc.severity, style=SEVERITY_STYLE.get(inc.severity, "")),
-                  when(inc.start) if inc.start is not None else "unaligned",
+                  when(inc.start, zone=case.tz) if inc.start is not None else "unaligned",
                   Text(shown(inc.title)), f"{inc.score:.2f}")
-    zone = zone_of(case.incidents[0].start)
+    # one table across hosts: one stated zone, the case's
+    zone = zone_of(case.incidents[0].start, case.tz)
     caption = ((f"times: {shown(zone)}  |  " if zone else "")
                + f"{len(case.sources)} sources, {len(case.findings):,} findings, {len(case.incidents):,} incident(s); "
                f"{len(told)} told below")
