@@ -212,7 +212,7 @@ def proxy_buffer_bound(ctx: Context, host, ep) -> dict | None:
         per_conn += nginx_size(first.value)
         evidence.append(limit_evidence(first))
     metrics = {"proxy_buffer_bytes_per_connection": per_conn}
-    says = f"nginx may hold {per_conn / 1048576:.0f} MiB of proxy buffers per connection ({buffers.text}"
+    says = f"nginx may hold {per_conn / 1048576:.0f} MiB of proxy buffers per connection (`{buffers.text}`"
     # the RAM of the recording (sar) rather than of the collection, which
     # may be later and on other hardware
     ram_kb = _sar_ram_kb(ctx, host, ep) or facts.mem_total_kb

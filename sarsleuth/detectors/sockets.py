@@ -31,7 +31,8 @@ class _BurstCounter(Detector):
             extra_title, extra = self.describe(b)
             limits = [lim for lim in (ctx.limit(b.host, name) for name in self.limit_names) if lim is not None]
             if limits:
-                extra_title += " (" + ", ".join(f"{lim.name} = {lim.value}" for lim in limits) + ")"
+                # config values in backticks: quoted as written, never reformatted
+                extra_title += " (" + ", ".join(f"`{lim.name} = {lim.value}`" for lim in limits) + ")"
                 extra = {**extra, **{lim.name: lim.number() if lim.number() is not None else lim.value
                                      for lim in limits}}
             span = (b.end - b.start).total_seconds() if b.aligned else None
