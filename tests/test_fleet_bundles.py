@@ -222,6 +222,8 @@ def test_a_collect_archive_of_three_nodes_is_a_fleet(fleet_dir, tmp_path, monkey
     collect = _tar(tmp_path / "sos-collector-stall-2026-11-20-abcdef.tar.gz", nodes, mode="w:gz")
     from sarsleuth.fleet.hosts import group_inputs, names_hosts
     assert names_hosts([collect], 3) and not names_hosts([collect], 4)
+    # three bundles of two hosts (web07 alone and again in a collect of two) are not three hosts
+    assert not names_hosts([SAMPLES / "bundles"], 3) and names_hosts([SAMPLES / "bundles"], 2)
     groups = group_inputs([collect]).groups
     assert [g.host for g in groups] == ["db-1", "db-2", "db-3"]
     assert all(list(g.select) == [str(collect)] and len(g.select[str(collect)]) == 1 for g in groups)
@@ -235,3 +237,23 @@ def test_a_collect_archive_of_three_nodes_is_a_fleet(fleet_dir, tmp_path, monkey
     assert all(s["path"].startswith(f"{collect}!sos-collector-stall-2026-11-20-abcdef/sosreport-{s['host']}-")
                for s in doc["sources"])
     assert time.perf_counter() - began < 60
+
+
+def test_on_dask_the_views_show_each_hosts_facts(fleet_dir, tmp_path):
+    """The same fleet on a (threaded, in-process) Dask cluster: every
+    bundle read on its worker; markdown and HTML show the host facts."""
+    distributed = pytest.importorskip("distributed", reason="dask[distributed] is part of the test extra")
+    tmp, fleet, _roots = fleet_dir
+    report = tmp_path / "fleet.html"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0",
+                                  memory_limit="1GiB") as cluster:
+        ran = run_cli("analyze", fleet, "--scheduler", cluster.scheduler_address, "--format", "markdown",
+                      "--html", report)
+    assert ran.returncode == 0, ran.stderr
+    shown = ran.stdout.replace("\\-", "-").replace("\\_", "_")      # markdown escapes, as printed
+    assert "seen on: db-1, db-2, db-3" in shown
+    assert "\n## Host facts\n" in shown
+    assert f"- db-2: kernel {KERNEL}, {NCPU} CPUs, 7.7 GiB RAM, zone UTC, 10 limits read" in shown
+    html = report.read_text("utf-8")
+    assert "limits read from the bundle (10)" in html and "zone America/New_York" in html
+    assert "<td>net.ipv4.tcp_max_tw_buckets</td><td>65536</td>" in html

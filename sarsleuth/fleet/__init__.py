@@ -57,7 +57,8 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
                   tolerance_seconds=float(tolerance_seconds), workers=workers_used, scheduler=name)
     for r in results:
         if not r.ok:
-            fleet.warnings.append(f"host {r.host}: not analysed: {r.error}")
+            who = f"host {r.host}" if r.host else "files naming no host"
+            fleet.warnings.append(f"{who}: not analysed: {r.error}")
     fleet.incidents = fleet_incidents(results, tolerance_seconds)
     if save_dir is not None:
         from sarsleuth.store import write_fleet_tables

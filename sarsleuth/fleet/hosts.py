@@ -5,7 +5,10 @@ A fleet folder is rarely tidy: per-host folders, one folder of many hosts'
 say nothing reliable, so every file is asked for the host it names: the
 ``sa`` file header (``nodename``), the ``sar`` banner (``Linux ... (host)``),
 ``sadf`` output (its hostname column, ``nodename`` attribute or key), and the
-host field of syslog and journal lines.  Files that name no host (nginx
+host field of syslog and journal lines.  A support bundle (a sosreport
+archive or folder, each node of a ``sos collect`` archive) is one host: the
+name its own data files use, else its hostname (:mod:`sarsleuth.bundles.scan`),
+so loose files of that host given elsewhere join it.  Files that name no host (nginx
 error.log, dmesg, ps snapshots, load-test reports) join the one host whose
 files sit in the same folder, as for a single case; the others are analysed
 together, apart from every host.
@@ -323,14 +326,26 @@ def names_hosts(paths, at_least: int, sample: int = FLEET_SAMPLE_FILES) -> bool:
     from pathlib import Path
     from sarsleuth.bundles.scan import count_bundles
     seen: set = set()
+    archives: list = []
     for f in files:
         if os.path.isfile(f) and _is_archive(Path(f)):
-            # each bundle is a host (a collect archive of N nodes is N hosts),
-            # counted from member names without decompressing the nodes
-            seen.update((str(f), k) for k in range(count_bundles(f, at_least)))
-        else:
-            for facts in unit_facts(f):
-                seen.update(h.split(".", 1)[0] for h in facts.hosts if facts.kind)
+            # a collect archive of enough nodes is a fleet by itself: counted
+            # from member names, without decompressing the nodes
+            n = count_bundles(f, at_least)
+            if n >= at_least:
+                return True
+            archives.append((f, n))
+            continue
+        for facts in unit_facts(f):
+            seen.update(h.split(".", 1)[0] for h in facts.hosts if facts.kind)
+        if len(seen) >= at_least:
+            return True
+    if len(seen) + sum(n for _f, n in archives) < at_least:
+        return False
+    # enough bundles, maybe of fewer hosts (two sosreports of one host): their facts say
+    for f, _n in archives:
+        for facts in unit_facts(f):
+            seen.update(h.split(".", 1)[0] for h in facts.hosts if facts.kind)
         if len(seen) >= at_least:
             return True
     return False

@@ -22,7 +22,7 @@ def analyse_host(group, options: dict, save_dir: str | None = None) -> HostResul
         result.ok, result.error = False, "ran out of memory on its worker"
     except Exception as exc:  # noqa: BLE001 - any failure of one host is reported, never raised
         from sarsleuth.errors import SarsleuthError
-        text = str(exc) if isinstance(exc, SarsleuthError) else f"{type(exc).__name__}: {exc}"
+        text = str(exc) if isinstance(exc, (SarsleuthError, _NoInput)) else f"{type(exc).__name__}: {exc}"
         result.ok, result.error = False, text.splitlines()[0] if text else type(exc).__name__
     result.seconds = time.perf_counter() - began
     return result
@@ -38,7 +38,8 @@ def _run(group, options, save_dir, result) -> None:
         case = Case.load(*group.files, **options)
     result.skipped = [(s.path, s.reason) for s in case.skipped]
     if not case.sources:
-        reasons = "; ".join(r for _p, r in result.skipped[:2]) or "no input files"
+        # a bundle cut before its data says so in a warning, not as a skipped file
+        reasons = "; ".join(r for _p, r in result.skipped[:2]) or "; ".join(case.warnings[:2]) or "no input files"
         raise _NoInput(f"no usable input: {reasons}")
     findings = case.findings
     if group.shared:
