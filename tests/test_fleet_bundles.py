@@ -257,3 +257,24 @@ def test_on_dask_the_views_show_each_hosts_facts(fleet_dir, tmp_path):
     html = report.read_text("utf-8")
     assert "limits read from the bundle (10)" in html and "zone America/New_York" in html
     assert "<td>net.ipv4.tcp_max_tw_buckets</td><td>65536</td>" in html
+
+
+def test_a_collect_archive_of_extracted_nodes_gives_one_host_per_node(fleet_dir, tmp_path):
+    tmp, fleet, roots = fleet_dir
+    folder = fleet / "extracted" / roots["db-3"]
+    with tarfile.open(tmp_path / "sos-collector-x.tar.gz", "w:gz") as tf:
+        tf.add(folder, arcname=f"sos-collector-x/{roots['db-3']}")
+        for host in ("db-1", "db-2"):
+            with tarfile.open(fleet / f"{roots[host]}.tar.xz") as node:
+                for info in node.getmembers():
+                    data = node.extractfile(info) if info.isfile() else None
+                    info.name = f"sos-collector-x/{info.name}"
+                    tf.addfile(info, data)
+    from sarsleuth.fleet.hosts import group_inputs
+    groups = group_inputs([tmp_path / "sos-collector-x.tar.gz"]).groups
+    assert [(g.host, g.facts["zone"]) for g in groups] == [("db-1", "Europe/Paris"), ("db-2", "UTC"),
+                                                            ("db-3", "America/New_York")]
+    import sarsleuth
+    case = sarsleuth.load(tmp_path / "sos-collector-x.tar.gz")
+    assert sorted((h.host, h.timezone) for h in case.hosts) == [("db-1", "Europe/Paris"), ("db-2", "UTC"),
+                                                                ("db-3", "America/New_York")]

@@ -97,10 +97,15 @@ def follower(wanted):
 
 def bundle_of(member, sos: dict) -> tuple:
     """(key, label, path inside the bundle) of an archive member: a member
-    under a ``sosreport-*`` top folder belongs to that sosreport; any other
+    under a ``sosreport-*`` top folder (or such a folder in a ``sos collect``
+    folder) belongs to that sosreport; any other
     member to its archive as a whole (one archive, one host)."""
     top, _, rel = member.name.partition("/")
-    if not (rel and top.startswith(tuple(sos["root_prefixes"]))):
+    node, _, inner = rel.partition("/")
+    if inner and sos["collect_regex"].search(top) and node.startswith(tuple(sos["root_prefixes"])):
+        # a collect folder of extracted sosreports: one host per node
+        top, rel = f"{top}/{node}", inner
+    elif not (rel and top.startswith(tuple(sos["root_prefixes"]))):
         top, rel = "", member.name
     label = f"{member.archive}{archive.MEMBER_SEP}{top}" if top else member.archive
     return (member.archive, top), label, rel
