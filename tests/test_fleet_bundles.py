@@ -278,3 +278,19 @@ def test_a_collect_archive_of_extracted_nodes_gives_one_host_per_node(fleet_dir,
     case = sarsleuth.load(tmp_path / "sos-collector-x.tar.gz")
     assert sorted((h.host, h.timezone) for h in case.hosts) == [("db-1", "Europe/Paris"), ("db-2", "UTC"),
                                                                 ("db-3", "America/New_York")]
+
+
+def test_a_hosts_limits_from_python_and_a_single_sosreport_saved(analysed, tmp_path):
+    lim = analysed.host("db-3").limit("net.ipv4.tcp_max_tw_buckets")
+    assert (lim.number(), lim.line, lim.text) == (65536.0, 6, "net.ipv4.tcp_max_tw_buckets = 65536")
+    assert analysed.host("web07").limit("worker_connections").text == "worker_connections 256;"
+    assert analysed.host("db-1").limit("worker_connections") is None
+    pytest.importorskip("duckdb")
+    import sarsleuth
+    from sarsleuth.store import save_case
+    save_case(sarsleuth.load(WEB07), tmp_path / "one")
+    got = sarsleuth.load_case(tmp_path / "one").sql(
+        "SELECT host, source, value, text FROM limits WHERE name IN ('net.ipv4.tcp_max_tw_buckets', "
+        "'worker_connections') ORDER BY name").values.tolist()
+    assert got == [["web07", "sysctl", "4096", "net.ipv4.tcp_max_tw_buckets = 4096"],
+                   ["web07", "nginx", "256", "worker_connections 256;"]]

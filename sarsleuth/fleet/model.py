@@ -28,6 +28,16 @@ class HostResult:
     notes: list = field(default_factory=list)
     seconds: float = 0.0             # wall time of the host's pipeline on its worker
 
+    def limit(self, name: str):
+        """A limit of the host's bundle as :class:`~sarsleuth.bundles.facts.Limit`
+        (a sysctl name, or an nginx directive: its last value), else None."""
+        from sarsleuth.bundles.facts import Limit
+        b = self.host_facts or {}
+        found = b.get("limits", {}).get(name) or (b.get("nginx", {}).get(name) or [None])[-1]
+        if found is None:
+            return None
+        return Limit(name, found["value"], found["path"], found.get("line"), found.get("text", ""), found.get("conf"))
+
     def to_dict(self) -> dict:
         """The JSON ``hosts`` entry: the host facts of the single-case
         document (what its bundle says, limits with file and line; empty
