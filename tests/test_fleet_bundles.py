@@ -294,3 +294,17 @@ def test_a_hosts_limits_from_python_and_a_single_sosreport_saved(analysed, tmp_p
         "'worker_connections') ORDER BY name").values.tolist()
     assert got == [["web07", "sysctl", "4096", "net.ipv4.tcp_max_tw_buckets = 4096"],
                    ["web07", "nginx", "256", "worker_connections 256;"]]
+
+
+def test_a_var_log_tarball_joins_its_host_by_the_names_in_its_logs(fleet_dir, tmp_path):
+    """No hostname file in a /var/log tarball: its syslog names the host."""
+    from sarsleuth.fleet.hosts import group_inputs
+    tmp, fleet, roots = fleet_dir
+    tarball = _tar(tmp_path / "var-log-x.tar.gz", {
+        "var/log/dmesg": b"[    0.000000] Linux version 5.14.0-427.13.1.el9_4.x86_64\n",
+        "var/log/messages": _messages("db-2", 0).encode()}, mode="w:gz")
+    grouping = group_inputs([fleet, tarball])
+    assert grouping.hosts == ["db-1", "db-2", "db-3", "web07"]
+    db2 = grouping.groups[1]
+    assert db2.files == [str(fleet / f"{roots['db-2']}.tar.xz"), str(tarball)]
+    assert db2.select[str(tarball)] == [str(tarball)]

@@ -23,8 +23,10 @@ from sarsleuth.bundles import archive, layout as lay, readers
 from sarsleuth.bundles.expand import Expanded, _collect_file, _member_text, _read_capped, _read_fact, bundle_of
 from sarsleuth.bundles.facts import HostFacts
 
-#: Data files of one bundle whose heads are read for the host they name.
+#: Data files of one bundle naming a host whose heads are read; and at most
+#: this many heads in all (dmesg and ps name none).
 HEADS_PER_BUNDLE = 3
+MAX_HEADS_TRIED = 12
 
 
 @dataclass
@@ -35,6 +37,11 @@ class BundleScan:
     facts: HostFacts
     data_hosts: list = field(default_factory=list)    # hosts its data files name, most named first
     data_facts: dict = field(default_factory=dict)    # kernel, ncpu as an sa header records them
+    tried: int = 0                   # data file heads read
+    named: int = 0                   # of which named a host
+
+    def wants_heads(self) -> bool:
+        return self.named < HEADS_PER_BUNDLE and self.tried < MAX_HEADS_TRIED
 
 
 def is_bundle(path) -> bool:
@@ -69,6 +76,8 @@ def scan(path, head_facts) -> tuple[list, list]:
 
 def _head_hosts(b: BundleScan, head_path: str, out) -> None:
     hosts, facts = out.head_facts(head_path)
+    b.tried += 1
+    b.named += bool(hosts)
     b.data_hosts.extend(hosts)
     for k, v in facts.items():
         if v is not None:
@@ -77,7 +86,6 @@ def _head_hosts(b: BundleScan, head_path: str, out) -> None:
 
 def _folder(root: Path, out: Expanded, tmp: str) -> BundleScan:
     b = BundleScan(str(root), HostFacts(bundle=str(root)))
-    heads = 0
     for here, dirs, files in os.walk(root):
         dirs.sort()
         for f in sorted(files):
@@ -88,8 +96,7 @@ def _folder(root: Path, out: Expanded, tmp: str) -> BundleScan:
                 _read_fact(entry, m, rel, str(full), b.facts, out,
                            link=os.readlink(full) if full.is_symlink() else None,
                            read=lambda full=full: _read_capped(open(full, "rb")))
-            elif heads < HEADS_PER_BUNDLE and not full.is_symlink() and lay.input_of(rel)[0] is not None:
-                heads += 1
+            elif b.wants_heads() and not full.is_symlink() and lay.input_of(rel)[0] is not None:
                 _head_hosts(b, str(full), out)
     return b
 
@@ -98,7 +105,6 @@ def _archive(path: Path, out: Expanded, tmp: str) -> list:
     from sarsleuth.textio import DECOMPRESSION_ERRORS, HEAD_BYTES
     sos = lay.layout()["sosreport"]
     found: dict = {}
-    heads: dict = {}
     for member in archive.members(path, str(path), out.warnings, workdir=tmp):
         key, label, rel = bundle_of(member, sos)
         if lay.skipped(rel) or _collect_file(rel, sos):
@@ -110,13 +116,12 @@ def _archive(path: Path, out: Expanded, tmp: str) -> list:
             _read_fact(entry, m, rel, member.label, b.facts, out, link=member.link,
                        read=lambda member=member: _member_text(member, out))
             continue
-        if member.link is not None or heads.get(key, 0) >= HEADS_PER_BUNDLE:
+        if member.link is not None or (b is not None and not b.wants_heads()):
             continue
         if lay.input_of(rel)[0] is None and key[1]:
             continue                 # a sosreport's other files are not data
         b = b or found.setdefault(key, BundleScan(label, HostFacts(bundle=label)))
-        heads[key] = heads.get(key, 0) + 1
-        dest = os.path.join(tmp, f"{len(heads)}-{heads[key]}-{os.path.basename(rel)[:80]}")
+        dest = os.path.join(tmp, f"{len(found)}-{b.tried}-{os.path.basename(rel)[:80]}")
         try:
             raw = member.open().read(HEAD_BYTES)
         except (OSError, EOFError, ValueError, tarfile.TarError, zipfile.BadZipFile, *DECOMPRESSION_ERRORS) as exc:
