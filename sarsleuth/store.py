@@ -7,7 +7,12 @@ Layout of a case directory (``analyze --save DIR``)::
     metrics/host=<name>/part-0.parquet    one partition per host, written by the
     events/host=<name>/part-0.parquet     host's own worker
     findings.parquet  incidents.parquet  fleet_incidents.parquet
-    sources.parquet   hosts.parquet      summaries.parquet
+    sources.parquet   hosts.parquet      summaries.parquet  limits.parquet
+
+``hosts`` holds each host's facts (kernel, CPUs, memory, zone and where the
+zone was read, the bundle); ``limits`` each configured limit a bundle gave
+(sysctl values, nginx directives, nginx processes' limits) with the file
+and line it was read from.
 
 Every table has a ``host`` column of its own (the folder name is for people:
 host names from inputs are percent-encoded there).  Times are instants in
@@ -24,7 +29,9 @@ from urllib.parse import quote
 
 MARKER = "sarsleuth-case.json"
 PARTITIONED = ("metrics", "events")
-TABLES = ("metrics", "events", "findings", "incidents", "fleet_incidents", "sources", "hosts", "summaries")
+TABLES = ("metrics", "events", "findings", "incidents", "fleet_incidents", "sources", "hosts", "summaries",
+          "limits")
+LIMIT_COLUMNS = ["host", "source", "name", "value", "number", "path", "line", "text", "conf", "pid"]
 EVENT_TEXT = ("host", "source", "kind", "process", "message", "file", "level", "detail")
 
 
@@ -179,16 +186,24 @@ def write_fleet_tables(case_dir, fleet) -> None:
     _write(_frame(sources, ["host", "path", "kind", "reported_host", "start", "end", "records", "warnings"]),
            base / "sources.parquet")
     hosts = [{"host": h.host, "ok": h.ok, "error": h.error or None, "files": len(h.files),
-              "kernel": h.facts.get("kernel"), "ncpu": h.facts.get("ncpu"), "zone": h.facts.get("zone"),
+              "hostname": h.facts.get("hostname"), "kernel": h.facts.get("kernel"), "ncpu": h.facts.get("ncpu"),
+              "mem_total_kb": h.facts.get("mem_total_kb"), "zone": h.facts.get("zone"),
+              "zone_from": h.facts.get("zone_from"), "bundle": h.facts.get("bundle"),
               "wall_clock": bool(h.facts.get("wall_clock", False)), "start": h.facts.get("start"),
               "end": h.facts.get("end"), "metric_values": h.facts.get("metric_values", 0),
               "events": h.facts.get("events", 0), "findings": len(h.findings), "incidents": len(h.incidents),
               "worst_severity": h.worst, "seconds": round(h.seconds, 4)} for h in fleet.hosts]
-    hosts_frame = _frame(hosts, ["host", "ok", "error", "files", "kernel", "ncpu", "zone", "wall_clock", "start",
-                                 "end", "metric_values", "events", "findings", "incidents", "worst_severity",
-                                 "seconds"])
-    hosts_frame["ncpu"] = pd.to_numeric(hosts_frame["ncpu"], errors="coerce").astype("Int64")
+    hosts_frame = _frame(hosts, ["host", "ok", "error", "files", "hostname", "kernel", "ncpu", "mem_total_kb", "zone",
+                                 "zone_from", "bundle", "wall_clock", "start", "end", "metric_values", "events",
+                                 "findings", "incidents", "worst_severity", "seconds"])
+    for col in ("ncpu", "mem_total_kb"):
+        hosts_frame[col] = pd.to_numeric(hosts_frame[col], errors="coerce").astype("Int64")
     _write(hosts_frame, base / "hosts.parquet")
+    limits = _frame([row for h in fleet.hosts for row in _limit_rows(h.host, h.host_facts)], LIMIT_COLUMNS)
+    for col in ("line", "pid"):
+        limits[col] = pd.to_numeric(limits[col], errors="coerce").astype("Int64")
+    limits["number"] = pd.to_numeric(limits["number"], errors="coerce").astype("float64")
+    _write(limits, base / "limits.parquet")
     summaries = [h.summary.assign(host=h.host) for h in fleet.hosts if h.summary is not None and len(h.summary)]
     if summaries:
         frame = pd.concat(summaries, ignore_index=True)
@@ -200,6 +215,28 @@ def write_fleet_tables(case_dir, fleet) -> None:
               "tolerance_seconds": fleet.tolerance_seconds, "warnings": list(fleet.warnings),
               "notes": list(fleet.notes), "unplaced": [{"path": p, "reason": r} for p, r in fleet.unplaced]}
     (base / MARKER).write_text(json.dumps(marker, indent=1, ensure_ascii=False) + "\n", "utf-8")
+
+
+def _limit_rows(host, facts) -> list:
+    """One row per limit of a host's bundle facts (``HostFacts.to_dict()``)."""
+    if not facts:
+        return []
+
+    def row(source, name, limit, pid=None):
+        first = str(limit.get("value") or "").split()
+        try:
+            number = float(first[0]) if first else None
+        except ValueError:
+            number = None
+        return {"host": host, "source": source, "name": name, "value": limit.get("value"), "number": number,
+                "path": limit.get("path"), "line": limit.get("line"), "text": limit.get("text"),
+                "conf": limit.get("conf"), "pid": pid}
+    rows = [row("sysctl", name, limit) for name, limit in facts.get("limits", {}).items()]
+    rows += [row("nginx", name, limit) for name, values in facts.get("nginx", {}).items() for limit in values]
+    rows += [row(f"process:{command}", name, limit, proc.get("pid"))
+             for command, procs in facts.get("processes", {}).items() for proc in procs
+             for name, limit in proc.get("limits", {}).items()]
+    return rows
 
 
 def save_case(case, path, inputs=()) -> str:
@@ -222,11 +259,17 @@ def save_case(case, path, inputs=()) -> str:
             host=host, files=[s.path for s in own], facts={"zone": str(case.tz) if case.tz else None,
                                                            "wall_clock": case.tz is None,
                                                            "metric_values": len(metrics), "events": len(events)},
+            host_facts=_case_host_facts(case, host),
             sources=[source_row(s) for s in own], findings=[f for f in case.findings if (f.host or "") == host],
             incidents=[i for i in case.incidents if host in i.hosts or (not i.hosts and not host)],
             summary=metric_summary(metrics)))
     write_fleet_tables(base, Fleet(hosts=results, warnings=list(case.warnings), notes=list(case.notes)))
     return base
+
+
+def _case_host_facts(case, host):
+    facts = case.host_facts(host) if host and hasattr(case, "host_facts") else None
+    return facts.to_dict() if facts is not None else None
 
 
 def _rows_of(frame, host):

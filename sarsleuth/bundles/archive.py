@@ -59,16 +59,20 @@ def is_archive_name(name: str) -> bool:
     return any(low.endswith(s) for s in layout()["archives"]["nested_suffixes"])
 
 
-def members(path, label: str, warnings: list, workdir: str | None = None) -> Iterator[Member]:
+def members(path, label: str, warnings: list, workdir: str | None = None,
+            follow: Callable[[str], bool] | None = None) -> Iterator[Member]:
     """Every member of the archive at ``path`` (nested archives followed),
-    refusing hazards with a warning naming ``label`` and the member."""
+    refusing hazards with a warning naming ``label`` and the member.
+    ``follow``, given a nested archive's label, says whether to read it (one
+    node of a ``sos collect`` archive, without decompressing the others);
+    a nested archive not followed is handed out as a member."""
     with open(path, "rb") as fh:
         kind = _kind_of_stream(fh)
         fh.seek(0)
         if kind == "zip":
-            yield from _zip_members(fh, label, warnings, workdir, depth=0)
+            yield from _zip_members(fh, label, warnings, workdir, depth=0, follow=follow)
         else:
-            yield from _tar_members(fh, label, warnings, workdir, depth=0)
+            yield from _tar_members(fh, label, warnings, workdir, depth=0, follow=follow)
 
 
 def _kind_of_stream(fh) -> str:
@@ -85,7 +89,7 @@ def _decompressed(raw: IO[bytes]) -> IO[bytes]:
     return buffered
 
 
-def _tar_members(raw, label, warnings, workdir, depth) -> Iterator[Member]:
+def _tar_members(raw, label, warnings, workdir, depth, follow=None) -> Iterator[Member]:
     try:
         tf = tarfile.open(fileobj=_decompressed(raw), mode="r|*")
     except (tarfile.TarError, OSError, EOFError) as exc:
@@ -109,8 +113,8 @@ def _tar_members(raw, label, warnings, workdir, depth) -> Iterator[Member]:
                 continue
             opener = _once(lambda info=info: tf.extractfile(info))
             member = Member(label, name, info.size, info.mtime, opener)
-            if depth < layout()["archives"]["max_depth"] and is_archive_name(name):
-                yield from _nested(member, warnings, workdir, depth + 1)
+            if _follows(depth, name, member.label, follow):
+                yield from _nested(member, warnings, workdir, depth + 1, follow)
             else:
                 yield member
     except (tarfile.TarError, OSError, EOFError) as exc:
@@ -142,7 +146,12 @@ def _once(make):
     return opener
 
 
-def _nested(member: Member, warnings, workdir, depth) -> Iterator[Member]:
+def _follows(depth: int, name: str, label: str, follow) -> bool:
+    return (depth < layout()["archives"]["max_depth"] and is_archive_name(name)
+            and (follow is None or follow(label)))
+
+
+def _nested(member: Member, warnings, workdir, depth, follow=None) -> Iterator[Member]:
     label = member.label
     if member.name.lower().endswith(".zip"):
         # zip's directory sits at its end: copy it (privately) to seek in it
@@ -151,9 +160,9 @@ def _nested(member: Member, warnings, workdir, depth) -> Iterator[Member]:
             warnings.append(f"{label}: a zip archive larger than {limit >> 30} GiB inside an archive; not read")
             return
         with _spooled(member, workdir) as copy:
-            yield from _zip_members(copy, label, warnings, workdir, depth)
+            yield from _zip_members(copy, label, warnings, workdir, depth, follow)
         return
-    yield from _tar_members(member.open(), label, warnings, workdir, depth)
+    yield from _tar_members(member.open(), label, warnings, workdir, depth, follow)
 
 
 class _spooled:
@@ -170,7 +179,7 @@ class _spooled:
         self.fh.close()
 
 
-def _zip_members(fh, label, warnings, workdir, depth) -> Iterator[Member]:
+def _zip_members(fh, label, warnings, workdir, depth, follow=None) -> Iterator[Member]:
     try:
         zf = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -194,8 +203,8 @@ def _zip_members(fh, label, warnings, workdir, depth) -> Iterator[Member]:
                                     f"archive ({target})")
                     continue
                 yield Member(label, name, 0, mtime, lambda: io.BytesIO(b""), link=target)
-            elif depth < layout()["archives"]["max_depth"] and is_archive_name(name):
-                yield from _nested(member, warnings, workdir, depth + 1)
+            elif _follows(depth, name, member.label, follow):
+                yield from _nested(member, warnings, workdir, depth + 1, follow)
             else:
                 yield member
 

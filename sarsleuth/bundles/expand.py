@@ -11,6 +11,8 @@ directly from the stream.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import shutil
 import tempfile
@@ -19,6 +21,10 @@ from pathlib import Path
 
 from sarsleuth.bundles import archive, layout as lay, readers
 from sarsleuth.bundles.facts import HostFacts
+
+#: Archive path -> labels of the bundles in it to read (the others are
+#: passed over): one host of a fleet reads its own node of a collect archive.
+_SELECTED: contextvars.ContextVar = contextvars.ContextVar("sarsleuth_selected_bundles", default={})
 
 #: Configuration files larger than this are not host facts (sysctl -a is ~50 KB).
 MAX_FACT_BYTES = 32 << 20
@@ -67,6 +73,42 @@ def expand(paths) -> Expanded:
         out.cleanup()      # no private copy outlives a failure or an interrupt
         raise
     return out
+
+
+@contextlib.contextmanager
+def selecting(selection: dict):
+    """Within this block, :func:`expand` reads of the archive at each key
+    of ``selection`` only the bundles whose labels are listed (nested
+    archives of other bundles are not even decompressed)."""
+    token = _SELECTED.set({str(k): set(v) for k, v in selection.items()})
+    try:
+        yield
+    finally:
+        _SELECTED.reset(token)
+
+
+def follower(wanted):
+    """``archive.members``' ``follow`` for a set of wanted bundle labels
+    (None: follow every nested archive)."""
+    if not wanted:
+        return None
+    return lambda label: any(w == label or w.startswith(label + archive.MEMBER_SEP) for w in wanted)
+
+
+def bundle_of(member, sos: dict) -> tuple:
+    """(key, label, path inside the bundle) of an archive member: a member
+    under a ``sosreport-*`` top folder (or such a folder in a ``sos collect``
+    folder) belongs to that sosreport; any other
+    member to its archive as a whole (one archive, one host)."""
+    top, _, rel = member.name.partition("/")
+    node, _, inner = rel.partition("/")
+    if inner and sos["collect_regex"].search(top) and node.startswith(tuple(sos["root_prefixes"])):
+        # a collect folder of extracted sosreports: one host per node
+        top, rel = f"{top}/{node}", inner
+    elif not (rel and top.startswith(tuple(sos["root_prefixes"]))):
+        top, rel = "", member.name
+    label = f"{member.archive}{archive.MEMBER_SEP}{top}" if top else member.archive
+    return (member.archive, top), label, rel
 
 
 def has_facts(h: HostFacts) -> bool:
@@ -181,16 +223,17 @@ def _archive(path: Path, out: Expanded) -> None:
     bundles: dict = {}
     limit = int(lay.layout()["archives"]["max_spool_bytes"])
     sos = lay.layout()["sosreport"]
-    for member in archive.members(path, str(path), out.warnings, workdir=out.workdir()):
-        top, _, rel = member.name.partition("/")
-        if not (rel and top.startswith(tuple(sos["root_prefixes"]))):
-            # one archive, one host (a /var/log tarball, however it was rooted)
-            top, rel = "", member.name
-        key = (member.archive, top)
+    wanted = _SELECTED.get().get(str(path))
+    for member in archive.members(path, str(path), out.warnings, workdir=out.workdir(), follow=follower(wanted)):
+        # one archive, one host (a /var/log tarball, however it was rooted),
+        # unless it holds sosreports
+        key, label, rel = bundle_of(member, sos)
+        if wanted and label not in wanted:
+            continue
         b = bundles.get(key)
         if b is None:
-            b = bundles[key] = _Bundle(f"{member.archive}{archive.MEMBER_SEP}{top}" if top else member.archive)
-        if top or set(rel.split("/")[:-1]) & set(sos["markers"]):
+            b = bundles[key] = _Bundle(label)
+        if key[1] or set(rel.split("/")[:-1]) & set(sos["markers"]):
             b.sos = True
         entry, m = lay.fact_of(rel)
         if entry is not None:

@@ -43,7 +43,9 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
     files, missing = input_files(paths)
     notes: list = []
     with executor(scheduler, workers, memory_limit, processes, notes) as ex:
-        facts = ex.facts([files[i:i + FACTS_BATCH] for i in range(0, len(files), FACTS_BATCH)])
+        facts = ex.facts(_batches(files, FACTS_BATCH))
+        order = {f: i for i, f in enumerate(files)}
+        facts.sort(key=lambda ff: order.get(ff.path, len(order)))     # as given (stable: a collect's nodes too)
         grouping = group_by_host(facts)
         grouping.unplaced[:0] = [(p, "no such file or directory") for p in missing]
         advance = _progress(progress, len(grouping.groups))
@@ -57,12 +59,24 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
                   tolerance_seconds=float(tolerance_seconds), workers=workers_used, scheduler=name)
     for r in results:
         if not r.ok:
-            fleet.warnings.append(f"host {r.host}: not analysed: {r.error}")
+            who = f"host {r.host}" if r.host else "files naming no host"
+            fleet.warnings.append(f"{who}: not analysed: {r.error}")
     fleet.incidents = fleet_incidents(results, tolerance_seconds)
     if save_dir is not None:
         from sarsleuth.store import write_fleet_tables
         write_fleet_tables(save_dir, fleet)
     return fleet
+
+
+def _batches(files: list, size: int) -> list:
+    """Units for the facts tasks: plain files ``size`` at a time (a head
+    each), every bundle on its own (its whole archive is streamed), so the
+    bundles spread over the workers."""
+    from sarsleuth.bundles.scan import is_bundle
+    bundles, plain = [], []
+    for f in files:
+        (bundles if is_bundle(f) else plain).append(f)
+    return [[b] for b in bundles] + [plain[i:i + size] for i in range(0, len(plain), size)]
 
 
 def _progress(enabled: bool, total: int):

@@ -5,7 +5,10 @@ A fleet folder is rarely tidy: per-host folders, one folder of many hosts'
 say nothing reliable, so every file is asked for the host it names: the
 ``sa`` file header (``nodename``), the ``sar`` banner (``Linux ... (host)``),
 ``sadf`` output (its hostname column, ``nodename`` attribute or key), and the
-host field of syslog and journal lines.  Files that name no host (nginx
+host field of syslog and journal lines.  A support bundle (a sosreport
+archive or folder, each node of a ``sos collect`` archive) is one host: the
+name its own data files use, else its hostname (:mod:`sarsleuth.bundles.scan`),
+so loose files of that host given elsewhere join it.  Files that name no host (nginx
 error.log, dmesg, ps snapshots, load-test reports) join the one host whose
 files sit in the same folder, as for a single case; the others are analysed
 together, apart from every host.
@@ -45,6 +48,8 @@ class FileFacts:
     hosts: tuple = ()                # hosts the file names; empty when none
     facts: dict = field(default_factory=dict)   # kernel, ncpu... as the file records them
     reason: str = ""                 # why the file is not read (kind None)
+    bundle: str | None = None        # a bundle's label: ``path`` holds it (one host of a collect archive...)
+    warnings: list = field(default_factory=list)
 
 
 @dataclass
@@ -53,6 +58,7 @@ class HostGroup:
     files: list                      # paths, in the order they were given
     facts: dict = field(default_factory=dict)
     shared: list = field(default_factory=list)   # files naming other hosts too
+    select: dict = field(default_factory=dict)   # archive or folder -> labels of this host's bundles in it
 
 
 @dataclass
@@ -85,6 +91,49 @@ def file_facts(path) -> FileFacts:
     reader = _TEXT_READERS.get(kind)
     hosts = reader(text) if reader else ()
     return FileFacts(path, kind, tuple(h for h in hosts if h))
+
+
+def unit_facts(path) -> list:
+    """The facts of one input unit: a file, or every bundle (one host each)
+    of an archive or extracted sosreport."""
+    from sarsleuth.bundles.scan import is_bundle, scan
+    if not is_bundle(path):
+        return [file_facts(path)]
+    try:
+        found, warnings = scan(path, _head_facts)
+    except OSError as exc:
+        return [FileFacts(str(path), None, reason=f"not readable ({exc})")]
+    if not found:
+        return [FileFacts(str(path), None, reason="a bundle holding no data sarsleuth reads",
+                          warnings=warnings)]
+    out = [_bundle_facts(str(path), b) for b in found]
+    out[0].warnings = list(warnings)     # the archive's warnings, said once
+    return out
+
+
+def _head_facts(path) -> tuple:
+    f = file_facts(path)
+    return (f.hosts, f.facts) if f.kind else ((), {})
+
+
+def _bundle_facts(path: str, b) -> FileFacts:
+    """A bundle is one host: the name its own data uses (as the single-case
+    pipeline names it), else its hostname."""
+    h = b.facts
+    counts = Counter(b.data_hosts)
+    short = h.hostname.split(".")[0] if h.hostname else None
+    if h.hostname in counts:
+        host = h.hostname
+    elif short and short in counts:
+        host = short
+    elif counts:
+        host = counts.most_common(1)[0][0]
+    else:
+        host = h.hostname
+    facts = {"kernel": h.kernel or b.data_facts.get("kernel"), "ncpu": h.ncpu or b.data_facts.get("ncpu"),
+             "zone": h.timezone, "hostname": h.hostname}
+    return FileFacts(path, "bundle", (host,) if host else (), {k: v for k, v in facts.items() if v is not None},
+                     bundle=b.label)
 
 
 def _sa_facts(path, head) -> FileFacts:
@@ -183,7 +232,10 @@ def group_by_host(facts: list) -> Grouping:
         hosts = list(dict.fromkeys(canonical[h] for h in f.hosts))
         for host in hosts:
             group = groups.setdefault(host, HostGroup(host, []))
-            group.files.append(f.path)
+            if f.bundle is not None:
+                group.select.setdefault(f.path, []).append(f.bundle)
+            if f.path not in group.files:
+                group.files.append(f.path)
             if len(hosts) > 1:
                 group.shared.append(f.path)
             for key, value in f.facts.items():
@@ -196,10 +248,12 @@ def group_by_host(facts: list) -> Grouping:
         if f.kind is None or f.hosts:
             continue
         beside = by_folder.get(_folder(f.path), set())
-        if len(beside) == 1:
-            groups[next(iter(beside))].files.append(f.path)
-        else:
-            hostless.files.append(f.path)
+        home = groups[next(iter(beside))] if len(beside) == 1 else hostless
+        if f.bundle is not None:
+            home.select.setdefault(f.path, []).append(f.bundle)
+        if f.path not in home.files:
+            home.files.append(f.path)
+        if home is hostless:
             notes.append(f"{f.path}: a {f.kind} file names no host and "
                          + (f"sits beside files of {len(beside)} hosts" if beside else "no file beside it does")
                          + "; analysed with the other files naming no host")
@@ -217,12 +271,12 @@ def _folder(path) -> str:
 
 
 def input_files(paths) -> tuple:
-    """Every file under ``paths``, each once, and the paths that do not exist."""
+    """Every input unit under ``paths`` (a file, or an extracted sosreport
+    folder as a whole), each once, and the paths that do not exist."""
     from pathlib import Path
-    from sarsleuth.textio import walk_inputs
     missing = [str(p) for p in paths if not Path(p).exists()]
     files, seen = [], set()
-    for f in walk_inputs([p for p in paths if Path(p).exists()]):
+    for f in _units([p for p in paths if Path(p).exists()]):
         try:
             st = os.stat(f)
             key = (st.st_dev, st.st_ino)
@@ -232,6 +286,28 @@ def input_files(paths) -> tuple:
             seen.add(key)
             files.append(str(f))
     return files, missing
+
+
+def _units(paths):
+    """Files under ``paths`` (sorted, hidden ones skipped); a sosreport
+    folder is one unit, its files are the bundle's."""
+    from pathlib import Path
+    from sarsleuth.bundles.layout import is_sos_root
+    for p in paths:
+        p = Path(p)
+        if not p.is_dir():
+            yield p
+            continue
+        for here, dirs, names in os.walk(p):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            if is_sos_root(dirs + names):
+                dirs[:] = []
+                yield Path(here)
+                continue
+            for name in sorted(names):
+                full = Path(here) / name
+                if not name.startswith(".") and full.is_file():
+                    yield full
 
 
 #: Files whose host facts are read to decide whether inputs are a fleet.
@@ -246,10 +322,30 @@ def names_hosts(paths, at_least: int, sample: int = FLEET_SAMPLE_FILES) -> bool:
     if len(files) > sample:
         step = len(files) / sample
         files = [files[int(k * step)] for k in range(sample)]
+    from sarsleuth.bundles.expand import _is_archive
+    from pathlib import Path
+    from sarsleuth.bundles.scan import count_bundles
     seen: set = set()
+    archives: list = []
     for f in files:
-        facts = file_facts(f)
-        seen.update(h.split(".", 1)[0] for h in facts.hosts if facts.kind)
+        if os.path.isfile(f) and _is_archive(Path(f)):
+            # a collect archive of enough nodes is a fleet by itself: counted
+            # from member names, without decompressing the nodes
+            n = count_bundles(f, at_least)
+            if n >= at_least:
+                return True
+            archives.append((f, n))
+            continue
+        for facts in unit_facts(f):
+            seen.update(h.split(".", 1)[0] for h in facts.hosts if facts.kind)
+        if len(seen) >= at_least:
+            return True
+    if len(seen) + sum(n for _f, n in archives) < at_least:
+        return False
+    # enough bundles, maybe of fewer hosts (two sosreports of one host): their facts say
+    for f, _n in archives:
+        for facts in unit_facts(f):
+            seen.update(h.split(".", 1)[0] for h in facts.hosts if facts.kind)
         if len(seen) >= at_least:
             return True
     return False
@@ -258,6 +354,6 @@ def names_hosts(paths, at_least: int, sample: int = FLEET_SAMPLE_FILES) -> bool:
 def group_inputs(paths) -> Grouping:
     """Walk ``paths`` and group the files by host, in this process."""
     files, missing = input_files(paths)
-    grouping = group_by_host([file_facts(f) for f in files])
+    grouping = group_by_host([ff for f in files for ff in unit_facts(f)])
     grouping.unplaced[:0] = [(p, "no such file or directory") for p in missing]
     return grouping

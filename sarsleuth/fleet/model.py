@@ -18,6 +18,7 @@ class HostResult:
     ok: bool = True
     error: str = ""                  # why the host could not be analysed (ok False)
     facts: dict = field(default_factory=dict)    # kernel, ncpu, zone, span, counts
+    host_facts: dict | None = None   # the host's bundle facts (HostFacts.to_dict(): limits with file:line)
     sources: list = field(default_factory=list)  # dicts: path, kind, start, end, records, warnings
     skipped: list = field(default_factory=list)  # (path, reason)
     findings: list = field(default_factory=list)  # list[Finding]
@@ -26,6 +27,29 @@ class HostResult:
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     seconds: float = 0.0             # wall time of the host's pipeline on its worker
+
+    def limit(self, name: str):
+        """A limit of the host's bundle as :class:`~sarsleuth.bundles.facts.Limit`
+        (a sysctl name, or an nginx directive: its last value), else None."""
+        from sarsleuth.bundles.facts import Limit
+        b = self.host_facts or {}
+        found = b.get("limits", {}).get(name) or (b.get("nginx", {}).get(name) or [None])[-1]
+        if found is None:
+            return None
+        return Limit(name, found["value"], found["path"], found.get("line"), found.get("text", ""), found.get("conf"))
+
+    def to_dict(self) -> dict:
+        """The JSON ``hosts`` entry: the host facts of the single-case
+        document (what its bundle says, limits with file and line; empty
+        for a host known from loose files only) plus the fleet's view."""
+        out = {"bundle": None, "hostname": None, "kernel": self.facts.get("kernel"),
+               "ncpu": self.facts.get("ncpu"), "mem_total_kb": None, "timezone": None, "timezone_from": None,
+               "collected": None, "limits": {}, "nginx": {}, "processes": {}, "meminfo": {}}
+        out.update(self.host_facts or {})
+        out.update({"host": self.host, "ok": self.ok, "error": self.error or None, "facts": self.facts,
+                    "worst_severity": self.worst, "files": list(self.files),
+                    "incidents": [i.to_dict() for i in self.incidents], "notes": list(self.notes)})
+        return out
 
     @property
     def worst(self) -> str | None:
@@ -140,11 +164,7 @@ class Fleet:
             "checked": list(registry()),
             "tolerance_seconds": self.tolerance_seconds,
             "fleet_incidents": [i.to_dict() for i in self.incidents],
-            "hosts": [{
-                "host": h.host, "ok": h.ok, "error": h.error or None, "facts": h.facts,
-                "worst_severity": h.worst, "files": list(h.files),
-                "incidents": [i.to_dict() for i in h.incidents], "notes": list(h.notes),
-            } for h in self.hosts],
+            "hosts": [h.to_dict() for h in self.hosts],
         }
 
     def _repr_html_(self) -> str:

@@ -22,19 +22,24 @@ def analyse_host(group, options: dict, save_dir: str | None = None) -> HostResul
         result.ok, result.error = False, "ran out of memory on its worker"
     except Exception as exc:  # noqa: BLE001 - any failure of one host is reported, never raised
         from sarsleuth.errors import SarsleuthError
-        text = str(exc) if isinstance(exc, SarsleuthError) else f"{type(exc).__name__}: {exc}"
+        text = str(exc) if isinstance(exc, (SarsleuthError, _NoInput)) else f"{type(exc).__name__}: {exc}"
         result.ok, result.error = False, text.splitlines()[0] if text else type(exc).__name__
     result.seconds = time.perf_counter() - began
     return result
 
 
 def _run(group, options, save_dir, result) -> None:
+    from sarsleuth.bundles.expand import selecting
     from sarsleuth.case import Case
     from sarsleuth.correlate import correlate
-    case = Case.load(*group.files, **options)
+    # archives are read in place here, on the worker; of a collect archive
+    # only this host's node
+    with selecting(group.select):
+        case = Case.load(*group.files, **options)
     result.skipped = [(s.path, s.reason) for s in case.skipped]
     if not case.sources:
-        reasons = "; ".join(r for _p, r in result.skipped[:2]) or "no input files"
+        # a bundle cut before its data says so in a warning, not as a skipped file
+        reasons = "; ".join(r for _p, r in result.skipped[:2]) or "; ".join(case.warnings[:2]) or "no input files"
         raise _NoInput(f"no usable input: {reasons}")
     findings = case.findings
     if group.shared:
@@ -51,7 +56,10 @@ def _run(group, options, save_dir, result) -> None:
     metrics, events = _own_rows(case.metrics, group), _own_rows(case.events, group)
     from sarsleuth.store import source_row
     result.sources = [source_row(s) for s in case.sources]
-    result.facts.update(_facts(case, metrics, events))
+    result.facts.update(_facts(case, metrics, events, group.host))
+    own = _host_facts(case, group.host)
+    if own is not None:
+        result.host_facts = own.to_dict()
     result.summary = metric_summary(metrics)
     if save_dir is not None:
         from sarsleuth.store import write_host_tables
@@ -69,10 +77,30 @@ def _own_rows(frame, group):
     return frame[(host == group.host) | host.isna()]
 
 
-def _facts(case, metrics, events) -> dict:
-    facts = {"zone": str(case.tz) if case.tz else None, "wall_clock": case.tz is None,
+def _host_facts(case, host):
+    """The bundle facts of this host (any name it goes by); a host-less
+    group of one bundle keeps that bundle's."""
+    if not case.hosts:
+        return None
+    if host:
+        return case.host_facts(host)
+    return case.hosts[0] if len(case.hosts) == 1 else None
+
+
+def _facts(case, metrics, events, host) -> dict:
+    own = _host_facts(case, host)
+    zone = (own.timezone if own is not None else None) or getattr(case, "host_zones", {}).get(host) or case.tz
+    facts = {"zone": str(zone) if zone else None, "wall_clock": zone is None,
              "metric_values": int(len(metrics)) if metrics is not None else 0,
              "events": int(len(events)) if events is not None else 0}
+    if own is not None:
+        # what the bundle says of the machine comes before what a data file records
+        for key, value in (("hostname", own.hostname), ("kernel", own.kernel), ("ncpu", own.ncpu),
+                           ("mem_total_kb", own.mem_total_kb), ("bundle", own.bundle)):
+            if value is not None:
+                facts[key] = value
+        if own.timezone:
+            facts["zone_from"] = own.timezone_from
     for s in case.sources:
         for key in ("kernel", "ncpu"):
             if s.meta.get(key) is not None:

@@ -23,8 +23,8 @@ def worker_count(workers: int | None) -> int:
 
 
 def facts_batch(paths: list) -> list:
-    from sarsleuth.fleet.hosts import file_facts
-    return [file_facts(p) for p in paths]
+    from sarsleuth.fleet.hosts import unit_facts
+    return [f for p in paths for f in unit_facts(p)]
 
 
 class SerialExecutor:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 
-from sarsleuth.render._fleet_html import NO_HOST_LABEL
+from sarsleuth.render._fleet_html import NO_HOST_LABEL, host_facts_line
 from sarsleuth.render._safe import shown, utf8, utf8_tree
 
 FORMATS = ("text", "markdown", "json", "html")
 #: Hosts named in a line before "and N more".
 NAMED_HOSTS = 12
+#: Hosts whose facts are listed one a line.
+MAX_FACT_LINES = 50
 
 
 def check_format(fmt: str) -> None:
@@ -65,6 +67,14 @@ def fleet_text(fleet, markdown: bool = False) -> str:
                          f"first: {safe(h.incidents[0].title)}")
     if quiet:
         lines.append(f"- {len(quiet)} host(s) without incident: {safe(host_list(quiet))}")
+    known = [h for h in fleet.hosts if h.host_facts]
+    if known:
+        # what each bundle says of its machine: the zone its times are read in, the limits judged against
+        lines += ["", "## Host facts" if markdown else "Host facts (from their bundles):"]
+        for h in known[:MAX_FACT_LINES]:
+            lines.append(f"- {safe(h.host or NO_HOST_LABEL)}: {safe(host_facts_line(h))}")
+        if len(known) > MAX_FACT_LINES:
+            lines.append(f"- and {len(known) - MAX_FACT_LINES} more (--format json lists them all)")
     if fleet.unplaced:
         lines += ["", f"{len(fleet.unplaced)} file(s) given to no host:"]
         lines += [f"- {safe(p)}: {safe(r)}" for p, r in fleet.unplaced[:10]]

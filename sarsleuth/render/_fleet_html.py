@@ -17,6 +17,38 @@ MAX_NAMED = 40
 MAX_INCIDENTS = 50
 
 
+def host_facts_line(h) -> str:
+    """What a host is: kernel, CPUs, memory, zone, limits its bundle gave
+    (empty when nothing is known)."""
+    f, b = h.facts, h.host_facts or {}
+    parts = []
+    if f.get("hostname") and f.get("hostname") != h.host:
+        parts.append(f"hostname {f['hostname']}")
+    if f.get("kernel"):
+        parts.append(f"kernel {f['kernel']}")
+    if f.get("ncpu"):
+        parts.append(f"{f['ncpu']} CPUs")
+    if f.get("mem_total_kb"):
+        parts.append(f"{f['mem_total_kb'] / 1048576:.1f} GiB RAM")
+    if f.get("zone"):
+        parts.append(f"zone {f['zone']}")
+    n_limits = len(b.get("limits", {})) + sum(len(v) for v in b.get("nginx", {}).values())
+    if n_limits:
+        parts.append(f"{n_limits} limits read")
+    return ", ".join(parts)
+
+
+def host_limits(h) -> list:
+    """(name, value, where read, line text) of each sysctl and nginx limit of a
+    host's bundle."""
+    b = h.host_facts or {}
+    rows = [(name, lim["value"], f"{lim['path']}:{lim['line']}" if lim.get("line") else lim["path"], lim["text"])
+            for name, lim in sorted(b.get("limits", {}).items())]
+    rows += [(name, lim["value"], f"{lim['path']}:{lim['line']}" if lim.get("line") else lim["path"], lim["text"])
+             for name, values in b.get("nginx", {}).items() for lim in values]
+    return rows
+
+
 def _env():
     from sarsleuth.render.html import _env as report_env
     return report_env()
@@ -69,6 +101,7 @@ def build_fleet_html(fleet) -> str:
     clock = "UTC" + (" (hosts with an unknown zone: their wall clock)" if wall else "")
     return utf8(_template("fleet.html.j2").render(
         fleet=fleet, heat=heat, anchors=anchors, version=__version__, clock=clock, max_named=MAX_NAMED,
+        facts_line=host_facts_line, host_limits=host_limits,
         max_incidents=MAX_INCIDENTS, no_host=NO_HOST_LABEL, bin_label=f"= {heat['minutes']} minute(s)" if heat["minutes"] else ""))
 
 
