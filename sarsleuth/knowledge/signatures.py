@@ -31,6 +31,7 @@ class Signature:
     category: str | None = None       # incident category (user signatures; default "other")
     recommendations: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()      # regexes with named groups reading the message's parts
+    in_report: bool = False           # a line only ever read inside a report: no patterns, never an event
 
 
 def read_table(text: str) -> list[Signature]:
@@ -45,7 +46,11 @@ def read_table(text: str) -> list[Signature]:
         pats = entry.get("patterns") or ([entry["pattern"]] if entry.get("pattern") else [])
         if isinstance(pats, str):
             pats = [pats]
-        if not pats or not all(isinstance(p, str) and p for p in pats):
+        in_report = entry.get("in_report") is True
+        if in_report and pats:
+            raise ValueError(f"signature {sig_id!r}: a definition `in_report` is read by its fields only, "
+                             "it takes no `patterns`")
+        if not in_report and (not pats or not all(isinstance(p, str) and p for p in pats)):
             raise ValueError(f"signature {sig_id!r}: `patterns` must be a list of regular expressions")
         severity = entry.get("severity")
         if severity is not None and severity not in SEVERITIES:
@@ -57,8 +62,10 @@ def read_table(text: str) -> list[Signature]:
         fields = entry.get("fields") or []
         if not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields):
             raise ValueError(f"signature {sig_id!r}: `fields` must be a list of regular expressions")
+        if in_report and not fields:
+            raise ValueError(f"signature {sig_id!r}: a definition `in_report` needs `fields`")
         out.append(Signature(sig_id, entry.get("family", "any"), tuple(pats), severity, entry.get("explanation"),
-                             category, tuple(str(r) for r in recs), tuple(fields)))
+                             category, tuple(str(r) for r in recs), tuple(fields), in_report))
     return out
 
 

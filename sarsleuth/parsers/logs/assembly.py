@@ -11,7 +11,11 @@ ones only add to the ``count`` of the last one kept (totals stay exact,
 memory stays bounded when every line matches).
 
 Which kinds continue on later lines, and how, is data:
-``knowledge/reports.toml``.
+``knowledge/reports.toml``.  What a line says (the task a report is about,
+an OOM kill's victim and step, a dump's task line, a segfault's suffix) is
+read by the fields of its definition in ``knowledge/signatures.toml``
+(:func:`~sarsleuth.knowledge.signatures.fields_of`), only on the few lines
+that are events or sit inside an open report.
 """
 from __future__ import annotations
 
@@ -50,11 +54,9 @@ SUPPRESSED_RE = re.compile(r"^(?:(?P<fn>[\w.]+): )?(?P<n>\d+) callbacks suppress
 class ReportRule:
     kind: str
     follow_lines: int
-    subject: re.Pattern | None = None
-    subject_pid: bool = False
     pid_from_detail: bool = False
     repeats_join: bool = False
-    tail: tuple = ()
+    tail: str | None = None       # the definition of the lines it takes (glued to its message)
 
 
 @dataclass(frozen=True)
@@ -62,10 +64,9 @@ class Knowledge:
     """``knowledge/reports.toml``, compiled."""
 
     reports: dict                 # kind -> ReportRule
-    task_header: re.Pattern
+    task_header: str              # definition of a dump's task line
     task_header_lines: int
     kill_kind: str
-    kill: dict                    # killed/kill/reaped/constraint -> regex
     kill_line_gap: int
     kill_seconds: float
     reaper_seconds: float
@@ -81,15 +82,12 @@ def knowledge() -> Knowledge:
     reports = {}
     for entry in data["report"]:
         reports[entry["kind"]] = ReportRule(
-            entry["kind"], int(entry["follow_lines"]),
-            re.compile(entry["subject"]) if entry.get("subject") else None,
-            bool(entry.get("subject_pid")), bool(entry.get("pid_from_detail")),
-            bool(entry.get("repeats_join")), tuple(re.compile(p) for p in entry.get("tail", ())))
+            entry["kind"], int(entry["follow_lines"]), bool(entry.get("pid_from_detail")),
+            bool(entry.get("repeats_join")), entry.get("tail"))
     kg = data["kill_group"]
     return Knowledge(
-        reports, re.compile(data["task_header"]["pattern"]), int(data["task_header"]["detail_lines"]),
-        kg["kind"], {k: re.compile(kg[k]) for k in ("killed", "kill", "reaped", "constraint")},
-        int(kg["max_line_gap"]), float(kg["max_seconds"]), float(kg["reaper_max_seconds"]),
+        reports, data["detail_task"]["definition"], int(data["detail_task"]["detail_lines"]),
+        kg["kind"], int(kg["max_line_gap"]), float(kg["max_seconds"]), float(kg["reaper_max_seconds"]),
         {e["source"]: int(e["follow_lines"]) for e in data.get("continued_source", [])},
         {e["function"]: frozenset(e["kinds"]) for e in data.get("ratelimit", [])},
         frozenset(data["suppression"]["never"]))
@@ -174,11 +172,6 @@ class Assembler:
                 return self.continued_follow
             return 0
         record = self._new_record(line_no, info, kind)
-        if rule is not None and rule.subject is not None:
-            m = rule.subject.search(message)
-            if m:
-                record["process"] = m.group("comm").strip()
-                record["pid"] = int(m.group("pid")) if rule.subject_pid else None
         if embedded:
             self._add_detail(record, embedded)
         follow = rule.follow_lines if rule is not None else self.continued_follow
@@ -265,7 +258,7 @@ class Assembler:
         to the latest record of the kind missing it; any other line ends
         the report."""
         text = info.message
-        if not any(p.match(text) for p in rule.tail):
+        if signatures.fields_of(rule.tail, text) is None:
             return False
         for record in reversed(self.records[-8:]):
             if record["kind"] == rule.kind and " in " not in record["message"][-80:]:
@@ -290,32 +283,35 @@ class Assembler:
         msg = info.message
         t = stamp_seconds(info.stamp)
         group = self.kill_group
-        m_killed, m_kill = know.kill["killed"].search(msg), know.kill["kill"].search(msg)
-        m_reaped, m_constraint = know.kill["reaped"].search(msg), know.kill["constraint"].search(msg)
-        victim = m_killed or m_kill or m_reaped or m_constraint
-        spread = know.reaper_seconds if m_reaped else know.kill_seconds
+        victim = signatures.fields_of(know.kill_kind, msg) or {}
+        if "pid" not in victim:       # a systemd-oomd kill names a unit, no process
+            victim = {}
+        verb = victim.get("verb")
+        killed, chosen = verb == "Killed", verb in ("Kill", "kill")
+        reaped = "reaper" in victim
+        spread = know.reaper_seconds if reaped else know.kill_seconds
         close_in_time = group is not None and (
             line_no - group["last_line"] <= know.kill_line_gap and
             (t is None or group["t"] is None or abs(t - group["t"]) <= spread))
         joins = close_in_time and (
-            (m_reaped and group["record"]["pid"] == int(m_reaped.group("pid"))) or
-            (not m_reaped and not group["killed"]))
+            (reaped and group["record"]["pid"] == int(victim["pid"])) or
+            (not reaped and not group["killed"]))
         if joins:
             record = group["record"]
             self._add_detail(record, [msg] + embedded)
             group["last_line"] = line_no
-            if m_killed or (m_kill and not group["has_kill"]):
+            if killed or (chosen and not group["has_kill"]):
                 record["message"] = msg
-                record["pid"], record["process"] = int(victim.group("pid")), victim.group("comm")
-            group["killed"] |= bool(m_killed)
-            group["has_kill"] |= bool(m_kill)
+                record["pid"], record["process"] = int(victim["pid"]), victim["comm"]
+            group["killed"] |= killed
+            group["has_kill"] |= chosen
             return 0
         record = self._new_record(line_no, info, know.kill_kind)
         if victim:
-            record["pid"], record["process"] = int(victim.group("pid")), victim.group("comm")
+            record["pid"], record["process"] = int(victim["pid"]), victim["comm"]
         self._add_detail(record, [msg] + embedded)
         self.kill_group = {"record": record, "t": t, "last_line": line_no,
-                           "killed": bool(m_killed), "has_kill": bool(m_kill)}
+                           "killed": killed, "has_kill": chosen}
         return 0
 
     # -- end ---------------------------------------------------------------
@@ -325,14 +321,15 @@ class Assembler:
         for record in self.records:
             detail = record.pop("_detail", None)
             more = record.pop("_more", 0)
+            rule = know.reports.get(record["kind"])
+            if rule is not None:
+                self._subject(record)
             if detail:
-                rule = know.reports.get(record["kind"])
                 if rule is not None and rule.pid_from_detail and record["pid"] is None:
                     for text in detail[:know.task_header_lines]:
-                        m = know.task_header.search(text)
-                        if m:
-                            record["pid"] = int(m.group("pid1") or m.group("pid2"))
-                            record["process"] = m.group("comm1") or m.group("comm2")
+                        task = signatures.fields_of(know.task_header, text)
+                        if task:
+                            record["pid"], record["process"] = int(task["pid"]), task["comm"]
                             break
                 if more:
                     detail = detail + [f"... {more} more line(s)"]
@@ -340,6 +337,16 @@ class Assembler:
         self._fold_suppressed()
         self.bursts.clear()
         return self.records
+
+    @staticmethod
+    def _subject(record: dict) -> None:
+        """The task a report is about, as its header's fields name it (read
+        once the report is whole: a segfault's suffix may have been glued
+        on); a header naming the task but no pid leaves the pid unknown."""
+        header = signatures.fields_of(record["kind"], record["message"])
+        if header and header.get("comm"):
+            record["process"] = header["comm"].strip()
+            record["pid"] = int(header["pid"]) if header.get("pid") else None
 
     def _fold_suppressed(self) -> None:
         """Add each ``N callbacks suppressed`` to the event it stands for: the
