@@ -101,7 +101,7 @@ def hwm():
                 return int(line.split()[1]) * 1024
 import pandas                                     # imported first: its size is not the reader's
 from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sa.reader import SaBinaryParser
+from sarsleuth.parsers.sa.parser import SaBinaryParser
 base = hwm()
 t0 = time.perf_counter()
 source = SaBinaryParser.parse({path!r}, ParseOptions())

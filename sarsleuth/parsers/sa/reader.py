@@ -40,11 +40,11 @@ from sarsleuth.parsers.sa import clock, format_2169, format_2169_figures
 from sarsleuth.parsers.sa.compute import Context, ItemTable, Rows, generic_rows, pair_rows
 from sarsleuth.parsers.sa.formulas import compute_swap
 from sarsleuth.parsers.sa.per_cpu import cpu_rows, softnet_rows
-from sarsleuth.parsers.sa.layout import FORMAT_MAGICS, FileLayout, read_layout, sniff_magic
+from sarsleuth.parsers.sa.layout import FileLayout, read_layout, sniff_magic
 from sarsleuth.parsers.sa.records import RecordIndex, Walker
 from sarsleuth.parsers.sa.spool import spool
 from sarsleuth.parsers.sa.table import Table, empty_frame
-from sarsleuth.parsers.base import ParseOptions, Parser, events_frame
+from sarsleuth.parsers.base import ParseOptions, events_frame
 
 #: Compressed sa files are decompressed in memory; refuse absurd sizes.
 MAX_DECOMPRESSED = 8 << 30
@@ -58,30 +58,17 @@ SLICE_RECORDS = (16, 8192)
 RELEASE_BYTES = 8 << 20
 
 
-class SaBinaryParser(Parser):
-    kind = "sa"
-    priority = 10
-    binary = True           # sniffed on raw bytes, NUL bytes included
-    description = "sysstat binary activity file (sa01..sa31), any format since sysstat 9"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        found = sniff_magic(head)
-        if found is None:
-            return 1.0 if format_2169.sniff(head) is not None else 0.0
-        return 1.0 if found[1] in FORMAT_MAGICS else 0.6
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions) -> Source:
-        damage: list = []
-        buf, closer = _open(path, damage)
-        try:
-            pager = _Pager(buf) if isinstance(buf, mmap.mmap) else None
-            source = read_source(path, buf, options or ParseOptions(), pager=pager)
-        finally:
-            closer()
-        source.warnings[:0] = damage
-        return source
+def read_file(path, options: ParseOptions) -> Source:
+    """The Source of one sa file (see the module doc)."""
+    damage: list = []
+    buf, closer = _open(path, damage)
+    try:
+        pager = _Pager(buf) if isinstance(buf, mmap.mmap) else None
+        source = read_source(path, buf, options or ParseOptions(), pager=pager)
+    finally:
+        closer()
+    source.warnings[:0] = damage
+    return source
 
 
 class _Pager:
