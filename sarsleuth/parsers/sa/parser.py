@@ -30,7 +30,8 @@ class SaBinaryParser(Parser):
     @classmethod
     def stream(cls, path, options: ParseOptions):
         """(Source whose ``metrics`` holds the first slice of records, an
-        iterator of the frames of the other slices): the long table a slice
-        at a time, for writers that need never hold all of it."""
+        iterator of the frames of the other slices or None when the Source
+        is whole): the long table a slice at a time, for writers that need
+        never hold all of it."""
         from sarsleuth.parsers.sa.stream import stream_file
         return stream_file(path, options)
