@@ -48,6 +48,10 @@ def collect(seconds: int, path: Path, what: str = "XALL") -> None:
     subprocess.run([SADC, *options, "1", str(seconds + 1), str(path)], check=True)
 
 
+#: Records of the generated file built and written at a time.
+BUILD_RECORDS = 4096
+
+
 def build(source: Path, records: int, out: Path) -> None:
     """Repeat the statistics records of ``source`` up to ``records`` records,
     advancing uptime and time one second per record."""
@@ -61,21 +65,25 @@ def build(source: Path, records: int, out: Path) -> None:
     size = int(sizes[0])
     block = np.frombuffer(buf, dtype=np.uint8, count=size * len(starts), offset=int(starts[0]))
     block = block.reshape(len(starts), size)
-    tiles = -(-records // len(starts))
-    body = np.tile(block, (tiles, 1))[:records].copy()
-    step = np.arange(records, dtype=np.uint64)
     uptime0 = int(index.uptime[0])
     ust0 = int(index.ust[0])
-    body[:, 0:8] = (uptime0 + 100 * step).astype("<u8").view(np.uint8).reshape(records, 8)
-    body[:, 8:16] = (ust0 + step).astype("<u8").view(np.uint8).reshape(records, 8)
-    local = (ust0 + step.astype(np.int64)) % 86400
     hms_off = layout.record.type_off + 1
-    body[:, hms_off] = local // 3600
-    body[:, hms_off + 1] = local % 3600 // 60
-    body[:, hms_off + 2] = local % 60
+    # written a few thousand records at a time: a child's peak memory, as
+    # wait4 reports it, starts from this process's own high-water mark (the
+    # kernel keeps it across exec), so this process must stay small
     with open(out, "wb") as fh:
         fh.write(buf[:int(starts[0])])
-        fh.write(body.tobytes())
+        for first in range(0, records, BUILD_RECORDS):
+            step = np.arange(first, min(records, first + BUILD_RECORDS), dtype=np.uint64)
+            n = len(step)
+            body = block[(step % len(starts)).astype(np.int64)]
+            body[:, 0:8] = (uptime0 + 100 * step).astype("<u8").view(np.uint8).reshape(n, 8)
+            body[:, 8:16] = (ust0 + step).astype("<u8").view(np.uint8).reshape(n, 8)
+            local = (ust0 + step.astype(np.int64)) % 86400
+            body[:, hms_off] = local // 3600
+            body[:, hms_off + 1] = local % 3600 // 60
+            body[:, hms_off + 2] = local % 60
+            fh.write(body.tobytes())
 
 
 def measured(cmd: list, stdout=subprocess.DEVNULL):
@@ -101,7 +109,7 @@ def hwm():
                 return int(line.split()[1]) * 1024
 import pandas                                     # imported first: its size is not the reader's
 from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sa.reader import SaBinaryParser
+from sarsleuth.parsers.sa.parser import SaBinaryParser
 base = hwm()
 t0 = time.perf_counter()
 source = SaBinaryParser.parse({path!r}, ParseOptions())

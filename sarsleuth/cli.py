@@ -240,7 +240,6 @@ def parse(
     """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports."""
     from sarsleuth.options import check_options
     from sarsleuth.parsers import ParseOptions, kinds
-    from sarsleuth.parsers import parse as parse_file
     opts = check_options(tz=tz, year=year, date_order=date_order)
     if kind is not None and kind not in kinds():
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
@@ -250,17 +249,20 @@ def parse(
         _check_destination(output, [path])
     elif binary and sys.stdout.isatty():
         raise UsageError(f"--format {format.value} is binary: give -o FILE or redirect the output")
-    src = parse_file(path, kind, ParseOptions(year=opts.year, date_order=opts.date_order))
+    from sarsleuth.export import read_for_export, streamed_table
+    src, rest = read_for_export(path, kind, format.value, ParseOptions(year=opts.year, date_order=opts.date_order))
     from sarsleuth.timebase import settle
     settled = settle([src], tz=opts.tz)
     for w in [*src.warnings, *settled.warnings]:
         _say(f"warning: {w}")
-    _write_parsed(src, format.value, output, path)
+    if rest is not None:
+        rest = streamed_table(src, rest, settled)
+    _write_parsed(src, format.value, output, path, table=rest)
     for note in settled.notes:      # guesses (a year from the file's date, a zone), once the table is out
         _say(f"note: {note}")
 
 
-def _write_parsed(src, fmt: str, output, path) -> None:
+def _write_parsed(src, fmt: str, output, path, table=None) -> None:
     from sarsleuth.export import WRITERS, reports_json, source_table
     from sarsleuth.render._files import atomic_output, write_text_file
     if fmt == "json" and src.reports:
@@ -271,7 +273,7 @@ def _write_parsed(src, fmt: str, output, path) -> None:
         else:
             write_text_file(output, text, [path])
         return
-    table, writer = source_table(src), WRITERS[fmt]
+    table, writer = source_table(src) if table is None else table, WRITERS[fmt]
     if output is None:
         _to_stdout(lambda out: writer(table, out.buffer, terminal=sys.stdout.isatty()))
         return

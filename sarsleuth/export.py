@@ -35,7 +35,61 @@ def source_table(src):
     return empty_events()[EVENT_COLUMNS]
 
 
+class Frames:
+    """A long table given as consecutive frames of the same columns (a
+    reader's slices), written as if it were one frame: the CSV and JSON
+    lines writers format a row the same whichever chunk holds it, so the
+    bytes are those of the whole table."""
+
+    def __init__(self, columns, frames):
+        self.columns = list(columns)
+        self.frames = frames
+
+    def __iter__(self):
+        for frame in self.frames:
+            yield frame if list(frame.columns) == self.columns else frame[self.columns]
+
+
+#: ``parse --format`` outputs written row by row, so that an sa file's table
+#: can stream through them.
+STREAMED_FORMATS = ("csv", "json")
+
+
+def read_for_export(path, kind, fmt: str, options):
+    """(Source, the frames after its first, or None) for ``parse --format
+    fmt``: an sa file written as CSV or JSON lines is read a slice of
+    records at a time (a one-second day is tens of millions of rows, never
+    held whole; ``src.metrics`` holds the first slice), anything else
+    whole."""
+    from sarsleuth.parsers import parse, registry, sniff
+    if fmt in STREAMED_FORMATS and (kind or sniff(path)[0]) == "sa":
+        return registry()["sa"].stream(path, options)
+    return parse(path, kind, options), None
+
+
+def streamed_table(src, rest, settled) -> Frames:
+    """The contract's metrics table of a streamed source: its first frame
+    then ``rest``, each put on the clock that ``settled`` (the
+    :class:`~sarsleuth.timebase.Settlement` of the source) chose."""
+    import itertools
+
+    from sarsleuth.timebase import hosts, zones
+    source_zone = settled.host_zones.get(hosts.host_of(src))
+
+    def on_clock(frames):
+        for frame in frames:
+            converted = zones.to_clock(frame["timestamp"], source_zone, settled.zone)
+            if converted is not frame["timestamp"]:
+                frame["timestamp"] = converted
+            yield frame
+    return Frames(METRIC_COLUMNS, itertools.chain([src.metrics], on_clock(rest)))
+
+
 def _chunks(df):
+    if isinstance(df, Frames):
+        for frame in df:
+            yield from _chunks(frame)
+        return
     for start in range(0, len(df), CHUNK_ROWS):
         yield df.iloc[start:start + CHUNK_ROWS]
 

@@ -148,3 +148,23 @@ def test_command_line_start_up_imports_nothing_heavy(module):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("name,kind", [("sa06", "sa"), ("sar06.txt", "sar-text"), ("messages", "syslog"),
+                                       ("error.log", "nginx-error")])
+def test_sniff_imports_nothing_heavy(name, kind):
+    """``sarsleuth sniff`` reads a few KB of head: it must not pay for numpy
+    or pandas (a tenth of a second each), whatever the kind of the file."""
+    path = PACKAGE.parent / "samples" / "nginx-proxy-oom" / name
+    code = ("import sys\n"
+            "from sarsleuth.cli import main\n"
+            f"sys.argv = ['sarsleuth', 'sniff', {str(path)!r}]\n"
+            "try:\n"
+            "    main()\n"
+            "except SystemExit as exc:\n"
+            "    assert not exc.code, exc.code\n"
+            "heavy = sorted(m for m in ('pandas', 'numpy', 'matplotlib', 'lark', 'pyarrow') if m in sys.modules)\n"
+            "print('heavy:' + ','.join(heavy))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == [f"{path}\t{kind}", "heavy:"]

@@ -18,7 +18,7 @@ import pytest
 from sarsleuth.errors import InputError
 from sarsleuth.parsers import sniff_bytes
 from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sa.reader import SaBinaryParser
+from sarsleuth.parsers.sa.parser import SaBinaryParser
 
 # --- sadf -d reference files ------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import pytest
 from sarsleuth.errors import InputError
 from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.sa.layout import read_layout
-from sarsleuth.parsers.sa.reader import SaBinaryParser
+from sarsleuth.parsers.sa.parser import SaBinaryParser
 from sarsleuth.parsers.sa.records import Walker
 
 NAME = "pcp-sysstat-9.0.4-0x2170"

@@ -14,7 +14,7 @@ import pytest
 from sarsleuth.errors import InputError
 from sarsleuth.parsers import sniff_bytes
 from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sa.reader import SaBinaryParser
+from sarsleuth.parsers.sa.parser import SaBinaryParser
 
 from .test_sa_binary import SECTION_BY_FIRST_METRIC
 

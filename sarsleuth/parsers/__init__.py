@@ -34,6 +34,11 @@ def registry() -> dict[str, type[Parser]]:
             leaf = info.name.rsplit(".", 1)[-1]
             if info.ispkg or leaf.startswith("_") or leaf == "base":
                 continue
+            # a family may name the modules holding its parsers, so that
+            # sniffing does not import the code that reads (numpy, pandas)
+            family = importlib.import_module(info.name.rsplit(".", 1)[0])
+            if leaf not in getattr(family, "PARSER_MODULES", (leaf,)):
+                continue
             module = importlib.import_module(info.name)
             for obj in vars(module).values():
                 if isinstance(obj, type) and issubclass(obj, Parser) and obj is not Parser and obj.kind:

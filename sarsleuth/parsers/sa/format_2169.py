@@ -25,9 +25,10 @@ import numpy as np
 from sarsleuth.errors import InputError, located
 from sarsleuth.parsers.sa.layout import FileLayout, RecordHeaderLayout, UTSNAME_LEN
 from sarsleuth.parsers.sa.records import RecordIndex, Special, gather
+# the header facts and the sniffer live in a module free of numpy (sniffing imports it)
+from sarsleuth.parsers.sa.header_2169 import (FORMAT_MAGIC, INTS, INTS_AT, LONGS, LONGS_AT, MAGIC_OFFSET,  # noqa: F401
+                                              TYPE_AT, ULL, sniff)
 
-FORMAT_MAGIC = 0x2169
-MAGIC_OFFSET = 0x24
 HEADER_SIZE = (0x2C + 3 * UTSNAME_LEN + 7) // 8 * 8
 R_STATS, R_DUMMY, R_LAST_STATS = 1, 2, 3
 
@@ -39,18 +40,6 @@ FLAG_NAMES = {0x000001: "tasks", 0x000002: "context switches", 0x000004: "cpu", 
               0x004000: "net-nfs", 0x008000: "net-nfsd", 0x010000: "paging", 0x040000: "file",
               0x080000: "net-sock", 0x100000: "queue"}
 
-ULL = ("uptime", "uptime0", "context_swtch", "cpu_user", "cpu_nice", "cpu_system", "cpu_idle", "cpu_iowait",
-       "cpu_steal", "irq_sum")
-LONGS = ("ust_time", "processes", "pgpgin", "pgpgout", "pswpin", "pswpout", "frmkb", "bufkb", "camkb", "tlmkb",
-         "frskb", "tlskb", "caskb", "nr_running", "pgfault", "pgmajfault")
-INTS = ("dk_drive", "dk_drive_rio", "dk_drive_wio", "dk_drive_rblk", "dk_drive_wblk", "file_used", "inode_used",
-        "super_used", "super_max", "dquot_used", "dquot_max", "rtsig_queued", "rtsig_max", "sock_inuse",
-        "tcp_inuse", "udp_inuse", "raw_inuse", "frag_inuse", "dentry_stat", "load_avg_1", "load_avg_5",
-        "load_avg_15", "nr_threads", "nfs_rpccnt", "nfs_rpcretrans", "nfs_readcnt", "nfs_writecnt",
-        "nfs_accesscnt", "nfs_getattcnt", "nfsd_rpccnt", "nfsd_rpcbad", "nfsd_netcnt", "nfsd_netudpcnt",
-        "nfsd_nettcpcnt", "nfsd_rchits", "nfsd_rcmisses", "nfsd_readcnt", "nfsd_writecnt", "nfsd_accesscnt",
-        "nfsd_getattcnt")
-LONGS_AT, INTS_AT, TYPE_AT = 16 * len(ULL), 16 * len(ULL) + 8 * len(LONGS), 16 * len(ULL) + 8 * len(LONGS) + 4 * len(INTS)
 CPU_FIELDS = ("idle", "iowait", "user", "nice", "system", "steal")     # 64-bit, 16-byte slots
 #: Per-CPU structure sizes seen in these files (with or without a spare slot).
 CPU_SIZES = (112, 96)
@@ -58,18 +47,6 @@ SERIAL_SIZE, IRQ_CPU_SIZE, NET_DEV_SIZE, DISK_SIZE, ONE_IRQ_SIZE = 32, 8, 144, 8
 NET_FIELDS = ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_compressed", "tx_compressed", "multicast",
               "collisions", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "rx_fifo_errors",
               "tx_fifo_errors", "rx_frame_errors", "tx_carrier_errors")
-
-
-def sniff(head: bytes):
-    """The byte order of a 0x2169 file, or None."""
-    if len(head) < MAGIC_OFFSET + 8:
-        return None
-    for endian in ("<", ">"):
-        magic, st_size = struct.unpack_from(endian + "HH", head, MAGIC_OFFSET)
-        day, month = head[MAGIC_OFFSET + 4], head[MAGIC_OFFSET + 5]
-        if magic == FORMAT_MAGIC and TYPE_AT + 4 <= st_size <= 4096 and 1 <= day <= 31 and month <= 11:
-            return endian
-    return None
 
 
 class _Header:

@@ -40,11 +40,11 @@ from sarsleuth.parsers.sa import clock, format_2169, format_2169_figures
 from sarsleuth.parsers.sa.compute import Context, ItemTable, Rows, generic_rows, pair_rows
 from sarsleuth.parsers.sa.formulas import compute_swap
 from sarsleuth.parsers.sa.per_cpu import cpu_rows, softnet_rows
-from sarsleuth.parsers.sa.layout import FORMAT_MAGICS, FileLayout, read_layout, sniff_magic
+from sarsleuth.parsers.sa.layout import FileLayout, read_layout, sniff_magic
 from sarsleuth.parsers.sa.records import RecordIndex, Walker
 from sarsleuth.parsers.sa.spool import spool
 from sarsleuth.parsers.sa.table import Table, empty_frame
-from sarsleuth.parsers.base import ParseOptions, Parser, events_frame
+from sarsleuth.parsers.base import ParseOptions, events_frame
 
 #: Compressed sa files are decompressed in memory; refuse absurd sizes.
 MAX_DECOMPRESSED = 8 << 30
@@ -58,30 +58,17 @@ SLICE_RECORDS = (16, 8192)
 RELEASE_BYTES = 8 << 20
 
 
-class SaBinaryParser(Parser):
-    kind = "sa"
-    priority = 10
-    binary = True           # sniffed on raw bytes, NUL bytes included
-    description = "sysstat binary activity file (sa01..sa31), any format since sysstat 9"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        found = sniff_magic(head)
-        if found is None:
-            return 1.0 if format_2169.sniff(head) is not None else 0.0
-        return 1.0 if found[1] in FORMAT_MAGICS else 0.6
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions) -> Source:
-        damage: list = []
-        buf, closer = _open(path, damage)
-        try:
-            pager = _Pager(buf) if isinstance(buf, mmap.mmap) else None
-            source = read_source(path, buf, options or ParseOptions(), pager=pager)
-        finally:
-            closer()
-        source.warnings[:0] = damage
-        return source
+def read_file(path, options: ParseOptions) -> Source:
+    """The Source of one sa file (see the module doc)."""
+    damage: list = []
+    buf, closer = _open(path, damage)
+    try:
+        pager = _Pager(buf) if isinstance(buf, mmap.mmap) else None
+        source = read_source(path, buf, options or ParseOptions(), pager=pager)
+    finally:
+        closer()
+    source.warnings[:0] = damage
+    return source
 
 
 class _Pager:
@@ -142,21 +129,31 @@ def read_source(path, buf, options: ParseOptions, pager=None) -> Source:
     path = str(path)
     if sniff_magic(bytes(buf[:4])) is None and (endian := format_2169.sniff(bytes(buf[:64]))) is not None:
         return _read_2169(path, buf, endian)
+    layout, index, warnings, offset, tz = _walk(path, buf, pager)
+    u8 = np.frombuffer(buf, dtype=np.uint8)
+    metrics = _read_metrics(path, u8, layout, index, warnings, tz, pager)
+    del u8
+    return _source(path, layout, index, warnings, offset, tz, metrics)
+
+
+def _walk(path, buf, pager):
+    """(layout, record index, warnings, UTC offset, zone) of a file of
+    format 0x1170 or later; the pager is rewound for the pass over values."""
     layout = read_layout(path, buf)
     warnings = list(layout.warnings)
     index = Walker(path, buf, layout, warnings, release=pager).walk()
     if index.count == 0 and not index.specials:
         raise InputError(path, "no statistics records in the file", offset=layout.data_offset)
     offset = clock.check_clock(path, index, layout, warnings)
-    tz = clock.zone(offset)
-    u8 = np.frombuffer(buf, dtype=np.uint8)
     if pager is not None:
         pager.restart()
-    metrics = _read_metrics(path, u8, layout, index, warnings, tz, pager)
-    del u8
-    events = _events(path, index, layout, tz)
-    return Source(path=path, kind="sa", host=layout.host, metrics=metrics, events=events, warnings=warnings,
-                  tz=clock.tz_name(tz), records=int(index.count), meta=_meta(layout, index, offset))
+    return layout, index, warnings, offset, clock.zone(offset)
+
+
+def _source(path, layout, index, warnings, offset, tz, metrics) -> Source:
+    return Source(path=path, kind="sa", host=layout.host, metrics=metrics, events=_events(path, index, layout, tz),
+                  warnings=warnings, tz=clock.tz_name(tz), records=int(index.count),
+                  meta=_meta(layout, index, offset))
 
 
 def _read_2169(path, buf, endian) -> Source:
@@ -291,44 +288,80 @@ def _intervals(uptime: np.ndarray, prev_rec: np.ndarray, layout: FileLayout) -> 
 
 def _read_metrics(path, u8, layout: FileLayout, index: RecordIndex, warnings, tz, pager):
     """The long metrics table, filled a slice of records at a time."""
-    activities = _readable_activities(path, layout, warnings)
-    count = index.count
-    if not count or not activities:
+    slices = _Slices(path, u8, layout, index, warnings, pager)
+    if not slices.activities or not index.count:
         return empty_frame(tz)
-    prev_rec = _previous_records(index.segment)
-    itv = _intervals(index.uptime, prev_rec, layout)
-    run_len = np.diff(np.append(index.run_start, count))
-    table = Table(layout.host)
-    bound = 0
-    items_per_record = 0
-    for activity in activities:
-        nr_runs = activity.items_per_record(index.run_nr[:, activity.pos])
-        items = int((run_len * nr_runs).sum())
-        items_per_record += int(nr_runs.max()) if len(nr_runs) else 0
-        for section, metrics in activity.outputs:
-            table.declare(section, metrics)
-            # at most one row per item and metric, plus one per record ("all")
-            bound += (items + count) * len(metrics)
-    table.allocate(bound)
-    stamps = index.ust * 1_000_000_000
-    step = int(np.clip(SLICE_ITEMS // max(items_per_record, 1), *SLICE_RECORDS))
-    for start in range(0, count, step):
-        stop = min(count, start + step)
+    table = slices.table()
+    table.allocate(slices.bound())
+    for start in slices.starts():
+        slices.fill(table, start)
+    return table.frame(tz)
+
+
+class _Slices:
+    """The records of a file a slice at a time, each turned into rows of
+    the long table; the rows of consecutive slices, put end to end, are the
+    whole table."""
+
+    def __init__(self, path, u8, layout: FileLayout, index: RecordIndex, warnings, pager):
+        self.u8, self.layout, self.index, self.pager = u8, layout, index, pager
+        self.activities = _readable_activities(path, layout, warnings)
+        count = index.count
+        self.prev_rec = _previous_records(index.segment)
+        self.itv = _intervals(index.uptime, self.prev_rec, layout)
+        self.stamps = index.ust * 1_000_000_000
+        items_per_record = sum(int(a.items_per_record(index.run_nr[:, a.pos]).max()) if len(index.run_nr) else 0
+                               for a in self.activities)
+        self.step = int(np.clip(SLICE_ITEMS // max(items_per_record, 1), *SLICE_RECORDS))
+        self.count = count
+
+    def starts(self):
+        return range(0, self.count, self.step)
+
+    def table(self) -> Table:
+        table = Table(self.layout.host)
+        for activity in self.activities:
+            for section, metrics in activity.outputs:
+                table.declare(section, metrics)
+        return table
+
+    def bound(self, start: int = 0, stop: int | None = None) -> int:
+        """At most how many rows records ``start``..``stop`` give: one per
+        item and metric, plus one per record ("all")."""
+        stop = self.count if stop is None else stop
+        bound = 0
+        for activity in self.activities:
+            _offsets, nr = self.index.activity(activity.pos, start, stop)
+            items = int(activity.items_per_record(nr).sum())
+            bound += (items + stop - start) * sum(len(metrics) for _s, metrics in activity.outputs)
+        return bound
+
+    def fill(self, table: Table, start: int) -> None:
+        """Add the rows of the slice of records beginning at ``start``."""
+        index, layout = self.index, self.layout
+        stop = min(self.count, start + self.step)
         base = max(start - 1, 0)          # the record before the slice, to compare with
-        prev = prev_rec[base:stop] - base
+        prev = self.prev_rec[base:stop] - base
         prev[prev < 0] = -1
-        for activity in activities:
+        for activity in self.activities:
             offsets, nr = index.activity(activity.pos, base, stop)
             if not nr.any():
                 continue
-            items = activity.table(u8, offsets, nr, layout)
-            for section, rows in _rows_for(activity.spec, items, prev, itv[base:stop], index.segment[base:stop],
-                                           nr, activity.state):
-                table.add(section, rows, stamps[base:stop])
+            items = activity.table(self.u8, offsets, nr, layout)
+            for section, rows in _rows_for(activity.spec, items, prev, self.itv[base:stop],
+                                           index.segment[base:stop], nr, activity.state):
+                table.add(section, rows, self.stamps[base:stop])
             del items
-        if pager is not None:
-            pager(index.offsets[stop - 1])
-    return table.frame(tz)
+        if self.pager is not None:
+            self.pager(index.offsets[stop - 1])
+
+    def frames(self, tz):
+        """The long table a slice at a time (frames of the same columns)."""
+        for start in self.starts():
+            table = self.table()
+            table.allocate(self.bound(max(start - 1, 0), min(self.count, start + self.step)))
+            self.fill(table, start)
+            yield table.frame(tz)
 
 
 def _events(path, index: RecordIndex, layout: FileLayout, tz):
