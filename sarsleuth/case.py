@@ -71,7 +71,9 @@ class Case:
         bundles = None
         try:
             given = []
-            for p in streams.spool(paths, spooled):
+            spooled_paths = streams.spool(paths, spooled)
+            self.skipped.extend(Skipped(name, why) for name, why in spooled.unreadable)
+            for p in spooled_paths:
                 if not Path(p).exists():
                     self.skipped.append(Skipped(str(p), "no such file or directory"))
                     continue
