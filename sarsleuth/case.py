@@ -241,6 +241,8 @@ class Case:
             "findings": [f.to_dict() for f in sorted(self.findings, key=lambda f: (iso(f.start) or "~", f.detector))],
             "warnings": list(self.warnings),
             "notes": list(self.notes),
+            "merged": {"events": int(self.merged.get("events", 0)),
+                       "metric_values": int(self.merged.get("metric_values", 0))},
             "checked": list(self.checked),
             "hosts": [h.to_dict() for h in self.hosts],
         }
