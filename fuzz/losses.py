@@ -181,7 +181,9 @@ def check_truncation(ext: str, lines: int, fraction: float, scratch: Path, stats
         assert found or readable == whole, (ext, len(cut), src.warnings)
     if found:
         kept_bytes = int(found.group(1))
-        assert len(readable) - 1 <= kept_bytes <= len(readable), (ext, kept_bytes, len(readable))
+        # inflaters flush a cut final block a byte or two apart (Python's zlib 288,944 bytes,
+        # gzip -dc 288,943, sarsleuth 288,942 on one cut): only the cut last line differs
+        assert len(readable) - 2 <= kept_bytes <= len(readable), (ext, kept_bytes, len(readable))
     kept_events = whole[:kept_bytes].count(NEEDLE)
     assert len(src.events) == kept_events, (ext, len(cut), len(src.events), kept_events)
     stats["kept"] += kept_events
@@ -191,12 +193,13 @@ def check_truncation(ext: str, lines: int, fraction: float, scratch: Path, stats
 # --- runner --------------------------------------------------------------------------------------
 
 def run_property(name: str, examples: int, corpus: Path | None = None, codecs=tuple(CODECS),
-                 lines=(50, 4000), fractions=(0.02, 0.999)) -> dict:
+                 lines=(50, 4000), fractions=(0.02, 0.999), derandomize=False) -> dict:
     """Run one property ``examples`` times; ``codecs``, ``lines`` and
-    ``fractions`` narrow the truncation property's inputs."""
+    ``fractions`` narrow the truncation property's inputs; ``derandomize``
+    draws the same examples every run (the test suite's choice)."""
     scratch = Path(tempfile.mkdtemp(prefix="sarsleuth-losses-"))
     stats = {"examples": 0, "events": 0, "merged": 0, "records": 0, "steps": 0, "kept": 0, "lost": 0}
-    rules = settings(max_examples=examples, deadline=None, database=None,
+    rules = settings(max_examples=examples, deadline=None, database=None, derandomize=derandomize,
                      suppress_health_check=list(HealthCheck))
     if name == "duplicates":
         @rules

@@ -333,18 +333,18 @@ def _fuzz():
 
 
 def test_property_overlapping_excerpts_count_union_and_merged():
-    stats = _fuzz().run_property("duplicates", 8)
+    stats = _fuzz().run_property("duplicates", 8, derandomize=True)
     assert stats["examples"] == 8 and stats["events"] > 0
 
 
 def test_property_sa_clock_steps_back_keep_every_record(corpus):
-    stats = _fuzz().run_property("clock", 6, corpus)
+    stats = _fuzz().run_property("clock", 6, corpus, derandomize=True)
     assert stats["steps"] == 6 and stats["records"] == 6 * 36
 
 
 def test_property_cut_streams_keep_exactly_what_was_decoded():
     stats = _fuzz().run_property("truncation", 8, codecs=("gz", "xz", "bz2"), lines=(3000, 5000),
-                                 fractions=(0.5, 0.999))
+                                 fractions=(0.5, 0.999), derandomize=True)
     assert stats["kept"] + stats["lost"] > 0
 
 
