@@ -133,3 +133,23 @@ def test_short_row_deep_in_a_sar_text_names_its_own_line(tmp_path):
     assert proc.returncode == 0, proc.stderr
     said = [ln for ln in proc.stderr.splitlines() if "shorter than their header" in ln]
     assert said and f"{path}:{short}:" in said[0], proc.stderr
+
+
+def test_a_clock_that_wrote_spring_gap_times_keeps_its_offset_after_them(tmp_path):
+    """sar rows 01:50, 02:10, 02:30, 02:59:59, 03:20 on New York's spring
+    day: a clock that wrote 02:xx had not moved, so 03:20 is EST too (the
+    rows stay in order, 20 minutes after 02:59:59, none before it)."""
+    path = tmp_path / "sar08.txt"
+    path.write_text(sar_u([(1, 50, 0), (2, 10, 0), (2, 30, 0), (2, 59, 59), (3, 20, 0)], "03/08/2026",
+                          lambda h, m: 1.0))
+    doc = analyze_json(path, "--tz", "America/New_York")
+    [src] = doc["sources"]
+    assert src["records"] == 5
+    assert pd.Timestamp(src["start"]) == pd.Timestamp("2026-03-08 06:50:00", tz="UTC")
+    assert pd.Timestamp(src["end"]) == pd.Timestamp("2026-03-08 08:20:00", tz="UTC")
+    from sarsleuth.timebase.zones import localize_wall
+    walls = pd.Series(pd.to_datetime(["2026-03-08 02:59:59", "2026-03-08 03:20:00", "2026-03-08 00:00:00",
+                                      "2026-03-08 03:20:00"]))
+    got = [t.tz_convert("UTC").strftime("%H:%M:%S") for t in localize_wall(walls, "America/New_York")]
+    # a series that starts over (00:00) is read afresh: its 03:20 is summer time
+    assert got == ["07:59:59", "08:20:00", "05:00:00", "07:20:00"]
