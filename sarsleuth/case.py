@@ -71,7 +71,9 @@ class Case:
         bundles = None
         try:
             given = []
-            for p in streams.spool(paths, spooled):
+            spooled_paths = streams.spool(paths, spooled)
+            self.skipped.extend(Skipped(name, why) for name, why in spooled.unreadable)
+            for p in spooled_paths:
                 if not Path(p).exists():
                     self.skipped.append(Skipped(str(p), "no such file or directory"))
                     continue
@@ -245,6 +247,8 @@ class Case:
             "findings": [f.to_dict() for f in sorted(self.findings, key=lambda f: (iso(f.start) or "~", f.detector))],
             "warnings": list(self.warnings),
             "notes": list(self.notes),
+            "merged": {"events": int(self.merged.get("events", 0)),
+                       "metric_values": int(self.merged.get("metric_values", 0))},
             "checked": list(self.checked),
             "hosts": [h.to_dict() for h in self.hosts],
         }

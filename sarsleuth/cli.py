@@ -146,7 +146,9 @@ def analyze(
 def _names_a_fleet(paths) -> bool:
     """Do the inputs name enough hosts to be a fleet?  (A sample of heads.)"""
     from sarsleuth.fleet.hosts import names_hosts
-    return names_hosts(paths, FLEET_MIN_HOSTS)
+    from sarsleuth.streams import is_stream
+    # a pipe gives its bytes once: it is never sniffed here, only by the case that copies it
+    return names_hosts([p for p in paths if not is_stream(p)], FLEET_MIN_HOSTS)
 
 
 def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options) -> None:

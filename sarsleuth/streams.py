@@ -16,6 +16,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
+from sarsleuth.errors import SarsleuthError
+
 MAX_STREAM_BYTES = 8 << 30
 _CHUNK = 1 << 20
 
@@ -26,6 +28,7 @@ class Spooled:
 
     names: dict = field(default_factory=dict)     # copy path -> name as given
     warnings: list = field(default_factory=list)
+    unreadable: list = field(default_factory=list)   # (name as given, why): skipped, the rest is read
     _dir: str | None = None
 
     def cleanup(self) -> None:
@@ -36,12 +39,13 @@ class Spooled:
 
 def is_stream(path) -> bool:
     """``-``, or a path that is neither a regular file nor a directory (a
-    pipe, a character device)."""
+    pipe, a character device; a socket too, which then cannot be opened and
+    is skipped)."""
     if str(path) == "-":
         return True
     try:
         mode = os.stat(path).st_mode
-    except OSError:
+    except (OSError, ValueError):
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
@@ -53,32 +57,40 @@ def spool(paths, spooled: Spooled) -> list:
         if not is_stream(p):
             out.append(p)
             continue
-        if spooled._dir is None:
-            spooled._dir = tempfile.mkdtemp(prefix="sarsleuth-stdin-")
         name = "<stdin>" if str(p) == "-" else str(p)
-        copy = os.path.join(spooled._dir, f"stream-{len(spooled.names)}")
-        _copy_stream(p, copy, name, spooled.warnings)
+        try:
+            src = sys.stdin.buffer if str(p) == "-" else open(p, "rb")
+        except OSError as exc:      # a socket, a device that refuses: one warning, the rest is read
+            spooled.unreadable.append((name, f"cannot be read: {exc.strerror or exc}"))
+            continue
+        try:
+            if spooled._dir is None:
+                spooled._dir = tempfile.mkdtemp(prefix="sarsleuth-stdin-")
+            copy = os.path.join(spooled._dir, f"stream-{len(spooled.names)}")
+            _copy_stream(src, copy, name, spooled.warnings)
+        except OSError as exc:      # the temporary directory is full or unwritable: the stream is gone
+            where = spooled._dir or tempfile.gettempdir()
+            raise SarsleuthError(f"{name}: cannot copy the stream into {where} (set TMPDIR elsewhere): "
+                                 f"{exc.strerror or exc}") from None
+        finally:
+            if src is not sys.stdin.buffer:
+                src.close()
         spooled.names[copy] = name
         out.append(copy)
     return out
 
 
-def _copy_stream(path, copy: str, name: str, warnings: list) -> None:
-    src = sys.stdin.buffer if str(path) == "-" else open(path, "rb")
+def _copy_stream(src, copy: str, name: str, warnings: list) -> None:
     written = 0
-    try:
-        with open(copy, "wb") as dst:
-            while written < MAX_STREAM_BYTES:
-                chunk = src.read(min(_CHUNK, MAX_STREAM_BYTES - written))
-                if not chunk:
-                    break
-                dst.write(chunk)
-                written += len(chunk)
-            else:
-                warnings.append(f"{name}: stream cut after {MAX_STREAM_BYTES >> 30} GiB")
-    finally:
-        if src is not sys.stdin.buffer:
-            src.close()
+    with open(copy, "wb") as dst:
+        while written < MAX_STREAM_BYTES:
+            chunk = src.read(min(_CHUNK, MAX_STREAM_BYTES - written))
+            if not chunk:
+                break
+            dst.write(chunk)
+            written += len(chunk)
+        else:
+            warnings.append(f"{name}: stream cut after {MAX_STREAM_BYTES >> 30} GiB")
 
 
 def relabel(source, copy_path: str, name: str) -> None:

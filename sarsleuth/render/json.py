@@ -37,6 +37,9 @@ def document(case) -> dict:
         "findings": [f.to_dict() for f in findings],
         "warnings": list(case.warnings),
         "notes": list(case.notes),
+        # the same event or metric value read through two files (or one file twice), counted once
+        "merged": {"events": int(case.merged.get("events", 0)),
+                   "metric_values": int(case.merged.get("metric_values", 0))},
         "checked": list(case.checked),
         "hosts": [h.to_dict() for h in getattr(case, "hosts", [])],
     }))

@@ -151,6 +151,10 @@ def _to_display(src, source_zone, display_zone) -> None:
         if frame is not None and len(frame):
             converted = zones.to_clock(frame["timestamp"], source_zone, display_zone)
             if converted is not frame["timestamp"]:
+                # a sample count taken on the wall clock saw a repeated (autumn) hour once:
+                # counted again on the settled clock, each of its records counts
+                if name == "metrics" and src.records and src.records == frame["timestamp"].nunique():
+                    src.records = int(converted.nunique())
                 frame["timestamp"] = converted
     for rep in src.reports:
         for key in ("start", "end", "first_timestamp", "last_timestamp"):

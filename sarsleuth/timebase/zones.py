@@ -57,7 +57,33 @@ def localize_wall(series, zone):
     if gap.any():
         out = out.copy()
         out[gap] = _in_gap(series[gap], zone)
+        out = _old_offset_after_gap(series, out, gap.to_numpy(), zone)
     return out
+
+
+def _old_offset_after_gap(series, out, gap, zone):
+    """A clock that wrote times inside the spring gap had not moved: the
+    times it wrote next, in the same run (wall time still going forward),
+    keep its old offset while the new one would send them back before the
+    last gap time (02:59:59 then 03:20 is 03:20 standard time, not 20
+    minutes earlier).  A run that starts over earlier is a new series."""
+    import numpy as np
+    import pandas as pd
+    walls = series.to_numpy()
+    inst = out.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy().copy()
+    offset = None
+    changed = False
+    for i in range(int(np.argmax(gap)), len(walls)):
+        if gap[i]:
+            offset = walls[i] - inst[i]
+        elif offset is not None and walls[i] >= walls[i - 1] and inst[i] < inst[i - 1]:
+            inst[i] = walls[i] - offset
+            changed = True
+        else:
+            offset = None
+    if not changed:
+        return out
+    return pd.Series(inst, index=series.index).dt.tz_localize("UTC").dt.tz_convert(zone)
 
 
 def _second_pass(walls, ambiguous):
