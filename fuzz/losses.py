@@ -99,7 +99,7 @@ def sa_original(corpus: Path):
 
 def check_clock_step(original, at: int, back_s: int, scratch: Path, stats: dict) -> None:
     from sarsleuth.parsers.base import ParseOptions
-    from sarsleuth.parsers.sa.reader import SaBinaryParser
+    from sarsleuth.parsers.sa.parser import SaBinaryParser
     raw, offsets, layout = original
     data = bytearray(raw)
     where = offsets[at] + layout.record.ust_off
