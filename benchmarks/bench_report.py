@@ -8,7 +8,8 @@ in bench_logs.py), analysed with
     sarsleuth analyze BUNDLE --html report.html --format json > /dev/null
 
 Prints the wall time, peak memory and the report's size.  Targets: under
-10 s and under 5 MB.  Not a test: run it by hand.
+8 s, under 700 MB of peak memory (children included) and a report under
+5 MB.  Not a test: run it by hand.
 
     python benchmarks/bench_report.py [--records 86400] [--log-mb 100] [--keep DIR]
 """
@@ -43,8 +44,11 @@ def run(folder: Path) -> tuple[float, int, int]:
     cmd = [sys.executable, "-c",
            "import resource, sys; from sarsleuth.cli import main; sys.argv = sys.argv[1:];\n"
            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-           "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)",
-           "sarsleuth", "analyze", str(folder), "--html", str(report), "--format", "json"]
+           "print(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,\n"
+           "          resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss), file=sys.stderr)",
+           # the generated messages carry the corpus lines' many host names:
+           # one case, as for the single host the bundle stands for
+           "sarsleuth", "analyze", str(folder), "--no-fleet", "--html", str(report), "--format", "json"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
@@ -70,7 +74,9 @@ def main() -> None:
         wall, peak, html = run(folder)
         print(f"bundle: " + ", ".join(f"{k} {v / 2**20:.0f} MiB" for k, v in sorted(sizes.items())))
         print(f"analyze + HTML: {wall:.1f} s, peak RSS {peak / 2**20:.0f} MiB, report {html / 2**20:.2f} MiB")
-        print(f"targets: time < 10 s -> {'met' if wall < 10 else 'NOT met'}; size < 5 MiB -> {'met' if html < 5 * 2**20 else 'NOT met'}")
+        print(f"targets: time < 8 s -> {'met' if wall < 8 else 'NOT met'}; "
+              f"peak < 700 MB -> {'met' if peak < 700e6 else 'NOT met'}; "
+              f"size < 5 MiB -> {'met' if html < 5 * 2**20 else 'NOT met'}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -92,8 +92,9 @@ def analyze(
     config: Optional[Path] = typer.Option(None, "--config", help="TOML file with detector thresholds and signatures."),
     top: Optional[int] = typer.Option(None, "--top", min=1, help="Tell this many incidents in full (default 5)."),
     everything: bool = typer.Option(False, "--all", help="Leave nothing out: every incident, timeline row and evidence line."),
-    fleet: bool = typer.Option(False, "--fleet", help=f"Analyse each host on its own and correlate across hosts "
-                               f"(automatic from {FLEET_MIN_HOSTS} hosts, unless --plots)."),
+    fleet: Optional[bool] = typer.Option(None, "--fleet/--no-fleet", help=f"Analyse each host on its own and correlate "
+                                         f"across hosts (default: when the inputs name {FLEET_MIN_HOSTS} hosts or more); "
+                                         "--no-fleet tells every input as one case."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address for a fleet "
                                             "(default: a local cluster, one worker per core)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Workers of the local cluster (default: cores)."),
@@ -110,7 +111,8 @@ def analyze(
         if out is not None:
             _check_destination(out, paths, directory=out is plots)
     # --plots draws from one case's tables: with it, a few hosts stay one case
-    if fleet or scheduler or workers or worker_memory or (plots is None and _names_a_fleet(paths)):
+    if fleet or (fleet is None and (scheduler or workers or worker_memory
+                                   or (plots is None and _names_a_fleet(paths)))):
         _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory,
                        dict(tz=tz, year=year, window=window, link_speed=link_speed, config=config,
                             date_order=date_order, min_severity=severity))

@@ -323,3 +323,16 @@ def test_markdown_view(fleet_dir, scheduler):
     assert "\n## Fleet incidents\n" in ran.stdout and "\n## Hosts\n" in ran.stdout
     assert "seen on: " + ", ".join(made["shared"]).replace("-", "\\-") in ran.stdout \
         or "seen on: " + ", ".join(made["shared"]) in ran.stdout
+
+
+def test_no_fleet_tells_many_hosts_as_one_case(fleet_dir):
+    """--no-fleet: inputs naming many hosts (say, a central syslog) are one
+    case on one timeline, with every host's findings and no fleet part."""
+    out, made = fleet_dir
+    ran = run_cli("analyze", out, "--no-fleet", "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads(ran.stdout)
+    assert "fleet_incidents" not in doc
+    assert {s["host"] for s in doc["sources"]} == set(made["hosts"])
+    told = {h for i in doc["incidents"] for h in i["hosts"]}
+    assert set(made["shared"]) <= told and made["own"] in told
