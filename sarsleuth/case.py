@@ -405,21 +405,6 @@ def _place_untimed_reports(sources, window) -> None:
 
 
 def _progress(enabled: bool, total: int):
-    """A callback advancing a rich progress bar on stderr (no-op when off)."""
-    if not enabled or total < 2:
-        return lambda _name: None
-    import sys
-    if not sys.stderr.isatty():
-        return lambda _name: None
-    from rich.progress import Progress
-    prog = Progress(transient=True)
-    task = prog.add_task("reading", total=total)
-    prog.start()
-    done = [0]
-
-    def advance(name):
-        done[0] += 1
-        prog.update(task, advance=1, description=f"reading {Path(name).name}")
-        if done[0] >= total:
-            prog.stop()
-    return advance
+    """A progress bar over the files being read (no-op when off)."""
+    from sarsleuth.render._progress import progress_bar
+    return progress_bar(enabled, total, lambda done, name: f"reading {Path(name).name}" if name else "reading")

@@ -80,20 +80,6 @@ def _batches(files: list, size: int) -> list:
 
 
 def _progress(enabled: bool, total: int):
-    """A callback advancing a progress bar over hosts on stderr (a terminal only)."""
-    import sys
-    if not enabled or total < 2 or not sys.stderr.isatty():
-        return lambda _host: None
-    from rich.console import Console
-    from rich.progress import Progress
-    prog = Progress(console=Console(stderr=True), transient=True)
-    task = prog.add_task("hosts", total=total)
-    prog.start()
-    done = [0]
-
-    def advance(host):
-        done[0] += 1
-        prog.update(task, advance=1, description=f"hosts ({done[0]}/{total})")
-        if done[0] >= total:
-            prog.stop()
-    return advance
+    """A progress bar over hosts on stderr (a terminal only)."""
+    from sarsleuth.render._progress import progress_bar
+    return progress_bar(enabled, total, lambda done, _host: f"hosts ({done}/{total})")
