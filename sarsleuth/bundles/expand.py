@@ -144,9 +144,11 @@ def _folder(root: Path, out: Expanded) -> None:
                 out.entries.append(Entry(str(full), str(full)))
 
 
-def _sos_folder(root: Path, out: Expanded) -> None:
-    facts = HostFacts(bundle=str(root))
-    candidates = []
+def sos_folder_files(root: Path, facts: HostFacts, out: Expanded):
+    """Every file of an extracted sosreport in a stable order, its host facts
+    read into ``facts`` on the way: yields ``(full path, relative path,
+    whether it was a fact file)`` for the files that are not links (a link
+    in a sosreport is a copy of something listed elsewhere)."""
     for here, dirs, files in os.walk(root):
         dirs.sort()
         for f in sorted(files):
@@ -157,10 +159,16 @@ def _sos_folder(root: Path, out: Expanded) -> None:
                 _read_fact(entry, m, rel, str(full), facts, out,
                            link=os.readlink(full) if full.is_symlink() else None,
                            read=lambda full=full: _read_capped(open(full, "rb")))
-            if full.is_symlink():
-                continue            # a copy of something listed elsewhere
-            if lay.input_of(rel)[0] is not None and full.is_file():
-                candidates.append(("", rel, Entry(str(full), str(full), facts)))
+            if not full.is_symlink():
+                yield full, rel, entry is not None
+
+
+def _sos_folder(root: Path, out: Expanded) -> None:
+    facts = HostFacts(bundle=str(root))
+    candidates = []
+    for full, rel, _fact in sos_folder_files(root, facts, out):
+        if lay.input_of(rel)[0] is not None and full.is_file():
+            candidates.append(("", rel, Entry(str(full), str(full), facts)))
     _keep_faithful(candidates, str(root), out)
     readers.settle_processes(facts)
     out.bundles.append(facts)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sarsleuth.bundles import archive, layout as lay, readers
-from sarsleuth.bundles.expand import Expanded, _collect_file, _member_text, _read_capped, _read_fact, bundle_of
+from sarsleuth.bundles.expand import (Expanded, _collect_file, _member_text, _read_fact, bundle_of,
+                                      sos_folder_files)
 from sarsleuth.bundles.facts import HostFacts
 
 #: Data files of one bundle naming a host whose heads are read; and at most
@@ -86,18 +87,9 @@ def _head_hosts(b: BundleScan, head_path: str, out) -> None:
 
 def _folder(root: Path, out: Expanded, tmp: str) -> BundleScan:
     b = BundleScan(str(root), HostFacts(bundle=str(root)))
-    for here, dirs, files in os.walk(root):
-        dirs.sort()
-        for f in sorted(files):
-            full = Path(here) / f
-            rel = full.relative_to(root).as_posix()
-            entry, m = lay.fact_of(rel)
-            if entry is not None:
-                _read_fact(entry, m, rel, str(full), b.facts, out,
-                           link=os.readlink(full) if full.is_symlink() else None,
-                           read=lambda full=full: _read_capped(open(full, "rb")))
-            elif b.wants_heads() and not full.is_symlink() and lay.input_of(rel)[0] is not None:
-                _head_hosts(b, str(full), out)
+    for full, rel, fact in sos_folder_files(root, b.facts, out):
+        if not fact and b.wants_heads() and lay.input_of(rel)[0] is not None:
+            _head_hosts(b, str(full), out)
     return b
 
 
