@@ -44,9 +44,10 @@ class _ZstdFrames(io.RawIOBase):
 
     ``zstandard``'s stream reader ends quietly where a cut file ends; this
     one raises :class:`EOFError` when the input runs out inside a frame, as
-    gzip, xz and bz2 do, so a cut zstd log is said to be cut.  Input is fed
-    in small pieces: a piece can inflate to at most about
-    :data:`IN_CHUNK` times 32 (a crafted bomb stays bounded in memory)."""
+    gzip, xz and bz2 do, so a cut zstd log is said to be cut.  The frame
+    object has no output limit, so input is fed in small pieces: a 4-byte
+    RLE block gives 128 KiB, so a 2 KiB piece gives at most 64 MiB (a
+    crafted bomb stays bounded in memory)."""
 
     IN_CHUNK = 2 * 1024
 
