@@ -16,9 +16,9 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
+from sarsleuth.decompressors import GZIP_MAGIC, decompressor, zstd_reader
 from sarsleuth.errors import InputError
 
-GZIP_MAGIC = b"\x1f\x8b"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 BZ2_MAGIC = b"BZh"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -79,79 +79,8 @@ def open_binary(path):
     if kind == "bz2":
         return bz2.open(path, "rb")
     if kind == "zstd":
-        return io.BufferedReader(_zstd_reader(path, open(path, "rb")))
+        return io.BufferedReader(zstd_reader(path, open(path, "rb")))
     return open(path, "rb")
-
-
-#: Largest zstd window accepted (``zstd --long=31`` writes 2 GiB windows).
-ZSTD_MAX_WINDOW = 1 << 31
-
-
-def _zstd_reader(path, raw):
-    try:
-        import zstandard
-    except ImportError:
-        raw.close()
-        raise InputError(path, "zstd-compressed; install the 'zstd' extra (pip install sarsleuth[zstd])") from None
-    dctx = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW)
-    return dctx.stream_reader(raw, closefd=True, read_across_frames=True)
-
-
-class _GzipMembers:
-    """A gzip stream (one or more members) read with ``read1``, inflated
-    with ISA-L (several times faster) when the optional ``isal`` package is
-    installed, zlib otherwise.
-
-    Unlike :class:`gzip.GzipFile`, every byte that came out of the inflater
-    is handed out before a cut or damaged stream raises."""
-
-    IN_CHUNK = 64 * 1024
-
-    def __init__(self, raw):
-        try:
-            from isal import isal_zlib as zmod
-        except ImportError:
-            zmod = zlib
-        self.raw, self.zmod = raw, zmod
-        self.inflater = zmod.decompressobj(wbits=31)
-        self.pending = b""          # compressed input not yet given to the inflater
-        self.started = False        # the current member has had input
-        self.finished = False
-
-    def read1(self, size: int) -> bytes:
-        while not self.finished:
-            d = self.inflater
-            if d.unconsumed_tail:
-                data = d.unconsumed_tail
-            else:
-                data, self.pending = self.pending or self.raw.read(self.IN_CHUNK), b""
-                if not data:
-                    if self.started and not d.eof:
-                        raise EOFError("compressed file ended before the end-of-stream marker was reached")
-                    self.finished = True
-                    break
-            self.started = True
-            out = d.decompress(data, size)
-            if d.eof:
-                self._next_member(d.unused_data)
-            if out:
-                return out
-        return b""
-
-    def _next_member(self, rest: bytes) -> None:
-        """After a member's end: another member, padding zeros, or the end."""
-        if len(rest) < 2:
-            rest += self.raw.read(self.IN_CHUNK)
-        if rest.startswith(GZIP_MAGIC):
-            self.inflater, self.pending, self.started = self.zmod.decompressobj(wbits=31), rest, False
-        elif rest.strip(b"\x00"):
-            self.finished = True
-            raise OSError("trailing garbage after the compressed data")
-        else:
-            self.finished = True
-
-    def close(self) -> None:
-        pass
 
 
 def read_chunks(path, size: int, warnings: list, where: dict | None = None,
@@ -170,16 +99,7 @@ def read_chunks(path, size: int, warnings: list, where: dict | None = None,
     where = {} if where is None else where
     kind = _kind_or_input_error(path)
     raw = open(path, "rb")
-    if kind == "gzip":
-        fh = _GzipMembers(raw)
-    elif kind == "xz":
-        fh = lzma.LZMAFile(raw, "rb")
-    elif kind == "bz2":
-        fh = bz2.BZ2File(raw, "rb")
-    elif kind == "zstd":
-        fh = _zstd_reader(path, raw)
-    else:
-        fh = raw
+    fh = decompressor(path, raw, kind) if kind else raw
     piece = min(size, 1 << 20) if kind else size
     out = 0
     if kind is None and reuse_buffer:
@@ -274,12 +194,32 @@ def _damage_warning(path: str, raw, decompressed: int, exc) -> str:
 
 
 def read_head(path, size: int = HEAD_BYTES) -> bytes:
-    """First ``size`` decompressed bytes (bounded: safe on a gzip bomb)."""
-    with open_binary(path) as fh:
+    """First ``size`` decompressed bytes (bounded: safe on a gzip bomb).
+
+    A compressed stream cut or damaged within them gives what decompressed
+    before the damage (the sniffers see the lines ``gzip -dc`` recovers;
+    reading the whole file with :func:`read_chunks` then says what was
+    kept); only a stream with nothing readable is refused."""
+    path = os.fspath(path)
+    kind = _kind_or_input_error(path)
+    with open(path, "rb") as raw:
+        if kind is None:
+            return raw.read(size)
+        fh = decompressor(path, raw, kind)
+        parts, held = [], 0
         try:
-            return fh.read(size)
+            while held < size:
+                chunk = fh.read1(size - held)
+                if not chunk:
+                    break
+                parts.append(chunk)
+                held += len(chunk)
         except DECOMPRESSION_ERRORS as exc:
-            raise InputError(path, f"damaged compressed stream: {exc}") from None
+            if not held:
+                raise InputError(path, f"damaged compressed stream: {exc}") from None
+        finally:
+            fh.close()
+    return b"".join(parts)
 
 
 def decompressed_chunks(path, limit: int | None, what: str = "refusing to load it whole"):

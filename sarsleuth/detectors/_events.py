@@ -85,10 +85,15 @@ def _file_lines(path: str, first: int, count: int) -> list[str]:
     """Lines ``first .. first+count-1`` (1-based) of a file, decoded; [] when
     it cannot be read."""
     import os
+    import stat
     from sarsleuth.errors import InputError
     from sarsleuth.textio import compression_of, decode, iter_lines
     try:
         st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            # a pipe or stdin was read once into a private copy, gone by now:
+            # opening it again would wait for a writer, so the message is the quote
+            return []
         if compression_of(path) is None:
             return _plain_lines(path, st.st_size, st.st_mtime_ns, first, count)
         if first > _COMPRESSED_LINES:
