@@ -161,9 +161,13 @@ class Context:
         if key not in self._series_cache:
             import pandas as pd
             m = self.metrics
-            ts = m.loc[(m["host"] == host).to_numpy(), "timestamp"] if m is not None and len(m) else m
-            self._series_cache[key] = pd.Series(ts.unique() if ts is not None else []).sort_values(
-                ignore_index=True)
+            if m is None or not len(m):
+                ts = pd.Series([], dtype=object)
+            elif list(m["host"].unique()) == [host]:
+                ts = m["timestamp"]     # the only host: no row mask, no copy of the column
+            else:
+                ts = m.loc[(m["host"] == host).to_numpy(), "timestamp"]
+            self._series_cache[key] = pd.Series(ts.unique()).sort_values(ignore_index=True)
         return self._series_cache[key]
 
     def path_for(self, section: str, host) -> str:

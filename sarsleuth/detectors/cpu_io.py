@@ -234,13 +234,12 @@ class SarGap(Detector):
 
     def run(self, ctx: Context):
         import numpy as np
-        import pandas as pd
         out = []
         m = ctx.metrics
         if m is None or not len(m):
             return out
         for host in ctx.hosts():
-            ts = pd.Series(m.loc[m["host"] == host, "timestamp"].unique()).sort_values().reset_index(drop=True)
+            ts = ctx.sample_times(host)
             if len(ts) < 4:
                 continue
             deltas = ts.diff().dt.total_seconds().to_numpy()[1:]
