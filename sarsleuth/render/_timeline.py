@@ -35,6 +35,18 @@ def _ts(value):
     return None if pd.isna(t) else t
 
 
+def _in_view(start, end, lo, hi):
+    """``(start, end)`` as timestamps when the span shows between ``lo`` and
+    ``hi``, else None (untimed, outside, or on another clock)."""
+    a, b = _ts(start), _ts(end) or _ts(start)
+    if a is None:
+        return None
+    try:
+        return None if b < lo or a > hi else (a, b)
+    except TypeError:
+        return None
+
+
 def _range(case):
     """The span drawn: every incident's window and findings (context
     included), widened by a tenth on each side (at least 30 s); without
@@ -98,14 +110,10 @@ def timeline_svg(case) -> str:
     # incident numbers above the lanes, stacked so that none overlaps another
     labels, rows_end = [], []
     for inc in case.incidents:
-        a, b = _ts(inc.start), _ts(inc.end) or _ts(inc.start)
-        if a is None:
+        span = _in_view(inc.start, inc.end, lo, hi)
+        if span is None:
             continue
-        try:
-            if b < lo or a > hi:
-                continue
-        except TypeError:
-            continue
+        a, b = span
         text = f"#{inc.rank}"
         lx = x(a) + 2
         w = len(text) * CHAR_PX + 4
@@ -186,14 +194,10 @@ def _finding_blocks(case, path, y, lo, hi, x) -> list:
     for inc, f in pairs:
         if not f.aligned or not any(e.path == path for e in f.evidence[:1]):
             continue
-        a, b = _ts(f.start), _ts(f.end) or _ts(f.start)
-        if a is None:
+        span = _in_view(f.start, f.end, lo, hi)
+        if span is None:
             continue
-        try:
-            if b < lo or a > hi:
-                continue
-        except TypeError:
-            continue
+        a, b = span
         colour = ROLE_COLOUR.get(f.role or "", "#78909c")
         out.append(f'<rect x="{x(a):.1f}" y="{y + 6}" width="{max(x(b) - x(a), 3):.1f}" height="10" '
                    f'fill="{colour}" fill-opacity="0.75"><title>#{inc.rank} {escape(f.role or "")}: '

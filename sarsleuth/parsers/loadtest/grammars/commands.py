@@ -38,18 +38,15 @@ def command_options(command: str) -> dict:
     while i < len(words):
         word = words[i]
         nxt = words[i + 1] if i + 1 < len(words) else None
-        if word.startswith("--"):
-            key, eq, value = word.partition("=")
-            if eq:
-                options[key] = value
-            elif nxt is not None and not nxt.startswith("-") and not _looks_like_target(nxt):
-                options[key] = nxt
-                i += 1
+        if word.startswith("-") and len(word) > 1:
+            # --key=value / --key value / -kvalue / -k value / a bare flag
+            if word.startswith("--"):
+                key, sep, value = word.partition("=")
+                inline = bool(sep)
             else:
-                options[key] = True
-        elif word.startswith("-") and len(word) > 1:
-            key, value = word[:2], word[2:]
-            if value:
+                key, value = word[:2], word[2:]
+                inline = bool(value)
+            if inline:
                 options[key] = value
             elif nxt is not None and not nxt.startswith("-") and not _looks_like_target(nxt):
                 options[key] = nxt
