@@ -56,17 +56,26 @@ def _last_record_state(table: ItemTable, vals, fields) -> dict:
     return {"pos": table.pos[idx], **{f: vals[f][idx].copy() for f in fields}}
 
 
+def _online_values(table: ItemTable, fields, total_fields, segment_of_rec, state):
+    """The counters of ``fields``, with a CPU that is offline in a record
+    (all ``total_fields`` zero, not CPU "all") holding its last values as
+    sysstat does; ``state`` (a dict, updated) carries them from one slice of
+    records to the next.  Also returns the offline mask, row by row."""
+    raw_total = sum(table.get(f).astype(np.float64) for f in total_fields)
+    offline_raw = (raw_total == 0) & (table.pos > 0)
+    vals = _carry_offline(table, fields, segment_of_rec, offline_raw, state.get("seed") if state else None)
+    if state is not None:
+        state["seed"] = _last_record_state(table, vals, fields)
+    return vals, offline_raw
+
+
 def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec, state=None) -> Rows:
     """%usr %nice %sys ... for CPU "all" and each online CPU, as sadf -d.
 
     ``state`` (a dict, updated) carries the values of offline CPUs from one
     slice of records to the next."""
     fields = CPU_FIELD_NAMES
-    raw_total = sum(table.get(f).astype(np.float64) for f in _CPU_TOTAL)
-    offline_raw = (raw_total == 0) & (table.pos > 0)
-    vals = _carry_offline(table, fields, segment_of_rec, offline_raw, state.get("seed") if state else None)
-    if state is not None:
-        state["seed"] = _last_record_state(table, vals, fields)
+    vals, offline_raw = _online_values(table, fields, _CPU_TOTAL, segment_of_rec, state)
     cur_idx, prev_idx = pair_rows(table.rec, table.pos, prev_rec, False)
     c = {f: vals[f][cur_idx] for f in fields}
     p = {f: vals[f][prev_idx] for f in fields}
@@ -164,11 +173,7 @@ def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec, stat
     """Per-CPU softnet rates, and CPU "all" as their sum (sysstat does not
     store "all" for this activity).  ``state`` as for :func:`cpu_rows`."""
     fields = A.SOFTNET_FIELDS
-    raw_total = sum(table.get(f).astype(np.float64) for f in fields)
-    offline_raw = (raw_total == 0) & (table.pos > 0)
-    vals = _carry_offline(table, fields, segment_of_rec, offline_raw, state.get("seed") if state else None)
-    if state is not None:
-        state["seed"] = _last_record_state(table, vals, fields)
+    vals, offline_raw = _online_values(table, fields, fields, segment_of_rec, state)
     cur_idx, prev_idx = pair_rows(table.rec, table.pos, prev_rec, False)
     rec, pos = table.rec[cur_idx], table.pos[cur_idx]
     c = {f: vals[f][cur_idx] for f in fields}
