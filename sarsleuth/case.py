@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sarsleuth import __version__
 from sarsleuth.errors import InputError
-from sarsleuth.model import Finding, empty_events, empty_metrics, iso
+from sarsleuth.model import Finding, empty_events, iso
 
 @dataclass
 class Skipped:
@@ -22,7 +22,7 @@ class Skipped:
 class Case:
     sources: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
-    metrics: object = None
+    store: object = None         # MetricStore of every source's metrics (see ``metrics``)
     events: object = None
     reports: list = field(default_factory=list)
     findings: list = field(default_factory=list)
@@ -144,25 +144,16 @@ class Case:
     def _combine(self):
         import numpy as np
         import pandas as pd
-        metrics = [s.metrics for s in self.sources if s.metrics is not None and len(s.metrics)]
+
+        from sarsleuth.metric_store import MetricStore, combine
         events = [s.events for s in self.sources if s.events is not None and len(s.events)]
-        if len(metrics) == 1:
-            # one source: its rows are already in time order within each
-            # series; sorting or deduplicating millions of rows buys nothing
-            self.metrics = metrics[0].reset_index(drop=True)
-        elif metrics:
-            m = pd.concat(_shared_categories(metrics), ignore_index=True)
-            if _hosts_overlap(metrics):
-                before = len(m)
-                # the same sample from two renderings (sa06 and sar06.txt) counts once
-                m = m.drop_duplicates(["timestamp", "host", "section", "device", "metric"], keep="first")
-                if len(m) < before:
-                    self.merged["metric_values"] = before - len(m)
-                    self.notes.append(f"{before - len(m)} metric values appeared in more than one source "
-                                      "and were counted once")
-            self.metrics = m.sort_values("timestamp", kind="stable").reset_index(drop=True)
-        else:
-            self.metrics = empty_metrics()
+        # the same sample from two renderings (sa06 and sar06.txt) counts once
+        self.store, merged = combine([s.store for s in self.sources if s.store])
+        if merged:
+            self.merged["metric_values"] = merged
+            self.notes.append(f"{merged} metric values appeared in more than one source and were counted once")
+        if not self.store:
+            self.store = MetricStore()
         if events:
             e = pd.concat(events, ignore_index=True)
             if len(events) > 1:
@@ -186,7 +177,7 @@ class Case:
         from sarsleuth.correlate import correlate
         from sarsleuth.detectors import Context, registry, run_all
         from sarsleuth.model import SEVERITY_RANK
-        ctx = Context(metrics=self.metrics, events=self.events, reports=self.reports, sources=self.sources,
+        ctx = Context(metrics=self.store, events=self.events, reports=self.reports, sources=self.sources,
                       params=cfg.params, link_speed_bps=parse_options.link_speed_bps,
                       user_signatures=cfg.signatures, host_facts=list(self.hosts),
                       host_zones=self.story_zones(opts))
@@ -206,29 +197,43 @@ class Case:
         return {} if opts.tz else dict(self.host_zones)
 
     # ------------------------------------------------------------------- API
+    @property
+    def metrics(self):
+        """The long metrics table of the contract (``parse --format csv``
+        columns, in time order), built from the store when first read."""
+        cached = self.__dict__.get("_long")
+        if cached is None or cached[0] is not self.store:
+            from sarsleuth.model import empty_metrics
+            cached = (self.store, self.store.to_long() if self.store else empty_metrics())
+            self.__dict__["_long"] = cached
+        return cached[1]
+
     def sar(self, section: str, host=None, device=None):
         """Wide frame of one sar section: tz-aware DatetimeIndex when the zone
         is known, one column per metric (device "all"/"" by default; pass
         ``device=None`` to get a (device, metric) column MultiIndex when the
         section has devices)."""
-        m = self.metrics
-        part = m[m["section"] == section]
-        if host is not None:
-            part = part[part["host"] == host]
-        if not len(part):
+        import pandas as pd
+
+        from sarsleuth.metric_store import joined_series
+        store = self.store
+        keys = [k for k in (store.runs if store else ()) if k[1] == section and (host is None or k[0] == host)]
+        if not keys:
             raise KeyError(f"no sar section {section!r} in this case "
-                           f"(have: {', '.join(sorted(m['section'].unique())) or 'none'})")
-        devices = part["device"].unique()
+                           f"(have: {', '.join(sorted(store.sections() if store else [])) or 'none'})")
+        devices = list(dict.fromkeys(k[2] for k in keys))
         if device is None and len(devices) == 1:
             device = devices[0]
         if device is None and "all" in devices:
             device = "all"
-        if device is not None:
-            part = part[part["device"] == device]
-            wide = part.pivot_table(index="timestamp", columns="metric", values="value", aggfunc="first", observed=True)
-        else:
-            wide = part.pivot_table(index="timestamp", columns=["device", "metric"], values="value", aggfunc="first", observed=True)
+        columns: dict = {}
+        for k in keys:
+            if device is None or k[2] == device:
+                columns.setdefault(k[3] if device is not None else (k[2], k[3]), []).append(store.series(k))
+        wide = pd.DataFrame({c: parts[0] if len(parts) == 1 else joined_series(parts) for c, parts in columns.items()})
+        wide = wide.reindex(sorted(wide.columns), axis=1)
         wide.columns.name = None
+        wide.index.name = "timestamp"
         return wide.sort_index()
 
     def to_json(self) -> dict:
@@ -282,30 +287,8 @@ class Case:
         return case_fragment(self)
 
     def __repr__(self) -> str:
-        return (f"<Case {len(self.sources)} sources, {len(self.metrics)} metric values, {len(self.events)} events, "
+        return (f"<Case {len(self.sources)} sources, {len(self.store or ())} metric values, {len(self.events)} events, "
                 f"{len(self.findings)} findings, {len(self.incidents)} incidents>")
-
-
-def _shared_categories(frames) -> list:
-    """Metric frames whose label columns share one set of categories, so the
-    concatenated table stays categorical (compact, fast to index) instead of
-    falling back to Python strings when two sources' categories differ."""
-    import pandas as pd
-    out = [f.copy(deep=False) for f in frames]
-    for col in ("host", "section", "device", "metric"):
-        labels: dict = {}
-        for f in out:
-            values = f[col].cat.categories if isinstance(f[col].dtype, pd.CategoricalDtype) else f[col].dropna().unique()
-            labels.update(dict.fromkeys(str(v) for v in values))
-        cats = pd.Index(list(labels), dtype=object)
-        for f in out:
-            column = f[col]
-            if isinstance(column.dtype, pd.CategoricalDtype):
-                column = column.cat.rename_categories([str(c) for c in column.cat.categories])
-                f[col] = column.cat.set_categories(cats)
-            else:
-                f[col] = pd.Categorical(column.where(column.isna(), column.astype(str)), categories=cats)
-    return out
 
 
 def _distinct_files(files, notes) -> list:
@@ -348,17 +331,6 @@ def _merge_duplicate_events(events, origin):
     if not merged:
         return events, 0
     return events[~duplicate.to_numpy()].reset_index(drop=True), merged
-
-
-def _hosts_overlap(frames) -> bool:
-    """Do two metric frames describe the same host (so may repeat samples)?"""
-    seen: set = set()
-    for f in frames:
-        hosts = set(f["host"].astype(object).dropna().unique()) or {None}
-        if hosts & seen:
-            return True
-        seen |= hosts
-    return False
 
 
 def _in_window(f: Finding, window) -> bool:

@@ -42,15 +42,8 @@ def __getattr__(name: str):
 
 
 def empty_metrics():
-    import pandas as pd
-    return pd.DataFrame({
-        "timestamp": pd.Series([], dtype="datetime64[ns]"),
-        "host": pd.Series([], dtype=object),
-        "section": pd.Series([], dtype=object),
-        "device": pd.Series([], dtype=object),
-        "metric": pd.Series([], dtype=object),
-        "value": pd.Series([], dtype="float64"),
-    })
+    from sarsleuth.metric_store import empty_long
+    return empty_long()
 
 
 def empty_events():
@@ -67,28 +60,49 @@ def empty_events():
 
 @dataclass
 class Source:
-    """One parsed input file."""
+    """One parsed input file.
+
+    Its metrics are held in ``store`` (a :class:`~sarsleuth.metric_store.
+    MetricStore`, compact); ``metrics`` is the contract's long table, built
+    from the store each time it is read (the analysis never reads it), and
+    a long table given to ``metrics`` is stored."""
 
     path: str
     kind: str
     host: str | None = None
-    metrics: Any = None          # long DataFrame, METRIC_COLUMNS
+    metrics: dataclasses.InitVar[Any] = None   # long DataFrame, METRIC_COLUMNS (see the property below)
     events: Any = None           # DataFrame, EVENT_COLUMNS + EVENT_EXTRA_COLUMNS
     reports: list = field(default_factory=list)   # load-test report dicts
     warnings: list = field(default_factory=list)
     tz: str | None = None        # zone the timestamps are in, None = wall clock
     records: int = 0             # samples (metric sources) or lines/events read
     meta: dict = field(default_factory=dict)  # kernel, ncpu, format magic, mtime...
+    store: Any = None            # MetricStore of the metrics, None for a source without any
+
+    def __post_init__(self, metrics):
+        if metrics is not None and self.store is None:
+            self.metrics = metrics
+
+    def _long_metrics(self):
+        return None if self.store is None else self.store.to_long()
+
+    def _store_metrics(self, frame) -> None:
+        from sarsleuth.metric_store import MetricStore
+        self.store = None if frame is None else MetricStore.from_long(frame)
 
     def span(self):
         """(start, end) over metrics and events, or (None, None)."""
         times = []
-        for frame in (self.metrics, self.events):
-            if frame is not None and len(frame):
-                ts = frame["timestamp"]   # min/max skip NaT without a copy
-                lo, hi = ts.min(), ts.max()
-                if lo is not None and not (lo != lo):
-                    times.extend([lo, hi])
+        if self.store:
+            lo, hi = self.store.span()
+            if lo is not None:
+                times.extend([lo, hi])
+        frame = self.events
+        if frame is not None and len(frame):
+            ts = frame["timestamp"]   # min/max skip NaT without a copy
+            lo, hi = ts.min(), ts.max()
+            if lo is not None and not (lo != lo):
+                times.extend([lo, hi])
         for rep in self.reports:
             for key in ("start", "end"):
                 if rep.get(key) is not None:
@@ -105,6 +119,11 @@ class Source:
         except TypeError:  # naive vs aware mix: compare on wall clock
             walls = [t.tz_localize(None) if getattr(t, "tzinfo", None) else t for t in times]
             return min(walls), max(walls)
+
+
+# After the dataclass is made (its __init__ takes ``metrics=`` as above):
+# reading ``metrics`` builds the long table, assigning one stores it.
+Source.metrics = property(Source._long_metrics, Source._store_metrics)
 
 
 def _minute():

@@ -53,29 +53,33 @@ def _figure(nrows: int):
     return fig, [a[0] for a in axes]
 
 
+def _devices_of(case, section, metric, host):
+    """{device: Series} of one metric (every host's pieces of a device joined)."""
+    from sarsleuth.metric_store import joined_series
+    store = case.store
+    found: dict = {}
+    for key in (store.runs if store else ()):
+        if key[1] == section and key[3] == metric and (host is None or key[0] == host):
+            series = store.series(key)
+            if series is not None and len(series):
+                found.setdefault(key[2], []).append(series)
+    return {dev: parts[0] if len(parts) == 1 else joined_series(parts) for dev, parts in found.items()}
+
+
 def _busiest_device(case, section, metric, host, start, end):
-    m = case.metrics
-    sel = (m["section"] == section) & (m["metric"] == metric)
-    if host is not None:
-        sel &= m["host"] == host
-    part = m[sel]
-    if start is not None:
-        part = part[(part["timestamp"] >= start) & (part["timestamp"] <= end)]
-    part = part[~part["device"].isin(["lo"])]
-    if not len(part):
-        return None
-    return part.groupby("device", observed=True)["value"].max().idxmax()
+    best, peak = None, None
+    for device, series in _devices_of(case, section, metric, host).items():
+        if device == "lo":
+            continue
+        if start is not None:
+            series = series[(series.index >= start) & (series.index <= end)]
+        if len(series) and (peak is None or series.max() > peak):
+            best, peak = device, series.max()
+    return best
 
 
 def _series(case, section, metric, device, host):
-    m = case.metrics
-    sel = (m["section"] == section) & (m["metric"] == metric) & (m["device"] == device)
-    if host is not None:
-        sel &= m["host"] == host
-    part = m.loc[sel, ["timestamp", "value"]]
-    if not len(part):
-        return None
-    return part.drop_duplicates("timestamp").set_index("timestamp")["value"].sort_index()
+    return _devices_of(case, section, metric, host).get(device)
 
 
 def _marked_events(events, start=None, end=None):
@@ -133,7 +137,7 @@ def _legend_below(fig, axes, handles) -> None:
 def plot_metric(case, section, metric, host=None, device=None, ax=None, events=True):
     """One metric over time with log events marked; returns the Axes."""
     if device is None:
-        devs = case.metrics.loc[(case.metrics["section"] == section) & (case.metrics["metric"] == metric), "device"].unique()
+        devs = list(_devices_of(case, section, metric, host))
         device = "all" if "all" in devs else (devs[0] if len(devs) else "")
     s = _series(case, section, metric, device, host)
     if s is None:

@@ -96,11 +96,13 @@ def utc(series):
     return s.dt.tz_convert("UTC")
 
 
-def write_host_tables(case_dir, host: str, metrics, events) -> None:
-    """One host's metrics and events into their partitions (run on the worker)."""
+def write_host_tables(case_dir, host: str, store, events) -> None:
+    """One host's metrics (a MetricStore) and events into their partitions
+    (run on the worker)."""
     import pandas as pd
     base = Path(case_dir)
-    if metrics is not None and len(metrics):
+    if store:
+        metrics = store.to_long(lines=False)
         m = pd.DataFrame({"timestamp": utc(metrics["timestamp"]), "host": str(host),
                           "section": metrics["section"].astype(str), "device": metrics["device"].astype(str),
                           "metric": metrics["metric"].astype(str), "value": metrics["value"].astype("float64")})
@@ -244,21 +246,20 @@ def save_case(case, path, inputs=()) -> str:
     partition per host the case names."""
     from sarsleuth.fleet.model import Fleet, HostResult, metric_summary
     base = prepare_case_dir(path, inputs)
-    hosts = set()
-    for frame in (case.metrics, case.events):
-        if frame is not None and len(frame):
-            hosts |= {str(h) for h in frame["host"].astype(object).dropna().unique()}
+    hosts = {str(h) for h in case.store.hosts()} if case.store else set()
+    if case.events is not None and len(case.events):
+        hosts |= {str(h) for h in case.events["host"].astype(object).dropna().unique()}
     hosts |= {f.host for f in case.findings if f.host}
     results = []
     for host in sorted(hosts) or [""]:
-        metrics = _rows_of(case.metrics, host)
+        metrics = case.store.select(lambda key: (key[0] or "") == host) if case.store else case.store
         events = _rows_of(case.events, host)
         write_host_tables(base, host, metrics, events)
         own = [s for s in case.sources if (s.host or s.meta.get("assigned_host") or "") == host]
         results.append(HostResult(
             host=host, files=[s.path for s in own], facts={"zone": str(case.tz) if case.tz else None,
                                                            "wall_clock": case.tz is None,
-                                                           "metric_values": len(metrics), "events": len(events)},
+                                                           "metric_values": len(metrics or ()), "events": len(events)},
             host_facts=_case_host_facts(case, host),
             sources=[source_row(s) for s in own], findings=[f for f in case.findings if (f.host or "") == host],
             incidents=[i for i in case.incidents if host in i.hosts or (not i.hosts and not host)],

@@ -21,12 +21,12 @@ from sarsleuth.model import Evidence, Finding, quoted
 class Context:
     """The normalized inputs of a case, as detectors see them.
 
-    The long metrics table can hold tens of millions of rows, and detectors
-    ask for hundreds of series: each section is indexed once (positions of
-    every (metric, device, host) group), so a series costs its own length,
-    not the table's."""
+    Metrics come as a :class:`~sarsleuth.metric_store.MetricStore` (a long
+    DataFrame given instead is stored first): a series is read straight
+    from its run, so it costs its own length, whatever the size of the
+    case."""
 
-    metrics: Any                 # long metrics DataFrame (all sources, deduplicated)
+    metrics: Any                 # MetricStore of all sources (deduplicated), or a long DataFrame
     events: Any                  # events DataFrame (all log sources)
     reports: list                # load-test report dicts
     sources: list                # parsed Source objects (for meta: ncpu, ps tables...)
@@ -42,9 +42,11 @@ class Context:
     _sections: dict = field(default_factory=dict)
     _paths: dict | None = None
     _kinds: frozenset | None = None
-    _columns: tuple | None = None
 
     def __post_init__(self):
+        from sarsleuth.metric_store import MetricStore
+        if not isinstance(self.metrics, MetricStore):
+            self.metrics = MetricStore.from_long(self.metrics)
         # evidence sentences written from event rows (evidence_from_events)
         # see no context: the hosts' clocks of the case being analysed
         _HOST_ZONES.set(dict(self.host_zones))
@@ -55,8 +57,7 @@ class Context:
         ``metrics:<section>``, ``events``, ``events:<kind>``, ``reports``, ``ps``."""
         what, _, detail = name.partition(":")
         if what == "metrics":
-            m = self.metrics
-            return m is not None and len(m) > 0 and (not detail or self._section(detail) is not None)
+            return bool(self.metrics) and (not detail or self._section(detail) is not None)
         if what == "events":
             ev = self.events
             if ev is None or not len(ev):
@@ -74,29 +75,15 @@ class Context:
 
     # --------------------------------------------------------------- metrics
     def _section(self, section: str):
-        """``{(metric, device, host): row positions}`` of one section, built
+        """``{(metric, device, host): series key}`` of one section, built
         once; None when the section is absent."""
-        if section in self._sections:
-            return self._sections[section]
-        import numpy as np
-        m = self.metrics
-        index = None
-        if m is not None and len(m):
-            pos = np.flatnonzero((m["section"] == section).to_numpy())
-            if len(pos):
-                keys = m[["metric", "device", "host"]].iloc[pos]
-                groups = keys.groupby(["metric", "device", "host"], observed=True, sort=False, dropna=False).indices
-                index = {(str(k[0]), "" if _missing(k[1]) else str(k[1]), None if _missing(k[2]) else k[2]): pos[v]
-                         for k, v in groups.items()}
-        self._sections[section] = index
-        return index
+        if section not in self._sections:
+            self._sections[section] = self.metrics.section_index(section) or None
+        return self._sections[section]
 
     def hosts(self, section: str | None = None) -> list:
-        m = self.metrics
-        if m is None or not len(m):
-            return []
         if section is None:
-            return sorted(str(h) for h in m["host"].dropna().unique())
+            return sorted(str(h) for h in self.metrics.hosts())
         index = self._section(section) or {}
         return sorted({k[2] for k in index if k[2] is not None})
 
@@ -106,41 +93,21 @@ class Context:
         key = (section, metric, device, host)
         if key in self._series_cache:
             return self._series_cache[key]
-        import numpy as np
         index = self._section(section) or {}
         if host is not None:
-            parts = [index.get((metric, device, host))]
+            keys = [index.get((metric, device, host))]
         else:
-            parts = [p for (mt, dev, _h), p in index.items() if mt == metric and dev == device]
+            keys = [k for (mt, dev, _h), k in index.items() if mt == metric and dev == device]
+        from sarsleuth.metric_store import joined_series
+        parts = [self.metrics.series(k) for k in keys if k is not None]
         parts = [p for p in parts if p is not None and len(p)]
         out = None
         if parts:
-            out = self._series_at(np.sort(np.concatenate(parts)) if len(parts) > 1 else parts[0])
+            out = parts[0] if len(parts) == 1 else joined_series(parts)
             if host is not None:
                 out.index = self.on_host_clock(out.index, host)
         self._series_cache[key] = out
         return out
-
-    def _series_at(self, pos):
-        """The values at row positions ``pos`` as a time-indexed Series, in
-        time order, one value per time (the first seen).  Works on the
-        columns' arrays: a few microseconds per series, not a DataFrame
-        round-trip, so 10,000 devices cost little."""
-        import numpy as np
-        import pandas as pd
-        if self._columns is None:
-            self._columns = (self.metrics["timestamp"].array, self.metrics["value"].to_numpy())
-        stamps, values = self._columns
-        ts = stamps[pos]
-        vals = values[pos]
-        raw = ts.asi8 if hasattr(ts, "asi8") else np.asarray(ts, dtype="datetime64[ns]").view("i8")
-        if len(raw) > 1 and not (np.diff(raw) > 0).all():
-            order = np.argsort(raw, kind="stable")
-            raw_sorted = raw[order]
-            keep = np.concatenate(([True], raw_sorted[1:] != raw_sorted[:-1]))
-            order = order[keep]
-            ts, vals = ts[order], vals[order]
-        return pd.Series(vals, index=pd.DatetimeIndex(ts, name="timestamp"), name="value")
 
     def on_host_clock(self, times, host):
         """Times (an index or a Timestamp) on ``host``'s clock: the same
@@ -159,15 +126,7 @@ class Context:
         """Sorted distinct times at which the host's sar recorded anything."""
         key = ("__times__", host)
         if key not in self._series_cache:
-            import pandas as pd
-            m = self.metrics
-            if m is None or not len(m):
-                ts = pd.Series([], dtype=object)
-            elif list(m["host"].unique()) == [host]:
-                ts = m["timestamp"]     # the only host: no row mask, no copy of the column
-            else:
-                ts = m.loc[(m["host"] == host).to_numpy(), "timestamp"]
-            self._series_cache[key] = pd.Series(ts.unique()).sort_values(ignore_index=True)
+            self._series_cache[key] = self.metrics.sample_times(host)
         return self._series_cache[key]
 
     def path_for(self, section: str, host) -> str:
@@ -176,16 +135,22 @@ class Context:
         if self._paths is None:
             paths: dict = {}
             for s in self.sources:
-                if s.metrics is None or not len(s.metrics):
+                if not s.store:
                     continue
-                # per-column uniques: no temporary copy of a big table
-                hosts = [s.host] if s.host is not None else list(s.metrics["host"].dropna().unique())
+                hosts = [s.host] if s.host is not None else s.store.hosts()
                 for h in hosts:
-                    for sec in s.metrics["section"].unique():
+                    for sec in s.store.sections():
                         paths.setdefault((h, str(sec)), s.path)
                     paths.setdefault((h, None), s.path)
             self._paths = paths
         return self._paths.get((host, section)) or self._paths.get((host, None), "")
+
+    def source_with(self, section: str, host) -> str:
+        """The path of the first source of ``host`` holding ``section``, or ''."""
+        for s in self.sources:
+            if s.host == host and s.store and section in s.store.sections():
+                return s.path
+        return ""
 
     def row_line(self, section: str, host, ts, *, device: str | None = None,
                  metric: str | None = None):
@@ -193,8 +158,8 @@ class Context:
         read from (the given device, else the all-CPU/device-less row, else
         the first device), or None when the value did not come from a text
         file (a binary sa file) or the line cannot be read again."""
-        m = self.metrics
-        if m is None or not len(m) or "line" not in m.columns:
+        store = self.metrics
+        if not store.has_lines():
             return None
         index = self._section(section) or {}
         keys = [k for k in index
@@ -205,25 +170,22 @@ class Context:
         keys.sort(key=lambda k: (k[1] not in ("all", ""), k[1], k[0]))
         import numpy as np
         import pandas as pd
-        if self._columns is None:
-            self._columns = (m["timestamp"].array, m["value"].to_numpy())
-        stamps = self._columns[0]
-        lines = m["line"].to_numpy()
         try:
             when = pd.Timestamp(ts)
         except (TypeError, ValueError):
             return None
         for key in keys[:8]:
-            pos = index[key]
-            try:
-                hit = pos[np.flatnonzero(np.asarray(stamps[pos] == when))]
-            except TypeError:        # naive and aware times never name the same row
-                return None
-            for p in hit[:1]:
-                line = lines[p]
-                if line != line or line is None:
+            run = store.runs[index[key]]
+            if run.lines is None:
+                continue
+            if (when.tzinfo is None) != (run.tz is None):
+                return None          # naive and aware times never name the same row
+            stamp = (when.tz_convert("UTC").tz_localize(None) if when.tzinfo is not None else when).as_unit("ns").value
+            for p in np.flatnonzero(run.stamps == stamp)[:1]:
+                line = int(run.lines[p])
+                if line < 0:
                     continue
-                found = self._quote_line(key[2], int(line), float(self._columns[1][p]))
+                found = self._quote_line(key[2], line, float(run.values[p]))
                 if found is not None:
                     return found
         return None
@@ -298,10 +260,6 @@ def _holds(text: str, value: float) -> bool:
         if abs(printed - value) <= max(0.0051, abs(value) * 1e-9):
             return True
     return False
-
-
-def _missing(value) -> bool:
-    return value is None or value != value
 
 
 class Detector(ABC):

@@ -235,8 +235,7 @@ class SarGap(Detector):
     def run(self, ctx: Context):
         import numpy as np
         out = []
-        m = ctx.metrics
-        if m is None or not len(m):
+        if not ctx.metrics:
             return out
         for host in ctx.hosts():
             ts = ctx.sample_times(host)

@@ -246,8 +246,7 @@ class LoadtestLinkSaturation(Detector):
                 cand = {"host": host, "iface": iface, "start": busy.index.min(), "end": busy.index.max(),
                         "server_Bps": server, "clients": clients, "capacity_Bps": link_capacity_Bps(ctx, host, iface),
                         "ifutil": float(util.reindex(busy.index).max()) if util is not None else float("nan"),
-                        "path": next((s.path for s in ctx.sources if s.host == host and s.metrics is not None
-                                      and len(s.metrics) and (s.metrics["section"] == "net-dev").any()), "")}
+                        "path": ctx.source_with("net-dev", host)}
                 if best is None or server > best["server_Bps"]:
                     best = cand
         return best

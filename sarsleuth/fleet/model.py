@@ -175,20 +175,25 @@ class Fleet:
         return f"<Fleet {len(self.hosts)} hosts, {len(self.incidents)} fleet incidents>"
 
 
-def metric_summary(metrics):
+def metric_summary(store):
     """Per (section, device, metric): samples, mean, max and when the max
-    was reached: a few hundred rows however long the host recorded."""
+    was reached: a few hundred rows however long the host recorded.  Read
+    from a :class:`~sarsleuth.metric_store.MetricStore`, series by series."""
     import pandas as pd
     cols = ["section", "device", "metric", "samples", "mean", "max", "max_at"]
-    if metrics is None or not len(metrics):
+    rows: dict = {}
+    for key in (store.runs if store else ()):
+        series = store.series(key)
+        if series is None or not len(series):
+            continue
+        label = (key[1] or "", key[2] or "", key[3] or "")
+        rows.setdefault(label, []).append(series)
+    if not rows:
         return pd.DataFrame(columns=cols)
-    m = metrics[["timestamp", "section", "device", "metric", "value"]].copy()
-    for col in ("section", "device", "metric"):
-        m[col] = m[col].astype(object).fillna("")
-    m = m[m["value"].notna()]
-    if not len(m):
-        return pd.DataFrame(columns=cols)
-    grouped = m.groupby(["section", "device", "metric"], sort=True)
-    out = grouped["value"].agg(samples="count", mean="mean", max="max")
-    out["max_at"] = m.loc[grouped["value"].idxmax().to_numpy(), "timestamp"].to_numpy()
-    return out.reset_index()[cols]
+    out = []
+    for (section, device, metric), parts in sorted(rows.items()):
+        values = pd.concat(parts) if len(parts) > 1 else parts[0]
+        at = values.idxmax()
+        out.append({"section": section, "device": device, "metric": metric, "samples": int(len(values)),
+                    "mean": float(values.mean()), "max": float(values.max()), "max_at": at})
+    return pd.DataFrame(out, columns=cols)

@@ -53,7 +53,7 @@ def _run(group, options, save_dir, result) -> None:
     result.incidents = correlate(list(findings)) if group.shared else case.incidents
     result.warnings = list(case.warnings)
     result.notes += list(case.notes)
-    metrics, events = _own_rows(case.metrics, group), _own_rows(case.events, group)
+    metrics, events = _own_series(case.store, group), _own_rows(case.events, group)
     from sarsleuth.store import source_row
     result.sources = [source_row(s) for s in case.sources]
     result.facts.update(_facts(case, metrics, events, group.host))
@@ -68,6 +68,12 @@ def _run(group, options, save_dir, result) -> None:
 
 class _NoInput(Exception):
     pass
+
+
+def _own_series(store, group):
+    if not store or not group.shared:
+        return store
+    return store.select(lambda key: key[0] in (group.host, None))
 
 
 def _own_rows(frame, group):

@@ -127,9 +127,11 @@ def timed_by_mtime(src) -> bool:
 
 
 def _has_aware_times(src) -> bool:
-    for frame in (src.metrics, src.events):
-        if frame is not None and len(frame) and getattr(frame["timestamp"].dt, "tz", None) is not None:
-            return True
+    if src.store and any(tz is not None for tz in src.store.zones()):
+        return True
+    frame = src.events
+    if frame is not None and len(frame) and getattr(frame["timestamp"].dt, "tz", None) is not None:
+        return True
     return any(getattr(r.get("start"), "tzinfo", None) is not None for r in src.reports)
 
 
@@ -137,25 +139,30 @@ def _has_wall_times(sources, host) -> bool:
     for src in sources:
         if hosts.host_of(src) != host:
             continue
-        for frame in (src.metrics, src.events):
-            if frame is not None and len(frame) and getattr(frame["timestamp"].dt, "tz", None) is None:
-                return True
+        if src.store and None in src.store.zones():
+            return True
+        frame = src.events
+        if frame is not None and len(frame) and getattr(frame["timestamp"].dt, "tz", None) is None:
+            return True
         if any(r.get("start") is not None and getattr(r.get("start"), "tzinfo", None) is None for r in src.reports):
             return True
     return False
 
 
 def _to_display(src, source_zone, display_zone) -> None:
-    for name in ("metrics", "events"):
-        frame = getattr(src, name)
-        if frame is not None and len(frame):
-            converted = zones.to_clock(frame["timestamp"], source_zone, display_zone)
-            if converted is not frame["timestamp"]:
-                # a sample count taken on the wall clock saw a repeated (autumn) hour once:
-                # counted again on the settled clock, each of its records counts
-                if name == "metrics" and src.records and src.records == frame["timestamp"].nunique():
-                    src.records = int(converted.nunique())
-                frame["timestamp"] = converted
+    if src.store:
+        walls = src.store.zones() == [None]
+        counted = walls and src.records and src.records == len(src.store.sample_times())
+        src.store.map_times(lambda times: zones.to_clock(times, source_zone, display_zone))
+        if counted:
+            # a sample count taken on the wall clock saw a repeated (autumn) hour once:
+            # counted again on the settled clock, each of its records counts
+            src.records = int(len(src.store.sample_times()))
+    frame = src.events
+    if frame is not None and len(frame):
+        converted = zones.to_clock(frame["timestamp"], source_zone, display_zone)
+        if converted is not frame["timestamp"]:
+            frame["timestamp"] = converted
     for rep in src.reports:
         for key in ("start", "end", "first_timestamp", "last_timestamp"):
             if rep.get(key) is not None:

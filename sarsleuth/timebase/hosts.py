@@ -46,7 +46,9 @@ def _folder(path) -> str:
 
 
 def _fill_host_column(src, host) -> None:
-    for frame in (src.metrics, src.events):
+    if src.store:
+        src.store.fill_host(host)
+    for frame in (src.events,):
         if frame is None or not len(frame) or "host" not in frame:
             continue
         col = frame["host"]

@@ -240,9 +240,11 @@ def _redate_days(src, refs) -> str | None:
 
 def _shift_frames(src, offset) -> None:
     """Move every time of a source by ``offset`` (a DateOffset or Timedelta)."""
-    for frame in (src.events, src.metrics):
-        if frame is not None and len(frame):
-            frame["timestamp"] = frame["timestamp"] + offset
+    frame = src.events
+    if frame is not None and len(frame):
+        frame["timestamp"] = frame["timestamp"] + offset
+    if src.store:
+        src.store.map_times(lambda times: times + offset)
     vol = src.meta.get("volume")
     if vol is not None and len(vol) and src.meta.get("volume_unit") == "minute":
         vol.index = vol.index + offset

@@ -17,12 +17,12 @@ for dates, zones and clocks that go back.
 
 Memory: a day sampled every second is hundreds of megabytes and tens of
 millions of values.  Records are read a slice at a time, every activity of
-a slice turned straight into the compact columns of the final table
-(int64 nanosecond times, float64 values, small integer category codes)
-written into arrays sized once, from an upper bound of the row count, whose
-unused tail is never touched and is given back at the end.  The pages of a
+a slice turned straight into pieces of the series of a
+:class:`~sarsleuth.metric_store.MetricStore`, each narrowed to the smallest
+exact type as it comes (a counter that stays at zero costs a byte a value;
+times are shared by every device of a record).  The pages of a
 memory-mapped file are dropped from the process once read.  Peak memory is
-thus the final table (about 20 bytes per value) plus one slice.
+thus the store (a few bytes per value) plus one slice.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from sarsleuth.parsers.sa.per_cpu import cpu_rows, softnet_rows
 from sarsleuth.parsers.sa.layout import FileLayout, read_layout, sniff_magic
 from sarsleuth.parsers.sa.records import RecordIndex, Walker
 from sarsleuth.parsers.sa.spool import spool
-from sarsleuth.parsers.sa.table import Table, empty_frame
+from sarsleuth.parsers.sa.table import SeriesTable
 from sarsleuth.parsers.base import ParseOptions, events_frame
 
 #: Compressed sa files are decompressed in memory; refuse absurd sizes.
@@ -150,8 +150,8 @@ def _walk(path, buf, pager):
     return layout, index, warnings, offset, clock.zone(offset)
 
 
-def _source(path, layout, index, warnings, offset, tz, metrics) -> Source:
-    return Source(path=path, kind="sa", host=layout.host, metrics=metrics, events=_events(path, index, layout, tz),
+def _source(path, layout, index, warnings, offset, tz, store) -> Source:
+    return Source(path=path, kind="sa", host=layout.host, store=store, events=_events(path, index, layout, tz),
                   warnings=warnings, tz=clock.tz_name(tz), records=int(index.count),
                   meta=_meta(layout, index, offset))
 
@@ -171,17 +171,14 @@ def _read_2169(path, buf, endian) -> Source:
     if skipped:
         warnings.append(located(path, "recorded but not turned into figures: " + ", ".join(skipped), offset=8))
     blocks = format_2169_figures.blocks(buf, index, hdr, shape, endian) if shape is not None else []
-    table = Table(layout.host)
-    for section, rows in blocks:
-        table.declare(section, [m for m, _v in rows.metrics])
-    table.allocate(sum(len(rows.rec) * len(rows.metrics) for _s, rows in blocks))
+    table = SeriesTable(layout.host, tz)
     stamps = index.ust * 1_000_000_000
     for section, rows in blocks:
         table.add(section, rows, stamps)
     meta = _meta(layout, index, offset)
     meta.update(sysstat_version="6.1-7.0", activities=[name for flag, name in sorted(F.FLAG_NAMES.items())
                                                       if hdr.actflag & flag])
-    return Source(path=path, kind="sa", host=layout.host, metrics=table.frame(tz),
+    return Source(path=path, kind="sa", host=layout.host, store=table.store(),
                   events=_events(path, index, layout, tz), warnings=warnings, tz=clock.tz_name(tz),
                   records=int(index.count), meta=meta)
 
@@ -287,15 +284,13 @@ def _intervals(uptime: np.ndarray, prev_rec: np.ndarray, layout: FileLayout) -> 
 # --- the long table ------------------------------------------------------------------
 
 def _read_metrics(path, u8, layout: FileLayout, index: RecordIndex, warnings, tz, pager):
-    """The long metrics table, filled a slice of records at a time."""
+    """The figures as a MetricStore, filled a slice of records at a time."""
     slices = _Slices(path, u8, layout, index, warnings, pager)
-    if not slices.activities or not index.count:
-        return empty_frame(tz)
-    table = slices.table()
-    table.allocate(slices.bound())
-    for start in slices.starts():
-        slices.fill(table, start)
-    return table.frame(tz)
+    table = SeriesTable(layout.host, tz)
+    if slices.activities and index.count:
+        for start in slices.starts():
+            slices.fill(table, start)
+    return table.store()
 
 
 class _Slices:
@@ -318,25 +313,7 @@ class _Slices:
     def starts(self):
         return range(0, self.count, self.step)
 
-    def table(self) -> Table:
-        table = Table(self.layout.host)
-        for activity in self.activities:
-            for section, metrics in activity.outputs:
-                table.declare(section, metrics)
-        return table
-
-    def bound(self, start: int = 0, stop: int | None = None) -> int:
-        """At most how many rows records ``start``..``stop`` give: one per
-        item and metric, plus one per record ("all")."""
-        stop = self.count if stop is None else stop
-        bound = 0
-        for activity in self.activities:
-            _offsets, nr = self.index.activity(activity.pos, start, stop)
-            items = int(activity.items_per_record(nr).sum())
-            bound += (items + stop - start) * sum(len(metrics) for _s, metrics in activity.outputs)
-        return bound
-
-    def fill(self, table: Table, start: int) -> None:
+    def fill(self, table: SeriesTable, start: int) -> None:
         """Add the rows of the slice of records beginning at ``start``."""
         index, layout = self.index, self.layout
         stop = min(self.count, start + self.step)
@@ -355,13 +332,14 @@ class _Slices:
         if self.pager is not None:
             self.pager(index.offsets[stop - 1])
 
-    def frames(self, tz):
-        """The long table a slice at a time (frames of the same columns)."""
+    def stores(self, tz):
+        """The figures a slice of records at a time, each slice a
+        MetricStore (its long tables, end to end, are the whole table)."""
+        ranks: dict = {}          # series in the whole file's order in every slice
         for start in self.starts():
-            table = self.table()
-            table.allocate(self.bound(max(start - 1, 0), min(self.count, start + self.step)))
+            table = SeriesTable(self.layout.host, tz, ranks)
             self.fill(table, start)
-            yield table.frame(tz)
+            yield table.store()
 
 
 def _events(path, index: RecordIndex, layout: FileLayout, tz):

@@ -16,12 +16,11 @@ from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.sa import format_2169
 from sarsleuth.parsers.sa.layout import sniff_magic
 from sarsleuth.parsers.sa.reader import _open, _Pager, _Slices, _source, _walk, read_source
-from sarsleuth.parsers.sa.table import empty_frame
 
 
 def stream_file(path, options: ParseOptions):
-    """(Source, frames): the Source of ``path`` with ``metrics`` holding the
-    rows of the first slice of records only, and an iterator of the frames
+    """(Source, frames): the Source of ``path`` with its store holding the
+    figures of the first slice of records only, and an iterator of the frames
     of the following slices (same columns); frames is None when the Source
     is already whole.  The file stays open until the
     iterator is exhausted or closed.  Warnings of the whole file are known
@@ -40,9 +39,10 @@ def stream_file(path, options: ParseOptions):
         layout, index, warnings, offset, tz = _walk(path, buf, pager)
         u8 = np.frombuffer(buf, dtype=np.uint8)
         slices = _Slices(path, u8, layout, index, warnings, pager)
-        frames = slices.frames(tz) if slices.activities and index.count else iter(())
-        first = next((frame for frame in frames if len(frame)), None)
-        source = _source(path, layout, index, warnings, offset, tz, empty_frame(tz) if first is None else first)
+        stores = slices.stores(tz) if slices.activities and index.count else iter(())
+        first = next((store for store in stores if store), None)
+        source = _source(path, layout, index, warnings, offset, tz, first)
+        frames = (store.to_long() for store in stores)
     except BaseException:
         closer()
         raise
