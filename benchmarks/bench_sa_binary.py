@@ -114,9 +114,9 @@ base = hwm()
 t0 = time.perf_counter()
 source = SaBinaryParser.parse({path!r}, ParseOptions())
 elapsed = time.perf_counter() - t0
-m = source.metrics
-table = int(m.memory_usage(index=False, deep=True).sum())
-print(elapsed, hwm(), base, len(m), source.records, table)
+peak = hwm()
+store = source.store
+print(elapsed, peak, base, len(store), source.records, store.nbytes)
 """
 
 
@@ -151,7 +151,7 @@ def main() -> None:
     what = "" if args.file else f", sadc {'-S ' + args.collect if args.collect != 'default' else 'defaults'}"
     print(f"file: {records} records{what}, {size / 1e6:.1f} MB, {values:,} values "
           f"({size / max(values, 1):.1f} bytes of file per value)")
-    print(f"metrics table: {table / 1e6:.1f} MB ({table / max(values, 1):.1f} bytes per value, "
+    print(f"metric store: {table / 1e6:.1f} MB ({table / max(values, 1):.1f} bytes per value, "
           f"{table / size:.2f}x the file); Python with pandas loaded: {base / 1e6:.1f} MB")
     print(f"{'':12}{'seconds':>10}{'peak MB':>10}{'peak/file':>11}")
     if sadf:

@@ -89,7 +89,7 @@ class Case:
                     names[e.path] = e.name
                 if e.facts is not None:
                     facts_of[e.path] = e.facts
-            files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes)
+            files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
             kinds = []
             for f in files:
                 kind, reason = sniff(f)
@@ -291,9 +291,10 @@ class Case:
                 f"{len(self.findings)} findings, {len(self.incidents)} incidents>")
 
 
-def _distinct_files(files, notes) -> list:
+def _distinct_files(files, notes, names=None) -> list:
     """Each file once, however often it was named (directly, through a
-    folder, through a link)."""
+    folder, through a link).  ``names``: how the user knows a private copy
+    (an archive member), for the note."""
     import os
     seen, out = {}, []
     for f in files:
@@ -303,7 +304,9 @@ def _distinct_files(files, notes) -> list:
         except OSError:
             key = ("path", os.path.abspath(str(f)))
         if key in seen:
-            notes.append(f"{f} is the same file as {seen[key]}: read once")
+            this, first = ((names or {}).get(str(p), str(p)) for p in (f, seen[key]))
+            if this != first:      # one archive member kept for two reasons is not the user's doing
+                notes.append(f"{this} is the same file as {first}: read once")
             continue
         seen[key] = f
         out.append(f)

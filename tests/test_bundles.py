@@ -321,3 +321,15 @@ def test_json_with_hosts_validates_against_shipped_schema(collect):
     doc = document(collect)
     jsonschema.validate(doc, schema)
     assert {h["host"] for h in doc["hosts"]} == {"web07", "Cangke_107_176"}
+
+
+def test_notes_name_archive_members_never_private_copies():
+    """A member kept for two reasons (a sosreport beside the collect that
+    holds it) is read once without a note; no note or warning names the
+    private copies sarsleuth reads members from."""
+    case = _case(_one("sosreport-web07-*.tar.xz"), _one("sos-collector-*.tar.gz"))
+    said = case.notes + case.warnings
+    assert not [n for n in said if "sarsleuth-bundle-" in n]
+    assert not [n for n in said if "is the same file as" in n and n.split(" is the same")[0]
+                == n.split("same file as ")[1].split(": read once")[0]]
+    assert case.merged["metric_values"] == 13104    # web07's sa23 read from both bundles counts once
