@@ -296,6 +296,8 @@ class StoreBuilder:
             self.ranks.setdefault(key, len(self.ranks))
         entry[0].append(np.asarray(stamps, dtype=np.int64))
         entry[1].append(narrowest(np.asarray(values)))
+        # arrays already of the right type are kept as given: pieces shared by
+        # several series (a device's times and lines) are joined once
         entry[2].append(None if lines is None else np.asarray(lines, dtype=np.int32))
 
     def finish(self) -> MetricStore:
@@ -324,8 +326,12 @@ class StoreBuilder:
             values = value_parts[0] if len(value_parts) == 1 else narrowest(np.concatenate(value_parts))
             lines = None
             if any(p is not None for p in line_parts):
-                lines = once(np.concatenate([np.full(len(v), -1, dtype=np.int32) if p is None else p
-                                             for p, v in zip(line_parts, value_parts)]))
+                ids = ("lines",) + tuple(id(p) for p in line_parts)
+                lines = joined.get(ids)
+                if lines is None:
+                    lines = once(np.concatenate([np.full(len(v), -1, dtype=np.int32) if p is None else p
+                                                 for p, v in zip(line_parts, value_parts)]))
+                    joined[ids] = lines
             runs[key] = Run(stamps=stamps, values=values, tz=tz, lines=lines)
         return MetricStore(runs)
 

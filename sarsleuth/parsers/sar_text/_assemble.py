@@ -1,10 +1,9 @@
-"""The reader's blocks of rows to the long metrics table, vectorized per
-block, with text columns kept as codes until one column is built."""
+"""The reader's blocks of rows to the metric store, vectorized per piece
+of a block: each device's rows of a piece become pieces of its series."""
 from __future__ import annotations
 
 import numpy as np
 
-from sarsleuth.parsers.base import metrics_frame
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.sar_text._rows import Block, RowReader
 from sarsleuth.parsers.sar_text._values import to_float
@@ -16,14 +15,15 @@ FLUSH_ROWS = 2048
 
 
 class Assembler:
-    """Turns the reader's blocks into the long metrics table, vectorized per
-    piece of a block: one numpy string matrix per piece, converted once.
+    """Turns the reader's blocks into a metric store, vectorized per piece
+    of a block: one numpy string matrix per piece, converted once.
     Pieces are converted while the file is read (:meth:`flush`); times get
     their date once the banners are settled (:meth:`run`)."""
 
     def __init__(self, reader: RowReader):
+        from sarsleuth.metric_store import StoreBuilder
         self.reader = reader
-        self.parts: list = []
+        self.builder = StoreBuilder()
         self.avg_parts: list = []
         self.flags: set = set()
         self.bad_values = 0
@@ -86,11 +86,17 @@ class Assembler:
         host = self.reader.segments[block.segment].host or ""
         if block.label is None:
             base = np.datetime64(dates[block.segment], "s")
-            stamps = base + seconds.astype("timedelta64[s]")
-            part = _coded_part(np.repeat(stamps.astype("datetime64[ns]"), m), host, secs, devices, metrics, values.ravel(),
-                               layout.transpose_irq)
-            part["lines"] = np.repeat(lines, m)
-            self.parts.append(part)
+            stamps = (base + seconds.astype("timedelta64[s]")).astype("datetime64[ns]").view(np.int64)
+            if layout.transpose_irq:
+                self._put_transposed(host, secs, devices, metrics, values, stamps, lines)
+                return
+            names, codes = devices
+            put = self.builder.put
+            for code in range(len(names)):
+                rows = np.flatnonzero(codes == code) if len(names) > 1 else slice(None)
+                times, at = stamps[rows], lines[rows]       # shared by the device's series
+                for j, metric in enumerate(metrics):
+                    put((host, secs[j], str(names[code]), metric), times, values[rows, j], lines=at)
             return
         device_col = np.repeat(np.asarray(devices[0], dtype=object)[devices[1]], m)
         metric_col = np.tile(np.asarray(metrics, dtype=object), n)
@@ -141,22 +147,26 @@ class Assembler:
         if r.short_rows == 1:
             r.short_first = line
 
-    def frame(self):
-        """The long metrics table: text columns categorical (a few names
-        for millions of rows), and ``line``, the file line each value was
-        read from (for evidence; not part of the CSV export)."""
-        import pandas as pd
-        if not self.parts:
-            return metrics_frame()
-        parts, self.parts = self.parts, []
-        # column by column, each piece let go once joined: the peak is the
-        # table plus one column, not the table twice
-        columns = {"timestamp": _joined(parts, "stamps")}
-        for col in ("host", "section", "device", "metric"):
-            columns[col] = _categorical([p.pop(col) for p in parts])
-        columns["value"] = _joined(parts, "values")
-        columns["line"] = _joined(parts, "lines")
-        return pd.DataFrame(columns, copy=False)
+    def _put_transposed(self, host, secs, devices, metrics, values, stamps, lines):
+        """sysstat 7's per-CPU interrupt rows: device and metric swap per
+        value (see :func:`_transpose_irq`)."""
+        n, m = values.shape
+        device_col, metric_col = _transpose_irq(np.repeat(np.asarray(devices[0], dtype=object)[devices[1]], m),
+                                                np.tile(np.asarray(metrics, dtype=object), n))
+        section_col = np.tile(np.asarray(secs, dtype=object), n)
+        flat, stamps, lines = values.ravel(), np.repeat(stamps, m), np.repeat(lines, m)
+        keys = list(zip(section_col, device_col, metric_col))
+        groups: dict = {}
+        for i, key in enumerate(keys):
+            groups.setdefault(key, []).append(i)
+        for (section, device, metric), pos in groups.items():
+            pos = np.asarray(pos)
+            self.builder.put((host, section, str(device), metric), stamps[pos], flat[pos], lines=lines[pos])
+
+    def store(self):
+        """The metric store of every value read, each with the file line it
+        was read from (for evidence; not part of the CSV export)."""
+        return self.builder.finish()
 
     def averages(self):
         import pandas as pd
@@ -172,51 +182,6 @@ class Assembler:
             "metric": np.concatenate([p[4] for p in self.avg_parts]),
             "value": np.concatenate([p[5] for p in self.avg_parts]),
         })
-
-
-def _coded_part(stamps, host: str, secs: list, devices: tuple, metrics: list, values, transpose: bool):
-    """One piece's long columns, the text ones as (names, codes): a block has
-    a handful of distinct names, so codes keep the millions of rows cheap
-    until one column is built for the whole table."""
-    m = len(metrics)
-    n = len(stamps) // max(m, 1)
-    device = (devices[0], np.repeat(devices[1], m))
-    metric = (list(metrics), np.tile(np.arange(m, dtype=np.int32), n))
-    if transpose:
-        dev_col, met_col = _transpose_irq(np.asarray(device[0], dtype=object)[device[1]],
-                                          np.asarray(metric[0], dtype=object)[metric[1]])
-        device, metric = _factorize(dev_col), _factorize(met_col)
-    section_names = sorted(set(secs))
-    section_codes = np.array([section_names.index(x) for x in secs], dtype=np.int32)
-    return {"stamps": stamps, "values": values,
-            "host": ([host], np.zeros(len(stamps), dtype=np.int32)),
-            "section": (section_names, np.tile(section_codes, n)),
-            "device": device, "metric": metric}
-
-
-def _factorize(column: np.ndarray):
-    import pandas as pd
-    codes, uniques = pd.factorize(column)
-    return list(uniques), codes.astype(np.int32)
-
-
-def _joined(parts: list, key: str) -> np.ndarray:
-    return np.concatenate([p.pop(key) for p in parts])
-
-
-def _categorical(coded: list):
-    """(names, codes) pieces -> one categorical column over their names."""
-    import pandas as pd
-    names: dict = {}
-    pieces = []
-    while coded:
-        uniques, codes = coded.pop(0)
-        remap = np.array([names.setdefault(str(u), len(names)) for u in uniques], dtype=np.int32)
-        pieces.append(remap[codes] if len(codes) else codes.astype(np.int32))
-        del codes
-    codes = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
-    del pieces
-    return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=object), validate=False)
 
 
 def _transpose_irq(devices: np.ndarray, metrics: np.ndarray):

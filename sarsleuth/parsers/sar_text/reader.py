@@ -99,11 +99,11 @@ class SarTextParser(Parser):
         warnings = list(reader.warnings)
         dates, date_meta = segment_dates(path, reader, options, warnings)
         assembler.run(dates)
-        metrics = assembler.frame()
+        store = assembler.store()
         events = _events(path, reader, dates)
         _reading_warnings(path, reader, assembler, warnings)
         averages = assembler.averages()
-        if not len(metrics) and not len(events) and not len(averages):
+        if not store and not len(events) and not len(averages):
             first = min(b.first_line for b in reader.blocks.values())
             raise InputError(path, "sar tables without a single readable row of values"
                              + (f" ({warnings[0].split(': ', 1)[-1]})" if warnings else ""), line=first)
@@ -127,8 +127,8 @@ class SarTextParser(Parser):
         }
         return Source(
             path=str(path), kind=cls.kind, host=seg0.host or (hosts[0] if hosts else None),
-            metrics=metrics, events=events, warnings=warnings, tz=None,
-            records=int(metrics["timestamp"].nunique()) if len(metrics) else 0, meta=meta)
+            store=store, events=events, warnings=warnings, tz=None,
+            records=int(len(store.sample_times())) if store else 0, meta=meta)
 
 
 def _is_header_line(line: str) -> bool:
