@@ -324,6 +324,8 @@ class StoreBuilder:
                 stamps = once(stamp_parts[0] if len(stamp_parts) == 1 else np.concatenate(stamp_parts))
                 joined[ids] = stamps
             values = value_parts[0] if len(value_parts) == 1 else narrowest(np.concatenate(value_parts))
+            if values.dtype.kind == "f" and np.isnan(values).all():
+                continue          # a figure this writer never recorded: no series
             lines = None
             if any(p is not None for p in line_parts):
                 ids = ("lines",) + tuple(id(p) for p in line_parts)
@@ -416,8 +418,8 @@ def narrowest(values):
             info = np.iinfo(t)
             if info.min <= lo and hi <= info.max:
                 return v.astype(t)
-    single = v.astype(np.float32)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):     # beyond float32: inf, then kept as float64
+        single = v.astype(np.float32)
         back = single.astype(np.float64)
     same = (back == v) | (np.isnan(back) & np.isnan(v))
     if same.all() and (np.signbit(back) == np.signbit(v)).all():
