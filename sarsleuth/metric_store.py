@@ -38,12 +38,17 @@ class Run:
     @property
     def count(self) -> int:
         """Values held (NaN marks a time the writer recorded nothing for
-        this series, and does not count)."""
-        v = self.values
-        if v.dtype.kind != "f":
-            return len(v)
-        import numpy as np
-        return int(len(v) - np.count_nonzero(np.isnan(v)))
+        this series, and does not count); counted once."""
+        counted = self.__dict__.get("_count")
+        if counted is None or counted[0] is not self.values:
+            v = self.values
+            if v.dtype.kind != "f":
+                n = len(v)
+            else:
+                import numpy as np
+                n = int(len(v) - np.count_nonzero(np.isnan(v)))
+            counted = self.__dict__["_count"] = (v, n)
+        return counted[1]
 
     @property
     def nbytes(self) -> int:
