@@ -304,9 +304,12 @@ def _distinct_files(files, notes, names=None) -> list:
         except OSError:
             key = ("path", os.path.abspath(str(f)))
         if key in seen:
-            this, first = ((names or {}).get(str(p), str(p)) for p in (f, seen[key]))
-            if this != first:      # one archive member kept for two reasons is not the user's doing
+            names = names or {}
+            this, first = (names.get(str(p), str(p)) for p in (f, seen[key]))
+            if this != first:
                 notes.append(f"{this} is the same file as {first}: read once")
+            elif str(f) not in names:      # a member kept for two reasons is not the user's doing
+                notes.append(f"{this} was given more than once: read once")
             continue
         seen[key] = f
         out.append(f)

@@ -87,8 +87,8 @@ class Source:
         return None if self.store is None else self.store.to_long()
 
     def _store_metrics(self, frame) -> None:
-        from sarsleuth.metric_store import MetricStore
-        self.store = None if frame is None else MetricStore.from_long(frame)
+        from sarsleuth.metric_store import from_long
+        self.store = None if frame is None else from_long(frame)
 
     def span(self):
         """(start, end) over metrics and events, or (None, None)."""

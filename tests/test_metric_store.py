@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from .conftest import SAMPLES
-from sarsleuth import metric_store
-from sarsleuth.metric_store import MetricStore, combine, narrowest
+from sarsleuth.metric_store import build
+from sarsleuth.metric_store import combine, from_long, narrowest
 from sarsleuth.parsers import ParseOptions, parse
 
 CORPUS_FILES = ["data-9.1.6", "data-11.6.5", "data-12.0.0", "data-extra-12.1.7", "data-ppc-11.7.2",
@@ -49,7 +49,7 @@ def test_corpus_values_are_those_read_before_narrowing(corpus, monkeypatch, name
     path = corpus / "sysstat" / "binary" / name
     narrowed = parse(path, "sa", ParseOptions())
     with monkeypatch.context() as m:
-        m.setattr(metric_store, "narrowest", _wide)
+        m.setattr(build, "narrowest", _wide)
         exact = parse(path, "sa", ParseOptions())
     assert narrowed.store.runs.keys() == exact.store.runs.keys()
     for key, run in exact.store.runs.items():
@@ -70,7 +70,7 @@ def test_long_table_of_the_store_is_the_series():
     assert np.array_equal(rows["value"].to_numpy(), series.to_numpy())
     assert (rows["timestamp"].to_numpy() == series.index.to_numpy()).all()
     # a store built from the long table holds the same series
-    again = MetricStore.from_long(long)
+    again = from_long(long)
     assert again.runs.keys() == src.store.runs.keys()
     assert again.series(key).equals(series)
 
@@ -100,7 +100,7 @@ def test_text_source_keeps_each_values_line():
 def _store(rows):
     frame = pd.DataFrame(rows, columns=["timestamp", "host", "section", "device", "metric", "value"])
     frame["timestamp"] = pd.to_datetime(frame["timestamp"]).dt.tz_localize("UTC")
-    return MetricStore.from_long(frame)
+    return from_long(frame)
 
 
 def test_combine_counts_a_sample_from_two_renderings_once():

@@ -44,9 +44,9 @@ class Context:
     _kinds: frozenset | None = None
 
     def __post_init__(self):
-        from sarsleuth.metric_store import MetricStore
+        from sarsleuth.metric_store import MetricStore, from_long
         if not isinstance(self.metrics, MetricStore):
-            self.metrics = MetricStore.from_long(self.metrics)
+            self.metrics = from_long(self.metrics)
         # evidence sentences written from event rows (evidence_from_events)
         # see no context: the hosts' clocks of the case being analysed
         _HOST_ZONES.set(dict(self.host_zones))

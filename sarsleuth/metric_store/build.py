@@ -1,0 +1,172 @@
+"""Building stores: a reader's pieces, a long table, several sources' stores."""
+from __future__ import annotations
+
+from sarsleuth.metric_store.runs import KEY_COLUMNS, Run, _stamps_of
+from sarsleuth.metric_store.store import MetricStore
+
+
+def from_long(frame) -> MetricStore:
+    """The store of a long table (``METRIC_COLUMNS``, ``line`` kept when
+    present).  Rows with a NaN value are dropped, as the long table
+    never held them for a time the writer did not record."""
+    import numpy as np
+    import pandas as pd
+    if frame is None or not len(frame):
+        return MetricStore()
+    ts = frame["timestamp"]
+    tz = getattr(ts.dt, "tz", None) if hasattr(ts, "dt") else None
+    if ts.dtype == object:       # mixed clocks: each row parsed on its own
+        ts = pd.to_datetime(ts, utc=True)
+        tz = ts.dt.tz
+    raw = _stamps_of(ts)[0]
+    values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    has_lines = "line" in frame.columns
+    lines = (frame["line"].to_numpy(dtype=np.float64, na_value=np.nan) if has_lines else None)
+    labels = frame[list(KEY_COLUMNS)]
+    groups = labels.groupby(list(KEY_COLUMNS), observed=True, sort=False, dropna=False).indices
+    builder = StoreBuilder()
+    for key, pos in groups.items():
+        key = tuple(None if _missing(x) else str(x) for x in key)
+        key = (key[0], key[1] or "", key[2] or "", key[3] or "")
+        line = None
+        if lines is not None:
+            picked = lines[pos]
+            line = None if np.isnan(picked).all() else np.where(np.isnan(picked), -1, picked).astype(np.int64)
+        builder.put(key, raw[pos], values[pos], tz=tz, lines=line)
+    return builder.finish()
+
+
+# ------------------------------------------------------------------ building
+
+class StoreBuilder:
+    """A store built a piece at a time (a reader's slices of records):
+    pieces of a series are narrowed as they come and joined once at the end,
+    and time arrays equal in content are kept once.  ``ranks`` (key ->
+    order), shared by the builders of consecutive slices, keeps the
+    series of every slice in the order of the whole file, so that their
+    long tables put end to end are the whole file's."""
+
+    def __init__(self, ranks: dict | None = None):
+        self.pieces: dict = {}
+        self.ranks = {} if ranks is None else ranks
+
+    def put(self, key, stamps, values, *, tz=None, lines=None) -> None:
+        """Append times and values to series ``key``."""
+        import numpy as np
+        if not len(values):
+            return
+        entry = self.pieces.get(key)
+        if entry is None:
+            entry = self.pieces[key] = ([], [], [], tz)
+            self.ranks.setdefault(key, len(self.ranks))
+        entry[0].append(np.asarray(stamps, dtype=np.int64))
+        entry[1].append(narrowest(np.asarray(values)))
+        # arrays already of the right type are kept as given: pieces shared by
+        # several series (a device's times and lines) are joined once
+        entry[2].append(None if lines is None else np.asarray(lines, dtype=np.int32))
+
+    def finish(self) -> MetricStore:
+        import numpy as np
+        shared: dict = {}
+
+        def once(arr):
+            if arr is None:
+                return None
+            digest = (len(arr), arr.dtype.str, hash(arr.tobytes()))
+            for seen in shared.get(digest, ()):
+                if np.array_equal(seen, arr):
+                    return seen
+            shared.setdefault(digest, []).append(arr)
+            return arr
+
+        joined: dict = {}         # the same list of time pieces joins once
+        runs = {}
+        for key in sorted(self.pieces, key=self.ranks.__getitem__):
+            stamp_parts, value_parts, line_parts, tz = self.pieces.pop(key)
+            ids = tuple(id(p) for p in stamp_parts)
+            stamps = joined.get(ids)
+            if stamps is None:
+                stamps = once(stamp_parts[0] if len(stamp_parts) == 1 else np.concatenate(stamp_parts))
+                joined[ids] = stamps
+            values = value_parts[0] if len(value_parts) == 1 else narrowest(np.concatenate(value_parts))
+            if values.dtype.kind == "f" and np.isnan(values).all():
+                continue          # a figure this writer never recorded: no series
+            lines = None
+            if any(p is not None for p in line_parts):
+                ids = ("lines",) + tuple(id(p) for p in line_parts)
+                lines = joined.get(ids)
+                if lines is None:
+                    lines = once(np.concatenate([np.full(len(v), -1, dtype=np.int32) if p is None else p
+                                                 for p, v in zip(line_parts, value_parts)]))
+                    joined[ids] = lines
+            runs[key] = Run(stamps=stamps, values=values, tz=tz, lines=lines)
+        return MetricStore(runs)
+
+
+def combine(stores) -> tuple:
+    """(one store of all, values counted once): a series held by several
+    stores (the same sample from ``sa06`` and its ``sar -A`` rendering) keeps
+    one value per time, the first store's."""
+    import numpy as np
+    stores = [s for s in stores if s]
+    if len(stores) == 1:
+        return stores[0], 0
+    owners: dict = {}
+    for store in stores:
+        for key, run in store.runs.items():
+            owners.setdefault(key, []).append(run)
+    runs, merged = {}, 0
+    for key, parts in owners.items():
+        if len(parts) == 1:
+            runs[key] = parts[0]
+            continue
+        # a time held by an earlier store counts once (that store's value);
+        # a time repeated within one store (an autumn hour on a wall clock) stays
+        stamps, values, lines = [], [], []
+        seen = np.empty(0, dtype=np.int64)
+        for part in parts:
+            s, v = part.stamps, part.values.astype(np.float64)
+            ln = part.lines if part.lines is not None else np.full(len(v), -1, dtype=np.int64)
+            keep = ~np.isnan(v)
+            new = keep & ~np.isin(s, seen)
+            merged += int(keep.sum() - new.sum())
+            stamps.append(s[new]), values.append(v[new]), lines.append(ln[new])
+            seen = np.union1d(seen, s[new])
+        stamps, values, lines = np.concatenate(stamps), np.concatenate(values), np.concatenate(lines)
+        order = np.argsort(stamps, kind="stable")
+        with_lines = any(p.lines is not None for p in parts)
+        runs[key] = Run(stamps=stamps[order], values=narrowest(values[order]), tz=parts[0].tz,
+                        lines=lines[order] if with_lines else None)
+    return MetricStore(runs), merged
+
+
+def narrowest(values):
+    """``values`` in the narrowest type that gives back every value exactly:
+    small integers as int8/int16/int32, then float32, else float64.  -0.0
+    (sar can print ``-0.00``) and NaN keep a float type."""
+    import numpy as np
+    v = values
+    if v.dtype.kind in "iu" and v.dtype.itemsize <= 4:
+        return v
+    if v.dtype != np.float64:
+        v = v.astype(np.float64)
+    if not len(v):
+        return v
+    finite = np.isfinite(v)
+    if finite.all() and not np.signbit(v[v == 0]).any() and (v == np.trunc(v)).all():
+        lo, hi = v.min(), v.max()
+        for t in (np.int8, np.int16, np.int32):
+            info = np.iinfo(t)
+            if info.min <= lo and hi <= info.max:
+                return v.astype(t)
+    with np.errstate(over="ignore", invalid="ignore"):     # beyond float32: inf, then kept as float64
+        single = v.astype(np.float32)
+        back = single.astype(np.float64)
+    same = (back == v) | (np.isnan(back) & np.isnan(v))
+    if same.all() and (np.signbit(back) == np.signbit(v)).all():
+        return single
+    return v
+
+
+def _missing(value) -> bool:
+    return value is None or value != value

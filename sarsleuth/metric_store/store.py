@@ -1,0 +1,199 @@
+"""Runs of every series of a source or a case, keyed by host, section, device and metric."""
+from __future__ import annotations
+
+from sarsleuth.metric_store.runs import KEY_COLUMNS, _index, _stamps_of, _timestamp, empty_long, run_series
+
+
+class MetricStore:
+    """Runs keyed by ``(host, section, device, metric)`` (host None when
+    the source names none; device "" for a section without devices), in
+    the order the reader wrote them."""
+
+    def __init__(self, runs: dict | None = None):
+        self.runs: dict = dict(runs or {})
+
+    # ------------------------------------------------------------------ size
+    def __len__(self) -> int:
+        return sum(run.count for run in self.runs.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.runs)
+
+    def __repr__(self) -> str:
+        return f"<MetricStore {len(self.runs)} series, {self.nbytes / 1e6:.1f} MB>"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: values, plus each distinct time and line array once."""
+        seen: dict = {}
+        total = 0
+        for run in self.runs.values():
+            total += run.values.nbytes
+            for arr in (run.stamps, run.lines):
+                if arr is not None and id(arr) not in seen:
+                    seen[id(arr)] = arr
+                    total += arr.nbytes
+        return total
+
+    # ---------------------------------------------------------------- labels
+    def sections(self) -> list:
+        return list(dict.fromkeys(k[1] for k in self.runs))
+
+    def hosts(self) -> list:
+        """Hosts named by the series (None not included)."""
+        return list(dict.fromkeys(k[0] for k in self.runs if k[0] is not None))
+
+    def has_lines(self) -> bool:
+        return any(run.lines is not None for run in self.runs.values())
+
+    def zones(self) -> list:
+        return list(dict.fromkeys(run.tz for run in self.runs.values()))
+
+    # ----------------------------------------------------------------- times
+    def _distinct(self, attr: str = "stamps") -> list:
+        seen: dict = {}
+        for run in self.runs.values():
+            arr = getattr(run, attr)
+            if arr is not None:
+                seen.setdefault(id(arr), (arr, run.tz))
+        return list(seen.values())
+
+    def span(self):
+        """(first, last) sample time as Timestamps, or (None, None)."""
+        import numpy as np
+        lows, highs = [], []
+        for stamps, tz in self._distinct():
+            real = stamps[stamps != np.iinfo(np.int64).min]     # NaT
+            if len(real):
+                lows.append(_timestamp(int(real.min()), tz))
+                highs.append(_timestamp(int(real.max()), tz))
+        if not lows:
+            return None, None
+        try:
+            return min(lows), max(highs)
+        except TypeError:      # naive and aware times: compared on the wall clock
+            walls = [t.tz_localize(None) if t.tzinfo else t for t in lows + highs]
+            return min(walls), max(walls)
+
+    def map_times(self, fn) -> None:
+        """Replace every time by ``fn(times)``, ``times`` a Series of
+        timestamps; each distinct time array is converted once and stays
+        shared."""
+        import pandas as pd
+        done: dict = {}
+        for run in self.runs.values():
+            key = (id(run.stamps), str(run.tz))
+            if key not in done:
+                out = fn(pd.Series(_index(run.stamps, run.tz)))
+                done[key] = _stamps_of(out)
+            run.stamps, run.tz = done[key]
+
+    def fill_host(self, host) -> None:
+        """Series that named no host belong to ``host``."""
+        if not any(k[0] is None for k in self.runs):
+            return
+        runs = {}
+        for (h, sec, dev, met), run in self.runs.items():
+            runs.setdefault((host if h is None else h, sec, dev, met), run)
+        self.runs = runs
+
+    def sample_times(self, host=None):
+        """Sorted distinct times at which ``host`` (every host: None)
+        recorded anything, as a Series of timestamps."""
+        import numpy as np
+        import pandas as pd
+        parts, tz = [], None
+        seen: set = set()
+        for (h, _s, _d, _m), run in self.runs.items():
+            if host is not None and h != host or id(run.stamps) in seen:
+                continue
+            seen.add(id(run.stamps))
+            parts.append(run.stamps)
+            tz = run.tz
+        if not parts:
+            return pd.Series([], dtype="datetime64[ns]")
+        stamps = np.unique(np.concatenate(parts)) if len(parts) > 1 else np.unique(parts[0])
+        return pd.Series(_index(stamps, tz))
+
+    # ---------------------------------------------------------------- series
+    def section_index(self, section: str) -> dict:
+        """``{(metric, device, host): key}`` of one section."""
+        return {(k[3], k[2], k[0]): k for k in self.runs if k[1] == section}
+
+    def series(self, key):
+        """One series as a float64 Series on a DatetimeIndex, in time order,
+        one value per time (the first seen), times without a value left
+        out; None when absent."""
+        run = self.runs.get(key)
+        return None if run is None else run_series(run)
+
+    def select(self, keep) -> "MetricStore":
+        """The series whose key ``keep(key)`` accepts (arrays shared)."""
+        return MetricStore({k: r for k, r in self.runs.items() if keep(k)})
+
+    # ------------------------------------------------------------ long table
+    def to_long(self, *, sort: bool = True, lines: bool | None = None):
+        """The contract's long table (``METRIC_COLUMNS``, plus ``line`` when
+        values came from a text file): one row per value, labels as
+        categoricals, in time order (series in their stored order within a
+        time)."""
+        import numpy as np
+        import pandas as pd
+
+        runs = list(self.runs.items())
+        with_lines = self.has_lines() if lines is None else lines
+        if not runs:
+            frame = empty_long()
+            if with_lines:
+                frame["line"] = pd.Series([], dtype="Int64")
+            return frame
+        keeps = [None if r.values.dtype.kind != "f" else ~np.isnan(r.values) for _k, r in runs]
+        sizes = np.array([len(r.values) if keep is None else int(keep.sum()) for (_k, r), keep in zip(runs, keeps)],
+                         dtype=np.int64)
+        total = int(sizes.sum())
+
+        def gather(part, keep):
+            return part if keep is None or keep.all() else part[keep]
+
+        stamps = np.empty(total, dtype=np.int64)
+        values = np.empty(total, dtype=np.float64)
+        line = np.full(total, -1, dtype=np.int64) if with_lines else None
+        at = 0
+        for ((_k, run), keep, n) in zip(runs, keeps, sizes):
+            stamps[at:at + n] = gather(run.stamps, keep)
+            values[at:at + n] = gather(run.values, keep)
+            if line is not None and run.lines is not None:
+                line[at:at + n] = gather(run.lines, keep)
+            at += n
+        zones = list(dict.fromkeys(str(r.tz) if r.tz is not None else None for _k, r in runs))
+        order = np.argsort(stamps, kind="stable") if sort and len(zones) == 1 else None
+        columns = {"timestamp": None}
+        for pos, name in enumerate(KEY_COLUMNS):
+            labels = [k[pos] for k, _r in runs]
+            categories = list(dict.fromkeys(str(x) for x in labels if x is not None))
+            code_of = {c: i for i, c in enumerate(categories)}
+            codes = np.array([-1 if x is None else code_of[str(x)] for x in labels], dtype=np.int32)
+            codes = np.repeat(codes, sizes)
+            if order is not None:
+                codes = codes[order]
+            columns[name] = pd.Categorical.from_codes(codes.astype(_code_type(len(categories))),
+                                                      categories=pd.Index(categories, dtype=object), validate=False)
+        if order is not None:
+            stamps, values = stamps[order], values[order]
+            if line is not None:
+                line = line[order]
+        if len(zones) == 1:
+            columns["timestamp"] = _index(stamps, runs[0][1].tz)
+        else:   # sources on different clocks: each time keeps its own
+            per_run = np.repeat(np.arange(len(runs)), sizes)
+            columns["timestamp"] = pd.array([_timestamp(int(s), runs[i][1].tz) for s, i in zip(stamps, per_run)],
+                                            dtype=object)
+        columns["value"] = values
+        if line is not None:
+            columns["line"] = pd.arrays.IntegerArray(np.where(line < 0, 0, line), mask=line < 0)
+        return pd.DataFrame(columns, copy=False)
+
+
+def _code_type(count: int):
+    import numpy as np
+    return np.int8 if count < 127 else np.int16 if count < 32767 else np.int32
