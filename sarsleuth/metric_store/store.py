@@ -147,53 +147,83 @@ class MetricStore:
             if with_lines:
                 frame["line"] = pd.Series([], dtype="Int64")
             return frame
-        keeps = [None if r.values.dtype.kind != "f" else ~np.isnan(r.values) for _k, r in runs]
-        sizes = np.array([len(r.values) if keep is None else int(keep.sum()) for (_k, r), keep in zip(runs, keeps)],
-                         dtype=np.int64)
-        total = int(sizes.sum())
-
-        def gather(part, keep):
-            return part if keep is None or keep.all() else part[keep]
-
-        stamps = np.empty(total, dtype=np.int64)
-        values = np.empty(total, dtype=np.float64)
-        line = np.full(total, -1, dtype=np.int64) if with_lines else None
-        at = 0
-        for ((_k, run), keep, n) in zip(runs, keeps, sizes):
-            stamps[at:at + n] = gather(run.stamps, keep)
-            values[at:at + n] = gather(run.values, keep)
-            if line is not None and run.lines is not None:
-                line[at:at + n] = gather(run.lines, keep)
-            at += n
         zones = list(dict.fromkeys(str(r.tz) if r.tz is not None else None for _k, r in runs))
-        order = np.argsort(stamps, kind="stable") if sort and len(zones) == 1 else None
+        rows = _rows_in_time_order(runs, with_lines, sort and len(zones) == 1)
+        stamps, values, which, line = rows
         columns = {"timestamp": None}
         for pos, name in enumerate(KEY_COLUMNS):
             labels = [k[pos] for k, _r in runs]
             categories = list(dict.fromkeys(str(x) for x in labels if x is not None))
             code_of = {c: i for i, c in enumerate(categories)}
-            codes = np.array([-1 if x is None else code_of[str(x)] for x in labels], dtype=np.int32)
-            codes = np.repeat(codes, sizes)
-            if order is not None:
-                codes = codes[order]
-            columns[name] = pd.Categorical.from_codes(codes.astype(_code_type(len(categories))),
-                                                      categories=pd.Index(categories, dtype=object), validate=False)
-        if order is not None:
-            stamps, values = stamps[order], values[order]
-            if line is not None:
-                line = line[order]
+            codes = np.array([-1 if x is None else code_of[str(x)] for x in labels],
+                             dtype=_code_type(len(categories)))
+            columns[name] = pd.Categorical.from_codes(codes[which], categories=pd.Index(categories, dtype=object),
+                                                      validate=False)
         if len(zones) == 1:
             columns["timestamp"] = _index(stamps, runs[0][1].tz)
         else:   # sources on different clocks: each time keeps its own
-            per_run = np.repeat(np.arange(len(runs)), sizes)
-            columns["timestamp"] = pd.array([_timestamp(int(s), runs[i][1].tz) for s, i in zip(stamps, per_run)],
+            columns["timestamp"] = pd.array([_timestamp(int(s), runs[i][1].tz) for s, i in zip(stamps, which)],
                                             dtype=object)
         columns["value"] = values
         if line is not None:
-            columns["line"] = pd.arrays.IntegerArray(np.where(line < 0, 0, line), mask=line < 0)
+            columns["line"] = pd.arrays.IntegerArray(np.where(line < 0, 0, line).astype(np.int64), mask=line < 0)
         return pd.DataFrame(columns, copy=False)
 
 
+def _rows_in_time_order(runs, with_lines: bool, sort: bool):
+    """(times, values, run index, lines or None) of every value, in time
+    order with the runs in their order within a time (``sort`` False: run
+    after run).  Runs sharing one sorted time array (the usual sa file) are
+    laid side by side as a matrix read row by row: no sort, no gather."""
+    import numpy as np
+    first = runs[0][1]
+    shared = all(r.stamps is first.stamps and r.tz is first.tz for _k, r in runs)
+    k = len(runs)
+    if sort and shared and (len(first.stamps) < 2 or bool((first.stamps[1:] >= first.stamps[:-1]).all())):
+        n = len(first.stamps)
+        values = np.empty((n, k), dtype=np.float64)
+        for j, (_k, run) in enumerate(runs):
+            values[:, j] = run.values
+        values = values.ravel()
+        stamps = np.repeat(first.stamps, k)
+        which = np.tile(np.arange(k, dtype=_code_type(k)), n)
+        line = None
+        if with_lines:
+            line = np.full((n, k), -1, dtype=np.int32)
+            for j, (_k, run) in enumerate(runs):
+                if run.lines is not None:
+                    line[:, j] = run.lines
+            line = line.ravel()
+        if any(r.values.dtype.kind == "f" for _k, r in runs):
+            keep = ~np.isnan(values)
+            if not keep.all():
+                stamps, values, which = stamps[keep], values[keep], which[keep]
+                line = line[keep] if line is not None else None
+        return stamps, values, which, line
+    keeps = [None if r.values.dtype.kind != "f" else ~np.isnan(r.values) for _k, r in runs]
+    sizes = np.array([len(r.values) if keep is None else int(keep.sum()) for (_k, r), keep in zip(runs, keeps)],
+                     dtype=np.int64)
+    total = int(sizes.sum())
+    stamps = np.empty(total, dtype=np.int64)
+    values = np.empty(total, dtype=np.float64)
+    line = np.full(total, -1, dtype=np.int32) if with_lines else None
+    at = 0
+    for ((_k, run), keep, n) in zip(runs, keeps, sizes):
+        every = keep is None or keep.all()
+        stamps[at:at + n] = run.stamps if every else run.stamps[keep]
+        values[at:at + n] = run.values if every else run.values[keep]
+        if line is not None and run.lines is not None:
+            line[at:at + n] = run.lines if every else run.lines[keep]
+        at += n
+    which = np.repeat(np.arange(k, dtype=_code_type(k)), sizes)
+    if sort:
+        order = np.argsort(stamps, kind="stable")
+        stamps, values, which = stamps[order], values[order], which[order]
+        line = line[order] if line is not None else None
+    return stamps, values, which, line
+
+
 def _code_type(count: int):
+    """The code type pandas gives a categorical of ``count`` categories."""
     import numpy as np
     return np.int8 if count < 127 else np.int16 if count < 32767 else np.int32
