@@ -31,27 +31,35 @@ class _Collector:
         self.devices: list = []
         self.metrics: list = []
         self.values: list = []
+        self.lines: list = []       # the line each value was read from (None: not known)
         self.events: list[dict] = []
         self.too_deep = 0           # items skipped for being nested deeper than MAX_NESTING
 
-    def add(self, stamp, host, section, device, metric, value):
+    def add(self, stamp, host, section, device, metric, value, line=None):
         self.stamps.append(stamp)
         self.hosts.append(host)
         self.sections.append(section)
         self.devices.append(device)
         self.metrics.append(metric)
         self.values.append(value)
+        self.lines.append(line)
 
     def frame(self):
         import numpy as np
         import pandas as pd
         if not self.values:
             return metrics_frame()
-        return metrics_frame(columns={
+        out = metrics_frame(columns={
             "timestamp": _uniform_times(pd.Series(self.stamps, dtype=object)),
             "host": self.hosts, "section": self.sections, "device": self.devices,
             "metric": self.metrics, "value": np.asarray(self.values, dtype=np.float64),
         })
+        # where each value was read (evidence quotes that line), as sadf -d rows keep theirs
+        if None not in self.lines:
+            out["line"] = np.asarray(self.lines, dtype=np.int32)
+        elif any(line is not None for line in self.lines):
+            out["line"] = np.asarray([np.nan if line is None else line for line in self.lines], dtype=np.float64)
+        return out
 
 
 class _Clock:
@@ -207,11 +215,13 @@ def _json_walk(key: str, value, activity, ts, host, out: _Collector, depth: int 
         else:
             scalars[k] = v
     if activity and scalars:
-        _emit(activity, scalars, ts, host, out)
+        line = getattr(value, "line", None)
+        _emit(activity, scalars, ts, host, out, dict.fromkeys(scalars, line) if line is not None else None)
 
 
-def _emit(activity: str, fields: dict, ts, host, out: _Collector):
-    """One item (a CPU, an interface...) or one scalar group of an activity."""
+def _emit(activity: str, fields: dict, ts, host, out: _Collector, lines: dict | None = None):
+    """One item (a CPU, an interface...) or one scalar group of an activity;
+    ``lines``: the line each field was read from."""
     act = sections.STRUCTURED_ACTIVITIES[activity]
     section = act.section
     device = _item_device(act, fields)
@@ -227,7 +237,8 @@ def _emit(activity: str, fields: dict, ts, host, out: _Collector):
             metric = sections.INTERRUPT_RATE if cpu == "all" else f"CPU{cpu}"
         else:
             metric = sections.structured_metric(section, k, activity)
-        out.add(ts, host, sections.structured_section(section, metric), device, metric, value)
+        out.add(ts, host, sections.structured_section(section, metric), device, metric, value,
+                lines.get(k) if lines else None)
 
 
 def _item_device(act: sections.StructuredActivity, fields: dict) -> str:

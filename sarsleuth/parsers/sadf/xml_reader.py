@@ -1,4 +1,5 @@
-"""``sadf -x``: the XML rendering, walked element by element."""
+"""``sadf -x``: the XML rendering, walked element by element, each value
+keeping the line its element starts on (evidence quotes that line)."""
 from __future__ import annotations
 
 import re
@@ -7,6 +8,7 @@ from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
 from sarsleuth.textio import DECOMPRESSION_ERRORS, open_binary
 from sarsleuth.parsers.sar_text import sections
+from sarsleuth.parsers.sar_text._lines import LineIndex
 from sarsleuth.parsers.base import ParseOptions, Parser
 from sarsleuth.parsers.sadf._common import (MAX_NESTING, _Clock, _Collector, _emit, _event, _finish,
                                             _structured_stamp)
@@ -29,7 +31,7 @@ class SadfXmlParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions) -> Source:
-        import xml.etree.ElementTree as ET
+        from xml.parsers.expat import ExpatError
         options = options or ParseOptions()
         clock = _Clock(path, options)
         out = _Collector()
@@ -39,10 +41,12 @@ class SadfXmlParser(Parser):
         first_host = None
         seen_sysstat = False
         fh = open_binary(path)
+        lines: dict = {}            # id(element) -> line its start tag is on
         try:
-            for event, elem in ET.iterparse(fh, events=("start", "end")):
+            for event, elem, line in _elements(fh):
                 tag = _local(elem.tag)
                 if event == "start":
+                    lines[id(elem)] = line
                     if tag == "sysstat":
                         seen_sysstat = True
                     elif tag == "host":
@@ -53,22 +57,24 @@ class SadfXmlParser(Parser):
                 if tag == "timestamp" and elem.get("date") is not None:
                     ts = _structured_stamp(clock, elem.attrib)
                     for child in elem:
-                        _xml_walk(child, None, ts, host, out)
+                        _xml_walk(child, None, ts, host, out, lines)
                     elem.clear()
+                    lines.clear()       # only the elements of the sample just read are looked up
                 elif tag in ("boot", "comment") and elem.get("date") is not None:
                     ts = _structured_stamp(clock, elem.attrib)
+                    at = lines.get(id(elem))
                     if tag == "boot":
                         n = elem.get("cpu_count")
                         msg = f"LINUX RESTART ({n} CPU)" if n else "LINUX RESTART"
-                        out.events.append(_event(ts, host, "sar-restart", msg, path))
+                        out.events.append(_event(ts, host, "sar-restart", msg, path, at))
                     else:
-                        out.events.append(_event(ts, host, "sar-comment", elem.get("com", ""), path))
+                        out.events.append(_event(ts, host, "sar-comment", elem.get("com", ""), path, at))
                 elif tag in ("release", "machine", "number-of-cpus", "file-date", "sysdata-version"):
                     key = {"release": "kernel", "machine": "arch", "number-of-cpus": "ncpu",
                            "file-date": "date", "sysdata-version": "sysdata_version"}[tag]
                     meta.setdefault(key, (elem.text or "").strip())
-        except ET.ParseError as exc:
-            line, _col = exc.position
+        except ExpatError as exc:
+            line = exc.lineno
             if not out.values and not out.events:
                 raise InputError(path, f"not valid XML: {exc}", line=line) from None
             warnings.append(located(path, f"XML damaged ({exc}); statistics before it were kept",
@@ -86,28 +92,66 @@ class SadfXmlParser(Parser):
                                           "were skipped"))
         if isinstance(meta.get("ncpu"), str) and meta["ncpu"].isdigit():
             meta["ncpu"] = int(meta["ncpu"])
+        meta["line_index"] = LineIndex(path)
         metrics = out.frame()
         return _finish(cls, path, options, metrics, out.events, first_host, meta, warnings, clock)
+
+
+#: Bytes handed to the XML parser at a time.
+FEED_BYTES = 1 << 16
+
+
+def _elements(fh):
+    """``(event, element, line)`` of an XML stream, as ``iterparse`` gives
+    ``(event, element)`` for "start" and "end", with the line the element's
+    start tag is on ("start" only: None at "end").  expat is driven
+    directly because ElementTree does not say where an element was."""
+    import xml.etree.ElementTree as ET
+    from xml.parsers import expat
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.buffer_text = True
+    ready: list = []
+
+    def start(tag, attrs):
+        ready.append(("start", builder.start(tag, attrs), parser.CurrentLineNumber))
+
+    def end(tag):
+        ready.append(("end", builder.end(tag), None))
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = builder.data
+    while True:
+        chunk = fh.read(FEED_BYTES)
+        parser.Parse(chunk, not chunk)
+        yield from ready
+        ready.clear()
+        if not chunk:
+            return
 
 
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _xml_walk(elem, activity, ts, host, out: _Collector, depth: int = 0):
+def _xml_walk(elem, activity, ts, host, out: _Collector, lines: dict, depth: int = 0):
     if depth > MAX_NESTING:
         out.too_deep += 1
         return
     tag = _local(elem.tag)
     if tag in sections.STRUCTURED_ACTIVITIES:
         activity = tag
+    at = lines.get(id(elem))
     fields = {k: v for k, v in elem.attrib.items()}
+    field_lines = dict.fromkeys(fields, at)
     children = list(elem)
     for child in children:
         ctag = _local(child.tag)
         if not child.attrib and not len(child) and (child.text or "").strip():
-            fields[ctag] = child.text.strip()   # <memfree>1437740</memfree>
+            fields[ctag] = child.text.strip()   # <memfree>1437740</memfree>, on a line of its own
+            field_lines[ctag] = lines.get(id(child))
         else:
-            _xml_walk(child, activity, ts, host, out, depth + 1)
+            _xml_walk(child, activity, ts, host, out, lines, depth + 1)
     if activity and fields:
-        _emit(activity, fields, ts, host, out)
+        _emit(activity, fields, ts, host, out, field_lines)
