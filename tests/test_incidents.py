@@ -422,6 +422,32 @@ def test_no_title_or_summary_claims_a_limit_far_from_reached(every_case):
                 assert f"Cause: {said}" not in inc.summary
 
 
+def test_no_incident_title_repeats_its_category(every_case):
+    """The category phrase once, then what is specific: "Memory exhaustion
+    on h: available memory down to 0.9 %", never "...: Memory exhausted: ..."
+    (stems, any case), in the title and in the headline's cause."""
+    import re
+
+    from sarsleuth.knowledge import category_title
+    from sarsleuth.narrative import category_stems
+    from sarsleuth.render.markdown import md_escape, render_markdown
+
+    def times(phrase, text):
+        stems = [w.lower().removesuffix("s")[:5] if len(w) > 3 else w.lower() for w in re.findall(r"[A-Za-z0-9/]+", text)]
+        return sum(stems[i:i + len(phrase)] == phrase for i in range(len(stems)))
+
+    for inc in every_case.incidents:
+        phrase = category_stems(inc.category)
+        assert times(phrase, inc.title) == 1, inc.title
+        assert inc.title.startswith(category_title(inc.category)), inc.title
+        head = inc.story["headline"]
+        assert times(phrase, head.split(", then ")[0]) == 1, head
+    # every output tells the same title: JSON, markdown (escaped), the JSON "title"
+    markdown = render_markdown(every_case, max_incidents=len(every_case.incidents))
+    for inc, doc in zip(every_case.incidents, every_case.to_json()["incidents"]):
+        assert doc["title"] == inc.title and f"## {inc.rank}. {md_escape(inc.title)}" in markdown
+
+
 def test_every_finding_of_an_incident_has_its_role_in_json(every_case):
     doc = every_case.to_json()
     for inc in doc["incidents"]:
