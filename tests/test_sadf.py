@@ -249,3 +249,18 @@ def test_findings_on_sadf_json_and_xml_cite_file_and_line(corpus, tmp_path):
         assert needle in text[ev.line - 1] and ev.text == text[ev.line - 1].rstrip()
         load = [e for t, e in _evidence_of(case, "load-spike") if "6.43" in t][0]
         assert load.line is not None and "6.43" in text[load.line - 1] and "ldavg-1" in text[load.line - 1]
+
+
+def test_damaged_json_and_xml_keep_the_lines_of_what_was_read(tmp_path, expected):
+    """A file cut in its middle: the samples before the cut keep the same
+    lines as in the whole file."""
+    for parser, name in [(SadfJsonParser, "expected.sadf-j"), (SadfXmlParser, "expected.sadf-x")]:
+        whole = parse(parser, expected / name).metrics
+        text = (expected / name).read_text()
+        cut = tmp_path / name
+        cut.write_text(text[: len(text) * 2 // 3])
+        part = parse(parser, cut)
+        assert 0 < part.records < 5 and any("damaged" in w for w in part.warnings)
+        kept = part.metrics.merge(whole, on=KEY, suffixes=("", "_whole"))
+        assert len(kept) == len(part.metrics)
+        assert (kept.line == kept.line_whole).all() and (kept.value == kept.value_whole).all()

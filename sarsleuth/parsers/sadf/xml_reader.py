@@ -124,7 +124,11 @@ def _elements(fh):
     parser.CharacterDataHandler = builder.data
     while True:
         chunk = fh.read(FEED_BYTES)
-        parser.Parse(chunk, not chunk)
+        try:
+            parser.Parse(chunk, not chunk)
+        except expat.ExpatError:
+            yield from ready        # what was read before the damage counts
+            raise
         yield from ready
         ready.clear()
         if not chunk:
