@@ -92,9 +92,10 @@ def after_category(category: str, title: str, commands: bool = True) -> str:
         return title            # the lead says more than the category: kept whole
     name = lead[:words[first].start()].strip()
     if name and rest:
-        # "3 x signal 11 (SIGSEGV) in nginx, 3 core dumped"
-        what, sep, more = rest.partition(", ")
-        return f"{what} in {name}{sep}{more}"
+        # after the counts it names: "1 x signal 6 (SIGABRT), 2 x signal 11 (SIGSEGV) in nginx, 3 core dumped"
+        cut = re.search(r", (?!\d[\d,]* x )", rest)
+        at = cut.start() if cut else len(rest)
+        return f"{rest[:at]} in {name}{rest[at:]}"
     return name or rest
 
 
@@ -225,7 +226,7 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding], host_zones:
     what = prose(after_category(inc.category, cause.title))
     text = f"{category_title(inc.category)}{where_}{period}" + (f": {what}" if what else "")
     if picked:
-        text += ", then " + " and ".join(prose(after_category(inc.category, f.title)) for f in picked)
+        text += ", then " + " and ".join(prose(after_category(inc.category, f.title) or f.title) for f in picked)
     return text.rstrip(".") + "."
 
 

@@ -448,6 +448,33 @@ def test_no_incident_title_repeats_its_category(every_case):
         assert doc["title"] == inc.title and f"## {inc.rank}. {md_escape(inc.title)}" in markdown
 
 
+@pytest.mark.parametrize("category, title, told", [
+    # titles as the detectors write them
+    ("memory-exhaustion", "Memory exhausted: available memory down to 0.9 % of RAM with reclaim",
+     "available memory down to 0.9 % of RAM with reclaim"),
+    ("cpu-saturation", "CPUs saturated: 100.0 % busy", "100.0 % busy"),
+    ("worker-crash", "nginx workers crashed 3 time(s): 3 x signal 11 (SIGSEGV), 3 core dumped",
+     "3 x signal 11 (SIGSEGV) in nginx, 3 core dumped"),
+    ("worker-crash", "nginx workers crashed 2 time(s): 1 x signal 6 (SIGABRT), 1 x signal 11 (SIGSEGV)",
+     "1 x signal 6 (SIGABRT), 1 x signal 11 (SIGSEGV) in nginx"),
+    ("memory-exhaustion", "nginx workers killed 2 time(s) by the OOM killer: 2 x signal 9 (SIGKILL)",
+     "nginx workers killed 2 time(s) by the OOM killer: 2 x signal 9 (SIGKILL)"),
+    ("cpu-saturation", "CPU lost up to 35.0 % to the hypervisor (%steal)",
+     "CPU lost up to 35.0 % to the hypervisor (%steal)"),
+    ("memory-exhaustion", "Memory exhausted", ""),
+])
+def test_a_title_says_what_its_category_does_not(category, title, told):
+    from sarsleuth.narrative import after_category
+    assert after_category(category, title) == told
+
+
+def test_incident_titles_leave_the_command_line_to_the_finding():
+    from sarsleuth.narrative import after_category
+    title = "wrk c=400 `wrk -t4 -c400 -H 'Host: a: b' http://10.0.0.7/`: 1234 read errors"
+    assert after_category("load-test-failure", title, commands=False) == "wrk c=400, 1234 read errors"
+    assert after_category("load-test-failure", title) == title
+
+
 def test_every_finding_of_an_incident_has_its_role_in_json(every_case):
     doc = every_case.to_json()
     for inc in doc["incidents"]:
