@@ -433,7 +433,8 @@ def test_no_incident_title_repeats_its_category(every_case):
     from sarsleuth.render.markdown import md_escape, render_markdown
 
     def times(phrase, text):
-        stems = [w.lower().removesuffix("s")[:5] if len(w) > 3 else w.lower() for w in re.findall(r"[A-Za-z0-9/]+", text)]
+        words = re.findall(r"[A-Za-z0-9/]+", text.lower())
+        stems = [w.removesuffix("s")[:5] if len(w) > 3 else w for w in words]
         return sum(stems[i:i + len(phrase)] == phrase for i in range(len(stems)))
 
     for inc in every_case.incidents:
