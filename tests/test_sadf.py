@@ -265,3 +265,19 @@ def test_damaged_json_and_xml_keep_the_lines_of_what_was_read(tmp_path, expected
         kept = part.metrics.merge(whole, on=KEY, suffixes=("", "_whole"))
         assert len(kept) == len(part.metrics)
         assert (kept.line == kept.line_whole).all() and (kept.value == kept.value_whole).all()
+
+
+def test_reformatted_json_values_keep_the_line_of_their_member(tmp_path, expected):
+    """sadf -j passed through a pretty-printer (one member a line, as
+    ``python -m json.tool`` writes it): each value keeps its own line."""
+    import json
+    doc = json.loads((expected / "expected.sadf-j").read_text())
+    path = tmp_path / "pretty.json"
+    path.write_text(json.dumps(doc, indent=4))
+    text = path.read_text().splitlines()
+    src = parse(SadfJsonParser, path)
+    first = src.metrics[src.metrics.timestamp == pd.Timestamp("2019-04-18 13:20:19+00:00")]
+    for metric, device, printed in [("%iowait", "all", '"iowait": 0.12,'), ("kbmemfree", "", '"memfree": 1437740,'),
+                                    ("ldavg-1", "", '"ldavg-1": 3.16,')]:
+        row = first[(first.metric == metric) & (first.device == device)].iloc[0]
+        assert text[row.line - 1].strip() == printed, metric

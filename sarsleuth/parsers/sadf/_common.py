@@ -35,14 +35,17 @@ class _Collector:
         self.events: list[dict] = []
         self.too_deep = 0           # items skipped for being nested deeper than MAX_NESTING
 
-    def add(self, stamp, host, section, device, metric, value, line=None):
-        self.stamps.append(stamp)
-        self.hosts.append(host)
-        self.sections.append(section)
-        self.devices.append(device)
-        self.metrics.append(metric)
-        self.values.append(value)
-        self.lines.append(line)
+    def add_item(self, stamp, host, device, sections_: list, metrics: list, values: list, lines: list):
+        """The values of one item (a CPU, an interface...), all of one
+        time, host and device: appended a list at a time."""
+        n = len(values)
+        self.stamps.extend([stamp] * n)
+        self.hosts.extend([host] * n)
+        self.devices.extend([device] * n)
+        self.sections.extend(sections_)
+        self.metrics.extend(metrics)
+        self.values.extend(values)
+        self.lines.extend(lines)
 
     def frame(self):
         import numpy as np
@@ -215,17 +218,19 @@ def _json_walk(key: str, value, activity, ts, host, out: _Collector, depth: int 
         else:
             scalars[k] = v
     if activity and scalars:
-        line = getattr(value, "line", None)
-        _emit(activity, scalars, ts, host, out, dict.fromkeys(scalars, line) if line is not None else None)
+        lines_of = getattr(value, "field_lines", None)     # sadf -j objects know their lines
+        _emit(activity, scalars, ts, host, out, lines_of(scalars) if lines_of else None)
 
 
-def _emit(activity: str, fields: dict, ts, host, out: _Collector, lines: dict | None = None):
+def _emit(activity: str, fields: dict, ts, host, out: _Collector, lines: int | dict | None = None):
     """One item (a CPU, an interface...) or one scalar group of an activity;
-    ``lines``: the line each field was read from."""
+    ``lines``: the line the item was read from, or the line of each field."""
+    by_field = isinstance(lines, dict)
     act = sections.STRUCTURED_ACTIVITIES[activity]
     section = act.section
     device = _item_device(act, fields)
     per_cpu_irq = section == "interrupts" and "value" in fields and "cpu" in fields
+    secs, metrics, values, where = [], [], [], []
     for k, v in fields.items():
         if k in act.skip or k == act.device_key or k in ("per", "unit") or k in sections.XML_DEVICE_KEYS:
             continue
@@ -237,8 +242,12 @@ def _emit(activity: str, fields: dict, ts, host, out: _Collector, lines: dict | 
             metric = sections.INTERRUPT_RATE if cpu == "all" else f"CPU{cpu}"
         else:
             metric = sections.structured_metric(section, k, activity)
-        out.add(ts, host, sections.structured_section(section, metric), device, metric, value,
-                lines.get(k) if lines else None)
+        secs.append(sections.structured_section(section, metric))
+        metrics.append(metric)
+        values.append(value)
+        where.append(lines.get(k) if by_field else lines)
+    if values:
+        out.add_item(ts, host, device, secs, metrics, values, where)
 
 
 def _item_device(act: sections.StructuredActivity, fields: dict) -> str:

@@ -72,34 +72,54 @@ class SadfJsonParser(Parser):
 
 
 class _Object(dict):
-    """A JSON object and the line its opening brace is on."""
+    """A JSON object, the line its opening brace is on and, when it spans
+    several lines (a reformatted file: one member a line), where it is."""
 
-    __slots__ = ("line",)
+    __slots__ = ("line", "_span")
+
+    def field_lines(self, keys):
+        """{key: the line the member ``key`` is on}, or the object's line
+        when it sits on one line (sadf's own layout)."""
+        span = getattr(self, "_span", None)
+        if span is None:
+            return self.line
+        text, begin, end = span
+        found: dict = {}
+        for i, row in enumerate(text[begin:end].split("\n")):
+            member = _MEMBER.match(row)
+            if member:
+                found.setdefault(member.group(1), self.line + i)
+        return {key: found.get(key, self.line) for key in keys}
+
+
+#: A line that starts an object's member: ``"iowait": 0.12,``.
+_MEMBER = re.compile(r'\s*[{,]?\s*"([^"\\]*)"\s*:')
 
 
 #: A JSON string (escapes and all) or a brace: braces inside strings are text.
 _STRING_OR_BRACE = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|[{}]')
 
 
-def _object_lines(text: str) -> list[int]:
-    """The line of each object's opening brace, in the order the objects
-    close: the order in which ``json`` hands them to ``object_pairs_hook``."""
-    braces, lines = _structural_braces(text)
-    opened: list[int] = []
-    closed: list[int] = []
-    for brace, line in zip(braces, lines):
+def _objects(text: str) -> list[tuple]:
+    """``(line, start, end_line, end)`` of each object (its braces; offsets
+    None when they are not character offsets), in the order the objects
+    close: the order in which ``json`` hands them to ``object_hook``."""
+    braces, offsets, lines = _structural_braces(text)
+    opened: list = []
+    closed: list = []
+    for brace, at, line in zip(braces, offsets, lines):
         if brace == "{":
-            opened.append(line)
+            opened.append((line, at))
         elif opened:
-            closed.append(opened.pop())
+            closed.append(opened.pop() + (line, at))
     return closed
 
 
-def _structural_braces(text: str) -> tuple[list, list]:
-    """The braces outside strings, in order, and the line of each."""
+def _structural_braces(text: str) -> tuple[list, list, list]:
+    """The braces outside strings, in order, their offsets in ``text``
+    (None where not known) and the line of each."""
     import numpy as np
     data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    newlines = np.flatnonzero(data == 0x0A)
     if 0x5C not in data:
         # no backslash, so no escaped quote: a brace is inside a string when
         # an odd number of quotes come before it (whole arrays, not a token loop)
@@ -107,26 +127,31 @@ def _structural_braces(text: str) -> tuple[list, list]:
         quotes = np.flatnonzero(data == 0x22)
         at = at[np.searchsorted(quotes, at) % 2 == 0]
         braces = np.where(data[at] == 0x7B, "{", "}").tolist()
+        newlines = np.flatnonzero(data == 0x0A)
+        # byte offsets are character offsets when every character is one byte
+        offsets = at.tolist() if len(data) == len(text) else [None] * len(braces)
     else:
         found = [(m.start(), m.group()) for m in _STRING_OR_BRACE.finditer(text) if m.group() in "{}"]
         braces = [b for _at, b in found]
-        # positions in characters; the line count is the same in bytes and characters
-        starts = np.asarray([a for a, _b in found], dtype=np.int64)
-        char_newlines = np.asarray([m.start() for m in re.finditer("\n", text)], dtype=np.int64)
-        return braces, (np.searchsorted(char_newlines, starts) + 1).tolist()
-    return braces, (np.searchsorted(newlines, at) + 1).tolist()
+        offsets = [a for a, _b in found]
+        at = np.asarray(offsets, dtype=np.int64)
+        newlines = np.asarray([m.start() for m in re.finditer("\n", text)], dtype=np.int64)
+    return braces, offsets, (np.searchsorted(newlines, at) + 1).tolist()
 
 
 def _loads(text: str):
     """``json.loads`` whose objects are :class:`_Object` with their line."""
-    lines = iter(_object_lines(text))
+    places = iter(_objects(text))
 
-    def with_line(pairs):
-        obj = _Object(pairs)
-        obj.line = next(lines, None)
+    def with_line(members: dict):
+        obj = _Object(members)
+        line, begin, end_line, end = next(places, (None, None, None, None))
+        obj.line = line
+        if end_line != line and begin is not None and end is not None:
+            obj._span = (text, begin, end)
         return obj
 
-    return json.loads(text, object_pairs_hook=with_line)
+    return json.loads(text, object_hook=with_line)
 
 
 class _Partial(dict):
