@@ -41,12 +41,10 @@ class SadfXmlParser(Parser):
         first_host = None
         seen_sysstat = False
         fh = open_binary(path)
-        lines: dict = {}            # id(element) -> line its start tag is on
         try:
-            for event, elem, line in _elements(fh):
+            for event, elem in _elements(fh):
                 tag = _local(elem.tag)
                 if event == "start":
-                    lines[id(elem)] = line
                     if tag == "sysstat":
                         seen_sysstat = True
                     elif tag == "host":
@@ -57,22 +55,19 @@ class SadfXmlParser(Parser):
                 if tag == "timestamp" and elem.get("date") is not None:
                     ts = _structured_stamp(clock, elem.attrib)
                     for child in elem:
-                        _xml_walk(child, None, ts, host, out, lines)
+                        _xml_walk(child, None, ts, host, out)
                     elem.clear()
-                    lines.clear()       # only the elements of the sample just read are looked up
                 elif tag in ("boot", "comment") and elem.get("date") is not None:
                     ts = _structured_stamp(clock, elem.attrib)
-                    at = lines.get(id(elem))
+                    at = elem.get(LINE_KEY)
                     if tag == "boot":
                         n = elem.get("cpu_count")
                         msg = f"LINUX RESTART ({n} CPU)" if n else "LINUX RESTART"
                         out.events.append(_event(ts, host, "sar-restart", msg, path, at))
                     else:
                         out.events.append(_event(ts, host, "sar-comment", elem.get("com", ""), path, at))
-                elif tag in ("release", "machine", "number-of-cpus", "file-date", "sysdata-version"):
-                    key = {"release": "kernel", "machine": "arch", "number-of-cpus": "ncpu",
-                           "file-date": "date", "sysdata-version": "sysdata_version"}[tag]
-                    meta.setdefault(key, (elem.text or "").strip())
+                elif tag in _METADATA:
+                    meta.setdefault(_METADATA[tag], (elem.text or "").strip())
         except ExpatError as exc:
             line = exc.lineno
             if not out.values and not out.events:
@@ -100,12 +95,23 @@ class SadfXmlParser(Parser):
 #: Bytes handed to the XML parser at a time.
 FEED_BYTES = 1 << 16
 
+#: Where an element keeps the line its start tag is on: an attribute key
+#: no XML attribute can have (names hold no spaces), never read as a field.
+LINE_KEY = " line"
+
+#: Header elements and the meta keys they fill.
+_METADATA = {"release": "kernel", "machine": "arch", "number-of-cpus": "ncpu", "file-date": "date",
+             "sysdata-version": "sysdata_version"}
+#: Elements whose start (the rest: whose end) the reader acts on.
+_STARTS = {"sysstat", "host"}
+_ENDS = {"timestamp", "boot", "comment", *_METADATA}
+
 
 def _elements(fh):
-    """``(event, element, line)`` of an XML stream, as ``iterparse`` gives
-    ``(event, element)`` for "start" and "end", with the line the element's
-    start tag is on ("start" only: None at "end").  expat is driven
-    directly because ElementTree does not say where an element was."""
+    """``(event, element)`` of an XML stream as ``iterparse`` gives them,
+    for the elements the reader acts on only; every element keeps the line
+    its start tag is on (``LINE_KEY``).  expat is driven directly because
+    ElementTree does not say where an element was."""
     import xml.etree.ElementTree as ET
     from xml.parsers import expat
     builder = ET.TreeBuilder()
@@ -114,10 +120,15 @@ def _elements(fh):
     ready: list = []
 
     def start(tag, attrs):
-        ready.append(("start", builder.start(tag, attrs), parser.CurrentLineNumber))
+        attrs[LINE_KEY] = parser.CurrentLineNumber
+        elem = builder.start(tag, attrs)
+        if tag.rpartition("}")[2] in _STARTS:
+            ready.append(("start", elem))
 
     def end(tag):
-        ready.append(("end", builder.end(tag), None))
+        elem = builder.end(tag)
+        if tag.rpartition("}")[2] in _ENDS:
+            ready.append(("end", elem))
 
     parser.StartElementHandler = start
     parser.EndElementHandler = end
@@ -139,23 +150,24 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _xml_walk(elem, activity, ts, host, out: _Collector, lines: dict, depth: int = 0):
+def _xml_walk(elem, activity, ts, host, out: _Collector, depth: int = 0):
     if depth > MAX_NESTING:
         out.too_deep += 1
         return
     tag = _local(elem.tag)
     if tag in sections.STRUCTURED_ACTIVITIES:
         activity = tag
-    at = lines.get(id(elem))
-    fields = {k: v for k, v in elem.attrib.items()}
-    field_lines = dict.fromkeys(fields, at)
-    children = list(elem)
-    for child in children:
+    fields = dict(elem.attrib)
+    line = fields.pop(LINE_KEY, None)
+    lines: int | dict | None = line
+    for child in elem:
         ctag = _local(child.tag)
-        if not child.attrib and not len(child) and (child.text or "").strip():
+        if len(child.attrib) == 1 and not len(child) and (child.text or "").strip():
             fields[ctag] = child.text.strip()   # <memfree>1437740</memfree>, on a line of its own
-            field_lines[ctag] = lines.get(id(child))
+            if not isinstance(lines, dict):
+                lines = dict.fromkeys(fields, line)
+            lines[ctag] = child.get(LINE_KEY)
         else:
-            _xml_walk(child, activity, ts, host, out, lines, depth + 1)
+            _xml_walk(child, activity, ts, host, out, depth + 1)
     if activity and fields:
-        _emit(activity, fields, ts, host, out, field_lines)
+        _emit(activity, fields, ts, host, out, lines)
