@@ -351,12 +351,13 @@ def _on_story_clock(inc: Incident, host_zones: dict, display_zone) -> None:
 
 
 def _title(category, cause, hosts) -> str:
+    """The category once, then what is specific: the numbers, the host."""
     head = category_title(category)
     where = f" on {', '.join(hosts)}" if hosts else ""
-    from sarsleuth.narrative import prose
-    what = prose(cause.title)
+    from sarsleuth.narrative import after_category, prose
+    what = prose(after_category(category, cause.title, commands=False))
     what = what if len(what) <= 110 else what[:107] + "..."
-    return f"{head}{where}: {what}"
+    return f"{head}{where}: {what}" if what else f"{head}{where}"
 
 
 def _why_first(first: Incident, second: Incident) -> str:

@@ -38,6 +38,67 @@ def prose(text: str) -> str:
     return "".join(p if p.startswith("`") else fix(p) for p in pieces)
 
 
+_WORD = re.compile(r"[A-Za-z0-9/]+")
+#: Words a title's lead may hold beside the category's without saying more
+#: ("nginx workers crashed 3 time(s)": the count follows after the colon).
+_COUNT_WORDS = {"time", "s", "x"}
+
+
+def _stem(word: str) -> str:
+    """Enough of a word to match its other forms: CPUs/CPU, exhausted/
+    exhaustion, crashes/crashed, workers/worker."""
+    w = word.lower()
+    if len(w) > 3 and w.endswith("s"):
+        w = w[:-1]
+    return w[:5]
+
+
+def category_stems(category: str) -> list[str]:
+    """The stems of a category's phrase ("Memory exhaustion": memor, exhau)."""
+    from sarsleuth.knowledge import category_title
+    return [_stem(w) for w in _WORD.findall(category_title(category))]
+
+
+def _lead_split(title: str) -> tuple[str, str]:
+    """``title`` cut at its first ": " outside `quoted commands`."""
+    at = 0
+    for piece in re.split(r"(`[^`]*`)", title):
+        if not piece.startswith("`"):
+            i = piece.find(": ")
+            if i >= 0:
+                return title[:at + i], title[at + i + 2:]
+        at += len(piece)
+    return title, ""
+
+
+def after_category(category: str, title: str, commands: bool = True) -> str:
+    """What a finding's title says beyond its incident's category phrase,
+    for a headline that states the category once: a lead restating it
+    ("Memory exhausted: ", "CPUs saturated: ") is dropped; a name before it
+    stays ("nginx workers crashed 3 time(s): 3 x signal 11" -> "3 x signal
+    11 in nginx").  Without ``commands``, `quoted command lines` in the lead
+    are left out (the finding quotes them; a headline keeps its numbers)."""
+    cat = category_stems(category)
+    lead, rest = _lead_split(title)
+    if not commands and "`" in lead:
+        lead = re.sub(r"\s*`[^`]*`\s*", " ", lead).strip()
+        title = f"{lead}, {rest}" if lead and rest else lead or rest
+    words = list(_WORD.finditer(lead))
+    stems = [_stem(m.group()) for m in words]
+    if not cat or not set(cat) <= set(stems):
+        return title
+    first = min(stems.index(c) for c in cat)
+    if any(s not in cat and not s.isdigit() and s not in _COUNT_WORDS for s in stems[first:]):
+        return title            # the lead says more than the category: kept whole
+    name = lead[:words[first].start()].strip()
+    if name and rest:
+        # after the counts it names: "1 x signal 6 (SIGABRT), 2 x signal 11 (SIGSEGV) in nginx, 3 core dumped"
+        cut = re.search(r", (?!\d[\d,]* x )", rest)
+        at = cut.start() if cut else len(rest)
+        return f"{rest[:at]} in {name}{rest[at:]}"
+    return name or rest
+
+
 def _on_clock(f: Finding) -> bool:
     import pandas as pd
     return bool(f.aligned) and f.start is not None and not pd.isna(f.start)
@@ -162,9 +223,10 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding], host_zones:
             seen.add(f.detector)
         if len(picked) == 2:
             break
-    text = f"{category_title(inc.category)}{where_}{period}: {prose(cause.title)}"
+    what = prose(after_category(inc.category, cause.title))
+    text = f"{category_title(inc.category)}{where_}{period}" + (f": {what}" if what else "")
     if picked:
-        text += ", then " + " and ".join(prose(f.title) for f in picked)
+        text += ", then " + " and ".join(prose(after_category(inc.category, f.title) or f.title) for f in picked)
     return text.rstrip(".") + "."
 
 

@@ -111,6 +111,38 @@ def test_the_shared_incident_ranks_first_and_names_its_hosts(analysed):
     assert len(fleet.incidents) == 2
 
 
+def test_hosts_of_a_central_log_are_told_on_their_own_clocks(tmp_path):
+    """Two hosts in different zones (UTC and UTC+01:00) whose syslog went to
+    one central file: each host's incidents are correlated on its worker
+    from its own lines, and told on its own wall clock, as a single-host
+    analysis tells them."""
+    from sarsleuth.fleet.hosts import group_inputs
+    from sarsleuth.fleet.pipeline import analyse_host
+    made = write_fleet(tmp_path, hosts=3, shared_percent=67)
+    assert made["shared"] == ["web-0000", "web-0001"]
+    logs = sorted(tmp_path.glob("logs/*/messages"))
+    central = "".join(p.read_text("utf-8") for p in logs)
+    shutil.rmtree(tmp_path / "logs")
+    (tmp_path / "central.log").write_text(central, "utf-8")
+    told = {}
+    for group in group_inputs([tmp_path]).groups:
+        assert group.shared == [str(tmp_path / "central.log")]
+        result = analyse_host(group, {"tz": None})
+        assert result.ok, result.error
+        told[group.host] = result.incidents
+    # the storage stall, 03:12 UTC: 03:20:01 on web-0000's clock (UTC), 04:20:01 on web-0001's (UTC+01:00)
+    for host, zone, clock in (("web-0000", "UTC", "03:20:01"), ("web-0001", "+01:00", "04:20:01")):
+        (inc,) = told[host]
+        assert inc.hosts == [host] and inc.category == "io-saturation"
+        assert inc.zone == zone
+        assert inc.to_dict()["start"] == f"2026-11-20T{clock}{'+00:00' if zone == 'UTC' else zone}"
+        label = "UTC" if zone == "UTC" else f"UTC{zone}"
+        assert f"from 2026-11-20 {clock} to " in inc.story["headline"] and f"({label})" in inc.story["headline"]
+        assert all(f.start.utcoffset() == inc.start.utcoffset() for f in inc.findings)
+    (oom,) = told["web-0002"]
+    assert oom.zone == "UTC" and oom.to_dict()["start"] == "2026-11-20T14:05:18+00:00"
+
+
 def test_the_peak_is_what_sar_prints(analysed, fleet_dir):
     if shutil.which("sar") is None:
         pytest.skip("sysstat's sar is not installed")

@@ -422,6 +422,60 @@ def test_no_title_or_summary_claims_a_limit_far_from_reached(every_case):
                 assert f"Cause: {said}" not in inc.summary
 
 
+def test_no_incident_title_repeats_its_category(every_case):
+    """The category phrase once, then what is specific: "Memory exhaustion
+    on h: available memory down to 0.9 %", never "...: Memory exhausted: ..."
+    (stems, any case), in the title and in the headline's cause."""
+    import re
+
+    from sarsleuth.knowledge import category_title
+    from sarsleuth.narrative import category_stems
+    from sarsleuth.render.markdown import md_escape, render_markdown
+
+    def times(phrase, text):
+        words = re.findall(r"[A-Za-z0-9/]+", text.lower())
+        stems = [w.removesuffix("s")[:5] if len(w) > 3 else w for w in words]
+        return sum(stems[i:i + len(phrase)] == phrase for i in range(len(stems)))
+
+    for inc in every_case.incidents:
+        phrase = category_stems(inc.category)
+        assert times(phrase, inc.title) == 1, inc.title
+        assert inc.title.startswith(category_title(inc.category)), inc.title
+        head = inc.story["headline"]
+        assert times(phrase, head.split(", then ")[0]) == 1, head
+    # every output tells the same title: JSON, markdown (escaped), the JSON "title"
+    markdown = render_markdown(every_case, max_incidents=len(every_case.incidents))
+    for inc, doc in zip(every_case.incidents, every_case.to_json()["incidents"]):
+        assert doc["title"] == inc.title and f"## {inc.rank}. {md_escape(inc.title)}" in markdown
+
+
+@pytest.mark.parametrize("category, title, told", [
+    # titles as the detectors write them
+    ("memory-exhaustion", "Memory exhausted: available memory down to 0.9 % of RAM with reclaim",
+     "available memory down to 0.9 % of RAM with reclaim"),
+    ("cpu-saturation", "CPUs saturated: 100.0 % busy", "100.0 % busy"),
+    ("worker-crash", "nginx workers crashed 3 time(s): 3 x signal 11 (SIGSEGV), 3 core dumped",
+     "3 x signal 11 (SIGSEGV) in nginx, 3 core dumped"),
+    ("worker-crash", "nginx workers crashed 2 time(s): 1 x signal 6 (SIGABRT), 1 x signal 11 (SIGSEGV)",
+     "1 x signal 6 (SIGABRT), 1 x signal 11 (SIGSEGV) in nginx"),
+    ("memory-exhaustion", "nginx workers killed 2 time(s) by the OOM killer: 2 x signal 9 (SIGKILL)",
+     "nginx workers killed 2 time(s) by the OOM killer: 2 x signal 9 (SIGKILL)"),
+    ("cpu-saturation", "CPU lost up to 35.0 % to the hypervisor (%steal)",
+     "CPU lost up to 35.0 % to the hypervisor (%steal)"),
+    ("memory-exhaustion", "Memory exhausted", ""),
+])
+def test_a_title_says_what_its_category_does_not(category, title, told):
+    from sarsleuth.narrative import after_category
+    assert after_category(category, title) == told
+
+
+def test_incident_titles_leave_the_command_line_to_the_finding():
+    from sarsleuth.narrative import after_category
+    title = "wrk c=400 `wrk -t4 -c400 -H 'Host: a: b' http://10.0.0.7/`: 1234 read errors"
+    assert after_category("load-test-failure", title, commands=False) == "wrk c=400, 1234 read errors"
+    assert after_category("load-test-failure", title) == title
+
+
 def test_every_finding_of_an_incident_has_its_role_in_json(every_case):
     doc = every_case.to_json()
     for inc in doc["incidents"]:

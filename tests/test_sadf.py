@@ -1,6 +1,10 @@
 """sadf -d / -j / -x parsers: same frames as sar text, UTC times, events."""
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+
 import pandas as pd
 import pytest
 
@@ -35,8 +39,9 @@ def test_csv_json_xml_of_the_same_file_agree(expected):
     x = parse(SadfXmlParser, expected / "expected.sadf-x")
     assert (d.host, j.host, x.host) == ("SYSSTAT.TEST",) * 3
     assert d.records == j.records == x.records == 5
-    pd.testing.assert_frame_equal(j.metrics.sort_values(KEY).reset_index(drop=True),
-                                  x.metrics.sort_values(KEY).reset_index(drop=True))
+    # the same values; each keeps the line of its own file
+    pd.testing.assert_frame_equal(j.metrics.drop(columns="line").sort_values(KEY).reset_index(drop=True),
+                                  x.metrics.drop(columns="line").sort_values(KEY).reset_index(drop=True))
     joined = d.metrics.merge(j.metrics, on=KEY)
     assert len(joined) == len(d.metrics) == 5473
     assert ((joined.value_x - joined.value_y).abs() < 1e-9).all()
@@ -180,3 +185,99 @@ def test_xml_with_dash_times_reads(corpus):
     got = {m: v for m, v in zip(src.metrics.metric, src.metrics.value)}
     assert got == {"proc/s": 0.06, "cswch/s": 1272.70}
     assert src.metrics.timestamp.unique().tolist() == [pd.Timestamp("2012-12-31 05:10:01", tz="UTC")]
+
+
+def test_json_and_xml_values_keep_their_line(expected):
+    """Each sadf -j / -x value keeps the line of the object or element it was
+    read from (sadf writes an item on one line), as sadf -d rows keep theirs."""
+    for parser, name, lines in [
+            (SadfJsonParser, "expected.sadf-j", {"%iowait": 16, "kbmemfree": 76, "ldavg-1": 79, "rxkB/s": 105}),
+            (SadfXmlParser, "expected.sadf-x", {"%iowait": 18, "kbmemfree": 438, "ldavg-1": 469, "rxkB/s": 494})]:
+        src = parse(parser, expected / name)
+        assert src.metrics["line"].notna().all()
+        text = (expected / name).read_text().splitlines()
+        first = src.metrics[src.metrics.timestamp == pd.Timestamp("2019-04-18 13:20:19+00:00")]
+        for metric, line in lines.items():
+            row = first[(first.metric == metric) & first.device.isin(["all", "", "lo"])].iloc[0]
+            assert row.line == line, (name, metric)
+            assert src.meta["line_index"].read_line(line) == text[line - 1]
+        # sadf printed these values on those lines: iowait 0.12, memfree 1437740, ldavg-1 3.16
+        printed = '"iowait": 0.12,' if parser is SadfJsonParser else 'iowait="0.12"'
+        assert printed in text[lines["%iowait"] - 1]
+        assert "1437740" in text[lines["kbmemfree"] - 1] and "3.16" in text[lines["ldavg-1"] - 1]
+        restarts = src.events[src.events.kind == "sar-restart"]
+        assert all("boot" in text[int(n) - 1] for n in restarts.line)
+
+
+def _evidence_of(case, detector):
+    return [(f.title, f.evidence[0]) for f in case.findings if f.detector == detector]
+
+
+def test_findings_on_a_sadf_xml_capture_cite_file_and_line(corpus):
+    """RHEL 5's sysstat 7.0.2 wrote this sadf -x (DTD 1.0, comma decimals):
+    %iowait 11.04 at 14:35:01 UTC is on line 14, quoted verbatim."""
+    from sarsleuth.case import Case
+    path = corpus / "sysstat" / "capture-xml" / "pcp-rhel5-sa20-0x2169.sysdata1.0.xml"
+    case = Case.load(path)
+    text = path.read_text().splitlines()
+    (title, ev), (_title2, ev2) = _evidence_of(case, "iowait-spike")
+    assert title.startswith("I/O wait spiked to 11.04 %")
+    assert (ev.path, ev.line) == (str(path), 14) and ev.text == text[13].rstrip()
+    assert 'iowait="11,04"' in ev.text
+    assert ev2.line == 529 and 'iowait="14,31"' in ev2.text
+
+
+@pytest.mark.skipif(shutil.which("sadf") is None, reason="sysstat's sadf is not installed")
+def test_findings_on_sadf_json_and_xml_cite_file_and_line(corpus, tmp_path):
+    """Fedora 16's sa file (converted with sadf -c), exported by sadf -j and
+    -x: each finding cites the line sadf wrote the value on, as it does for
+    sadf -d rows and sar text."""
+    from sarsleuth.case import Case
+    converted = tmp_path / "sa20"
+    with converted.open("wb") as out:
+        subprocess.run(["sadf", "-c", str(corpus / "sysstat" / "binary" / "pcp-f16-sa20-0x2171-suspend")],
+                       stdout=out, stderr=subprocess.DEVNULL, check=True)
+    env = {**os.environ, "LC_ALL": "C", "TZ": "GMT"}
+    for flag, name, needle in [("-j", "sa20.json", '"iowait": 24.72,'), ("-x", "sa20.xml", 'iowait="24.72"')]:
+        path = tmp_path / name
+        path.write_text(subprocess.run(["sadf", flag, str(converted), "--", "-u", "-q"], capture_output=True,
+                                       text=True, check=True, env=env).stdout)
+        text = path.read_text().splitlines()
+        case = Case.load(path)
+        found = dict(_evidence_of(case, "iowait-spike"))
+        ev = found["I/O wait spiked to 24.72 % (baseline 0.62 %)"]
+        assert ev.path == str(path) and ev.line is not None
+        assert needle in text[ev.line - 1] and ev.text == text[ev.line - 1].rstrip()
+        load = [e for t, e in _evidence_of(case, "load-spike") if "6.43" in t][0]
+        assert load.line is not None and "6.43" in text[load.line - 1] and "ldavg-1" in text[load.line - 1]
+
+
+def test_damaged_json_and_xml_keep_the_lines_of_what_was_read(tmp_path, expected):
+    """A file cut in its middle: the samples before the cut keep the same
+    lines as in the whole file."""
+    for parser, name in [(SadfJsonParser, "expected.sadf-j"), (SadfXmlParser, "expected.sadf-x")]:
+        whole = parse(parser, expected / name).metrics
+        text = (expected / name).read_text()
+        cut = tmp_path / name
+        cut.write_text(text[: len(text) * 2 // 3])
+        part = parse(parser, cut)
+        assert 0 < part.records < 5 and any("damaged" in w for w in part.warnings)
+        kept = part.metrics.merge(whole, on=KEY, suffixes=("", "_whole"))
+        assert len(kept) == len(part.metrics)
+        assert (kept.line == kept.line_whole).all() and (kept.value == kept.value_whole).all()
+
+
+def test_reformatted_json_values_keep_the_line_of_their_member(tmp_path, expected):
+    """sadf -j passed through a pretty-printer (one member a line, as
+    ``python -m json.tool`` writes it): each value keeps its own line."""
+    import json
+    doc = json.loads((expected / "expected.sadf-j").read_text())
+    path = tmp_path / "pretty.json"
+    path.write_text(json.dumps(doc, indent=4))
+    text = path.read_text().splitlines()
+    src = parse(SadfJsonParser, path)
+    first = src.metrics[src.metrics.timestamp == pd.Timestamp("2019-04-18 13:20:19+00:00")]
+    for metric, device, printed in [("%iowait", "all", '"iowait": 0.12,'), ("kbmemfree", "", '"memfree": 1437740,'),
+                                    ("ldavg-1", "", '"ldavg-1": 3.16,')]:
+        row = first[(first.metric == metric) & (first.device == device)].iloc[0]
+        assert text[row.line - 1].strip() == printed, metric

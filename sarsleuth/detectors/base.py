@@ -8,6 +8,7 @@ through :class:`Context` only.
 """
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -252,7 +253,16 @@ def _holds(text: str, value: float) -> bool:
     it: two decimals, comma decimals, ``;`` separated)?"""
     if value != value:
         return False
-    for token in text.replace(";", " ").split():
+    return (_among(text.replace(";", " ").split(), value)
+            # sadf -j and -x lines: "iowait": 0.12,  iowait="0.12"  <memfree>1437740</memfree>
+            or _among((t.strip(",:") for t in _MARKUP_RE.split(text)), value))
+
+
+_MARKUP_RE = re.compile(r'[\s;"=<>{}\[\]]+')
+
+
+def _among(tokens, value: float) -> bool:
+    for token in tokens:
         try:
             printed = float(token.replace(",", "."))
         except ValueError:

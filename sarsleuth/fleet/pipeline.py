@@ -50,7 +50,13 @@ def _run(group, options, save_dir, result) -> None:
     for f in findings:
         f.host = f.host or group.host or None
     result.findings = findings
-    result.incidents = correlate(list(findings)) if group.shared else case.incidents
+    if group.shared:
+        # told on this host's clock, as a single-host analysis tells it
+        from sarsleuth.options import check_options
+        zones = case.story_zones(check_options(tz=options.get("tz")))
+        result.incidents = correlate(list(findings), host_zones=zones, display_zone=case.tz)
+    else:
+        result.incidents = case.incidents
     result.warnings = list(case.warnings)
     result.notes += list(case.notes)
     metrics, events = _own_series(case.store, group), _own_rows(case.events, group)

@@ -31,27 +31,38 @@ class _Collector:
         self.devices: list = []
         self.metrics: list = []
         self.values: list = []
+        self.lines: list = []       # the line each value was read from (None: not known)
         self.events: list[dict] = []
         self.too_deep = 0           # items skipped for being nested deeper than MAX_NESTING
 
-    def add(self, stamp, host, section, device, metric, value):
-        self.stamps.append(stamp)
-        self.hosts.append(host)
-        self.sections.append(section)
-        self.devices.append(device)
-        self.metrics.append(metric)
-        self.values.append(value)
+    def add_item(self, stamp, host, device, sections_: list, metrics: list, values: list, lines: list):
+        """The values of one item (a CPU, an interface...), all of one
+        time, host and device: appended a list at a time."""
+        n = len(values)
+        self.stamps.extend([stamp] * n)
+        self.hosts.extend([host] * n)
+        self.devices.extend([device] * n)
+        self.sections.extend(sections_)
+        self.metrics.extend(metrics)
+        self.values.extend(values)
+        self.lines.extend(lines)
 
     def frame(self):
         import numpy as np
         import pandas as pd
         if not self.values:
             return metrics_frame()
-        return metrics_frame(columns={
+        out = metrics_frame(columns={
             "timestamp": _uniform_times(pd.Series(self.stamps, dtype=object)),
             "host": self.hosts, "section": self.sections, "device": self.devices,
             "metric": self.metrics, "value": np.asarray(self.values, dtype=np.float64),
         })
+        # where each value was read (evidence quotes that line), as sadf -d rows keep theirs
+        if None not in self.lines:
+            out["line"] = np.asarray(self.lines, dtype=np.int32)
+        elif any(line is not None for line in self.lines):
+            out["line"] = np.asarray([np.nan if line is None else line for line in self.lines], dtype=np.float64)
+        return out
 
 
 class _Clock:
@@ -207,15 +218,19 @@ def _json_walk(key: str, value, activity, ts, host, out: _Collector, depth: int 
         else:
             scalars[k] = v
     if activity and scalars:
-        _emit(activity, scalars, ts, host, out)
+        lines_of = getattr(value, "field_lines", None)     # sadf -j objects know their lines
+        _emit(activity, scalars, ts, host, out, lines_of(scalars) if lines_of else None)
 
 
-def _emit(activity: str, fields: dict, ts, host, out: _Collector):
-    """One item (a CPU, an interface...) or one scalar group of an activity."""
+def _emit(activity: str, fields: dict, ts, host, out: _Collector, lines: int | dict | None = None):
+    """One item (a CPU, an interface...) or one scalar group of an activity;
+    ``lines``: the line the item was read from, or the line of each field."""
+    by_field = isinstance(lines, dict)
     act = sections.STRUCTURED_ACTIVITIES[activity]
     section = act.section
     device = _item_device(act, fields)
     per_cpu_irq = section == "interrupts" and "value" in fields and "cpu" in fields
+    secs, metrics, values, where = [], [], [], []
     for k, v in fields.items():
         if k in act.skip or k == act.device_key or k in ("per", "unit") or k in sections.XML_DEVICE_KEYS:
             continue
@@ -227,7 +242,12 @@ def _emit(activity: str, fields: dict, ts, host, out: _Collector):
             metric = sections.INTERRUPT_RATE if cpu == "all" else f"CPU{cpu}"
         else:
             metric = sections.structured_metric(section, k, activity)
-        out.add(ts, host, sections.structured_section(section, metric), device, metric, value)
+        secs.append(sections.structured_section(section, metric))
+        metrics.append(metric)
+        values.append(value)
+        where.append(lines.get(k) if by_field else lines)
+    if values:
+        out.add_item(ts, host, device, secs, metrics, values, where)
 
 
 def _item_device(act: sections.StructuredActivity, fields: dict) -> str:

@@ -1,4 +1,5 @@
-"""``sadf -x``: the XML rendering, walked element by element."""
+"""``sadf -x``: the XML rendering, walked element by element, each value
+keeping the line its element starts on (evidence quotes that line)."""
 from __future__ import annotations
 
 import re
@@ -7,6 +8,7 @@ from sarsleuth.errors import InputError, located
 from sarsleuth.model import Source
 from sarsleuth.textio import DECOMPRESSION_ERRORS, open_binary
 from sarsleuth.parsers.sar_text import sections
+from sarsleuth.parsers.sar_text._lines import LineIndex
 from sarsleuth.parsers.base import ParseOptions, Parser
 from sarsleuth.parsers.sadf._common import (MAX_NESTING, _Clock, _Collector, _emit, _event, _finish,
                                             _structured_stamp)
@@ -29,7 +31,7 @@ class SadfXmlParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions) -> Source:
-        import xml.etree.ElementTree as ET
+        from xml.parsers.expat import ExpatError
         options = options or ParseOptions()
         clock = _Clock(path, options)
         out = _Collector()
@@ -40,7 +42,7 @@ class SadfXmlParser(Parser):
         seen_sysstat = False
         fh = open_binary(path)
         try:
-            for event, elem in ET.iterparse(fh, events=("start", "end")):
+            for event, elem in _elements(fh):
                 tag = _local(elem.tag)
                 if event == "start":
                     if tag == "sysstat":
@@ -57,18 +59,17 @@ class SadfXmlParser(Parser):
                     elem.clear()
                 elif tag in ("boot", "comment") and elem.get("date") is not None:
                     ts = _structured_stamp(clock, elem.attrib)
+                    at = elem.get(LINE_KEY)
                     if tag == "boot":
                         n = elem.get("cpu_count")
                         msg = f"LINUX RESTART ({n} CPU)" if n else "LINUX RESTART"
-                        out.events.append(_event(ts, host, "sar-restart", msg, path))
+                        out.events.append(_event(ts, host, "sar-restart", msg, path, at))
                     else:
-                        out.events.append(_event(ts, host, "sar-comment", elem.get("com", ""), path))
-                elif tag in ("release", "machine", "number-of-cpus", "file-date", "sysdata-version"):
-                    key = {"release": "kernel", "machine": "arch", "number-of-cpus": "ncpu",
-                           "file-date": "date", "sysdata-version": "sysdata_version"}[tag]
-                    meta.setdefault(key, (elem.text or "").strip())
-        except ET.ParseError as exc:
-            line, _col = exc.position
+                        out.events.append(_event(ts, host, "sar-comment", elem.get("com", ""), path, at))
+                elif tag in _METADATA:
+                    meta.setdefault(_METADATA[tag], (elem.text or "").strip())
+        except ExpatError as exc:
+            line = exc.lineno
             if not out.values and not out.events:
                 raise InputError(path, f"not valid XML: {exc}", line=line) from None
             warnings.append(located(path, f"XML damaged ({exc}); statistics before it were kept",
@@ -86,8 +87,63 @@ class SadfXmlParser(Parser):
                                           "were skipped"))
         if isinstance(meta.get("ncpu"), str) and meta["ncpu"].isdigit():
             meta["ncpu"] = int(meta["ncpu"])
+        meta["line_index"] = LineIndex(path)
         metrics = out.frame()
         return _finish(cls, path, options, metrics, out.events, first_host, meta, warnings, clock)
+
+
+#: Bytes handed to the XML parser at a time.
+FEED_BYTES = 1 << 16
+
+#: Where an element keeps the line its start tag is on: an attribute key
+#: no XML attribute can have (names hold no spaces), never read as a field.
+LINE_KEY = " line"
+
+#: Header elements and the meta keys they fill.
+_METADATA = {"release": "kernel", "machine": "arch", "number-of-cpus": "ncpu", "file-date": "date",
+             "sysdata-version": "sysdata_version"}
+#: Elements whose start (the rest: whose end) the reader acts on.
+_STARTS = {"sysstat", "host"}
+_ENDS = {"timestamp", "boot", "comment", *_METADATA}
+
+
+def _elements(fh):
+    """``(event, element)`` of an XML stream as ``iterparse`` gives them,
+    for the elements the reader acts on only; every element keeps the line
+    its start tag is on (``LINE_KEY``).  expat is driven directly because
+    ElementTree does not say where an element was."""
+    import xml.etree.ElementTree as ET
+    from xml.parsers import expat
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.buffer_text = True
+    ready: list = []
+
+    def start(tag, attrs):
+        attrs[LINE_KEY] = parser.CurrentLineNumber
+        elem = builder.start(tag, attrs)
+        if tag.rpartition("}")[2] in _STARTS:
+            ready.append(("start", elem))
+
+    def end(tag):
+        elem = builder.end(tag)
+        if tag.rpartition("}")[2] in _ENDS:
+            ready.append(("end", elem))
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = builder.data
+    while True:
+        chunk = fh.read(FEED_BYTES)
+        try:
+            parser.Parse(chunk, not chunk)
+        except expat.ExpatError:
+            yield from ready        # what was read before the damage counts
+            raise
+        yield from ready
+        ready.clear()
+        if not chunk:
+            return
 
 
 def _local(tag: str) -> str:
@@ -101,13 +157,17 @@ def _xml_walk(elem, activity, ts, host, out: _Collector, depth: int = 0):
     tag = _local(elem.tag)
     if tag in sections.STRUCTURED_ACTIVITIES:
         activity = tag
-    fields = {k: v for k, v in elem.attrib.items()}
-    children = list(elem)
-    for child in children:
+    fields = dict(elem.attrib)
+    line = fields.pop(LINE_KEY, None)
+    lines: int | dict | None = line
+    for child in elem:
         ctag = _local(child.tag)
-        if not child.attrib and not len(child) and (child.text or "").strip():
-            fields[ctag] = child.text.strip()   # <memfree>1437740</memfree>
+        if len(child.attrib) == 1 and not len(child) and (child.text or "").strip():
+            fields[ctag] = child.text.strip()   # <memfree>1437740</memfree>, on a line of its own
+            if not isinstance(lines, dict):
+                lines = dict.fromkeys(fields, line)
+            lines[ctag] = child.get(LINE_KEY)
         else:
             _xml_walk(child, activity, ts, host, out, depth + 1)
     if activity and fields:
-        _emit(activity, fields, ts, host, out)
+        _emit(activity, fields, ts, host, out, lines)
