@@ -501,7 +501,8 @@ def test_every_detector_has_a_knowledge_base_entry():
                             for r in recs), det_id
         assert not any(re.search(r"\breport \d{3}\b", r["text"]) for r in recs), det_id
         assert cls.summary and cls.category in ("memory-exhaustion", "io-saturation", "cpu-saturation",
-                                                "network-saturation", "socket-exhaustion", "connection-limit",
+                                                "network-saturation", "network-failure", "socket-exhaustion",
+                                                "connection-limit",
                                                 "fd-exhaustion", "worker-crash", "load-test-failure", "other"), det_id
 
 

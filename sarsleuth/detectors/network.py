@@ -163,7 +163,7 @@ class NicLinkDown(Detector):
     id = "nic-link-down"
     summary = "network link down / flapping (driver and bonding messages)"
     inputs = ("events",)
-    category = "network-saturation"
+    category = "network-failure"
     defaults = {"burst_gap_seconds": 600.0, "flap_count": 3}
 
     def run(self, ctx: Context):
