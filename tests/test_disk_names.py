@@ -96,6 +96,9 @@ def test_partitions_name_disks_by_their_numbers():
         "dev8-0": "sda", "dev8-1": "sda1", "dev8-2": "sda2", "dev253-0": "dm-0", "dev253-1": "dm-1",
         "dev259-0": "nvme0n1"}
     assert names["dev253-0"][1] == "bundle!proc/partitions:6"
+    # a Smart Array disk: the kernel writes its slash as "!", sar prints it back
+    _read("proc/partitions", " 104        0   71652960 cciss!c0d0\n", facts)
+    assert facts.disk_names()["dev104-0"][0] == "cciss/c0d0"
 
 
 @pytest.mark.parametrize("lsblk_text", [LSBLK_UTF8, LSBLK_ASCII], ids=["utf8-tree", "ascii-tree"])

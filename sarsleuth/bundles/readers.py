@@ -179,6 +179,9 @@ def settle_processes(facts: HostFacts) -> None:
 
 
 def _saw_disk(facts: HostFacts, how: str, major: str, minor: str, name: str, where: str) -> None:
+    # the kernel writes a slash in a disk's name as "!" (cciss!c0d0); sar
+    # prints it back as a slash
+    name = name.replace("!", "/")
     seen = facts.disk_sightings.setdefault(f"dev{int(major)}-{int(minor)}", {})
     seen.setdefault(how, (name, where))
 
