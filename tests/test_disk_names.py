@@ -345,3 +345,36 @@ def test_no_disk_recorded_no_busiest_disk():
     (f,) = IowaitSpike().run(Context(metrics=long, events=None, reports=[], sources=[]))
     assert not any(k.startswith("busiest_disk") for k in list(f.metrics) + list(f.refs))
     assert len(f.evidence) == 1
+
+
+def test_a_fleets_host_line_names_the_disks_its_bundle_names():
+    from sarsleuth.fleet.model import HostResult
+    from sarsleuth.render._fleet_html import host_facts_line
+    facts = HostFacts(bundle="b", hostname="db01", kernel="4.18.0-513.el8.x86_64")
+    _read("proc/partitions", PROC_PARTITIONS, facts)
+    _read("sos_commands/block/lsblk", LSBLK_ASCII, facts)
+    host = HostResult(host="db01", files=[], facts={"kernel": facts.kernel}, host_facts=facts.to_dict())
+    assert host_facts_line(host) == ("kernel 4.18.0-513.el8.x86_64, disks dev253-0 (rhel-root), "
+                                     "dev253-1 (rhel-swap), dev259-0 (nvme0n1)")
+
+
+def test_the_busiest_disk_of_an_sa_file_and_its_sar_d_p_text_is_one_disk():
+    from sarsleuth.detectors.base import Context
+    from sarsleuth.detectors.cpu_io import _disk_evidence, busiest_disk
+    case = _case(DISKS / "vm.sa", DISKS / "vm-sar-d-p.txt")
+    ctx = Context(metrics=case.store, events=None, reports=[], sources=case.sources, host_facts=case.hosts)
+    names = disk_names(case.sources, case.hosts)["vm"]
+    start, end = case.store.span()
+    dev, when, figures = busiest_disk(ctx, "vm", start, end, names)
+    assert dev == "dev254-0"                 # vda is the same disk, counted once under its recorded label
+    # what sar -d printed from the same file at that time
+    printed = {line.split()[0]: line.split() for line in (DISKS / "vm-sar-d.txt").read_text().splitlines()
+               if line.split()[1:2] == ["vda"]}
+    row = printed[when.strftime("%H:%M:%S")]
+    assert row[0] == "07:00:27"
+    assert f"{figures['%util']:.2f}" == row[9] == "2.80" and f"{figures['await']:.2f}" == row[8] == "0.10"
+    ev, said = _disk_evidence(ctx, "vm", dev, when, figures, names)
+    # the row sar -d -p printed for it, verbatim
+    assert (ev.line, ev.text) == (16, "07:00:27       768.00     64.00   3844.00   3104.00      9.13      0.10      "
+                                      "0.10      2.80 vda")
+    assert said.startswith("dev254-0 (vda), %util 2.80 at 07:00:27, await 0.10 ms (named by vm-sar-d-p.txt")

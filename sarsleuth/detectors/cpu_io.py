@@ -57,12 +57,12 @@ def busiest_disk(ctx: Context, host, start, end, names: dict):
     """The disk of ``host`` whose %util peaked highest from ``start`` to
     ``end``: (device label, time of that peak, {metric: value sar gave at
     that time}), or None when the host recorded no disk.  A named disk
-    that is a ``devM-N`` disk of the same host rendered by ``sar -d -p``
-    (``names``, from :mod:`sarsleuth.devices`) is the same disk: it is
-    counted once, under the label recorded."""
+    that is the name of a ``devM-N`` disk of the same host (``names``, from
+    :mod:`sarsleuth.devices`: a ``sar -d -p`` rendering beside the sa
+    file) is the same disk: it is counted once, under the label recorded."""
     import numpy as np
     devices = ctx.devices("disk", "%util", host)
-    copies = {n.name for dev, n in names.items() if n.how == "sar text" and dev in devices}
+    copies = {n.name for dev, n in names.items() if dev in devices}
     best = None
     for dev in devices:
         if dev in copies:
@@ -105,7 +105,7 @@ def _disk_evidence(ctx: Context, host, dev, when, figures: dict, names: dict) ->
             + (f", {latencies}" if latencies else ""))
     ev = metric_evidence(ctx, "disk", host, when, f"busiest disk {said}", device=dev, metric="%util")
     named = names.get(dev)
-    if ev.line is None and named is not None and named.how == "sar text":
+    if ev.line is None and named is not None:
         row = ctx.row_line("disk", host, when, device=named.name, metric="%util")
         if row is not None:
             ev = Evidence(path=row[0], line=row[1], text=row[2])
