@@ -94,8 +94,8 @@ def _hosts_of(sources) -> set:
     return out
 
 
-def _disk_series(sources, host) -> tuple:
-    """(recorded, named): ``{(source number, label): {metric: key}}`` of
+def _disk_runs(sources, host) -> tuple:
+    """(recorded, named): ``{(source number, label): {metric: Run}}`` of
     the compared disk series of ``host``, split by how they are labelled."""
     recorded: dict = {}
     named: dict = {}
@@ -103,12 +103,12 @@ def _disk_series(sources, host) -> tuple:
         store = getattr(s, "store", None)
         if not store:
             continue
-        for key in store.runs:
+        for key, run in store.runs.items():
             h, section, device, metric = key
             if section != DISK_SECTION or metric not in COMPARED or (h if h is not None else s.host) != host:
                 continue
             side = recorded if is_recorded_label(device) else named
-            side.setdefault((i, device), {})[metric] = key
+            side.setdefault((i, device), {})[metric] = run
     return recorded, named
 
 
@@ -116,25 +116,19 @@ def paired_by_values(sources, host) -> dict:
     """``{"devM-N": DiskName}`` of the recorded disks of ``host`` that one
     named disk of another source (a ``sar -d -p`` text) matches value for
     value; a disk that matches several, or whose match matches another
-    recorded disk too, is left unnamed."""
-    recorded, named = _disk_series(sources, host)
+    recorded disk too, is left unnamed.  Read from the runs' arrays: a
+    host's hundreds of disks over a one-second day cost a few of their
+    series at a time, never all of them."""
+    recorded, named = _disk_runs(sources, host)
     if not recorded or not named:
         return {}
-    cache: dict = {}
-
-    def series(i, key):
-        if (i, key) not in cache:
-            cache[(i, key)] = sources[i].store.series(key)
-        return cache[(i, key)]
-
     matches: dict = {}
-    for (i, dev), keys in recorded.items():
+    for (i, dev), mine in recorded.items():
         own = {label for (j, label) in named if j == i}
         for (j, label), other in named.items():
-            if j == i or label in own:
+            if j == i or label in own or not _could_agree(mine, other):
                 continue
-            common = _agreeing_samples(lambda m: series(i, keys[m]), lambda m: series(j, other[m]),
-                                       set(keys) & set(other))
+            common = _agreeing_samples(mine, other)
             if common:
                 matches.setdefault(dev, {}).setdefault(label, (sources[j].path, common))
     claimed: dict = {}
@@ -151,29 +145,64 @@ def paired_by_values(sources, host) -> dict:
     return out
 
 
-def _agreeing_samples(left, right, metrics: set) -> int:
+def _agree(a, b):
+    """Do values read exactly (or as printed) and values sar printed agree
+    to its two decimals?  Element-wise."""
+    import numpy as np
+    tolerance = PRINTED_HALF_UNIT + 1e-9 * np.maximum(np.abs(a), np.abs(b))
+    with np.errstate(invalid="ignore"):
+        return np.abs(a - b) <= tolerance
+
+
+#: Samples compared first: most disks differ at one of them already.
+PROBES = 16
+
+
+def _could_agree(left: dict, right: dict) -> bool:
+    """A quick look at tps at the first common samples: False when the two
+    disks already differ there."""
+    import numpy as np
+
+    from sarsleuth.metric_store import Run
+    a, b = left.get("tps"), right.get("tps")
+    if a is None or b is None:
+        return False
+    (a_stamps, a_values), (b_stamps, b_values) = (_recorded(Run(r.stamps[: PROBES * 4], r.values[: PROBES * 4]))
+                                                  for r in (a, b))
+    _, ia, ib = np.intersect1d(a_stamps, b_stamps, return_indices=True)
+    if not len(ia):
+        return True               # no common time near the start: the full comparison decides
+    ia, ib = ia[:PROBES], ib[:PROBES]
+    return bool(_agree(a_values[ia], b_values[ib]).all())
+
+
+def _agreeing_samples(left: dict, right: dict) -> int:
     """How many common samples the two disks share when every compared
     value agrees to sar's two decimals at each of them and some are not
     zero; 0 when they disagree anywhere, share no time or only zeros."""
     import numpy as np
-    if "tps" not in metrics or len(metrics) < 2:
+    metrics = sorted(set(left) & set(right), key=lambda m: m != "tps")
+    if not metrics or metrics[0] != "tps" or len(metrics) < 2:
         return 0
-    a_tps, b_tps = left("tps"), right("tps")
-    if a_tps is None or b_tps is None:
-        return 0
-    times = a_tps.index.intersection(b_tps.index)
-    if not len(times):
-        return 0
-    busy = False
-    for metric in sorted(metrics):
-        a, b = left(metric), right(metric)
-        if a is None or b is None:
+    busy, count = False, None
+    for metric in metrics:
+        (a_stamps, a_values), (b_stamps, b_values) = _recorded(left[metric]), _recorded(right[metric])
+        # the first value at each time, as the store gives a series
+        _, ia, ib = np.intersect1d(a_stamps, b_stamps, return_indices=True)
+        count = len(ia) if count is None else count
+        if not len(ia) or len(ia) != count:
             return 0
-        at = a.reindex(times).to_numpy(dtype=float)
-        bt = b.reindex(times).to_numpy(dtype=float)
-        tolerance = PRINTED_HALF_UNIT + 1e-9 * np.maximum(np.abs(at), np.abs(bt))
-        with np.errstate(invalid="ignore"):
-            if not (np.abs(at - bt) <= tolerance).all():
-                return 0
-        busy = busy or bool((at != 0).any())
-    return len(times) if busy else 0
+        av, bv = a_values[ia], b_values[ib]
+        if not _agree(av, bv).all():
+            return 0
+        busy = busy or bool((av != 0).any())
+    return count if busy else 0
+
+
+def _recorded(run) -> tuple:
+    """(stamps, float values) of a run, without the times its writer
+    recorded nothing for it (NaN)."""
+    import numpy as np
+    values = run.values.astype(float)
+    keep = ~np.isnan(values)
+    return (run.stamps, values) if keep.all() else (run.stamps[keep], values[keep])

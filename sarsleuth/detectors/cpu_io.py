@@ -55,37 +55,59 @@ DISK_LATENCIES = ("await", "r_await", "w_await")
 
 def busiest_disk(ctx: Context, host, start, end, names: dict):
     """The disk of ``host`` whose %util peaked highest from ``start`` to
-    ``end``: (device label, time of that peak, {metric: value sar gave at
-    that time}), or None when the host recorded no disk.  A named disk
-    that is the name of a ``devM-N`` disk of the same host (``names``, from
-    :mod:`sarsleuth.devices`: a ``sar -d -p`` rendering beside the sa
-    file) is the same disk: it is counted once, under the label recorded."""
+    ``end``: (device label, time of that peak (the earliest when it
+    peaked several times), {metric: value sar gave at that time}), or None
+    when the host recorded no disk then.  A named disk that is the name of
+    a ``devM-N`` disk of the same host (``names``, from
+    :mod:`sarsleuth.devices`: a ``sar -d -p`` rendering beside the sa file)
+    is the same disk: it is counted once, under the label recorded.  Read
+    from the store's runs, so a host's hundreds of disks over a one-second
+    day are never all held as series."""
     import numpy as np
-    devices = ctx.devices("disk", "%util", host)
+    import pandas as pd
+    store = ctx.metrics
+    index = {(metric, dev): key for (metric, dev, h), key in store.section_index("disk").items() if h == host}
+    devices = sorted(dev for metric, dev in index if metric == "%util")
     copies = {n.name for dev, n in names.items() if dev in devices}
+    aware = pd.Timestamp(start).tzinfo is not None
+    lo, hi = _utc_ns(start), _utc_ns(end)
     best = None
     for dev in devices:
-        if dev in copies:
+        run = store.runs[index[("%util", dev)]]
+        if dev in copies or (run.tz is not None) != aware:
             continue
-        s = ctx.series("disk", "%util", device=dev, host=host)
-        if s is None:
-            continue
-        w = s[(s.index >= start) & (s.index <= end)]
-        values = w.to_numpy(dtype=float)
+        inside = np.flatnonzero((run.stamps >= lo) & (run.stamps <= hi))
+        inside = inside[np.argsort(run.stamps[inside], kind="stable")]
+        values = run.values[inside].astype(float)
         if not len(values) or np.isnan(values).all():
             continue
         k = int(np.nanargmax(values))
         if best is None or values[k] > best[2]:
-            best = (dev, w.index[k], float(values[k]))
+            best = (dev, int(run.stamps[inside[k]]), float(values[k]))
     if best is None:
         return None
-    dev, when, peak = best
+    dev, stamp, peak = best
     figures = {"%util": peak}
     for metric in DISK_LATENCIES:
-        s = ctx.series("disk", metric, device=dev, host=host)
-        if s is not None and when in s.index:
-            figures[metric] = float(s.loc[when])
+        key = index.get((metric, dev))
+        if key is None:
+            continue
+        run = store.runs[key]
+        at = np.flatnonzero(run.stamps == stamp)[:1]
+        if len(at) and not np.isnan(float(run.values[at[0]])):
+            figures[metric] = float(run.values[at[0]])
+    when = ctx.on_host_clock(pd.Timestamp(stamp, tz="UTC"), host) if aware else pd.Timestamp(stamp)
     return dev, when, figures
+
+
+def _utc_ns(ts) -> int:
+    """A time as the store keeps it: UTC nanoseconds, or wall-clock ones
+    for a time without a zone."""
+    import pandas as pd
+    t = pd.Timestamp(ts)
+    if t.tzinfo is not None:
+        t = t.tz_convert("UTC").tz_localize(None)
+    return int(t.as_unit("ns").value)
 
 
 def _disk_metrics(figures: dict) -> dict:
