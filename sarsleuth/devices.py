@@ -123,12 +123,13 @@ def paired_by_values(sources, host) -> dict:
     if not recorded or not named:
         return {}
     matches: dict = {}
+    shared = _SharedTimes()
     for (i, dev), mine in recorded.items():
         own = {label for (j, label) in named if j == i}
         for (j, label), other in named.items():
-            if j == i or label in own or not _could_agree(mine, other):
+            if j == i or label in own or not _could_agree(mine, other, shared):
                 continue
-            common = _agreeing_samples(mine, other)
+            common = _agreeing_samples(mine, other, shared)
             if common:
                 matches.setdefault(dev, {}).setdefault(label, (sources[j].path, common))
     claimed: dict = {}
@@ -158,25 +159,43 @@ def _agree(a, b):
 PROBES = 16
 
 
-def _could_agree(left: dict, right: dict) -> bool:
+class _SharedTimes:
+    """The common samples of two runs, worked out once for every pair of
+    time arrays (the series of one sa record or text section share theirs)."""
+
+    def __init__(self):
+        self._found: dict = {}
+
+    def common(self, a_stamps, b_stamps, head: int | None = None) -> tuple:
+        """(positions in a, positions in b) of the times both hold, the
+        first position of each (as the store gives a series)."""
+        import numpy as np
+        key = (id(a_stamps), id(b_stamps), head)
+        found = self._found.get(key)
+        if found is None or found[0] is not a_stamps or found[1] is not b_stamps:
+            if head is not None:
+                a_part, b_part = a_stamps[:head], b_stamps[:head]
+            else:
+                a_part, b_part = a_stamps, b_stamps
+            _, ia, ib = np.intersect1d(a_part, b_part, return_indices=True)
+            found = self._found[key] = (a_stamps, b_stamps, ia, ib)
+        return found[2], found[3]
+
+
+def _could_agree(left: dict, right: dict, shared: _SharedTimes) -> bool:
     """A quick look at tps at the first common samples: False when the two
     disks already differ there."""
-    import numpy as np
-
-    from sarsleuth.metric_store import Run
     a, b = left.get("tps"), right.get("tps")
     if a is None or b is None:
         return False
-    (a_stamps, a_values), (b_stamps, b_values) = (_recorded(Run(r.stamps[: PROBES * 4], r.values[: PROBES * 4]))
-                                                  for r in (a, b))
-    _, ia, ib = np.intersect1d(a_stamps, b_stamps, return_indices=True)
+    ia, ib = shared.common(a.stamps, b.stamps, head=PROBES * 4)
     if not len(ia):
         return True               # no common time near the start: the full comparison decides
     ia, ib = ia[:PROBES], ib[:PROBES]
-    return bool(_agree(a_values[ia], b_values[ib]).all())
+    return bool(_agree(a.values[ia].astype(float), b.values[ib].astype(float)).all())
 
 
-def _agreeing_samples(left: dict, right: dict) -> int:
+def _agreeing_samples(left: dict, right: dict, shared: _SharedTimes) -> int:
     """How many common samples the two disks share when every compared
     value agrees to sar's two decimals at each of them and some are not
     zero; 0 when they disagree anywhere, share no time or only zeros."""
@@ -186,23 +205,14 @@ def _agreeing_samples(left: dict, right: dict) -> int:
         return 0
     busy, count = False, None
     for metric in metrics:
-        (a_stamps, a_values), (b_stamps, b_values) = _recorded(left[metric]), _recorded(right[metric])
-        # the first value at each time, as the store gives a series
-        _, ia, ib = np.intersect1d(a_stamps, b_stamps, return_indices=True)
-        count = len(ia) if count is None else count
-        if not len(ia) or len(ia) != count:
-            return 0
-        av, bv = a_values[ia], b_values[ib]
-        if not _agree(av, bv).all():
+        a, b = left[metric], right[metric]
+        ia, ib = shared.common(a.stamps, b.stamps)
+        av, bv = a.values[ia].astype(float), b.values[ib].astype(float)
+        # a time the writer recorded nothing for (NaN) on both sides is no sample
+        recorded = ~(np.isnan(av) & np.isnan(bv))
+        av, bv = av[recorded], bv[recorded]
+        count = len(av) if count is None else count
+        if not len(av) or len(av) != count or not _agree(av, bv).all():
             return 0
         busy = busy or bool((av != 0).any())
     return count if busy else 0
-
-
-def _recorded(run) -> tuple:
-    """(stamps, float values) of a run, without the times its writer
-    recorded nothing for it (NaN)."""
-    import numpy as np
-    values = run.values.astype(float)
-    keep = ~np.isnan(values)
-    return (run.stamps, values) if keep.all() else (run.stamps[keep], values[keep])
