@@ -134,8 +134,20 @@ def _legend_below(fig, axes, handles) -> None:
                    title="log events (vertical lines)", title_fontsize=7, bbox_to_anchor=(0.5, 0.0))
 
 
+def _disk_label(names: dict, host, device) -> str:
+    """A device as outputs show it: ``dev253-0 (rhel-root)`` where the case
+    names a disk sar labelled by its numbers (see sarsleuth.devices)."""
+    from sarsleuth.devices import labelled
+    if host is not None:
+        return labelled(device, names.get(host))
+    named = {n.name if hasattr(n, "name") else n for per_host in names.values()
+             for dev, n in per_host.items() if dev == device}
+    return f"{device} ({next(iter(named))})" if len(named) == 1 else str(device)
+
+
 def plot_metric(case, section, metric, host=None, device=None, ax=None, events=True):
     """One metric over time with log events marked; returns the Axes."""
+    from sarsleuth.devices import names_of_case
     if device is None:
         devs = list(_devices_of(case, section, metric, host))
         device = "all" if "all" in devs else (devs[0] if len(devs) else "")
@@ -146,10 +158,11 @@ def plot_metric(case, section, metric, host=None, device=None, ax=None, events=T
         _, axes = _figure(1)
         ax = axes[0]
     s = decimate(s)
-    ax.plot(s.index, s.to_numpy(), linewidth=1.1, label=f"{metric}" + (f" ({device})" if device else ""))
+    shown = _disk_label(names_of_case(case), host, device) if device and section == "disk" else device
+    ax.plot(s.index, s.to_numpy(), linewidth=1.1, label=f"{metric}" + (f" ({shown})" if shown else ""))
     ax.set_ylabel(_unit_label(metric))
     ax.set_xlabel(f"time ({_zone_label(s.index)})")
-    ax.set_title(f"{section}: {metric}" + (f" [{device}]" if device else ""), fontsize=9)
+    ax.set_title(f"{section}: {metric}" + (f" [{shown}]" if shown else ""), fontsize=9)
     ax.grid(alpha=0.3)
     _time_axis(ax, s.index)
     if events and _mark_events(ax, case.events):
@@ -162,6 +175,8 @@ def incident_figure(case, incident):
     incident window shaded and its log events marked; None when the incident
     has no metric to show."""
     import pandas as pd
+
+    from sarsleuth.devices import names_of_case
     panels, seen = [], set()
     host = incident.hosts[0] if incident.hosts else None
     start, end = incident.start, incident.end
@@ -169,7 +184,10 @@ def incident_figure(case, incident):
         return None
     for f in incident.findings:
         for section, metric, device, unit in _series_of(f.detector):
-            dev = device if device is not None else _busiest_device(case, section, metric, host, start, end)
+            # the disk a finding names (the iowait spike's busiest) is the one drawn
+            chosen = (f.refs or {}).get("busiest_disk") if section == "disk" else None
+            dev = device if device is not None else (
+                chosen or _busiest_device(case, section, metric, host, start, end))
             if dev is None or (section, metric, dev) in seen:
                 continue
             s = _series(case, section, metric, dev, host)
@@ -182,6 +200,7 @@ def incident_figure(case, incident):
     span = max(pd.Timestamp(end) - pd.Timestamp(start), pd.Timedelta(minutes=5))
     lo, hi = pd.Timestamp(start) - span, pd.Timestamp(end) + span
     fig, axes = _figure(len(panels))
+    names = names_of_case(case) if any(sec == "disk" for sec, *_ in panels) else {}
     handles = []
     for ax, (section, metric, dev, unit, s) in zip(axes, panels):
         w = s[(s.index >= lo) & (s.index <= hi)]
@@ -194,7 +213,8 @@ def incident_figure(case, incident):
         ax.grid(alpha=0.3)
         ax.tick_params(labelsize=7)
         if dev and dev not in ("all", ""):
-            ax.set_title(f"{section} {dev}", fontsize=8, loc="right")
+            ax.set_title(f"{section} {_disk_label(names, host, dev) if section == 'disk' else dev}",
+                         fontsize=8, loc="right")
         marked = _mark_events(ax, case.events, start, end, label=(ax is axes[0]))
         handles = handles or marked
         _time_axis(ax, panels[0][4].index)

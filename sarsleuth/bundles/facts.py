@@ -20,7 +20,15 @@ Public shape (``HostFacts.to_dict()``, the JSON ``hosts`` entries)::
      "nginx": {"proxy_buffers": [{"value": "1024 256k", "path": ..., "line": 40,
                "text": "proxy_buffers 1024 256k;", "conf": "/etc/nginx/nginx.conf:31"}], ...},
      "processes": {"nginx": [{"pid": 812, "limits": {"Max open files": {...}}}]},
-     "meminfo": {"MemTotal": 16303300, ...}}       # kB, as /proc/meminfo says
+     "meminfo": {"MemTotal": 16303300, ...},       # kB, as /proc/meminfo says
+     "disk_names": {"dev8-0": "sda", "dev253-0": "rhel-root", ...},
+     "disk_names_from": {"dev8-0": "...!proc/partitions:3", ...}}
+
+Disk names are keyed by the label sar gives a disk it cannot name
+(``devMAJOR-MINOR``) and are the names ``sar -d -p`` prints: the kernel's
+(``/proc/partitions``, ``/proc/diskstats``, ``lsblk``) and, for a
+device-mapper device, its mapper name (``dmsetup info -c``, ``lsblk``)
+rather than ``dm-N``.
 
 Limit names are the sysctl names (``net.ipv4.tcp_max_tw_buckets``); nginx
 directives keep nginx's names; process limits keep the kernel's row names
@@ -62,6 +70,32 @@ class Limit:
         return out
 
 
+#: Disks named in the one-line summary (JSON lists every one).
+SUMMARY_DISKS = 6
+
+
+def _device_order(dev: str):
+    major, _, minor = dev[3:].partition("-")
+    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else (1 << 30, 0)
+
+
+def disk_summary(names: dict) -> str:
+    """``disks dev253-0 (rhel-root), ...`` for a host's ``{"devM-N": name}``:
+    the devices sar itself labels by their numbers (its device table cannot
+    name them), the ones whose name is worth a place in a one-line summary;
+    "" when there are none."""
+    from sarsleuth.parsers.sa.compute import disk_name
+    worth = []
+    for dev, name in sorted(names.items(), key=lambda kv: _device_order(kv[0])):
+        major, minor = _device_order(dev)
+        if major < (1 << 30) and disk_name(major, minor) == dev:
+            worth.append(f"{dev} ({name})")
+    if not worth:
+        return ""
+    more = f" and {len(worth) - SUMMARY_DISKS} more" if len(worth) > SUMMARY_DISKS else ""
+    return f"disks {', '.join(worth[:SUMMARY_DISKS])}{more}"
+
+
 @dataclass
 class HostFacts:
     """The facts one bundle gives about its host (see the module doc)."""
@@ -80,6 +114,9 @@ class HostFacts:
     processes: dict = field(default_factory=dict) # command -> [{"pid": int, "limits": {row: Limit}}]
     meminfo: dict = field(default_factory=dict)   # field -> kB (or count), as /proc/meminfo
     aliases: set = field(default_factory=set)     # other names the host's own files use
+    #: what each file said about a block device: {"devM-N": {how: (name, "path:line")}},
+    #: ``how`` one of "kernel" (partitions, diskstats), "lsblk", "mapper" (dmsetup)
+    disk_sightings: dict = field(default_factory=dict, repr=False)
     # /proc/PID files seen before it is known which process they describe
     _pending_limits: dict = field(default_factory=dict, repr=False)
     _pending_comm: dict = field(default_factory=dict, repr=False)
@@ -101,6 +138,24 @@ class HostFacts:
         values = self.nginx.get(name)
         return values[-1] if values else None
 
+    def disk_names(self) -> dict:
+        """``{"devM-N": (name, where)}``: the name ``sar -d -p`` prints for
+        each block device the bundle lists, and the file and line it was
+        read from.  A device-mapper device is named by device-mapper
+        (dmsetup, or lsblk where its name is not the kernel's ``dm-N``)."""
+        out = {}
+        for dev, seen in self.disk_sightings.items():
+            kernel, lsblk, mapper = seen.get("kernel"), seen.get("lsblk"), seen.get("mapper")
+            if mapper is not None:
+                out[dev] = mapper
+            elif lsblk is not None and (kernel is None or lsblk[0] != kernel[0]):
+                out[dev] = lsblk          # lsblk names a mapped device by its mapper name
+            elif kernel is not None:
+                out[dev] = kernel
+            else:
+                out[dev] = lsblk
+        return dict(sorted(out.items(), key=lambda kv: _device_order(kv[0])))
+
     def summary(self) -> str:
         """One short line: name, kernel, CPUs, memory, zone."""
         parts = [self.host or self.hostname or "unknown host"]
@@ -117,9 +172,13 @@ class HostFacts:
         n_limits = len(self.limits) + sum(len(v) for v in self.nginx.values())
         if n_limits:
             parts.append(f"{n_limits} limits read")
+        disks = disk_summary({dev: name for dev, (name, _where) in self.disk_names().items()})
+        if disks:
+            parts.append(disks)
         return ", ".join(parts) + f" (from {self.bundle})"
 
     def to_dict(self) -> dict:
+        names = self.disk_names()
         return {
             "host": self.host, "bundle": self.bundle, "hostname": self.hostname, "kernel": self.kernel,
             "ncpu": self.ncpu, "mem_total_kb": self.mem_total_kb, "timezone": self.timezone,
@@ -129,4 +188,6 @@ class HostFacts:
             "processes": {cmd: [{"pid": p["pid"], "limits": {k: v.to_dict() for k, v in p["limits"].items()}}
                                 for p in procs] for cmd, procs in self.processes.items()},
             "meminfo": dict(self.meminfo),
+            "disk_names": {dev: name for dev, (name, _where) in names.items()},
+            "disk_names_from": {dev: where for dev, (_name, where) in names.items()},
         }

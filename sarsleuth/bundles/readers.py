@@ -6,7 +6,11 @@ known (from a more direct file, listed earlier in the layout) is kept.
 Formats are those the programs write: ``sysctl -a`` (``name = value``),
 ``/proc/meminfo`` (``Name:  value kB``), ``/proc/PID/limits`` (a table with
 aligned columns), ``nginx -T`` (``# configuration file PATH:`` followed by
-that file's text), ``timedatectl`` (``Time zone: Zone (ABBR, +hhmm)``).
+that file's text), ``timedatectl`` (``Time zone: Zone (ABBR, +hhmm)``),
+``/proc/partitions`` (``major minor  #blocks  name``), ``/proc/diskstats``
+(``major minor name`` then the counters), ``lsblk`` (``NAME MAJ:MIN ...``,
+the name after the tree's ``├─``/``|-`` drawing), ``dmsetup info -c``
+(``Name Maj Min Stat ...``).
 """
 from __future__ import annotations
 
@@ -174,5 +178,56 @@ def settle_processes(facts: HostFacts) -> None:
     facts._pending_comm.clear()
 
 
+def _saw_disk(facts: HostFacts, how: str, major: str, minor: str, name: str, where: str) -> None:
+    # the kernel writes a slash in a disk's name as "!" (cciss!c0d0); sar
+    # prints it back as a slash
+    name = name.replace("!", "/")
+    seen = facts.disk_sightings.setdefault(f"dev{int(major)}-{int(minor)}", {})
+    seen.setdefault(how, (name, where))
+
+
+def block_devices(text, path, m, facts: HostFacts) -> None:
+    """/proc/partitions and /proc/diskstats: the kernel's name of each
+    block device, after its major and minor numbers."""
+    for n, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if len(fields) >= 3 and fields[0].isdigit() and fields[1].isdigit():
+            # partitions: major minor #blocks name [2.4's counters]; diskstats: major minor name counters
+            name = fields[3] if len(fields) >= 4 and fields[2].isdigit() else fields[2]
+            if not name.isdigit():
+                _saw_disk(facts, "kernel", fields[0], fields[1], name, f"{path}:{n}")
+
+
+_LSBLK_ROW = re.compile(r"^[\s│├└─┬|`-]*(?P<name>\S+?)\s+(?P<major>\d+):(?P<minor>\d+)\s")
+
+
+def lsblk(text, path, m, facts: HostFacts) -> None:
+    """lsblk's default table (NAME first, then MAJ:MIN); the variants sos
+    also runs (``lsblk -f``, ``-t``, ``-D``) have no MAJ:MIN and give
+    nothing."""
+    lines = text.splitlines()
+    head = next((k for k, line in enumerate(lines) if line.strip()), None)
+    if head is None or lines[head].split()[:2] != ["NAME", "MAJ:MIN"]:
+        return
+    for n, line in enumerate(lines[head + 1:], head + 2):
+        found = _LSBLK_ROW.match(line + " ")
+        if found:
+            _saw_disk(facts, "lsblk", found.group("major"), found.group("minor"), found.group("name"), f"{path}:{n}")
+
+
+def dmsetup_info(text, path, m, facts: HostFacts) -> None:
+    """``dmsetup info -c``: each mapped device's name by its numbers."""
+    columns = None
+    for n, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if columns is None:
+            if {"Name", "Maj", "Min"} <= set(fields):
+                columns = (fields.index("Name"), fields.index("Maj"), fields.index("Min"))
+            continue
+        if len(fields) > max(columns) and fields[columns[1]].isdigit() and fields[columns[2]].isdigit():
+            _saw_disk(facts, "mapper", fields[columns[1]], fields[columns[2]], fields[columns[0]], f"{path}:{n}")
+
+
 READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, localtime, timedatectl, timezone_file,
-                                   sysctl, proc_sys, nginx_T, proc_limits, proc_comm, collected)}
+                                   sysctl, proc_sys, nginx_T, proc_limits, proc_comm, collected,
+                                   block_devices, lsblk, dmsetup_info)}

@@ -1,8 +1,12 @@
 """CPU, I/O wait and load detectors over sar data."""
 from __future__ import annotations
 
+import os
+
 from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_time, severity_for
 from sarsleuth.detectors.base import Context, Detector, metric_evidence
+from sarsleuth.knowledge import kb_entry
+from sarsleuth.model import Evidence, iso
 
 #: How far back the usual level of a series is looked for, before each sample.
 PRIOR_WINDOW = "15min"
@@ -44,6 +48,94 @@ def above_prior_baseline(series, threshold_for, hold_samples: int):
     return mask, bases
 
 
+#: The busiest disk's latencies, as sar names them (a file has those its
+#: sysstat printed: await; r_await and w_await in newer ones).
+DISK_LATENCIES = ("await", "r_await", "w_await")
+
+
+def busiest_disk(ctx: Context, host, start, end, names: dict):
+    """The disk of ``host`` whose %util peaked highest from ``start`` to
+    ``end``: (device label, time of that peak (the earliest when it
+    peaked several times), {metric: value sar gave at that time}), or None
+    when the host recorded no disk then.  A named disk that is the name of
+    a ``devM-N`` disk of the same host (``names``, from
+    :mod:`sarsleuth.devices`: a ``sar -d -p`` rendering beside the sa file)
+    is the same disk: it is counted once, under the label recorded.  Read
+    from the store's runs, so a host's hundreds of disks over a one-second
+    day are never all held as series."""
+    import numpy as np
+    import pandas as pd
+    store = ctx.metrics
+    index = {(metric, dev): key for (metric, dev, h), key in store.section_index("disk").items() if h == host}
+    devices = sorted(dev for metric, dev in index if metric == "%util")
+    copies = {n.name for dev, n in names.items() if dev in devices}
+    aware = pd.Timestamp(start).tzinfo is not None
+    lo, hi = _utc_ns(start), _utc_ns(end)
+    best = None
+    for dev in devices:
+        run = store.runs[index[("%util", dev)]]
+        if dev in copies or (run.tz is not None) != aware:
+            continue
+        inside = np.flatnonzero((run.stamps >= lo) & (run.stamps <= hi))
+        inside = inside[np.argsort(run.stamps[inside], kind="stable")]
+        values = run.values[inside].astype(float)
+        if not len(values) or np.isnan(values).all():
+            continue
+        k = int(np.nanargmax(values))
+        if best is None or values[k] > best[2]:
+            best = (dev, int(run.stamps[inside[k]]), float(values[k]))
+    if best is None:
+        return None
+    dev, stamp, peak = best
+    figures = {"%util": peak}
+    for metric in DISK_LATENCIES:
+        key = index.get((metric, dev))
+        if key is None:
+            continue
+        run = store.runs[key]
+        at = np.flatnonzero(run.stamps == stamp)[:1]
+        if len(at) and not np.isnan(float(run.values[at[0]])):
+            figures[metric] = float(run.values[at[0]])
+    when = ctx.on_host_clock(pd.Timestamp(stamp, tz="UTC"), host) if aware else pd.Timestamp(stamp)
+    return dev, when, figures
+
+
+def _utc_ns(ts) -> int:
+    """A time as the store keeps it: UTC nanoseconds, or wall-clock ones
+    for a time without a zone."""
+    import pandas as pd
+    t = pd.Timestamp(ts)
+    if t.tzinfo is not None:
+        t = t.tz_convert("UTC").tz_localize(None)
+    return int(t.as_unit("ns").value)
+
+
+def _disk_metrics(figures: dict) -> dict:
+    out = {"busiest_disk_util_pct": figures["%util"]}
+    out.update({f"busiest_disk_{m}_ms": figures[m] for m in DISK_LATENCIES if m in figures})
+    return out
+
+
+def _disk_evidence(ctx: Context, host, dev, when, figures: dict, names: dict) -> tuple:
+    """(evidence, sentence) of the busiest disk: the row sar printed for it
+    (the recorded label's, else the ``sar -d -p`` row of its name), or for
+    a binary sa file a sentence with its label, name and numbers; the
+    sentence says it all, and where the name was read."""
+    from sarsleuth.devices import labelled
+    latencies = ", ".join(f"{m} {figures[m]:.2f} ms" for m in DISK_LATENCIES if m in figures)
+    said = (f"{labelled(dev, names)}, %util {figures['%util']:.2f} at {fmt_time(when)}"
+            + (f", {latencies}" if latencies else ""))
+    ev = metric_evidence(ctx, "disk", host, when, f"busiest disk {said}", device=dev, metric="%util")
+    named = names.get(dev)
+    if ev.line is None and named is not None:
+        row = ctx.row_line("disk", host, when, device=named.name, metric="%util")
+        if row is not None:
+            ev = Evidence(path=row[0], line=row[1], text=row[2])
+    if named is not None:
+        said += f" (named by {os.path.basename(named.where)})"
+    return ev, said
+
+
 def _hold_samples(series, max_gap_samples: int, bridge_seconds: float = 60.0) -> int:
     import numpy as np
     if len(series) < 2:
@@ -75,8 +167,11 @@ class IowaitSpike(Detector):
 
     def run(self, ctx: Context):
         import numpy as np
+
+        from sarsleuth.devices import disk_names
         out = []
         metric = "%iowait"
+        names = None
         for host in ctx.hosts("cpu"):
             s = ctx.series("cpu", metric, device="all", host=host)
             if s is None or len(s) < 2:
@@ -94,12 +189,27 @@ class IowaitSpike(Detector):
                 sev = severity_for(ep.peak, [(80, "critical"), (40, "high"), (20, "medium")])
                 text = (f"%iowait peak {ep.peak:.2f} at {fmt_time(ep.peak_time)} "
                         f"(baseline {base:.2f}); above {threshold:.1f} from {fmt_time(ep.start)} to {fmt_time(ep.end)}")
+                metrics = {"peak_iowait_pct": ep.peak, "baseline_iowait_pct": base,
+                           "threshold_pct": threshold, "samples": ep.samples}
+                refs = peak_ref(ep)
+                evidence = [metric_evidence(ctx, "cpu", host, ep.peak_time, text)]
+                explanation = kb_entry(self.id).get("explanation", "")
+                if names is None:
+                    names = disk_names(ctx.sources, ctx.host_facts)
+                disk = busiest_disk(ctx, host, ep.start, ep.end, names.get(host, {}))
+                if disk is not None:
+                    dev, when, figures = disk
+                    ev, sentence = _disk_evidence(ctx, host, dev, when, figures, names.get(host, {}))
+                    metrics.update(_disk_metrics(figures))
+                    refs.update({"busiest_disk": dev, "busiest_disk_peak_time": iso(when)})
+                    if dev in names.get(host, {}):
+                        refs["busiest_disk_name"] = names[host][dev].name
+                    evidence.append(ev)
+                    explanation = f"{explanation} The busiest disk over the episode was {sentence}."
                 out.append(self.finding(
                     title=f"I/O wait spiked to {ep.peak:.2f} % (baseline {base:.2f} %)",
-                    severity=sev, start=ep.start, end=ep.end, host=host,
-                    metrics={"peak_iowait_pct": ep.peak, "baseline_iowait_pct": base,
-                             "threshold_pct": threshold, "samples": ep.samples},
-                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "cpu", host, ep.peak_time, text)],
+                    severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
+                    refs=refs, evidence=evidence, explanation=explanation,
                 ))
         return out
 

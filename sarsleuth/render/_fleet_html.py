@@ -35,6 +35,10 @@ def host_facts_line(h) -> str:
     n_limits = len(b.get("limits", {})) + sum(len(v) for v in b.get("nginx", {}).values())
     if n_limits:
         parts.append(f"{n_limits} limits read")
+    from sarsleuth.bundles.facts import disk_summary
+    disks = disk_summary(b.get("disk_names") or {})
+    if disks:
+        parts.append(disks)
     return ", ".join(parts)
 
 
