@@ -280,18 +280,18 @@ def _quote(text: str) -> str:
     return '"' + "".join(c if c.isprintable() else f"\\u{ord(c):04X}" for c in escaped) + '"'
 
 
-def coverage(lc_time: dict, lookup) -> tuple[int, int]:
-    """(locales whose every month name ``lookup`` dates to its month in the
-    locale's language, locales with month names)."""
+def coverage(lc_time: dict, lookup, keywords, first: int = 1) -> tuple[int, int]:
+    """(locales all of whose names under ``keywords`` ``lookup`` reads as
+    their number in the locale's language, locales with such names)."""
     full = total = 0
     for locale_name, fields in lc_time.items():
         lang = LOCALE_NAME.match(locale_name).group("lang")
-        names = [(n, name) for kw in MONTH_KEYWORDS for n, name in enumerate(fields.get(kw, ()), 1)
+        names = [(n, name) for kw in keywords for n, name in enumerate(fields.get(kw, ()), first)
                  if any(ch.isalpha() for ch in name)]
         if not names:
             continue
         total += 1
-        full += all(gives(lookup, name, n, lang) for n, name in names)
+        full += all(gives(lookup, name, n if first else (n - 1) % 7, lang) for n, name in names)
     return full, total
 
 
@@ -307,10 +307,15 @@ def main(argv=None) -> int:
     lc_time = read_lc_time(args.locales)
     months, weekdays = names_by_language(lc_time)
     if args.check:
-        before = coverage(lc_time, locales.cldr_month_candidates)
-        after = coverage(lc_time, locales.month_candidates)
-        print(f"locales whose month names are all known: CLDR {before[0]}/{before[1]}, "
-              f"CLDR+glibc {after[0]}/{after[1]}")
+        for label, keywords, first, cldr, both in (
+                ("%b month names", ("abmon",), 1, locales.cldr_month_candidates, locales.month_candidates),
+                ("month names (abmon, mon, ab_alt_mon, alt_mon)", MONTH_KEYWORDS, 1,
+                 locales.cldr_month_candidates, locales.month_candidates),
+                ("weekday names (abday, day)", WEEKDAY_KEYWORDS, 0,
+                 locales.cldr_weekday_candidates, locales.weekday_candidates)):
+            before, after = coverage(lc_time, cldr, keywords, first), coverage(lc_time, both, keywords, first)
+            print(f"locales whose {label} are all known: CLDR {before[0]}/{before[1]}, "
+                  f"CLDR and glibc {after[0]}/{after[1]}")
         return 0
     diff = differences(months, weekdays)
     args.output.write_text(to_toml(diff, glibc_version(), len(lc_time)), encoding="utf-8")
