@@ -12,8 +12,8 @@ every ``strftime`` caller take glibc's ``LC_TIME`` names, which differ in
 places (Czech ``čen``/``čec`` for June/July where CLDR has ``čvn``/``čvc``).
 The names glibc writes that CLDR does not give the same language live in
 ``glibc_time_names.toml`` (written by ``tools/glibc_time_names.py`` from
-glibc's locale sources) and join the CLDR table when it is built; names
-glibc cuts shorter still are read by their start.
+glibc's locale sources) and join the CLDR table when it is built (some
+0.05 s more); names glibc cuts shorter still are read by their start.
 
 Some tokens name different months in different languages (``lis`` is
 November in Czech and Polish but October in Croatian).  :func:`resolve`
@@ -109,7 +109,7 @@ def resolve(tokens: Iterable[str]) -> dict[str, int]:
 def _tables() -> tuple[dict, dict]:
     """(months, weekdays): normalized name -> {number: frozenset(languages)},
     CLDR's names and glibc's."""
-    months, weekdays = ({k: dict(v) for k, v in t.items()} for t in cldr_tables())
+    months, weekdays = _read_cldr()     # a copy of its own: cldr_tables() stays unread at run time
     glibc = _glibc_names()
     for table, kind in ((months, "months"), (weekdays, "weekdays")):
         for lang, names in glibc.get(kind, {}).items():
@@ -133,6 +133,10 @@ def _glibc_names() -> dict:
 @lru_cache(maxsize=1)
 def cldr_tables() -> tuple[dict, dict]:
     """(months, weekdays) of CLDR alone, through Babel."""
+    return _read_cldr()
+
+
+def _read_cldr() -> tuple[dict, dict]:
     from babel import Locale, localedata
     months: dict = {}
     weekdays: dict = {}
