@@ -38,7 +38,7 @@ def _glibc_version() -> str:
 
 
 @pytest.fixture(scope="session")
-def locpath(request) -> Path:
+def locpath(request, tmp_path_factory) -> Path:
     """A LOCPATH holding the sample locales, compiled once (kept in pytest's
     cache, keyed by the glibc version and the locale sources)."""
     if shutil.which("localedef") is None or shutil.which("date") is None:
@@ -47,7 +47,8 @@ def locpath(request) -> Path:
         pytest.skip(f"glibc locale sources not in {SOURCES} (Debian package 'locales')")
     key = hashlib.sha1(_glibc_version().encode()
                        + b"".join((SOURCES / n).read_bytes() for n in SAMPLE)).hexdigest()[:12]
-    root = Path(request.config.cache.mkdir(f"glibc-locales-{key}"))
+    cache = getattr(request.config, "cache", None)      # absent under -p no:cacheprovider
+    root = Path(cache.mkdir(f"glibc-locales-{key}")) if cache else tmp_path_factory.mktemp("glibc-locales")
 
     def compile_one(name: str) -> str | None:
         target = root / f"{name}.UTF-8"
