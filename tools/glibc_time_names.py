@@ -307,12 +307,17 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--locales", type=Path, default=LOCALE_DIR, help="glibc locale sources")
     parser.add_argument("--output", type=Path, default=OUTPUT)
-    parser.add_argument("--check", action="store_true", help="print coverage, write nothing")
+    parser.add_argument("--check", action="store_true", help="print how many locales' names are all known, from CLDR alone and with the data file as it stands; "
+                             "write nothing")
     args = parser.parse_args(argv)
     if not args.locales.is_dir():
         print(f"error: {args.locales}: no glibc locale sources (Debian package 'locales')", file=sys.stderr)
         return 2
-    lc_time = read_lc_time(args.locales)
+    try:
+        lc_time = read_lc_time(args.locales)
+    except (SourceError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     months, weekdays = names_by_language(lc_time)
     if args.check:
         for label, keywords, first, cldr, both in (
