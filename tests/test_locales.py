@@ -41,3 +41,17 @@ def test_ambiguous_names_are_settled_by_the_rest_of_the_file():
 def test_names_glibc_cuts_shorter_than_cldr_read_by_their_start():
     # uk_UA LC_TIME abmon: "кві", "тра", "чер" where CLDR writes "квіт.", "трав.", "черв."
     assert resolve(["кві", "тра", "чер", "лип"]) == {"кві": 4, "тра": 5, "чер": 6, "лип": 7}
+
+
+def test_names_glibc_writes_where_cldr_differs():
+    # cs_CZ LC_TIME abmon (glibc's localedata): "čen", "čec" where CLDR has "čvn", "čvc"
+    assert resolve(["kvě", "čen", "čec", "srp"]) == {"kvě": 5, "čen": 6, "čec": 7, "srp": 8}
+    assert month_candidates("Čen") == {6: frozenset({"cs"})}
+    # tr_TR abday "Çrş" (Wednesday), el_GR abday "Πεμ" (Thursday): CLDR writes "Çar", "Πέμ"
+    assert 2 in weekday_candidates("Çrş") and 3 in weekday_candidates("Πεμ")
+
+
+def test_a_glibc_name_of_two_languages_is_settled_by_the_file():
+    # "Sad" is November in om_ET (Sadaasa) and March in so_SO (Sadex): glibc abmon of each
+    assert resolve(["Ama", "Gur", "Sad", "Mud"])["Sad"] == 11
+    assert resolve(["Kob", "Lab", "Sad", "Afr"])["Sad"] == 3

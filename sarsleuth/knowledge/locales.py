@@ -1,4 +1,4 @@
-"""Month and weekday names of every locale, from Babel's CLDR data.
+"""Month and weekday names of every locale, from Babel's CLDR data and glibc's.
 
 A journal written under ``LANG=fr_FR.UTF-8`` stamps ``avril 15 10:22:13``, a
 German syslog ``Mär  6``, a Chinese one ``4月 15``; ``dmesg -T`` adds the
@@ -6,6 +6,14 @@ weekday (``[jeu. juin 30 04:27:42 2022]``).  The names come from CLDR (the
 abbreviated and wide forms, format and stand-alone), read lazily: English
 names never load Babel, and the first other name builds the table once
 (about 0.7 s for CLDR's ~1,000 locales).
+
+Logs are not written from CLDR, though: ``journalctl``, ``dmesg -T`` and
+every ``strftime`` caller take glibc's ``LC_TIME`` names, which differ in
+places (Czech ``čen``/``čec`` for June/July where CLDR has ``čvn``/``čvc``).
+The names glibc writes that CLDR does not give the same language live in
+``glibc_time_names.toml`` (written by ``tools/glibc_time_names.py`` from
+glibc's locale sources) and join the CLDR table when it is built (some
+0.05 s more); names glibc cuts shorter still are read by their start.
 
 Some tokens name different months in different languages (``lis`` is
 November in Czech and Polish but October in Croatian).  :func:`resolve`
@@ -34,15 +42,7 @@ def normalize(token: str) -> str:
 def month_candidates(token: str) -> dict[int, frozenset]:
     """{month 1-12: languages that name it so} for one token (empty when no
     language does)."""
-    key = normalize(token)
-    if key in _ENGLISH_MONTHS:
-        return {_ENGLISH_MONTHS[key]: frozenset({"en"})}
-    found = _tables()[0].get(key)
-    if found is None and len(key) >= 3:
-        # glibc cuts some names shorter than CLDR does (uk_UA "кві" for
-        # "квіт.", "тра" for "трав."): a name's own start stands for it
-        found = _prefixes().get(key)
-    return found or {}
+    return _month_lookup(normalize(token), _tables()[0], _prefixes)
 
 
 def weekday_candidates(token: str) -> dict[int, frozenset]:
@@ -51,6 +51,31 @@ def weekday_candidates(token: str) -> dict[int, frozenset]:
     if key in _ENGLISH_WEEKDAYS:
         return {_ENGLISH_WEEKDAYS[key]: frozenset({"en"})}
     return _tables()[1].get(key, {})
+
+
+def cldr_month_candidates(token: str) -> dict[int, frozenset]:
+    """:func:`month_candidates` from CLDR alone (what the glibc names are
+    measured against when their data file is written)."""
+    return _month_lookup(normalize(token), cldr_tables()[0], _cldr_prefixes)
+
+
+def cldr_weekday_candidates(token: str) -> dict[int, frozenset]:
+    """:func:`weekday_candidates` from CLDR alone."""
+    key = normalize(token)
+    if key in _ENGLISH_WEEKDAYS:
+        return {_ENGLISH_WEEKDAYS[key]: frozenset({"en"})}
+    return cldr_tables()[1].get(key, {})
+
+
+def _month_lookup(key: str, months: dict, prefixes) -> dict[int, frozenset]:
+    if key in _ENGLISH_MONTHS:
+        return {_ENGLISH_MONTHS[key]: frozenset({"en"})}
+    found = months.get(key)
+    if found is None and len(key) >= 3:
+        # glibc cuts some names shorter than CLDR does (uk_UA "кві" for
+        # "квіт.", "тра" for "трав."): a name's own start stands for it
+        found = prefixes().get(key)
+    return found or {}
 
 
 def is_month(token: str) -> bool:
@@ -82,7 +107,36 @@ def resolve(tokens: Iterable[str]) -> dict[str, int]:
 
 @lru_cache(maxsize=1)
 def _tables() -> tuple[dict, dict]:
-    """(months, weekdays): normalized name -> {number: frozenset(languages)}."""
+    """(months, weekdays): normalized name -> {number: frozenset(languages)},
+    CLDR's names and glibc's."""
+    months, weekdays = _read_cldr()     # a copy of its own: cldr_tables() stays unread at run time
+    glibc = _glibc_names()
+    for table, kind in ((months, "months"), (weekdays, "weekdays")):
+        for lang, names in glibc.get(kind, {}).items():
+            for name, numbers in names.items():
+                slot = table.setdefault(name, {})
+                for number in numbers if isinstance(numbers, list) else [numbers]:
+                    slot[number] = slot.get(number, frozenset()) | {lang}
+    return months, weekdays
+
+
+def _glibc_names() -> dict:
+    """glibc_time_names.toml: {"months"|"weekdays": {language: {name: number(s)}}}."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore
+    from importlib.resources import files
+    return tomllib.loads(files(__package__).joinpath("glibc_time_names.toml").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def cldr_tables() -> tuple[dict, dict]:
+    """(months, weekdays) of CLDR alone, through Babel."""
+    return _read_cldr()
+
+
+def _read_cldr() -> tuple[dict, dict]:
     from babel import Locale, localedata
     months: dict = {}
     weekdays: dict = {}
@@ -150,8 +204,17 @@ def is_weekday(token: str) -> bool:
 def _prefixes() -> dict:
     """Month names' starts (three characters or more, shorter than the
     name): start -> {number: frozenset(languages)}."""
+    return _starts(_tables()[0])
+
+
+@lru_cache(maxsize=1)
+def _cldr_prefixes() -> dict:
+    return _starts(cldr_tables()[0])
+
+
+def _starts(months: dict) -> dict:
     out: dict = {}
-    for name, numbers in _tables()[0].items():
+    for name, numbers in months.items():
         for end in range(3, len(name)):
             if not name[:end].isalpha():
                 continue

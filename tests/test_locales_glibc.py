@@ -1,0 +1,188 @@
+"""Month and weekday names as glibc writes them: real lines printed by
+``date`` under locales compiled with ``localedef`` from glibc's own sources,
+read back by sarsleuth.  ``journalctl`` (short output) stamps with
+strftime("%b %d %H:%M:%S"), ``dmesg -T`` with strftime("%a %b %e %H:%M:%S %Y"),
+both in the reader's ``LC_TIME``."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import sarsleuth
+from sarsleuth.knowledge import locales
+from sarsleuth.parsers import parse, sniff
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = Path("/usr/share/i18n/locales")
+SAMPLE = ["cs_CZ", "pl_PL", "hr_HR", "uk_UA", "ru_RU", "fr_FR", "de_DE", "es_ES", "it_IT", "pt_BR",
+          "sv_SE", "fi_FI", "tr_TR", "el_GR", "ja_JP", "zh_CN", "ko_KR",
+          # languages whose names CLDR does not give at all, or a name of
+          # which is another language's (so is "sad", om "Sadaasa")
+          "om_ET", "ti_ER", "be_BY"]
+#: the 15th of each month of 2024, and Monday 10 to Sunday 16 June 2024
+MONTH_DAYS = [dt.date(2024, m, 15) for m in range(1, 13)]
+WEEK = [dt.date(2024, 6, d) for d in range(10, 17)]
+
+
+def _glibc_version() -> str:
+    ran = subprocess.run(["ldd", "--version"], capture_output=True, text=True)
+    return ran.stdout.splitlines()[0] if ran.returncode == 0 and ran.stdout else "unknown"
+
+
+@pytest.fixture(scope="session")
+def locpath(request, tmp_path_factory) -> Path:
+    """A LOCPATH holding the sample locales, compiled once (kept in pytest's
+    cache, keyed by the glibc version and the locale sources)."""
+    if shutil.which("localedef") is None or shutil.which("date") is None:
+        pytest.skip("localedef (glibc) not installed: cannot compile locales")
+    if not all((SOURCES / name).is_file() for name in SAMPLE):
+        pytest.skip(f"glibc locale sources not in {SOURCES} (Debian package 'locales')")
+    key = hashlib.sha1(_glibc_version().encode()
+                       + b"".join((SOURCES / n).read_bytes() for n in SAMPLE)).hexdigest()[:12]
+    cache = getattr(request.config, "cache", None)      # absent under -p no:cacheprovider
+    root = Path(cache.mkdir(f"glibc-locales-{key}")) if cache else tmp_path_factory.mktemp("glibc-locales")
+
+    def compile_one(name: str) -> str | None:
+        target = root / f"{name}.UTF-8"
+        if (target / "LC_TIME").is_file():
+            return None
+        building = root / f".{name}.{os.getpid()}"
+        ran = subprocess.run(["localedef", "-i", name, "-f", "UTF-8", str(building)],
+                             capture_output=True, text=True)
+        if not (building / "LC_TIME").is_file():
+            return f"{name}: {ran.stderr.strip()[:200]}"
+        shutil.rmtree(target, ignore_errors=True)
+        building.rename(target)
+        return None
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        failed = [msg for msg in pool.map(compile_one, SAMPLE) if msg]
+    assert not failed, failed
+    return root
+
+
+def strftime(locpath: Path, locale: str, fmt: str, days) -> list[str]:
+    """``date`` under the compiled locale, one output line per day."""
+    env = {**os.environ, "LOCPATH": str(locpath), "LC_ALL": f"{locale}.UTF-8", "TZ": "UTC"}
+    ran = subprocess.run(["date", "-f", "-", "+" + fmt], input="".join(f"{d} 10:22:13\n" for d in days),
+                         capture_output=True, text=True, env=env, check=True)
+    assert "cannot" not in ran.stderr, ran.stderr
+    return ran.stdout.splitlines()
+
+
+def _language(locale: str) -> str:
+    return locale.split("_")[0]
+
+
+@pytest.mark.parametrize("locale", SAMPLE)
+def test_journalctl_months_of_each_locale_are_dated(tmp_path, locpath, locale):
+    """journalctl ``short``: one kernel line on the 15th of every month."""
+    stamps = strftime(locpath, locale, "%b %d %H:%M:%S", MONTH_DAYS)
+    path = tmp_path / "journal.txt"
+    path.write_text("".join(f"{s} web1 kernel: INFO: task jbd2/sda1-8:311 blocked for more than 120 seconds.\n"
+                            for s in stamps), encoding="utf-8")
+    assert sniff(path)[0] == "syslog", stamps
+    ev = parse(path).events
+    hung = ev[ev["kind"] == "hung-task"]
+    assert [(t.month, t.day, t.hour) for t in hung["timestamp"]] == [(m, 15, 10) for m in range(1, 13)], stamps
+
+
+@pytest.mark.parametrize("locale", SAMPLE)
+def test_dmesg_T_weekdays_and_months_of_each_locale(tmp_path, locpath, locale):
+    """``dmesg -T``: a week of June, then the 15th of every month."""
+    days = WEEK + MONTH_DAYS
+    stamps = strftime(locpath, locale, "[%a %b %e %H:%M:%S %Y]", days)
+    path = tmp_path / "dmesg.txt"
+    path.write_text("".join(f"{s} watchdog: BUG: soft lockup - CPU#3 stuck for 23s! [java:102195]\n"
+                            for s in stamps), encoding="utf-8")
+    assert sniff(path)[0] == "dmesg", stamps
+    ev = parse(path).events
+    lockups = ev[ev["kind"] == "kernel-oops"]["timestamp"]
+    assert [t.date() for t in lockups] == days, stamps
+    for day, stamp in zip(WEEK, stamps):
+        assert day.weekday() in locales.weekday_candidates(stamp[1:].split()[0]), stamp
+
+
+@pytest.mark.parametrize("locale", SAMPLE)
+def test_every_name_form_of_each_locale_is_known_in_its_language(locpath, locale):
+    """%b %B %Ob %OB (abmon, mon, ab_alt_mon, alt_mon) and %a %A (abday, day)."""
+    lang = _language(locale)
+    for fmt in ("%b", "%B", "%Ob", "%OB"):
+        for number, name in enumerate(strftime(locpath, locale, fmt, MONTH_DAYS), 1):
+            found = locales.month_candidates(name)
+            assert lang in found.get(number, ()) or found == {number: {"en"}}, (fmt, name, found)
+    for fmt in ("%a", "%A"):
+        for day, name in zip(WEEK, strftime(locpath, locale, fmt, WEEK)):
+            found = locales.weekday_candidates(name)
+            assert lang in found.get(day.weekday(), ()) or found == {day.weekday(): {"en"}}, (fmt, name, found)
+
+
+@pytest.fixture(scope="module")
+def generator():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import glibc_time_names
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return glibc_time_names
+
+
+def test_generator_reads_the_sources_as_localedef_does(locpath, generator):
+    """The generator's reading of each sample source (strings of <Uxxxx>,
+    continued lines and strings, ``copy``) equals what ``locale`` prints
+    from the compiled locale."""
+    lc_time = generator.read_lc_time(SOURCES)
+    keywords = generator.MONTH_KEYWORDS + generator.WEEKDAY_KEYWORDS
+    for name in SAMPLE:
+        env = {**os.environ, "LOCPATH": str(locpath), "LC_ALL": f"{name}.UTF-8"}
+        printed = subprocess.run(["locale", *keywords], capture_output=True, text=True, env=env,
+                                 check=True).stdout.splitlines()
+        assert [v.split(";") for v in printed] == [lc_time[name][k] for k in keywords], name
+
+
+def test_data_file_is_what_the_generator_writes_from_this_glibc(generator):
+    data = (ROOT / "sarsleuth" / "knowledge" / "glibc_time_names.toml").read_text(encoding="utf-8")
+    recorded = [line for line in data.splitlines() if line.startswith(("glibc = ", "cldr = "))]
+    here = [f'glibc = "{_glibc_version()}"', f'cldr = "{generator.cldr_version()}"']
+    if not SOURCES.is_dir() or recorded != here:
+        pytest.skip(f"the data file comes from another glibc or CLDR ({recorded}) than the ones installed ({here})")
+    lc_time = generator.read_lc_time(SOURCES)
+    diff = generator.differences(*generator.names_by_language(lc_time))
+    assert generator.to_toml(diff, _glibc_version(), len(lc_time)) == data
+
+
+def test_czech_journal_from_june_gives_its_oom_kill(tmp_path, locpath):
+    """journalctl under LC_TIME=cs_CZ.UTF-8: June is ``čen``, which CLDR
+    (``čvn``) does not know; the OOM kill is dated and reported."""
+    when = [dt.datetime(2024, 6, 15, 10, 22, s) for s in (10, 10, 11, 11, 12)]
+    env = {**os.environ, "LOCPATH": str(locpath), "LC_ALL": "cs_CZ.UTF-8", "TZ": "Europe/Prague"}
+    stamps = subprocess.run(["date", "-f", "-", "+%b %d %H:%M:%S"], input="".join(f"{w}\n" for w in when),
+                            capture_output=True, text=True, env=env, check=True).stdout.splitlines()
+    head = subprocess.run(["date", "-d", "2024-06-09 08:01:10", "+%a %Y-%m-%d %H:%M:%S %Z"],
+                          capture_output=True, text=True, env=env, check=True).stdout.strip()
+    assert stamps[0].startswith("čen ")
+    messages = [
+        "java invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0",
+        "Mem-Info:",
+        "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,"
+        "global_oom,task_memcg=/system.slice/app.service,task=java,pid=4412,uid=1000",
+        "Out of memory: Killed process 4412 (java) total-vm:18874368kB, anon-rss:14356480kB, file-rss:0kB, "
+        "shmem-rss:0kB, UID:1000 pgtables:28672kB oom_score_adj:0",
+        "oom_reaper: reaped process 4412 (java), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",
+    ]
+    path = tmp_path / "journal-cs.txt"
+    path.write_text(f"-- Journal begins at {head}, ends at {head}. --\n"
+                    + "".join(f"{s} web1 kernel: {m}\n" for s, m in zip(stamps, messages)), encoding="utf-8")
+    assert sniff(path)[0] == "journal"
+    case = sarsleuth.load(path)
+    oom = [f for f in case.findings if f.detector == "oom-kill"]
+    assert len(oom) == 1 and "java" in oom[0].title and oom[0].refs["pids"] == [4412]
+    assert (oom[0].start.year, oom[0].start.month, oom[0].start.day) == (2024, 6, 15)
