@@ -21,6 +21,8 @@ KINDS = ["sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "syslog", "journ
 
 #: Below this confidence a file is ``unknown``.
 MIN_CONFIDENCE = 0.3
+#: A sniffer's confidence is at most this.
+MAX_CONFIDENCE = 1.0
 
 _registry: dict[str, type[Parser]] | None = None
 
@@ -93,6 +95,7 @@ def _sniff_bytes(head: bytes) -> tuple[str | None, float]:
                           parser.sniff(text_head, text_text) if text_head else 0.0)
         except Exception:  # a sniffer must never take the others down
             score = 0.0
+        score = min(score, MAX_CONFIDENCE)
         if score > best[1] or (score == best[1] and score > 0 and parser.priority > best[2]):
             best = (kind, score, parser.priority)
     if best[1] < MIN_CONFIDENCE:
@@ -141,6 +144,10 @@ def _paste_of(head: bytes, raw_score: float):
     from sarsleuth.parsers import pastes
     peeling = pastes.detect(decode(head))
     if peeling is None:
+        return None, None
+    if not peeling.walls and raw_score + PEELED_MARGIN > MAX_CONFIDENCE:
+        # no peeled reading could beat the file as it is by the margin (sar
+        # text and grep -n output both start lines with "12:"): not sniffed again
         return None, None
     peeled = "".join(pastes.peel_lines(decode(head).splitlines(keepends=True), peeling))
     kind, score = sniff_bytes(peeled.encode("utf-8"))
