@@ -31,23 +31,39 @@ def registry() -> dict[str, type[Parser]]:
     global _registry
     if _registry is None:
         found: dict[str, type[Parser]] = {}
-        # one module per format, grouped by family in subpackages
-        for info in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
-            leaf = info.name.rsplit(".", 1)[-1]
-            if info.ispkg or leaf.startswith("_") or leaf == "base":
-                continue
-            # a family may name the modules holding its parsers, so that
-            # sniffing does not import the code that reads (numpy, pandas)
-            family = importlib.import_module(info.name.rsplit(".", 1)[0])
-            if leaf not in getattr(family, "PARSER_MODULES", (leaf,)):
-                continue
-            module = importlib.import_module(info.name)
+        for name in _parser_modules():
+            module = importlib.import_module(name)
             for obj in vars(module).values():
                 if isinstance(obj, type) and issubclass(obj, Parser) and obj is not Parser and obj.kind:
                     if obj.__module__ == module.__name__:
                         found[obj.kind] = obj
         _registry = found
     return _registry
+
+
+def _parser_modules():
+    """Names of the modules that may hold parsers, in the order of their
+    paths (the order breaks ties between equal sniffs).  One module per
+    format, grouped by family in subpackages; a family that names the
+    modules holding its parsers (``PARSER_MODULES``) is not walked, so that
+    sniffing imports none of the code that reads (scanners, grammars,
+    numpy, pandas)."""
+    for info in pkgutil.iter_modules(__path__, prefix=f"{__name__}."):
+        leaf = info.name.rsplit(".", 1)[-1]
+        if leaf.startswith("_") or leaf == "base":
+            continue
+        if not info.ispkg:
+            yield info.name
+            continue
+        family = importlib.import_module(info.name)
+        named = getattr(family, "PARSER_MODULES", None)
+        if named is not None:
+            yield from (f"{info.name}.{leaf}" for leaf in sorted(named))
+            continue
+        for sub in pkgutil.walk_packages(family.__path__, prefix=f"{info.name}."):
+            leaf = sub.name.rsplit(".", 1)[-1]
+            if not sub.ispkg and not leaf.startswith("_") and leaf != "base":
+                yield sub.name
 
 
 def kinds() -> list[str]:
