@@ -83,8 +83,7 @@ def sniff_bytes(head: bytes) -> tuple[str | None, float]:
     """Best (kind, confidence) for a file head, or (None, 0)."""
     if not head:
         return None, 0.0
-    import hashlib
-    key = hashlib.blake2b(head, digest_size=16).digest()
+    key = _digest(head)
     known = _sniffed.get(key)
     if known is not None:
         return known
@@ -93,6 +92,15 @@ def sniff_bytes(head: bytes) -> tuple[str | None, float]:
         _sniffed.clear()
     _sniffed[key] = answer
     return answer
+
+
+def _digest(head: bytes) -> bytes:
+    try:
+        # hashlib's own BLAKE2, without the OpenSSL library hashlib loads first
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter without the module
+        from hashlib import blake2b
+    return blake2b(head, digest_size=16).digest()
 
 
 def _sniff_bytes(head: bytes) -> tuple[str | None, float]:

@@ -4,11 +4,14 @@ into the long table's names, and the final Source."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.model import Source
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.base import ParseOptions, events_frame, metrics_frame
+
+if TYPE_CHECKING:
+    from sarsleuth.model import Source
 
 #: Zone names that mean UTC.  Other abbreviations sadf prints with ``-t``
 #: come from the file's header and do not follow daylight saving (a file
@@ -142,6 +145,7 @@ def _finish(cls, path, options, metrics, events, host, meta, warnings, clock: _C
     if len(ev):
         ev["timestamp"] = _uniform_times(ev["timestamp"])
     meta.setdefault("hosts", sorted(set(metrics["host"].unique())) if len(metrics) else [])
+    from sarsleuth.model import Source
     return Source(path=str(path), kind=cls.kind, host=host, metrics=metrics, events=ev,
                   warnings=warnings, tz=_recorded_zone(metrics),
                   records=int(metrics["timestamp"].nunique()) if len(metrics) else 0, meta=meta)

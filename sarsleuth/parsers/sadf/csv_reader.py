@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.model import Source
 from sarsleuth.textio import iter_text_lines
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.base import ParseOptions, Parser, metrics_frame
 from sarsleuth.parsers.sar_text._lines import LineIndex
 from sarsleuth.parsers.sadf._common import _Clock, _event, _finish, _uniform_times
+
+if TYPE_CHECKING:
+    from sarsleuth.model import Source
 
 SADF_HEAD_RE = re.compile(r"^#\s*hostname;interval;timestamp(?:;|$)")
 SADF_ROW_RE = re.compile(r"^[^;\s]+;-?\d+;(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: \S+)?|\d{9,});")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.model import Source
 from sarsleuth.textio import decode, read_all_bytes
 from sarsleuth.parsers.base import ParseOptions, Parser
 from sarsleuth.parsers.sadf._common import (_Clock, _Collector, _event, _finish, _json_walk, _list,
                                             _structured_stamp)
+
+if TYPE_CHECKING:
+    from sarsleuth.model import Source
 
 #: Upper bound on a JSON document read whole (json has no streaming reader
 #: in the standard library, and the parsed document takes several times its

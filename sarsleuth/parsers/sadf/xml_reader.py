@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.model import Source
 from sarsleuth.textio import DECOMPRESSION_ERRORS, open_binary
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.base import ParseOptions, Parser
 from sarsleuth.parsers.sadf._common import (MAX_NESTING, _Clock, _Collector, _emit, _event, _finish,
                                             _structured_stamp)
+
+if TYPE_CHECKING:
+    from sarsleuth.model import Source
+
 
 class SadfXmlParser(Parser):
     """``sadf -x`` XML: ``<sysstat><host><statistics><timestamp>...``."""
