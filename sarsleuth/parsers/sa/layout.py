@@ -26,7 +26,7 @@ import struct
 from dataclasses import dataclass, field
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers.sa.magic import FORMAT_MAGICS, SYSSTAT_MAGIC, sniff_magic  # noqa: F401 (the readers' names)
+from sarsleuth.parsers.sa.magic import sniff_magic  # noqa: F401 (the readers import it from here)
 
 #: Red Hat's sysstat 9.0.4 of RHEL 6.5 to 6.10 writes 0x1170 over the layout
 #: of 0x2170 (same header, descriptors and structures: its I/O and disk

@@ -4,14 +4,10 @@ into the long table's names, and the final Source."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from sarsleuth.errors import InputError, located
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.base import ParseOptions, events_frame, metrics_frame
-
-if TYPE_CHECKING:
-    from sarsleuth.model import Source
 
 #: Zone names that mean UTC.  Other abbreviations sadf prints with ``-t``
 #: come from the file's header and do not follow daylight saving (a file
