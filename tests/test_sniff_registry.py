@@ -18,7 +18,8 @@ SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "nginx-proxy-oom"
 #: Modules that read files, loaded only when a file is parsed.
 READING_MODULES = ("sarsleuth.parsers.logs.scan", "sarsleuth.knowledge.signatures", "sarsleuth.model",
                    "sarsleuth.parsers.sa.layout", "sarsleuth.parsers.sa.reader", "sarsleuth.parsers.loadtest.ab",
-                   "sarsleuth.parsers.loadtest.grammars", "sarsleuth.parsers.sar_text._rows")
+                   "sarsleuth.parsers.loadtest.grammars", "sarsleuth.parsers.sadf.csv_reader",
+                   "sarsleuth.parsers.sadf._common", "sarsleuth.parsers.sar_text._rows")
 
 
 def _parser_kinds_of(module) -> set:
