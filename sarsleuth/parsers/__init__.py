@@ -58,7 +58,7 @@ def _parser_modules():
         family = importlib.import_module(info.name)
         named = getattr(family, "PARSER_MODULES", None)
         if named is not None:
-            yield from (f"{info.name}.{leaf}" for leaf in sorted(named))
+            yield from (f"{info.name}.{module}" for module in sorted(named))
             continue
         for sub in pkgutil.walk_packages(family.__path__, prefix=f"{info.name}."):
             leaf = sub.name.rsplit(".", 1)[-1]
