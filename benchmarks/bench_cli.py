@@ -8,8 +8,10 @@ run, at three sizes to show how the cost grows:
   (``TEXT`` is ``sar -A`` of a one-second ``sadc -S XALL`` recording);
 * ``sarsleuth parse SA --format csv`` against ``sadf -d SA -- -A`` on the
   one-second recording itself, with both peaks of memory against the file;
-* ``sarsleuth --help`` and ``sarsleuth sniff FILE`` (start-up), next to
-  ``sar -V``.
+* ``sarsleuth --help`` and ``sarsleuth sniff FILE`` (start-up) for every
+  kind of input users hand it (sa, sar text, syslog, journal, dmesg, nginx
+  error.log, ab and wrk reports; the logs from the corpus, grown past the
+  64 KiB head sniffing reads), next to ``sar -V``.
 
 The recordings are built as ``bench_sa_binary.py`` builds them: ten seconds
 collected by the local ``sadc``, their records repeated one second apart.
@@ -132,19 +134,75 @@ def csv_job(workdir: Path, sizes, runs: int) -> None:
               f"({r['cpu_ratio']:.2f}) | {r['ours_mb'] / size:.2f} |", flush=True)
 
 
-def startup_job(workdir: Path, runs: int) -> None:
-    print("\n## start-up: sarsleuth --help / sniff FILE  vs  sar -V")
+#: Corpus files standing for the kinds ``sniff`` is timed on (sa and sar text
+#: are generated); each log is repeated past :data:`SNIFF_LOG_BYTES` so that
+#: sniffing reads a whole head, as it does for a real log.
+SNIFF_FILES = {
+    "syslog": "logs/messages-2.6.5-fedora-loghub-linux2k.log",
+    "dmesg": "logs/dmesg-ubuntu-5.4-hotsos-compute4.log",
+    "nginx-error": "logs/nginx-error-signal11-core-dumped-respawn-openresty.log",
+    "ab": "loadtest/ab-post-total-body-sent-kbs-sent.txt",
+    "wrk": "loadtest/wrk-readme-basic-high-rps-gb.txt",
+}
+#: journalctl's default (short) output: its header line, then syslog-style lines.
+JOURNAL_LINES = "logs/kernlog-ubuntu-5.4-two-boots-hotsos-compute4.log"
+JOURNAL_HEADER = "-- Journal begins at Fri 2022-02-04 09:34:04 UTC, ends at Thu 2022-02-10 16:19:27 UTC. --\n"
+SNIFF_LOG_BYTES = 256 * 1024
+
+
+def corpus_dir() -> Path | None:
+    env = os.environ.get("SARSLEUTH_CORPUS")
+    for cand in ([Path(env)] if env else []) + [ROOT.parent / "shared" / "corpus"]:
+        if (cand / "logs").is_dir():
+            return cand
+    return None
+
+
+def sniff_inputs(workdir: Path) -> list[tuple[str, Path]]:
+    """(kind, file) for every kind timed: sa and sar text from the local
+    sysstat, the others from the corpus when it is there."""
     sa = recording(workdir, 60)
     text = workdir / "sar-A-60.txt"
     with open(text, "wb") as fh:
         subprocess.run(["sar", "-A", "-f", str(sa)], env=TOOL_ENV, stdout=fh, check=True)
+    out = [("sa", sa), ("sar-text", text)]
+    corpus = corpus_dir()
+    if corpus is None:
+        print("(corpus not found, set SARSLEUTH_CORPUS: only sa and sar text are sniffed)")
+        return out
+    for kind, rel in SNIFF_FILES.items():
+        data = (corpus / rel).read_bytes()
+        if kind not in ("ab", "wrk"):       # a load-test report is a few KB whatever the run
+            data = data * (SNIFF_LOG_BYTES // len(data) + 1)
+        path = workdir / f"sniff-{kind}{Path(rel).suffix}"
+        path.write_bytes(data)
+        out.append((kind, path))
+    journal = workdir / "sniff-journal.txt"
+    lines = (corpus / JOURNAL_LINES).read_bytes()
+    journal.write_bytes(JOURNAL_HEADER.encode() + lines * (SNIFF_LOG_BYTES // len(lines) + 1))
+    out.insert(3, ("journal", journal))
+    return out
+
+
+def startup_job(workdir: Path, runs: int) -> None:
+    print("\n## start-up: sarsleuth --help / sniff FILE  vs  sar -V")
+    inputs = sniff_inputs(workdir)
+    runs = max(runs, 10)
+    cached = "off (PYTHONDONTWRITEBYTECODE)" if OUR_ENV.get("PYTHONDONTWRITEBYTECODE") else "on"
+    print(f"{runs} interleaved runs each; bytecode cache {cached}; load average before: "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| command | s (median) | cpu s | peak MB | sar -V s |")
     print("|---|---|---|---|---|")
-    for label, args in (("--help", ["--help"]), ("sniff sar text", ["sniff", str(text)]),
-                        ("sniff sa", ["sniff", str(sa)])):
-        r = side_by_side(label, [*sarsleuth_command(), *args], ["sar", "-V"], max(runs, 5))
+    commands = [("--help", ["--help"])] + [(f"sniff ({kind})", ["sniff", str(path)]) for kind, path in inputs]
+    for (label, args), kind in zip(commands, [None] + [k for k, _ in inputs]):
+        if kind is not None:
+            said = subprocess.run([*sarsleuth_command(), *args], env=OUR_ENV, capture_output=True, text=True)
+            if said.stdout.split("\t")[-1].strip() != kind:
+                raise SystemExit(f"{args[-1]} sniffed as {said.stdout.strip()!r}, not {kind}")
+        r = side_by_side(label, [*sarsleuth_command(), *args], ["sar", "-V"], runs)
         print(f"| sarsleuth {label} | {r['ours_s']:.3f} | {r['ours_cpu']:.3f} | {r['ours_mb']:.0f} | "
               f"{r['tool_s']:.3f} |", flush=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def main(argv=None) -> int:

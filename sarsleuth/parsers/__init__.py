@@ -21,6 +21,8 @@ KINDS = ["sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "syslog", "journ
 
 #: Below this confidence a file is ``unknown``.
 MIN_CONFIDENCE = 0.3
+#: A sniffer's confidence is at most this.
+MAX_CONFIDENCE = 1.0
 
 _registry: dict[str, type[Parser]] | None = None
 
@@ -29,23 +31,39 @@ def registry() -> dict[str, type[Parser]]:
     global _registry
     if _registry is None:
         found: dict[str, type[Parser]] = {}
-        # one module per format, grouped by family in subpackages
-        for info in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
-            leaf = info.name.rsplit(".", 1)[-1]
-            if info.ispkg or leaf.startswith("_") or leaf == "base":
-                continue
-            # a family may name the modules holding its parsers, so that
-            # sniffing does not import the code that reads (numpy, pandas)
-            family = importlib.import_module(info.name.rsplit(".", 1)[0])
-            if leaf not in getattr(family, "PARSER_MODULES", (leaf,)):
-                continue
-            module = importlib.import_module(info.name)
+        for name in _parser_modules():
+            module = importlib.import_module(name)
             for obj in vars(module).values():
                 if isinstance(obj, type) and issubclass(obj, Parser) and obj is not Parser and obj.kind:
                     if obj.__module__ == module.__name__:
                         found[obj.kind] = obj
         _registry = found
     return _registry
+
+
+def _parser_modules():
+    """Names of the modules that may hold parsers, in the order of their
+    paths (the order breaks ties between equal sniffs).  One module per
+    format, grouped by family in subpackages; a family that names the
+    modules holding its parsers (``PARSER_MODULES``) is not walked, so that
+    sniffing imports none of the code that reads (scanners, grammars,
+    numpy, pandas)."""
+    for info in pkgutil.iter_modules(__path__, prefix=f"{__name__}."):
+        leaf = info.name.rsplit(".", 1)[-1]
+        if leaf.startswith("_") or leaf == "base":
+            continue
+        if not info.ispkg:
+            yield info.name
+            continue
+        family = importlib.import_module(info.name)
+        named = getattr(family, "PARSER_MODULES", None)
+        if named is not None:
+            yield from (f"{info.name}.{module}" for module in sorted(named))
+            continue
+        for sub in pkgutil.walk_packages(family.__path__, prefix=f"{info.name}."):
+            leaf = sub.name.rsplit(".", 1)[-1]
+            if not sub.ispkg and not leaf.startswith("_") and leaf != "base":
+                yield sub.name
 
 
 def kinds() -> list[str]:
@@ -65,8 +83,7 @@ def sniff_bytes(head: bytes) -> tuple[str | None, float]:
     """Best (kind, confidence) for a file head, or (None, 0)."""
     if not head:
         return None, 0.0
-    import hashlib
-    key = hashlib.blake2b(head, digest_size=16).digest()
+    key = _digest(head)
     known = _sniffed.get(key)
     if known is not None:
         return known
@@ -75,6 +92,15 @@ def sniff_bytes(head: bytes) -> tuple[str | None, float]:
         _sniffed.clear()
     _sniffed[key] = answer
     return answer
+
+
+def _digest(head: bytes) -> bytes:
+    try:
+        # hashlib's own BLAKE2, without the OpenSSL library hashlib loads first
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter without the module
+        from hashlib import blake2b
+    return blake2b(head, digest_size=16).digest()
 
 
 def _sniff_bytes(head: bytes) -> tuple[str | None, float]:
@@ -93,6 +119,7 @@ def _sniff_bytes(head: bytes) -> tuple[str | None, float]:
                           parser.sniff(text_head, text_text) if text_head else 0.0)
         except Exception:  # a sniffer must never take the others down
             score = 0.0
+        score = min(score, MAX_CONFIDENCE)
         if score > best[1] or (score == best[1] and score > 0 and parser.priority > best[2]):
             best = (kind, score, parser.priority)
     if best[1] < MIN_CONFIDENCE:
@@ -141,6 +168,10 @@ def _paste_of(head: bytes, raw_score: float):
     from sarsleuth.parsers import pastes
     peeling = pastes.detect(decode(head))
     if peeling is None:
+        return None, None
+    if not peeling.walls and raw_score + PEELED_MARGIN > MAX_CONFIDENCE:
+        # no peeled reading could beat the file as it is by the margin (sar
+        # text and grep -n output both start lines with "12:"): not sniffed again
         return None, None
     peeled = "".join(pastes.peel_lines(decode(head).splitlines(keepends=True), peeling))
     kind, score = sniff_bytes(peeled.encode("utf-8"))

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable
 
-from sarsleuth.model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS, METRIC_COLUMNS, Source, empty_events, empty_metrics
+if TYPE_CHECKING:
+    from sarsleuth.model import Source
 
 
 @dataclass
@@ -54,6 +55,9 @@ class Parser(ABC):
 def metrics_frame(columns: dict | None = None, rows: Iterable | None = None):
     """Build a long metrics frame with the contract's columns and dtypes."""
     import pandas as pd
+
+    # the model loads with the first frame built, not when a parser is registered
+    from sarsleuth.model import METRIC_COLUMNS, empty_metrics
     if rows is not None:
         df = pd.DataFrame(list(rows), columns=METRIC_COLUMNS)
     elif columns is not None:
@@ -73,6 +77,8 @@ def events_frame(records: list[dict]):
     """Build an events frame from dicts keyed by column name (missing keys get
     defaults: count 1, aligned True)."""
     import pandas as pd
+
+    from sarsleuth.model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS, empty_events
     if not records:
         return empty_events()
     df = pd.DataFrame.from_records(records)

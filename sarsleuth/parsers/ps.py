@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from sarsleuth.errors import InputError
 from sarsleuth.parsers.base import ParseOptions, Parser, events_frame
-from sarsleuth.parsers.loadtest.grammars import build_source, numbered_lines, report_clock
 
 _AUX_HEADER = re.compile(r"^\s*USER\s+PID\s+%CPU\s+%MEM\s+VSZ\s+RSS\s+TTY\s+STAT\s+START\s+TIME\s+COMMAND\s*$")
 _EF_HEADER = re.compile(r"^\s*UID\s+PID\s+PPID\s+C\s+STIME\s+TTY\s+TIME\s+CMD\s*$")
@@ -72,6 +71,8 @@ class PsParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # the load-test helpers (and their grammars) load to read a file, not to sniff one
+        from sarsleuth.parsers.loadtest.grammars import numbered_lines, report_clock
         warnings: list = []
         snapshots = split_snapshots(numbered_lines(path, warnings))
         snapshots = [s for s in snapshots if s.rows]
@@ -207,6 +208,7 @@ def summarise_snapshot(frame, info: dict) -> str:
 
 
 def _source(path, snapshots: list[Snapshot], start, time_from: str, warnings: list):
+    from sarsleuth.parsers.loadtest.grammars import build_source
     labelled, events, records = [], [], []
     for index, snapshot in enumerate(snapshots, 1):
         label = f"snapshot-{index}"

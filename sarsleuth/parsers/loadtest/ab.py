@@ -8,9 +8,7 @@ A file may hold several pasted reports; each becomes one dict.
 """
 from __future__ import annotations
 
-import re
-
-from sarsleuth.parsers.base import ParseOptions, Parser
+from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.loadtest.grammars.reports import handle
 from sarsleuth.parsers.loadtest.grammars import (parse_report_file, Statement, command_options, exact, find_command, human_seconds,
                        integer)
@@ -22,38 +20,14 @@ PROGRAMS = ("ab", "abs", "ab2")
 REPORT_STARTS = {"command", "banner", "copyright", "benchmarking", "completed", "server_software",
                  "server_hostname", "document_path", "concurrency_level", "time_taken"}
 
-_SNIFF_STRONG = re.compile(r"This is ApacheBench, Version|Percentage of the requests served within|"
-                           r"Requests per second:\s+[\d.]+ \[#/sec\]")
-_SNIFF_WEAK = re.compile(r"^\s*(Concurrency Level:|Time taken for tests:|Complete requests:|"
-                         r"Time per request:|Transfer rate:|Server Software:|Document Path:|"
-                         r"apr_\w+: .*\(\d+\)|Total of \d+ requests completed)", re.M)
-
 #: Fields every complete ab report has, with their value when ab omits the line.
 _ABSENT_MEANS_ZERO = ("non_2xx", "write_errors")
 
 
-class AbParser(Parser):
-    """ApacheBench output (one or several reports per file)."""
-
-    kind = "ab"
-    priority = 5
-    description = "ApacheBench (ab) report, 2.0 to 2.4 and trunk"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        if _SNIFF_STRONG.search(text):
-            return 0.95
-        weak = len(set(m.group(1).split(":")[0] for m in _SNIFF_WEAK.finditer(text)))
-        if weak >= 3:
-            return 0.85
-        if weak >= 1 and re.search(r"(^|\s)ab\s+-", text):
-            return 0.6
-        return 0.0
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions):
-        return parse_report_file(path, options, "ab", GRAMMAR, recognise_command, REPORT_STARTS,
-                                 build_report, summarise)
+def parse_ab(path, options: ParseOptions):
+    """Every ab report of a file, as a Source."""
+    return parse_report_file(path, options, "ab", GRAMMAR, recognise_command, REPORT_STARTS,
+                             build_report, summarise)
 
 
 def recognise_command(text: str, line: int):

@@ -8,9 +8,7 @@ timed-out run sends requests that never succeed.
 """
 from __future__ import annotations
 
-import re
-
-from sarsleuth.parsers.base import ParseOptions, Parser
+from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.loadtest.grammars.reports import handle
 from sarsleuth.parsers.loadtest.grammars import (parse_report_file, Statement, command_options, exact, find_command,
                        human_seconds, integer)
@@ -20,33 +18,14 @@ GRAMMAR = "httperf"
 #: Statements an httperf report can begin with.
 REPORT_STARTS = {"command", "warning", "max_burst", "total"}
 
-_SNIFF_LINES = re.compile(r"^\s*(\^C)?(Maximum connect burst length:|Total: connections \d+|Connection rate: |"
-                          r"Request rate: |Reply rate \[replies/s\]:|Reply status: 1xx=|Errors: total \d+|"
-                          r"Net I/O: |httperf --)", re.M)
 _ERROR_KEYS = ("client_timo", "socket_timo", "connrefused", "connreset", "fd_unavail", "addrunavail",
                "ftab_full", "other")
 
 
-class HttperfParser(Parser):
-    """httperf output (one or several reports per file)."""
-
-    kind = "httperf"
-    priority = 5
-    description = "httperf load-test report"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        found = {m.group(2)[:8] for m in _SNIFF_LINES.finditer(text)}
-        if len(found) >= 3:
-            return 0.95
-        if len(found) == 2:
-            return 0.7
-        return 0.0
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions):
-        return parse_report_file(path, options, "httperf", GRAMMAR, recognise_command, REPORT_STARTS,
-                                 build_report, summarise)
+def parse_httperf(path, options: ParseOptions):
+    """Every httperf report of a file, as a Source."""
+    return parse_report_file(path, options, "httperf", GRAMMAR, recognise_command, REPORT_STARTS,
+                             build_report, summarise)
 
 
 def recognise_command(text: str, line: int):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from sarsleuth.errors import located
-from sarsleuth.parsers.base import ParseOptions, Parser, metrics_frame
+from sarsleuth.parsers.base import ParseOptions, metrics_frame
 from sarsleuth.parsers.loadtest.grammars import (Statement, build_source, exact, fail_without_reports, numbered_lines,
                        problems_as_warnings, read_document, report_clock)
 
@@ -24,7 +24,6 @@ REPORT_STARTS = {"command", "header_modules", "header_columns", "check_line"}
 
 _STAMP = re.compile(r"^\s*(\d\d)/(\d\d)/(\d\d)-(\d\d):(\d\d)(?::(\d\d))?(?=\s)")
 _HEADER = re.compile(r"^\s*Time\s+(-+\w|[A-Za-z%])")
-_CHECK = re.compile(r"^\S+\s+tsar\s+[\w-]+:[\w:./-]*=\d", re.M)
 _COMMAND = re.compile(r"(?:^|[\s#$>\]])(tsar(?:\s+[^\n]*)?)$")
 _PROMPT_HOST = re.compile(r"[\w.-]+@([\w.-]+)[\s:\]]")
 _WRAPPED_TAIL = re.compile(r"[\w%./-]+(?:[ \t]+[\w%./-]+)*")
@@ -40,52 +39,33 @@ KNOWN_MODULES = {"cpu", "mem", "swap", "tcp", "udp", "traffic", "io", "pcsw", "t
                  "nginx_code", "nginx_domain", "cgcpu", "cgmem", "cgblkio", "lvs", "tmd", "haproxy", "ip", "icmp"}
 
 
-class TsarParser(Parser):
-    """tsar tables (history and live) and --check lines."""
-
-    kind = "tsar"
-    priority = 5
-    description = "tsar (Taobao system activity reporter) tables and --check lines"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        headers = len(re.findall(r"^\s*Time\s+-{2,}\S*[A-Za-z]\S*-{1,}", text, re.M))
-        stamps = len(re.findall(r"^\s*\d\d/\d\d/\d\d-\d\d:\d\d(:\d\d)?\s+-?\d", text, re.M))
-        if headers and (stamps or re.search(r"^\s*Time\s+[A-Za-z]", text, re.M)):
-            return 0.95
-        if _CHECK.search(text):
-            return 0.9
-        if stamps >= 2 and re.search(r"(^|\s)tsar\b", text):
-            return 0.6
-        return 0.0
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions):
-        warnings: list = []
-        lines, wrapped = join_wrapped(numbered_lines(path, warnings))
-        lines, cut = mark_cut_groups(lines)
-        if cut:
-            warnings.append(located(path, f"tsar printed {len(cut)} group name(s) as wide as their columns "
-                                          f"(e.g. {cut[0][1]!r}), where it cuts longer names: those items "
-                                          "are named as printed",
-                                    line=cut[0][0]))
-        reading = read_document(GRAMMAR, lines, recognise_command, REPORT_STARTS)
-        host = _prompt_host(lines)
-        tables = [build_report(group, wrapped, host) for group in reading.reports]
-        reports = _merge_checks([t for t in tables if t is not None])
-        if not reports:
-            fail_without_reports(path, "tsar", reading)
-        warnings += problems_as_warnings(path, reading.problems)
-        clock = report_clock(path, options)
-        rows = []
-        for report in reports:
-            warnings += [located(path, message, line=line) for line, message in report["_problems"]]
-            _place(report, path, clock, options)
-            rows.extend(report.pop("_metric_rows"))
-        host = host or next((r.get("host") for r in reports if r.get("host")), None)
-        metrics = _metrics(rows, host, options)
-        return build_source(path, "tsar", reports, warnings, summarise, host=host, metrics=metrics,
-                            records=sum(r.get("rows", 0) or 1 for r in reports))
+def parse_tsar(path, options: ParseOptions):
+    """Every tsar table and --check line of a file, as a Source."""
+    warnings: list = []
+    lines, wrapped = join_wrapped(numbered_lines(path, warnings))
+    lines, cut = mark_cut_groups(lines)
+    if cut:
+        warnings.append(located(path, f"tsar printed {len(cut)} group name(s) as wide as their columns "
+                                      f"(e.g. {cut[0][1]!r}), where it cuts longer names: those items "
+                                      "are named as printed",
+                                line=cut[0][0]))
+    reading = read_document(GRAMMAR, lines, recognise_command, REPORT_STARTS)
+    host = _prompt_host(lines)
+    tables = [build_report(group, wrapped, host) for group in reading.reports]
+    reports = _merge_checks([t for t in tables if t is not None])
+    if not reports:
+        fail_without_reports(path, "tsar", reading)
+    warnings += problems_as_warnings(path, reading.problems)
+    clock = report_clock(path, options)
+    rows = []
+    for report in reports:
+        warnings += [located(path, message, line=line) for line, message in report["_problems"]]
+        _place(report, path, clock, options)
+        rows.extend(report.pop("_metric_rows"))
+    host = host or next((r.get("host") for r in reports if r.get("host")), None)
+    metrics = _metrics(rows, host, options)
+    return build_source(path, "tsar", reports, warnings, summarise, host=host, metrics=metrics,
+                        records=sum(r.get("rows", 0) or 1 for r in reports))
 
 
 # --------------------------------------------------------------------------

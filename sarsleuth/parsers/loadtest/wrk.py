@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from sarsleuth.parsers.base import ParseOptions, Parser
+from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.loadtest.grammars.reports import handle
 from sarsleuth.parsers.loadtest.grammars import (parse_report_file, Statement, command_options, exact, find_command, human_seconds,
                        integer, metric_count, percentile_key, seconds, size_bytes)
@@ -27,62 +27,7 @@ REPORT_STARTS = {"command", "running", "threads_connections", "calibration", "st
 #: got a response; such values are garbage, not latencies.
 _INT64_GARBAGE_MS = 9.2e15
 
-_RUNNING = re.compile(r"Running \d+(\.\d+)?(us|ms|s|m|h) test @")
-_SUMMARY = re.compile(r"^\s*\d+ requests in \d+(\.\d+)?(us|ms|s|m|h), \d+(\.\d+)?[KMGT]?B read", re.M)
-_WRK_LINES = re.compile(r"threads and \d+ connections|Thread Stats\s+Avg\s+Stdev|Requests/sec:|Transfer/sec:|"
-                        r"Socket errors: connect \d+|unable to connect to ")
-_WRK2_MARKS = re.compile(r"Thread calibration: mean lat\.|HdrHistogram - (Recorded|Uncorrected) Latency|"
-                         r"Detailed Percentile spectrum|#\[Mean\s+=|(^|\s)wrk2?\s.*\s-R\s?\d|(^|\s)wrk2\s+-")
 _ARGS_ONLY = re.compile(r"^\s*-{1,2}[A-Za-z][^\n]*\shttps?://\S+\s*$")
-
-
-def _sniff_score(text: str) -> tuple[float, bool]:
-    """(confidence that this is wrk-family output, whether wrk2 marks exist)."""
-    wrk2 = bool(_WRK2_MARKS.search(text))
-    score = 0.0
-    if _RUNNING.search(text) or _SUMMARY.search(text):
-        score = 0.9
-    elif len(set(m.group(0)[:8] for m in _WRK_LINES.finditer(text))) >= 2:
-        score = 0.8
-    elif wrk2:
-        score = 0.8
-    elif re.search(r"unable to connect to \S+", text) and re.search(r"(^|\s)wrk2?\s+-", text):
-        score = 0.7
-    return score, wrk2
-
-
-class WrkParser(Parser):
-    """wrk output (one or several reports per file)."""
-
-    kind = "wrk"
-    priority = 4
-    description = "wrk load-test report"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        score, wrk2 = _sniff_score(text)
-        return 0.0 if wrk2 else score
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions):
-        return parse_wrk_family(path, options, cls.kind)
-
-
-class Wrk2Parser(Parser):
-    """wrk2 output: calibration, HdrHistogram spectra, -U blocks."""
-
-    kind = "wrk2"
-    priority = 5
-    description = "wrk2 load-test report (HdrHistogram latency)"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        score, wrk2 = _sniff_score(text)
-        return max(score, 0.8) if wrk2 and score else 0.0
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions):
-        return parse_wrk_family(path, options, cls.kind)
 
 
 def parse_wrk_family(path, options: ParseOptions, kind: str):

@@ -18,8 +18,7 @@ import datetime as dt
 import re
 
 from sarsleuth.knowledge import locales
-from sarsleuth.parsers.logs import scan as logscan
-from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
+from sarsleuth.parsers.logs.lines import LineInfo, head_lines
 from sarsleuth.textio import read_head
 from sarsleuth.parsers.logs import syslog
 from sarsleuth.parsers.base import ParseOptions, Parser
@@ -107,6 +106,9 @@ def file_months(text: str) -> dict:
 def read_events(path, options: ParseOptions | None = None, all_lines: bool = False,
                 engine: str | None = None, progress=None):
     """Parse a dmesg dump into a Source (see the module docstring)."""
+    # the scanner (and the signatures it loads) is imported only to read a file
+    from sarsleuth.parsers.logs import scan as logscan
+    from sarsleuth.parsers.logs.scan import LogFormat, VolumeSpec
     options = options or ParseOptions()
     head = read_head(path)
     text = head.decode("utf-8", "replace")
@@ -143,7 +145,7 @@ class DmesgParser(Parser):
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:
-        lines = logscan.head_lines(text)
+        lines = head_lines(text)
         if not lines:
             return 0.0
         apache = sum(1 for ln in lines if RE_APACHE.match(ln))

@@ -21,8 +21,7 @@ import json
 import re
 
 from sarsleuth.knowledge import locales
-from sarsleuth.parsers.logs import scan as logscan
-from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
+from sarsleuth.parsers.logs.lines import LineInfo, head_lines
 from sarsleuth.textio import read_head
 from sarsleuth.parsers.logs import syslog
 from sarsleuth.parsers.base import ParseOptions, Parser
@@ -122,6 +121,9 @@ def _is_json(head: bytes) -> bool:
 def read_events(path, options: ParseOptions | None = None, all_lines: bool = False,
                 engine: str | None = None, progress=None):
     """Parse a journalctl export (JSON or text) into a Source."""
+    # the scanner (and the signatures it loads) is imported only to read a file
+    from sarsleuth.parsers.logs import scan as logscan
+    from sarsleuth.parsers.logs.scan import LogFormat, VolumeSpec
     options = options or ParseOptions()
     head = read_head(path)
     if _is_json(head):
@@ -173,7 +175,7 @@ class JournalParser(Parser):
     def sniff(cls, head: bytes, text: str) -> float:
         if _is_json(head):
             return 0.97
-        lines = logscan.head_lines(text, 50)
+        lines = head_lines(text, 50)
         if not any(RE_MARKER.match(ln) for ln in lines):
             full = sum(1 for ln in lines if (m := RE_SHORT_FULL.match(ln)) and locales.is_weekday(m.group("wday")))
             return 0.9 if full > len(lines) / 2 else 0.0

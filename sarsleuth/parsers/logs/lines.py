@@ -65,9 +65,20 @@ def head_lines(text: str, limit: int = 300) -> list[str]:
     """The first non-empty lines of a sniffed head (the last, maybe cut,
     line of the head is dropped when there are others).  CR, CRLF and LF
     all end a line; byte order marks are not part of a line."""
+    # every log format's sniffer asks for the same head in turn: it is split once
+    if _last_head[0] is not text:
+        _last_head[:] = [text, _filled_lines(text)]
+    return _last_head[1][:limit]
+
+
+#: The head :func:`head_lines` split last, and its non-empty lines.
+_last_head: list = [None, []]
+
+
+def _filled_lines(text: str) -> list[str]:
     if _BOM in text:
         text = text.replace(_BOM, "")
     lines = text.splitlines()
     if len(lines) > 1 and not text.endswith(("\n", "\r")):
         lines = lines[:-1]
-    return [ln for ln in lines if ln.strip()][:limit]
+    return [ln for ln in lines if ln.strip()]

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import TYPE_CHECKING
 
-from sarsleuth.parsers.logs import scan as logscan
+from sarsleuth.parsers.logs.lines import LineInfo, head_lines
 from sarsleuth.parsers.logs.syslog import MOST
-from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
 from sarsleuth.textio import read_head
 from sarsleuth.parsers.base import ParseOptions, Parser
+
+if TYPE_CHECKING:
+    from sarsleuth.parsers.logs.volumes import VolumeSpec
 
 LEVEL_WORDS = "emerg|alert|crit|error|warn|notice|info|debug"
 RE_LINE = re.compile(
@@ -65,6 +68,7 @@ def minute_key(raw: bytes) -> tuple | None:
 
 def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
     """Fixed-position counting when every head line starts with the date."""
+    from sarsleuth.parsers.logs.volumes import VolumeSpec
     lines = [ln for ln in head.split(b"\n")[:200] if ln.strip()]
     prefixed = [ln for ln in lines if RE_LINE.match(ln.decode("utf-8", "replace"))]
     if prefixed and all(_FIXED.match(ln) for ln in prefixed):
@@ -75,6 +79,9 @@ def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
 def read_events(path, options: ParseOptions | None = None, all_lines: bool = False,
                 engine: str | None = None, progress=None):
     """Parse an nginx error.log into a Source."""
+    # the scanner (and the signatures it loads) is imported only to read a file
+    from sarsleuth.parsers.logs import scan as logscan
+    from sarsleuth.parsers.logs.scan import LogFormat
     options = options or ParseOptions()
     variant, spec = volume_spec(read_head(path))
     fmt = LogFormat(source="nginx-error", parse_line=parse_line, volume=spec, variant=variant)
@@ -92,7 +99,7 @@ class NginxErrorParser(Parser):
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:
-        lines = logscan.head_lines(text)
+        lines = head_lines(text)
         if not lines:
             return 0.0
         stamped = [bool(RE_LINE.match(ln)) for ln in lines]

@@ -24,12 +24,15 @@ from __future__ import annotations
 import datetime as dt
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from sarsleuth.knowledge import locales
-from sarsleuth.parsers.logs import scan as logscan
-from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
+from sarsleuth.parsers.logs.lines import LineInfo, head_lines
 from sarsleuth.textio import read_head
 from sarsleuth.parsers.base import ParseOptions, Parser
+
+if TYPE_CHECKING:
+    from sarsleuth.parsers.logs.volumes import VolumeSpec
 
 SEVERITIES = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
 _FACILITY_LEVELS = {"emerg", "alert", "crit", "err", "error", "warning", "warn", "notice", "info", "debug"}
@@ -273,6 +276,7 @@ def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
     """Pick the fastest way to read minute keys for this file: a fixed slice
     when every stamped head line has the English RFC 3164 or the ISO stamp
     at the start, a regex otherwise."""
+    from sarsleuth.parsers.logs.volumes import VolumeSpec
     lines = [ln for ln in head.split(b"\n")[:200] if ln.strip()]
     fixed_3164 = sum(1 for ln in lines if _FIXED_3164.match(ln))
     fixed_iso = sum(1 for ln in lines if _FIXED_ISO.match(ln))
@@ -289,19 +293,22 @@ def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
 MOST = 0.5
 
 
-def stamped_fraction(lines: list[str]) -> float:
-    """Share of head lines carrying a syslog stamp and tag."""
-    return sum(k == "stamped" for k in _line_kinds(lines)) / len(lines) if lines else 0.0
+def stamped_fraction(lines: list[str], kinds: list | None = None) -> float:
+    """Share of head lines carrying a syslog stamp and tag (``kinds``:
+    :func:`_line_kinds` of the lines, when already known)."""
+    kinds = _line_kinds(lines) if kinds is None else kinds
+    return sum(k == "stamped" for k in kinds) / len(lines) if lines else 0.0
 
 
-def readable_fraction(lines: list[str]) -> float:
+def readable_fraction(lines: list[str], kinds: list | None = None) -> float:
     """Share of head lines that read as syslog: stamped lines, kernel
     fragments (``kernel: msg``, ``[uptime] msg``), and the indented
     continuation lines that follow one (a report's body)."""
     if not lines:
         return 0.0
+    kinds = _line_kinds(lines) if kinds is None else kinds
     hits, in_log = 0, False
-    for line, kind in zip(lines, _line_kinds(lines)):
+    for line, kind in zip(lines, kinds):
         if kind:
             hits, in_log = hits + 1, True
         elif in_log and line[:1] in (" ", "\t"):
@@ -334,6 +341,9 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
                 engine: str | None = None, progress=None, kind: str = "syslog"):
     """Parse a syslog file into a Source; with ``all_lines`` every line
     becomes a row (kind ``log`` when no signature matches)."""
+    # the scanner (and the signatures it loads) is imported only to read a file
+    from sarsleuth.parsers.logs import scan as logscan
+    from sarsleuth.parsers.logs.scan import LogFormat
     options = options or ParseOptions()
     head = read_head(path)
     variant, spec = volume_spec(head)
@@ -359,13 +369,14 @@ class SyslogParser(Parser):
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:
-        lines = logscan.head_lines(text)
+        lines = head_lines(text)
         if not lines:
             return 0.0
         if any(_JOURNAL_MARKER.match(ln) for ln in lines[:50]):
             return 0.2
-        frac = stamped_fraction(lines)
-        if frac > 0 and readable_fraction(lines) >= MOST:
+        kinds = _line_kinds(lines)
+        frac = stamped_fraction(lines, kinds)
+        if frac > 0 and readable_fraction(lines, kinds) >= MOST:
             return min(0.95, 0.4 + 0.55 * frac)
         kernel_tagged = sum(1 for ln in lines if RE_BARE_KERNEL.match(ln)) / len(lines)
         return 0.3 + 0.15 * kernel_tagged if kernel_tagged >= MOST else 0.0

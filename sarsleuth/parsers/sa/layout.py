@@ -26,9 +26,7 @@ import struct
 from dataclasses import dataclass, field
 
 from sarsleuth.errors import InputError
-
-SYSSTAT_MAGIC = 0xD596
-FORMAT_MAGICS = (0x1170, 0x2170, 0x2171, 0x2173, 0x2175)
+from sarsleuth.parsers.sa.magic import sniff_magic  # noqa: F401 (the readers import it from here)
 
 #: Red Hat's sysstat 9.0.4 of RHEL 6.5 to 6.10 writes 0x1170 over the layout
 #: of 0x2170 (same header, descriptors and structures: its I/O and disk
@@ -150,17 +148,6 @@ class _Reader:
         """A C long stored in an 8-byte slot (value in the first 4 bytes of the
         slot when the writer was 32-bit, whatever the byte order)."""
         return self.u32(off) if long_size == 4 else self.u64(off)
-
-
-def sniff_magic(head: bytes):
-    """(endian, format_magic) when ``head`` starts like an sa file, else None."""
-    if len(head) < 4:
-        return None
-    for endian in ("<", ">"):
-        magic, fmt = struct.unpack_from(endian + "HH", head, 0)
-        if magic == SYSSTAT_MAGIC:
-            return endian, fmt
-    return None
 
 
 def read_layout(path, buf) -> FileLayout:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sarsleuth.parsers.base import ParseOptions, Parser
 from sarsleuth.parsers.sa import header_2169
-from sarsleuth.parsers.sa.layout import FORMAT_MAGICS, sniff_magic
+from sarsleuth.parsers.sa.magic import FORMAT_MAGICS, sniff_magic
 
 
 class SaBinaryParser(Parser):

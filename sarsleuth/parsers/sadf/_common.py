@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.model import Source
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.base import ParseOptions, events_frame, metrics_frame
 
@@ -153,6 +152,7 @@ def _finish(cls, path, options, metrics, events, host, meta, warnings, clock: _C
     if len(ev):
         ev["timestamp"] = _uniform_times(ev["timestamp"])
     meta.setdefault("hosts", sorted(set(metrics["host"].unique())) if len(metrics) else [])
+    from sarsleuth.model import Source
     return Source(path=str(path), kind=cls.kind, host=host, metrics=metrics, events=ev,
                   warnings=warnings, tz=_recorded_zone(metrics),
                   records=int(metrics["timestamp"].nunique()) if len(metrics) else 0, meta=meta)

@@ -4,103 +4,87 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.model import Source
 from sarsleuth.textio import iter_text_lines
 from sarsleuth.parsers.sar_text import sections
-from sarsleuth.parsers.base import ParseOptions, Parser, metrics_frame
+from sarsleuth.parsers.base import ParseOptions, metrics_frame
 from sarsleuth.parsers.sar_text._lines import LineIndex
 from sarsleuth.parsers.sadf._common import _Clock, _event, _finish, _uniform_times
 
-SADF_HEAD_RE = re.compile(r"^#\s*hostname;interval;timestamp(?:;|$)")
-SADF_ROW_RE = re.compile(r"^[^;\s]+;-?\d+;(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: \S+)?|\d{9,});")
+if TYPE_CHECKING:
+    from sarsleuth.model import Source
+
 #: sadf 12.x prints the USB header in another order than its values.
 USB_HEAD = ("manufact", "product", "BUS", "idvendor", "idprod", "maxpower")
 USB_VALUES = ("BUS", "idvendor", "idprod", "maxpower", "manufact", "product")
 
 
-class SadfCsvParser(Parser):
-    """``sadf -d`` (and ``-dh``) semicolon-separated output."""
-
-    kind = "sadf-csv"
-    priority = 10
-    description = "sadf -d CSV (# hostname;interval;timestamp;...)"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        lines = [l for l in text.splitlines()[:50] if l.strip()]
-        if not lines:
-            return 0.0
-        if any(SADF_HEAD_RE.match(l) for l in lines[:5]):
-            return 0.98
-        rows = sum(1 for l in lines if SADF_ROW_RE.match(l))
-        return 0.8 if rows >= max(1, len(lines) // 2) else 0.0
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions) -> Source:
-        options = options or ParseOptions()
-        warnings: list[str] = []
-        clock = _Clock(path, options)
-        blocks: dict = {}
-        events: list[dict] = []
-        layout = None
-        header = None
-        unknown_headers: dict = {}
-        bad_lines = []
-        first_host = None
-        for lineno, line in iter_text_lines(path, warnings):
-            if not line.strip():
-                continue
-            if line.startswith("#"):
-                header = _csv_header(path, line, lineno)
-                groups = _header_groups(header) if header else []
-                layout = groups or None
-                for group in groups:
-                    if group.layout is None:
-                        unknown_headers.setdefault(group.columns, lineno)
-                continue
-            fields = line.split(";")
-            if len(fields) < 4:
-                bad_lines.append(lineno)
-                continue
-            host, stamp_text = fields[0], fields[2]
-            first_host = first_host or host
-            if fields[1] == "-1" or fields[3].startswith(("LINUX-RESTART", "COM ")):
-                events.append(_csv_event(path, clock, host, stamp_text, fields[3], lineno))
-                continue
-            if layout is None:
-                if header is None:
-                    bad_lines.append(lineno)
-                continue
-            if len(layout) == 1 and not layout[0].repeated:
-                pieces = [(layout[0], [fields[3:]])]
-            else:
-                pieces = _split_wide_row(path, lineno, fields[3:], layout)
-            for group, items in pieces:
+def read_csv(parser, path, options: ParseOptions) -> Source:
+    """Every ``sadf -d`` table of a file, as a Source of ``parser``'s kind."""
+    options = options or ParseOptions()
+    warnings: list[str] = []
+    clock = _Clock(path, options)
+    blocks: dict = {}
+    events: list[dict] = []
+    layout = None
+    header = None
+    unknown_headers: dict = {}
+    bad_lines = []
+    first_host = None
+    for lineno, line in iter_text_lines(path, warnings):
+        if not line.strip():
+            continue
+        if line.startswith("#"):
+            header = _csv_header(path, line, lineno)
+            groups = _header_groups(header) if header else []
+            layout = groups or None
+            for group in groups:
                 if group.layout is None:
-                    continue
-                block = blocks.setdefault(group.layout, {"stamps": [], "hosts": [], "rows": [], "lines": []})
-                for item in items:
-                    block["stamps"].append(stamp_text)
-                    block["hosts"].append(host)
-                    block["rows"].append(item)
-                    block["lines"].append(lineno)
-        metrics, short, unnamed = _csv_frames(blocks, clock)
-        for columns, lineno in unknown_headers.items():
-            warnings.append(located(path, f"table with unknown columns {';'.join(columns)[:80]!r} was "
-                                          "skipped", line=lineno))
-        if bad_lines:
-            warnings.append(located(path, f"{len(bad_lines)} line(s) that are not sadf -d rows were "
-                                          "skipped", line=bad_lines[0]))
-        if short:
-            warnings.append(located(path, f"{short} row(s) shorter than their header were skipped"))
-        if unnamed:
-            warnings.append(located(path, f"{unnamed} interrupt row(s) list fewer CPUs than the file "
-                                          "has and no CPU table says which: only their all-CPU rate "
-                                          "was kept"))
-        meta = {"format": "sadf -d", "line_index": LineIndex(path)}
-        return _finish(cls, path, options, metrics, events, first_host, meta, warnings, clock)
+                    unknown_headers.setdefault(group.columns, lineno)
+            continue
+        fields = line.split(";")
+        if len(fields) < 4:
+            bad_lines.append(lineno)
+            continue
+        host, stamp_text = fields[0], fields[2]
+        first_host = first_host or host
+        if fields[1] == "-1" or fields[3].startswith(("LINUX-RESTART", "COM ")):
+            events.append(_csv_event(path, clock, host, stamp_text, fields[3], lineno))
+            continue
+        if layout is None:
+            if header is None:
+                bad_lines.append(lineno)
+            continue
+        if len(layout) == 1 and not layout[0].repeated:
+            pieces = [(layout[0], [fields[3:]])]
+        else:
+            pieces = _split_wide_row(path, lineno, fields[3:], layout)
+        for group, items in pieces:
+            if group.layout is None:
+                continue
+            block = blocks.setdefault(group.layout, {"stamps": [], "hosts": [], "rows": [], "lines": []})
+            for item in items:
+                block["stamps"].append(stamp_text)
+                block["hosts"].append(host)
+                block["rows"].append(item)
+                block["lines"].append(lineno)
+    metrics, short, unnamed = _csv_frames(blocks, clock)
+    for columns, lineno in unknown_headers.items():
+        warnings.append(located(path, f"table with unknown columns {';'.join(columns)[:80]!r} was "
+                                      "skipped", line=lineno))
+    if bad_lines:
+        warnings.append(located(path, f"{len(bad_lines)} line(s) that are not sadf -d rows were "
+                                      "skipped", line=bad_lines[0]))
+    if short:
+        warnings.append(located(path, f"{short} row(s) shorter than their header were skipped"))
+    if unnamed:
+        warnings.append(located(path, f"{unnamed} interrupt row(s) list fewer CPUs than the file "
+                                      "has and no CPU table says which: only their all-CPU rate "
+                                      "was kept"))
+    meta = {"format": "sadf -d", "line_index": LineIndex(path)}
+    return _finish(parser, path, options, metrics, events, first_host, meta, warnings, clock)
 
 
 def _csv_header(path, line: str, lineno: int) -> tuple | None:

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.model import Source
 from sarsleuth.textio import decode, read_all_bytes
-from sarsleuth.parsers.base import ParseOptions, Parser
+from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.sar_text._lines import LineIndex
 from sarsleuth.parsers.sadf._common import (_Clock, _Collector, _event, _finish, _json_walk, _list,
                                             _structured_stamp)
+
+if TYPE_CHECKING:
+    from sarsleuth.model import Source
 
 #: Upper bound on a JSON document read whole (json has no streaming reader
 #: in the standard library, and the parsed document takes several times its
@@ -22,53 +25,37 @@ from sarsleuth.parsers.sadf._common import (_Clock, _Collector, _event, _finish,
 JSON_LIMIT = 256 << 20
 
 
-class SadfJsonParser(Parser):
-    """``sadf -j`` JSON: ``{"sysstat": {"hosts": [...]}}``."""
-
-    kind = "sadf-json"
-    priority = 10
-    description = "sadf -j JSON ({\"sysstat\": {\"hosts\": ...}})"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        start = text.lstrip()[:200]
-        if start.startswith("{") and re.search(r'"sysstat"\s*:\s*\{\s*"(?:sysdata-version|hosts)"', start):
-            return 0.98
-        if start.startswith("{") and '"sysstat"' in start:
-            return 0.7
-        return 0.0
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions) -> Source:
-        options = options or ParseOptions()
-        raw = read_all_bytes(path, JSON_LIMIT)
-        text = decode(raw)
-        if "\r" in text:        # line ends as the line index counts them (JSON reads them as blanks)
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        try:
-            doc = _loads(text)
-        except json.JSONDecodeError as exc:
-            doc = _json_prefix(path, text, exc)
-        except RecursionError:
-            raise InputError(path, "JSON nested too deeply to be sadf -j output") from None
-        hosts = (doc.get("sysstat") or {}).get("hosts") if isinstance(doc, dict) else None
-        if not isinstance(hosts, list):
-            raise InputError(path, "JSON without sysstat.hosts: not sadf -j output")
-        clock = _Clock(path, options)
-        out = _Collector()
-        warnings: list[str] = []
-        meta: dict = {"format": "sadf -j", "hosts": []}
-        if isinstance(doc.get("sysstat"), dict) and doc["sysstat"].get("sysdata-version"):
-            meta["sysdata_version"] = doc["sysstat"]["sysdata-version"]
-        for host in hosts:
-            _json_host(path, host, clock, out, meta)
-        if out.too_deep:
-            warnings.append(located(path, f"{out.too_deep} value(s) nested deeper than sadf ever writes "
-                                          "were skipped"))
-        meta["line_index"] = LineIndex(path)
-        metrics = out.frame()
-        first = hosts[0].get("nodename") if hosts and isinstance(hosts[0], dict) else None
-        return _finish(cls, path, options, metrics, out.events, first, meta, warnings + _partial(doc), clock)
+def read_json(parser, path, options: ParseOptions) -> Source:
+    """A ``sadf -j`` document, as a Source of ``parser``'s kind."""
+    options = options or ParseOptions()
+    raw = read_all_bytes(path, JSON_LIMIT)
+    text = decode(raw)
+    if "\r" in text:        # line ends as the line index counts them (JSON reads them as blanks)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    try:
+        doc = _loads(text)
+    except json.JSONDecodeError as exc:
+        doc = _json_prefix(path, text, exc)
+    except RecursionError:
+        raise InputError(path, "JSON nested too deeply to be sadf -j output") from None
+    hosts = (doc.get("sysstat") or {}).get("hosts") if isinstance(doc, dict) else None
+    if not isinstance(hosts, list):
+        raise InputError(path, "JSON without sysstat.hosts: not sadf -j output")
+    clock = _Clock(path, options)
+    out = _Collector()
+    warnings: list[str] = []
+    meta: dict = {"format": "sadf -j", "hosts": []}
+    if isinstance(doc.get("sysstat"), dict) and doc["sysstat"].get("sysdata-version"):
+        meta["sysdata_version"] = doc["sysstat"]["sysdata-version"]
+    for host in hosts:
+        _json_host(path, host, clock, out, meta)
+    if out.too_deep:
+        warnings.append(located(path, f"{out.too_deep} value(s) nested deeper than sadf ever writes "
+                                      "were skipped"))
+    meta["line_index"] = LineIndex(path)
+    metrics = out.frame()
+    first = hosts[0].get("nodename") if hosts and isinstance(hosts[0], dict) else None
+    return _finish(parser, path, options, metrics, out.events, first, meta, warnings + _partial(doc), clock)
 
 
 class _Object(dict):

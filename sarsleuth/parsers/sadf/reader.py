@@ -21,8 +21,6 @@ refused with the advice to export with ``sadf -d``.
 """
 from __future__ import annotations
 
-from sarsleuth.parsers.sadf.csv_reader import SadfCsvParser
-from sarsleuth.parsers.sadf.json_reader import SadfJsonParser
-from sarsleuth.parsers.sadf.xml_reader import SadfXmlParser
+from sarsleuth.parsers.sadf.parser import SadfCsvParser, SadfJsonParser, SadfXmlParser
 
 __all__ = ["SadfCsvParser", "SadfJsonParser", "SadfXmlParser"]

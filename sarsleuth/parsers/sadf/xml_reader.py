@@ -2,94 +2,81 @@
 keeping the line its element starts on (evidence quotes that line)."""
 from __future__ import annotations
 
-import re
+from typing import TYPE_CHECKING
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.model import Source
 from sarsleuth.textio import DECOMPRESSION_ERRORS, open_binary
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.sar_text._lines import LineIndex
-from sarsleuth.parsers.base import ParseOptions, Parser
+from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.sadf._common import (MAX_NESTING, _Clock, _Collector, _emit, _event, _finish,
                                             _structured_stamp)
 
-class SadfXmlParser(Parser):
-    """``sadf -x`` XML: ``<sysstat><host><statistics><timestamp>...``."""
+if TYPE_CHECKING:
+    from sarsleuth.model import Source
 
-    kind = "sadf-xml"
-    priority = 10
-    description = "sadf -x XML (<sysstat> ... <timestamp>)"
 
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        start = text.lstrip()[:2000]
-        if re.search(r"<sysstat[\s>]", start) and ("<sysdata-version>" in start or "<host" in start):
-            return 0.98
-        if "<sysstat" in start:
-            return 0.6
-        return 0.0
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions) -> Source:
-        from xml.parsers.expat import ExpatError
-        options = options or ParseOptions()
-        clock = _Clock(path, options)
-        out = _Collector()
-        warnings: list[str] = []
-        meta: dict = {"format": "sadf -x", "hosts": []}
-        host = None
-        first_host = None
-        seen_sysstat = False
-        fh = open_binary(path)
-        try:
-            for event, elem in _elements(fh):
-                tag = _local(elem.tag)
-                if event == "start":
-                    if tag == "sysstat":
-                        seen_sysstat = True
-                    elif tag == "host":
-                        host = elem.get("nodename")
-                        first_host = first_host or host
-                        meta["hosts"].append(host)
-                    continue
-                if tag == "timestamp" and elem.get("date") is not None:
-                    ts = _structured_stamp(clock, elem.attrib)
-                    for child in elem:
-                        _xml_walk(child, None, ts, host, out)
-                    elem.clear()
-                elif tag in ("boot", "comment") and elem.get("date") is not None:
-                    ts = _structured_stamp(clock, elem.attrib)
-                    at = elem.get(LINE_KEY)
-                    if tag == "boot":
-                        n = elem.get("cpu_count")
-                        msg = f"LINUX RESTART ({n} CPU)" if n else "LINUX RESTART"
-                        out.events.append(_event(ts, host, "sar-restart", msg, path, at))
-                    else:
-                        out.events.append(_event(ts, host, "sar-comment", elem.get("com", ""), path, at))
-                elif tag in _METADATA:
-                    meta.setdefault(_METADATA[tag], (elem.text or "").strip())
-        except ExpatError as exc:
-            line = exc.lineno
-            if not out.values and not out.events:
-                raise InputError(path, f"not valid XML: {exc}", line=line) from None
-            warnings.append(located(path, f"XML damaged ({exc}); statistics before it were kept",
-                                    line=line))
-        except DECOMPRESSION_ERRORS + (LookupError,) as exc:   # LookupError: an unknown encoding="..."
-            if not out.values:
-                raise InputError(path, f"unreadable: {exc}") from None
-            warnings.append(located(path, f"stream damaged ({exc}); statistics before it were kept"))
-        finally:
-            fh.close()
-        if not seen_sysstat:
-            raise InputError(path, "XML without a <sysstat> element: not sadf -x output")
-        if out.too_deep:
-            warnings.append(located(path, f"{out.too_deep} element(s) nested deeper than sadf ever writes "
-                                          "were skipped"))
-        if isinstance(meta.get("ncpu"), str) and meta["ncpu"].isdigit():
-            meta["ncpu"] = int(meta["ncpu"])
-        meta["line_index"] = LineIndex(path)
-        metrics = out.frame()
-        return _finish(cls, path, options, metrics, out.events, first_host, meta, warnings, clock)
+def read_xml(parser, path, options: ParseOptions) -> Source:
+    """A ``sadf -x`` document, as a Source of ``parser``'s kind."""
+    from xml.parsers.expat import ExpatError
+    options = options or ParseOptions()
+    clock = _Clock(path, options)
+    out = _Collector()
+    warnings: list[str] = []
+    meta: dict = {"format": "sadf -x", "hosts": []}
+    host = None
+    first_host = None
+    seen_sysstat = False
+    fh = open_binary(path)
+    try:
+        for event, elem in _elements(fh):
+            tag = _local(elem.tag)
+            if event == "start":
+                if tag == "sysstat":
+                    seen_sysstat = True
+                elif tag == "host":
+                    host = elem.get("nodename")
+                    first_host = first_host or host
+                    meta["hosts"].append(host)
+                continue
+            if tag == "timestamp" and elem.get("date") is not None:
+                ts = _structured_stamp(clock, elem.attrib)
+                for child in elem:
+                    _xml_walk(child, None, ts, host, out)
+                elem.clear()
+            elif tag in ("boot", "comment") and elem.get("date") is not None:
+                ts = _structured_stamp(clock, elem.attrib)
+                at = elem.get(LINE_KEY)
+                if tag == "boot":
+                    n = elem.get("cpu_count")
+                    msg = f"LINUX RESTART ({n} CPU)" if n else "LINUX RESTART"
+                    out.events.append(_event(ts, host, "sar-restart", msg, path, at))
+                else:
+                    out.events.append(_event(ts, host, "sar-comment", elem.get("com", ""), path, at))
+            elif tag in _METADATA:
+                meta.setdefault(_METADATA[tag], (elem.text or "").strip())
+    except ExpatError as exc:
+        line = exc.lineno
+        if not out.values and not out.events:
+            raise InputError(path, f"not valid XML: {exc}", line=line) from None
+        warnings.append(located(path, f"XML damaged ({exc}); statistics before it were kept",
+                                line=line))
+    except DECOMPRESSION_ERRORS + (LookupError,) as exc:   # LookupError: an unknown encoding="..."
+        if not out.values:
+            raise InputError(path, f"unreadable: {exc}") from None
+        warnings.append(located(path, f"stream damaged ({exc}); statistics before it were kept"))
+    finally:
+        fh.close()
+    if not seen_sysstat:
+        raise InputError(path, "XML without a <sysstat> element: not sadf -x output")
+    if out.too_deep:
+        warnings.append(located(path, f"{out.too_deep} element(s) nested deeper than sadf ever writes "
+                                      "were skipped"))
+    if isinstance(meta.get("ncpu"), str) and meta["ncpu"].isdigit():
+        meta["ncpu"] = int(meta["ncpu"])
+    meta["line_index"] = LineIndex(path)
+    metrics = out.frame()
+    return _finish(parser, path, options, metrics, out.events, first_host, meta, warnings, clock)
 
 
 #: Bytes handed to the XML parser at a time.

@@ -34,13 +34,16 @@ warning.  Timestamps are naive wall clock, localized with ``options.tz``.
 from __future__ import annotations
 
 import gc
+from typing import TYPE_CHECKING
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.model import Source
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.sar_text._lines import AM_PM, ANSI_RE, BANNER_RE, CJK_TIME_RE, CLOCK_RE, DATE_TOKEN_RE, \
     numeric_start, strip_bom
 from sarsleuth.parsers.base import ParseOptions, Parser, events_frame
+
+if TYPE_CHECKING:
+    from sarsleuth.model import Source
 
 
 class SarTextParser(Parser):
@@ -125,6 +128,7 @@ class SarTextParser(Parser):
             "line_index": reader.line_index,
             **date_meta,
         }
+        from sarsleuth.model import Source
         return Source(
             path=str(path), kind=cls.kind, host=seg0.host or (hosts[0] if hosts else None),
             store=store, events=events, warnings=warnings, tz=None,

@@ -1,7 +1,6 @@
 """Report dicts placed on the clock and gathered into a Source."""
 from __future__ import annotations
 
-from sarsleuth.model import quoted
 from sarsleuth.parsers.loadtest.grammars import Reading, read_document
 
 # turning report dicts into a Source
@@ -103,6 +102,7 @@ def handle(handler, report: dict, statement, *args) -> None:
     set, the line it was read from: ``report["value_lines"][key]`` is
     ``{"line": n, "text": the line verbatim}``, so evidence quotes the
     value's own line (ab's ``Transfer rate:``), not the report's first."""
+    from sarsleuth.model import quoted
     before = {k: repr(v) for k, v in report.items() if k != "value_lines"}
     handler(report, statement.fields, *args)
     lines = report.setdefault("value_lines", {})
