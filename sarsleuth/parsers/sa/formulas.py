@@ -58,7 +58,7 @@ def compute_io(ctx):
 def compute_memory(ctx):
     frm, buf, cam, tlm = ctx.cur("frmkb"), ctx.cur("bufkb"), ctx.cur("camkb"), ctx.cur("tlmkb")
     tls, com = ctx.cur("tlskb"), ctx.cur("comkb")
-    notused = np.minimum(frm + buf + cam + ctx.cur("slabkb"), tlm)
+    notused = _not_used_memory(ctx, frm, buf, cam, tlm)
     out = [
         ("kbmemfree", frm), ("kbavail", _available(ctx, frm)), ("kbmemused", tlm - notused),
         ("%memused", _pct(tlm - notused, tlm)), ("kbbuffers", buf), ("kbcached", cam), ("kbcommit", com),
@@ -66,10 +66,40 @@ def compute_memory(ctx):
         ("kbdirty", ctx.cur("dirtykb")), ("kbanonpg", ctx.cur("anonpgkb")), ("kbslab", ctx.cur("slabkb")),
         ("kbkstack", ctx.cur("kstackkb")), ("kbpgtbl", ctx.cur("pgtblkb")), ("kbvmused", ctx.cur("vmusedkb")),
     ]
+    if ctx.writer < LAST_PAGE_RATES:
+        out += _page_rates(ctx)
     # sysstat prints 0 for what an older kernel or writer did not record
     # (no MemAvailable before Linux 3.14...); a 0 would read as "no memory
     # available", so such metrics are left out instead.
     return [(m, v) for m, v in out if ctx.has(MEMORY_SOURCE.get(m, "frmkb"))]
+
+
+#: The first sysstat whose sar no longer printed frmpg/s bufpg/s campg/s (-R).
+LAST_PAGE_RATES = (11, 5, 4)
+
+
+def _page_rates(ctx):
+    """sar -R of releases before 11.5.4: pages freed, added to buffers and
+    to the cache per second (negative when they shrink).  sysstat turned kB
+    into pages with the page size of the machine rendering the file: 4 kB
+    here, as on every x86 host."""
+    def rate(name):
+        now = np.floor(ctx.cur(name) / 4)
+        before = np.floor(ctx.raw_prev(name).astype(np.float64) / 4)
+        return (now - before) / ctx.itv * 100.0
+    return [("frmpg/s", rate("frmkb")), ("bufpg/s", rate("bufkb")), ("campg/s", rate("camkb"))]
+
+
+def _not_used_memory(ctx, frm, buf, cam, tlm):
+    """What kbmemused leaves out of the total, by the rule of the sysstat
+    that wrote the file: free memory until 11.7.3, free + buffers + cache +
+    slab from 11.7.4, available memory from 12.7.8 (kbmemused is printed as
+    that release printed it at capture time)."""
+    if ctx.writer < (11, 7, 4):
+        return frm
+    if ctx.writer >= (12, 7, 8) and ctx.has("availablekb"):
+        return ctx.cur("availablekb")
+    return np.minimum(frm + buf + cam + ctx.cur("slabkb"), tlm)
 
 
 def _available(ctx, free):
@@ -93,14 +123,17 @@ def compute_swap(ctx):
 
 def compute_huge(ctx):
     fr, tl = ctx.cur("frhkb"), ctx.cur("tlhkb")
-    return [("kbhugfree", fr), ("kbhugused", tl - fr), ("%hugused", _pct(tl - fr, tl)),
-            ("kbhugrsvd", ctx.cur("rsvdhkb")), ("kbhugsurp", ctx.cur("surphkb"))]
+    out = [("kbhugfree", fr), ("kbhugused", tl - fr), ("%hugused", _pct(tl - fr, tl))]
+    # reserved and surplus pages: recorded since sysstat 12.1.1 only
+    return out + [(m, ctx.cur(f)) for m, f in (("kbhugrsvd", "rsvdhkb"), ("kbhugsurp", "surphkb")) if ctx.has(f)]
 
 
 def compute_queue(ctx):
     return [("runq-sz", ctx.cur("nr_running")), ("plist-sz", ctx.cur("nr_threads")),
             ("ldavg-1", ctx.cur("load_avg_1") / 100), ("ldavg-5", ctx.cur("load_avg_5") / 100),
-            ("ldavg-15", ctx.cur("load_avg_15") / 100), ("blocked", ctx.cur("procs_blocked"))]
+            ("ldavg-15", ctx.cur("load_avg_15") / 100)] + (
+                # blocked tasks: not recorded by the first 9.x writers
+                [("blocked", ctx.cur("procs_blocked"))] if ctx.has("procs_blocked") else [])
 
 
 def compute_disk(ctx):
@@ -113,7 +146,16 @@ def compute_disk(ctx):
     out = [("tps", ctx.rate("nr_ios")), ("rkB/s", ctx.rate("rd_sect") / 2), ("wkB/s", ctx.rate("wr_sect") / 2),
            ("dkB/s", ctx.rate("dc_sect") / 2), ("areq-sz", arqsz / 2), ("aqu-sz", ctx.rate("rq_ticks") / 1000.0),
            ("await", await_ms), ("%util", ctx.rate("tot_ticks") / 10.0)]
+    if ctx.writer < LAST_SVCTM:
+        # sar printed the service time until 12.1.1: busy time per I/O (ms)
+        busy = ctx.delta("tot_ticks")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out.insert(-1, ("svctm", np.where(nr_ios != 0, busy / np.where(nr_ios != 0, nr_ios, 1), 0.0)))
     return [(m, v) for m, v in out if m != "dkB/s" or ctx.has("dc_sect")]
+
+
+#: The first sysstat whose sar no longer printed svctm.
+LAST_SVCTM = (12, 1, 2)
 
 
 def compute_net_dev(ctx):
@@ -172,7 +214,8 @@ def compute_softnet(ctx):
     out = [(m, ctx.rate(f)) for m, f in (("total/s", "processed"), ("dropd/s", "dropped"),
                                          ("squeezd/s", "time_squeeze"), ("rx_rps/s", "received_rps"),
                                          ("flw_lim/s", "flow_limit"))]
-    out.append(("blg_len", ctx.cur("backlog_len")))
+    if ctx.has("backlog_len"):      # recorded since sysstat 12.7 only
+        out.append(("blg_len", ctx.cur("backlog_len")))
     return out
 
 

@@ -87,7 +87,13 @@ def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec, state=None) 
     counted = per_cpu & (tot_p != 0)
     shown_cpu = counted & ~offline_raw[cur_idx]
 
-    # CPU "all": summed over counted CPUs on SMP, the file's own line otherwise
+    # CPU "all": summed over counted CPUs on SMP (sysstat 11.7.3 and later),
+    # the file's own line otherwise: earlier releases printed that line over
+    # the interval of the record header's uptime, which they took as its sum
+    if table.writer < SUMMED_ALL_SINCE:
+        per_cpu = np.zeros(len(rec), dtype=bool)
+        smp = np.zeros(len(rec), dtype=bool)
+        counted = per_cpu
     recs_smp = np.unique(rec[per_cpu])
     slot = np.searchsorted(recs_smp, rec)
     def sum_of(arr):
@@ -113,11 +119,16 @@ def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec, state=None) 
     out_rec = np.concatenate([all_rec, rec[idx]])
     device = np.concatenate([np.zeros(len(all_rec), dtype=np.int64), pos[idx]])
     top = int(table.pos.max()) + 1 if len(table.pos) else 1
-    metrics = [(m, np.concatenate([all_vals[m], cpu_vals[m]])) for m in _CPU_METRICS]
+    # %gnice only where the writer recorded guest_nice (sysstat 9.1.6 on)
+    shown = [m for m in _CPU_METRICS if m != "%gnice" or table.layout.field("guest_nice") is not None]
+    metrics = [(m, np.concatenate([all_vals[m], cpu_vals[m]])) for m in shown]
     return Rows(out_rec, device, numbered(top, head="all"), metrics)
 
 
 CPU_FIELD_NAMES = A.CPU_FIELDS
+
+#: The first sysstat that computed CPU "all" as the sum of the online CPUs.
+SUMMED_ALL_SINCE = (11, 7, 3)
 
 
 def _per_cpu_interval(c, p):
@@ -184,6 +195,7 @@ def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec, stat
     recs = np.unique(rec)
     slot = np.searchsorted(recs, rec)
     itv_all = itv_rec[recs]
+    has_backlog = table.layout.field("backlog_len") is not None
 
     def values(cur, prev, itv):
         out = []
@@ -192,7 +204,9 @@ def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec, stat
             diff = cur[f] - prev[f]
             diff = np.where(diff < 0, diff + U32_MOD, diff)
             out.append((metric, diff / itv * 100.0))
-        out.append(("blg_len", cur["backlog_len"]))
+        if has_backlog:
+            # (writers before sysstat 12.7 recorded no backlog length)
+            out.append(("blg_len", cur["backlog_len"]))
         return out
 
     all_c = {f: np.bincount(slot[counted], weights=c[f][counted], minlength=len(recs)) for f in fields}

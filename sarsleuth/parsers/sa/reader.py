@@ -37,7 +37,8 @@ from sarsleuth.model import Source
 from sarsleuth.textio import compression_of, open_binary
 from sarsleuth.parsers.sa import activities as A
 from sarsleuth.parsers.sa import clock, format_2169, format_2169_figures
-from sarsleuth.parsers.sa.compute import Context, ItemTable, Rows, generic_rows, pair_rows
+from sarsleuth.parsers.sa.compute import (SERIAL_LINE_AS_IS_SINCE, Context, ItemTable, Rows, generic_rows,
+                                          pair_rows, writer_version)
 from sarsleuth.parsers.sa.formulas import compute_swap
 from sarsleuth.parsers.sa.per_cpu import cpu_rows, softnet_rows
 from sarsleuth.parsers.sa.layout import FileLayout, read_layout, sniff_magic
@@ -198,11 +199,18 @@ class _Activity:
     def table(self, u8, offsets, nr, layout: FileLayout) -> ItemTable:
         table = ItemTable(u8, self.layout, self.act, offsets, nr, layout.long_size, layout.endian,
                           keep_first_nr2=self.per_cpu_irq)
+        table.writer = writer_version(layout.version)
         if self.per_cpu_irq:
             table.subset(table.pos < self.act.nr2)
         if self.spec.id == A.A_DISK:
             # unused slots (device 0-0) sar never shows
             table.subset((table.get("major") != 0) | (table.get("minor") != 0))
+        elif self.spec.id == A.A_SERIAL and table.writer < SERIAL_LINE_AS_IS_SINCE:
+            table.subset(table.get("line") != 0)              # unused serial slots
+        elif self.spec.id == A.A_FS:
+            # preallocated slots past the last filesystem (writers before
+            # 11.7): sar stops at the first with no blocks
+            table.subset(table.get("f_blocks") != 0)
         elif self.spec.id in (A.A_NET_DEV, A.A_NET_EDEV):
             table.subset(table.byte("interface") != 0)       # unused interface slots
         return table

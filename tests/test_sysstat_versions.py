@@ -1,0 +1,128 @@
+"""sa files written by real sysstat builds of several releases, read back
+against the ``sadf -d -- -A`` rendering of the same release.
+
+Each ``samples/sysstat-versions/<version>/`` holds a short file its own
+``sadc -S XALL`` recorded under load (a comment and a LINUX RESTART in the
+middle), and what that release's ``sadf`` printed for it (see the README
+there and ``record.sh``).  Every (UTC time, device, metric) value sadf
+printed must be one sarsleuth gives, and sarsleuth must give no figure that
+release did not print.
+"""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sarsleuth.parsers.base import ParseOptions
+from sarsleuth.parsers.sa.parser import SaBinaryParser
+
+from .test_sa_binary import DEVICE_COLUMNS, SECTION_BY_FIRST_METRIC, SKIPPED_COLUMNS, match_ratio
+
+VERSIONS_DIR = Path(__file__).resolve().parent.parent / "samples" / "sysstat-versions"
+VERSIONS = sorted((p.name for p in VERSIONS_DIR.iterdir() if (p / "sa.gz").is_file()),
+                  key=lambda v: tuple(int(x) for x in v.split(".")))
+
+#: Section of a ``sadf -d`` table by its first metric, the heads of every
+#: release (interrupts are ``INTR;intr/s`` since 9.1).
+SECTIONS = {**SECTION_BY_FIRST_METRIC, "intr/s": "interrupts", "%user": "cpu", "frmpg/s": "memory"}
+
+#: Older heads of the figures sarsleuth names as today's sadf does:
+#: (today's name, factor from the old value).  Sectors are 512 bytes.
+LEGACY_NAMES = {"rd_sec/s": ("rkB/s", 0.5), "wr_sec/s": ("wkB/s", 0.5), "avgrq-sz": ("areq-sz", 0.5),
+                "avgqu-sz": ("aqu-sz", 1.0), "txmtin/s": ("xmtin/s", 1.0)}
+
+
+def device_names(version_dir: Path) -> dict:
+    """Name -> devM-N of the recording machine's block devices: sadf 12
+    names a disk by looking its numbers up on the machine that renders the
+    file; sarsleuth keeps devM-N as recorded."""
+    names = {}
+    for line in (version_dir / "partitions.txt").read_text().splitlines()[2:]:
+        major, minor, _blocks, name = line.split()
+        names[name] = f"dev{major}-{minor}"
+    return names
+
+
+def load_rendering(version_dir: Path) -> pd.DataFrame:
+    """(timestamp UTC, section, device, metric, value) of a sadf -d file of
+    any release, old heads translated to today's names."""
+    renamed = device_names(version_dir)
+    rows, header = [], None
+    with gzip.open(version_dir / "sadf-d.csv.gz", "rt") as text:
+        for line in text:
+            fields = line.rstrip("\n").split(";")
+            if line.startswith("#"):
+                header = fields
+                continue
+            if header is None or fields[1] == "-1":
+                continue                  # restart and comment lines
+            columns, values = header[3:], fields[3:]
+            if columns[0] in DEVICE_COLUMNS and len(values) == 2 * (len(columns) - 1):
+                # sadf 9.1 to 10.x print the line number before each serial
+                # value: keep the line once, then the values
+                values = values[:1] + values[1::2]
+            if len(values) != len(columns):
+                raise AssertionError(f"unexpected sadf row: {line}")
+            names = [c for c in columns if c not in DEVICE_COLUMNS and c not in SKIPPED_COLUMNS]
+            section = "disk" if "DEV" in columns else SECTIONS[names[0]]
+            device = ""
+            for col, val in zip(columns, values):
+                if col in DEVICE_COLUMNS:
+                    # the total of interrupts is named as sar prints it
+                    total = "sum" if col == "INTR" else "all"
+                    device = total if val == "-1" else renamed.get(val, val)
+            stamp = pd.Timestamp(fields[2].replace(" UTC", ""), tz="UTC")
+            for col, val in zip(columns, values):
+                if col in DEVICE_COLUMNS or col in SKIPPED_COLUMNS:
+                    continue
+                metric, factor = LEGACY_NAMES.get(col, (col, 1.0))
+                rows.append((stamp, section, device, metric, float(val) * factor, int(fields[1])))
+    return pd.DataFrame(rows, columns=["timestamp", "section", "device", "metric", "value", "interval"])
+
+
+def restarts(version_dir: Path) -> list:
+    with gzip.open(version_dir / "sadf-d.csv.gz", "rt") as text:
+        return [pd.Timestamp(f.split(";")[2].replace(" UTC", ""), tz="UTC") for f in text
+                if ";-1;" in f and "RESTART" in f]
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def recorded(request):
+    version_dir = VERSIONS_DIR / request.param
+    source = SaBinaryParser.parse(version_dir / "sa.gz", ParseOptions())
+    return request.param, version_dir, source, load_rendering(version_dir)
+
+
+def test_every_release_is_recorded():
+    assert {"9.1.5", "10.1.5", "11.7.3", "12.5.4"} <= set(VERSIONS)
+
+
+def test_values_agree_with_the_release_that_wrote_them(recorded):
+    version, _dir, source, reference = recorded
+    assert len(reference) > 5000 and not source.warnings
+    ratio, bad = match_ratio(source, reference)
+    print(f"sysstat {version}: {ratio:.4%} of {len(reference)} sadf values matched")
+    assert ratio >= 0.995, bad.head(20).to_string()
+
+
+def test_no_figure_the_release_did_not_print(recorded):
+    """The reverse: every (time, section, device, metric) sarsleuth gives
+    is one that release printed."""
+    _version, _dir, source, reference = recorded
+    ours = source.metrics
+    stamps = ours["timestamp"].dt.tz_convert("UTC")
+    got = set(zip(stamps, ours["section"].astype(str), ours["device"].astype(str), ours["metric"].astype(str)))
+    printed = set(zip(reference["timestamp"], reference["section"], reference["device"], reference["metric"]))
+    extra = got - printed
+    assert not extra, sorted(extra, key=str)[:20]
+
+
+def test_restart_and_comment_are_events(recorded):
+    version, version_dir, source, _reference = recorded
+    events = source.events
+    restart_at = list(events.loc[events["kind"] == "sar-restart", "timestamp"].dt.tz_convert("UTC"))
+    assert restart_at == restarts(version_dir) and len(restart_at) == 1
+    assert f"sysstat {version} comment" in set(events.loc[events["kind"] == "sar-comment", "message"])
