@@ -10,6 +10,7 @@ release did not print.
 """
 from __future__ import annotations
 
+import functools
 import gzip
 from pathlib import Path
 
@@ -32,7 +33,9 @@ SECTIONS = {**SECTION_BY_FIRST_METRIC, "intr/s": "interrupts", "%user": "cpu", "
 #: Older heads of the figures sarsleuth names as today's sadf does:
 #: (today's name, factor from the old value).  Sectors are 512 bytes.
 LEGACY_NAMES = {"rd_sec/s": ("rkB/s", 0.5), "wr_sec/s": ("wkB/s", 0.5), "avgrq-sz": ("areq-sz", 0.5),
-                "avgqu-sz": ("aqu-sz", 1.0), "txmtin/s": ("xmtin/s", 1.0)}
+                "avgqu-sz": ("aqu-sz", 1.0), "txmtin/s": ("xmtin/s", 1.0),
+                # retransmitted segments, renamed in 12.7.6
+                "retrseg/s": ("retrans/s", 1.0)}
 
 
 def device_names(version_dir: Path) -> dict:
@@ -60,6 +63,9 @@ def load_rendering(version_dir: Path) -> pd.DataFrame:
             if header is None or fields[1] == "-1":
                 continue                  # restart and comment lines
             columns, values = header[3:], fields[3:]
+            if columns[-1] == "CPU*":
+                # sadf 12.7: one column per CPU after the total of each interrupt
+                columns = columns[:-1] + ["intr/s"] + [f"CPU{n}" for n in range(len(values) - len(columns))]
             if columns[0] in DEVICE_COLUMNS and len(values) == 2 * (len(columns) - 1):
                 # sadf 9.1 to 10.x print the line number before each serial
                 # value: keep the line once, then the values
@@ -89,11 +95,15 @@ def restarts(version_dir: Path) -> list:
                 if ";-1;" in f and "RESTART" in f]
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(version):
+    return SaBinaryParser.parse(VERSIONS_DIR / version / "sa.gz", ParseOptions())
+
+
 @pytest.fixture(scope="module", params=VERSIONS)
 def recorded(request):
     version_dir = VERSIONS_DIR / request.param
-    source = SaBinaryParser.parse(version_dir / "sa.gz", ParseOptions())
-    return request.param, version_dir, source, load_rendering(version_dir)
+    return request.param, version_dir, _parsed(request.param), load_rendering(version_dir)
 
 
 def test_every_release_is_recorded():
@@ -112,12 +122,14 @@ def test_no_figure_the_release_did_not_print(recorded):
     """The reverse: every (time, section, device, metric) sarsleuth gives
     is one that release printed."""
     _version, _dir, source, reference = recorded
-    ours = source.metrics
-    stamps = ours["timestamp"].dt.tz_convert("UTC")
-    got = set(zip(stamps, ours["section"].astype(str), ours["device"].astype(str), ours["metric"].astype(str)))
-    printed = set(zip(reference["timestamp"], reference["section"], reference["device"], reference["metric"]))
-    extra = got - printed
-    assert not extra, sorted(extra, key=str)[:20]
+    keys = ["timestamp", "section", "device", "metric"]
+    ours = source.metrics[keys].copy()
+    ours["timestamp"] = ours["timestamp"].dt.tz_convert("UTC")
+    for col in keys[1:]:
+        ours[col] = ours[col].astype(str)
+    merged = ours.merge(reference[keys].drop_duplicates(), on=keys, how="left", indicator=True)
+    extra = merged[merged["_merge"] == "left_only"]
+    assert extra.empty, extra.head(20).to_string()
 
 
 def test_restart_and_comment_are_events(recorded):
@@ -126,3 +138,60 @@ def test_restart_and_comment_are_events(recorded):
     restart_at = list(events.loc[events["kind"] == "sar-restart", "timestamp"].dt.tz_convert("UTC"))
     assert restart_at == restarts(version_dir) and len(restart_at) == 1
     assert f"sysstat {version} comment" in set(events.loc[events["kind"] == "sar-comment", "message"])
+
+
+# --- rules that changed between releases, each checked where it applies ----------------------
+
+@functools.lru_cache(maxsize=None)
+def _figures(version):
+    m = _parsed(version).metrics
+    return m.assign(section=m["section"].astype(str), device=m["device"].astype(str), metric=m["metric"].astype(str))
+
+
+def _value(m, stamp, section, device, metric):
+    hit = m[(m["timestamp"] == pd.Timestamp(stamp, tz="UTC")) & (m["section"] == section)
+            & (m["device"] == device) & (m["metric"] == metric)]
+    assert len(hit) == 1
+    return round(float(hit["value"].iloc[0]), 2)
+
+
+def test_cpu_all_is_the_stored_line_before_11_7_3():
+    """sysstat 9.1.5 printed CPU "all" from the file's own "cpu" line over the
+    record's uptime: 83.42 % user here, where the sum of the two CPUs (the
+    rule since 11.7.3) gives 83.00."""
+    m = _figures("9.1.5")
+    assert _value(m, "2026-11-23 07:10:07", "cpu", "all", "%usr") == 83.42
+    assert _value(m, "2026-11-23 07:10:07", "cpu", "all", "%sys") == 14.07
+
+
+def test_used_memory_follows_the_writer():
+    """total - free until 11.7.3 (10.1.5 printed 4837188 kB, 19.60 %), total -
+    free - buffers - cache - slab from 11.7.4."""
+    old = _figures("10.1.5")
+    assert _value(old, "2026-11-23 07:11:07", "memory", "", "kbmemused") == 4837188
+    assert _value(old, "2026-11-23 07:11:07", "memory", "", "%memused") == 19.60
+    new = _figures("12.5.4")
+    mem = new[new["section"] == "memory"].pivot_table(index="timestamp", columns="metric", values="value",
+                                                      observed=True)
+    total = mem["kbmemfree"] + mem["kbmemused"] + mem["kbbuffers"] + mem["kbcached"] + mem["kbslab"]
+    assert (total.max() - total.min()) < 1 << 20       # the same installed memory
+
+
+@pytest.mark.parametrize("version, printed, not_printed", [
+    ("9.1.5", {"svctm", "frmpg/s", "campg/s"}, {"%gnice", "blocked", "kbhugrsvd", "blg_len", "dkB/s"}),
+    ("10.1.5", {"svctm", "frmpg/s", "%gnice", "blocked"}, {"kbhugrsvd", "blg_len", "dkB/s"}),
+    ("11.2.0", {"svctm", "frmpg/s"}, {"kbhugrsvd", "blg_len", "dkB/s"}),
+    ("11.7.3", {"svctm"}, {"frmpg/s", "kbhugrsvd", "blg_len", "dkB/s"}),
+    ("12.5.4", {"kbhugrsvd", "dkB/s"}, {"svctm", "frmpg/s", "blg_len"}),
+])
+def test_figures_are_those_the_release_printed(version, printed, not_printed):
+    metrics = set(_figures(version)["metric"])
+    assert printed <= metrics and not (not_printed & metrics)
+
+
+def test_old_serial_lines_and_filesystem_slots():
+    """Before 11.7.1 sadc stored a serial line as its number + 1 (0: unused);
+    before 11.7 it kept spare filesystem slots that sar does not show."""
+    old = _figures("11.2.0")
+    assert set(old.loc[old["section"] == "serial", "device"]) == {"0"}
+    assert set(old.loc[old["section"] == "filesystem", "device"]) == {"/dev/vda"}

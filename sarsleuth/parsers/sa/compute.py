@@ -79,6 +79,7 @@ class ItemTable:
         self.values = {}
         self.widths = {}
         self.writer = NEWEST_WRITER       # sysstat version that wrote the file
+        self.cpu_block = 0                # items per CPU of a per-CPU table (interrupts)
         for f in layout.fields:
             self._read(f)
 

@@ -41,9 +41,16 @@ def compute_paging(ctx):
     out = _rates([("pgpgin/s", "pgpgin"), ("pgpgout/s", "pgpgout"), ("fault/s", "pgfault"),
                   ("majflt/s", "pgmajfault"), ("pgfree/s", "pgfree"), ("pgscank/s", "pgscan_kswapd"),
                   ("pgscand/s", "pgscan_direct"), ("pgsteal/s", "pgsteal")])(ctx)
-    scanned = ctx.delta("pgscan_kswapd") + ctx.delta("pgscan_direct")
-    out.append(("%vmeff", _pct(ctx.delta("pgsteal"), scanned)))
-    return out
+    if ctx.writer < NO_VMEFF_SINCE:
+        scanned = ctx.delta("pgscan_kswapd") + ctx.delta("pgscan_direct")
+        out.append(("%vmeff", _pct(ctx.delta("pgsteal"), scanned)))
+    # pages promoted to / demoted from faster memory tiers (since 12.7.5)
+    return out + [(m, ctx.rate(f)) for m, f in (("pgprom/s", "pgpromote"), ("pgdem/s", "pgdemote"))
+                  if ctx.has(f)]
+
+
+#: The first sysstat whose sar no longer printed %vmeff.
+NO_VMEFF_SINCE = (12, 7, 5)
 
 
 def compute_io(ctx):
@@ -63,7 +70,8 @@ def compute_memory(ctx):
         ("kbmemfree", frm), ("kbavail", _available(ctx, frm)), ("kbmemused", tlm - notused),
         ("%memused", _pct(tlm - notused, tlm)), ("kbbuffers", buf), ("kbcached", cam), ("kbcommit", com),
         ("%commit", _pct(com, tlm + tls)), ("kbactive", ctx.cur("activekb")), ("kbinact", ctx.cur("inactkb")),
-        ("kbdirty", ctx.cur("dirtykb")), ("kbanonpg", ctx.cur("anonpgkb")), ("kbslab", ctx.cur("slabkb")),
+        ("kbdirty", ctx.cur("dirtykb")), ("kbshmem", ctx.cur("shmemkb")), ("kbanonpg", ctx.cur("anonpgkb")),
+        ("kbslab", ctx.cur("slabkb")),
         ("kbkstack", ctx.cur("kstackkb")), ("kbpgtbl", ctx.cur("pgtblkb")), ("kbvmused", ctx.cur("vmusedkb")),
     ]
     if ctx.writer < LAST_PAGE_RATES:
@@ -112,7 +120,7 @@ def _available(ctx, free):
 #: The raw field each optional memory metric comes from.
 MEMORY_SOURCE = {"kbavail": "availablekb", "kbactive": "activekb", "kbinact": "inactkb", "kbdirty": "dirtykb",
                  "kbanonpg": "anonpgkb", "kbslab": "slabkb", "kbkstack": "kstackkb", "kbpgtbl": "pgtblkb",
-                 "kbvmused": "vmusedkb"}
+                 "kbvmused": "vmusedkb", "kbshmem": "shmemkb"}
 
 
 def compute_swap(ctx):

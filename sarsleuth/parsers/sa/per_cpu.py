@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from sarsleuth.parsers.sa import activities as A
-from sarsleuth.parsers.sa.compute import U32_MOD, ItemTable, Rows, numbered, pair_rows
+from sarsleuth.parsers.sa.compute import U32_MOD, Context, ItemTable, Rows, generic_rows, numbered, pair_rows
 
 
 # --- CPU ----------------------------------------------------------------------------
@@ -219,3 +219,39 @@ def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec, stat
     top = int(table.pos.max()) + 1 if len(table.pos) else 1
     return Rows(out_rec, device, numbered(top, head="all"),
                 [(m, np.concatenate([a, b])) for (m, a), (_m, b) in zip(tot, per)])
+
+
+# --- interrupts per CPU (sysstat 12.7) ------------------------------------------------
+
+def irq_rows_per_cpu(spec, table: ItemTable, prev_rec, itv_rec) -> list:
+    """intr/s of each interrupt for CPU "all", then CPU0, CPU1... as columns
+    of the same interrupt, as sadf -d prints them.  Only CPU "all" items
+    carry the interrupt's name: a CPU's items are matched by their slot.  A
+    CPU whose total (its first item, "sum") is 0 now or in the record before
+    is offline or new: sysstat does not show it."""
+    import copy
+    block = table.cpu_block
+    cpu = table.pos // block
+    every = copy.copy(table)
+    every.subset(cpu == 0)
+    out = [generic_rows(spec, every, prev_rec, itv_rec)]
+    label_key = every.rec * block + every.pos
+    labels = every.string("irq_name")
+    for k in range(1, int(cpu.max()) + 1 if len(cpu) else 0):
+        part = copy.copy(table)
+        part.subset(cpu == k)
+        slot = part.pos - k * block
+        cur_idx, prev_idx = pair_rows(part.rec, slot, prev_rec, False)
+        rec = part.rec[cur_idx]
+        ctx = Context(part, cur_idx, prev_idx, itv_rec[rec])
+        total = np.zeros(len(prev_rec), dtype=np.float64)
+        first = slot == 0
+        total[part.rec[first]] = part.get("irq_nr")[first]
+        before = prev_rec[rec]
+        shown = (total[rec] != 0) & (before >= 0) & (total[np.maximum(before, 0)] != 0)
+        where = np.searchsorted(label_key, rec * block + slot[cur_idx])
+        names = labels[np.minimum(where, len(labels) - 1)] if len(labels) else np.array([], dtype=object)
+        uniq, codes = np.unique(names.astype(str), return_inverse=True) if len(names) else (np.array([""]), where)
+        out.append(Rows(rec[shown], codes.reshape(-1).astype(np.int64)[shown], uniq.astype(object),
+                        [(f"CPU{k - 1}", ctx.rate("irq_nr")[shown])]))
+    return out
