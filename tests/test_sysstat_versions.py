@@ -107,7 +107,15 @@ def recorded(request):
 
 
 def test_every_release_is_recorded():
-    assert {"9.1.5", "10.1.5", "11.7.3", "12.5.4"} <= set(VERSIONS)
+    assert {"9.1.5", "10.0.5", "10.1.5", "11.2.0", "11.7.3", "12.5.4", "12.7.9"} <= set(VERSIONS)
+
+
+def test_interrupts_per_cpu_of_sysstat_12_7():
+    """12.7 records each interrupt per CPU: the CPUs add up to CPU "all"."""
+    m = _figures("12.7.9")
+    irq = m[m["section"] == "interrupts"].pivot_table(index=["timestamp", "device"], columns="metric",
+                                                      values="value", observed=True)
+    assert ((irq["CPU0"] + irq["CPU1"] - irq["intr/s"]).abs() < 0.01).all() and irq["intr/s"].max() > 100
 
 
 def test_values_agree_with_the_release_that_wrote_them(recorded):
@@ -166,10 +174,14 @@ def test_cpu_all_is_the_stored_line_before_11_7_3():
 
 def test_used_memory_follows_the_writer():
     """total - free until 11.7.3 (10.1.5 printed 4837188 kB, 19.60 %), total -
-    free - buffers - cache - slab from 11.7.4."""
+    free - buffers - cache - slab from 11.7.4, total - available from 12.7.8."""
     old = _figures("10.1.5")
     assert _value(old, "2026-11-23 07:11:07", "memory", "", "kbmemused") == 4837188
     assert _value(old, "2026-11-23 07:11:07", "memory", "", "%memused") == 19.60
+    newest = _figures("12.7.9")
+    mem = newest[newest["section"] == "memory"].pivot_table(index="timestamp", columns="metric", values="value",
+                                                            observed=True)
+    assert ((mem["kbmemused"] + mem["kbavail"]).nunique()) == 1     # total - available since 12.7.8
     new = _figures("12.5.4")
     mem = new[new["section"] == "memory"].pivot_table(index="timestamp", columns="metric", values="value",
                                                       observed=True)
@@ -182,7 +194,8 @@ def test_used_memory_follows_the_writer():
     ("10.1.5", {"svctm", "frmpg/s", "%gnice", "blocked"}, {"kbhugrsvd", "blg_len", "dkB/s"}),
     ("11.2.0", {"svctm", "frmpg/s"}, {"kbhugrsvd", "blg_len", "dkB/s"}),
     ("11.7.3", {"svctm"}, {"frmpg/s", "kbhugrsvd", "blg_len", "dkB/s"}),
-    ("12.5.4", {"kbhugrsvd", "dkB/s"}, {"svctm", "frmpg/s", "blg_len"}),
+    ("12.5.4", {"kbhugrsvd", "dkB/s", "%vmeff"}, {"svctm", "frmpg/s", "blg_len", "pgprom/s", "CPU0"}),
+    ("12.7.9", {"blg_len", "pgprom/s", "pgdem/s", "kbshmem", "CPU0", "CPU1"}, {"%vmeff", "svctm"}),
 ])
 def test_figures_are_those_the_release_printed(version, printed, not_printed):
     metrics = set(_figures(version)["metric"])

@@ -231,27 +231,32 @@ def irq_rows_per_cpu(spec, table: ItemTable, prev_rec, itv_rec) -> list:
     is offline or new: sysstat does not show it."""
     import copy
     block = table.cpu_block
-    cpu = table.pos // block
-    every = copy.copy(table)
-    every.subset(cpu == 0)
+    cpu_of_item = table.pos // block
+    every, part = copy.copy(table), copy.copy(table)
+    every.subset(cpu_of_item == 0)
+    part.subset(cpu_of_item > 0)
     out = [generic_rows(spec, every, prev_rec, itv_rec)]
+    if not len(part.rec):
+        return out
+    cur_idx, prev_idx = pair_rows(part.rec, part.pos, prev_rec, False)
+    rec, pos = part.rec[cur_idx], part.pos[cur_idx]
+    rate = Context(part, cur_idx, prev_idx, itv_rec[rec]).rate("irq_nr")
+    cpu, slot = pos // block, pos % block
+    total = np.zeros((len(prev_rec), int(cpu.max()) + 1))
+    first = part.pos % block == 0
+    total[part.rec[first], part.pos[first] // block] = part.get("irq_nr")[first]
+    before = prev_rec[rec]
+    shown = np.flatnonzero((total[rec, cpu] != 0) & (before >= 0) & (total[np.maximum(before, 0), cpu] != 0))
     label_key = every.rec * block + every.pos
     labels = every.string("irq_name")
-    for k in range(1, int(cpu.max()) + 1 if len(cpu) else 0):
-        part = copy.copy(table)
-        part.subset(cpu == k)
-        slot = part.pos - k * block
-        cur_idx, prev_idx = pair_rows(part.rec, slot, prev_rec, False)
-        rec = part.rec[cur_idx]
-        ctx = Context(part, cur_idx, prev_idx, itv_rec[rec])
-        total = np.zeros(len(prev_rec), dtype=np.float64)
-        first = slot == 0
-        total[part.rec[first]] = part.get("irq_nr")[first]
-        before = prev_rec[rec]
-        shown = (total[rec] != 0) & (before >= 0) & (total[np.maximum(before, 0)] != 0)
-        where = np.searchsorted(label_key, rec * block + slot[cur_idx])
-        names = labels[np.minimum(where, len(labels) - 1)] if len(labels) else np.array([], dtype=object)
-        uniq, codes = np.unique(names.astype(str), return_inverse=True) if len(names) else (np.array([""]), where)
-        out.append(Rows(rec[shown], codes.reshape(-1).astype(np.int64)[shown], uniq.astype(object),
-                        [(f"CPU{k - 1}", ctx.rate("irq_nr")[shown])]))
+    where = np.minimum(np.searchsorted(label_key, rec[shown] * block + slot[shown]), max(len(labels) - 1, 0))
+    names, codes = np.unique(labels[where].astype(str), return_inverse=True)
+    codes = codes.reshape(-1).astype(np.int64)
+    order = np.argsort(cpu[shown], kind="stable")
+    bounds = np.searchsorted(cpu[shown][order], np.arange(1, total.shape[1] + 1))
+    for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]), start=1):
+        take = order[lo:hi]
+        if len(take):
+            out.append(Rows(rec[shown][take], codes[take], names.astype(object),
+                            [(f"CPU{k - 1}", rate[shown][take])]))
     return out
