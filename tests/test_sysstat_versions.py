@@ -23,8 +23,9 @@ from sarsleuth.parsers.sa.parser import SaBinaryParser
 from .test_sa_binary import DEVICE_COLUMNS, SECTION_BY_FIRST_METRIC, SKIPPED_COLUMNS, match_ratio
 
 VERSIONS_DIR = Path(__file__).resolve().parent.parent / "samples" / "sysstat-versions"
+#: One directory per release, "-m32" for a 32-bit build of it (4-byte longs).
 VERSIONS = sorted((p.name for p in VERSIONS_DIR.iterdir() if (p / "sa.gz").is_file()),
-                  key=lambda v: tuple(int(x) for x in v.split(".")))
+                  key=lambda v: (tuple(int(x) for x in v.split("-")[0].split(".")), v))
 
 #: Section of a ``sadf -d`` table by its first metric, the heads of every
 #: release (interrupts are ``INTR;intr/s`` since 9.1).
@@ -142,6 +143,7 @@ def test_no_figure_the_release_did_not_print(recorded):
 
 def test_restart_and_comment_are_events(recorded):
     version, version_dir, source, _reference = recorded
+    version = version.split("-")[0]
     events = source.events
     restart_at = list(events.loc[events["kind"] == "sar-restart", "timestamp"].dt.tz_convert("UTC"))
     assert restart_at == restarts(version_dir) and len(restart_at) == 1
@@ -208,3 +210,11 @@ def test_old_serial_lines_and_filesystem_slots():
     old = _figures("11.2.0")
     assert set(old.loc[old["section"] == "serial", "device"]) == {"0"}
     assert set(old.loc[old["section"] == "filesystem", "device"]) == {"/dev/vda"}
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v.endswith("-m32")])
+def test_32_bit_writers(version):
+    """A 32-bit sadc writes 4-byte C longs: the same figures as its 64-bit
+    build (checked above against its own sadf), read at the narrower offsets."""
+    meta = _parsed(version).meta
+    assert meta["long_size"] == 4 and meta["sysstat_version"] == version.split("-")[0]

@@ -2,7 +2,7 @@
 # Record one small sa file per sysstat release with that release's own sadc,
 # and keep that release's own sadf rendering of it as the reference.
 #
-#   record.sh OUTDIR SYSSTAT_GIT_DIR VERSION...
+#   [WORD=32] record.sh OUTDIR SYSSTAT_GIT_DIR VERSION...
 #
 # SYSSTAT_GIT_DIR is a clone of https://github.com/sysstat/sysstat (its
 # history starts at 9.1.5).  Each VERSION (e.g. 10.1.5) is exported from its
@@ -29,6 +29,11 @@ RECORDS=${RECORDS:-30}
 # glibc >= 2.28 no longer pulls major()/minor() in through sys/types.h, and
 # gcc >= 10 defaults to -fno-common: both only need flags on old releases.
 FLAGS="-O2 -fcommon -w -include sys/sysmacros.h"
+# WORD=32 builds a 32-bit sadc (gcc-multilib): C longs of 4 bytes, as on
+# i386 hosts; its files go to OUTDIR/VERSION-m32.
+WORD=${WORD:-64}
+suffix=""
+if [ "$WORD" = 32 ]; then FLAGS="$FLAGS -m32"; suffix="-m32"; fi
 
 # Load for the recording: disk writes, loopback TCP traffic and CPU, so that
 # the rates sar prints are not all zero.
@@ -57,9 +62,10 @@ for version in "$@"; do
     src="$build/sysstat-$version"
     mkdir -p "$src"
     git -C "$repo" archive "v$version" | tar -x -C "$src"
-    (cd "$src" && ./configure --disable-nls --disable-sensors CFLAGS="$FLAGS" >configure.log 2>&1 \
-        && make sadc sar sadf >make.log 2>&1) || { echo "sysstat $version: build failed" >&2; continue; }
-    dest="$out/$version"
+    (cd "$src" && ./configure --disable-nls --disable-sensors CFLAGS="$FLAGS" LDFLAGS="$FLAGS" \
+        >configure.log 2>&1 && make sadc sar sadf >make.log 2>&1) \
+        || { echo "sysstat $version: build failed" >&2; continue; }
+    dest="$out/$version$suffix"
     mkdir -p "$dest"
     sa="$build/sa-$version"
     rm -f "$sa"
@@ -77,7 +83,7 @@ for version in "$@"; do
     cp /proc/partitions "$dest/partitions.txt"
     {
         echo "sysstat $version (git tag v$version), built with: $(gcc --version | head -n 1)"
-        echo "configure --disable-nls --disable-sensors CFLAGS=\"$FLAGS\"; make sadc sar sadf"
+        echo "configure --disable-nls --disable-sensors CFLAGS=\"$FLAGS\" LDFLAGS=\"$FLAGS\"; make sadc sar sadf"
         echo "sadc -S XALL 1 $RECORDS FILE; sadc -C 'sysstat $version comment' FILE; sadc FILE; sadc -S XALL 1 5 FILE"
         echo "TZ=UTC sadf -d FILE -- -A | gzip > sadf-d.csv.gz; LC_ALL=C TZ=UTC sar -A -f FILE | gzip > sar-A.txt.gz"
         echo "machine: $(uname -srm), $(nproc) CPUs; recorded $(date -u '+%Y-%m-%d %H:%M UTC')"
