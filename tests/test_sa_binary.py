@@ -19,6 +19,7 @@ from sarsleuth.errors import InputError
 from sarsleuth.parsers import sniff_bytes
 from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.sa.compute import writer_version
+from sarsleuth.parsers.sa.formulas import USED_WITHOUT_CACHE_SINCE
 from sarsleuth.parsers.sa.parser import SaBinaryParser
 from sarsleuth.parsers.sa.per_cpu import SUMMED_ALL_SINCE
 
@@ -135,8 +136,8 @@ def parse(path, **opts):
 OMITTED_FOR_OLD_WRITERS = {"kbavail", "kbactive", "kbinact", "kbdirty", "kbanonpg", "kbslab", "kbkstack", "kbpgtbl", "kbvmused",
                            # no discard counts before sysstat 11.7, no link speed before 10
                            "dtps", "bdscd/s", "dkB/s", "%ifutil",
-                           # nor guest_nice, blocked tasks (first 9.x), reserved/surplus
-                           # huge pages (before 12.1.1), softnet backlog (before 12.7)
+                           # nor guest_nice (before 10.1.2), blocked tasks (9.1.7), reserved/
+                           # surplus huge pages (12.1.1), softnet backlog (12.6.0)
                            "%gnice", "blocked", "kbhugrsvd", "kbhugsurp", "blg_len"}
 
 
@@ -149,7 +150,7 @@ def by_a_later_rule(reference: pd.DataFrame, writer: str) -> pd.Series:
     version = writer_version(writer)
     cpu_all = (reference["section"] == "cpu") & (reference["device"] == "all")
     used = reference["metric"].isin(["kbmemused", "%memused"])
-    return (cpu_all & (version < SUMMED_ALL_SINCE)) | (used & (version < (11, 7, 4)))
+    return (cpu_all & (version < SUMMED_ALL_SINCE)) | (used & (version < USED_WITHOUT_CACHE_SINCE))
 
 
 @pytest.mark.parametrize("name", REFERENCED)

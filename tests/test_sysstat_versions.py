@@ -112,7 +112,8 @@ def test_every_release_is_recorded():
 
 
 def test_interrupts_per_cpu_of_sysstat_12_7():
-    """12.7 records each interrupt per CPU: the CPUs add up to CPU "all"."""
+    """Since 12.5.6 sadc records each interrupt per CPU: the CPUs add up to
+    CPU "all"."""
     m = _figures("12.7.9")
     irq = m[m["section"] == "interrupts"].pivot_table(index=["timestamp", "device"], columns="metric",
                                                       values="value", observed=True)

@@ -98,14 +98,20 @@ def _page_rates(ctx):
     return [("frmpg/s", rate("frmkb")), ("bufpg/s", rate("bufkb")), ("campg/s", rate("camkb"))]
 
 
+#: The first sysstat whose kbmemused left buffers, cache and slab out, and
+#: the first that took it as total - available.
+USED_WITHOUT_CACHE_SINCE = (11, 7, 4)
+USED_BESIDE_AVAILABLE_SINCE = (12, 7, 8)
+
+
 def _not_used_memory(ctx, frm, buf, cam, tlm):
     """What kbmemused leaves out of the total, by the rule of the sysstat
     that wrote the file: free memory until 11.7.3, free + buffers + cache +
     slab from 11.7.4, available memory from 12.7.8 (kbmemused is printed as
     that release printed it at capture time)."""
-    if ctx.writer < (11, 7, 4):
+    if ctx.writer < USED_WITHOUT_CACHE_SINCE:
         return frm
-    if ctx.writer >= (12, 7, 8) and ctx.has("availablekb"):
+    if ctx.writer >= USED_BESIDE_AVAILABLE_SINCE and ctx.has("availablekb"):
         return ctx.cur("availablekb")
     return np.minimum(frm + buf + cam + ctx.cur("slabkb"), tlm)
 
@@ -140,7 +146,7 @@ def compute_queue(ctx):
     return [("runq-sz", ctx.cur("nr_running")), ("plist-sz", ctx.cur("nr_threads")),
             ("ldavg-1", ctx.cur("load_avg_1") / 100), ("ldavg-5", ctx.cur("load_avg_5") / 100),
             ("ldavg-15", ctx.cur("load_avg_15") / 100)] + (
-                # blocked tasks: not recorded by the first 9.x writers
+                # blocked tasks: recorded since sysstat 9.1.7
                 [("blocked", ctx.cur("procs_blocked"))] if ctx.has("procs_blocked") else [])
 
 
@@ -222,7 +228,7 @@ def compute_softnet(ctx):
     out = [(m, ctx.rate(f)) for m, f in (("total/s", "processed"), ("dropd/s", "dropped"),
                                          ("squeezd/s", "time_squeeze"), ("rx_rps/s", "received_rps"),
                                          ("flw_lim/s", "flow_limit"))]
-    if ctx.has("backlog_len"):      # recorded since sysstat 12.7 only
+    if ctx.has("backlog_len"):      # recorded since sysstat 12.6.0 only
         out.append(("blg_len", ctx.cur("backlog_len")))
     return out
 

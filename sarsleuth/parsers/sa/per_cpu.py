@@ -119,7 +119,7 @@ def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec, state=None) 
     out_rec = np.concatenate([all_rec, rec[idx]])
     device = np.concatenate([np.zeros(len(all_rec), dtype=np.int64), pos[idx]])
     top = int(table.pos.max()) + 1 if len(table.pos) else 1
-    # %gnice only where the writer recorded guest_nice (sysstat 9.1.6 on)
+    # %gnice only where the writer recorded guest_nice (sysstat 10.1.2 on)
     shown = [m for m in _CPU_METRICS if m != "%gnice" or table.layout.field("guest_nice") is not None]
     metrics = [(m, np.concatenate([all_vals[m], cpu_vals[m]])) for m in shown]
     return Rows(out_rec, device, numbered(top, head="all"), metrics)
@@ -205,7 +205,7 @@ def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec, stat
             diff = np.where(diff < 0, diff + U32_MOD, diff)
             out.append((metric, diff / itv * 100.0))
         if has_backlog:
-            # (writers before sysstat 12.7 recorded no backlog length)
+            # (writers before sysstat 12.6.0 recorded no backlog length)
             out.append(("blg_len", cur["backlog_len"]))
         return out
 
@@ -221,7 +221,7 @@ def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec, stat
                 [(m, np.concatenate([a, b])) for (m, a), (_m, b) in zip(tot, per)])
 
 
-# --- interrupts per CPU (sysstat 12.7) ------------------------------------------------
+# --- interrupts per CPU (sysstat 12.5.6 on) --------------------------------------------
 
 def irq_rows_per_cpu(spec, table: ItemTable, prev_rec, itv_rec) -> list:
     """intr/s of each interrupt for CPU "all", then CPU0, CPU1... as columns
