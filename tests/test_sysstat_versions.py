@@ -108,7 +108,7 @@ def recorded(request):
 
 
 def test_every_release_is_recorded():
-    assert {"9.1.5", "10.0.5", "10.1.5", "11.2.0", "11.7.3", "12.5.4", "12.7.9"} <= set(VERSIONS)
+    assert {"9.1.5", "10.0.5", "10.1.5", "11.2.0", "11.7.3", "12.5.4", "12.6.1", "12.7.9"} <= set(VERSIONS)
 
 
 def test_interrupts_per_cpu_of_sysstat_12_7():
@@ -198,6 +198,7 @@ def test_used_memory_follows_the_writer():
     ("11.2.0", {"svctm", "frmpg/s"}, {"kbhugrsvd", "blg_len", "dkB/s"}),
     ("11.7.3", {"svctm"}, {"frmpg/s", "kbhugrsvd", "blg_len", "dkB/s"}),
     ("12.5.4", {"kbhugrsvd", "dkB/s", "%vmeff"}, {"svctm", "frmpg/s", "blg_len", "pgprom/s", "CPU0"}),
+    ("12.6.1", {"blg_len", "CPU0", "CPU1", "%vmeff"}, {"svctm", "pgprom/s", "kbshmem"}),
     ("12.7.9", {"blg_len", "pgprom/s", "pgdem/s", "kbshmem", "CPU0", "CPU1"}, {"%vmeff", "svctm"}),
 ])
 def test_figures_are_those_the_release_printed(version, printed, not_printed):
