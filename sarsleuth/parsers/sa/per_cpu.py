@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from sarsleuth.parsers.sa import activities as A
-from sarsleuth.parsers.sa.compute import U32_MOD, Context, ItemTable, Rows, generic_rows, numbered, pair_rows
+from sarsleuth.parsers.sa.compute import U32_MOD, Context, ItemTable, Rows, item_keys, numbered, pair_rows
 
 
 # --- CPU ----------------------------------------------------------------------------
@@ -235,7 +235,11 @@ def irq_rows_per_cpu(spec, table: ItemTable, prev_rec, itv_rec) -> list:
     every, part = copy.copy(table), copy.copy(table)
     every.subset(cpu_of_item == 0)
     part.subset(cpu_of_item > 0)
-    out = [generic_rows(spec, every, prev_rec, itv_rec)]
+    # CPU "all" as for any activity, keeping each item's name code
+    keys, label_codes, names = item_keys(spec, every)
+    cur_idx, prev_idx = pair_rows(every.rec, keys, prev_rec, spec.new_item_from_zero)
+    rec = every.rec[cur_idx]
+    out = [Rows(rec, label_codes[cur_idx], names, spec.compute(Context(every, cur_idx, prev_idx, itv_rec[rec])))]
     if not len(part.rec):
         return out
     cur_idx, prev_idx = pair_rows(part.rec, part.pos, prev_rec, False)
@@ -248,15 +252,13 @@ def irq_rows_per_cpu(spec, table: ItemTable, prev_rec, itv_rec) -> list:
     before = prev_rec[rec]
     shown = np.flatnonzero((total[rec, cpu] != 0) & (before >= 0) & (total[np.maximum(before, 0), cpu] != 0))
     label_key = every.rec * block + every.pos
-    labels = every.string("irq_name")
-    where = np.minimum(np.searchsorted(label_key, rec[shown] * block + slot[shown]), max(len(labels) - 1, 0))
-    names, codes = np.unique(labels[where].astype(str), return_inverse=True)
-    codes = codes.reshape(-1).astype(np.int64)
+    where = np.minimum(np.searchsorted(label_key, rec[shown] * block + slot[shown]), max(len(label_codes) - 1, 0))
+    codes = label_codes[where] if len(label_codes) else np.zeros(0, dtype=np.int64)
     order = np.argsort(cpu[shown], kind="stable")
     bounds = np.searchsorted(cpu[shown][order], np.arange(1, total.shape[1] + 1))
     for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]), start=1):
         take = order[lo:hi]
         if len(take):
-            out.append(Rows(rec[shown][take], codes[take], names.astype(object),
+            out.append(Rows(rec[shown][take], codes[take], names,
                             [(f"CPU{k - 1}", rate[shown][take])]))
     return out
