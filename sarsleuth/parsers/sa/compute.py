@@ -40,6 +40,24 @@ def numbered(count: int, first: int = 0, head: str | None = None) -> np.ndarray:
     return np.array(labels, dtype=object)
 
 
+#: Writers before sysstat 11.7.1 stored a serial line's number plus one, so
+#: that 0 marks an unused slot.
+SERIAL_LINE_AS_IS_SINCE = (11, 7, 1)
+
+#: A writer whose version is unknown is taken as today's sysstat.
+NEWEST_WRITER = (99, 0, 0)
+
+
+def writer_version(text: str) -> tuple:
+    """(major, minor, patch) of a version string such as "11.7.3"."""
+    parts = []
+    for piece in text.split(".")[:3]:
+        if not piece.isdigit():
+            return NEWEST_WRITER
+        parts.append(int(piece))
+    return tuple(parts + [0] * (3 - len(parts))) if parts else NEWEST_WRITER
+
+
 class ItemTable:
     """Items of one activity across records, with their raw fields."""
 
@@ -60,6 +78,8 @@ class ItemTable:
         self.endian = endian
         self.values = {}
         self.widths = {}
+        self.writer = NEWEST_WRITER       # sysstat version that wrote the file
+        self.cpu_block = 0                # items per CPU of a per-CPU table (interrupts)
         for f in layout.fields:
             self._read(f)
 
@@ -143,6 +163,12 @@ class Context:
 
     def cur(self, name):
         return self.raw(name).astype(np.float64)
+
+    @property
+    def writer(self) -> tuple:
+        """(major, minor, patch) of the sysstat that wrote the file: some
+        figures changed their formula between releases."""
+        return self.table.writer
 
     def has(self, name) -> bool:
         """Whether the writer's structure had this field at all."""
@@ -238,6 +264,8 @@ def item_keys(spec, table: ItemTable):
         return table.pos, table.pos, numbered(top, first)
     if how == "line":
         line = table.get("line").astype(np.int64)
+        if table.writer < SERIAL_LINE_AS_IS_SINCE:
+            line = line - 1           # stored as line + 1 (0: an unused slot)
         codes, names = codes_of(line)
         return line, codes, names
     if how == "disk":

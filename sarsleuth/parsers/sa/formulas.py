@@ -41,9 +41,16 @@ def compute_paging(ctx):
     out = _rates([("pgpgin/s", "pgpgin"), ("pgpgout/s", "pgpgout"), ("fault/s", "pgfault"),
                   ("majflt/s", "pgmajfault"), ("pgfree/s", "pgfree"), ("pgscank/s", "pgscan_kswapd"),
                   ("pgscand/s", "pgscan_direct"), ("pgsteal/s", "pgsteal")])(ctx)
-    scanned = ctx.delta("pgscan_kswapd") + ctx.delta("pgscan_direct")
-    out.append(("%vmeff", _pct(ctx.delta("pgsteal"), scanned)))
-    return out
+    if ctx.writer < NO_VMEFF_SINCE:
+        scanned = ctx.delta("pgscan_kswapd") + ctx.delta("pgscan_direct")
+        out.append(("%vmeff", _pct(ctx.delta("pgsteal"), scanned)))
+    # pages promoted to / demoted from faster memory tiers (since 12.7.5)
+    return out + [(m, ctx.rate(f)) for m, f in (("pgprom/s", "pgpromote"), ("pgdem/s", "pgdemote"))
+                  if ctx.has(f)]
+
+
+#: The first sysstat whose sar no longer printed %vmeff.
+NO_VMEFF_SINCE = (12, 7, 5)
 
 
 def compute_io(ctx):
@@ -58,18 +65,55 @@ def compute_io(ctx):
 def compute_memory(ctx):
     frm, buf, cam, tlm = ctx.cur("frmkb"), ctx.cur("bufkb"), ctx.cur("camkb"), ctx.cur("tlmkb")
     tls, com = ctx.cur("tlskb"), ctx.cur("comkb")
-    notused = np.minimum(frm + buf + cam + ctx.cur("slabkb"), tlm)
+    notused = _not_used_memory(ctx, frm, buf, cam, tlm)
     out = [
         ("kbmemfree", frm), ("kbavail", _available(ctx, frm)), ("kbmemused", tlm - notused),
         ("%memused", _pct(tlm - notused, tlm)), ("kbbuffers", buf), ("kbcached", cam), ("kbcommit", com),
         ("%commit", _pct(com, tlm + tls)), ("kbactive", ctx.cur("activekb")), ("kbinact", ctx.cur("inactkb")),
-        ("kbdirty", ctx.cur("dirtykb")), ("kbanonpg", ctx.cur("anonpgkb")), ("kbslab", ctx.cur("slabkb")),
+        ("kbdirty", ctx.cur("dirtykb")), ("kbshmem", ctx.cur("shmemkb")), ("kbanonpg", ctx.cur("anonpgkb")),
+        ("kbslab", ctx.cur("slabkb")),
         ("kbkstack", ctx.cur("kstackkb")), ("kbpgtbl", ctx.cur("pgtblkb")), ("kbvmused", ctx.cur("vmusedkb")),
     ]
+    if ctx.writer < LAST_PAGE_RATES:
+        out += _page_rates(ctx)
     # sysstat prints 0 for what an older kernel or writer did not record
     # (no MemAvailable before Linux 3.14...); a 0 would read as "no memory
     # available", so such metrics are left out instead.
     return [(m, v) for m, v in out if ctx.has(MEMORY_SOURCE.get(m, "frmkb"))]
+
+
+#: The first sysstat whose sar no longer printed frmpg/s bufpg/s campg/s (-R).
+LAST_PAGE_RATES = (11, 5, 4)
+
+
+def _page_rates(ctx):
+    """sar -R of releases before 11.5.4: pages freed, added to buffers and
+    to the cache per second (negative when they shrink).  sysstat turned kB
+    into pages with the page size of the machine rendering the file: 4 kB
+    here, as on every x86 host."""
+    def rate(name):
+        now = np.floor(ctx.cur(name) / 4)
+        before = np.floor(ctx.raw_prev(name).astype(np.float64) / 4)
+        return (now - before) / ctx.itv * 100.0
+    return [("frmpg/s", rate("frmkb")), ("bufpg/s", rate("bufkb")), ("campg/s", rate("camkb"))]
+
+
+#: The first sysstat whose kbmemused left buffers, cache and slab out, and
+#: the first that took it as total - available.
+USED_WITHOUT_CACHE_SINCE = (11, 7, 4)
+USED_BESIDE_AVAILABLE_SINCE = (12, 7, 8)
+
+
+def _not_used_memory(ctx, frm, buf, cam, tlm):
+    """What kbmemused leaves out of the total, by the rule of the sysstat
+    that wrote the file: free memory until 11.7.3, free + buffers + cache +
+    slab from 11.7.4, available memory from 12.7.8 (kbmemused is printed as
+    that release printed it at capture time)."""
+    if ctx.writer < USED_WITHOUT_CACHE_SINCE:
+        return frm
+    if ctx.writer >= USED_BESIDE_AVAILABLE_SINCE and ctx.has("availablekb"):
+        return ctx.cur("availablekb")
+    return np.minimum(frm + buf + cam + ctx.cur("slabkb"), tlm)
 
 
 def _available(ctx, free):
@@ -82,7 +126,7 @@ def _available(ctx, free):
 #: The raw field each optional memory metric comes from.
 MEMORY_SOURCE = {"kbavail": "availablekb", "kbactive": "activekb", "kbinact": "inactkb", "kbdirty": "dirtykb",
                  "kbanonpg": "anonpgkb", "kbslab": "slabkb", "kbkstack": "kstackkb", "kbpgtbl": "pgtblkb",
-                 "kbvmused": "vmusedkb"}
+                 "kbvmused": "vmusedkb", "kbshmem": "shmemkb"}
 
 
 def compute_swap(ctx):
@@ -93,14 +137,17 @@ def compute_swap(ctx):
 
 def compute_huge(ctx):
     fr, tl = ctx.cur("frhkb"), ctx.cur("tlhkb")
-    return [("kbhugfree", fr), ("kbhugused", tl - fr), ("%hugused", _pct(tl - fr, tl)),
-            ("kbhugrsvd", ctx.cur("rsvdhkb")), ("kbhugsurp", ctx.cur("surphkb"))]
+    out = [("kbhugfree", fr), ("kbhugused", tl - fr), ("%hugused", _pct(tl - fr, tl))]
+    # reserved and surplus pages: recorded since sysstat 12.1.1 only
+    return out + [(m, ctx.cur(f)) for m, f in (("kbhugrsvd", "rsvdhkb"), ("kbhugsurp", "surphkb")) if ctx.has(f)]
 
 
 def compute_queue(ctx):
     return [("runq-sz", ctx.cur("nr_running")), ("plist-sz", ctx.cur("nr_threads")),
             ("ldavg-1", ctx.cur("load_avg_1") / 100), ("ldavg-5", ctx.cur("load_avg_5") / 100),
-            ("ldavg-15", ctx.cur("load_avg_15") / 100), ("blocked", ctx.cur("procs_blocked"))]
+            ("ldavg-15", ctx.cur("load_avg_15") / 100)] + (
+                # blocked tasks: recorded since sysstat 9.1.7
+                [("blocked", ctx.cur("procs_blocked"))] if ctx.has("procs_blocked") else [])
 
 
 def compute_disk(ctx):
@@ -113,7 +160,16 @@ def compute_disk(ctx):
     out = [("tps", ctx.rate("nr_ios")), ("rkB/s", ctx.rate("rd_sect") / 2), ("wkB/s", ctx.rate("wr_sect") / 2),
            ("dkB/s", ctx.rate("dc_sect") / 2), ("areq-sz", arqsz / 2), ("aqu-sz", ctx.rate("rq_ticks") / 1000.0),
            ("await", await_ms), ("%util", ctx.rate("tot_ticks") / 10.0)]
+    if ctx.writer < LAST_SVCTM:
+        # sar printed the service time until 12.1.1: busy time per I/O (ms)
+        busy = ctx.delta("tot_ticks")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out.insert(-1, ("svctm", np.where(nr_ios != 0, busy / np.where(nr_ios != 0, nr_ios, 1), 0.0)))
     return [(m, v) for m, v in out if m != "dkB/s" or ctx.has("dc_sect")]
+
+
+#: The first sysstat whose sar no longer printed svctm.
+LAST_SVCTM = (12, 1, 2)
 
 
 def compute_net_dev(ctx):
@@ -172,7 +228,8 @@ def compute_softnet(ctx):
     out = [(m, ctx.rate(f)) for m, f in (("total/s", "processed"), ("dropd/s", "dropped"),
                                          ("squeezd/s", "time_squeeze"), ("rx_rps/s", "received_rps"),
                                          ("flw_lim/s", "flow_limit"))]
-    out.append(("blg_len", ctx.cur("backlog_len")))
+    if ctx.has("backlog_len"):      # recorded since sysstat 12.6.0 only
+        out.append(("blg_len", ctx.cur("backlog_len")))
     return out
 
 

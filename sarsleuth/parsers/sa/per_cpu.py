@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from sarsleuth.parsers.sa import activities as A
-from sarsleuth.parsers.sa.compute import U32_MOD, ItemTable, Rows, numbered, pair_rows
+from sarsleuth.parsers.sa.compute import U32_MOD, Context, ItemTable, Rows, item_keys, numbered, pair_rows
 
 
 # --- CPU ----------------------------------------------------------------------------
@@ -87,7 +87,13 @@ def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec, state=None) 
     counted = per_cpu & (tot_p != 0)
     shown_cpu = counted & ~offline_raw[cur_idx]
 
-    # CPU "all": summed over counted CPUs on SMP, the file's own line otherwise
+    # CPU "all": summed over counted CPUs on SMP (sysstat 11.7.3 and later),
+    # the file's own line otherwise: earlier releases printed that line over
+    # the interval of the record header's uptime, which they took as its sum
+    if table.writer < SUMMED_ALL_SINCE:
+        per_cpu = np.zeros(len(rec), dtype=bool)
+        smp = np.zeros(len(rec), dtype=bool)
+        counted = per_cpu
     recs_smp = np.unique(rec[per_cpu])
     slot = np.searchsorted(recs_smp, rec)
     def sum_of(arr):
@@ -113,11 +119,16 @@ def cpu_rows(table: ItemTable, prev_rec, segment_of_rec, nr_of_rec, state=None) 
     out_rec = np.concatenate([all_rec, rec[idx]])
     device = np.concatenate([np.zeros(len(all_rec), dtype=np.int64), pos[idx]])
     top = int(table.pos.max()) + 1 if len(table.pos) else 1
-    metrics = [(m, np.concatenate([all_vals[m], cpu_vals[m]])) for m in _CPU_METRICS]
+    # %gnice only where the writer recorded guest_nice (sysstat 10.1.2 on)
+    shown = [m for m in _CPU_METRICS if m != "%gnice" or table.layout.field("guest_nice") is not None]
+    metrics = [(m, np.concatenate([all_vals[m], cpu_vals[m]])) for m in shown]
     return Rows(out_rec, device, numbered(top, head="all"), metrics)
 
 
 CPU_FIELD_NAMES = A.CPU_FIELDS
+
+#: The first sysstat that computed CPU "all" as the sum of the online CPUs.
+SUMMED_ALL_SINCE = (11, 7, 3)
 
 
 def _per_cpu_interval(c, p):
@@ -184,6 +195,7 @@ def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec, stat
     recs = np.unique(rec)
     slot = np.searchsorted(recs, rec)
     itv_all = itv_rec[recs]
+    has_backlog = table.layout.field("backlog_len") is not None
 
     def values(cur, prev, itv):
         out = []
@@ -192,7 +204,9 @@ def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec, stat
             diff = cur[f] - prev[f]
             diff = np.where(diff < 0, diff + U32_MOD, diff)
             out.append((metric, diff / itv * 100.0))
-        out.append(("blg_len", cur["backlog_len"]))
+        if has_backlog:
+            # (writers before sysstat 12.6.0 recorded no backlog length)
+            out.append(("blg_len", cur["backlog_len"]))
         return out
 
     all_c = {f: np.bincount(slot[counted], weights=c[f][counted], minlength=len(recs)) for f in fields}
@@ -205,3 +219,46 @@ def softnet_rows(spec, table: ItemTable, prev_rec, segment_of_rec, itv_rec, stat
     top = int(table.pos.max()) + 1 if len(table.pos) else 1
     return Rows(out_rec, device, numbered(top, head="all"),
                 [(m, np.concatenate([a, b])) for (m, a), (_m, b) in zip(tot, per)])
+
+
+# --- interrupts per CPU (sysstat 12.5.6 on) --------------------------------------------
+
+def irq_rows_per_cpu(spec, table: ItemTable, prev_rec, itv_rec) -> list:
+    """intr/s of each interrupt for CPU "all", then CPU0, CPU1... as columns
+    of the same interrupt, as sadf -d prints them.  Only CPU "all" items
+    carry the interrupt's name: a CPU's items are matched by their slot.  A
+    CPU whose total (its first item, "sum") is 0 now or in the record before
+    is offline or new: sysstat does not show it."""
+    import copy
+    block = table.cpu_block
+    cpu_of_item = table.pos // block
+    every, part = copy.copy(table), copy.copy(table)
+    every.subset(cpu_of_item == 0)
+    part.subset(cpu_of_item > 0)
+    # CPU "all" as for any activity, keeping each item's name code
+    keys, label_codes, names = item_keys(spec, every)
+    cur_idx, prev_idx = pair_rows(every.rec, keys, prev_rec, spec.new_item_from_zero)
+    rec = every.rec[cur_idx]
+    out = [Rows(rec, label_codes[cur_idx], names, spec.compute(Context(every, cur_idx, prev_idx, itv_rec[rec])))]
+    if not len(part.rec):
+        return out
+    cur_idx, prev_idx = pair_rows(part.rec, part.pos, prev_rec, False)
+    rec, pos = part.rec[cur_idx], part.pos[cur_idx]
+    rate = Context(part, cur_idx, prev_idx, itv_rec[rec]).rate("irq_nr")
+    cpu, slot = pos // block, pos % block
+    total = np.zeros((len(prev_rec), int(cpu.max()) + 1))
+    first = part.pos % block == 0
+    total[part.rec[first], part.pos[first] // block] = part.get("irq_nr")[first]
+    before = prev_rec[rec]
+    shown = np.flatnonzero((total[rec, cpu] != 0) & (before >= 0) & (total[np.maximum(before, 0), cpu] != 0))
+    label_key = every.rec * block + every.pos
+    where = np.minimum(np.searchsorted(label_key, rec[shown] * block + slot[shown]), max(len(label_codes) - 1, 0))
+    codes = label_codes[where] if len(label_codes) else np.zeros(0, dtype=np.int64)
+    order = np.argsort(cpu[shown], kind="stable")
+    bounds = np.searchsorted(cpu[shown][order], np.arange(1, total.shape[1] + 1))
+    for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]), start=1):
+        take = order[lo:hi]
+        if len(take):
+            out.append(Rows(rec[shown][take], codes[take], names,
+                            [(f"CPU{k - 1}", rate[shown][take])]))
+    return out

@@ -37,9 +37,10 @@ from sarsleuth.model import Source
 from sarsleuth.textio import compression_of, open_binary
 from sarsleuth.parsers.sa import activities as A
 from sarsleuth.parsers.sa import clock, format_2169, format_2169_figures
-from sarsleuth.parsers.sa.compute import Context, ItemTable, Rows, generic_rows, pair_rows
+from sarsleuth.parsers.sa.compute import (SERIAL_LINE_AS_IS_SINCE, Context, ItemTable, Rows, generic_rows,
+                                          pair_rows, writer_version)
 from sarsleuth.parsers.sa.formulas import compute_swap
-from sarsleuth.parsers.sa.per_cpu import cpu_rows, softnet_rows
+from sarsleuth.parsers.sa.per_cpu import cpu_rows, irq_rows_per_cpu, softnet_rows
 from sarsleuth.parsers.sa.layout import FileLayout, read_layout, sniff_magic
 from sarsleuth.parsers.sa.records import RecordIndex, Walker
 from sarsleuth.parsers.sa.spool import spool
@@ -190,25 +191,31 @@ class _Activity:
 
     def __init__(self, pos, act, spec, item_layout):
         self.pos, self.act, self.spec, self.layout = pos, act, spec, item_layout
-        # per-CPU interrupt tables: keep the CPU "all" part (first nr2 items)
+        # per-CPU interrupt tables (sysstat 12.7): CPU "all", then each CPU,
+        # nr2 interrupts each
         self.per_cpu_irq = spec.id == A.A_IRQ and bool(item_layout.strings)
         self.state = {}                # carried from one slice of records to the next
         self.outputs = []              # [(section, [metric, ...])]
 
     def table(self, u8, offsets, nr, layout: FileLayout) -> ItemTable:
-        table = ItemTable(u8, self.layout, self.act, offsets, nr, layout.long_size, layout.endian,
-                          keep_first_nr2=self.per_cpu_irq)
-        if self.per_cpu_irq:
-            table.subset(table.pos < self.act.nr2)
+        table = ItemTable(u8, self.layout, self.act, offsets, nr, layout.long_size, layout.endian)
+        table.writer = writer_version(layout.version)
+        table.cpu_block = self.act.nr2 if self.per_cpu_irq else 0
         if self.spec.id == A.A_DISK:
             # unused slots (device 0-0) sar never shows
             table.subset((table.get("major") != 0) | (table.get("minor") != 0))
+        elif self.spec.id == A.A_SERIAL and table.writer < SERIAL_LINE_AS_IS_SINCE:
+            table.subset(table.get("line") != 0)              # unused serial slots
+        elif self.spec.id == A.A_FS:
+            # preallocated slots past the last filesystem (writers before
+            # 11.7): sar stops at the first with no blocks
+            table.subset(table.get("f_blocks") != 0)
         elif self.spec.id in (A.A_NET_DEV, A.A_NET_EDEV):
             table.subset(table.byte("interface") != 0)       # unused interface slots
         return table
 
     def items_per_record(self, nr: np.ndarray) -> np.ndarray:
-        return (np.minimum(nr, 1) if self.per_cpu_irq else nr) * self.act.nr2
+        return nr * self.act.nr2
 
 
 def _readable_activities(path, layout: FileLayout, warnings) -> list:
@@ -250,6 +257,8 @@ def _rows_for(spec, table, prev_rec, itv, segment, nr, state):
         return [("cpu", cpu_rows(table, prev_rec, segment, nr, state))]
     if spec.id == A.A_NET_SOFT:
         return [("softnet", softnet_rows(spec, table, prev_rec, segment, itv, state))]
+    if table.cpu_block:
+        return [("interrupts", rows) for rows in irq_rows_per_cpu(spec, table, prev_rec, itv)]
     rows = generic_rows(spec, table, prev_rec, itv)
     if spec.id == A.A_MEMORY:
         # one sysstat activity, two sar reports (-r and -S): two sections
