@@ -158,15 +158,10 @@ class MemoryPressure(Detector):
 
     @staticmethod
     def _avail_pct(ctx: Context, host):
-        total = None
-        for name in ("kbmemtotal",):
-            total = ctx.series("memory", name, host=host)
-        free = ctx.series("memory", "kbmemfree", host=host)
-        used = ctx.series("memory", "kbmemused", host=host)
-        if total is None and free is not None and used is not None:
-            total = free + used
+        total = ram_kb_series(ctx, host)
         if total is None:
             return None
+        free = ctx.series("memory", "kbmemfree", host=host)
         avail = ctx.series("memory", "kbavail", host=host)
         if avail is None and free is not None:
             cached = ctx.series("memory", "kbcached", host=host)
@@ -232,11 +227,31 @@ def proxy_buffer_bound(ctx: Context, host, ep) -> dict | None:
 
 
 def _sar_ram_kb(ctx: Context, host, ep) -> float | None:
-    total = ctx.series("memory", "kbmemtotal", host=host)
+    total = ram_kb_series(ctx, host)
     if total is None:
-        free, used = ctx.series("memory", "kbmemfree", host=host), ctx.series("memory", "kbmemused", host=host)
-        if free is None or used is None:
-            return None
-        total = (free + used).dropna()
+        return None
     w = total[(total.index >= ep.start) & (total.index <= ep.end)]
     return int(w.iloc[0]) if len(w) else None
+
+
+def ram_kb_series(ctx: Context, host):
+    """The host's RAM in kB at each sample of its sar memory figures, or
+    None.  sar's %memused is kbmemused over the kernel's MemTotal in every
+    sysstat version, while what kbmemused counts changed (kbmemfree +
+    kbmemused is the total only in files of sysstat before 11.7.4), so the
+    total is kbmemused * 100 / %memused, taken at the sample where
+    %memused is highest (sar text prints it to two decimals: the least
+    relative rounding there)."""
+    total = ctx.series("memory", "kbmemtotal", host=host)
+    if total is not None:
+        return total
+    used, pct = ctx.series("memory", "kbmemused", host=host), ctx.series("memory", "%memused", host=host)
+    if used is not None and pct is not None:
+        pct = pct.reindex(used.index)
+        if (pct > 0).any():
+            at = pct.idxmax()
+            return used * 0 + round(float(used[at]) * 100 / float(pct[at]))
+    free = ctx.series("memory", "kbmemfree", host=host)
+    if free is None or used is None:
+        return None
+    return (free + used).dropna()
