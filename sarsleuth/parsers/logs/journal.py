@@ -138,8 +138,11 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
         key = syslog.minute_key_for(months)
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
-    return logscan.build_source(path, "journal", fmt, result, options, key,
-                                first_line_time=_logs_begin_at(head))
+    source = logscan.build_source(path, "journal", fmt, result, options, key,
+                                  first_line_time=_logs_begin_at(head))
+    if fmt.variant != "json":
+        source.warnings.extend(syslog.ambiguous_months(path, head.decode("utf-8", "replace")))
+    return source
 
 
 def _logs_begin_at(head: bytes) -> dt.datetime | None:

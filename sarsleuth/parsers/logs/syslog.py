@@ -43,6 +43,16 @@ RE_3164 = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?(?:(?P<wday>[^\W\d_]{1,12})\.?,? {1,2})? ?"
     + MONTH_TOKEN + r"\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
     r"(?:[.,](?P<frac>\d{1,9}))?(?: (?P<year>(?:19|20)\d\d)(?= ))?(?P<rest>(?:\s.*)?)$", re.S)
+#: Any other stamp as strftime("%b %d %H:%M:%S") writes it: the words before
+#: the day are the month (and an optional weekday), read by the locale
+#: tables (:func:`sarsleuth.knowledge.locales.split_stamp_names`): names with
+#: combining marks (hi ``अप्रैल``), spaces (vi ``Thg 6``, ca ``de gen.``),
+#: hyphens or apostrophes (gv ``J-guer``, br ``Cʼhw``), wide padding
+#: (et ``apr  ``).  Tried only where :data:`RE_3164` does not read the line.
+RE_LOOSE = re.compile(
+    r"^(?:<(?P<pri>\d{1,3})>)?(?P<names> ?[^\s<:\[\]=/][^\s:\[\]=]{0,47}(?: {1,4}[^\s:\[\]=]{1,48}){0,4}?)"
+    r" {1,4}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
+    r"(?:[.,](?P<frac>\d{1,9}))?(?: (?P<year>(?:19|20)\d\d)(?= ))?(?P<rest>(?:\s.*)?)$", re.S)
 RE_ISO = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?(?P<v5424>1 )?(?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ]"
     r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<frac>\d{1,9}))?"
@@ -65,7 +75,7 @@ RE_NGINX_EMBEDDED = re.compile(
 
 #: Volume keys, when stamps are not at a fixed position.
 _VOLUME_REGEX = (rb"^(?:<\d{1,3}>)?(?:1 )?(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )? ?"
-                 rb"(\S{3,10} {1,2}\d{1,2} \d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d)"
+                 rb"((?:[^\s:\[\]]{1,48} {1,4}){1,4}?\d{1,2} \d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d)"
                  rb"(?::\d\d(?:[.,]\d+)?( (?:19|20)\d\d)(?= ))?")
 _FIXED_3164 = re.compile(rb"^[A-Z][a-z]{2} [ 0-3]\d \d\d:\d\d:\d\d[ .]")
 _FIXED_ISO = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
@@ -82,12 +92,59 @@ def month_number(word: str, settled: dict | None = None) -> int | None:
 def file_months(text: str) -> dict:
     """The month names of a file's head, ambiguous ones settled by the
     others (``{}`` for an English file: CLDR is not loaded)."""
-    tokens = []
-    for line in text.splitlines()[:2000]:
-        m = RE_3164.match(line)
-        if m and locales.english_month(m.group("mon")) is None:
-            tokens.append(m.group("mon"))
-    return locales.settle(tokens)
+    return locales.settle(month_tokens(text))
+
+
+def month_tokens(text: str, limit: int = 2000) -> list[str]:
+    """The month tokens of the stamps of a file's head, in order."""
+    return [t for t in map(stamp_token, text.split("\n")[:limit]) if t is not None]
+
+
+def ambiguous_months(path, text: str, token_of=None, limit: int = 2000) -> list[str]:
+    """Warnings for the month names of a file's head that the file cannot
+    settle (fr_CA writes ``jui`` for both June and July), naming the first
+    line of each; ``token_of`` reads a line's month token (default: a
+    syslog stamp's)."""
+    token_of = token_of or stamp_token
+    lines = text.split("\n")[:limit]
+    tokens = [t for t in map(token_of, lines) if t is not None]
+    if all(locales.english_month(t) is not None for t in tokens):
+        return []
+    open_ = locales.undecided(tokens)
+    if not open_:
+        return []
+    from sarsleuth.errors import located
+    chosen = locales.resolve(tokens)
+    out = []
+    for token, months in open_.items():
+        line = next((i for i, ln in enumerate(lines, 1) if token_of(ln) == token), None)
+        out.append(located(path, f"month name {token!r} stands for "
+                                 + " or ".join(_MONTH_NAMES[m - 1] for m in months)
+                                 + f" and the file does not tell which: read as {_MONTH_NAMES[chosen[token] - 1]}"
+                                 + " (a guess)", line=line))
+    return out
+
+
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+                "October", "November", "December")
+
+
+def stamp_token(line: str) -> str | None:
+    """The month token of a line's syslog stamp, or None."""
+    m = RE_3164.match(line)
+    if m and (locales.english_month(m.group("mon")) is not None or locales.is_month(m.group("mon"))):
+        return m.group("mon")
+    split = _loose_names(line)
+    return split[1][1] if split else None
+
+
+def _loose_names(line: str):
+    """(match, (weekday, month)) of a stamp :data:`RE_LOOSE` reads, or None."""
+    m = RE_LOOSE.match(line)
+    if not m:
+        return None
+    split = locales.split_stamp_names(m.group("names"))
+    return (m, split) if split else None
 
 
 def _frac_us(frac: str | None) -> int:
@@ -112,7 +169,12 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
         mon = month_number(m.group("mon"), months)
         wday = m.group("wday")
         if mon is not None and (wday is None or locales.is_weekday(wday)):
+            # in a file of another language "de gen." is one name, not a
+            # weekday "de" and a month "gen"
+            whole = _loose_stamp(text, months) if wday is not None and months else None
             stamp = _md_stamp(m, mon)
+            if whole is not None:
+                return whole
             if stamp is not None:
                 return _with_rest(m.group("rest"), stamp, m.group("pri"))
     m = RE_ISO.match(text)
@@ -128,7 +190,26 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
             if m.group("v5424"):
                 return _rfc5424_rest(m.group("rest"), stamp, m.group("pri"))
             return _with_rest(m.group("rest"), stamp, m.group("pri"))
+    if text[:1] not in _NO_NAME_STARTS:
+        loose = _loose_stamp(text, months)
+        if loose is not None:
+            return loose
     return bare_line(text)
+
+
+#: First characters no month name starts with: RE_LOOSE is not tried there.
+_NO_NAME_STARTS = frozenset("-#*\t[{(\"'/=+|>")
+
+
+def _loose_stamp(text: str, months: dict | None):
+    """The LineInfo of a line whose stamp only :data:`RE_LOOSE` reads."""
+    found = _loose_names(text)
+    if found is None:
+        return None
+    m, (_wday, token) = found
+    mon = month_number(token, months)
+    stamp = _md_stamp(m, mon) if mon is not None else None
+    return _with_rest(m.group("rest"), stamp, m.group("pri")) if stamp is not None else None
 
 
 def _md_stamp(m, mon: int):
@@ -250,15 +331,25 @@ def minute_key_for(months: dict):
     return lru_cache(maxsize=65536)(lambda raw: _minute_key(raw, months))
 
 
+_LOOSE_KEY_RE = re.compile(r"^(?P<names>.+?) {1,4}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)(?: (?P<year>\d{4}))?$")
+
+
 def _minute_key(raw: bytes, months: dict | None) -> tuple | None:
-    m = _KEY_RE.match(raw.decode("utf-8", "replace"))
-    if not m:
-        return None
+    text = raw.decode("utf-8", "replace")
+    m = _KEY_RE.match(text)
+    token = m.group("mon") if m and not m.group("Y") else None
+    if m is None or (token is not None and month_number(token, months) is None):
+        # a name of several words, marks or padding; a dmesg -T key's weekday
+        m = _LOOSE_KEY_RE.match(text)
+        split = locales.split_stamp_names(m.group("names")) if m else None
+        if split is None:
+            return None
+        token = split[1]
     try:
-        if m.group("Y"):
+        if m.group("Y") if "Y" in m.re.groupindex else None:
             return ("abs", dt.datetime(int(m.group("Y")), int(m.group("mo")), int(m.group("d")),
                                        int(m.group("H2")), int(m.group("M2"))))
-        mon = month_number(m.group("mon"), months)
+        mon = month_number(token, months)
         day, h, mi = int(m.group("day")), int(m.group("H")), int(m.group("M"))
         if mon is None or not (1 <= day <= 31 and h < 24 and mi < 60):
             return None
@@ -341,7 +432,9 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     fmt = LogFormat(source=kind, parse_line=line_parser(months), volume=spec, variant=variant)
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
-    return logscan.build_source(path, kind, fmt, result, options, minute_key_for(months))
+    source = logscan.build_source(path, kind, fmt, result, options, minute_key_for(months))
+    source.warnings.extend(ambiguous_months(path, head.decode("utf-8", "replace")))
+    return source
 
 
 def line_parser(months: dict, parse=None):
