@@ -27,6 +27,12 @@ SAMPLE = ["cs_CZ", "pl_PL", "hr_HR", "uk_UA", "ru_RU", "fr_FR", "de_DE", "es_ES"
           # languages whose names CLDR does not give at all, or a name of
           # which is another language's (so is "sad", om "Sadaasa")
           "om_ET", "ti_ER", "be_BY"]
+#: locales whose names are not one word of letters (combining marks, spaces,
+#: hyphens, apostrophes, wide padding), whose ``jui`` is settled by the
+#: file's ``jun`` (fr_CA), whose ``Jan`` is June (st_ZA), and guards
+LOG_SAMPLE = ["hi_IN", "bn_IN", "ta_IN", "ca_ES", "vi_VN", "ar_SA", "ar_IQ", "mi_NZ", "gv_GB", "et_EE", "br_FR",
+              "mn_MN", "fr_CA", "st_ZA", "cs_CZ", "fr_FR", "ja_JP"]
+COMPILED = list(dict.fromkeys(SAMPLE + LOG_SAMPLE))
 #: the 15th of each month of 2024, and Monday 10 to Sunday 16 June 2024
 MONTH_DAYS = [dt.date(2024, m, 15) for m in range(1, 13)]
 WEEK = [dt.date(2024, 6, d) for d in range(10, 17)]
@@ -43,10 +49,10 @@ def locpath(request, tmp_path_factory) -> Path:
     cache, keyed by the glibc version and the locale sources)."""
     if shutil.which("localedef") is None or shutil.which("date") is None:
         pytest.skip("localedef (glibc) not installed: cannot compile locales")
-    if not all((SOURCES / name).is_file() for name in SAMPLE):
+    if not all((SOURCES / name).is_file() for name in COMPILED):
         pytest.skip(f"glibc locale sources not in {SOURCES} (Debian package 'locales')")
     key = hashlib.sha1(_glibc_version().encode()
-                       + b"".join((SOURCES / n).read_bytes() for n in SAMPLE)).hexdigest()[:12]
+                       + b"".join((SOURCES / n).read_bytes() for n in COMPILED)).hexdigest()[:12]
     cache = getattr(request.config, "cache", None)      # absent under -p no:cacheprovider
     root = Path(cache.mkdir(f"glibc-locales-{key}")) if cache else tmp_path_factory.mktemp("glibc-locales")
 
@@ -64,7 +70,7 @@ def locpath(request, tmp_path_factory) -> Path:
         return None
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        failed = [msg for msg in pool.map(compile_one, SAMPLE) if msg]
+        failed = [msg for msg in pool.map(compile_one, COMPILED) if msg]
     assert not failed, failed
     return root
 
@@ -82,7 +88,7 @@ def _language(locale: str) -> str:
     return locale.split("_")[0]
 
 
-@pytest.mark.parametrize("locale", SAMPLE)
+@pytest.mark.parametrize("locale", COMPILED)
 def test_journalctl_months_of_each_locale_are_dated(tmp_path, locpath, locale):
     """journalctl ``short``: one kernel line on the 15th of every month."""
     stamps = strftime(locpath, locale, "%b %d %H:%M:%S", MONTH_DAYS)
@@ -93,9 +99,36 @@ def test_journalctl_months_of_each_locale_are_dated(tmp_path, locpath, locale):
     ev = parse(path).events
     hung = ev[ev["kind"] == "hung-task"]
     assert [(t.month, t.day, t.hour) for t in hung["timestamp"]] == [(m, 15, 10) for m in range(1, 13)], stamps
+    assert not parse(path).warnings
 
 
-@pytest.mark.parametrize("locale", SAMPLE)
+def test_journalctl_names_glibc_writes_in_several_words_or_with_marks(locpath):
+    """The stamps these locales print are what the parsers must read whole."""
+    def first(locale, day):
+        return strftime(locpath, locale, "%b %d", [day])[0]
+    assert first("vi_VN", dt.date(2024, 6, 15)) == "Thg 6 15"
+    assert first("ca_ES", dt.date(2024, 1, 15)) == "de gen. 15"
+    assert first("et_EE", dt.date(2024, 4, 15)).startswith("apr  ")
+    assert first("hi_IN", dt.date(2024, 4, 15)) == "अप्रैल 15"
+    assert first("st_ZA", dt.date(2024, 6, 15)) == "Jan 15"
+
+
+def test_a_month_name_the_file_cannot_settle_is_a_warning(tmp_path, locpath):
+    """fr_CA writes ``jui`` for July and fr_BE for June and July: a journal of
+    July alone cannot tell which, and says so, naming the file and line."""
+    days = [dt.date(2024, 7, d) for d in (14, 15)]
+    stamps = strftime(locpath, "fr_CA", "%b %d %H:%M:%S", days)
+    assert stamps[0].startswith("jui ")
+    path = tmp_path / "journal.txt"
+    path.write_text("".join(f"{s} web1 kernel: INFO: task jbd2/sda1-8:311 blocked for more than 120 seconds.\n"
+                            for s in stamps), encoding="utf-8")
+    source = parse(path)
+    warned = [w for w in source.warnings if "'jui'" in w]
+    assert len(warned) == 1 and warned[0].startswith(f"{path}:1: "), source.warnings
+    assert "June or July" in warned[0] and "guess" in warned[0]
+
+
+@pytest.mark.parametrize("locale", COMPILED)
 def test_dmesg_T_weekdays_and_months_of_each_locale(tmp_path, locpath, locale):
     """``dmesg -T``: a week of June, then the 15th of every month."""
     days = WEEK + MONTH_DAYS
@@ -107,8 +140,10 @@ def test_dmesg_T_weekdays_and_months_of_each_locale(tmp_path, locpath, locale):
     ev = parse(path).events
     lockups = ev[ev["kind"] == "kernel-oops"]["timestamp"]
     assert [t.date() for t in lockups] == days, stamps
+    assert not parse(path).warnings
     for day, stamp in zip(WEEK, stamps):
-        assert day.weekday() in locales.weekday_candidates(stamp[1:].split()[0]), stamp
+        weekday, _month = locales.split_stamp_names(stamp[1:].split(" 10:22")[0].rsplit(" ", 1)[0].rstrip())
+        assert day.weekday() in locales.weekday_candidates(weekday), stamp
 
 
 @pytest.mark.parametrize("locale", SAMPLE)
