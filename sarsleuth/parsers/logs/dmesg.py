@@ -21,7 +21,7 @@ from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs import scan as logscan
 from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
 from sarsleuth.textio import read_head
-from sarsleuth.parsers.logs import syslog
+from sarsleuth.parsers.logs import stamp_names, syslog
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 RE_RAW = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
@@ -152,7 +152,7 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     source = logscan.build_source(path, "dmesg", fmt, result, options, _minute_key_for(months),
                                   recognised=_kernel_like)
     source.host = None
-    source.warnings.extend(syslog.ambiguous_months(path, text, _month_token))
+    source.warnings.extend(stamp_names.ambiguous_months(path, text, _month_token))
     events = source.events
     if len(events):
         # uptime-only events are not on any wall clock until aligned

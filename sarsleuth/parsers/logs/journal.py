@@ -24,7 +24,7 @@ from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs import scan as logscan
 from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
 from sarsleuth.textio import read_head
-from sarsleuth.parsers.logs import syslog
+from sarsleuth.parsers.logs import stamp_names, syslog
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 RE_MARKER = re.compile(r"^-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|Reboot|No entries)")
@@ -141,7 +141,7 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     source = logscan.build_source(path, "journal", fmt, result, options, key,
                                   first_line_time=_logs_begin_at(head))
     if fmt.variant != "json":
-        source.warnings.extend(syslog.ambiguous_months(path, head.decode("utf-8", "replace")))
+        source.warnings.extend(stamp_names.ambiguous_months(path, head.decode("utf-8", "replace"), syslog.stamp_token))
     return source
 
 

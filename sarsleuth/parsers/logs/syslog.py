@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs import scan as logscan
+from sarsleuth.parsers.logs import stamp_names
 from sarsleuth.parsers.logs.scan import LineInfo, LogFormat, VolumeSpec
 from sarsleuth.textio import read_head
 from sarsleuth.parsers.base import ParseOptions, Parser
@@ -42,16 +43,6 @@ MONTH_TOKEN = r"(?P<mon>[^\W\d_]{2,12}|\d{1,2}[月월])"
 RE_3164 = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?(?:(?P<wday>[^\W\d_]{1,12})\.?,? {1,2})? ?"
     + MONTH_TOKEN + r"\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
-    r"(?:[.,](?P<frac>\d{1,9}))?(?: (?P<year>(?:19|20)\d\d)(?= ))?(?P<rest>(?:\s.*)?)$", re.S)
-#: Any other stamp as strftime("%b %d %H:%M:%S") writes it: the words before
-#: the day are the month (and an optional weekday), read by the locale
-#: tables (:func:`sarsleuth.knowledge.locales.split_stamp_names`): names with
-#: combining marks (hi ``अप्रैल``), spaces (vi ``Thg 6``, ca ``de gen.``),
-#: hyphens or apostrophes (gv ``J-guer``, br ``Cʼhw``), wide padding
-#: (et ``apr  ``).  Tried only where :data:`RE_3164` does not read the line.
-RE_LOOSE = re.compile(
-    r"^(?:<(?P<pri>\d{1,3})>)?(?P<names> ?[^\s<:\[\]=/][^\s:\[\]=]{0,47}(?: {1,4}[^\s:\[\]=]{1,48}){0,4}?)"
-    r" {1,4}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
     r"(?:[.,](?P<frac>\d{1,9}))?(?: (?P<year>(?:19|20)\d\d)(?= ))?(?P<rest>(?:\s.*)?)$", re.S)
 RE_ISO = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?(?P<v5424>1 )?(?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ]"
@@ -100,51 +91,13 @@ def month_tokens(text: str, limit: int = 2000) -> list[str]:
     return [t for t in map(stamp_token, text.split("\n")[:limit]) if t is not None]
 
 
-def ambiguous_months(path, text: str, token_of=None, limit: int = 2000) -> list[str]:
-    """Warnings for the month names of a file's head that the file cannot
-    settle (fr_CA writes ``jui`` for both June and July), naming the first
-    line of each; ``token_of`` reads a line's month token (default: a
-    syslog stamp's)."""
-    token_of = token_of or stamp_token
-    lines = text.split("\n")[:limit]
-    tokens = [t for t in map(token_of, lines) if t is not None]
-    if all(locales.english_month(t) is not None for t in tokens):
-        return []
-    open_ = locales.undecided(tokens)
-    if not open_:
-        return []
-    from sarsleuth.errors import located
-    chosen = locales.resolve(tokens)
-    out = []
-    for token, months in open_.items():
-        line = next((i for i, ln in enumerate(lines, 1) if token_of(ln) == token), None)
-        out.append(located(path, f"month name {token!r} stands for "
-                                 + " or ".join(_MONTH_NAMES[m - 1] for m in months)
-                                 + f" and the file does not tell which: read as {_MONTH_NAMES[chosen[token] - 1]}"
-                                 + " (a guess)", line=line))
-    return out
-
-
-_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-                "October", "November", "December")
-
-
 def stamp_token(line: str) -> str | None:
     """The month token of a line's syslog stamp, or None."""
     m = RE_3164.match(line)
     if m and (locales.english_month(m.group("mon")) is not None or locales.is_month(m.group("mon"))):
         return m.group("mon")
-    split = _loose_names(line)
+    split = stamp_names.loose_names(line)
     return split[1][1] if split else None
-
-
-def _loose_names(line: str):
-    """(match, (weekday, month)) of a stamp :data:`RE_LOOSE` reads, or None."""
-    m = RE_LOOSE.match(line)
-    if not m:
-        return None
-    split = locales.split_stamp_names(m.group("names"))
-    return (m, split) if split else None
 
 
 def _frac_us(frac: str | None) -> int:
@@ -197,13 +150,13 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
     return bare_line(text)
 
 
-#: First characters no month name starts with: RE_LOOSE is not tried there.
+#: First characters no month name starts with: the loose stamp is not tried there.
 _NO_NAME_STARTS = frozenset("-#*\t[{(\"'/=+|>")
 
 
 def _loose_stamp(text: str, months: dict | None):
-    """The LineInfo of a line whose stamp only :data:`RE_LOOSE` reads."""
-    found = _loose_names(text)
+    """The LineInfo of a line whose stamp only :data:`~sarsleuth.parsers.logs.stamp_names.RE_LOOSE` reads."""
+    found = stamp_names.loose_names(text)
     if found is None:
         return None
     m, (_wday, token) = found
@@ -433,7 +386,7 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
     source = logscan.build_source(path, kind, fmt, result, options, minute_key_for(months))
-    source.warnings.extend(ambiguous_months(path, head.decode("utf-8", "replace")))
+    source.warnings.extend(stamp_names.ambiguous_months(path, head.decode("utf-8", "replace"), stamp_token))
     return source
 
 
