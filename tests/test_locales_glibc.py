@@ -99,7 +99,12 @@ def test_journalctl_months_of_each_locale_are_dated(tmp_path, locpath, locale):
     ev = parse(path).events
     hung = ev[ev["kind"] == "hung-task"]
     assert [(t.month, t.day, t.hour) for t in hung["timestamp"]] == [(m, 15, 10) for m in range(1, 13)], stamps
-    assert not parse(path).warnings
+    source = parse(path)
+    assert not source.warnings
+    # every line counted under its own minute, read from the raw bytes
+    volume = source.meta["volume"]
+    assert source.meta["unstamped_lines"] == 0 and len(volume) == 12, stamps
+    assert [(t.month, t.day, t.hour, t.minute) for t in volume.index] == [(m, 15, 10, 22) for m in range(1, 13)]
 
 
 def test_journalctl_names_glibc_writes_in_several_words_or_with_marks(locpath):
@@ -114,8 +119,9 @@ def test_journalctl_names_glibc_writes_in_several_words_or_with_marks(locpath):
 
 
 def test_a_month_name_the_file_cannot_settle_is_a_warning(tmp_path, locpath):
-    """fr_CA writes ``jui`` for July and fr_BE for June and July: a journal of
-    July alone cannot tell which, and says so, naming the file and line."""
+    """fr_CA writes ``jun`` for June and ``jui`` for July, but ``jui`` also
+    starts ``juin``: a journal of July alone cannot tell which, and says so,
+    naming the file and line (a whole year is dated right, see above)."""
     days = [dt.date(2024, 7, d) for d in (14, 15)]
     stamps = strftime(locpath, "fr_CA", "%b %d %H:%M:%S", days)
     assert stamps[0].startswith("jui ")
@@ -140,7 +146,10 @@ def test_dmesg_T_weekdays_and_months_of_each_locale(tmp_path, locpath, locale):
     ev = parse(path).events
     lockups = ev[ev["kind"] == "kernel-oops"]["timestamp"]
     assert [t.date() for t in lockups] == days, stamps
-    assert not parse(path).warnings
+    source = parse(path)
+    assert not source.warnings
+    assert source.meta["unstamped_lines"] == 0, stamps
+    assert sorted({t.date() for t in source.meta["volume"].index}) == sorted(set(days)), stamps
     for day, stamp in zip(WEEK, stamps):
         weekday, _month = locales.split_stamp_names(stamp[1:].split(" 10:22")[0].rsplit(" ", 1)[0].rstrip())
         assert day.weekday() in locales.weekday_candidates(weekday), stamp

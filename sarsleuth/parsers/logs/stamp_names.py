@@ -37,8 +37,8 @@ def loose_names(line: str):
 
 def ambiguous_months(path, text: str, token_of, limit: int = 2000) -> list[str]:
     """Warnings for the month names of a file's head that the file cannot
-    settle (a fr_CA file of July alone: ``jui`` is June in fr_BE), naming
-    the first line of each; ``token_of`` reads a line's month token."""
+    settle (fr_CA ``jui`` is July, but starts ``juin`` too: a file of July
+    alone cannot tell), naming the first line of each; ``token_of`` reads a line's month token."""
     lines = text.split("\n")[:limit]
     tokens = [t for t in map(token_of, lines) if t is not None]
     if all(locales.english_month(t) is not None for t in tokens):
