@@ -18,7 +18,11 @@ glibc's locale sources) and join the CLDR table when it is built (some
 Some tokens name different months in different languages (``lis`` is
 November in Czech and Polish but October in Croatian).  :func:`resolve`
 settles them with the other names of the same file: the languages that
-explain most of the file's tokens win.
+explain most of the file's tokens win, and among months they give alike,
+one no other name of the file already stands for (fr_CA's ``jun`` makes its
+``jui`` July).  What the file cannot settle, :func:`undecided` names, for a
+warning.  :func:`split_stamp_names` finds a month of several words (vi
+``Thg 6``) after a weekday of any number of words, the longest month first.
 """
 from __future__ import annotations
 
