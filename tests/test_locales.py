@@ -73,6 +73,10 @@ def test_a_month_the_file_cannot_settle_is_named():
     # "jui" (fr_CA July) also starts "juin": alone it is June or July
     assert undecided(["jui"]) == {"jui": [6, 7]}
     assert undecided(["mai", "jun", "jui", "aoû"]) == {} and resolve(["jun", "jui"]) == {"jun": 6, "jui": 7}
+    # "Sad" alone: om_ET November, so_SO March; "mai" alone is May in 27
+    # languages and August in one (trv): the languages' majority settles it
+    assert undecided(["Sad"]) == {"Sad": [3, 11]}
+    assert undecided(["Mai"]) == {} and resolve(["Mai"]) == {"Mai": 5}
 
 
 def test_stamp_names_of_several_words_are_read_whole_longest_month_first():

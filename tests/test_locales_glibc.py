@@ -230,3 +230,17 @@ def test_czech_journal_from_june_gives_its_oom_kill(tmp_path, locpath):
     oom = [f for f in case.findings if f.detector == "oom-kill"]
     assert len(oom) == 1 and "java" in oom[0].title and oom[0].refs["pids"] == [4412]
     assert (oom[0].start.year, oom[0].start.month, oom[0].start.day) == (2024, 6, 15)
+
+
+def test_a_month_name_met_after_the_head_that_cannot_be_settled_is_a_warning(tmp_path, locpath):
+    """May (``mai``) all through the head, then a July line (``jui``) far
+    past it: the head settled nothing about ``jui``, so the file says so."""
+    may = [dt.date(2024, 5, 1 + i // 100) for i in range(3000)]
+    stamps = strftime(locpath, "fr_CA", "%b %d %H:%M:%S", may + [dt.date(2024, 7, 15)])
+    assert stamps[0].startswith("mai ") and stamps[-1].startswith("jui ")
+    path = tmp_path / "journal.txt"
+    path.write_text("".join(f"{s} web1 kernel: INFO: task jbd2/sda1-8:311 blocked for more than 120 seconds.\n"
+                            for s in stamps), encoding="utf-8")
+    warned = [w for w in parse(path).warnings if "'jui'" in w]
+    assert len(warned) == 1 and warned[0].startswith(f"{path}: month name 'jui', first met after line "), warned
+    assert "June or July" in warned[0] and "(a guess)" in warned[0]

@@ -100,7 +100,11 @@ def resolve(tokens: Iterable[str]) -> dict[str, int]:
 
 def undecided(tokens: Iterable[str]) -> dict[str, list[int]]:
     """{token: the months it may be} for the tokens of one file that
-    :func:`resolve` cannot settle (fr_CA writes ``jui`` for June and July)."""
+    :func:`resolve` cannot settle: its best-supported languages give it
+    several months, and they are not two to one for one of them (``jui``
+    alone: fr ``juin`` or ``juillet``; ``Sad`` alone: om November or so
+    March; but ``lis`` alone is November, in cs, pl, be and szl, not hr's
+    October)."""
     return {token: open_ for token, (_month, open_) in _decide(tokens).items() if open_}
 
 
@@ -135,7 +139,13 @@ def _choose(token: str, cands: dict, support: dict, taken: set) -> tuple[int, li
     top = sorted(m for m, v in score.items() if v == best)
     top = [m for m in top if m not in taken] or top
     chosen = min(top, key=lambda m: (-len(cands[m]), m))
-    return chosen, top if len(top) > 1 else []
+    others = [m for m in top if m != chosen]
+    # the languages' own majority settles it (``mai``: May in 27 languages,
+    # August in one), unless a language writes it for two months (fr
+    # ``jui``: juin, juillet) or the majority is less than two to one
+    # (``Sad``: November in om, March in so)
+    clear = all(not (cands[m] & cands[chosen]) and 2 * len(cands[m]) < len(cands[chosen]) for m in others)
+    return chosen, [] if clear else top
 
 
 def _all_month_candidates(token: str) -> dict[int, frozenset]:

@@ -113,10 +113,10 @@ def minute_key(raw: bytes) -> tuple | None:
     return syslog.minute_key(raw)
 
 
-def _minute_key_for(months: dict):
-    if not months:
+def _minute_key_for(months: dict, unsettled: dict | None = None):
+    if not months and unsettled is None:
         return minute_key
-    wall = syslog.minute_key_for(months)
+    wall = syslog.minute_key_for(months, unsettled)
     return lambda raw: ("up", int(raw) // 60) if raw.isdigit() else wall(raw)
 
 
@@ -149,10 +149,12 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
                     variant="dmesg-T" if human else "dmesg")
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
-    source = logscan.build_source(path, "dmesg", fmt, result, options, _minute_key_for(months),
+    unsettled: dict = {}
+    source = logscan.build_source(path, "dmesg", fmt, result, options, _minute_key_for(months, unsettled),
                                   recognised=_kernel_like)
     source.host = None
     source.warnings.extend(stamp_names.ambiguous_months(path, text, _month_token))
+    source.warnings.extend(stamp_names.unsettled_warnings(path, unsettled, text))
     events = source.events
     if len(events):
         # uptime-only events are not on any wall clock until aligned

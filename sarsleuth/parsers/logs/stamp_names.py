@@ -57,5 +57,29 @@ def ambiguous_months(path, text: str, token_of, limit: int = 2000) -> list[str]:
     return out
 
 
+def note_unsettled(token: str, months: dict | None, unsettled: dict) -> None:
+    """Add ``token`` to ``unsettled`` (token -> its possible months) when
+    the file's head did not settle it and it stands for several months."""
+    if locales.english_month(token) is not None or (months and locales.normalize(token) in months):
+        unsettled[token] = None
+        return
+    unsettled[token] = locales.undecided([token]).get(token)
+
+
+def unsettled_warnings(path, unsettled: dict, head_text: str) -> list[str]:
+    """Warnings for the names :func:`note_unsettled` kept: met only after
+    the head the file's names were settled from, so no line is named."""
+    after = head_text.count("\n")
+    out = []
+    for token, months in unsettled.items():
+        if months:
+            chosen = locales.resolve([token])[token]
+            out.append(located(path, f"month name {token!r}, first met after line {after}, stands for "
+                                     + " or ".join(_MONTH_NAMES[m - 1] for m in months)
+                                     + f" and the file does not tell which: read as {_MONTH_NAMES[chosen - 1]}"
+                                     + " (a guess)"))
+    return out
+
+
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
                 "October", "November", "December")

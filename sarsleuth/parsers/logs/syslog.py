@@ -277,17 +277,19 @@ def minute_key(raw: bytes) -> tuple | None:
     return _minute_key(raw, None)
 
 
-def minute_key_for(months: dict):
-    """:func:`minute_key` reading month names as one file settled them."""
-    if not months:
+def minute_key_for(months: dict, unsettled: dict | None = None):
+    """:func:`minute_key` reading month names as one file settled them;
+    ``unsettled`` collects the names met that the file's head did not
+    settle and that stand for more than one month (for a warning)."""
+    if not months and unsettled is None:
         return minute_key
-    return lru_cache(maxsize=65536)(lambda raw: _minute_key(raw, months))
+    return lru_cache(maxsize=65536)(lambda raw: _minute_key(raw, months, unsettled))
 
 
 _LOOSE_KEY_RE = re.compile(r"^(?P<names>.+?) {1,4}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)(?: (?P<year>\d{4}))?$")
 
 
-def _minute_key(raw: bytes, months: dict | None) -> tuple | None:
+def _minute_key(raw: bytes, months: dict | None, unsettled: dict | None = None) -> tuple | None:
     text = raw.decode("utf-8", "replace")
     m = _KEY_RE.match(text)
     token = m.group("mon") if m and not m.group("Y") else None
@@ -299,10 +301,12 @@ def _minute_key(raw: bytes, months: dict | None) -> tuple | None:
             return None
         token = split[1]
     try:
-        if m.group("Y") if "Y" in m.re.groupindex else None:
+        if "Y" in m.re.groupindex and m.group("Y"):
             return ("abs", dt.datetime(int(m.group("Y")), int(m.group("mo")), int(m.group("d")),
                                        int(m.group("H2")), int(m.group("M2"))))
         mon = month_number(token, months)
+        if unsettled is not None and mon is not None and token not in unsettled:
+            stamp_names.note_unsettled(token, months, unsettled)
         day, h, mi = int(m.group("day")), int(m.group("H")), int(m.group("M"))
         if mon is None or not (1 <= day <= 31 and h < 24 and mi < 60):
             return None
@@ -385,8 +389,11 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     fmt = LogFormat(source=kind, parse_line=line_parser(months), volume=spec, variant=variant)
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
-    source = logscan.build_source(path, kind, fmt, result, options, minute_key_for(months))
-    source.warnings.extend(stamp_names.ambiguous_months(path, head.decode("utf-8", "replace"), stamp_token))
+    unsettled: dict = {}
+    source = logscan.build_source(path, kind, fmt, result, options, minute_key_for(months, unsettled))
+    text = head.decode("utf-8", "replace")
+    source.warnings.extend(stamp_names.ambiguous_months(path, text, stamp_token))
+    source.warnings.extend(stamp_names.unsettled_warnings(path, unsettled, text))
     return source
 
 
