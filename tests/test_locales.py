@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sarsleuth.knowledge.locales import month_candidates, resolve, weekday_candidates
+from sarsleuth.knowledge.locales import month_candidates, resolve, split_stamp_names, undecided, weekday_candidates
 
 
 @pytest.mark.parametrize("token, month", [
@@ -55,3 +55,32 @@ def test_a_glibc_name_of_two_languages_is_settled_by_the_file():
     # "Sad" is November in om_ET (Sadaasa) and March in so_SO (Sadex): glibc abmon of each
     assert resolve(["Ama", "Gur", "Sad", "Mud"])["Sad"] == 11
     assert resolve(["Kob", "Lab", "Sad", "Afr"])["Sad"] == 3
+
+
+def test_a_c_locale_name_is_another_month_when_the_file_says_so():
+    # st_ZA abmon (glibc): "Jan" is June among the other Sotho names
+    sotho = ["Phe", "Hla", "TlH", "Mme", "Mot", "Jan", "Upu", "Pha", "Leo", "Mph", "Pud", "Tsh"]
+    assert resolve(sotho) == dict(zip(sotho, range(1, 13)))
+    assert undecided(sotho) == {}
+    # an English file keeps its January; bi_VU's "Maj" (March) stays March
+    # beside the C-locale names it shares with English
+    assert resolve(["Jan", "Feb", "Mär"])["Jan"] == 1
+    bislama = ["Jan", "Feb", "Maj", "Epr", "Mei", "Jun", "Jul", "Ogs", "Sep", "Okt", "Nov", "Dis"]
+    assert resolve(bislama) == dict(zip(bislama, range(1, 13)))
+
+
+def test_a_month_the_file_cannot_settle_is_named():
+    # "jui" (fr_CA July) also starts "juin": alone it is June or July
+    assert undecided(["jui"]) == {"jui": [6, 7]}
+    assert undecided(["mai", "jun", "jui", "aoû"]) == {} and resolve(["jun", "jui"]) == {"jun": 6, "jui": 7}
+    # "Sad" alone: om_ET November, so_SO March; "mai" alone is May in 27
+    # languages and August in one (trv): the languages' majority settles it
+    assert undecided(["Sad"]) == {"Sad": [3, 11]}
+    assert undecided(["Mai"]) == {} and resolve(["Mai"]) == {"Mai": 5}
+
+
+def test_stamp_names_of_several_words_are_read_whole_longest_month_first():
+    assert split_stamp_names("Thg 6") == (None, "Thg 6")             # vi_VN %b
+    assert split_stamp_names("de gen.") == (None, "de gen.")         # ca_ES %b
+    assert split_stamp_names("dl. de gen.") == ("dl.", "de gen.")    # ca_ES %a %b
+    assert split_stamp_names("no such words") is None

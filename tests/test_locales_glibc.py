@@ -27,6 +27,12 @@ SAMPLE = ["cs_CZ", "pl_PL", "hr_HR", "uk_UA", "ru_RU", "fr_FR", "de_DE", "es_ES"
           # languages whose names CLDR does not give at all, or a name of
           # which is another language's (so is "sad", om "Sadaasa")
           "om_ET", "ti_ER", "be_BY"]
+#: locales whose names are not one word of letters (combining marks, spaces,
+#: hyphens, apostrophes, wide padding), whose ``jui`` is settled by the
+#: file's ``jun`` (fr_CA), whose ``Jan`` is June (st_ZA), and guards
+LOG_SAMPLE = ["hi_IN", "bn_IN", "ta_IN", "ca_ES", "vi_VN", "ar_SA", "ar_IQ", "mi_NZ", "gv_GB", "et_EE", "br_FR",
+              "mn_MN", "fr_CA", "st_ZA", "cs_CZ", "fr_FR", "ja_JP"]
+COMPILED = list(dict.fromkeys(SAMPLE + LOG_SAMPLE))
 #: the 15th of each month of 2024, and Monday 10 to Sunday 16 June 2024
 MONTH_DAYS = [dt.date(2024, m, 15) for m in range(1, 13)]
 WEEK = [dt.date(2024, 6, d) for d in range(10, 17)]
@@ -43,10 +49,10 @@ def locpath(request, tmp_path_factory) -> Path:
     cache, keyed by the glibc version and the locale sources)."""
     if shutil.which("localedef") is None or shutil.which("date") is None:
         pytest.skip("localedef (glibc) not installed: cannot compile locales")
-    if not all((SOURCES / name).is_file() for name in SAMPLE):
+    if not all((SOURCES / name).is_file() for name in COMPILED):
         pytest.skip(f"glibc locale sources not in {SOURCES} (Debian package 'locales')")
     key = hashlib.sha1(_glibc_version().encode()
-                       + b"".join((SOURCES / n).read_bytes() for n in SAMPLE)).hexdigest()[:12]
+                       + b"".join((SOURCES / n).read_bytes() for n in COMPILED)).hexdigest()[:12]
     cache = getattr(request.config, "cache", None)      # absent under -p no:cacheprovider
     root = Path(cache.mkdir(f"glibc-locales-{key}")) if cache else tmp_path_factory.mktemp("glibc-locales")
 
@@ -64,7 +70,7 @@ def locpath(request, tmp_path_factory) -> Path:
         return None
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        failed = [msg for msg in pool.map(compile_one, SAMPLE) if msg]
+        failed = [msg for msg in pool.map(compile_one, COMPILED) if msg]
     assert not failed, failed
     return root
 
@@ -82,7 +88,7 @@ def _language(locale: str) -> str:
     return locale.split("_")[0]
 
 
-@pytest.mark.parametrize("locale", SAMPLE)
+@pytest.mark.parametrize("locale", COMPILED)
 def test_journalctl_months_of_each_locale_are_dated(tmp_path, locpath, locale):
     """journalctl ``short``: one kernel line on the 15th of every month."""
     stamps = strftime(locpath, locale, "%b %d %H:%M:%S", MONTH_DAYS)
@@ -93,9 +99,42 @@ def test_journalctl_months_of_each_locale_are_dated(tmp_path, locpath, locale):
     ev = parse(path).events
     hung = ev[ev["kind"] == "hung-task"]
     assert [(t.month, t.day, t.hour) for t in hung["timestamp"]] == [(m, 15, 10) for m in range(1, 13)], stamps
+    source = parse(path)
+    assert not source.warnings
+    # every line counted under its own minute, read from the raw bytes
+    volume = source.meta["volume"]
+    assert source.meta["unstamped_lines"] == 0 and len(volume) == 12, stamps
+    assert [(t.month, t.day, t.hour, t.minute) for t in volume.index] == [(m, 15, 10, 22) for m in range(1, 13)]
 
 
-@pytest.mark.parametrize("locale", SAMPLE)
+def test_journalctl_names_glibc_writes_in_several_words_or_with_marks(locpath):
+    """The stamps these locales print are what the parsers must read whole."""
+    def first(locale, day):
+        return strftime(locpath, locale, "%b %d", [day])[0]
+    assert first("vi_VN", dt.date(2024, 6, 15)) == "Thg 6 15"
+    assert first("ca_ES", dt.date(2024, 1, 15)) == "de gen. 15"
+    assert first("et_EE", dt.date(2024, 4, 15)).startswith("apr  ")
+    assert first("hi_IN", dt.date(2024, 4, 15)) == "अप्रैल 15"
+    assert first("st_ZA", dt.date(2024, 6, 15)) == "Jan 15"
+
+
+def test_a_month_name_the_file_cannot_settle_is_a_warning(tmp_path, locpath):
+    """fr_CA writes ``jun`` for June and ``jui`` for July, but ``jui`` also
+    starts ``juin``: a journal of July alone cannot tell which, and says so,
+    naming the file and line (a whole year is dated right, see above)."""
+    days = [dt.date(2024, 7, d) for d in (14, 15)]
+    stamps = strftime(locpath, "fr_CA", "%b %d %H:%M:%S", days)
+    assert stamps[0].startswith("jui ")
+    path = tmp_path / "journal.txt"
+    path.write_text("".join(f"{s} web1 kernel: INFO: task jbd2/sda1-8:311 blocked for more than 120 seconds.\n"
+                            for s in stamps), encoding="utf-8")
+    source = parse(path)
+    warned = [w for w in source.warnings if "'jui'" in w]
+    assert len(warned) == 1 and warned[0].startswith(f"{path}:1: "), source.warnings
+    assert "June or July" in warned[0] and "guess" in warned[0]
+
+
+@pytest.mark.parametrize("locale", COMPILED)
 def test_dmesg_T_weekdays_and_months_of_each_locale(tmp_path, locpath, locale):
     """``dmesg -T``: a week of June, then the 15th of every month."""
     days = WEEK + MONTH_DAYS
@@ -107,8 +146,13 @@ def test_dmesg_T_weekdays_and_months_of_each_locale(tmp_path, locpath, locale):
     ev = parse(path).events
     lockups = ev[ev["kind"] == "kernel-oops"]["timestamp"]
     assert [t.date() for t in lockups] == days, stamps
+    source = parse(path)
+    assert not source.warnings
+    assert source.meta["unstamped_lines"] == 0, stamps
+    assert sorted({t.date() for t in source.meta["volume"].index}) == sorted(set(days)), stamps
     for day, stamp in zip(WEEK, stamps):
-        assert day.weekday() in locales.weekday_candidates(stamp[1:].split()[0]), stamp
+        weekday, _month = locales.split_stamp_names(stamp[1:].split(" 10:22")[0].rsplit(" ", 1)[0].rstrip())
+        assert day.weekday() in locales.weekday_candidates(weekday), stamp
 
 
 @pytest.mark.parametrize("locale", SAMPLE)
@@ -186,3 +230,17 @@ def test_czech_journal_from_june_gives_its_oom_kill(tmp_path, locpath):
     oom = [f for f in case.findings if f.detector == "oom-kill"]
     assert len(oom) == 1 and "java" in oom[0].title and oom[0].refs["pids"] == [4412]
     assert (oom[0].start.year, oom[0].start.month, oom[0].start.day) == (2024, 6, 15)
+
+
+def test_a_month_name_met_after_the_head_that_cannot_be_settled_is_a_warning(tmp_path, locpath):
+    """May (``mai``) all through the head, then a July line (``jui``) far
+    past it: the head settled nothing about ``jui``, so the file says so."""
+    may = [dt.date(2024, 5, 1 + i // 100) for i in range(3000)]
+    stamps = strftime(locpath, "fr_CA", "%b %d %H:%M:%S", may + [dt.date(2024, 7, 15)])
+    assert stamps[0].startswith("mai ") and stamps[-1].startswith("jui ")
+    path = tmp_path / "journal.txt"
+    path.write_text("".join(f"{s} web1 kernel: INFO: task jbd2/sda1-8:311 blocked for more than 120 seconds.\n"
+                            for s in stamps), encoding="utf-8")
+    warned = [w for w in parse(path).warnings if "'jui'" in w]
+    assert len(warned) == 1 and warned[0].startswith(f"{path}: month name 'jui', first met after line "), warned
+    assert "June or July" in warned[0] and "(a guess)" in warned[0]

@@ -15,7 +15,8 @@ Run it again when glibc or Babel (CLDR) changes::
     python tools/glibc_time_names.py [--locales DIR] [--output FILE]
 
 ``--check`` prints the coverage figures (locales whose every month name is
-known, before and after) without writing.
+known, before and after, and locales whose ``journalctl`` and ``dmesg -T``
+lines the log parsers date right) without writing.
 """
 from __future__ import annotations
 
@@ -303,6 +304,56 @@ def coverage(lc_time: dict, lookup, keywords, first: int = 1) -> tuple[int, int]
     return full, total
 
 
+#: journalctl ``short`` and ``dmesg -T`` lines, as strftime writes them
+#: (``%b %d %H:%M:%S`` and ``[%a %b %e %H:%M:%S %Y]``) on the 15th of every
+#: month of 2024 and Monday 10 to Sunday 16 June 2024.
+JOURNAL_MESSAGE = "web1 kernel: INFO: task jbd2/sda1-8:311 blocked for more than 120 seconds."
+DMESG_MESSAGE = "watchdog: BUG: soft lockup - CPU#3 stuck for 23s! [java:102195]"
+
+
+def log_lines(fields: dict) -> tuple[list, list, list]:
+    """(journal lines, dmesg -T lines, their dates) of one locale's names."""
+    import datetime as dt
+    months = [dt.date(2024, m, 15) for m in range(1, 13)]
+    days = [dt.date(2024, 6, d) for d in range(10, 17)] + months
+    abmon, abday = fields["abmon"], fields["abday"]
+    journal = [f"{abmon[d.month - 1]} {d.day:02d} 10:22:13 {JOURNAL_MESSAGE}" for d in months]
+    dmesg = [f"[{abday[(d.weekday() + 1) % 7]} {abmon[d.month - 1]} {d.day:>2} 10:22:13 {d.year}] {DMESG_MESSAGE}"
+             for d in days]
+    return journal, dmesg, days
+
+
+def dated_lines(lc_time: dict, scratch: Path) -> tuple[int, int, int, list]:
+    """(locales whose journal lines are dated right, whose dmesg -T lines
+    are, locales measured, names of the locales missed) by sniffing and
+    parsing a file of each as a user's would be."""
+    from sarsleuth.parsers import parse, sniff
+    journal_ok = dmesg_ok = total = 0
+    missed = []
+    for name, fields in sorted(lc_time.items()):
+        if not any(ch.isalpha() for n in fields.get("abmon", ()) for ch in n) or len(fields.get("abday", ())) != 7:
+            continue
+        total += 1
+        journal, dmesg, days = log_lines(fields)
+        path = scratch / f"{name}.journal"
+        path.write_text("\n".join(journal) + "\n", encoding="utf-8")
+        ok_j = ok_d = False
+        if sniff(path)[0] == "syslog":
+            ev = parse(path).events
+            stamps = ev[ev["kind"] == "hung-task"]["timestamp"]
+            ok_j = [(t.month, t.day, t.hour) for t in stamps] == [(d.month, 15, 10) for d in days[7:]]
+        path = scratch / f"{name}.dmesg"
+        path.write_text("\n".join(dmesg) + "\n", encoding="utf-8")
+        if sniff(path)[0] == "dmesg":
+            ev = parse(path).events
+            ok_d = [t.date() for t in ev[ev["kind"] == "kernel-oops"]["timestamp"]] == days
+        journal_ok += ok_j
+        dmesg_ok += ok_d
+        if not (ok_j and ok_d):
+            missed.append(name + ("" if ok_j else " journal") + ("" if ok_d else " dmesg-T"))
+    return journal_ok, dmesg_ok, total, missed
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--locales", type=Path, default=LOCALE_DIR, help="glibc locale sources")
@@ -329,6 +380,12 @@ def main(argv=None) -> int:
             before, after = coverage(lc_time, cldr, keywords, first), coverage(lc_time, both, keywords, first)
             print(f"locales whose {label} are all known: CLDR {before[0]}/{before[1]}, "
                   f"CLDR and glibc {after[0]}/{after[1]}")
+        import tempfile
+        with tempfile.TemporaryDirectory() as scratch:
+            journal, dmesg, total, missed = dated_lines(lc_time, Path(scratch))
+        print(f"locales whose journalctl lines are dated right: {journal}/{total}, dmesg -T lines: {dmesg}/{total}")
+        if missed:
+            print("missed: " + ", ".join(missed))
         return 0
     diff = differences(months, weekdays)
     args.output.write_text(to_toml(diff, glibc_version(), len(lc_time)), encoding="utf-8")

@@ -18,7 +18,11 @@ glibc's locale sources) and join the CLDR table when it is built (some
 Some tokens name different months in different languages (``lis`` is
 November in Czech and Polish but October in Croatian).  :func:`resolve`
 settles them with the other names of the same file: the languages that
-explain most of the file's tokens win.
+explain most of the file's tokens win, and among months they give alike,
+one no other name of the file already stands for (fr_CA's ``jun`` makes its
+``jui`` July).  What the file cannot settle, :func:`undecided` names, for a
+warning.  :func:`split_stamp_names` finds a month of several words (vi
+``Thg 6``) after a weekday of any number of words, the longest month first.
 """
 from __future__ import annotations
 
@@ -87,22 +91,72 @@ def resolve(tokens: Iterable[str]) -> dict[str, int]:
 
     Unambiguous tokens map directly; an ambiguous one takes the month its
     best-supported language gives it, the languages being scored by how many
-    of the file's tokens they explain."""
-    distinct = {t: month_candidates(t) for t in dict.fromkeys(tokens)}
+    of the file's other-than-English tokens they explain; among months
+    equally supported, one no unambiguous token of the file already names.
+    A C-locale name (``Jan``) stays English unless a better-supported
+    language names it otherwise (st_ZA writes ``Jan`` for June)."""
+    return {token: month for token, (month, _open) in _decide(tokens).items()}
+
+
+def undecided(tokens: Iterable[str]) -> dict[str, list[int]]:
+    """{token: the months it may be} for the tokens of one file that
+    :func:`resolve` cannot settle: its best-supported languages give it
+    several months, and they are not two to one for one of them (``jui``
+    alone: fr ``juin`` or ``juillet``; ``Sad`` alone: om November or so
+    March; but ``lis`` alone is November, in cs, pl, be and szl, not hr's
+    October)."""
+    return {token: open_ for token, (_month, open_) in _decide(tokens).items() if open_}
+
+
+def _decide(tokens: Iterable[str]) -> dict[str, tuple[int, list[int]]]:
+    """{token: (month, months it may equally be, [] when settled)}."""
+    distinct = {t: _all_month_candidates(t) for t in dict.fromkeys(tokens)}
     distinct = {t: c for t, c in distinct.items() if c}
     support: dict = {}
-    for cands in distinct.values():
-        for langs in cands.values():
-            for lang in langs:
-                support[lang] = support.get(lang, 0) + 1
-    out = {}
+    taken = set()
     for token, cands in distinct.items():
         if len(cands) == 1:
-            out[token] = next(iter(cands))
-        else:
-            out[token] = max(cands, key=lambda m: (max(support.get(lang, 0) for lang in cands[m]),
-                                                  len(cands[m]), -m))
-    return out
+            taken.update(cands)
+        if english_month(token) is None:
+            for langs in cands.values():
+                for lang in langs:
+                    support[lang] = support.get(lang, 0) + 1
+    out = {token: _choose(token, cands, support, taken) for token, cands in distinct.items()}
+    # again, a month settled by another token of the file being taken
+    settled = {token: month for token, (month, open_) in out.items() if not open_}
+    return {token: _choose(token, cands, support, {m for t, m in settled.items() if t != token})
+            for token, cands in distinct.items()}
+
+
+def _choose(token: str, cands: dict, support: dict, taken: set) -> tuple[int, list[int]]:
+    if len(cands) == 1:
+        return next(iter(cands)), []
+    score = {m: max(support.get(lang, 0) for lang in langs) for m, langs in cands.items()}
+    best = max(score.values())
+    english = english_month(token)
+    if english is not None and score.get(english) == best:
+        return english, []
+    top = sorted(m for m, v in score.items() if v == best)
+    top = [m for m in top if m not in taken] or top
+    chosen = min(top, key=lambda m: (-len(cands[m]), m))
+    others = [m for m in top if m != chosen]
+    # the languages' own majority settles it (``mai``: May in 27 languages,
+    # August in one), unless a language writes it for two months (fr
+    # ``jui``: juin, juillet) or the majority is less than two to one
+    # (``Sad``: November in om, March in so)
+    clear = all(not (cands[m] & cands[chosen]) and 2 * len(cands[m]) < len(cands[chosen]) for m in others)
+    return chosen, [] if clear else top
+
+
+def _all_month_candidates(token: str) -> dict[int, frozenset]:
+    """:func:`month_candidates`, a C-locale name joined by the languages of
+    the table that write it too."""
+    key = normalize(token)
+    found = dict(month_candidates(token))
+    if key in _ENGLISH_MONTHS:
+        for number, langs in _tables()[0].get(key, {}).items():
+            found[number] = found.get(number, frozenset()) | langs
+    return found
 
 
 @lru_cache(maxsize=1)
@@ -170,12 +224,13 @@ def month_of(token: str, settled: dict | None = None) -> int | None:
     ``settled`` is the file's own answer for ambiguous tokens (from
     :func:`settle`); without it an ambiguous token takes the month most
     languages give it."""
+    if settled:
+        number = settled.get(normalize(token))
+        if number is not None:
+            return number
     number = english_month(token)
     if number is not None:
         return number
-    key = normalize(token)
-    if settled and key in settled:
-        return settled[key]
     cands = month_candidates(token)
     if not cands:
         return None
@@ -188,10 +243,10 @@ def settle(tokens: Iterable[str]) -> dict[str, int]:
     """{normalized token: month} for the month tokens of one file, the
     ambiguous ones settled by the others (see :func:`resolve`).  English-only
     files never load CLDR."""
-    foreign = [t for t in dict.fromkeys(tokens) if english_month(t) is None]
-    if not foreign:
+    distinct = list(dict.fromkeys(tokens))
+    if all(english_month(t) is not None for t in distinct):
         return {}
-    return {normalize(t): m for t, m in resolve(foreign).items()}
+    return {normalize(t): m for t, m in resolve(distinct).items()}
 
 
 @lru_cache(maxsize=4096)
@@ -222,3 +277,24 @@ def _starts(months: dict) -> dict:
             for number, langs in numbers.items():
                 slot[number] = slot.get(number, frozenset()) | langs
     return out
+
+
+def split_stamp_names(names: str, weekday: bool = True) -> tuple[str | None, str] | None:
+    """(weekday or None, month) read from the words before a stamp's day
+    number, as glibc writes them: a month of several words read whole, the
+    longest first (vi ``Thg 6``, ca ``de gen.``), after an optional weekday
+    of any number of words (``dmesg -T``).  None when no split gives a known
+    month (and weekday)."""
+    names = names.strip(" ")
+    if not names:
+        return None
+    if month_candidates(names):
+        return None, names
+    if not weekday:
+        return None
+    for i, ch in enumerate(names):
+        if ch == " ":
+            day, month = names[:i].strip(" "), names[i + 1:].strip(" ")
+            if day and month and month_candidates(month) and weekday_candidates(day):
+                return day, month
+    return None

@@ -20,7 +20,7 @@ import re
 from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs.lines import LineInfo, head_lines
 from sarsleuth.textio import read_head
-from sarsleuth.parsers.logs import syslog
+from sarsleuth.parsers.logs import stamp_names, syslog
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 RE_RAW = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
@@ -28,6 +28,12 @@ RE_RAW = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
 #: ``[Thu Jun 30 ...]``, ``[jeu. juin 30 ...]``, ``[木  6月 30 ...]``.
 RE_HUMAN = re.compile(
     r"^\[(?P<wday>[^\W\d_]{1,12})\.? +" + syslog.MONTH_TOKEN + r"\.? +(?P<day>\d{1,2}) "
+    r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<frac>\d+))? (?P<Y>\d{4})\]\s?(?P<msg>.*)$", re.S)
+#: Any other ``-T`` stamp: the words before the day are a weekday and a
+#: month of any script and number of words (vi ``[T2 Thg 6 10 ...]``, ca
+#: ``[dl. de juny 10 ...]``), split by the locale tables.
+RE_HUMAN_LOOSE = re.compile(
+    r"^\[(?P<names>[^\]\d\s][^\]]{0,80}?) +(?P<day>\d{1,2}) "
     r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<frac>\d+))? (?P<Y>\d{4})\]\s?(?P<msg>.*)$", re.S)
 RE_DECODED = re.compile(
     r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|local\d)\s*:"
@@ -41,7 +47,9 @@ RE_KERNEL_VOCABULARY = re.compile(
 LEVELS = {"warn": "warning", "err": "err"}
 
 _VOLUME_REGEX = (rb"^(?:\w+\s*:\w+\s*: )?\[(?:\s*(\d+)\.\d+"
-                 rb"|[^\s\]]{1,36} +([^\s\]]{2,36} +\d{1,2} \d\d:\d\d):\d\d(?:[.,]\d+)? (\d{4}))\]")
+                 rb"|[^\s\]]{1,36} +([^\s\]\d]{2,36} +\d{1,2} \d\d:\d\d):\d\d(?:[.,]\d+)? (\d{4})"
+                 # names of several words: the weekday stays in the key
+                 rb"|([^\]\d\s][^\]]{0,80}? +\d{1,2} \d\d:\d\d):\d\d(?:[.,]\d+)? (\d{4}))\]")
 
 
 def parse_line(text: str, months: dict | None = None) -> LineInfo:
@@ -54,9 +62,10 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
     m = RE_RAW.match(text)
     if m:
         return LineInfo(m.group("msg"), tag="kernel", uptime=float(m.group("up")), level=level)
-    m = human_match(text)
-    if m:
-        return LineInfo(m.group("msg"), stamp=_human_stamp(m, months), tag="kernel", level=level)
+    found = human_stamp(text)
+    if found:
+        m, token = found
+        return LineInfo(m.group("msg"), stamp=_human_stamp(m, token, months), tag="kernel", level=level)
     if text[:1].isalpha() and syslog.RE_3164.match(text):
         info = syslog.parse_line(text, months)
         if info.stamp is not None:
@@ -67,12 +76,26 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
 
 def human_match(text: str):
     """The ``dmesg -T`` stamp of a line, its weekday checked, or None."""
+    found = human_stamp(text)
+    return found[0] if found else None
+
+
+def human_stamp(text: str):
+    """(match, month token) of a line's ``dmesg -T`` stamp, its weekday and
+    month known, or None."""
     m = RE_HUMAN.match(text)
-    return m if m and locales.is_weekday(m.group("wday")) else None
+    if m and locales.is_weekday(m.group("wday")) and (
+            locales.english_month(m.group("mon")) is not None or locales.is_month(m.group("mon"))):
+        return m, m.group("mon")
+    if not text.startswith("[") or text[1:2].isdigit() or text[1:2] == " ":
+        return None
+    m = RE_HUMAN_LOOSE.match(text)
+    split = locales.split_stamp_names(m.group("names")) if m else None
+    return (m, split[1]) if split and split[0] is not None else None
 
 
-def _human_stamp(m, months=None):
-    mon = syslog.month_number(m.group("mon"), months)
+def _human_stamp(m, token: str, months=None):
+    mon = syslog.month_number(token, months)
     try:
         when = dt.datetime(int(m.group("Y")), mon, int(m.group("day")), int(m.group("H")),
                            int(m.group("M")), int(m.group("S")), syslog._frac_us(m.group("frac")))
@@ -89,18 +112,27 @@ def minute_key(raw: bytes) -> tuple | None:
     return syslog.minute_key(raw)
 
 
-def _minute_key_for(months: dict):
-    if not months:
+def _minute_key_for(months: dict, unsettled: dict | None = None):
+    if not months and unsettled is None:
         return minute_key
-    wall = syslog.minute_key_for(months)
+    wall = syslog.minute_key_for(months, unsettled)
     return lambda raw: ("up", int(raw) // 60) if raw.isdigit() else wall(raw)
 
 
 def file_months(text: str) -> dict:
     """Month names of a dmesg head (``-T`` stamps and pasted syslog lines),
     ambiguous ones settled by the others."""
-    tokens = [m.group("mon") for m in map(RE_HUMAN.match, text.split("\n")[:2000]) if m]
-    return locales.settle(tokens) or syslog.file_months(text)
+    return locales.settle(month_tokens(text)) or syslog.file_months(text)
+
+
+def _month_token(line: str) -> str | None:
+    found = human_stamp(line)
+    return found[1] if found else syslog.stamp_token(line) if line[:1].isalpha() else None
+
+
+def month_tokens(text: str, limit: int = 2000) -> list[str]:
+    """The month tokens of a dmesg head's ``-T`` stamps, in order."""
+    return [found[1] for found in map(human_stamp, text.split("\n")[:limit]) if found]
 
 
 def read_events(path, options: ParseOptions | None = None, all_lines: bool = False,
@@ -119,9 +151,12 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
                     variant="dmesg-T" if human else "dmesg")
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
-    source = logscan.build_source(path, "dmesg", fmt, result, options, _minute_key_for(months),
+    unsettled: dict = {}
+    source = logscan.build_source(path, "dmesg", fmt, result, options, _minute_key_for(months, unsettled),
                                   recognised=_kernel_like)
     source.host = None
+    source.warnings.extend(stamp_names.ambiguous_months(path, text, _month_token))
+    source.warnings.extend(stamp_names.unsettled_warnings(path, unsettled, text))
     events = source.events
     if len(events):
         # uptime-only events are not on any wall clock until aligned

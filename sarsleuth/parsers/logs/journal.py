@@ -23,7 +23,7 @@ import re
 from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs.lines import LineInfo, head_lines
 from sarsleuth.textio import read_head
-from sarsleuth.parsers.logs import syslog
+from sarsleuth.parsers.logs import stamp_names, syslog
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 RE_MARKER = re.compile(r"^-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|Reboot|No entries)")
@@ -137,11 +137,17 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
         months = syslog.file_months(head.decode("utf-8", "replace"))
         fmt = LogFormat(source="journal", parse_line=syslog.line_parser(months, parse_text_line), volume=spec,
                         variant=f"short-{variant}")
-        key = syslog.minute_key_for(months)
+        unsettled: dict = {}
+        key = syslog.minute_key_for(months, unsettled)
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
-    return logscan.build_source(path, "journal", fmt, result, options, key,
-                                first_line_time=_logs_begin_at(head))
+    source = logscan.build_source(path, "journal", fmt, result, options, key,
+                                  first_line_time=_logs_begin_at(head))
+    if fmt.variant != "json":
+        text = head.decode("utf-8", "replace")
+        source.warnings.extend(stamp_names.ambiguous_months(path, text, syslog.stamp_token))
+        source.warnings.extend(stamp_names.unsettled_warnings(path, unsettled, text))
+    return source
 
 
 def _logs_begin_at(head: bytes) -> dt.datetime | None:

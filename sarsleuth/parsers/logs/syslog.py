@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from sarsleuth.knowledge import locales
+from sarsleuth.parsers.logs import stamp_names
 from sarsleuth.parsers.logs.lines import LineInfo, head_lines
 from sarsleuth.textio import read_head
 from sarsleuth.parsers.base import ParseOptions, Parser
@@ -68,7 +69,7 @@ RE_NGINX_EMBEDDED = re.compile(
 
 #: Volume keys, when stamps are not at a fixed position.
 _VOLUME_REGEX = (rb"^(?:<\d{1,3}>)?(?:1 )?(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )? ?"
-                 rb"(\S{3,10} {1,2}\d{1,2} \d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d)"
+                 rb"((?:[^\s:\[\]]{1,48} {1,4}){1,4}?\d{1,2} \d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d)"
                  rb"(?::\d\d(?:[.,]\d+)?( (?:19|20)\d\d)(?= ))?")
 _FIXED_3164 = re.compile(rb"^[A-Z][a-z]{2} [ 0-3]\d \d\d:\d\d:\d\d[ .]")
 _FIXED_ISO = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
@@ -85,12 +86,21 @@ def month_number(word: str, settled: dict | None = None) -> int | None:
 def file_months(text: str) -> dict:
     """The month names of a file's head, ambiguous ones settled by the
     others (``{}`` for an English file: CLDR is not loaded)."""
-    tokens = []
-    for line in text.splitlines()[:2000]:
-        m = RE_3164.match(line)
-        if m and locales.english_month(m.group("mon")) is None:
-            tokens.append(m.group("mon"))
-    return locales.settle(tokens)
+    return locales.settle(month_tokens(text))
+
+
+def month_tokens(text: str, limit: int = 2000) -> list[str]:
+    """The month tokens of the stamps of a file's head, in order."""
+    return [t for t in map(stamp_token, text.split("\n")[:limit]) if t is not None]
+
+
+def stamp_token(line: str) -> str | None:
+    """The month token of a line's syslog stamp, or None."""
+    m = RE_3164.match(line)
+    if m and (locales.english_month(m.group("mon")) is not None or locales.is_month(m.group("mon"))):
+        return m.group("mon")
+    split = stamp_names.loose_names(line)
+    return split[1][1] if split else None
 
 
 def _frac_us(frac: str | None) -> int:
@@ -115,7 +125,12 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
         mon = month_number(m.group("mon"), months)
         wday = m.group("wday")
         if mon is not None and (wday is None or locales.is_weekday(wday)):
+            # in a file of another language "de gen." is one name, not a
+            # weekday "de" and a month "gen"
+            whole = _loose_stamp(text, months) if wday is not None and months else None
             stamp = _md_stamp(m, mon)
+            if whole is not None:
+                return whole
             if stamp is not None:
                 return _with_rest(m.group("rest"), stamp, m.group("pri"))
     m = RE_ISO.match(text)
@@ -131,7 +146,26 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
             if m.group("v5424"):
                 return _rfc5424_rest(m.group("rest"), stamp, m.group("pri"))
             return _with_rest(m.group("rest"), stamp, m.group("pri"))
+    if text[:1] not in _NO_NAME_STARTS:
+        loose = _loose_stamp(text, months)
+        if loose is not None:
+            return loose
     return bare_line(text)
+
+
+#: First characters no month name starts with: the loose stamp is not tried there.
+_NO_NAME_STARTS = frozenset("-#*\t[{(\"'/=+|>")
+
+
+def _loose_stamp(text: str, months: dict | None):
+    """The LineInfo of a line whose stamp only :data:`~sarsleuth.parsers.logs.stamp_names.RE_LOOSE` reads."""
+    found = stamp_names.loose_names(text)
+    if found is None:
+        return None
+    m, (_wday, token) = found
+    mon = month_number(token, months)
+    stamp = _md_stamp(m, mon) if mon is not None else None
+    return _with_rest(m.group("rest"), stamp, m.group("pri")) if stamp is not None else None
 
 
 def _md_stamp(m, mon: int):
@@ -246,22 +280,36 @@ def minute_key(raw: bytes) -> tuple | None:
     return _minute_key(raw, None)
 
 
-def minute_key_for(months: dict):
-    """:func:`minute_key` reading month names as one file settled them."""
-    if not months:
+def minute_key_for(months: dict, unsettled: dict | None = None):
+    """:func:`minute_key` reading month names as one file settled them;
+    ``unsettled`` collects the names met that the file's head did not
+    settle and that stand for more than one month (for a warning)."""
+    if not months and unsettled is None:
         return minute_key
-    return lru_cache(maxsize=65536)(lambda raw: _minute_key(raw, months))
+    return lru_cache(maxsize=65536)(lambda raw: _minute_key(raw, months, unsettled))
 
 
-def _minute_key(raw: bytes, months: dict | None) -> tuple | None:
-    m = _KEY_RE.match(raw.decode("utf-8", "replace"))
-    if not m:
-        return None
+_LOOSE_KEY_RE = re.compile(r"^(?P<names>.+?) {1,4}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)(?: (?P<year>\d{4}))?$")
+
+
+def _minute_key(raw: bytes, months: dict | None, unsettled: dict | None = None) -> tuple | None:
+    text = raw.decode("utf-8", "replace")
+    m = _KEY_RE.match(text)
+    token = m.group("mon") if m and not m.group("Y") else None
+    if m is None or (token is not None and month_number(token, months) is None):
+        # a name of several words, marks or padding; a dmesg -T key's weekday
+        m = _LOOSE_KEY_RE.match(text)
+        split = locales.split_stamp_names(m.group("names")) if m else None
+        if split is None:
+            return None
+        token = split[1]
     try:
-        if m.group("Y"):
+        if "Y" in m.re.groupindex and m.group("Y"):
             return ("abs", dt.datetime(int(m.group("Y")), int(m.group("mo")), int(m.group("d")),
                                        int(m.group("H2")), int(m.group("M2"))))
-        mon = month_number(m.group("mon"), months)
+        mon = month_number(token, months)
+        if unsettled is not None and mon is not None and token not in unsettled:
+            stamp_names.note_unsettled(token, months, unsettled)
         day, h, mi = int(m.group("day")), int(m.group("H")), int(m.group("M"))
         if mon is None or not (1 <= day <= 31 and h < 24 and mi < 60):
             return None
@@ -351,7 +399,12 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     fmt = LogFormat(source=kind, parse_line=line_parser(months), volume=spec, variant=variant)
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
                           user_signatures=options.signatures)
-    return logscan.build_source(path, kind, fmt, result, options, minute_key_for(months))
+    unsettled: dict = {}
+    source = logscan.build_source(path, kind, fmt, result, options, minute_key_for(months, unsettled))
+    text = head.decode("utf-8", "replace")
+    source.warnings.extend(stamp_names.ambiguous_months(path, text, stamp_token))
+    source.warnings.extend(stamp_names.unsettled_warnings(path, unsettled, text))
+    return source
 
 
 def line_parser(months: dict, parse=None):
