@@ -263,6 +263,7 @@ def test_loadtest_detectors():
     assert len(tail) == 1 and tail[0].metrics["p99_over_p50"] == pytest.approx(264 / 18)
     errs = run("loadtest-errors", c)
     assert len(errs) == 1 and errs[0].metrics["non_2xx"] == 10645 and errs[0].metrics["socket_read"] == 608
+    assert errs[0].title.endswith("10645 non-2xx, 608 socket errors (100.0 % of 10645 requests)")
     r2m = {"tool": "ab", "transfer_rate_Bps": 1043909.08 * 1024, "path": "b.txt", "line": 1}
     # one client alone fills 43 % of a 20 Gbit/s link: not saturated ...
     assert run("loadtest-link-saturation", ctx(reports=[r2m], link_speed=20e9)) == []
@@ -472,6 +473,17 @@ def test_segfault_marked_as_same_crash_as_nginx_exit():
     assert f.refs["nginx_exit_pids"] == [31337] and f.metrics["matched_nginx_exits"] == 1
     assert "same PID (error.log:8)" in f.explanation
     assert run("segfault", ctx(events=events_frame(rows[:1])))[0].metrics["matched_nginx_exits"] == 0
+
+
+def test_segfault_title_names_the_faulting_object_only_when_it_is_not_the_program():
+    own = [ev("segfault", f"sniproxy[{pid}]: segfault at 0 ip 0000000000412c3e sp 00007ffc1d7d95f0 error 4 in "
+              "sniproxy[400000+2f000]", ts=f"2024-03-12 03:14:0{i}", line=i + 1, file="messages")
+           for i, pid in enumerate((811, 812))]
+    f = run("segfault", ctx(events=events_frame(own)))[0]
+    assert f.title == "2 segfault(s) in sniproxy"
+    lib = [ev("segfault", "nginx[31337]: segfault at 1c ip 00007f3c9a61b3f0 sp 00007ffd9c8e2a40 error 4 in "
+              "libc-2.17.so[7f3c9a600000+1c3000]", ts="2024-03-12 03:14:07", line=3, file="messages")]
+    assert run("segfault", ctx(events=events_frame(lib)))[0].title == "1 segfault(s) in nginx (faulting in libc-2.17.so)"
 
 
 #: detectors whose positive case is one of the dedicated tests above

@@ -305,9 +305,11 @@ class Segfault(Detector):
                       for m, d in zip(b.rows["message"].astype(str), b.rows["detail"])]
             parsed = [p for p in parsed if p]
             comms = sorted({p["comm"] for p in parsed}) or sorted(set(b.rows["process"].dropna().astype(str)))
-            libs = sorted({p["lib"] for p in parsed if p["lib"]})
+            # the object the fault was in, when it is not the program itself (libc, a module)
+            libs = sorted({p["lib"] for p in parsed if p["lib"]} - set(comms))
             n = b.lines
-            title = f"{n} segfault(s) in {', '.join(comms) or 'a process'}" + (f" (in {', '.join(libs)})" if libs else "")
+            title = (f"{n} segfault(s) in {', '.join(comms) or 'a process'}"
+                     + (f" (faulting in {', '.join(libs)})" if libs else ""))
             finding = self.finding(
                 title=title, severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"segfaults": n, "processes": len({p['pid'] for p in parsed})},

@@ -113,7 +113,7 @@ class LoadtestErrors(Detector):
             start, end = _times(r)
             out.append(self.finding(
                 title=f"{_label(r)}: " + ", ".join(parts)
-                      + (f" ({frac * 100:.1f} % of {total:.0f} requests failed)" if frac else ""),
+                      + (f" ({frac * 100:.1f} % of {total:.0f} requests)" if frac else ""),
                 severity=sev, start=start, end=end, aligned=_aligned(r),
                 metrics={"failed_requests": failed, "non_2xx": non2xx, "socket_errors": sock,
                          "errors_total": httperf_errors, "error_fraction": frac, "aborted": aborted, **breakdown},
