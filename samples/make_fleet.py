@@ -150,7 +150,7 @@ def write_fleet(out, hosts: int = 200, shared_percent: float = 5.0, seed: int = 
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
         sys.exit(__doc__)
     made = write_fleet(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 200,
                        float(sys.argv[3]) if len(sys.argv) > 3 else 5.0)

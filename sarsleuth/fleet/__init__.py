@@ -4,7 +4,7 @@ fleet.
 
     import sarsleuth.fleet
     fleet = sarsleuth.fleet.analyze("fleet/", scheduler=None, save="case/")
-    fleet.incidents[0].title      # 'I/O saturation (iowait-spike) on 10 of 200 hosts, ...'
+    fleet.incidents[0].title      # 'Disk I/O saturation (hung-task + iowait-spike) on 10 of 200 hosts, ...'
     fleet.incidents[0].hosts      # who saw it; .hosts_without: who did not
 
 Hosts come from the facts the files carry (:mod:`sarsleuth.fleet.hosts`),
