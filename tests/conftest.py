@@ -90,3 +90,20 @@ def sample_case():
     """``sample_case("nginx-proxy-oom")``: that sample analysed once per test
     session (treat it as read-only)."""
     return _sample_case
+
+
+def make_sosreport(tmp_path: Path, plugins: str) -> Path:
+    """A real ``sos report`` of this machine with only ``plugins`` (comma
+    separated), gzipped into ``tmp_path``; the test is skipped where sos
+    cannot run (not installed, not root)."""
+    import shutil
+    import subprocess
+    exe = shutil.which("sos")
+    if exe is None:
+        pytest.skip("the sos tool (Debian package sosreport) is not installed")
+    if os.geteuid() != 0:
+        pytest.skip("sos report needs root")
+    subprocess.run([exe, "report", "--batch", "--quiet", "--tmp-dir", str(tmp_path), "-o", plugins, "-z", "gzip"],
+                   check=True, capture_output=True, timeout=120)
+    (archive,) = tmp_path.glob("sosreport-*.tar.gz")
+    return archive

@@ -3,12 +3,9 @@ write them, and from a sosreport made here by the real sos tool."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import subprocess
 
-import pytest
-
+from .conftest import make_sosreport
 from sarsleuth.bundles import readers
 from sarsleuth.bundles.expand import expand
 from sarsleuth.bundles.facts import HostFacts
@@ -131,20 +128,8 @@ def test_a_zone_name_that_is_no_zone_is_not_taken():
     assert facts.timezone is None
 
 
-def _sos():
-    exe = shutil.which("sos")
-    if exe is None:
-        pytest.skip("the sos tool (Debian package sosreport) is not installed")
-    if os.geteuid() != 0:
-        pytest.skip("sos report needs root")
-    return exe
-
-
 def test_a_sosreport_made_here_by_sos_gives_this_hosts_facts(tmp_path):
-    sos = _sos()
-    subprocess.run([sos, "report", "--batch", "--quiet", "--tmp-dir", str(tmp_path), "-o", "host,date,kernel",
-                    "-z", "gzip"], check=True, capture_output=True, timeout=120)
-    (archive,) = tmp_path.glob("sosreport-*.tar.gz")
+    archive = make_sosreport(tmp_path, "host,date,kernel")
     out = expand([archive])
     try:
         (facts,) = out.bundles

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from .conftest import make_sosreport
 from sarsleuth.bundles import readers
 from sarsleuth.bundles.expand import expand
 from sarsleuth.bundles.facts import HostFacts
@@ -136,15 +137,6 @@ def test_host_facts_show_the_disks_sar_cannot_name():
     assert d["disk_names_from"]["dev8-0"] == "bundle!proc/partitions:3"
 
 
-def _sos() -> str:
-    exe = shutil.which("sos")
-    if exe is None:
-        pytest.skip("the sos tool (Debian package sosreport) is not installed")
-    if os.geteuid() != 0:
-        pytest.skip("sos report needs root")
-    return exe
-
-
 def _dm_major() -> int | None:
     with open("/proc/devices") as fh:
         for line in fh:
@@ -155,10 +147,7 @@ def _dm_major() -> int | None:
 
 
 def test_a_sosreport_made_here_names_this_hosts_disks(tmp_path):
-    sos = _sos()
-    subprocess.run([sos, "report", "--batch", "--quiet", "--tmp-dir", str(tmp_path), "-o", "block,devicemapper",
-                    "-z", "gzip"], check=True, capture_output=True, timeout=120)
-    (archive,) = tmp_path.glob("sosreport-*.tar.gz")
+    archive = make_sosreport(tmp_path, "block,devicemapper")
     out = expand([archive])
     try:
         (facts,) = out.bundles
