@@ -228,7 +228,7 @@ def test_every_archive_format_is_streamed(tmp_path, mode):
             for name, data in members.items():
                 zf.writestr(name, data)
     elif mode == "zst":
-        zstandard = pytest.importorskip("zstandard")
+        zstandard = pytest.importorskip("zstandard", reason="zstandard (the zstd extra) is not installed")
         raw = _tar(tmp_path / "logs.tar", members, "w")
         path = tmp_path / "logs.tar.zst"
         path.write_bytes(zstandard.ZstdCompressor().compress(raw.read_bytes()))

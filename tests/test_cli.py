@@ -364,7 +364,7 @@ def test_csv_goes_out_in_bounded_chunks(monkeypatch):
 
 
 def test_parquet_columns_are_typed(tmp_path):
-    pq = pytest.importorskip("pyarrow.parquet")
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (the parquet extra) is not installed")
     import numpy as np
     import pandas as pd
     from sarsleuth.parsers import parse

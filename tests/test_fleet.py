@@ -218,7 +218,7 @@ def test_cli_fleet_json_and_html(fleet_dir, scheduler, tmp_path):
     assert ran.returncode == 0, ran.stderr
     doc = json.loads(ran.stdout)
     # the single-case document, every host's part of it, plus the fleet
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (the test extra) is not installed")
     from importlib import resources
     schema = json.loads(resources.files("sarsleuth.schema").joinpath("analysis.schema.json").read_text())
     jsonschema.validate(doc, schema)

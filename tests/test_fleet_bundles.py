@@ -179,7 +179,7 @@ def test_the_other_host_is_judged_against_its_own_sysctl(analysed, fleet_dir):
 def test_host_facts_reach_json_text_and_parquet(analysed, fleet_dir):
     tmp, fleet, roots = fleet_dir
     doc = analysed.to_json()
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (the test extra) is not installed")
     from importlib import resources
     schema = json.loads(resources.files("sarsleuth.schema").joinpath("analysis.schema.json").read_text())
     jsonschema.validate(json.loads(json.dumps(doc, default=str)), schema)
@@ -285,7 +285,7 @@ def test_a_hosts_limits_from_python_and_a_single_sosreport_saved(analysed, tmp_p
     assert (lim.number(), lim.line, lim.text) == (65536.0, 6, "net.ipv4.tcp_max_tw_buckets = 65536")
     assert analysed.host("web07").limit("worker_connections").text == "worker_connections 256;"
     assert analysed.host("db-1").limit("worker_connections") is None
-    pytest.importorskip("duckdb")
+    pytest.importorskip("duckdb", reason="DuckDB (the sql extra) is not installed")
     import sarsleuth
     from sarsleuth.store import save_case
     save_case(sarsleuth.load(WEB07), tmp_path / "one")

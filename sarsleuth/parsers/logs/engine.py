@@ -165,13 +165,13 @@ class AllLinesFinder:
 
 @lru_cache(maxsize=16)
 def _finder(engine: str, patterns: tuple, user_patterns: tuple):
-    if engine == "hyperscan":
-        import hyperscan
-        try:
-            return HyperscanFinder(patterns, user_patterns)
-        except hyperscan.error:
-            pass   # a pattern Hyperscan cannot take even as a prefilter: the needles can
-    return NeedleFinder(patterns, user_patterns)
+    if engine != "hyperscan":
+        return NeedleFinder(patterns, user_patterns)
+    import hyperscan
+    try:
+        return HyperscanFinder(patterns, user_patterns)
+    except hyperscan.error:         # a pattern Hyperscan cannot take even as a prefilter
+        return NeedleFinder(patterns, user_patterns)
 
 
 def make_finder(all_lines: bool = False, engine: str | None = None, extra_patterns: tuple = (),
