@@ -147,11 +147,10 @@ class Context:
         return self._paths.get((host, section)) or self._paths.get((host, None), "")
 
     def source_with(self, section: str, host) -> str:
-        """The path of the first source of ``host`` holding ``section``, or ''."""
-        for s in self.sources:
-            if s.host == host and s.store and section in s.store.sections():
-                return s.path
-        return ""
+        """The path of the first source of ``host`` holding ``section``, or ''
+        (unlike :meth:`path_for`, no other source of the host instead)."""
+        self.path_for(section, host)            # builds the table of paths once
+        return self._paths.get((host, section), "")
 
     def row_line(self, section: str, host, ts, *, device: str | None = None,
                  metric: str | None = None):

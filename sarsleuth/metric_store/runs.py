@@ -33,10 +33,6 @@ class Run:
             counted = self.__dict__["_count"] = (v, n)
         return counted[1]
 
-    @property
-    def nbytes(self) -> int:
-        return self.values.nbytes
-
 
 def empty_long():
     """The long table with no rows (its columns typed)."""

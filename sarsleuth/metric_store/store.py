@@ -50,12 +50,13 @@ class MetricStore:
         return list(dict.fromkeys(run.tz for run in self.runs.values()))
 
     # ----------------------------------------------------------------- times
-    def _distinct(self, attr: str = "stamps") -> list:
+    def _distinct(self, host=None) -> list:
+        """[(time array, zone)] of the runs of ``host`` (None: every host),
+        each shared array once."""
         seen: dict = {}
-        for run in self.runs.values():
-            arr = getattr(run, attr)
-            if arr is not None:
-                seen.setdefault(id(arr), (arr, run.tz))
+        for key, run in self.runs.items():
+            if host is None or key[0] == host:
+                seen.setdefault(id(run.stamps), (run.stamps, run.tz))
         return list(seen.values())
 
     def span(self):
@@ -102,18 +103,11 @@ class MetricStore:
         recorded anything, as a Series of timestamps."""
         import numpy as np
         import pandas as pd
-        parts, tz = [], None
-        seen: set = set()
-        for (h, _s, _d, _m), run in self.runs.items():
-            if host is not None and h != host or id(run.stamps) in seen:
-                continue
-            seen.add(id(run.stamps))
-            parts.append(run.stamps)
-            tz = run.tz
+        parts = self._distinct(host)
         if not parts:
             return pd.Series([], dtype="datetime64[ns]")
-        stamps = np.unique(np.concatenate(parts)) if len(parts) > 1 else np.unique(parts[0])
-        return pd.Series(_index(stamps, tz))
+        stamps = np.unique(np.concatenate([s for s, _tz in parts]))
+        return pd.Series(_index(stamps, parts[-1][1]))
 
     # ---------------------------------------------------------------- series
     def section_index(self, section: str) -> dict:
@@ -132,7 +126,7 @@ class MetricStore:
         return MetricStore({k: r for k, r in self.runs.items() if keep(k)})
 
     # ------------------------------------------------------------ long table
-    def to_long(self, *, sort: bool = True, lines: bool | None = None):
+    def to_long(self, *, lines: bool | None = None):
         """The contract's long table (``METRIC_COLUMNS``, plus ``line`` when
         values came from a text file): one row per value, labels as
         categoricals, in time order (series in their stored order within a
@@ -148,7 +142,7 @@ class MetricStore:
                 frame["line"] = pd.Series([], dtype="Int64")
             return frame
         zones = list(dict.fromkeys(str(r.tz) if r.tz is not None else None for _k, r in runs))
-        rows = _rows_in_time_order(runs, with_lines, sort and len(zones) == 1)
+        rows = _rows_in_time_order(runs, with_lines, len(zones) == 1)
         stamps, values, which, line = rows
         columns = {"timestamp": None}
         for pos, name in enumerate(KEY_COLUMNS):
@@ -172,8 +166,8 @@ class MetricStore:
 
 def _rows_in_time_order(runs, with_lines: bool, sort: bool):
     """(times, values, run index, lines or None) of every value, in time
-    order with the runs in their order within a time (``sort`` False: run
-    after run).  Runs sharing one sorted time array (the usual sa file) are
+    order with the runs in their order within a time (``sort`` False, for
+    runs on different clocks: run after run).  Runs sharing one sorted time array (the usual sa file) are
     laid side by side as a matrix read row by row: no sort, no gather."""
     import numpy as np
     first = runs[0][1]
