@@ -215,7 +215,6 @@ class Case:
         section has devices)."""
         import pandas as pd
 
-        from sarsleuth.metric_store import joined_series
         store = self.store
         keys = [k for k in (store.runs if store else ()) if k[1] == section and (host is None or k[0] == host)]
         if not keys:
@@ -226,11 +225,8 @@ class Case:
             device = devices[0]
         if device is None and "all" in devices:
             device = "all"
-        columns: dict = {}
-        for k in keys:
-            if device is None or k[2] == device:
-                columns.setdefault(k[3] if device is not None else (k[2], k[3]), []).append(store.series(k))
-        wide = pd.DataFrame({c: parts[0] if len(parts) == 1 else joined_series(parts) for c, parts in columns.items()})
+        label = (lambda key: key[3]) if device is not None else (lambda key: (key[2], key[3]))
+        wide = pd.DataFrame(store.grouped(section, label, host=host, device=device))
         wide = wide.reindex(sorted(wide.columns), axis=1)
         wide.columns.name = None
         wide.index.name = "timestamp"

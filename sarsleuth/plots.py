@@ -55,15 +55,9 @@ def _figure(nrows: int):
 
 def _devices_of(case, section, metric, host):
     """{device: Series} of one metric (every host's pieces of a device joined)."""
-    from sarsleuth.metric_store import joined_series
-    store = case.store
-    found: dict = {}
-    for key in (store.runs if store else ()):
-        if key[1] == section and key[3] == metric and (host is None or key[0] == host):
-            series = store.series(key)
-            if series is not None and len(series):
-                found.setdefault(key[2], []).append(series)
-    return {dev: parts[0] if len(parts) == 1 else joined_series(parts) for dev, parts in found.items()}
+    if not case.store:
+        return {}
+    return case.store.grouped(section, lambda key: key[2], host=host, metric=metric)
 
 
 def _busiest_device(case, section, metric, host, start, end):

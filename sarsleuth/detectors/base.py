@@ -94,19 +94,16 @@ class Context:
         key = (section, metric, device, host)
         if key in self._series_cache:
             return self._series_cache[key]
-        index = self._section(section) or {}
-        if host is not None:
-            keys = [index.get((metric, device, host))]
-        else:
-            keys = [k for (mt, dev, _h), k in index.items() if mt == metric and dev == device]
-        from sarsleuth.metric_store import joined_series
-        parts = [self.metrics.series(k) for k in keys if k is not None]
-        parts = [p for p in parts if p is not None and len(p)]
         out = None
-        if parts:
-            out = parts[0] if len(parts) == 1 else joined_series(parts)
-            if host is not None:
+        if host is not None:
+            found = (self._section(section) or {}).get((metric, device, host))
+            out = self.metrics.series(found) if found is not None else None
+            if out is not None and len(out):
                 out.index = self.on_host_clock(out.index, host)
+            else:
+                out = None
+        elif self._section(section):
+            out = self.metrics.grouped(section, lambda key: 0, metric=metric, device=device).get(0)
         self._series_cache[key] = out
         return out
 

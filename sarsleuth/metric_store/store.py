@@ -1,7 +1,8 @@
 """Runs of every series of a source or a case, keyed by host, section, device and metric."""
 from __future__ import annotations
 
-from sarsleuth.metric_store.runs import KEY_COLUMNS, _index, _stamps_of, _timestamp, empty_long, run_series
+from sarsleuth.metric_store.runs import (KEY_COLUMNS, _index, _stamps_of, _timestamp, empty_long, joined_series,
+                                         run_series)
 
 
 class MetricStore:
@@ -120,6 +121,22 @@ class MetricStore:
         out; None when absent."""
         run = self.runs.get(key)
         return None if run is None else run_series(run)
+
+    def grouped(self, section: str, by, *, host=None, metric=None, device=None) -> dict:
+        """``{by(key): Series}`` of the section's series of ``host`` (None:
+        every host), ``metric`` and ``device`` (None: any); the pieces of one
+        label (several hosts or sources) joined in time order, one value per
+        time (the first piece's)."""
+        found: dict = {}
+        for key in self.runs:
+            if key[1] != section or host is not None and key[0] != host:
+                continue
+            if metric is not None and key[3] != metric or device is not None and key[2] != device:
+                continue
+            series = self.series(key)
+            if series is not None and len(series):
+                found.setdefault(by(key), []).append(series)
+        return {label: parts[0] if len(parts) == 1 else joined_series(parts) for label, parts in found.items()}
 
     def select(self, keep) -> "MetricStore":
         """The series whose key ``keep(key)`` accepts (arrays shared)."""
