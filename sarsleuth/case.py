@@ -183,6 +183,8 @@ class Case:
                       host_zones=self.story_zones(opts))
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
+        from sarsleuth.attribution import attribute
+        attribute(findings, self.sources)
         if self.window is not None:
             findings = [f for f in findings if _in_window(f, self.window)]
         if opts.min_severity:

@@ -183,8 +183,8 @@ def _can_cause(f: Finding) -> bool:
 
 
 def _before(f: Finding, cause: Finding) -> bool:
-    """Did ``f`` start before ``cause`` on the shared clock?"""
-    return _on_clock(f) and _on_clock(cause) and f.start < cause.start
+    """Did ``f``'s anomaly take off before ``cause``'s, on the shared clock?"""
+    return _on_clock(f) and _on_clock(cause) and f.onset < cause.onset
 
 
 def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
@@ -226,7 +226,7 @@ def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
 def _sort_ts(f):
     import pandas as pd
     try:
-        return pd.Timestamp(f.start).value if _on_clock(f) else 2**62
+        return pd.Timestamp(f.onset).value if _on_clock(f) else 2**62
     except (TypeError, ValueError):
         return 2**62
 
@@ -308,7 +308,7 @@ def _incident(g: _Group, host_zones: dict, display_zone) -> Incident:
     timed = [f for f in own if _on_clock(f)]
     # low-severity effects (a small TIME_WAIT rise) do not stretch the window
     framing = [f for f in timed if SEVERITY_RANK[f.severity] >= SEVERITY_RANK["medium"]] or timed
-    start = min((f.start for f in timed), default=None)
+    start = min((f.onset for f in timed), default=None)
     end = max((_end_of(f) for f in framing), default=None)
     if start is not None and end is not None and end < start:
         end = start

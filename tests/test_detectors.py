@@ -57,7 +57,7 @@ def normal_day(host="web1"):
 
 
 METRIC_DETECTORS = ["swap-climb", "memory-pressure", "iowait-spike", "cpu-saturation", "load-spike",
-                    "nic-saturation", "tcp-timewait", "sar-gap"]
+                    "nic-saturation", "tcp-timewait", "sar-gap", "disk-saturation"]
 
 
 @pytest.mark.parametrize("det_id", METRIC_DETECTORS)
@@ -81,6 +81,34 @@ def test_iowait_spike_relative_to_baseline():
     # a host that always sits at 15 % iowait is not spiking at 16 %
     steady = [15.0, 14.0, 16.0, 15.5] * 10
     assert run("iowait-spike", ctx(metrics("h", "cpu", "2024-01-01", 60, {"%iowait": steady}, device="all"))) == []
+
+
+def _disk_day(util, await_ms, aqu, start="2026-11-24 13:00:00", dev="dev254-0"):
+    return metrics("db1", "disk", start, 1, {"%util": util, "await": await_ms, "aqu-sz": aqu}, device=dev)
+
+
+def test_disk_saturation_names_the_device_against_its_own_baseline():
+    """60 s at 2 % util and 0.8 ms, then 50 s of fsync writes: 97-99 %
+    util, 40 ms await, 3.8 requests queued (sar -d of a 1-second day)."""
+    util = [2.0] * 60 + [97.0 + (i % 3) for i in range(50)] + [3.0] * 20
+    wait = [0.8] * 60 + [40.0 + (i % 5) for i in range(50)] + [0.9] * 20
+    aqu = [0.01] * 60 + [3.8] * 50 + [0.02] * 20
+    (f,) = run("disk-saturation", ctx(_disk_day(util, wait, aqu)))
+    assert f.refs["device"] == "dev254-0" and f.start == pd.Timestamp("2026-11-24 13:01:00")
+    assert f.end == pd.Timestamp("2026-11-24 13:01:49") and f.severity == "high"
+    assert f.metrics["peak_util_pct"] == 99.0 and f.metrics["baseline_util_pct"] == 2.0
+    assert f.metrics["baseline_await_ms"] == pytest.approx(0.8) and f.metrics["peak_aqu_sz"] == 3.8
+    assert f.title == "Disk dev254-0 saturated: %util 99.00 %, await 42.00 ms (usual 0.80 ms), aqu-sz 3.80"
+
+
+def test_disk_busy_in_parallel_or_briefly_is_not_saturated():
+    """A virtio or NVMe disk 100 % "busy" whose requests neither wait nor
+    queue serves in parallel; a 10-second burst is a busy disk."""
+    util = [2.0] * 60 + [100.0] * 50 + [3.0] * 20
+    assert run("disk-saturation", ctx(_disk_day(util, [0.3] * 130, [0.4] * 130))) == []
+    burst = [2.0] * 60 + [99.0] * 10 + [3.0] * 60
+    slow = [0.8] * 60 + [40.0] * 10 + [0.9] * 60
+    assert run("disk-saturation", ctx(_disk_day(burst, slow, [0.01] * 60 + [3.8] * 10 + [0.02] * 60))) == []
 
 
 def test_cpu_saturation_steal():
@@ -491,7 +519,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "tcp-timewait", "sar-gap", "page-allocation-failure", "nic-rx-alloc-failure", "oom-kill",
                        "segfault", "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full",
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
-                       "loadtest-link-saturation", "custom-signature"}
+                       "loadtest-link-saturation", "custom-signature", "disk-saturation"}
 
 
 def test_every_detector_has_a_positive_and_a_negative_test():

@@ -52,6 +52,26 @@ def episodes(series, mask, max_gap_samples: int = 1, peak="max", *, bridge_secon
     return out
 
 
+#: Share of an episode's rise (from its baseline to its peak) a series must
+#: reach for the anomaly to have taken off.
+ONSET_FRACTION = 0.25
+
+
+def onset_ref(series, ep: Episode, base: float) -> dict:
+    """Refs ``onset``: the first sample of the episode at or above a
+    quarter of its rise from ``base`` to its peak, when that is later than
+    the episode's start (the series crept over its threshold first)."""
+    from sarsleuth.model import iso
+    if base != base or ep.peak <= base:
+        return {}
+    level = base + ONSET_FRACTION * (ep.peak - base)
+    window = series[(series.index >= ep.start) & (series.index <= ep.end)]
+    hits = window[window >= level]
+    if not len(hits) or hits.index[0] == ep.start:
+        return {}
+    return {"onset": iso(hits.index[0])}
+
+
 def baseline(series, quantile: float = 0.5) -> float:
     """The host's own usual level: a quantile over the whole series (robust to
     a short incident inside a long day)."""
