@@ -57,7 +57,7 @@ def normal_day(host="web1"):
 
 
 METRIC_DETECTORS = ["swap-climb", "memory-pressure", "iowait-spike", "cpu-saturation", "load-spike",
-                    "nic-saturation", "tcp-timewait", "sar-gap", "disk-saturation"]
+                    "nic-saturation", "tcp-timewait", "sar-gap", "disk-saturation", "tcp-retransmits"]
 
 
 @pytest.mark.parametrize("det_id", METRIC_DETECTORS)
@@ -109,6 +109,43 @@ def test_disk_busy_in_parallel_or_briefly_is_not_saturated():
     burst = [2.0] * 60 + [99.0] * 10 + [3.0] * 60
     slow = [0.8] * 60 + [40.0] * 10 + [0.9] * 60
     assert run("disk-saturation", ctx(_disk_day(burst, slow, [0.01] * 60 + [3.8] * 10 + [0.02] * 60))) == []
+
+
+def _tcp_day(retrans, oseg, start="2026-11-24 14:20:20"):
+    return [metrics("web1", "net-etcp", start, 1, {"retrans/s": retrans}),
+            metrics("web1", "net-tcp", start, 1, {"oseg/s": oseg, "iseg/s": oseg})]
+
+
+def test_tcp_retransmits_measured_against_segments_sent():
+    """10 % of the packets to a web port dropped for 40 s under steady
+    keep-alive traffic: 1-6 segments a second sent again out of ~760, from
+    none (numbers as sar -n TCP,ETCP printed them for such a recording)."""
+    again = [0.0] * 40 + [4, 3, 2, 5, 4, 6, 3, 2, 1, 2, 0, 3, 5, 2, 4, 1, 6, 2, 3, 4,
+                          2, 5, 1, 3, 4, 2, 0, 3, 2, 5, 4, 1, 3, 2, 6, 2, 3, 1, 2, 4] + [0.0] * 20
+    sent = [1200.0] * 40 + [760.0] * 40 + [1200.0] * 20
+    (f,) = run("tcp-retransmits", ctx(*_tcp_day(again, sent)))
+    # the first second whose 5 s around it pass 0.2 %
+    assert f.start == pd.Timestamp("2026-11-24 14:21:01") and f.severity == "low"
+    first, last = (int((t - pd.Timestamp("2026-11-24 14:20:20")).total_seconds()) for t in (f.start, f.end))
+    assert 75 <= last <= 80 and f.metrics["baseline_retrans_share_pct"] == 0.0
+    assert f.metrics["retransmitted"] == sum(again[first:last + 1])
+    assert f.metrics["retrans_share_pct"] == pytest.approx(100 * sum(again[first:last + 1]) / sum(sent[first:last + 1]))
+    assert f.title.startswith("TCP retransmissions at 0.3")
+    heavy = [0.0] * 40 + [60.0] * 40 + [0.0] * 20
+    (g,) = run("tcp-retransmits", ctx(*_tcp_day(heavy, sent)))
+    assert g.severity == "high" and g.metrics["retrans_share_pct"] > 5
+
+
+def test_tcp_retransmits_quiet_on_a_busy_host_with_its_usual_losses():
+    """A busy host always retransmits a little (0.05 % here): that is its
+    baseline, and a lone retransmission is not loss."""
+    rng = np.random.default_rng(3)
+    sent = rng.uniform(9000, 11000, 300)
+    again = rng.poisson(5, 300).astype(float)
+    assert run("tcp-retransmits", ctx(*_tcp_day(again, sent))) == []
+    lone = [0.0] * 100
+    lone[50] = 3.0
+    assert run("tcp-retransmits", ctx(*_tcp_day(lone, [1200.0] * 100))) == []
 
 
 def test_cpu_saturation_steal():
@@ -519,7 +556,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "tcp-timewait", "sar-gap", "page-allocation-failure", "nic-rx-alloc-failure", "oom-kill",
                        "segfault", "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full",
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
-                       "loadtest-link-saturation", "custom-signature", "disk-saturation"}
+                       "loadtest-link-saturation", "custom-signature", "disk-saturation", "tcp-retransmits"}
 
 
 def test_every_detector_has_a_positive_and_a_negative_test():
