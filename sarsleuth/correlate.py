@@ -154,13 +154,20 @@ def _split_by_chain(groups: list[_Group]) -> list[_Group]:
             out.append(g)
             continue
         stray = [f for f in g.findings if f.detector not in chain["order"] and _chains_of(f.detector)]
-        if stray and len(stray) < len(g.findings) and _stands_alone(stray, cause):
-            # what the strays' own cause explains leaves; the rest stays as context
+        # each other chain among the strays is weighed on its own: a CPU
+        # saturation that was already there does not keep worker crashes
+        # that came later from making their own incident
+        while stray and len(stray) < len(g.findings):
             own_cause, own_chain = cause_of(stray)
-            leaving = [f for f in stray if f is own_cause or (f.detector in own_chain["order"]
-                                                             and not _before(f, own_cause))]
-            g.findings = [f for f in g.findings if not any(f is x for x in leaving)]
-            pending.append(_Group(g.host, leaving))
+            if own_chain is None:
+                break
+            members = [f for f in stray if f is own_cause or (f.detector in own_chain["order"]
+                                                              and not _before(f, own_cause))]
+            if _stands_alone(stray, cause):
+                # what the strays' own cause explains leaves; the rest stays as context
+                g.findings = [f for f in g.findings if not any(f is x for x in members)]
+                pending.append(_Group(g.host, members))
+            stray = [f for f in stray if not any(f is x for x in members)]
         out.append(g)
     return out
 

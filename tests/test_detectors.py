@@ -58,7 +58,7 @@ def normal_day(host="web1"):
 
 METRIC_DETECTORS = ["swap-climb", "memory-pressure", "iowait-spike", "cpu-saturation", "load-spike",
                     "nic-saturation", "tcp-timewait", "sar-gap", "disk-saturation", "tcp-retransmits",
-                    "psi-cpu", "psi-memory", "psi-io"]
+                    "cpu-stall", "memory-stall", "io-stall"]
 
 
 @pytest.mark.parametrize("det_id", METRIC_DETECTORS)
@@ -158,27 +158,27 @@ def test_psi_io_stall_with_full_stalls():
     near 95 for a minute (sar -q PSI of such a recording), none before."""
     some = [0.0] * 30 + [96.0 + (i % 5) for i in range(60)] + [0.5] * 10
     full = [0.0] * 30 + [93.0 + (i % 4) for i in range(60)] + [0.2] * 10
-    (f,) = run("psi-io", ctx(_psi("psi-io", {"%sio": some, "%fio": full})))
+    (f,) = run("io-stall", ctx(_psi("psi-io", {"%sio": some, "%fio": full})))
     assert f.start == pd.Timestamp("2026-11-24 14:19:03") and f.end == pd.Timestamp("2026-11-24 14:20:02")
     assert f.metrics["mean_some_pct"] == pytest.approx(98.0) and f.metrics["mean_full_pct"] == pytest.approx(94.5)
     assert f.severity == "high" and f.title.startswith("Tasks stalled on I/O 98.0 % of the time")
-    assert run("psi-memory", ctx(_psi("psi-mem", {"%smem": [0.0] * 100, "%fmem": [0.0] * 100}))) == []
+    assert run("memory-stall", ctx(_psi("psi-mem", {"%smem": [0.0] * 100, "%fmem": [0.0] * 100}))) == []
 
 
 def test_psi_cpu_and_memory_on_their_own_thresholds():
     waiting = [2.0] * 20 + [84.0] * 40 + [2.0] * 20
-    (f,) = run("psi-cpu", ctx(_psi("psi-cpu", {"%scpu": waiting})))
+    (f,) = run("cpu-stall", ctx(_psi("psi-cpu", {"%scpu": waiting})))
     assert f.metrics["mean_some_pct"] == 84.0 and f.severity == "high"
     reclaim = [0.0] * 20 + [12.0] * 30 + [0.0] * 20
-    (m,) = run("psi-memory", ctx(_psi("psi-mem", {"%smem": reclaim, "%fmem": [0.0] * 20 + [6.0] * 30 + [0.0] * 20})))
+    (m,) = run("memory-stall", ctx(_psi("psi-mem", {"%smem": reclaim, "%fmem": [0.0] * 20 + [6.0] * 30 + [0.0] * 20})))
     assert m.metrics["mean_full_pct"] == 6.0 and m.severity == "low"
 
 
 def test_psi_short_or_mild_stalls_are_not_findings():
     """A busy 10 s (a benchmark's burst) and a steady 5 % are a working host."""
     burst = [1.0] * 40 + [90.0] * 10 + [1.0] * 40
-    assert run("psi-cpu", ctx(_psi("psi-cpu", {"%scpu": burst}))) == []
-    assert run("psi-io", ctx(_psi("psi-io", {"%sio": [5.0] * 300, "%fio": [1.0] * 300}))) == []
+    assert run("cpu-stall", ctx(_psi("psi-cpu", {"%scpu": burst}))) == []
+    assert run("io-stall", ctx(_psi("psi-io", {"%sio": [5.0] * 300, "%fio": [1.0] * 300}))) == []
 
 
 def test_cpu_saturation_steal():
@@ -590,7 +590,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "segfault", "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full",
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
                        "loadtest-link-saturation", "custom-signature", "disk-saturation", "tcp-retransmits",
-                       "psi-cpu", "psi-memory", "psi-io"}
+                       "cpu-stall", "memory-stall", "io-stall"}
 
 
 def test_every_detector_has_a_positive_and_a_negative_test():

@@ -65,7 +65,7 @@ class _PressureStall(Detector):
 class CpuPressure(_PressureStall):
     """Runnable tasks waiting for a CPU a large share of the time (PSI)."""
 
-    id = "psi-cpu"
+    id = "cpu-stall"
     summary = "tasks waiting for a CPU a large share of the time (PSI cpu some, sar -q PSI)"
     inputs = ("metrics:psi-cpu",)
     category = "cpu-saturation"
@@ -76,7 +76,7 @@ class CpuPressure(_PressureStall):
 class MemoryPressureStall(_PressureStall):
     """Tasks stalled on memory (reclaim, refaults, swap-in) (PSI)."""
 
-    id = "psi-memory"
+    id = "memory-stall"
     summary = "tasks stalled on memory: reclaim, refaults, swap-in (PSI memory some/full, sar -q PSI)"
     inputs = ("metrics:psi-mem",)
     category = "memory-exhaustion"
@@ -87,7 +87,7 @@ class MemoryPressureStall(_PressureStall):
 class IoPressureStall(_PressureStall):
     """Tasks stalled on I/O (PSI)."""
 
-    id = "psi-io"
+    id = "io-stall"
     summary = "tasks stalled on I/O a large share of the time (PSI io some/full, sar -q PSI)"
     inputs = ("metrics:psi-io",)
     category = "io-saturation"
