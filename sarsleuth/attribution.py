@@ -215,11 +215,42 @@ def _size(kb: float) -> str:
     return f"{kb:.0f} KiB"
 
 
+def _by_pid(snaps: list[Snapshot]) -> dict:
+    """{pid: (path, line, row, command)} over every snapshot, the latest
+    snapshot's row for a PID seen in several."""
+    rows: dict = {}
+    for snap in snaps:
+        for r in snap.frame.itertuples(index=False):
+            rows[int(r.pid)] = (snap.path, int(r.line), str(r.text), str(r.command).strip())
+    return rows
+
+
+def _join_pids(f, snaps: list[Snapshot]) -> None:
+    """A finding the logs tie to PIDs (an OOM victim, a hung task, a
+    crashed worker): the command each ran, as ps shows it, joined by PID."""
+    pids = [p for p in (f.refs or {}).get("pids") or [] if isinstance(p, int)]
+    if not pids:
+        return
+    rows = _by_pid(snaps)
+    found = [(p, rows[p]) for p in pids if p in rows]
+    if not found:
+        return
+    f.refs["pid_commands"] = {str(p): row[3][:120] for p, row in found[:8]}
+    for _p, (path, line, text, _cmd) in found[:2]:
+        f.evidence.append(Evidence(path=path, line=line, text=text))
+    f.sources = sorted(set(f.sources) | {row[0] for _p, row in found[:2]})
+
+
 def attribute(findings: list, sources: list) -> None:
-    """Name the processes behind each finding whose detector is about a
-    resource (``resource`` in kb.toml), in place."""
+    """Name the processes behind each finding: by what it is about
+    (``resource`` in kb.toml) from the ps snapshot taken during it, and by
+    the PIDs its log lines name, in place."""
     cache: dict = {}
     for f in findings:
+        if f.host not in cache:
+            cache[f.host] = _snapshots(sources, f.host)
+        if cache[f.host] and not (f.refs or {}).get("pid_commands"):
+            _join_pids(f, cache[f.host])
         resource = kb_entry(f.detector).get("resource")
         if not resource:
             continue

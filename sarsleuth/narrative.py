@@ -285,6 +285,11 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None, host_zones: dict 
     by = _responsible_finding(inc, cause)
     if by is not None:
         cause_text += f", by {by.refs['responsible']}"
+    elif (cause.refs or {}).get("pid_commands"):
+        commands = cause.refs["pid_commands"]
+        pid, command = next(iter(commands.items()))
+        more = f" (and {len(commands) - 1} more PID(s) ps shows)" if len(commands) > 1 else ""
+        cause_text += f"; PID {pid} is `{command}` in ps{more}"
     q = quote(cause)
     if q:
         cause_text += f", evidence {q}"

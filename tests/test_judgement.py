@@ -106,3 +106,19 @@ def test_idle_processes_are_not_named_for_the_cpu(tmp_path):
     f = _finding("cpu-saturation", when - pd.Timedelta(seconds=30), when + pd.Timedelta(seconds=20))
     attribute([f], _ps_case(tmp_path, when, cpu1="3.0", cpu2="2.0").sources)
     assert "responsible" not in f.refs
+
+
+def test_log_findings_are_joined_with_ps_rows_by_pid(tmp_path):
+    """The kernel names a victim by its 15-character comm; ps shows the
+    command it ran: joined by PID, whenever the snapshot was taken."""
+    when = pd.Timestamp("2026-11-24 14:24:10", tz="UTC")
+    case = _ps_case(tmp_path, when)
+    kill = _finding("oom-kill", when + pd.Timedelta(minutes=2), when + pd.Timedelta(minutes=2))
+    kill.refs["pids"] = [8760, 4242]
+    attribute([kill], case.sources)
+    assert kill.refs["pid_commands"] == {"8760": "dd if=/dev/zero of=/srv/data/restore.img bs=16M oflag=direct"}
+    assert kill.evidence[-1].line == 8 and kill.evidence[-1].text.startswith("root      8760")
+    alone = _finding("oom-kill", when, when)
+    alone.refs["pids"] = [4242]
+    attribute([alone], case.sources)
+    assert "pid_commands" not in alone.refs
