@@ -122,3 +122,55 @@ def test_log_findings_are_joined_with_ps_rows_by_pid(tmp_path):
     alone.refs["pids"] = [4242]
     attribute([alone], case.sources)
     assert "pid_commands" not in alone.refs
+
+
+# ------------------------------------------------------- PSI from a bundle
+def _bundle_with_pressure(tmp_path, io_lines: str) -> Path:
+    root = tmp_path / "sosreport-stor-lab-04-2026-11-24-qwerty"
+    for d in ("sos_commands/host", "sos_commands/date", "proc/pressure", "var/log"):
+        (root / d).mkdir(parents=True)
+    (root / "sos_commands" / "host" / "hostname").write_text("stor-lab-04\n")
+    (root / "sos_commands" / "date" / "date").write_text("Tue Nov 24 14:25:01 UTC 2026\n")
+    (root / "proc" / "pressure" / "io").write_text(io_lines)
+    (root / "proc" / "pressure" / "cpu").write_text("some avg10=0.41 avg60=0.52 avg300=0.33 total=171227466\n"
+                                                    "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    (root / "var" / "log" / "messages").write_text(
+        "Nov 24 14:23:44 stor-lab-04 kernel: INFO: task touch:7196 blocked for more than 120 seconds.\n"
+        "Nov 24 14:23:44 stor-lab-04 kernel:       Not tainted 6.1.0-27-amd64 #1 Debian 6.1.115-1\n")
+    return root
+
+
+def test_a_bundles_pressure_files_tell_what_stalled_before_it_was_made(tmp_path):
+    """/proc/pressure/io of a sosreport made while writers were stuck:
+    41 % of the last minute with some task waiting, 38 % with none able to
+    run; the CPU's file shows a working host (half a per cent)."""
+    root = _bundle_with_pressure(tmp_path, "some avg10=44.12 avg60=41.07 avg300=19.52 total=402934871\n"
+                                           "full avg10=40.55 avg60=38.20 avg300=17.90 total=380155420\n")
+    case = sarsleuth.load(root)
+    (f,) = [f for f in case.findings if f.detector == "io-stall"]
+    assert f.title == ("Tasks stalled on I/O 41.1 % of the last minute before the bundle was made (19.5 % of the "
+                       "last 5 minutes; PSI some, no task could run 38.2 % of the last minute)")
+    # when, in UTC, but not on this host's clock: nothing says its zone
+    assert f.severity == "high" and f.end == pd.Timestamp("2026-11-24 14:25:01", tz="UTC") and not f.aligned
+    assert [e.line for e in f.evidence] == [1, 2] and f.evidence[0].path.endswith("proc/pressure/io")
+    assert not [f for f in case.findings if f.detector == "cpu-stall"]
+    host = case.to_json()["hosts"][0]
+    assert host["pressure"]["io"]["full"]["avg60"] == 38.2 and host["pressure"]["cpu"]["some"]["total_us"] == 171227466
+
+
+def test_a_bundle_of_a_calm_host_has_no_stall(tmp_path):
+    root = _bundle_with_pressure(tmp_path, "some avg10=0.90 avg60=1.22 avg300=0.75 total=102934871\n"
+                                           "full avg10=0.40 avg60=0.61 avg300=0.35 total=80155420\n")
+    assert not [f for f in sarsleuth.load(root).findings if f.detector.endswith("-stall")]
+
+
+def test_a_bundles_stall_is_on_the_hosts_clock_when_its_zone_is_known(tmp_path):
+    root = _bundle_with_pressure(tmp_path, "some avg10=44.12 avg60=41.07 avg300=19.52 total=402934871\n"
+                                           "full avg10=40.55 avg60=38.20 avg300=17.90 total=380155420\n")
+    (root / "etc").mkdir()
+    (root / "etc" / "timezone").write_text("Europe/Berlin\n")
+    case = sarsleuth.load(root)
+    (f,) = [f for f in case.findings if f.detector == "io-stall"]
+    assert f.aligned and f.end == pd.Timestamp("2026-11-24 15:25:01", tz="Europe/Berlin")
+    (inc,) = [i for i in case.incidents if f in i.findings]
+    assert inc.category == "io-saturation" and inc.start == pd.Timestamp("2026-11-24 15:24:01", tz="Europe/Berlin")

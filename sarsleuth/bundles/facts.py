@@ -114,6 +114,9 @@ class HostFacts:
     processes: dict = field(default_factory=dict) # command -> [{"pid": int, "limits": {row: Limit}}]
     meminfo: dict = field(default_factory=dict)   # field -> kB (or count), as /proc/meminfo
     aliases: set = field(default_factory=set)     # other names the host's own files use
+    #: /proc/pressure when the bundle was made: {resource: {"some"|"full": ({avg10, avg60, avg300,
+    #: total_us}, Limit of the line)}}
+    pressure: dict = field(default_factory=dict)
     #: what each file said about a block device: {"devM-N": {how: (name, "path:line")}},
     #: ``how`` one of "kernel" (partitions, diskstats), "lsblk", "mapper" (dmsetup)
     disk_sightings: dict = field(default_factory=dict, repr=False)
@@ -188,6 +191,9 @@ class HostFacts:
             "processes": {cmd: [{"pid": p["pid"], "limits": {k: v.to_dict() for k, v in p["limits"].items()}}
                                 for p in procs] for cmd, procs in self.processes.items()},
             "meminfo": dict(self.meminfo),
+            "pressure": {res: {kind: {**values, "path": line.path, "line": line.line}
+                               for kind, (values, line) in kinds.items()}
+                         for res, kinds in sorted(self.pressure.items())},
             "disk_names": {dev: name for dev, (name, _where) in names.items()},
             "disk_names_from": {dev: where for dev, (_name, where) in names.items()},
         }

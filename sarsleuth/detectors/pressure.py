@@ -12,22 +12,26 @@ one read here.
 from __future__ import annotations
 
 from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref, severity_for
-from sarsleuth.detectors.base import Context, Detector, metric_evidence
+from sarsleuth.detectors.base import Context, Detector, limit_evidence, metric_evidence
 
 
 class _PressureStall(Detector):
     """Tasks stalled on one resource for a large share of the time."""
 
-    inputs = ("metrics:psi-cpu", "metrics:psi-io", "metrics:psi-mem")
-    #: (sar section, "some" column, "full" column or None, words for the story)
+    #: (sar section, "some" column, "full" column or None, words for the story,
+    #: the file of /proc/pressure)
     resource: tuple = ()
     defaults = {"some_pct": 20.0, "full_pct": 10.0, "max_gap_samples": 2, "min_duration_seconds": 20.0}
 
     def run(self, ctx: Context):
-        section, some_col, full_col, words = self.resource
+        section, some_col, full_col, words, _file = self.resource
         out = []
         p = self.params
-        for host in ctx.hosts(section):
+        recorded = set(ctx.hosts(section))
+        for facts in ctx.host_facts:
+            if facts.host not in recorded and facts.pressure.get(_file):
+                out.extend(self._at_collection(facts, words, ctx.host_zones.get(facts.host)))
+        for host in sorted(recorded):
             some = ctx.series(section, some_col, host=host)
             if some is None or len(some) < 2:
                 continue
@@ -61,15 +65,47 @@ class _PressureStall(Detector):
                 ))
         return out
 
+    def _at_collection(self, facts, words: str, zone) -> list:
+        """A bundle's /proc/pressure, for a host without sar's PSI: the share
+        of the last minute and five minutes before it was made.  On the
+        shared clock only when both the bundle's time and the host's zone
+        are known."""
+        import pandas as pd
+        p = self.params
+        kinds = facts.pressure[self.resource[4]]
+        some, some_line = kinds.get("some", ({}, None))
+        full, full_line = kinds.get("full", ({}, None))
+        stalled = some.get("avg60", 0.0) >= p["some_pct"] or (full and full.get("avg60", 0.0) >= p["full_pct"])
+        if not stalled:
+            return []
+        try:
+            end = pd.Timestamp(facts.collected) if facts.collected else None
+        except (TypeError, ValueError):
+            end = None
+        aligned = end is not None and end.tzinfo is not None and zone is not None
+        if aligned:
+            end = end.tz_convert(zone)
+        title = (f"Tasks stalled on {words} {some['avg60']:.1f} % of the last minute before the bundle was made "
+                 f"({some['avg300']:.1f} % of the last 5 minutes; PSI some"
+                 + (f", no task could run {full['avg60']:.1f} % of the last minute" if full else "") + ")")
+        metrics = {"avg60_some_pct": some["avg60"], "avg300_some_pct": some["avg300"]}
+        if full:
+            metrics.update(avg60_full_pct=full["avg60"], avg300_full_pct=full["avg300"])
+        sev = severity_for(max(some.get("avg60", 0.0), 2 * (full or {}).get("avg60", 0.0)),
+                           [(60, "high"), (30, "medium")], default="low")
+        lines = [limit_evidence(line) for line in (some_line, full_line) if line is not None]
+        return [self.finding(title=title, severity=sev, start=None if end is None else end - pd.Timedelta(minutes=1),
+                             end=end, host=facts.host, metrics=metrics, evidence=lines, aligned=aligned)]
+
 
 class CpuPressure(_PressureStall):
     """Runnable tasks waiting for a CPU a large share of the time (PSI)."""
 
     id = "cpu-stall"
     summary = "tasks waiting for a CPU a large share of the time (PSI cpu some, sar -q PSI)"
-    inputs = ("metrics:psi-cpu",)
+    inputs = ("metrics:psi-cpu", "facts")
     category = "cpu-saturation"
-    resource = ("psi-cpu", "%scpu", None, "the CPU")
+    resource = ("psi-cpu", "%scpu", None, "the CPU", "cpu")
     defaults = {**_PressureStall.defaults, "some_pct": 50.0}
 
 
@@ -78,9 +114,9 @@ class MemoryPressureStall(_PressureStall):
 
     id = "memory-stall"
     summary = "tasks stalled on memory: reclaim, refaults, swap-in (PSI memory some/full, sar -q PSI)"
-    inputs = ("metrics:psi-mem",)
+    inputs = ("metrics:psi-mem", "facts")
     category = "memory-exhaustion"
-    resource = ("psi-mem", "%smem", "%fmem", "memory")
+    resource = ("psi-mem", "%smem", "%fmem", "memory", "memory")
     defaults = {**_PressureStall.defaults, "some_pct": 10.0, "full_pct": 5.0}
 
 
@@ -89,6 +125,6 @@ class IoPressureStall(_PressureStall):
 
     id = "io-stall"
     summary = "tasks stalled on I/O a large share of the time (PSI io some/full, sar -q PSI)"
-    inputs = ("metrics:psi-io",)
+    inputs = ("metrics:psi-io", "facts")
     category = "io-saturation"
-    resource = ("psi-io", "%sio", "%fio", "I/O")
+    resource = ("psi-io", "%sio", "%fio", "I/O", "io")
