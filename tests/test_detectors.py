@@ -277,7 +277,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
-                 "nginx-shm-exhausted", "port-exhaustion", "custom-signature"]
+                 "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -298,7 +298,7 @@ def test_thresholds_are_validated():
 # ---------------------------------------------------------------------------
 
 from sarsleuth.knowledge import signatures  # noqa: E402
-from sarsleuth.knowledge import kb_entry  # noqa: E402
+from sarsleuth.knowledge import categories, causal_chains, kb_entry  # noqa: E402
 
 
 def classified(message, **kw):
@@ -329,6 +329,23 @@ LOG_POSITIVES = {
     "upstream-timeout": (['upstream timed out (110: Connection timed out) while reading response header from upstream, '
                           'client: 10.0.0.9, server: a, request: "GET / HTTP/1.1", upstream: "http://10.0.1.5:8080/"'],
                          lambda f: "http://10.0.1.5:8080: 1" in f.title),
+    # both backends of a group stop: refused connects, the servers disabled, then no live upstreams
+    "upstream-down": (['connect() failed (111: Connection refused) while connecting to upstream, client: 127.0.0.1, '
+                       'server: app, request: "GET /api/ HTTP/1.1", upstream: "http://127.0.0.1:9001/api/", host: "a"',
+                       'upstream server temporarily disabled while connecting to upstream, client: 127.0.0.1, '
+                       'server: app, request: "GET /api/ HTTP/1.1", upstream: "http://127.0.0.1:9001/api/", host: "a"',
+                       'connect() to 10.20.0.12:8080 failed (113: No route to host) while connecting to upstream, '
+                       'client: 10.1.2.3, server: app, request: "GET / HTTP/1.1", upstream: "http://10.20.0.12:8080/"',
+                       'connect() failed (111: Connection refused) while connecting to upstream, client: 127.0.0.1, '
+                       'server: app, request: "GET /api/ HTTP/1.1", upstream: "http://127.0.0.1:9001/api/", host: "a"'] +
+                      ['no live upstreams while connecting to upstream, client: 127.0.0.1, server: app, '
+                       'request: "GET /api/ HTTP/1.1", upstream: "http://app_backend/api/", host: "a"'] * 8,
+                      lambda f: f.metrics == {"lines": 12, "refused": 2, "unreachable": 1, "no_live": 8, "disabled": 1,
+                                              "servers": 2, "groups": 1}
+                      and "127.0.0.1:9001 refused 2 x" in f.title and "10.20.0.12:8080 no route to host 1 x" in f.title
+                      and "8 x no live upstreams in app_backend" in f.title and f.category == "upstream-failure"
+                      and f.refs["upstreams"] == ["10.20.0.12:8080", "127.0.0.1:9001"]
+                      and f.refs["errnos"] == {"111": 2, "113": 1} and f.severity == "high"),
     "port-exhaustion": (['connect() to 10.30.1.21:8080 failed (99: Cannot assign requested address) while connecting '
                          'to upstream, client: 198.51.100.7, server: shop, request: "GET / HTTP/1.1", '
                          'upstream: "http://10.30.1.21:8080/"'] * 11,
@@ -351,6 +368,9 @@ def test_log_detector_fires_on_its_lines(det_id):
 LOG_NEAR_MISSES = {
     "nic-link-down": "e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: None",
     "port-exhaustion": "bind() to 10.0.0.1:80 failed (99: Cannot assign requested address)",
+    # a slow backend is a timeout, not a backend that is down
+    "upstream-down": ('upstream timed out (110: Connection timed out) while connecting to upstream, client: 10.1.2.3, '
+                      'server: api, request: "GET / HTTP/1.1", upstream: "http://10.0.0.7:8080/"'),
     "hung-task": "hung_task_timeout_secs is set to 120",
     "kernel-oops": "BUG_ON() check disabled at build time",
     "nginx-shm-exhausted": "ssl_session_cache shared:SSL:10m configured",
@@ -512,10 +532,15 @@ def test_every_detector_has_a_knowledge_base_entry():
         assert recs and all(isinstance(r["text"], str) and len(r["text"]) > 20 and r["key"] and 1 <= r["effect"] <= 5
                             for r in recs), det_id
         assert not any(re.search(r"\breport \d{3}\b", r["text"]) for r in recs), det_id
-        assert cls.summary and cls.category in ("memory-exhaustion", "io-saturation", "cpu-saturation",
-                                                "network-saturation", "network-failure", "socket-exhaustion",
-                                                "connection-limit",
-                                                "fd-exhaustion", "worker-crash", "load-test-failure", "other"), det_id
+        assert cls.summary and cls.category in categories(), det_id
+
+
+def test_a_detector_is_listed_under_the_category_of_the_chains_it_roots():
+    """`sarsleuth detectors` lists a detector under its category, and an
+    incident it causes is told under its chain's category: the same one."""
+    found = registry()
+    assert [(root, found[root].category, chain["category"]) for chain in causal_chains() for root in chain["roots"]
+            if found[root].category != chain["category"]] == []
 
 
 def test_iowait_blips_in_one_second_data_are_not_spikes():

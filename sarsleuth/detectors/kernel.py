@@ -374,7 +374,8 @@ class KernelOops(Detector):
     id = "kernel-oops"
     summary = "kernel oops / BUG / soft lockup / panic"
     inputs = ("events",)
-    category = "other"
+    # a task the kernel oopsed in dies: the chain of crashed workers
+    category = "worker-crash"
     defaults = {"burst_gap_seconds": 600.0}
 
     def run(self, ctx: Context):

@@ -1,5 +1,5 @@
 """nginx detectors: workers dying on signals, PID gaps from respawns,
-connection and file-descriptor limits, upstream timeouts."""
+connection and file-descriptor limits."""
 from __future__ import annotations
 
 import re
@@ -318,29 +318,6 @@ class TooManyOpenFiles(_BurstCounter):
                  if f and f.get("call")]
         if len(calls):
             return f" (in {', '.join(sorted(set(calls))[:4])})", {}
-        return "", {}
-
-
-class UpstreamTimeout(_BurstCounter):
-    """nginx ``upstream timed out`` / ``no live upstreams``."""
-
-    id = "upstream-timeout"
-    summary = "nginx 'upstream timed out' / 'no live upstreams'"
-    inputs = ("events",)
-    category = "other"
-    event_kind = "upstream-timeout"
-    noun = "upstream timeout"
-    severities = [(100, "high")]
-
-    def describe(self, burst):
-        ups = {}
-        for m in (fields_of(self.event_kind, x) for x in burst.rows["message"].astype(str)):
-            if m and m.get("upstream"):
-                host = m.get("upstream_origin", m["upstream"])
-                ups[host] = ups.get(host, 0) + 1
-        if ups:
-            top = sorted(ups.items(), key=lambda kv: -kv[1])[:3]
-            return " (" + ", ".join(f"{u}: {n}" for u, n in top) + ")", {"upstreams": len(ups)}
         return "", {}
 
 
