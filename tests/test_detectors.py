@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -274,6 +275,7 @@ def test_loadtest_detectors():
 
 
 LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", "segfault", "hung-task", "kernel-oops",
+                 "kernel-lockup",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
@@ -311,9 +313,14 @@ LOG_POSITIVES = {
     "hung-task": (["INFO: task jbd2/dm-0-8:412 blocked for more than 120 seconds.",
                    "INFO: task mysqld:2210 blocked for more than 120 seconds."],
                   lambda f: f.metrics["reports"] == 2 and f.metrics["blocked_seconds"] == 120
-                  and "mysqld" in f.title and f.category == "io-saturation"),
-    "kernel-oops": (["BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:1187]"],
-                    lambda f: f.severity == "high" and "soft lockup" in f.title),
+                  and "mysqld" in f.title and f.category == "kernel-stall"),
+    "kernel-oops": (["BUG: unable to handle kernel NULL pointer dereference at 00000000000005ec"],
+                    lambda f: f.severity == "high" and "NULL pointer" in f.title and f.category == "worker-crash"),
+    "kernel-lockup": (["watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:1187]",
+                       "watchdog: BUG: soft lockup - CPU#1 stuck for 48s! [java:4410]",
+                       "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"],
+                      lambda f: f.title == "2 soft lockup(s), 1 RCU stall(s) on CPU 1, 3: java, kworker/3:1 stuck up to 48 s"
+                      and f.severity == "high" and f.category == "kernel-stall" and f.refs["pids"] == [1187, 4410]),
     "nic-link-down": (["ixgbe 0000:3b:00.1 eno2: NIC Link is Down", "ixgbe 0000:3b:00.1 eno2: NIC Link is Down",
                        "ixgbe 0000:3b:00.1 eno2: NIC Link is Down"],
                       lambda f: f.metrics["link_down"] == 3 and "eno2" in f.title and f.severity == "high"),
@@ -372,7 +379,8 @@ LOG_NEAR_MISSES = {
     "upstream-down": ('upstream timed out (110: Connection timed out) while connecting to upstream, client: 10.1.2.3, '
                       'server: api, request: "GET / HTTP/1.1", upstream: "http://10.0.0.7:8080/"'),
     "hung-task": "hung_task_timeout_secs is set to 120",
-    "kernel-oops": "BUG_ON() check disabled at build time",
+    "kernel-oops": "BUG: soft lockup - CPU#3 stuck for 23s! [java:102195]",
+    "kernel-lockup": "rcu: \tRCU CPU stall warnings timeout set to 100 (rcu_cpu_stall_timeout).",
     "nginx-shm-exhausted": "ssl_session_cache shared:SSL:10m configured",
     "enomem": "malloc(262144) succeeded after retry",
     "oom-kill": "Out of memory handling: oom_score_adj for nginx set to -500",
@@ -384,6 +392,28 @@ LOG_NEAR_MISSES = {
 def test_log_detector_ignores_near_misses(det_id):
     e = events_frame([classified(LOG_NEAR_MISSES[det_id], line=1)])
     assert run(det_id, ctx(*normal_day("h"), events=e)) == []
+
+
+def test_hung_task_names_the_holder_of_the_lock_it_waits_on():
+    """6.16's report: the waiter's header, its task line, the holder the
+    kernel names and the holder's own task line (in D state)."""
+    detail = "\n".join([
+        "      Not tainted 6.18.44 #1",
+        '"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
+        "task:touch           state:D stack:0     pid:7196  tgid:7196  ppid:6908   task_flags:0x400000 flags:0x00080001",
+        "Call Trace:", " <TASK>", " rwsem_down_write_slowpath+0x1e0/0x6c0", " </TASK>",
+        "INFO: task touch:7196 <writer> blocked on an rw-semaphore likely owned by task dd:7178 <writer>",
+        "task:dd              state:D stack:0     pid:7178  tgid:7178  ppid:6908   task_flags:0x400000 flags:0x00080001"])
+    e = events_frame([classified("INFO: task touch:7196 blocked for more than 20 seconds.", detail=detail, line=1)])
+    f = run("hung-task", ctx(events=e))
+    assert len(f) == 1
+    assert f[0].title == "1 hung task report(s): touch blocked on an rw-semaphore held by dd (pid 7178)"
+    assert f[0].refs["holder"] == "dd" and f[0].refs["holder_pid"] == 7178 and f[0].refs["pids"] == [7196]
+    assert "itself in D state" in f[0].explanation
+    # a report without the holder's line names no holder
+    plain = run("hung-task", ctx(events=events_frame([classified(
+        "INFO: task touch:7196 blocked for more than 20 seconds.", detail=detail.rsplit("\nINFO:", 1)[0], line=1)])))
+    assert "held by" not in plain[0].title and "holder" not in plain[0].refs
 
 
 def test_port_exhaustion_reads_time_wait_from_sar():
@@ -533,6 +563,16 @@ def test_every_detector_has_a_knowledge_base_entry():
                             for r in recs), det_id
         assert not any(re.search(r"\breport \d{3}\b", r["text"]) for r in recs), det_id
         assert cls.summary and cls.category in categories(), det_id
+
+
+def test_the_schema_and_the_contract_list_every_category():
+    import json
+    from importlib import resources
+    schema = json.loads(resources.files("sarsleuth.schema").joinpath("analysis.schema.json").read_text("utf-8"))
+    enum = schema["properties"]["incidents"]["items"]["properties"]["category"]["enum"]
+    assert enum == categories()
+    contract = (Path(__file__).resolve().parents[1] / "CONTRACT.md").read_text("utf-8")
+    assert [c for c in categories() if f"`{c}`" not in contract] == []
 
 
 def test_a_detector_is_listed_under_the_category_of_the_chains_it_roots():

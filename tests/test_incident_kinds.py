@@ -41,3 +41,25 @@ def test_backends_that_stop_are_upstreams_down_not_timeouts(tmp_path):
     assert str(down.start) == "2026-11-24 14:11:41"
     advice = " ".join(top.recommendations)
     assert "ss -ltnp" in advice and "proxy_read_timeout" not in advice
+
+
+def test_soft_lockups_and_the_hung_tasks_behind_them_are_a_kernel_stall(tmp_path):
+    """rsyslog's kern.log of a 5.15 kernel: a CPU stuck in a driver, the
+    tasks waiting behind it hung, then the panic softlockup_panic asks for."""
+    lines = [
+        "Mar  3 10:00:01 db1 kernel: [ 8100.000001] watchdog: BUG: soft lockup - CPU#5 stuck for 22s! [kworker/5:2:3310]",
+        "Mar  3 10:00:01 db1 kernel: [ 8100.000002] Modules linked in: xt_conntrack nf_nat mpt3sas",
+        "Mar  3 10:00:01 db1 kernel: [ 8100.000003] CPU: 5 PID: 3310 Comm: kworker/5:2 Not tainted 5.15.0-91-generic #101-Ubuntu",
+        "Mar  3 10:00:29 db1 kernel: [ 8128.000001] watchdog: BUG: soft lockup - CPU#5 stuck for 48s! [kworker/5:2:3310]",
+        "Mar  3 10:01:03 db1 kernel: [ 8162.000001] INFO: task postgres:2210 blocked for more than 120 seconds.",
+        "Mar  3 10:01:03 db1 kernel: [ 8162.000002]       Not tainted 5.15.0-91-generic #101-Ubuntu",
+        'Mar  3 10:01:03 db1 kernel: [ 8162.000003] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
+        "Mar  3 10:01:03 db1 kernel: [ 8162.000004] task:postgres        state:D stack:    0 pid: 2210 ppid:  2201 flags:0x00000000",
+    ]
+    (tmp_path / "kern.log").write_text("\n".join(lines) + "\n")
+    case = sarsleuth.load(tmp_path, year=2024)
+    assert len(case.incidents) == 1
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("kernel-stall", "kernel-lockup")
+    assert top.title.startswith("Kernel stall on db1: 2 soft lockup(s) on CPU 5: kworker/5:2 stuck up to 48 s")
+    assert {f.detector: f.role for f in top.findings} == {"kernel-lockup": "cause", "hung-task": "effect"}

@@ -1,5 +1,5 @@
-"""Kernel log detectors: allocation failures, OOM kills, segfaults, hung
-tasks, oopses."""
+"""Kernel log detectors: allocation failures, OOM kills, segfaults,
+oopses (stalls are in ``stalls``)."""
 from __future__ import annotations
 
 import re
@@ -337,43 +337,12 @@ class Segfault(Detector):
         return out
 
 
-class HungTask(Detector):
-    """Hung-task reports (``blocked for more than N seconds``), with the
-    state their body's task line gives (``task:<comm> state:D`` on 5.x+,
-    ``<comm> D ...`` before).
-
-    Why it matters: a task stuck in D state waits on I/O or a lock that does
-    not complete; it usually points at storage or a network filesystem.
-    """
-
-    id = "hung-task"
-    summary = "tasks blocked in D state longer than the hung-task timeout"
-    inputs = ("events",)
-    category = "io-saturation"
-    defaults = {"burst_gap_seconds": 600.0}
-
-    def run(self, ctx: Context):
-        out = []
-        for b in bursts(ctx.events_of("hung-task"), self.params["burst_gap_seconds"]):
-            tasks = [f for f in (fields_of(self.id, msg) for msg in b.rows["message"].astype(str)) if f]
-            names = sorted({t["comm"] for t in tasks})
-            reports = b.lines
-            out.append(self.finding(
-                title=f"{reports} hung task report(s)" + (f": {', '.join(names)}" if names else ""),
-                severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"reports": reports,
-                         "blocked_seconds": max((int(t["seconds"]) for t in tasks if "seconds" in t), default=None)},
-                evidence=evidence_from_events(b.rows, 4),
-            ))
-        return out
-
-
 class KernelOops(Detector):
-    """Kernel oops, BUG, soft lockup or panic lines."""
+    """Kernel oops, BUG (a bad pointer dereference) or panic lines."""
 
     id = "kernel-oops"
-    summary = "kernel oops / BUG / soft lockup / panic"
-    inputs = ("events",)
+    summary = "kernel oops / BUG / panic"
+    inputs = ("events:kernel-oops",)
     # a task the kernel oopsed in dies: the chain of crashed workers
     category = "worker-crash"
     defaults = {"burst_gap_seconds": 600.0}
@@ -381,18 +350,14 @@ class KernelOops(Detector):
     def run(self, ctx: Context):
         out = []
         for b in bursts(ctx.events_of("kernel-oops"), self.params["burst_gap_seconds"]):
-            # a report's later lines (the panic a lockup ends in) are its detail
             parts = [f for m, d in zip(b.rows["message"].astype(str), b.rows["detail"])
                      for f in [fields_of(self.id, m)] + all_fields_of(self.id, d if isinstance(d, str) else "") if f]
             panic = any("panic" in f for f in parts)
-            cpus = sorted({int(f["cpu"]) for f in parts if f.get("cpu")})
             out.append(self.finding(
                 title=f"Kernel bug report: {str(b.rows['message'].iloc[0])[:80]}",
                 severity="critical" if panic else "high",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"reports": b.lines, "panic": panic, "cpus": len(cpus) or None},
+                metrics={"reports": b.lines, "panic": panic},
                 evidence=evidence_from_events(b.rows, 4),
             ))
-            if cpus:
-                out[-1].refs["cpus"] = cpus
         return out
