@@ -275,7 +275,7 @@ def test_loadtest_detectors():
 
 
 LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", "segfault", "hung-task", "kernel-oops",
-                 "kernel-lockup",
+                 "kernel-lockup", "nfs-server-down",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
@@ -314,6 +314,12 @@ LOG_POSITIVES = {
                    "INFO: task mysqld:2210 blocked for more than 120 seconds."],
                   lambda f: f.metrics["reports"] == 2 and f.metrics["blocked_seconds"] == 120
                   and "mysqld" in f.title and f.category == "kernel-stall"),
+    "nfs-server-down": (["nfs: server 10.0.4.20 not responding, still trying",
+                         "lockd: server 10.0.4.20 not responding, still trying",
+                         "nfs: server 10.0.4.20 OK"],
+                        lambda f: f.title == "NFS server 10.0.4.20 not responding (2 x still trying) for 2 s until it "
+                                             "answered again"
+                        and f.metrics["recovered"] is True and f.category == "network-storage"),
     "kernel-oops": (["BUG: unable to handle kernel NULL pointer dereference at 00000000000005ec"],
                     lambda f: f.severity == "high" and "NULL pointer" in f.title and f.category == "worker-crash"),
     "kernel-lockup": (["watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:1187]",
@@ -380,6 +386,7 @@ LOG_NEAR_MISSES = {
                       'server: api, request: "GET / HTTP/1.1", upstream: "http://10.0.0.7:8080/"'),
     "hung-task": "hung_task_timeout_secs is set to 120",
     "kernel-oops": "BUG: soft lockup - CPU#3 stuck for 23s! [java:102195]",
+    "nfs-server-down": "nfs: server nas01 does not support NFSv4.2",
     "kernel-lockup": "rcu: \tRCU CPU stall warnings timeout set to 100 (rcu_cpu_stall_timeout).",
     "nginx-shm-exhausted": "ssl_session_cache shared:SSL:10m configured",
     "enomem": "malloc(262144) succeeded after retry",

@@ -63,3 +63,29 @@ def test_soft_lockups_and_the_hung_tasks_behind_them_are_a_kernel_stall(tmp_path
     assert (top.category, top.cause) == ("kernel-stall", "kernel-lockup")
     assert top.title.startswith("Kernel stall on db1: 2 soft lockup(s) on CPU 5: kworker/5:2 stuck up to 48 s")
     assert {f.detector: f.role for f in top.findings} == {"kernel-lockup": "cause", "hung-task": "effect"}
+
+
+def test_hung_tasks_behind_an_nfs_server_that_stopped_answering(tmp_path):
+    """A hard mount: the server stops answering, tasks reading from the
+    mount hang, the server comes back; the server is the cause."""
+    lines = [
+        "Mar  3 10:00:00 app1 kernel: [ 9000.000001] nfs: server nas01 not responding, still trying",
+        "Mar  3 10:00:31 app1 kernel: [ 9031.000001] nfs: server nas01 not responding, still trying",
+        "Mar  3 10:02:03 app1 kernel: [ 9123.000001] INFO: task php-fpm:4410 blocked for more than 120 seconds.",
+        "Mar  3 10:02:03 app1 kernel: [ 9123.000002]       Not tainted 5.15.0-91-generic #101-Ubuntu",
+        "Mar  3 10:02:03 app1 kernel: [ 9123.000003] task:php-fpm         state:D stack:    0 pid: 4410 ppid:  4401 flags:0x00000000",
+        "Mar  3 10:02:03 app1 kernel: [ 9123.000004] Call Trace:",
+        "Mar  3 10:02:03 app1 kernel: [ 9123.000005]  rpc_wait_bit_killable+0x1e/0x90 [sunrpc]",
+        "Mar  3 10:03:10 app1 kernel: [ 9190.000001] nfs: server nas01 OK",
+        "Mar  3 11:00:00 app1 kernel: [12600.000001] nfs: server nas02 not responding, timed out",
+    ]
+    (tmp_path / "kern.log").write_text("\n".join(lines) + "\n")
+    case = sarsleuth.load(tmp_path, year=2024)
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("network-storage", "nfs-server-down")
+    assert top.title == ("Network storage unreachable on app1: NFS server nas01 not responding (2 x still trying) "
+                         "for 190 s until it answered again")
+    assert {f.detector: f.role for f in top.findings} == {"nfs-server-down": "cause", "hung-task": "effect"}
+    assert top.recommendations[0].startswith("The NFS server nas01 stopped answering")
+    soft = [f for f in case.findings if f.detector == "nfs-server-down" and f.refs["servers"] == ["nas02"]][0]
+    assert soft.metrics["soft_mount"] is True and soft.metrics["recovered"] is False

@@ -1,5 +1,6 @@
 """Kernel stall detectors: tasks hung in D state (and the lock holder the
-kernel names), CPUs locked up, RCU grace periods that do not end."""
+kernel names), CPUs locked up, RCU grace periods that do not end, NFS
+servers that stopped answering."""
 from __future__ import annotations
 
 from sarsleuth.detectors._events import bursts
@@ -139,4 +140,61 @@ class KernelLockup(Detector):
             if cpus:
                 finding.refs["cpus"] = sorted(cpus)
             out.append(finding)
+        return out
+
+
+class NfsServerDown(Detector):
+    """NFS (and lockd) servers that stopped answering: ``nfs: server X not
+    responding, still trying`` until ``nfs: server X OK``, per server, with
+    how long it lasted and whether the mount was soft (``timed out``: the
+    calls failed with EIO) or hard (``still trying``: they wait).
+
+    Why it matters: on a hard mount every process touching the mount waits
+    in D state until the server answers: hung tasks, load without CPU use,
+    requests stuck behind them.  The server (or the network to it), not the
+    host that logs it, is where to look.
+    """
+
+    id = "nfs-server-down"
+    summary = "NFS/lockd servers not responding ('still trying', 'timed out') until 'OK': per server, how long"
+    inputs = ("events:nfs-server-down",)
+    category = "network-storage"
+    defaults = {"burst_gap_seconds": 900.0}
+
+    def run(self, ctx: Context):
+        import pandas as pd
+        out = []
+        events = ctx.events_of(self.id)
+        if events is None or not len(events):
+            return out
+        parsed = [fields_of(self.id, m) or {} for m in events["message"].astype(str)]
+        events = events.assign(_server=[p.get("server") for p in parsed], _ok=[bool(p.get("ok")) for p in parsed],
+                               _soft=[p.get("how") == "timed out" for p in parsed])
+        for b in bursts(events[~events["_ok"]], self.params["burst_gap_seconds"]):
+            servers = sorted(set(b.rows["_server"].dropna()))
+            soft = bool(b.rows["_soft"].any())
+            # the first "OK" of those servers after the outage's last complaint ends it
+            back = events[events["_ok"] & events["_server"].isin(servers) & (events["host"].fillna("") == (b.host or ""))]
+            end = b.end
+            if b.aligned and len(back):
+                after = back[back["timestamp"] >= b.start]
+                if len(after):
+                    end = max(end, after["timestamp"].min())
+            lasted = (pd.Timestamp(end) - pd.Timestamp(b.start)).total_seconds() if b.aligned else None
+            ok_rows = back.head(2) if len(back) else back
+            title = (f"NFS server {', '.join(servers)} not responding ({b.lines} x "
+                     f"{'timed out' if soft else 'still trying'})")
+            if lasted:
+                title += f" for {lasted:.0f} s" + (" until it answered again" if end > b.end else ", no 'OK' after")
+            rows = pd.concat([b.rows, ok_rows]) if len(ok_rows) else b.rows
+            out.append(self.finding(
+                title=title, severity="high", start=b.start, end=end, host=b.host, aligned=b.aligned,
+                metrics={"lines": b.lines, "servers": len(servers), "soft_mount": soft,
+                         "seconds": lasted, "recovered": end > b.end if b.aligned else None},
+                evidence=evidence_from_events(rows.drop(columns=["_server", "_ok", "_soft"]), 6),
+                explanation=("The mount is soft: calls to the server failed with EIO, so applications saw I/O "
+                             "errors." if soft else "The mount is hard: every process touching it waited "
+                             "(D state) until the server answered."),
+                refs={"servers": servers, "server": ", ".join(servers)},
+            ))
         return out
