@@ -75,6 +75,17 @@ def fmt_time(ts) -> str:
     return pd.Timestamp(ts).strftime("%H:%M:%S")
 
 
+def fmt_kib(kib: float) -> str:
+    """A size the kernel prints in kB (which are KiB: ``anon-rss:408320kB``)
+    in the unit that keeps its digits: 64 KiB, 398.8 MiB, 7.48 GiB; never
+    0 MiB for a size that is not 0."""
+    if kib < 1024:
+        return f"{kib:.0f} KiB"
+    if kib < 1024 * 1024:
+        return f"{kib / 1024:.1f} MiB"
+    return f"{kib / 1024 / 1024:.2f} GiB"
+
+
 def severity_for(value: float, levels: list[tuple[float, str]], default: str = "low") -> str:
     """Map a value to a severity with ``levels`` = [(threshold, severity)...]
     sorted from the highest threshold down."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 from sarsleuth.detectors._events import bursts
-from sarsleuth.detectors._series import severity_for
+from sarsleuth.detectors._series import fmt_kib, severity_for
 from sarsleuth.knowledge import kb_entry
-from sarsleuth.detectors._crossref import close_in_time, evidence_of, kills_of, nginx_exits, oom_context, where
+from sarsleuth.detectors._crossref import (close_in_time, evidence_of, kills_of, nginx_exits, oom_context,
+                                           oomd_usage, where)
 from sarsleuth.knowledge.signatures import all_fields_of, fields_of
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 
@@ -182,21 +183,30 @@ class OomKill(Detector):
         out.extend(self._invoked_without_kill(ctx, ev))
         if ev is None or not len(ev):
             return out
+        usage = oomd_usage(ctx)
         for b in bursts(ev, self.params["burst_gap_seconds"]):
             victims, constraint, rss_kb, killed_rows, with_kill = {}, None, 0, {}, []
+            units, reasons = {}, set()
             for i, r in enumerate(b.rows.itertuples(index=False)):
                 kills = kills_of(r.message, r.detail)
                 if kills:
                     with_kill.append(i)
                 for kill in kills:
-                    key = int(kill["pid"]) if kill.get("pid") else kill.get("unit")
+                    unit = str(kill.get("unit", "")).rstrip("/").rsplit("/", 1)[-1]
+                    # a unit killed by systemd-oomd is named by its path there and by its name by systemd
+                    key = int(kill["pid"]) if kill.get("pid") else unit or None
                     if key is None:
                         continue
-                    name = kill.get("comm") or str(kill.get("unit", "")).rstrip("/").rsplit("/", 1)[-1]
+                    name = kill.get("comm") or unit
                     rss = sum(int(kill.get(f, 0)) for f in ("anon_rss_kb", "file_rss_kb", "shmem_rss_kb"))
                     if key not in victims or rss:
                         victims[key] = (name, rss)
                     killed_rows.setdefault(key, r)
+                    if unit:
+                        units.setdefault(unit, usage.get((b.host, unit)))
+                        if kill.get("reason"):
+                            reasons.add(kill["reason"] + (f" {kill['pressure']} > {kill['pressure_limit']}"
+                                                          if kill.get("pressure") else ""))
                 constraint = oom_context(r.message, r.detail).get("constraint") or constraint
             if not victims:
                 continue
@@ -204,15 +214,22 @@ class OomKill(Detector):
             comms = sorted({name for name, _ in victims.values()})
             pids = sorted(k for k in victims if isinstance(k, int))
             scope = " in a memory cgroup" if constraint == "CONSTRAINT_MEMCG" else ""
+            who = "OOM killer" if pids or not units else "systemd-oomd"
+            noun = "unit(s)" if who == "systemd-oomd" else "process(es)"
+            why = [r for r in sorted(reasons)] + [f"{u} used {m}" for u, m in sorted(units.items()) if m][:2]
             out.append(self.finding(
-                title=f"OOM killer killed {len(victims)} process(es){scope}: {', '.join(comms)}"
-                      + (f" (largest rss {rss_kb / 1024:.0f} MB)" if rss_kb else ""),
+                title=f"{who} killed {len(victims)} {noun}{scope}: {', '.join(comms)}"
+                      + (f" (largest rss {fmt_kib(rss_kb)})" if rss_kb else "")
+                      + (f" ({'; '.join(why)})" if why else ""),
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"victims": len(victims), "max_victim_rss_kb": rss_kb or None,
                          "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None},
                 evidence=evidence_from_events(b.rows.iloc[with_kill], 6),
                 explanation=("A memory cgroup hit its limit: the host may have had memory to spare."
-                             if constraint == "CONSTRAINT_MEMCG" else ""),
+                             if constraint == "CONSTRAINT_MEMCG" else
+                             "systemd-oomd killed the unit's whole cgroup before the kernel ran out of memory: "
+                             "memory pressure (PSI) or swap use stayed above its limit (ManagedOOMMemoryPressure"
+                             "Limit, SwapUsedLimit)." if who == "systemd-oomd" else ""),
             ))
             f = out[-1]
             f.refs["pids"] = pids
