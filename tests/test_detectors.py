@@ -58,7 +58,7 @@ def normal_day(host="web1"):
 
 
 METRIC_DETECTORS = ["swap-climb", "memory-pressure", "iowait-spike", "cpu-saturation", "load-spike",
-                    "nic-saturation", "tcp-timewait", "sar-gap"]
+                    "nic-saturation", "tcp-timewait", "sar-gap", "filesystem-full"]
 
 
 @pytest.mark.parametrize("det_id", METRIC_DETECTORS)
@@ -136,6 +136,28 @@ def test_memory_pressure():
     f = run("memory-pressure", ctx(*frames))
     assert len(f) == 1 and f[0].metrics["min_avail_pct"] == pytest.approx(1.5e5 / 16e6 * 100)
     assert f[0].severity == "high"
+
+
+def test_filesystem_full_against_its_level_before():
+    n = 120
+    filling = np.minimum(100.0, np.where(np.arange(n) < 40, 41.0, 41.0 + (np.arange(n) - 40) * 1.5))
+    steady_full = np.full(n, 99.4)                   # full from the first sample on
+    half = np.full(n, 52.0)
+    frames = [metrics("h", "filesystem", "2026-11-24 10:00", 10, {"%ufsused": filling, "%fsused": filling * 0.95,
+                                                                  "%Iused": np.full(n, 3.0), "MBfsfree": 100 - filling},
+                      device="/srv/data"),
+              metrics("h", "filesystem", "2026-11-24 10:00", 10, {"%ufsused": steady_full, "%fsused": steady_full,
+                                                                  "%Iused": np.full(n, 40.0)}, device="/var/log"),
+              metrics("h", "filesystem", "2026-11-24 10:00", 10, {"%ufsused": half, "%fsused": half,
+                                                                  "%Iused": np.full(n, 99.0 - 50)}, device="/")]
+    found = sorted(run("filesystem-full", ctx(*frames)), key=lambda f: f.refs["filesystem"])
+    assert [f.refs["filesystem"] for f in found] == ["/srv/data", "/var/log"]
+    data, log = found
+    assert data.title == "/srv/data full: %ufsused 100.00 at 10:13:20 (was 41.00 at 10:00:00), 0 MB free"
+    assert data.severity == "critical" and data.metrics["before_pct"] == 41.0 and data.category == "disk-full"
+    assert str(data.start) == "2026-11-24 10:13:10"
+    assert log.title == "/var/log full: %ufsused 99.40 at 10:00:00 (already at the first sample)"
+    assert log.severity == "high"
 
 
 def test_sar_gap():
@@ -275,7 +297,7 @@ def test_loadtest_detectors():
 
 
 LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", "segfault", "hung-task", "kernel-oops",
-                 "kernel-lockup", "nfs-server-down",
+                 "kernel-lockup", "nfs-server-down", "enospc",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
@@ -320,6 +342,11 @@ LOG_POSITIVES = {
                         lambda f: f.title == "NFS server 10.0.4.20 not responding (2 x still trying) for 2 s until it "
                                              "answered again"
                         and f.metrics["recovered"] is True and f.category == "network-storage"),
+    "enospc": (['write() to "/srv/data/access.log" failed (28: No space left on device) while logging request, '
+                'client: 127.0.0.1, server: web, request: "GET / HTTP/1.1", host: "127.0.0.1:8080"'] * 2 +
+               ["cannot queue message 5121: [Errno 28] No space left on device: '/srv/data/queue/msg-0005121'"],
+               lambda f: f.title.startswith("3 x No space left on device: kernel (3, /srv/data/access.log and 1 "
+                                            "more path(s))") and f.category == "disk-full" and f.metrics["paths"] == 2),
     "kernel-oops": (["BUG: unable to handle kernel NULL pointer dereference at 00000000000005ec"],
                     lambda f: f.severity == "high" and "NULL pointer" in f.title and f.category == "worker-crash"),
     "kernel-lockup": (["watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:1187]",
@@ -387,6 +414,7 @@ LOG_NEAR_MISSES = {
     "hung-task": "hung_task_timeout_secs is set to 120",
     "kernel-oops": "BUG: soft lockup - CPU#3 stuck for 23s! [java:102195]",
     "nfs-server-down": "nfs: server nas01 does not support NFSv4.2",
+    "enospc": "Low disk space on /srv/data: 512 MB free",
     "kernel-lockup": "rcu: \tRCU CPU stall warnings timeout set to 100 (rcu_cpu_stall_timeout).",
     "nginx-shm-exhausted": "ssl_session_cache shared:SSL:10m configured",
     "enomem": "malloc(262144) succeeded after retry",
@@ -548,7 +576,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "tcp-timewait", "sar-gap", "page-allocation-failure", "nic-rx-alloc-failure", "oom-kill",
                        "segfault", "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full",
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
-                       "loadtest-link-saturation", "custom-signature"}
+                       "loadtest-link-saturation", "custom-signature", "filesystem-full"}
 
 
 def test_every_detector_has_a_positive_and_a_negative_test():

@@ -89,3 +89,55 @@ def test_hung_tasks_behind_an_nfs_server_that_stopped_answering(tmp_path):
     assert top.recommendations[0].startswith("The NFS server nas01 stopped answering")
     soft = [f for f in case.findings if f.detector == "nfs-server-down" and f.refs["servers"] == ["nas02"]][0]
     assert soft.metrics["soft_mount"] is True and soft.metrics["recovered"] is False
+
+
+def _sar_f(host: str, rows) -> str:
+    """`sar -F 1` as sysstat 12.6 prints it: one row per filesystem a second."""
+    out = [f"Linux 6.1.0-13-amd64 ({host}) \t11/24/2026 \t_x86_64_\t(2 CPU)", "",
+           "14:18:32     MBfsfree  MBfsused   %fsused  %ufsused     Ifree     Iused    %Iused FILESYSTEM"]
+    for clock, fs, free, used, fsused, ufsused, ifree, iused, pct_i in rows:
+        out.append(f"{clock} {free:>12} {used:>9} {fsused:>9.2f} {ufsused:>9.2f} {ifree:>9} {iused:>9} {pct_i:>9.2f} {fs}")
+    return "\n".join(out) + "\n"
+
+
+def _filling(seconds: int, fill, inodes=lambda s: 11):
+    rows = []
+    for s in range(seconds):
+        clock = f"14:{18 + (33 + s) // 60:02d}:{(33 + s) % 60:02d}"
+        rows.append((clock, "/dev/vda", 233180, 24840, 9.63, 69.36, 16340135, 437081, 2.61))
+        used = fill(s)
+        rows.append((clock, "/dev/loop0", round(243 - used * 2.43), round(used * 2.43), used * 0.93,
+                     min(100.0, used), 65536 - inodes(s), inodes(s), inodes(s) / 65536 * 100))
+    return rows
+
+
+def test_a_backup_that_fills_the_data_filesystem_is_a_full_disk(tmp_path):
+    """sar -F shows /dev/loop0 going from 7 % to 100 %; dd and the queue
+    writer on it log ENOSPC (as coreutils and Python write it)."""
+    (tmp_path / "sar-F.txt").write_text(_sar_f("files-lab-01", _filling(
+        90, lambda s: 7.36 if s < 35 else min(100.0, 7.36 + (s - 35) * 4.0))))
+    (tmp_path / "messages").write_text("\n".join([
+        "Nov 24 14:19:32 files-lab-01 backup: dd: error writing '/srv/data/backup-2026-11-24.img': No space left on device",
+        "Nov 24 14:19:32 files-lab-01 backup: 239+0 records in",
+    ] + [f"Nov 24 14:19:{33 + s} files-lab-01 order-queue: cannot queue message {5121 + s}: [Errno 28] No space "
+         f"left on device: '/srv/data/queue/msg-000{5121 + s}'" for s in range(12)]) + "\n")
+    case = sarsleuth.load(tmp_path)
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("disk-full", "filesystem-full")
+    assert top.title.startswith("Disk full on files-lab-01: /dev/loop0 full: %ufsused 100.00 at 14:19:32 "
+                                "(was 7.36 at 14:18:33)")
+    enospc = [f for f in top.findings if f.detector == "enospc"][0]
+    assert enospc.role == "effect" and enospc.metrics["lines"] == 13
+    assert enospc.title.startswith("13 x No space left on device: order-queue (12, /srv/data/queue/msg-0005121 and "
+                                   "11 more path(s)), backup (1, /srv/data/backup-2026-11-24.img)")
+    assert not [f for f in case.findings if f.detector == "filesystem-full" and "vda" in f.title]
+    assert "/dev/loop0" in top.recommendations[0]
+
+
+def test_a_spooler_that_uses_up_the_inodes_is_out_of_inodes_not_blocks(tmp_path):
+    (tmp_path / "sar-F.txt").write_text(_sar_f("mail-lab-01", _filling(
+        80, lambda s: 8.0 + s * 0.05, inodes=lambda s: 11 if s < 30 else min(65536, 11 + (s - 30) * 2000))))
+    found = [f for f in sarsleuth.load(tmp_path).findings if f.detector == "filesystem-full"]
+    assert len(found) == 1 and found[0].metrics["inodes"] is True
+    assert found[0].title.startswith("/dev/loop0 out of inodes: %Iused 100.00")
+    assert "ran out of inodes, not blocks" in sarsleuth.load(tmp_path).incidents[0].recommendations[0]
