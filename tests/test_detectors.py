@@ -297,7 +297,7 @@ def test_loadtest_detectors():
 
 
 LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", "segfault", "hung-task", "kernel-oops",
-                 "kernel-lockup", "nfs-server-down", "enospc",
+                 "kernel-lockup", "nfs-server-down", "enospc", "fork-rejected",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
@@ -347,6 +347,12 @@ LOG_POSITIVES = {
                ["cannot queue message 5121: [Errno 28] No space left on device: '/srv/data/queue/msg-0005121'"],
                lambda f: f.title.startswith("3 x No space left on device: kernel (3, /srv/data/access.log and 1 "
                                             "more path(s))") and f.category == "disk-full" and f.metrics["paths"] == 2),
+    "fork-rejected": (["/usr/local/bin/run-jobs.sh: fork: retry: Resource temporarily unavailable",
+                       "runtime: failed to create new OS thread (have 2049 already; errno=11)",
+                       "cgroup: fork rejected by pids controller in /system.slice/jobs.service"],
+                      lambda f: f.title == "3 x new process or thread refused: run-jobs.sh 1 x; a process 1 x; cgroup "
+                                           "/system.slice/jobs.service at its pids.max"
+                      and f.metrics["thread_failures"] == 1 and f.category == "pid-exhaustion"),
     "kernel-oops": (["BUG: unable to handle kernel NULL pointer dereference at 00000000000005ec"],
                     lambda f: f.severity == "high" and "NULL pointer" in f.title and f.category == "worker-crash"),
     "kernel-lockup": (["watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:1187]",
@@ -415,6 +421,7 @@ LOG_NEAR_MISSES = {
     "kernel-oops": "BUG: soft lockup - CPU#3 stuck for 23s! [java:102195]",
     "nfs-server-down": "nfs: server nas01 does not support NFSv4.2",
     "enospc": "Low disk space on /srv/data: 512 MB free",
+    "fork-rejected": "pid_max: default: 32768 minimum: 301",
     "kernel-lockup": "rcu: \tRCU CPU stall warnings timeout set to 100 (rcu_cpu_stall_timeout).",
     "nginx-shm-exhausted": "ssl_session_cache shared:SSL:10m configured",
     "enomem": "malloc(262144) succeeded after retry",

@@ -141,3 +141,26 @@ def test_a_spooler_that_uses_up_the_inodes_is_out_of_inodes_not_blocks(tmp_path)
     assert len(found) == 1 and found[0].metrics["inodes"] is True
     assert found[0].title.startswith("/dev/loop0 out of inodes: %Iused 100.00")
     assert "ran out of inodes, not blocks" in sarsleuth.load(tmp_path).incidents[0].recommendations[0]
+
+
+def test_an_api_that_runs_out_of_threads_is_a_process_limit(tmp_path):
+    """A Python API starting threads per request in a cgroup with pids.max
+    48: the kernel names the cgroup once, the API logs each refusal."""
+    lines = ["Nov 24 14:12:31 api-lab-03 kernel: [ 1672.100231] cgroup: fork rejected by pids controller in /lab-api"]
+    lines += [f"Nov 24 14:12:{31 + s // 3:02d} api-lab-03 render-api: 2026-11-24 14:12:{31 + s // 3:02d} ERROR /render: "
+              "can't start new thread" for s in range(30)]
+    (tmp_path / "messages").write_text("\n".join(lines) + "\n")
+    rows = [(f"14:12:{s:02d}", [1 if s < 30 else 2, 180 if s < 30 else 228, "0.10", "0.05", "0.01", 0]) for s in range(60)]
+    (tmp_path / "sar-q.txt").write_text(
+        "Linux 6.1.0-13-amd64 (api-lab-03) \t11/24/2026 \t_x86_64_\t(2 CPU)\n\n"
+        + f"{rows[0][0]}  " + "".join(f"{h:>10}" for h in ["runq-sz", "plist-sz", "ldavg-1", "ldavg-5", "ldavg-15",
+                                                         "blocked"]) + "\n"
+        + "".join(f"{c}  " + "".join(f"{v:>10}" for v in vals) + "\n" for c, vals in rows))
+    top = sarsleuth.load(tmp_path).incidents[0]
+    assert (top.category, top.cause) == ("pid-exhaustion", "fork-rejected")
+    assert top.title.startswith("Process limit on api-lab-03: 31 x new process or thread refused: render-api 30 x; ")
+    refused = [f for f in top.findings if f.detector == "fork-rejected"][0]
+    assert refused.title == ("31 x new process or thread refused: render-api 30 x; cgroup /lab-api at its pids.max "
+                             "(sar -q plist-sz 228 at 14:12:30, 180 before)")
+    assert top.recommendations[0].startswith("The cgroup /lab-api is at its pids.max")
+    assert any(r.startswith("render-api could not start threads") for r in top.recommendations)
