@@ -164,3 +164,52 @@ def test_an_api_that_runs_out_of_threads_is_a_process_limit(tmp_path):
                              "(sar -q plist-sz 228 at 14:12:30, 180 before)")
     assert top.recommendations[0].startswith("The cgroup /lab-api is at its pids.max")
     assert any(r.startswith("render-api could not start threads") for r in top.recommendations)
+
+
+def _sosreport(root, files: dict):
+    """A sosreport folder as `sos report` extracts: its markers and files."""
+    base = root / "sosreport-api-lab-01-2026-11-24-abcdef"
+    for rel, text in {"sos_commands/host/hostname": "api-lab-01\n", **files}.items():
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_text(text)
+    return base
+
+
+def test_descriptors_run_out_under_the_limit_each_program_ran_with(tmp_path):
+    """nginx at its worker_rlimit_nofile (nginx -T) and a Python API at its
+    unit's LimitNOFILE: each limit named, never fs.file-max for errno 24."""
+    bundle = _sosreport(tmp_path, {
+        "sos_commands/nginx/nginx_-T": "# configuration file /etc/nginx/nginx.conf:\nuser www-data;\n"
+                                       "worker_processes 2;\nworker_rlimit_nofile 256;\nevents {\n"
+                                       "    worker_connections 4096;\n}\n",
+        "etc/systemd/system/orders-api.service": "[Unit]\nDescription=Orders API\n\n[Service]\n"
+                                                 "ExecStart=/usr/bin/python3 /srv/app/backend.py --port 9001\n"
+                                                 "LimitNOFILE=256\n",
+        "sos_commands/kernel/sysctl_-a": "fs.file-max = 9223372036854775807\nkernel.pid_max = 4194304\n",
+        "var/log/nginx/error.log": "".join(f"2026/11/24 14:12:4{s % 10} [crit] 2160#2160: accept4() failed "
+                                           "(24: Too many open files)\n" for s in range(12)),
+        "var/log/messages": "".join(f"Nov 24 14:13:0{s} api-lab-01 orders-api: 2026-11-24 14:13:0{s} ERROR /orders: "
+                                    "[Errno 24] Too many open files\n" for s in range(6)),
+    })
+    case = sarsleuth.load(bundle)
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("fd-exhaustion", "too-many-open-files")
+    found = [f for f in top.findings if f.detector == "too-many-open-files"][0]
+    assert found.title.startswith("18 x Too many open files (EMFILE): nginx 12 x in accept4 (`worker_rlimit_nofile 256`); "
+                                  "orders-api 6 x (`LimitNOFILE=256`)")
+    assert case.hosts[0].units["orders-api.service"]["LimitNOFILE"].line == 6
+    advice = " ".join(top.recommendations)
+    assert "file-max" not in advice and "worker_rlimit_nofile 256" in top.recommendations[0]
+    assert "Check orders-api for a descriptor leak" in advice
+
+
+def test_the_hosts_file_handles_running_out_is_file_max(tmp_path):
+    (tmp_path / "kern.log").write_text(
+        "Nov 24 14:13:00 web1 kernel: [ 9000.000001] VFS: file-max limit 65536 reached\n")
+    (tmp_path / "error.log").write_text("2026/11/24 14:13:00 [crit] 2160#2160: accept4() failed (23: Too many open files "
+                                        "in system)\n")
+    case = sarsleuth.load(tmp_path, year=2026)
+    found = [f for f in case.findings if f.detector == "too-many-open-files"][0]
+    assert found.metrics["system_wide"] == 2 and found.metrics["per_process"] == 0
+    assert "(ENFILE)" in found.title and "file-max 65536" in found.title
+    assert "fs.file-max" in case.incidents[0].recommendations[0]

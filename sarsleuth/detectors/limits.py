@@ -1,5 +1,6 @@
 """Per-process and per-cgroup limits a workload runs into: process and
-thread slots (pids.max, RLIMIT_NPROC, pid_max)."""
+thread slots (pids.max, RLIMIT_NPROC, pid_max) and file descriptors
+(RLIMIT_NOFILE, fs.file-max)."""
 from __future__ import annotations
 
 from sarsleuth.detectors._events import bursts
@@ -14,6 +15,20 @@ def _writer(row) -> str:
     if isinstance(proc, str) and proc and proc not in ("None", "kernel"):
         return proc
     return "nginx" if str(getattr(row, "source", "")) == "nginx-error" else ""
+
+
+#: programs whose descriptors follow their connections (not leaks)
+_PROXIES = {"nginx", "tengine", "openresty", "haproxy", "envoy", "a process"}
+
+
+def _setting(limit) -> str:
+    """A limit as it is set: ``Max open files 1024`` (the soft value of
+    /proc/PID/limits), ``LimitNOFILE=65536``, ``worker_rlimit_nofile 256``."""
+    if limit.name.startswith("Max "):
+        return f"{limit.name} {limit.value.split()[0]}"
+    if limit.name[:1].isupper():
+        return f"{limit.name}={limit.value}"
+    return f"{limit.name} {limit.value}"
 
 
 class ForkRejected(Detector):
@@ -93,3 +108,79 @@ class ForkRejected(Detector):
         if not len(around):
             return None
         return float(around.max()), around.idxmax(), (float(before.median()) if len(before) else None)
+
+
+class TooManyOpenFiles(Detector):
+    """Out of file descriptors, from any program: nginx ``accept4() failed
+    (24: Too many open files)``, Python ``[Errno 24]``, Java's
+    ``IOException: Too many open files``, Node's ``EMFILE``; per program,
+    with the limit it ran with where the case records it (its
+    /proc/PID/limits, nginx's ``worker_rlimit_nofile``, its unit's
+    ``LimitNOFILE``).  Errno 23 (ENFILE) and ``VFS: file-max limit N
+    reached`` are the host's limit, fs.file-max, and are told apart.
+
+    Why it matters: a process at its RLIMIT_NOFILE cannot accept a
+    connection, open a socket to its upstream or a file: requests fail
+    while the host has descriptors to spare.
+    """
+
+    id = "too-many-open-files"
+    summary = "'Too many open files' from any program: EMFILE (the process's limit, named) or ENFILE / file-max (the host's)"
+    inputs = ("events:too-many-open-files",)
+    category = "fd-exhaustion"
+    defaults = {"burst_gap_seconds": 600.0}
+
+    def run(self, ctx: Context):
+        out = []
+        for b in bursts(ctx.events_of(self.id), self.params["burst_gap_seconds"]):
+            writers: dict = {}
+            calls: dict = {}
+            system = 0
+            file_max = None
+            for r in b.rows.itertuples(index=False):
+                f = fields_of(self.id, str(r.message)) or {}
+                n = int(r.count) if r.count == r.count and r.count else 1
+                if f.get("file_max") or f.get("in_system") or f.get("errno") == "23" or f.get("errno_name") == "ENFILE":
+                    system += n
+                    file_max = int(f["file_max"]) if f.get("file_max") else file_max
+                    continue
+                who = _writer(r) or "a process"
+                writers[who] = writers.get(who, 0) + n
+                if f.get("call"):
+                    calls.setdefault(who, set()).add(f["call"])
+            per_process = sum(writers.values())
+            metrics = {"lines": b.lines, "per_process": per_process, "system_wide": system, "programs": len(writers)}
+            refs: dict = {"programs": sorted(writers)}
+            evidence = evidence_from_events(b.rows, 5)
+            parts = []
+            for who, n in sorted(writers.items(), key=lambda kv: -kv[1])[:4]:
+                limit = ctx.process_limit(b.host, who, "Max open files")
+                parts.append(f"{who} {n} x" + (f" in {', '.join(sorted(calls[who])[:4])}" if who in calls else "")
+                             + (f" (`{_setting(limit)}`)" if limit is not None else ""))
+                if limit is not None:
+                    evidence.append(limit_evidence(limit))
+                    if "nofile_setting" not in refs:
+                        refs.update(program=who, nofile_setting=_setting(limit))
+                        metrics["nofile"] = limit.number()
+            if writers:
+                refs.setdefault("program", max(writers, key=writers.get))
+                # a service's own leak is worth a look; nginx holds what its connections need
+                leakers = [w for w in sorted(writers, key=writers.get, reverse=True) if w not in _PROXIES]
+                if leakers:
+                    refs["leaker"] = leakers[0]
+            if system:
+                parts.append(f"the host's limit {system} x" + (f" (file-max {file_max})" if file_max else ""))
+                host_limit = ctx.limit(b.host, "fs.file-max")
+                if host_limit is not None:
+                    metrics["file_max"] = host_limit.number()
+                    evidence.append(limit_evidence(host_limit))
+            what = "EMFILE" if per_process and not system else "ENFILE" if system and not per_process else "EMFILE, ENFILE"
+            span = (b.end - b.start).total_seconds() if b.aligned else None
+            out.append(self.finding(
+                title=f"{b.lines} x Too many open files ({what}): {'; '.join(parts)}"
+                      + (f" over {span:.0f} s" if span else ""),
+                severity=severity_for(b.lines, [(10, "high")], "medium"),
+                start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics, evidence=evidence,
+                refs=refs,
+            ))
+        return out

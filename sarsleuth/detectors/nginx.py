@@ -301,26 +301,6 @@ class WorkerConnectionsExhausted(_BurstCounter):
         return "", {}
 
 
-class TooManyOpenFiles(_BurstCounter):
-    """``Too many open files`` (EMFILE) from nginx or the kernel's file-max."""
-
-    id = "too-many-open-files"
-    summary = "'Too many open files' (EMFILE) or file-max reached"
-    inputs = ("events",)
-    category = "fd-exhaustion"
-    event_kind = "too-many-open-files"
-    noun = "'Too many open files'"
-    limit_names = ("worker_rlimit_nofile", "fs.file-max")
-    severities = [(10, "high")]
-
-    def describe(self, burst):
-        calls = [f["call"] for f in (fields_of("too-many-open-files", x) for x in burst.rows["message"].astype(str))
-                 if f and f.get("call")]
-        if len(calls):
-            return f" (in {', '.join(sorted(set(calls))[:4])})", {}
-        return "", {}
-
-
 class Enomem(_BurstCounter):
     """nginx (or another daemon) failing allocations with ENOMEM:
     ``posix_memalign(...) failed (12: Cannot allocate memory)``.
