@@ -458,6 +458,19 @@ def test_hung_task_names_the_holder_of_the_lock_it_waits_on():
     assert "held by" not in plain[0].title and "holder" not in plain[0].refs
 
 
+def test_port_exhaustion_from_any_program_names_it_and_the_destination():
+    lines = [classified("2026-11-24 14:12:40 ERROR calling http://127.0.0.1:9002/stock: <urlopen error [Errno 99] "
+                        "Cannot assign requested address>", process="orders-api", ts=f"2026-11-24 14:12:{40 + i}",
+                        line=1 + i) for i in range(4)]
+    lines.append(classified('Get "http://10.0.0.5:8080/health": dial tcp 10.0.0.5:8080: connect: cannot assign '
+                            'requested address', process="probe", ts="2026-11-24 14:12:50", line=9))
+    lines.append(classified("OSError: [Errno 99] Cannot assign requested address (while trying to bind 10.0.0.9:8000)",
+                            process="orders-api", ts="2026-11-24 14:12:51", line=10))
+    f = run("port-exhaustion", ctx(events=events_frame(lines)))
+    assert len(f) == 1 and f[0].metrics["lines"] == 5
+    assert f[0].title.endswith("over 10 s to 127.0.0.1:9002 (4), 10.0.0.5:8080 (1) by orders-api (4), probe (1)")
+
+
 def test_port_exhaustion_reads_time_wait_from_sar():
     lines = ['connect() to 10.30.1.22:8080 failed (99: Cannot assign requested address) while connecting to upstream'] * 4
     e = events_frame([classified(m, ts=f"2024-05-21 09:33:{i:02d}", line=i + 1, host="gw") for i, m in enumerate(lines)])

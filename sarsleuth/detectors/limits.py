@@ -1,6 +1,6 @@
 """Per-process and per-cgroup limits a workload runs into: process and
-thread slots (pids.max, RLIMIT_NPROC, pid_max) and file descriptors
-(RLIMIT_NOFILE, fs.file-max)."""
+thread slots (pids.max, RLIMIT_NPROC, pid_max), file descriptors
+(RLIMIT_NOFILE, fs.file-max) and local ports (ip_local_port_range)."""
 from __future__ import annotations
 
 from sarsleuth.detectors._events import bursts
@@ -182,5 +182,79 @@ class TooManyOpenFiles(Detector):
                 severity=severity_for(b.lines, [(10, "high")], "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics, evidence=evidence,
                 refs=refs,
+            ))
+        return out
+
+
+class PortExhaustion(Detector):
+    """Outgoing connections failing for want of a local port (EADDRNOTAVAIL,
+    errno 99): nginx ``connect() to ... failed (99: Cannot assign requested
+    address) while connecting to upstream``, Python ``[Errno 99]``, Go
+    ``connect: cannot assign requested address``, HAProxy ``no free
+    ports``; per program and destination.
+
+    Why it matters: a proxy that opens one upstream connection per request
+    holds each local port for 60 s in TIME_WAIT after closing it; with the
+    default ``net.ipv4.ip_local_port_range`` (32768-60999, 28232 ports) that
+    caps it near 470 new connections per second per upstream address, and
+    past that every new request fails with 502 (report 003's 60 000 client
+    connections from one host ran into the same wall).
+    """
+
+    id = "port-exhaustion"
+    summary = "ephemeral ports exhausted: connect() failed (99: Cannot assign requested address)"
+    inputs = ("events", "metrics")
+    category = "connection-limit"
+    defaults = {"burst_gap_seconds": 600.0, "local_ports": 28232, "context_seconds": 300.0}
+
+    def run(self, ctx: Context):
+        import pandas as pd
+        out = []
+        ports = float(self.params["local_ports"])
+        for b in bursts(ctx.events_of("port-exhaustion"), self.params["burst_gap_seconds"]):
+            n = b.lines
+            dsts: dict = {}
+            writers: dict = {}
+            for r in b.rows.itertuples(index=False):
+                m = fields_of(self.id, str(r.message)) or {}
+                d = (m.get("destination") or m.get("upstream_host") or m.get("backend")
+                     or (f"{m['host']}:{m['port']}" if m.get("host") else None))
+                if d:
+                    dsts[d] = dsts.get(d, 0) + 1
+                who = _writer(r) or "a process"
+                writers[who] = writers.get(who, 0) + 1
+            metrics = {"lines": n, "destinations": len(dsts), "local_ports": ports, "programs": len(writers)}
+            tw_text = ""
+            if b.aligned:
+                tw = ctx.series("net-sock", "tcp-tw", host=b.host) if b.host in ctx.hosts("net-sock") else \
+                    (ctx.series("net-sock", "tcp-tw") if len(ctx.hosts("net-sock")) == 1 else None)
+                if tw is not None and len(tw):
+                    margin = pd.Timedelta(seconds=self.params["context_seconds"])
+                    try:
+                        w = tw[(tw.index >= b.start - margin) & (tw.index <= b.end + margin)]
+                    except TypeError:  # naive vs aware clocks
+                        w = tw.iloc[0:0]
+                    if len(w):
+                        peak = float(w.max())
+                        metrics["peak_tcp_tw"] = peak
+                        metrics["tcp_tw_over_local_ports"] = peak / ports
+                        tw_text = (f"; TIME_WAIT sockets peaked at {peak:.0f} at {fmt_time(w.idxmax())} "
+                                   f"({peak / ports * 100:.0f} % of the {ports:.0f} local ports)")
+            span = (b.end - b.start).total_seconds() if b.aligned else None
+            over = f" over {span:.0f} s" if span else ""
+            top = sorted(dsts.items(), key=lambda kv: -kv[1])[:3]
+            to = f" to {', '.join(f'{d} ({c})' for d, c in top)}" if top else ""
+            by = (f" by {', '.join(f'{w} ({c})' for w, c in sorted(writers.items(), key=lambda kv: -kv[1])[:3])}"
+                  if set(writers) != {"a process"} else "")
+            out.append(self.finding(
+                title=f"{n} x no free local port for outgoing connections (99: Cannot assign requested address)"
+                      f"{over}{to}{by}",
+                severity=severity_for(n, [(1000, "critical"), (10, "high")], "medium"),
+                start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics,
+                evidence=evidence_from_events(b.rows, 5),
+                explanation=("Every local port of net.ipv4.ip_local_port_range was in use or held in TIME_WAIT "
+                             "towards the same destination, so connect() failed with EADDRNOTAVAIL and the "
+                             "requests failed (502 from nginx)" + tw_text + "."),
+                refs={"destinations": sorted(dsts), "programs": sorted(writers)},
             ))
         return out
