@@ -296,6 +296,51 @@ def test_loadtest_detectors():
     assert link[0].metrics["fraction_of_link"] == pytest.approx(1043909.08 * 1024 * 8 / 20e9)
 
 
+#: ab 2.3 against a server out of descriptors: a request that failed in
+#: several ways is counted in each, so more failures than requests.
+AB_COUNTED_TWICE = """\
+This is ApacheBench, Version 2.3 <$Revision: 1903618 $>
+Copyright 1996 Adam Twiss, Zeus Technology Ltd, http://www.zeustech.net/
+Licensed to The Apache Software Foundation, http://www.apache.org/
+
+Benchmarking 127.0.0.1 (be patient)
+Finished 60000 requests
+
+
+Server Software:        nginx/1.22.1
+Server Hostname:        127.0.0.1
+Server Port:            8080
+
+Document Path:          /
+Document Length:        612 bytes
+
+Concurrency Level:      1200
+Time taken for tests:   21.412 seconds
+Complete requests:      60000
+Failed requests:        75112
+   (Connect: 0, Receive: 1210, Length: 36951, Exceptions: 36951)
+Keep-Alive requests:    21733
+Total transferred:      19052640 bytes
+HTML transferred:       14111496 bytes
+Requests per second:    2802.16 [#/sec] (mean)
+Time per request:       428.240 [ms] (mean)
+Time per request:       0.357 [ms] (mean, across all concurrent requests)
+Transfer rate:          868.95 [Kbytes/sec] received
+"""
+
+
+def test_ab_failures_counted_in_several_kinds_are_not_a_share_above_100_percent(tmp_path):
+    import sarsleuth
+    path = tmp_path / "ab-c1200.txt"
+    path.write_text(AB_COUNTED_TWICE)
+    (f,) = [f for f in sarsleuth.load(path).findings if f.detector == "loadtest-errors"]
+    assert "100.0 %" not in f.title
+    assert f.title.endswith("75112 failed of 60000 requests (receive 1210, length 36951, exceptions 36951): ab counts "
+                            "a request in each kind of failure it hits, so more failures than requests; at least "
+                            "61.6 % of the requests failed")
+    assert f.metrics["failures_counted_twice"] is True and f.metrics["error_fraction"] == pytest.approx(36951 / 60000)
+
+
 LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", "segfault", "hung-task", "kernel-oops",
                  "kernel-lockup", "nfs-server-down", "enospc", "fork-rejected",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",

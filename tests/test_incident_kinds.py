@@ -213,3 +213,54 @@ def test_the_hosts_file_handles_running_out_is_file_max(tmp_path):
     assert found.metrics["system_wide"] == 2 and found.metrics["per_process"] == 0
     assert "(ENFILE)" in found.title and "file-max 65536" in found.title
     assert "fs.file-max" in case.incidents[0].recommendations[0]
+
+
+def _advice_mentions_nginx(incident) -> bool:
+    import re
+    return any(re.search(r"(?i)\bnginx\b|worker_connections|worker_rlimit|proxy_buffer", r)
+               for r in incident.recommendations)
+
+
+def test_a_crash_in_the_program_itself_that_dumped_core(tmp_path):
+    """An image resizer crashing in its own code (the segfault line names
+    the program), systemd-coredump writing each core: find the core, read
+    the address; no 'enable core dumps', no library, no nginx."""
+    lines = []
+    for i, pid in enumerate((4410, 4433, 4457)):
+        lines += [f"Nov 24 14:13:{10 + i * 5} img-lab-01 kernel: [ 1800.{i:06d}] resizer[{pid}]: segfault at 0 ip "
+                  f"000055d0c4a1b2c3 sp 00007ffc5e1d2a40 error 4 in resizer[55d0c4a00000+e8000] likely on CPU 1 "
+                  f"(core 1, socket 0)",
+                  f"Nov 24 14:13:{11 + i * 5} img-lab-01 systemd-coredump[{pid + 2}]: Process {pid} (resizer) of user "
+                  f"33 dumped core.",
+                  f"Nov 24 14:13:{12 + i * 5} img-lab-01 supervise[4400]: resizer exited on signal 11, restarting in 1 s"]
+    (tmp_path / "messages").write_text("\n".join(lines) + "\n")
+    top = sarsleuth.load(tmp_path).incidents[0]
+    assert (top.category, top.cause) == ("worker-crash", "segfault")
+    seg = [f for f in top.findings if f.detector == "segfault"][0]
+    assert seg.metrics["cores_dumped"] == 3 and seg.metrics["faulting_libraries"] == 0
+    advice = " ".join(top.recommendations)
+    assert top.recommendations[0].startswith("A core was written ('core dumped'): find it")
+    assert "gdb $(which resizer) CORE" in advice and "resizer's own code" in advice
+    assert "Enable core dumps" not in advice and "faulting library" not in advice and not _advice_mentions_nginx(top)
+
+
+def test_a_crash_in_a_library_without_a_core(tmp_path):
+    (tmp_path / "kern.log").write_text(
+        "Nov 24 14:13:10 app1 kernel: [ 1800.000001] java[2211]: segfault at 7f3a00000000 ip 00007f3a2c1e4b5a sp "
+        "00007f39f7ffe9d0 error 6 in libjvm.so[7f3a2b600000+1100000] likely on CPU 11 (core 3, socket 1)\n")
+    top = sarsleuth.load(tmp_path, year=2026).incidents[0]
+    advice = " ".join(top.recommendations)
+    assert "Enable core dumps for java" in advice and "faulting library (libjvm.so)" in advice
+    assert not _advice_mentions_nginx(top)
+
+
+def test_advice_for_a_service_killed_in_its_cgroup_names_no_nginx(tmp_path):
+    (tmp_path / "messages").write_text(
+        "Nov 24 14:13:19 app-lab-04 kernel: [ 1752.821313] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,"
+        "mems_allowed=0,oom_memcg=/lab-reports,task_memcg=/lab-reports,task=report-cache,pid=6042,uid=0\n"
+        "Nov 24 14:13:19 app-lab-04 kernel: [ 1752.821348] Memory cgroup out of memory: Killed process 6042 "
+        "(report-cache) total-vm:427816kB, anon-rss:408320kB, file-rss:6688kB, shmem-rss:0kB, UID:0 pgtables:868kB "
+        "oom_score_adj:0\n")
+    top = sarsleuth.load(tmp_path).incidents[0]
+    assert not _advice_mentions_nginx(top)
+    assert any(r.startswith("Size report-cache's memory") for r in top.recommendations)

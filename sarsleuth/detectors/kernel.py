@@ -233,6 +233,7 @@ class OomKill(Detector):
             ))
             f = out[-1]
             f.refs["pids"] = pids
+            f.refs["victim"] = ", ".join(comms[:3])
             # nginx's side of the same kill: "worker process N exited on signal 9"
             exits = nginx_exits(ctx, 9)
             same = [pid for pid in pids if pid in exits
@@ -301,6 +302,34 @@ def parse_segfault(message: str) -> dict | None:
             "cpu": int(m["cpu"]) if m.get("cpu") else None}
 
 
+def _cores_dumped(ctx: Context, parsed: list, burst, window: float) -> int:
+    """How many of a burst's crashed processes had a core written, as the
+    writer of the core (systemd-coredump, ABRT, the shell) or nginx's
+    ``exited on signal 11 (core dumped)`` says, matched by PID near the
+    crash (or by command when the line names no PID)."""
+    import pandas as pd
+    pids = {p["pid"] for p in parsed}
+    comms = {p["comm"] for p in parsed}
+    cored = set()
+    for r in (ctx.events_of("core-dumped").itertuples(index=False) if ctx.available("events:core-dumped") else ()):
+        f = fields_of("core-dumped", str(r.message)) or {}
+        pid = int(f["pid"]) if f.get("pid") else None
+        near = (not burst.aligned or pd.isna(r.timestamp)
+                or burst.start - pd.Timedelta(seconds=window) <= r.timestamp <= burst.end + pd.Timedelta(seconds=window))
+        if near and (pid in pids or f.get("comm") in comms
+                     or str(f.get("command", "")).rsplit("/", 1)[-1] in comms):
+            cored.add(pid if pid in pids else (f.get("comm") or f.get("command")))
+    for pid, row in nginx_exits(ctx, 11).items():
+        exit_ = fields_of("worker-signal-exit", str(row.message)) or {}
+        if pid in pids and exit_.get("core"):
+            cored.add(pid)
+    return len(cored)
+
+
+#: the names nginx's processes run under (a worker's comm is the binary's)
+_NGINX_COMMS = {"nginx", "openresty", "tengine"}
+
+
 class Segfault(Detector):
     """Kernel ``segfault at`` lines: process, pid, faulting ip, library.
 
@@ -327,11 +356,20 @@ class Segfault(Detector):
             n = b.lines
             title = (f"{n} segfault(s) in {', '.join(comms) or 'a process'}"
                      + (f" (faulting in {', '.join(libs)})" if libs else ""))
+            per_comm: dict = {}
+            for p in parsed:
+                per_comm[p["comm"]] = per_comm.get(p["comm"], 0) + 1
             finding = self.finding(
                 title=title, severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"segfaults": n, "processes": len({p['pid'] for p in parsed})},
+                metrics={"segfaults": n, "processes": len({p['pid'] for p in parsed}), "faulting_libraries": len(libs),
+                         "nginx_segfaults": sum(c for comm, c in per_comm.items() if comm in _NGINX_COMMS)},
                 evidence=evidence_from_events(b.rows, 6),
             )
+            finding.metrics["cores_dumped"] = _cores_dumped(ctx, parsed, b, self.params["match_window_seconds"])
+            if per_comm:
+                finding.refs["program"] = max(per_comm, key=per_comm.get)
+            if libs:
+                finding.refs["library"] = ", ".join(libs)
             finding.refs["pids"] = sorted({p["pid"] for p in parsed})
             finding.refs["ips"] = sorted({p["ip"] for p in parsed})
             # the same crashes as nginx's "exited on signal 11" lines?
