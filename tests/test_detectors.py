@@ -342,7 +342,7 @@ def test_ab_failures_counted_in_several_kinds_are_not_a_share_above_100_percent(
 
 
 LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", "segfault", "hung-task", "kernel-oops",
-                 "kernel-lockup", "nfs-server-down", "enospc", "fork-rejected",
+                 "kernel-lockup", "nfs-server-down", "enospc", "fork-rejected", "config-reload", "host-restart",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
@@ -398,6 +398,12 @@ LOG_POSITIVES = {
                       lambda f: f.title == "3 x new process or thread refused: run-jobs.sh 1 x; a process 1 x; cgroup "
                                            "/system.slice/jobs.service at its pids.max"
                       and f.metrics["thread_failures"] == 1 and f.category == "pid-exhaustion"),
+    "config-reload": (["Reloaded nginx.service - A high performance web server and a reverse proxy server.",
+                       "1024 worker_connections are not enough while connecting to upstream",
+                       "1024 worker_connections are not enough while connecting to upstream"],
+                      lambda f: f.title == "nginx reloaded its configuration at 10:00:00; then, absent before: 2 x "
+                                           "worker-connections-exhausted from 10:00:01"
+                      and f.severity == "high" and f.metrics["new_errors"] == 2 and f.category == "config-change"),
     "kernel-oops": (["BUG: unable to handle kernel NULL pointer dereference at 00000000000005ec"],
                     lambda f: f.severity == "high" and "NULL pointer" in f.title and f.category == "worker-crash"),
     "kernel-lockup": (["watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:1187]",
@@ -467,6 +473,8 @@ LOG_NEAR_MISSES = {
     "nfs-server-down": "nfs: server nas01 does not support NFSv4.2",
     "enospc": "Low disk space on /srv/data: 512 MB free",
     "fork-rejected": "pid_max: default: 32768 minimum: 301",
+    "config-reload": "Reloading finished in 212 ms.",
+    "host-restart": "Linux-PAM 1.5.2 loaded",
     "kernel-lockup": "rcu: \tRCU CPU stall warnings timeout set to 100 (rcu_cpu_stall_timeout).",
     "nginx-shm-exhausted": "ssl_session_cache shared:SSL:10m configured",
     "enomem": "malloc(262144) succeeded after retry",
@@ -514,6 +522,17 @@ def test_port_exhaustion_from_any_program_names_it_and_the_destination():
     f = run("port-exhaustion", ctx(events=events_frame(lines)))
     assert len(f) == 1 and f[0].metrics["lines"] == 5
     assert f[0].title.endswith("over 10 s to 127.0.0.1:9002 (4), 10.0.0.5:8080 (1) by orders-api (4), probe (1)")
+
+
+def test_a_host_restart_is_a_change_only_within_what_the_case_recorded():
+    boot = ("Linux version 5.15.0-91-generic (buildd@lcy02-amd64-045) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0) "
+            "#101-Ubuntu SMP")
+    before = classified("CROND[2101]: (root) CMD (/usr/lib64/sa/sa1 1 1)", ts="2024-03-01 09:50:00", line=1)
+    f = run("host-restart", ctx(events=events_frame([before, classified(boot, ts="2024-03-01 10:00:01", line=2)])))
+    assert len(f) == 1 and f[0].title == "host restarted at 10:00:01: kernel 5.15.0-91-generic booted"
+    assert f[0].category == "config-change" and f[0].severity == "low"
+    # the boot a dmesg begins with is where its log begins
+    assert run("host-restart", ctx(events=events_frame([classified(boot, ts="2024-03-01 10:00:01", line=1)]))) == []
 
 
 def test_port_exhaustion_reads_time_wait_from_sar():
@@ -641,7 +660,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "tcp-timewait", "sar-gap", "page-allocation-failure", "nic-rx-alloc-failure", "oom-kill",
                        "segfault", "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full",
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
-                       "loadtest-link-saturation", "custom-signature", "filesystem-full"}
+                       "loadtest-link-saturation", "custom-signature", "filesystem-full", "host-restart"}
 
 
 def test_every_detector_has_a_positive_and_a_negative_test():

@@ -264,3 +264,65 @@ def test_advice_for_a_service_killed_in_its_cgroup_names_no_nginx(tmp_path):
     top = sarsleuth.load(tmp_path).incidents[0]
     assert not _advice_mentions_nginx(top)
     assert any(r.startswith("Size report-cache's memory") for r in top.recommendations)
+
+
+def _reload_lines(clock: str, master: int = 2159, signaller: int = 3011, new_worker: int = 3013) -> list:
+    """`nginx -s reload` at error_log level notice, as nginx 1.22 logs it."""
+    return [f"2026/11/24 {clock} [notice] {signaller}#{signaller}: signal process started",
+            f"2026/11/24 {clock} [notice] {master}#{master}: signal 1 (SIGHUP) received from {signaller}, reconfiguring",
+            f"2026/11/24 {clock} [notice] {master}#{master}: reconfiguring",
+            f'2026/11/24 {clock} [notice] {master}#{master}: using the "epoll" event method',
+            f"2026/11/24 {clock} [notice] {master}#{master}: start worker processes",
+            f"2026/11/24 {clock} [notice] {master}#{master}: start worker process {new_worker}",
+            f"2026/11/24 {clock} [notice] 2160#2160: gracefully shutting down",
+            f"2026/11/24 {clock} [notice] 2160#2160: exiting",
+            f"2026/11/24 {clock} [notice] 2160#2160: exit",
+            f"2026/11/24 {clock} [notice] {master}#{master}: signal 17 (SIGCHLD) received from 2160",
+            f"2026/11/24 {clock} [notice] {master}#{master}: worker process 2160 exited with code 0"]
+
+
+def test_a_reload_to_a_wrong_upstream_is_the_cause_of_the_refusals_after_it(tmp_path):
+    lines = _reload_lines("14:12:40")
+    for s in range(41, 60):
+        lines += [_nginx_line(f"14:12:{s}", "error", 100 + s * 2 + k, "connect() failed (111: Connection refused) while "
+                              "connecting to upstream" + _request("http://127.0.0.1:9011/api/"), pid=3013)
+                  for k in range(2)]
+    (tmp_path / "error.log").write_text("\n".join(lines) + "\n")
+    (tmp_path / "messages").write_text(
+        "Nov 24 14:12:38 api-lab-04 deploy: deploy 2026.11.24-3: orders upstream moved to 127.0.0.1:9011\n")
+    top = sarsleuth.load(tmp_path).incidents[0]
+    assert (top.category, top.cause) == ("config-change", "config-reload")
+    reload = [f for f in top.findings if f.detector == "config-reload"][0]
+    assert reload.title == ("nginx reloaded its configuration at 14:12:40; then, absent before: 38 x upstream-down "
+                            "from 14:12:41")
+    assert reload.metrics["seconds_to_first_error"] == 1.0 and reload.severity == "high"
+    assert [f.role for f in top.findings if f.detector == "upstream-down"] == ["effect"]
+    assert top.recommendations[0].startswith("The errors began right after nginx reloaded its configuration")
+
+
+def test_a_good_reload_is_context_not_a_cause(tmp_path):
+    """The same reload with a healthy upstream: a low finding that cannot
+    be a cause, and a refusal that was already there before is not new."""
+    lines = [_nginx_line("14:05:00", "error", 7, "connect() failed (111: Connection refused) while connecting to "
+                         "upstream" + _request("http://127.0.0.1:9001/api/"))] + _reload_lines("14:12:40")
+    lines += [_nginx_line("14:12:50", "error", 9, "connect() failed (111: Connection refused) while connecting to "
+                          "upstream" + _request("http://127.0.0.1:9001/api/"), pid=3013)]
+    (tmp_path / "error.log").write_text("\n".join(lines) + "\n")
+    found = [f for f in sarsleuth.load(tmp_path).findings if f.detector == "config-reload"]
+    assert len(found) == 1 and found[0].severity == "low" and found[0].metrics["new_errors"] == 0
+    from sarsleuth.correlate import cause_of
+    assert cause_of(found)[1] is None          # no chain: it cannot be a cause
+
+
+def test_a_refused_reload_names_the_line_and_an_nginx_stop_is_no_reload(tmp_path):
+    lines = [_nginx_line("14:12:40", "notice", 0, "signal process started", pid=3011).replace(" *0 ", " "),
+             _nginx_line("14:12:40", "emerg", 0, 'host not found in upstream "orders-backend:9011" in '
+                         "/etc/nginx/conf.d/api.conf:3").replace(" *0 ", " "),
+             _nginx_line("14:20:00", "notice", 0, "signal process started", pid=3180).replace(" *0 ", " "),
+             _nginx_line("14:20:00", "notice", 0, "signal 3 (SIGQUIT) received from 3180, shutting down",
+                         pid=2159).replace(" *0 ", " ")]
+    (tmp_path / "error.log").write_text("\n".join(lines) + "\n")
+    found = [f for f in sarsleuth.load(tmp_path).findings if f.detector == "config-reload"]
+    assert len(found) == 1 and found[0].metrics["failed"] == 1 and found[0].severity == "medium"
+    assert found[0].title == ('nginx configuration reload failed at 14:12:40: host not found in upstream '
+                              '"orders-backend:9011" in /etc/nginx/conf.d/api.conf:3')
