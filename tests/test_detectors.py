@@ -343,6 +343,7 @@ def test_ab_failures_counted_in_several_kinds_are_not_a_share_above_100_percent(
 
 LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", "segfault", "hung-task", "kernel-oops",
                  "kernel-lockup", "nfs-server-down", "enospc", "fork-rejected", "config-reload", "host-restart",
+                 "package-change",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
@@ -535,6 +536,23 @@ def test_a_host_restart_is_a_change_only_within_what_the_case_recorded():
     assert run("host-restart", ctx(events=events_frame([classified(boot, ts="2024-03-01 10:00:01", line=1)]))) == []
 
 
+def test_a_package_change_is_reported_when_errors_begin_after_it_or_are_around_it():
+    upgrade = dict(kind="package", process="dpkg", source="package-log", file="dpkg.log")
+    changes = [ev(message=m, ts="2024-03-01 10:00:00", line=i + 1, **upgrade)
+               for i, m in enumerate(["upgrade nginx:amd64 1.22.1-9 1.22.1-9+deb12u1",
+                                      "upgrade libnginx-mod-http-lua:amd64 1:0.10.23-1 1:0.10.26-1"])]
+    crashes = [classified("worker process 2211 exited on signal 11 (core dumped)", ts="2024-03-01 10:01:10", line=1,
+                          file="error.log", source="nginx-error")]
+    f = run("package-change", ctx(events=events_frame(changes + crashes)))
+    assert len(f) == 1 and f[0].severity == "high" and f[0].metrics["new_errors"] == 1
+    assert f[0].title == ("2 package change(s) at 10:00:00 (2 x upgrade): nginx 1.22.1-9 -> 1.22.1-9+deb12u1, "
+                          "libnginx-mod-http-lua 1:0.10.23-1 -> 1:0.10.26-1; then, absent before: 1 x "
+                          "worker-signal-exit from 10:01:10")
+    assert f[0].category == "config-change" and f[0].refs["packages"] == ["libnginx-mod-http-lua", "nginx"]
+    # an upgrade in a quiet stretch is no story's
+    assert run("package-change", ctx(events=events_frame(changes))) == []
+
+
 def test_port_exhaustion_reads_time_wait_from_sar():
     lines = ['connect() to 10.30.1.22:8080 failed (99: Cannot assign requested address) while connecting to upstream'] * 4
     e = events_frame([classified(m, ts=f"2024-05-21 09:33:{i:02d}", line=i + 1, host="gw") for i, m in enumerate(lines)])
@@ -660,7 +678,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "tcp-timewait", "sar-gap", "page-allocation-failure", "nic-rx-alloc-failure", "oom-kill",
                        "segfault", "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full",
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
-                       "loadtest-link-saturation", "custom-signature", "filesystem-full", "host-restart"}
+                       "loadtest-link-saturation", "custom-signature", "filesystem-full", "host-restart", "package-change"}
 
 
 def test_every_detector_has_a_positive_and_a_negative_test():

@@ -326,3 +326,28 @@ def test_a_refused_reload_names_the_line_and_an_nginx_stop_is_no_reload(tmp_path
     assert len(found) == 1 and found[0].metrics["failed"] == 1 and found[0].severity == "medium"
     assert found[0].title == ('nginx configuration reload failed at 14:12:40: host not found in upstream '
                               '"orders-backend:9011" in /etc/nginx/conf.d/api.conf:3')
+
+
+def test_workers_that_crash_after_an_upgrade_are_told_as_the_change(tmp_path):
+    """dpkg upgrades nginx and its Lua module; 70 s later the workers start
+    dying on SIGSEGV: the upgrade is the cause, the crashes its effects."""
+    (tmp_path / "dpkg.log").write_text(
+        "2026-11-24 14:10:00 startup archives unpack\n"
+        "2026-11-24 14:10:00 upgrade nginx:amd64 1.22.1-9 1.22.1-9+deb12u1\n"
+        "2026-11-24 14:10:00 status half-configured nginx:amd64 1.22.1-9\n"
+        "2026-11-24 14:10:01 upgrade libnginx-mod-http-lua:amd64 1:0.10.23-1 1:0.10.26-1\n"
+        "2026-11-24 14:10:02 status installed libnginx-mod-http-lua:amd64 1:0.10.26-1\n")
+    lines = []
+    for i, pid in enumerate((2211, 2240, 2262)):
+        clock = f"14:11:{10 + i * 7}"
+        lines += [f"2026/11/24 {clock} [alert] 2159#2159: worker process {pid} exited on signal 11 (core dumped)",
+                  f"2026/11/24 {clock} [notice] 2159#2159: start worker process {pid + 20}"]
+    (tmp_path / "error.log").write_text("\n".join(lines) + "\n")
+    case = sarsleuth.load(tmp_path)
+    assert {s.kind for s in case.sources} == {"package-log", "nginx-error"}
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("config-change", "package-change")
+    assert "nginx 1.22.1-9 -> 1.22.1-9+deb12u1" in top.title
+    assert {f.detector: f.role for f in top.findings}["worker-signal-exit"] == "effect"
+    assert top.recommendations[0].startswith("The errors began right after these packages changed (nginx 1.22.1-9 "
+                                             "-> 1.22.1-9+deb12u1, libnginx-mod-http-lua")

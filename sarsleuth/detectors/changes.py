@@ -44,6 +44,24 @@ def followed_by(ctx: Context, det_id: str, host, when, before_s: float, after_s:
     return sorted(out, key=lambda x: x[1])
 
 
+def in_a_story(ctx: Context, det_id: str, burst, seconds: float) -> bool:
+    """Did the host log errors a change may cause within ``seconds`` of it
+    (before it, or too late to be its effects)?  Then the change is
+    context of their story."""
+    import pandas as pd
+    kinds = [k for chain in causal_chains() if det_id in chain.get("roots", ()) for k in chain["order"]
+             if k != det_id]
+    events = _on_host(ctx.events_of(*kinds), burst.host)
+    if events is None or not len(events) or not burst.aligned:
+        return False
+    span = pd.Timedelta(seconds=seconds)
+    try:
+        near = events[(events["timestamp"] >= burst.start - span) & (events["timestamp"] <= burst.end + span)]
+    except TypeError:
+        return False
+    return bool(len(near))
+
+
 def _what(row) -> str:
     """What reloaded: the unit or service a line names, else its writer."""
     f = fields_of(str(row.kind), str(row.message)) or {}
@@ -90,7 +108,7 @@ class ConfigReload(Detector):
             names = sorted({_what(r) for r in rows if r.kind == "config-reload"} or {_what(r) for r in rows})
             after = [] if failed else followed_by(ctx, self.id, b.host, b.start, self.params["before_seconds"],
                                                   self.params["after_seconds"])
-            if not failed and not after and not self._in_a_story(ctx, b):
+            if not failed and not after and not in_a_story(ctx, self.id, b, self.params["before_seconds"]):
                 continue        # a good reload in a quiet stretch: no story to be context for
             when = fmt_time(b.start) if b.aligned else "an unknown time"
             title = f"{', '.join(names)} reloaded its configuration at {when}"
@@ -119,24 +137,6 @@ class ConfigReload(Detector):
                              "A reload with no new errors after it: context, not a cause."),
             ))
         return out
-
-    def _in_a_story(self, ctx: Context, burst) -> bool:
-        """Did the host log errors a change may cause around the reload
-        (before it, or too late to be its effects)?  Then the reload is
-        context of their story."""
-        import pandas as pd
-        kinds = [k for chain in causal_chains() if self.id in chain.get("roots", ()) for k in chain["order"]
-                 if k != self.id]
-        events = _on_host(ctx.events_of(*kinds), burst.host)
-        if events is None or not len(events) or not burst.aligned:
-            return False
-        span = pd.Timedelta(seconds=self.params["before_seconds"])
-        try:
-            near = events[(events["timestamp"] >= burst.start - span) & (events["timestamp"] <= burst.end + span)]
-        except TypeError:
-            return False
-        return bool(len(near))
-
 
 class HostRestart(Detector):
     """The host restarted: sar's ``LINUX RESTART`` records, the kernel's
@@ -183,3 +183,58 @@ class HostRestart(Detector):
             return bool((other["timestamp"] < burst.start).any())
         except TypeError:               # naive and aware clocks
             return False
+
+
+class PackageChange(Detector):
+    """Packages installed, upgraded or removed (dpkg.log, dnf.rpm.log): one
+    finding per run of the package manager, naming the packages and their
+    versions, and the errors absent before that began within
+    ``after_seconds`` after it.  Reported where such errors are around it
+    (its cause, or context of their story), not in a quiet stretch.
+
+    Why it matters: an upgrade of the server, a module or a library it loads
+    is the usual answer to "what changed just before the crashes began"."""
+
+    id = "package-change"
+    summary = "packages installed, upgraded or removed (dpkg.log, dnf.rpm.log), with the new errors right after"
+    inputs = ("events:package",)
+    category = "config-change"
+    defaults = {"burst_gap_seconds": 600.0, "before_seconds": 600.0, "after_seconds": 180.0}
+
+    def run(self, ctx: Context):
+        out = []
+        for b in bursts(ctx.events_of("package"), self.params["burst_gap_seconds"]):
+            after = followed_by(ctx, self.id, b.host, b.end, self.params["before_seconds"], self.params["after_seconds"])
+            if not after and not in_a_story(ctx, self.id, b, self.params["before_seconds"]):
+                continue
+            changes = [fields_of("package", str(m)) or {} for m in b.rows["message"]]
+            named = [_change(c) for c in changes if c.get("package")]
+            actions: dict = {}
+            for c in changes:
+                if c.get("action"):
+                    actions[c["action"].lower()] = actions.get(c["action"].lower(), 0) + 1
+            title = (f"{len(changes)} package change(s) at {fmt_time(b.start) if b.aligned else 'an unknown time'} "
+                     f"({', '.join(f'{n} x {a}' for a, n in sorted(actions.items()))}): {', '.join(named[:4])}"
+                     + (f" and {len(named) - 4} more" if len(named) > 4 else ""))
+            metrics = {"packages": len(changes), "new_errors": sum(n for _, _, n in after),
+                       "new_error_kinds": len(after)}
+            if after:
+                first = after[0][1]
+                metrics["seconds_to_first_error"] = (first - b.end).total_seconds()
+                title += ("; then, absent before: " + ", ".join(f"{n} x {kind}" for kind, _, n in after[:4])
+                          + f" from {fmt_time(first)}")
+            out.append(self.finding(
+                title=title, severity="high" if after else "low", start=b.start, end=b.end, host=b.host,
+                aligned=b.aligned, metrics=metrics, evidence=evidence_from_events(b.rows, 4),
+                refs={"packages": sorted({c["package"] for c in changes if c.get("package")})[:40],
+                      "changed": ", ".join(named[:4])},
+            ))
+        return out
+
+
+def _change(f: dict) -> str:
+    """``nginx 1.22.1-9 -> 1.22.1-9+deb12u1``, ``libgdbm6 1.23-3 (install)``."""
+    old, new = f.get("old"), f.get("new")
+    if old and old != "<none>" and new and new != "<none>":
+        return f"{f['package']} {old} -> {new}"
+    return f"{f['package']} {new if new and new != '<none>' else old or ''} ({f['action'].lower()})".replace("  ", " ")
