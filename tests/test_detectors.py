@@ -391,7 +391,7 @@ LOG_POSITIVES = {
     "enospc": (['write() to "/srv/data/access.log" failed (28: No space left on device) while logging request, '
                 'client: 127.0.0.1, server: web, request: "GET / HTTP/1.1", host: "127.0.0.1:8080"'] * 2 +
                ["cannot queue message 5121: [Errno 28] No space left on device: '/srv/data/queue/msg-0005121'"],
-               lambda f: f.title.startswith("3 x No space left on device: kernel (3, /srv/data/access.log and 1 "
+               lambda f: f.title.startswith("3 x No space left on device: a process (3, /srv/data/access.log and 1 "
                                             "more path(s))") and f.category == "disk-full" and f.metrics["paths"] == 2),
     "fork-rejected": (["/usr/local/bin/run-jobs.sh: fork: retry: Resource temporarily unavailable",
                        "runtime: failed to create new OS thread (have 2049 already; errno=11)",

@@ -19,15 +19,18 @@ def _on_host(events, host):
     return events[(events["host"] == host) | (events["host"].isna() & (len(hosts) <= 1))]
 
 
+def _effects(det_id: str) -> list:
+    """The kinds a change may cause: those its chains list after it."""
+    return [k for chain in causal_chains() if det_id in chain.get("roots", ()) for k in chain["order"] if k != det_id]
+
+
 def followed_by(ctx: Context, det_id: str, host, when, before_s: float, after_s: float) -> list:
     """The errors a change at ``when`` may have caused: event kinds its
     chain in the knowledge base lists after it, none of which the host
     logged in the ``before_s`` seconds before, that begin within
     ``after_s`` seconds after.  [(kind, first time, lines)], first first."""
     import pandas as pd
-    kinds = [k for chain in causal_chains() if det_id in chain.get("roots", ())
-             for k in chain["order"] if k != det_id]
-    events = _on_host(ctx.events_of(*kinds), host)
+    events = _on_host(ctx.events_of(*_effects(det_id)), host)
     if events is None or not len(events) or when is None or pd.isna(when):
         return []
     timed = events[events["timestamp"].notna()]
@@ -49,9 +52,7 @@ def in_a_story(ctx: Context, det_id: str, burst, seconds: float) -> bool:
     (before it, or too late to be its effects)?  Then the change is
     context of their story."""
     import pandas as pd
-    kinds = [k for chain in causal_chains() if det_id in chain.get("roots", ()) for k in chain["order"]
-             if k != det_id]
-    events = _on_host(ctx.events_of(*kinds), burst.host)
+    events = _on_host(ctx.events_of(*_effects(det_id)), burst.host)
     if events is None or not len(events) or not burst.aligned:
         return False
     span = pd.Timedelta(seconds=seconds)

@@ -3,7 +3,7 @@ writes that failed with ENOSPC (28: No space left on device) in any
 program's log."""
 from __future__ import annotations
 
-from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._events import bursts, lines_of, writer
 from sarsleuth.detectors._series import episodes, fmt_time, peak_ref, severity_for
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events, metric_evidence
 from sarsleuth.knowledge.signatures import fields_of
@@ -11,13 +11,6 @@ from sarsleuth.knowledge.signatures import fields_of
 #: What fills up, per sar -F column: (metric, what it counts)
 _FULLNESS = (("%ufsused", "blocks"), ("%fsused", "blocks"), ("%Iused", "inodes"))
 
-
-def _program(row) -> str:
-    """Who wrote a line: its syslog tag, or nginx for its own error.log."""
-    proc = getattr(row, "process", None)
-    if isinstance(proc, str) and proc and proc != "None":
-        return proc
-    return "nginx" if str(getattr(row, "source", "")) == "nginx-error" else "a process"
 
 
 class FilesystemFull(Detector):
@@ -108,8 +101,8 @@ class Enospc(Detector):
             programs: dict = {}
             paths: dict = {}
             for r in b.rows.itertuples(index=False):
-                who = _program(r)
-                n = int(r.count) if r.count == r.count and r.count else 1
+                who = writer(r) or "a process"
+                n = lines_of(r)
                 programs[who] = programs.get(who, 0) + n
                 path = (fields_of(self.id, str(r.message)) or {}).get("path")
                 if path:

@@ -3,18 +3,11 @@ thread slots (pids.max, RLIMIT_NPROC, pid_max), file descriptors
 (RLIMIT_NOFILE, fs.file-max) and local ports (ip_local_port_range)."""
 from __future__ import annotations
 
-from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._events import bursts, lines_of, writer
 from sarsleuth.detectors._series import fmt_time, severity_for
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events, limit_evidence
 from sarsleuth.knowledge.signatures import fields_of
 
-
-def _writer(row) -> str:
-    """Who logged a line: its syslog tag (the kernel's lines name no program)."""
-    proc = getattr(row, "process", None)
-    if isinstance(proc, str) and proc and proc not in ("None", "kernel"):
-        return proc
-    return "nginx" if str(getattr(row, "source", "")) == "nginx-error" else ""
 
 
 #: programs whose descriptors follow their connections (not leaks)
@@ -57,13 +50,13 @@ class ForkRejected(Detector):
             cgroups, threads = set(), 0
             for r in b.rows.itertuples(index=False):
                 f = fields_of(self.id, str(r.message)) or {}
-                n = int(r.count) if r.count == r.count and r.count else 1
+                n = lines_of(r)
                 if f.get("cgroup"):
                     cgroups.add(f["cgroup"])
                     continue
                 if f.get("threads") or f.get("have"):
                     threads += n
-                who = _writer(r) or f.get("program", "").rsplit("/", 1)[-1] or "a process"
+                who = writer(r) or f.get("program", "").rsplit("/", 1)[-1] or "a process"
                 writers[who] = writers.get(who, 0) + n
             parts = [f"{who} {n} x" for who, n in sorted(writers.items(), key=lambda kv: -kv[1])[:4]]
             if cgroups:
@@ -139,12 +132,12 @@ class TooManyOpenFiles(Detector):
             file_max = None
             for r in b.rows.itertuples(index=False):
                 f = fields_of(self.id, str(r.message)) or {}
-                n = int(r.count) if r.count == r.count and r.count else 1
+                n = lines_of(r)
                 if f.get("file_max") or f.get("in_system") or f.get("errno") == "23" or f.get("errno_name") == "ENFILE":
                     system += n
                     file_max = int(f["file_max"]) if f.get("file_max") else file_max
                     continue
-                who = _writer(r) or "a process"
+                who = writer(r) or "a process"
                 writers[who] = writers.get(who, 0) + n
                 if f.get("call"):
                     calls.setdefault(who, set()).add(f["call"])
@@ -221,7 +214,7 @@ class PortExhaustion(Detector):
                      or (f"{m['host']}:{m['port']}" if m.get("host") else None))
                 if d:
                     dsts[d] = dsts.get(d, 0) + 1
-                who = _writer(r) or "a process"
+                who = writer(r) or "a process"
                 writers[who] = writers.get(who, 0) + 1
             metrics = {"lines": n, "destinations": len(dsts), "local_ports": ports, "programs": len(writers)}
             tw_text = ""
