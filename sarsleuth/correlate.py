@@ -190,8 +190,11 @@ def _can_cause(f: Finding) -> bool:
 
 
 def _before(f: Finding, cause: Finding) -> bool:
-    """Did ``f``'s anomaly take off before ``cause``'s, on the shared clock?"""
-    return _on_clock(f) and _on_clock(cause) and f.onset < cause.onset
+    """Did ``f``'s anomaly take off before ``cause``'s could have, on the
+    shared clock?  A cause seen in a sample may have begun anywhere in the
+    interval that sample covers: hung tasks logged at 03:14:50 come after
+    an I/O wait sar stamped 03:20:01 from a 10-minute interval."""
+    return _on_clock(f) and _on_clock(cause) and f.onset < cause.onset - cause.resolution
 
 
 def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:

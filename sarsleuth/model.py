@@ -188,6 +188,14 @@ class Finding:
         import pandas as pd
         return pd.Timestamp(t)
 
+    @property
+    def resolution(self):
+        """How early before its onset the anomaly may have begun: the
+        sampling interval of a metric finding (a 10-minute sar sample
+        stamped 03:20:01 covers 03:10:01 onwards), nothing for a log line."""
+        import pandas as pd
+        return pd.Timedelta(seconds=float((self.refs or {}).get("sample_seconds") or 0))
+
     def to_dict(self) -> dict:
         return {
             "detector": self.detector,

@@ -105,6 +105,48 @@ def test_nginx_process_limits_are_kept_other_processes_not():
     assert proc["limits"]["Max open files"].line == 4
 
 
+#: ``systemctl show --all`` of services, as sos's systemd plugin saves it.
+SYSTEMCTL_SHOW = """\
+Type=notify
+Restart=on-failure
+Id=orders-api.service
+Names=orders-api.service
+LimitNOFILE=524288
+LimitNOFILESoft=1024
+LimitNPROC=63707
+TasksMax=4915
+
+Type=forking
+Id=nginx.service
+LimitNOFILE=524288
+LimitNOFILESoft=1024
+"""
+
+
+def test_the_limit_a_process_ran_with_is_read_where_it_was_set():
+    """/proc/PID/limits first, then nginx's worker_rlimit_nofile, then the
+    unit: its drop-in over its file, `systemctl show` for the rest."""
+    facts = HostFacts(bundle="b")
+    _read("sos_commands/systemd/systemctl_show_service_--all", SYSTEMCTL_SHOW, facts)
+    _read("etc/systemd/system/billing.service", "[Service]\nExecStart=/usr/bin/billing\nLimitNOFILE=4096\n", facts)
+    _read("etc/systemd/system/billing.service.d/override.conf", "[Service]\n# LimitNOFILE=1\nLimitNOFILE=8192\n", facts)
+    assert facts.process_limit("orders-api", "Max open files").text == "LimitNOFILESoft=1024"
+    assert facts.process_limit("orders-api", "Max processes").value == "63707"
+    billing = facts.process_limit("billing", "Max open files")
+    assert (billing.value, billing.line, billing.path) == ("8192", 3, "bundle!etc/systemd/system/billing.service.d/override.conf")
+    _read("etc/systemd/system/orders-api.service", "[Service]\nLimitNOFILE=64\n", facts)   # what is in force stays
+    assert facts.process_limit("orders-api", "Max open files").text == "LimitNOFILESoft=1024"
+    assert facts.process_limit("nginx", "Max open files").value == "1024"
+    _read("sos_commands/nginx/nginx_-T", "# configuration file /etc/nginx/nginx.conf:\nworker_rlimit_nofile 2048;\n", facts)
+    assert facts.process_limit("nginx", "Max open files").text == "worker_rlimit_nofile 2048;"
+    _read("proc/812/limits", PROC_LIMITS, facts)
+    _read("proc/812/cmdline", "nginx: worker process\0", facts)
+    readers.settle_processes(facts)
+    assert facts.process_limit("nginx", "Max open files").value == "65535 65535"
+    assert facts.process_limit("sshd", "Max open files") is None
+    assert facts.to_dict()["units"]["orders-api.service"]["TasksMax"]["value"] == "4915"
+
+
 def test_machine_facts():
     facts = HostFacts(bundle="b")
     _read("sos_commands/kernel/uname_-a",

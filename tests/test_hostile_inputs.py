@@ -50,6 +50,18 @@ SAMPLE_SEEDS = {
 }
 
 INLINE_SEEDS = {
+    # dpkg 1.21 (Debian 12) as it logs an upgrade run
+    "package-log": """\
+2025-06-24 14:36:25 startup archives unpack
+2025-06-24 14:36:25 upgrade libsystemd0:amd64 252.36-1~deb12u1 252.38-1~deb12u1
+2025-06-24 14:36:25 status triggers-pending libc-bin:amd64 2.36-9+deb12u10
+2025-06-24 14:36:25 status half-configured libsystemd0:amd64 252.36-1~deb12u1
+2025-06-24 14:36:25 status unpacked libsystemd0:amd64 252.36-1~deb12u1
+2025-06-24 14:36:29 install libgdbm6:amd64 <none> 1.23-3
+2025-06-24 14:36:29 status half-installed libgdbm6:amd64 1.23-3
+2025-06-24 14:36:31 configure libgdbm6:amd64 1.23-3 <none>
+2025-06-24 14:36:31 status installed libgdbm6:amd64 1.23-3
+""",
     "sadf-csv": """\
 # hostname;interval;timestamp;CPU;%user;%nice;%system;%iowait;%steal;%idle
 web-7;60;2014-05-06 07:01:01 UTC;-1;5.37;0.00;8.35;0.01;0.00;86.27

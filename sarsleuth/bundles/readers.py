@@ -178,6 +178,41 @@ def pressure(text, path, m, facts: HostFacts) -> None:
                 values, Limit(f"{resource} {found.group('kind')}", line.strip(), path, n, line.strip()))
 
 
+def systemctl_show(text, path, m, facts: HostFacts) -> None:
+    """``systemctl show`` of many units: blocks of ``Key=Value`` lines, one
+    block a unit (``Id=nginx.service``), separated by blank lines."""
+    wanted = set(layout()["limits"]["systemd"])
+    unit, rows = None, {}
+    for n, line in enumerate(text.splitlines() + [""], 1):
+        if not line.strip():
+            if unit and rows:
+                facts.units.setdefault(unit, {}).update(rows)
+            unit, rows = None, {}
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        if key == "Id":
+            unit = value.strip()
+        elif key in wanted:
+            rows[key] = Limit(key, value.strip(), path, n, line.strip())
+
+
+def unit_file(text, path, m, facts: HostFacts) -> None:
+    """A unit file or a drop-in of it: its limits, the last setting of each
+    winning (drop-ins are read after the unit, as systemd applies them);
+    what `systemctl show` says is in force is never overridden."""
+    wanted = set(layout()["limits"]["systemd"])
+    rows = facts.units.setdefault(m.group("unit"), {})
+    for n, line in enumerate(text.splitlines(), 1):
+        key, sep, value = (part.strip() for part in line.partition("="))
+        if not sep or key not in wanted or line.lstrip().startswith(("#", ";")):
+            continue
+        if key in rows and rows[key].path.endswith("systemctl_show_service_--all"):
+            continue
+        rows[key] = Limit(key, value, path, n, line.strip())
+
+
 def collected(text, path, m, facts: HostFacts) -> None:
     line = _first_line(text)
     if line and not facts.collected:
@@ -246,5 +281,6 @@ def dmsetup_info(text, path, m, facts: HostFacts) -> None:
 
 
 READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, localtime, timedatectl, timezone_file,
-                                   sysctl, proc_sys, nginx_T, proc_limits, proc_comm, collected, pressure,
+                                   sysctl, proc_sys, nginx_T, proc_limits, proc_comm, systemctl_show, unit_file,
+                                   collected, pressure,
                                    block_devices, lsblk, dmsetup_info)}

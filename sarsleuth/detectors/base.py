@@ -222,6 +222,14 @@ class Context:
         facts = self.facts(host)
         return facts.limit(name) if facts is not None else None
 
+    def process_limit(self, host, program: str, row: str = "Max open files"):
+        """The limit ``program`` ran with on ``host`` for a row of
+        /proc/PID/limits, as its bundle recorded it (its /proc/PID/limits,
+        nginx's ``worker_rlimit_nofile``, its systemd unit's
+        ``LimitNOFILE``...), or None."""
+        facts = self.facts(host)
+        return facts.process_limit(program, row) if facts is not None else None
+
     def ncpu(self, host) -> int | None:
         for s in self.sources:
             if s.host == host and s.meta.get("ncpu"):

@@ -96,6 +96,13 @@ class LoadtestErrors(Detector):
             if not aborted and total and max(share or 0, conn_share or 0) < self.params["min_error_fraction"]:
                 continue
             frac = share if bad_requests else None
+            # ab counts a request once in every failure kind it hits: its
+            # "Failed requests" can exceed the requests made, and then no
+            # share can be read from it; the largest kind is a floor
+            counted_twice = bool(total) and bad_requests > total
+            if counted_twice:
+                kinds = [v for k, v in breakdown.items() if k.startswith("failed_")] + [non2xx]
+                frac = min(1.0, max(kinds) / total) if max(kinds) else None
             parts = []
             if failed:
                 parts.append(f"{failed:.0f} failed")
@@ -111,12 +118,18 @@ class LoadtestErrors(Detector):
             worst = max(frac or 0, conn_share or 0)
             sev = "high" if aborted or worst >= 0.1 else severity_for(worst, [(0.01, "medium")])
             start, end = _times(r)
+            if counted_twice:
+                share_text = (f" of {total:.0f} requests ({detail}): ab counts a request in each kind of failure it "
+                              "hits, so more failures than requests"
+                              + (f"; at least {frac * 100:.1f} % of the requests failed" if frac else ""))
+            else:
+                share_text = f" ({frac * 100:.1f} % of {total:.0f} requests)" if frac else ""
             out.append(self.finding(
-                title=f"{_label(r)}: " + ", ".join(parts)
-                      + (f" ({frac * 100:.1f} % of {total:.0f} requests)" if frac else ""),
+                title=f"{_label(r)}: " + ", ".join(parts) + share_text,
                 severity=sev, start=start, end=end, aligned=_aligned(r),
                 metrics={"failed_requests": failed, "non_2xx": non2xx, "socket_errors": sock,
-                         "errors_total": httperf_errors, "error_fraction": frac, "aborted": aborted, **breakdown},
+                         "errors_total": httperf_errors, "error_fraction": frac, "aborted": aborted,
+                         "failures_counted_twice": counted_twice, **breakdown},
                 evidence=_evidence(r, ", ".join(parts) + (f" [{detail}]" if detail else ""),
                                    "failed_requests", "non_2xx", "socket_errors", "errors_total", "abort_error"),
             ))
