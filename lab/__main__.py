@@ -4,7 +4,7 @@
     python -m lab check                    which scenarios this machine can stage, and why not
     python -m lab record ID|PATH... [--all] [--missing] [--out DIR]
                                            stage and record (root; minutes each)
-    python -m lab score [CASE...] [--format text|json|markdown] [--cases DIR]
+    python -m lab score [CASE...] [--format text|json|markdown] [--cases-dir DIR] [--set-floor]
                                            run sarsleuth on every recorded case against its truth
 """
 from __future__ import annotations
@@ -210,6 +210,8 @@ def main(argv=None) -> int:
     p.add_argument("cases", nargs="*")
     p.add_argument("--cases-dir", default=str(LAB / "cases"))
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument("--set-floor", action="store_true",
+                   help="write these totals to lab/scores.toml: the test suite holds the lab to them")
     p.set_defaults(fn=cmd_score)
     args = ap.parse_args(argv)
     return args.fn(args)
