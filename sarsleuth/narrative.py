@@ -249,7 +249,10 @@ def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: li
         if f.detector not in named:
             named.append(f.detector)
     named.sort(key=order.index)
-    if _on_clock(cause):
+    if _on_clock(cause) and not effects:
+        text = (f"It heads the {chain['name']} chain ({' -> '.join(named)}){_cited(cause)}; nothing else in the "
+                "case's files followed from it.")
+    elif _on_clock(cause):
         text = (f"It comes first on the {chain['name']} chain ({' -> '.join(named)}) and in time{_cited(cause)}; "
                 f"the {len(effects)} finding(s) below follow from it and none starts before it.")
     else:
