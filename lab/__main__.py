@@ -4,7 +4,7 @@
     python -m lab check                    which scenarios this machine can stage, and why not
     python -m lab record ID|PATH... [--all] [--missing] [--out DIR]
                                            stage and record (root; minutes each)
-    python -m lab score [CASE...] [--format text|json|markdown] [--cases DIR]
+    python -m lab score [CASE...] [--format text|json|markdown] [--cases-dir DIR] [--set-floor]
                                            run sarsleuth on every recorded case against its truth
 """
 from __future__ import annotations
@@ -120,16 +120,19 @@ def _busy_pct(seconds: float = 3.0) -> float:
     return 100.0 * (1 - (b[1] - a[1]) / max(1, b[0] - a[0]))
 
 
-def _wait_for_quiet(limit: float = 15.0, patience: float = 1800.0) -> None:
-    """Start on a quiet machine: a recording is the staged host alone."""
+def _wait_for_quiet(limit: float = 15.0, patience: float = 1800.0, checks: int = 4) -> None:
+    """Start on a quiet machine, quiet for a while (``checks`` readings
+    in a row, 10 s apart): a recording is the staged host alone."""
     import time
     deadline = time.time() + patience
-    while time.time() < deadline:
+    quiet = 0
+    while time.time() < deadline and quiet < checks:
         busy = _busy_pct()
-        if busy < limit:
-            return
-        print(f"  waiting for a quiet machine (CPUs {busy:.0f} % busy)", flush=True)
-        time.sleep(20)
+        quiet = quiet + 1 if busy < limit else 0
+        if quiet < checks:
+            if not quiet:
+                print(f"  waiting for a quiet machine (CPUs {busy:.0f} % busy)", flush=True)
+            time.sleep(10 if quiet else 20)
 
 
 def _sweep(work: Path) -> None:
@@ -207,6 +210,8 @@ def main(argv=None) -> int:
     p.add_argument("cases", nargs="*")
     p.add_argument("--cases-dir", default=str(LAB / "cases"))
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument("--set-floor", action="store_true",
+                   help="write these totals to lab/scores.toml: the test suite holds the lab to them")
     p.set_defaults(fn=cmd_score)
     args = ap.parse_args(argv)
     return args.fn(args)

@@ -147,11 +147,14 @@ class Case:
 
         from sarsleuth.metric_store import MetricStore, combine
         events = [s.events for s in self.sources if s.events is not None and len(s.events)]
-        # the same sample from two renderings (sa06 and sar06.txt) counts once
-        self.store, merged = combine([s.store for s in self.sources if s.store])
+        # the same sample from two renderings (sa06 and sar06.txt) counts once;
+        # where they differ, what sadc wrote (a binary file) is what is used
+        holders = sorted((s for s in self.sources if s.store), key=lambda s: s.kind != "sa")
+        self.store, merged, disagreements = combine([s.store for s in holders])
         if merged:
             self.merged["metric_values"] = merged
             self.notes.append(f"{merged} metric values appeared in more than one source and were counted once")
+        self.warnings.extend(disagreement_warnings(disagreements, holders))
         if not self.store:
             self.store = MetricStore()
         if events:
@@ -183,6 +186,8 @@ class Case:
                       host_zones=self.story_zones(opts))
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
+        from sarsleuth.attribution import attribute
+        attribute(findings, self.sources)
         if self.window is not None:
             findings = [f for f in findings if _in_window(f, self.window)]
         if opts.min_severity:
@@ -333,6 +338,33 @@ def _merge_duplicate_events(events, origin):
     if not merged:
         return events, 0
     return events[~duplicate.to_numpy()].reset_index(drop=True), merged
+
+
+def disagreement_warnings(disagreements, holders) -> list[str]:
+    """One warning per pair of sources that give one series different
+    values at the same times: where they differ most, how many values
+    differ, and which source the story uses."""
+    import os
+
+    import pandas as pd
+
+    from sarsleuth.render._time import on_clock
+    pairs: dict = {}
+    for d in disagreements:
+        pairs.setdefault((d.kept_store, d.dropped_store), []).append(d)
+    out = []
+    for (kept, dropped), found in pairs.items():
+        a, b = os.path.basename(holders[kept].path), os.path.basename(holders[dropped].path)
+        first = max(found, key=lambda d: (d.gap, -d.stamp))
+        host, section, device, metric = first.key
+        when = pd.Timestamp(first.stamp, tz="UTC") if first.tz is not None else pd.Timestamp(first.stamp)
+        when = on_clock(when, first.tz) if first.tz is not None else when
+        what = f"{section} {metric}" + (f" of {device}" if device else "")
+        why = " (the binary file sadc wrote)" if holders[kept].kind == "sa" else " (read first)"
+        out.append(f"{a} and {b} disagree on {sum(d.count for d in found)} value(s) of {len(found)} series"
+                   f"{f' of {host}' if host else ''}: {what} at {when.strftime('%Y-%m-%d %H:%M:%S')} is "
+                   f"{first.kept:g} in {a} and {first.dropped:g} in {b}; the story uses {a}{why}")
+    return out
 
 
 def _in_window(f: Finding, window) -> bool:

@@ -58,7 +58,8 @@ def normal_day(host="web1"):
 
 
 METRIC_DETECTORS = ["swap-climb", "memory-pressure", "iowait-spike", "cpu-saturation", "load-spike",
-                    "nic-saturation", "tcp-timewait", "sar-gap", "filesystem-full"]
+                    "nic-saturation", "tcp-timewait", "sar-gap", "disk-saturation", "tcp-retransmits",
+                    "cpu-stall", "memory-stall", "io-stall", "filesystem-full"]
 
 
 @pytest.mark.parametrize("det_id", METRIC_DETECTORS)
@@ -82,6 +83,103 @@ def test_iowait_spike_relative_to_baseline():
     # a host that always sits at 15 % iowait is not spiking at 16 %
     steady = [15.0, 14.0, 16.0, 15.5] * 10
     assert run("iowait-spike", ctx(metrics("h", "cpu", "2024-01-01", 60, {"%iowait": steady}, device="all"))) == []
+
+
+def _disk_day(util, await_ms, aqu, start="2026-11-24 13:00:00", dev="dev254-0"):
+    return metrics("db1", "disk", start, 1, {"%util": util, "await": await_ms, "aqu-sz": aqu}, device=dev)
+
+
+def test_disk_saturation_names_the_device_against_its_own_baseline():
+    """60 s at 2 % util and 0.8 ms, then 50 s of fsync writes: 97-99 %
+    util, 40 ms await, 3.8 requests queued (sar -d of a 1-second day)."""
+    util = [2.0] * 60 + [97.0 + (i % 3) for i in range(50)] + [3.0] * 20
+    wait = [0.8] * 60 + [40.0 + (i % 5) for i in range(50)] + [0.9] * 20
+    aqu = [0.01] * 60 + [3.8] * 50 + [0.02] * 20
+    (f,) = run("disk-saturation", ctx(_disk_day(util, wait, aqu)))
+    assert f.refs["device"] == "dev254-0" and f.start == pd.Timestamp("2026-11-24 13:01:00")
+    assert f.end == pd.Timestamp("2026-11-24 13:01:49") and f.severity == "high"
+    assert f.metrics["peak_util_pct"] == 99.0 and f.metrics["baseline_util_pct"] == 2.0
+    assert f.metrics["baseline_await_ms"] == pytest.approx(0.8) and f.metrics["peak_aqu_sz"] == 3.8
+    assert f.title == "Disk dev254-0 saturated: %util 99.00 %, await 42.00 ms (usual 0.80 ms), aqu-sz 3.80"
+
+
+def test_disk_busy_in_parallel_or_briefly_is_not_saturated():
+    """A virtio or NVMe disk 100 % "busy" whose requests neither wait nor
+    queue serves in parallel; a 10-second burst is a busy disk."""
+    util = [2.0] * 60 + [100.0] * 50 + [3.0] * 20
+    assert run("disk-saturation", ctx(_disk_day(util, [0.3] * 130, [0.4] * 130))) == []
+    burst = [2.0] * 60 + [99.0] * 10 + [3.0] * 60
+    slow = [0.8] * 60 + [40.0] * 10 + [0.9] * 60
+    assert run("disk-saturation", ctx(_disk_day(burst, slow, [0.01] * 60 + [3.8] * 10 + [0.02] * 60))) == []
+
+
+def _tcp_day(retrans, oseg, start="2026-11-24 14:20:20"):
+    return [metrics("web1", "net-etcp", start, 1, {"retrans/s": retrans}),
+            metrics("web1", "net-tcp", start, 1, {"oseg/s": oseg, "iseg/s": oseg})]
+
+
+def test_tcp_retransmits_measured_against_segments_sent():
+    """10 % of the packets to a web port dropped for 40 s under steady
+    keep-alive traffic: 1-6 segments a second sent again out of ~760, from
+    none (numbers as sar -n TCP,ETCP printed them for such a recording)."""
+    again = [0.0] * 40 + [4, 3, 2, 5, 4, 6, 3, 2, 1, 2, 0, 3, 5, 2, 4, 1, 6, 2, 3, 4,
+                          2, 5, 1, 3, 4, 2, 0, 3, 2, 5, 4, 1, 3, 2, 6, 2, 3, 1, 2, 4] + [0.0] * 20
+    sent = [1200.0] * 40 + [760.0] * 40 + [1200.0] * 20
+    (f,) = run("tcp-retransmits", ctx(*_tcp_day(again, sent)))
+    # the first second whose 5 s around it pass 0.2 %
+    assert f.start == pd.Timestamp("2026-11-24 14:21:01") and f.severity == "low"
+    first, last = (int((t - pd.Timestamp("2026-11-24 14:20:20")).total_seconds()) for t in (f.start, f.end))
+    assert 75 <= last <= 80 and f.metrics["baseline_retrans_share_pct"] == 0.0
+    assert f.metrics["retransmitted"] == sum(again[first:last + 1])
+    assert f.metrics["retrans_share_pct"] == pytest.approx(100 * sum(again[first:last + 1]) / sum(sent[first:last + 1]))
+    assert f.title.startswith("TCP retransmissions at 0.3")
+    heavy = [0.0] * 40 + [60.0] * 40 + [0.0] * 20
+    (g,) = run("tcp-retransmits", ctx(*_tcp_day(heavy, sent)))
+    assert g.severity == "high" and g.metrics["retrans_share_pct"] > 5
+
+
+def test_tcp_retransmits_quiet_on_a_busy_host_with_its_usual_losses():
+    """A busy host always retransmits a little (0.05 % here): that is its
+    baseline, and a lone retransmission is not loss."""
+    rng = np.random.default_rng(3)
+    sent = rng.uniform(9000, 11000, 300)
+    again = rng.poisson(5, 300).astype(float)
+    assert run("tcp-retransmits", ctx(*_tcp_day(again, sent))) == []
+    lone = [0.0] * 100
+    lone[50] = 3.0
+    assert run("tcp-retransmits", ctx(*_tcp_day(lone, [1200.0] * 100))) == []
+
+
+def _psi(section, columns, start="2026-11-24 14:18:33"):
+    return metrics("stor1", section, start, 1, columns)
+
+
+def test_psi_io_stall_with_full_stalls():
+    """A writer stuck behind a throttled device: %sio near 100 and %fio
+    near 95 for a minute (sar -q PSI of such a recording), none before."""
+    some = [0.0] * 30 + [96.0 + (i % 5) for i in range(60)] + [0.5] * 10
+    full = [0.0] * 30 + [93.0 + (i % 4) for i in range(60)] + [0.2] * 10
+    (f,) = run("io-stall", ctx(_psi("psi-io", {"%sio": some, "%fio": full})))
+    assert f.start == pd.Timestamp("2026-11-24 14:19:03") and f.end == pd.Timestamp("2026-11-24 14:20:02")
+    assert f.metrics["mean_some_pct"] == pytest.approx(98.0) and f.metrics["mean_full_pct"] == pytest.approx(94.5)
+    assert f.severity == "high" and f.title.startswith("Tasks stalled on I/O 98.0 % of the time")
+    assert run("memory-stall", ctx(_psi("psi-mem", {"%smem": [0.0] * 100, "%fmem": [0.0] * 100}))) == []
+
+
+def test_psi_cpu_and_memory_on_their_own_thresholds():
+    waiting = [2.0] * 20 + [84.0] * 40 + [2.0] * 20
+    (f,) = run("cpu-stall", ctx(_psi("psi-cpu", {"%scpu": waiting})))
+    assert f.metrics["mean_some_pct"] == 84.0 and f.severity == "high"
+    reclaim = [0.0] * 20 + [12.0] * 30 + [0.0] * 20
+    (m,) = run("memory-stall", ctx(_psi("psi-mem", {"%smem": reclaim, "%fmem": [0.0] * 20 + [6.0] * 30 + [0.0] * 20})))
+    assert m.metrics["mean_full_pct"] == 6.0 and m.severity == "low"
+
+
+def test_psi_short_or_mild_stalls_are_not_findings():
+    """A busy 10 s (a benchmark's burst) and a steady 5 % are a working host."""
+    burst = [1.0] * 40 + [90.0] * 10 + [1.0] * 40
+    assert run("cpu-stall", ctx(_psi("psi-cpu", {"%scpu": burst}))) == []
+    assert run("io-stall", ctx(_psi("psi-io", {"%sio": [5.0] * 300, "%fio": [1.0] * 300}))) == []
 
 
 def test_cpu_saturation_steal():
@@ -690,7 +788,9 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "tcp-timewait", "sar-gap", "page-allocation-failure", "nic-rx-alloc-failure", "oom-kill",
                        "segfault", "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full",
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
-                       "loadtest-link-saturation", "custom-signature", "filesystem-full", "host-restart", "package-change"}
+                       "loadtest-link-saturation", "custom-signature", "disk-saturation", "tcp-retransmits",
+                       "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "host-restart",
+                       "package-change"}
 
 
 def test_every_detector_has_a_positive_and_a_negative_test():

@@ -1123,7 +1123,8 @@ def test_an_unwritable_directory_is_one_line(tmp_path, monkeypatch):
     try:
         for args in (("analyze", SAMPLES / "tengine-720k", "--html", locked / "r.html"),
                      ("parse", SAMPLES / "tengine-720k" / "messages", "-o", locked / "m.csv"),
-                     ("analyze", SAMPLES / "nginx-proxy-oom", "--plots", locked)):
+                     ("analyze", SAMPLES / "nginx-proxy-oom" / "sa06", SAMPLES / "nginx-proxy-oom" / "messages",
+                      "--plots", locked)):
             proc = run_cli(*args)
             assert proc.returncode == 2, (args, proc.stderr)
             assert one_line(proc).endswith("cannot write: Permission denied"), proc.stderr

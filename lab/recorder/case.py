@@ -182,6 +182,13 @@ def _write_recorded(host, out: Path, files, sos, notes, probes, faults) -> None:
         if low is not None:
             peaks.append(f"mem_available_mb (lowest) {low:.0f}")
         md += ["## What the recorder saw after the fault (from /proc, once a second)", "", ", ".join(peaks), ""]
+    if probes.samples:
+        cpu = [v["foreign_cpu_pct"] for _, v in probes.samples]
+        io = [v["foreign_io_mbps"] for _, v in probes.samples]
+        md += ["## The recording machine's other work", "",
+               f"Processes outside the recording used {sum(cpu) / len(cpu):.1f} % of the CPUs on average "
+               f"(most in a second: {max(cpu):.0f} %) and moved {sum(io) / len(io):.1f} MB/s of disk I/O on "
+               "average while it ran.", ""]
     md += ["## Files", ""]
     if sos is not None:
         md.append(f"- `{sos.name}`: `sos report` of the staged host after the incident")

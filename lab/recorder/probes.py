@@ -71,7 +71,9 @@ def _foreign_usage(staged: set[int]) -> tuple[int, int]:
             continue
         if stat[1] == "2":      # kernel threads work for whoever asked
             continue
-        ticks += int(stat[11]) + int(stat[12]) + int(stat[13]) + int(stat[14])
+        # utime + stime: a reaped child's time (cutime) would land as one
+        # lump in the second its parent collects it
+        ticks += int(stat[11]) + int(stat[12])
         try:
             for line in (d / "io").read_text().splitlines():
                 if line.startswith(("read_bytes", "write_bytes")):

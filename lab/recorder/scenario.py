@@ -47,6 +47,11 @@ CGROUP_KEYS = {"memory", "memsw", "pids", "write_bps", "cpu_quota"}
 FS_KEYS = {"mount", "size", "fstype", "inodes", "throttled"}
 
 
+#: Where the sos of this distribution collects sa files from (its sar
+#: plugin: /var/log/sa on Red Hat, /var/log/sysstat on Debian and Ubuntu).
+SOS_SA_DIRS = ("/var/log/sysstat",)
+
+
 class ScenarioError(ValueError):
     """A scenario file that cannot be staged as written."""
 
@@ -152,6 +157,8 @@ def load(path: Path) -> Scenario:
     quiet = bool(data["truth"].get("quiet", False))
     if not quiet and not any(s.fault for s in steps):
         raise ScenarioError(f"{where}: no step is marked `fault = true` (a quiet day says `quiet = true`)")
+    if data["host"].get("sos") and data["host"].get("sa_dir", "/var/log/sa") not in SOS_SA_DIRS:
+        raise ScenarioError(f"{where}: sos collects sa files from {' or '.join(SOS_SA_DIRS)} only")
     duration = data["host"].get("duration", 120)
     late = [s for s in steps if s.at >= duration or (s.until or 0) > duration]
     if late:

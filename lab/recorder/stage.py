@@ -266,7 +266,7 @@ def tool_versions(sc: Scenario) -> set[str]:
     for s in sc.steps:
         if s.action in ("run", "load"):
             prog = str(s.value).split()[0]
-            if prog in ("wrk", "ab", "stress-ng", "fio", "dd"):
+            if prog in ("wrk", "ab", "stress-ng", "fio", "dd", "xz", "tar", "gzip", "truncate", "touch"):
                 used.add(prog)
     return {version_of(p) for p in used}
 

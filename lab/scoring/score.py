@@ -232,6 +232,22 @@ def table(scores: list[CaseScore], fmt: str = "text") -> str:
     return "\n".join(lines + ([""] + ["contradicted advice:"] + details if details else []) + ["", foot])
 
 
+def write_floor(scores: list[CaseScore]) -> None:
+    """Hold the test suite to these scores: ``lab/scores.toml``."""
+    t = totals(scores)
+    truths = [tomllib.loads((CASES / s.case / "truth.toml").read_text()) for s in scores]
+    values = {
+        "cases": t["cases"], "kinds": t["kinds"],
+        "confounded": sum(1 for x in truths if x.get("confounders")),
+        "quiet_days": sum(1 for x in truths if x.get("quiet")),
+        "category": t["category"] or 0.0, "start": t["start"] or 0.0, "cause": t["cause"] or 0.0,
+        "named": t["named"] or 0.0, "contradicted": t["contradicted"], "quiet_incidents": t["quiet_incidents"],
+    }
+    head = (HERE.parent / "scores.toml").read_text().split("[floor]")[0]
+    body = "\n".join(f"{k} = {v}" for k, v in values.items())
+    (HERE.parent / "scores.toml").write_text(f"{head}[floor]\n{body}\n")
+
+
 def main(args) -> int:
     root = Path(args.cases_dir)
     folders = [root / c for c in args.cases] if args.cases else sorted(
@@ -240,6 +256,8 @@ def main(args) -> int:
         print(f"no recorded cases in {root}", file=sys.stderr)
         return 2
     scores = score_all(folders)
+    if getattr(args, "set_floor", False):
+        write_floor(scores)
     if args.format == "json":
         print(json.dumps({"cases": [asdict(s) for s in scores], "totals": totals(scores),
                           "targets": TARGETS}, indent=2))

@@ -118,6 +118,9 @@ class HostFacts:
     mounts: dict = field(default_factory=dict)    # device -> Limit(device, its mount point, where read)
     meminfo: dict = field(default_factory=dict)   # field -> kB (or count), as /proc/meminfo
     aliases: set = field(default_factory=set)     # other names the host's own files use
+    #: /proc/pressure when the bundle was made: {resource: {"some"|"full": ({avg10, avg60, avg300,
+    #: total_us}, Limit of the line)}}
+    pressure: dict = field(default_factory=dict)
     #: what each file said about a block device: {"devM-N": {how: (name, "path:line")}},
     #: ``how`` one of "kernel" (partitions, diskstats), "lsblk", "mapper" (dmsetup)
     disk_sightings: dict = field(default_factory=dict, repr=False)
@@ -217,6 +220,9 @@ class HostFacts:
             "units": {unit: {k: v.to_dict() for k, v in sorted(rows.items())} for unit, rows in sorted(self.units.items())},
             "mounts": {dev: mount.value for dev, mount in sorted(self.mounts.items())},
             "meminfo": dict(self.meminfo),
+            "pressure": {res: {kind: {**values, "path": line.path, "line": line.line}
+                               for kind, (values, line) in kinds.items()}
+                         for res, kinds in sorted(self.pressure.items())},
             "disk_names": {dev: name for dev, (name, _where) in names.items()},
             "disk_names_from": {dev: where for dev, (_name, where) in names.items()},
         }

@@ -161,6 +161,23 @@ def proc_comm(text, path, m, facts: HostFacts) -> None:
         facts._pending_comm[pid] = command[0].rsplit("/", 1)[-1].rstrip(":")
 
 
+_PRESSURE_LINE = re.compile(r"^(?P<kind>some|full)\s+avg10=(?P<avg10>[\d.]+)\s+avg60=(?P<avg60>[\d.]+)\s+"
+                            r"avg300=(?P<avg300>[\d.]+)\s+total=(?P<total>\d+)\s*$")
+
+
+def pressure(text, path, m, facts: HostFacts) -> None:
+    """/proc/pressure/{cpu,io,memory}: the kernel's running averages of the
+    share of time tasks stalled on it, when the bundle was made."""
+    resource = m.group("resource")
+    for n, line in enumerate(text.splitlines(), 1):
+        found = _PRESSURE_LINE.match(line.strip())
+        if found and found.group("kind") not in facts.pressure.get(resource, {}):
+            values = {k: float(found.group(k)) for k in ("avg10", "avg60", "avg300")}
+            values["total_us"] = int(found.group("total"))
+            facts.pressure.setdefault(resource, {})[found.group("kind")] = (
+                values, Limit(f"{resource} {found.group('kind')}", line.strip(), path, n, line.strip()))
+
+
 def systemctl_show(text, path, m, facts: HostFacts) -> None:
     """``systemctl show`` of many units: blocks of ``Key=Value`` lines, one
     block a unit (``Id=nginx.service``), separated by blank lines."""
@@ -283,5 +300,5 @@ def dmsetup_info(text, path, m, facts: HostFacts) -> None:
 
 READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, localtime, timedatectl, timezone_file,
                                    sysctl, proc_sys, nginx_T, proc_limits, proc_comm, systemctl_show, unit_file,
-                                   mounts, collected,
+                                   mounts, collected, pressure,
                                    block_devices, lsblk, dmsetup_info)}

@@ -55,7 +55,8 @@ class Context:
     # ---------------------------------------------------------------- inputs
     def available(self, name: str) -> bool:
         """Is an input a detector declares present?  ``metrics``,
-        ``metrics:<section>``, ``events``, ``events:<kind>``, ``reports``, ``ps``."""
+        ``metrics:<section>``, ``events``, ``events:<kind>``, ``reports``, ``ps``,
+        ``facts`` (a support bundle's host facts)."""
         what, _, detail = name.partition(":")
         if what == "metrics":
             return bool(self.metrics) and (not detail or self._section(detail) is not None)
@@ -72,6 +73,8 @@ class Context:
             return bool(self.reports)
         if what == "ps":
             return bool(self.sources_of("ps"))
+        if what == "facts":
+            return bool(self.host_facts)
         raise ValueError(f"unknown detector input {name!r}")
 
     # --------------------------------------------------------------- metrics

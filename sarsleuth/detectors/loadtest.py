@@ -161,13 +161,13 @@ class LoadtestTailLatency(Detector):
                 continue
             start, end = _times(r)
             out.append(self.finding(
-                title=f"{_label(r)}: long latency tail, p99 {p99 * 1000:.0f} ms = {r99:.1f} x p50 {p50 * 1000:.0f} ms"
-                      + (f", max {mx * 1000:.0f} ms" if mx else ""),
+                title=f"{_label(r)}: long latency tail, p99 {_ms(p99)} = {r99:.1f} x p50 {_ms(p50)}"
+                      + (f", max {_ms(mx)}" if mx else ""),
                 severity="medium" if r99 >= 2 * p["p99_over_p50"] else "low",
                 start=start, end=end, aligned=_aligned(r),
                 metrics={"latency_p50_s": p50, "latency_p99_s": p99, "latency_max_s": mx or None,
                          "p99_over_p50": r99, "max_over_p50": rmax or None},
-                evidence=_evidence(r, f"50% {p50 * 1000:.0f} ms, 99% {p99 * 1000:.0f} ms, max {mx * 1000:.0f} ms",
+                evidence=_evidence(r, f"50% {_ms(p50)}, 99% {_ms(p99)}, max {_ms(mx)}",
                                    "latency_p99_s"),
             ))
         return out
@@ -263,3 +263,12 @@ class LoadtestLinkSaturation(Detector):
                 if best is None or server > best["server_Bps"]:
                     best = cand
         return best
+
+
+def _ms(seconds) -> str:
+    """A latency in milliseconds with the digits it needs: 585 ms, 2.5 ms,
+    0.15 ms (a sub-millisecond p50 is not "0 ms")."""
+    ms = float(seconds or 0) * 1000
+    if ms >= 10 or ms == 0:
+        return f"{ms:.0f} ms"
+    return f"{ms:.1f} ms" if ms >= 1 else f"{ms:.2f} ms"
