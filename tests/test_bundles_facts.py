@@ -147,6 +147,19 @@ def test_the_limit_a_process_ran_with_is_read_where_it_was_set():
     assert facts.to_dict()["units"]["orders-api.service"]["TasksMax"]["value"] == "4915"
 
 
+def test_mount_points_of_devices_from_proc_mounts_or_mount_l():
+    facts = HostFacts(bundle="b")
+    _read("proc/mounts", "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n"
+                         "/dev/vda1 / ext4 rw,relatime 0 0\n"
+                         "/dev/loop0 /srv/data\\040store ext4 rw,relatime 0 0\n", facts)
+    assert {d: m.value for d, m in facts.mounts.items()} == {"/dev/vda1": "/", "/dev/loop0": "/srv/data store"}
+    assert facts.mounts["/dev/loop0"].line == 3
+    other = HostFacts(bundle="b")
+    _read("sos_commands/filesys/mount_-l", "/dev/mapper/rhel-root on / type xfs (rw,relatime,seclabel)\n"
+                                           "tmpfs on /run type tmpfs (rw,nosuid,nodev)\n", other)
+    assert other.to_dict()["mounts"] == {"/dev/mapper/rhel-root": "/"}
+
+
 def test_machine_facts():
     facts = HostFacts(bundle="b")
     _read("sos_commands/kernel/uname_-a",

@@ -258,6 +258,18 @@ def test_filesystem_full_against_its_level_before():
     assert log.severity == "high"
 
 
+def test_a_full_filesystem_is_named_with_its_mount_point_where_a_bundle_says():
+    from sarsleuth.bundles.facts import HostFacts, Limit
+    facts = HostFacts(bundle="b", host="h")
+    facts.mounts["/dev/loop0"] = Limit("/dev/loop0", "/srv/data", "b!proc/mounts", 7, "/dev/loop0 /srv/data ext4 rw 0 0")
+    full = np.minimum(100.0, np.linspace(20.0, 130.0, 60))
+    c = ctx(metrics("h", "filesystem", "2026-11-24 10:00", 10, {"%ufsused": full, "%Iused": np.full(60, 1.0)},
+                    device="/dev/loop0"))
+    c.host_facts = [facts]
+    (f,) = run("filesystem-full", c)
+    assert f.title.startswith("/dev/loop0 (/srv/data) full: %ufsused 100.00")
+
+
 def test_sar_gap():
     ts = list(pd.date_range("2016-03-17 17:01:00", periods=59, freq="1s")) + \
         list(pd.date_range("2016-03-17 17:02:12", periods=30, freq="1s"))

@@ -351,3 +351,12 @@ def test_workers_that_crash_after_an_upgrade_are_told_as_the_change(tmp_path):
     assert {f.detector: f.role for f in top.findings}["worker-signal-exit"] == "effect"
     assert top.recommendations[0].startswith("The errors began right after these packages changed (nginx 1.22.1-9 "
                                              "-> 1.22.1-9+deb12u1, libnginx-mod-http-lua")
+
+
+def test_a_service_out_of_descriptors_without_nginx_gets_no_nginx_advice(tmp_path):
+    (tmp_path / "messages").write_text("".join(
+        f"Nov 24 14:13:0{s} api-lab-01 orders-api: 2026-11-24 14:13:0{s} ERROR /orders: [Errno 24] Too many open "
+        "files\n" for s in range(6)))
+    top = sarsleuth.load(tmp_path).incidents[0]
+    assert top.cause == "too-many-open-files" and not _advice_mentions_nginx(top)
+    assert "Check orders-api for a descriptor leak" in " ".join(top.recommendations)

@@ -21,6 +21,7 @@ Public shape (``HostFacts.to_dict()``, the JSON ``hosts`` entries)::
                "text": "proxy_buffers 1024 256k;", "conf": "/etc/nginx/nginx.conf:31"}], ...},
      "processes": {"nginx": [{"pid": 812, "limits": {"Max open files": {...}}}]},
      "units": {"nginx.service": {"LimitNOFILE": {...}}},   # systemd settings
+     "mounts": {"/dev/sdb1": "/srv/data"},         # where each device is mounted
      "meminfo": {"MemTotal": 16303300, ...},       # kB, as /proc/meminfo says
      "disk_names": {"dev8-0": "sda", "dev253-0": "rhel-root", ...},
      "disk_names_from": {"dev8-0": "...!proc/partitions:3", ...}}
@@ -114,6 +115,7 @@ class HostFacts:
     nginx: dict = field(default_factory=dict)     # directive -> [Limit, ...] in file order
     processes: dict = field(default_factory=dict) # command -> [{"pid": int, "limits": {row: Limit}}]
     units: dict = field(default_factory=dict)     # systemd unit -> {setting: Limit} (LimitNOFILE, TasksMax...)
+    mounts: dict = field(default_factory=dict)    # device -> Limit(device, its mount point, where read)
     meminfo: dict = field(default_factory=dict)   # field -> kB (or count), as /proc/meminfo
     aliases: set = field(default_factory=set)     # other names the host's own files use
     #: /proc/pressure when the bundle was made: {resource: {"some"|"full": ({avg10, avg60, avg300,
@@ -216,6 +218,7 @@ class HostFacts:
             "processes": {cmd: [{"pid": p["pid"], "limits": {k: v.to_dict() for k, v in p["limits"].items()}}
                                 for p in procs] for cmd, procs in self.processes.items()},
             "units": {unit: {k: v.to_dict() for k, v in sorted(rows.items())} for unit, rows in sorted(self.units.items())},
+            "mounts": {dev: mount.value for dev, mount in sorted(self.mounts.items())},
             "meminfo": dict(self.meminfo),
             "pressure": {res: {kind: {**values, "path": line.path, "line": line.line}
                                for kind, (values, line) in kinds.items()}

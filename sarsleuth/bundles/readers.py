@@ -213,6 +213,24 @@ def unit_file(text, path, m, facts: HostFacts) -> None:
         rows[key] = Limit(key, value, path, n, line.strip())
 
 
+_MOUNT_L = re.compile(r"^(?P<device>/\S+) on (?P<mount>/\S*) type \S+")
+
+
+def mounts(text, path, m, facts: HostFacts) -> None:
+    """``/proc/mounts`` (``DEVICE MOUNTPOINT TYPE OPTIONS 0 0``) or ``mount
+    -l`` (``DEVICE on MOUNTPOINT type TYPE (OPTIONS)``): the mount point of
+    each device-backed filesystem, the first one of a device kept."""
+    for n, line in enumerate(text.splitlines(), 1):
+        found = _MOUNT_L.match(line)
+        fields = line.split()
+        device, mount = (found.group("device"), found.group("mount")) if found else (
+            (fields[0], fields[1]) if len(fields) >= 3 and fields[0].startswith("/") and fields[1].startswith("/")
+            else (None, None))
+        if device and device not in facts.mounts:
+            # /proc/mounts writes a space in a path as \040
+            facts.mounts[device] = Limit(device, mount.replace("\\040", " "), path, n, line.strip())
+
+
 def collected(text, path, m, facts: HostFacts) -> None:
     line = _first_line(text)
     if line and not facts.collected:
@@ -282,5 +300,5 @@ def dmsetup_info(text, path, m, facts: HostFacts) -> None:
 
 READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, localtime, timedatectl, timezone_file,
                                    sysctl, proc_sys, nginx_T, proc_limits, proc_comm, systemctl_show, unit_file,
-                                   collected, pressure,
+                                   mounts, collected, pressure,
                                    block_devices, lsblk, dmsetup_info)}

@@ -18,7 +18,7 @@ class FilesystemFull(Detector):
     writer can use; ``%fsused`` when sar has no ``%ufsused``) or inodes
     (``%Iused``) reach ``full_pct`` in sar -F, named as sar names it (its
     device, or its mount point with ``sar -F MOUNT``), against the level it
-    had before.
+    had before; its mount point beside it where a bundle's mounts say.
 
     Why it matters: every write there fails with ENOSPC from then on (logs,
     queues, databases, uploads); with inodes gone it happens with free
@@ -56,7 +56,10 @@ class FilesystemFull(Detector):
         free = ctx.series("filesystem", "MBfsfree" if what == "blocks" else "Ifree", fs, host)
         left = float(free[free.index == ep.peak_time].iloc[0]) if free is not None and (free.index == ep.peak_time).any() else None
         noun = "out of inodes" if what == "inodes" else "full"
-        title = f"{fs} {noun}: {metric} {ep.peak:.2f} at {fmt_time(ep.peak_time)}"
+        facts = ctx.facts(host)
+        mount = facts.mounts.get(fs) if facts is not None else None
+        named = f"{fs} ({mount.value})" if mount is not None and mount.value != fs else fs
+        title = f"{named} {noun}: {metric} {ep.peak:.2f} at {fmt_time(ep.peak_time)}"
         if was is not None:
             title += f" (was {was:.2f} at {fmt_time(before.index[0])})"
         else:
@@ -74,7 +77,7 @@ class FilesystemFull(Detector):
             evidence=[metric_evidence(ctx, "filesystem", host, ep.peak_time,
                                       f"{metric} {ep.peak:.2f} on {fs} at {fmt_time(ep.peak_time)}",
                                       device=fs, metric=metric)],
-            refs={"filesystem": fs, **peak_ref(ep)},
+            refs={"filesystem": named, **peak_ref(ep)},
         )
 
 
