@@ -74,7 +74,7 @@ def correlate(findings: list[Finding], tolerance=None, host_zones: dict | None =
             groups.append(_Group(f.host, [f]))
         else:
             target.findings.append(f)
-    groups = _split_by_chain(groups)
+    groups = [g for g in _split_by_chain(groups) if not _only_context(g)]
     incidents = [_incident(g, host_zones or {}, display_zone) for g in groups]
     incidents.sort(key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
     for rank, inc in enumerate(incidents, 1):
@@ -186,7 +186,16 @@ def _can_cause(f: Finding) -> bool:
     kb = kb_entry(f.detector)
     if kb.get("cause", True) is False:
         return False
+    if any(holds(c, f.metrics) for c in kb.get("cause_unless", [])):
+        return False
     return all(holds(c, f.metrics) for c in kb.get("cause_if", []))
+
+
+def _only_context(g: _Group) -> bool:
+    """A group no finding of which can be a cause, all of them findings
+    that never make an incident alone (a good reload, a restart): they are
+    on the timeline of whatever happens near them, not an incident."""
+    return all(not _can_cause(f) and kb_entry(f.detector).get("alone", True) is False for f in g.findings)
 
 
 def _before(f: Finding, cause: Finding) -> bool:

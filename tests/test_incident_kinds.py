@@ -5,6 +5,8 @@ changes.  Each must come first with its category, cause and the names of
 what failed, and its advice must fit the evidence."""
 from __future__ import annotations
 
+import pandas as pd
+
 import sarsleuth
 
 
@@ -62,7 +64,12 @@ def test_soft_lockups_and_the_hung_tasks_behind_them_are_a_kernel_stall(tmp_path
     top = case.incidents[0]
     assert (top.category, top.cause) == ("kernel-stall", "kernel-lockup")
     assert top.title.startswith("Kernel stall on db1: 2 soft lockup(s) on CPU 5: kworker/5:2 stuck up to 48 s")
-    assert {f.detector: f.role for f in top.findings} == {"kernel-lockup": "cause", "hung-task": "effect"}
+    # the kernel measured both: postgres was blocked from 09:59:03 (120 s before 10:01:03), the
+    # kworker stuck from 09:59:39 (22 s before 10:00:01): the wait began first, it is not the
+    # lockup's effect but a stall beside it
+    roles = {f.detector: (f.role, f.onset) for f in top.findings}
+    assert roles["kernel-lockup"] == ("cause", pd.Timestamp("2024-03-03 09:59:39"))
+    assert roles["hung-task"] == ("context", pd.Timestamp("2024-03-03 09:59:03"))
 
 
 def test_hung_tasks_behind_an_nfs_server_that_stopped_answering(tmp_path):

@@ -69,7 +69,22 @@ class HungTask(Detector):
             ))
             if holders:
                 out[-1].refs.update(holder=owner, holder_pid=owner_pid)
+            out[-1].refs.update(_stuck_since(b, tasks))
         return out
+
+
+def _stuck_since(b, tasks: list) -> dict:
+    """Refs ``onset``: a task reported "blocked for more than N seconds" (a
+    CPU "stuck for Ns") at T was stuck by T - N at the latest (the kernel
+    prints the time it measured); the first report of a burst dates the
+    stall."""
+    import pandas as pd
+
+    from sarsleuth.model import iso
+    first = tasks[0] if tasks else {}
+    if not b.aligned or "seconds" not in first or b.start is None or pd.isna(b.start):
+        return {}
+    return {"onset": iso(pd.Timestamp(b.start) - pd.Timedelta(seconds=int(first["seconds"])))}
 
 
 #: the kinds of watchdog report, as titles count them
@@ -135,7 +150,7 @@ class KernelLockup(Detector):
                 metrics={"reports": b.lines, "panic": panic, "cpus": len(cpus) or None, "stuck_seconds": seconds,
                          **{k: n for k, n in kinds.items()}},
                 evidence=evidence_from_events(b.rows, 4),
-                refs={"pids": sorted({p for _, p in tasks})},
+                refs={"pids": sorted({p for _, p in tasks}), **_stuck_since(b, found)},
             )
             if cpus:
                 finding.refs["cpus"] = sorted(cpus)
