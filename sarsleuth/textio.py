@@ -23,6 +23,9 @@ XZ_MAGIC = b"\xfd7zXZ\x00"
 BZ2_MAGIC = b"BZh"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
+#: Byte order marks of UTF-16 text (little- and big-endian).
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
 #: Upper bound on the bytes a content sniffer looks at.
 HEAD_BYTES = 64 * 1024
 
@@ -273,6 +276,16 @@ def spool_decompressed(path, limit: int):
     spool.flush()
     spool.seek(0)
     return spool
+
+
+def utf16_head_as_utf8(head: bytes) -> bytes | None:
+    """A head of UTF-16 text (it starts with its byte order mark) in UTF-8,
+    else None.  A code unit cut at the head's end is dropped."""
+    if not head.startswith(UTF16_BOMS):
+        return None
+    import codecs
+    text = codecs.getincrementaldecoder("utf-16")(errors="replace").decode(head, final=False)
+    return text.encode("utf-8", "surrogatepass")
 
 
 def decode(raw: bytes) -> str:
