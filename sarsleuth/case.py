@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sarsleuth import __version__
 from sarsleuth.errors import InputError
-from sarsleuth.model import Finding, empty_events, iso
+from sarsleuth.model import Finding, empty_events
 
 @dataclass
 class Skipped:
@@ -233,26 +232,9 @@ class Case:
         return wide.sort_index()
 
     def to_json(self) -> dict:
-        sources = []
-        for s in self.sources:
-            start, end = s.span()
-            sources.append({"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
-                            "records": int(s.records), "warnings": list(s.warnings)})
-        return {
-            "sarsleuth_version": __version__,
-            "timezone": str(self.tz) if self.tz else None,
-            "sources": sources,
-            "skipped": [{"path": k.path, "reason": k.reason} for k in self.skipped],
-            "summary": self.headline(),
-            "incidents": [i.to_dict() for i in self.incidents],
-            "findings": [f.to_dict() for f in sorted(self.findings, key=lambda f: (iso(f.start) or "~", f.detector))],
-            "warnings": list(self.warnings),
-            "notes": list(self.notes),
-            "merged": {"events": int(self.merged.get("events", 0)),
-                       "metric_values": int(self.merged.get("metric_values", 0))},
-            "checked": list(self.checked),
-            "hosts": [h.to_dict() for h in self.hosts],
-        }
+        """The JSON document of ``analyze --format json``, as a dict."""
+        from sarsleuth.render.json import document
+        return document(self)
 
     def host_facts(self, host):
         """The facts a bundle gave about ``host`` (any name it goes by), or None."""

@@ -364,7 +364,7 @@ def sql(
     from sarsleuth.render._fleet import write_query_result
     from sarsleuth.store import run_sql
     frame = run_sql(case_dir, query)
-    _to_stdout(lambda out: write_query_result(frame, format.value, out))
+    _to_stdout(lambda out: write_query_result(frame, format.value, out, terminal=sys.stdout.isatty()))
 
 
 # ------------------------------------------------------------------ running
