@@ -66,6 +66,7 @@ class Case:
         from sarsleuth import streams
         from sarsleuth.bundles.expand import expand
         from sarsleuth.parsers import parse, sniff
+        from sarsleuth.streams import refusal
         spooled = streams.Spooled()
         bundles = None
         try:
@@ -91,7 +92,8 @@ class Case:
             files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
             kinds = []
             for f in files:
-                kind, reason = sniff(f)
+                too_big = refusal(f)        # a file found in a folder is capped as a named one is
+                kind, reason = (None, too_big) if too_big else sniff(f)
                 if kind is None:
                     self.skipped.append(Skipped(names.get(str(f), str(f)), reason))
                 else:

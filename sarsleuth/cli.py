@@ -253,15 +253,26 @@ def parse(
         _check_destination(output, [path])
     elif binary and sys.stdout.isatty():
         raise UsageError(f"--format {format.value} is binary: give -o FILE or redirect the output")
+    from sarsleuth import streams
     from sarsleuth.export import read_for_export, streamed_table
-    src, rest = read_for_export(path, kind, format.value, ParseOptions(year=opts.year, date_order=opts.date_order))
-    from sarsleuth.timebase import settle
-    settled = settle([src], tz=opts.tz)
-    for w in [*src.warnings, *settled.warnings]:
-        _say(f"warning: {w}")
-    if rest is not None:
-        rest = streamed_table(src, rest, settled)
-    _write_parsed(src, format.value, output, path, table=rest)
+    spooled = streams.Spooled()
+    try:
+        given = streams.spool([path], spooled)      # a pipe is copied once, a device refused
+        for name, reason in spooled.unreadable:
+            _fail(f"{name}: {reason}")
+        src, rest = read_for_export(given[0], kind, format.value,
+                                    ParseOptions(year=opts.year, date_order=opts.date_order))
+        if str(given[0]) in spooled.names:
+            streams.relabel(src, str(given[0]), spooled.names[str(given[0])])
+        from sarsleuth.timebase import settle
+        settled = settle([src], tz=opts.tz)
+        for w in [*spooled.warnings, *src.warnings, *settled.warnings]:
+            _say(f"warning: {w}")
+        if rest is not None:
+            rest = streamed_table(src, rest, settled)
+        _write_parsed(src, format.value, output, path, table=rest)
+    finally:
+        spooled.cleanup()
     for note in settled.notes:      # guesses (a year from the file's date, a zone), once the table is out
         _say(f"note: {note}")
 
@@ -294,24 +305,40 @@ def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories."))
 
 
 def _sniff(paths) -> int:
+    import os
+
+    from sarsleuth import streams
     from sarsleuth.bundles.expand import expand
     from sarsleuth.parsers import sniff as sniff_one
-    paths = [Path(p) for p in paths]
-    missing = [p for p in paths if not p.exists()]
+    from sarsleuth.streams import refusal
+    paths = [str(p) for p in paths]
+    missing = [p for p in paths if p != "-" and not os.path.exists(p)]
     for p in missing:
         _say(f"{p}: no such file or directory")
-    # archives and sosreports list the members read, as ARCHIVE!MEMBER
-    bundles = expand([p for p in paths if p.exists()])
-    files = bundles.entries
+    spooled = streams.Spooled()
+    bundles = None
     lines = []
     try:
-        for w in bundles.warnings:
+        given = streams.spool([p for p in paths if p not in missing], spooled)
+        for name, reason in spooled.unreadable:
+            _say(f"{name}: {reason}")
+        # archives and sosreports list the members read, as ARCHIVE!MEMBER
+        bundles = expand(given)
+        files = bundles.entries
+        for w in [*spooled.warnings, *bundles.warnings]:
             _say(w)
         for f in files:
-            kind, _reason = sniff_one(f.path)
-            lines.append(f"{one_line(f.name)}\t{kind or 'unknown'}\n")
+            name = spooled.names.get(str(f.path), f.name)
+            too_big = refusal(f.path)       # a file found in a folder is capped as a named one is
+            if too_big:
+                _say(f"{name}: {too_big}")
+            kind = None if too_big else sniff_one(f.path)[0]
+            lines.append(f"{one_line(name)}\t{kind or 'unknown'}\n")
     finally:
-        bundles.cleanup()
+        spooled.cleanup()
+        if bundles is not None:
+            bundles.cleanup()
+    missing += [name for name, _ in spooled.unreadable]
     _to_stdout(lambda out: out.write("".join(lines)))
     return EXIT_INPUT if missing and not files else EXIT_OK
 

@@ -40,14 +40,14 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
     if save is not None:
         from sarsleuth.store import prepare_case_dir
         save_dir = prepare_case_dir(save, paths)
-    files, missing = input_files(paths)
+    files, refused = input_files(paths)
     notes: list = []
     with executor(scheduler, workers, memory_limit, processes, notes) as ex:
         facts = ex.facts(_batches(files, FACTS_BATCH))
         order = {f: i for i, f in enumerate(files)}
         facts.sort(key=lambda ff: order.get(ff.path, len(order)))     # as given (stable: a collect's nodes too)
         grouping = group_by_host(facts)
-        grouping.unplaced[:0] = [(p, "no such file or directory") for p in missing]
+        grouping.unplaced[:0] = refused
         advance = _progress(progress, len(grouping.groups))
         results = []
         for r in ex.hosts(grouping.groups, options, save_dir):
