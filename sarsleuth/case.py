@@ -79,6 +79,7 @@ class Case:
                     continue
                 given.append(p)
             bundles = expand(given)
+            self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
             self.warnings.extend(spooled.warnings)
             self.warnings.extend(bundles.warnings)
             self.notes.extend(bundles.notes)

@@ -122,7 +122,9 @@ def analyze(
                      progress=format.value == render.DEFAULT, date_order=date_order, min_severity=severity)
     if not case.sources:
         # one line: every file named once, with why it was refused
-        reasons = "; ".join(_skip_reason(s) for s in case.skipped[:3]) or "no input files"
+        # (an archive cut before its data says so in a warning, not as a skipped file)
+        reasons = ("; ".join(_skip_reason(s) for s in case.skipped[:3]) or "; ".join(case.warnings[:3])
+                   or "no input files")
         if len(case.skipped) > 3:
             reasons += f"; and {len(case.skipped) - 3} more"
         _fail(f"no usable input: {reasons}")
@@ -327,6 +329,8 @@ def _sniff(paths) -> int:
         files = bundles.entries
         for w in [*spooled.warnings, *bundles.warnings]:
             _say(w)
+        for label, why in bundles.refused:
+            _say(f"{label}: {why}")
         for f in files:
             name = spooled.names.get(str(f.path), f.name)
             too_big = refusal(f.path)       # a file found in a folder is capped as a named one is

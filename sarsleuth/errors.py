@@ -43,3 +43,11 @@ class UsageError(SarsleuthError):
 def located(path, reason: str, *, line: int | None = None, offset: int | None = None) -> str:
     """Format a warning the same way InputError formats errors."""
     return InputError(path, reason, line=line, offset=offset).one_line()
+
+
+def size_text(n: int) -> str:
+    """A limit as people write it: ``8 GiB``, ``1 MiB``, else bytes."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"

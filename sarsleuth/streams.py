@@ -24,7 +24,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from sarsleuth.errors import SarsleuthError
+from sarsleuth.errors import SarsleuthError, size_text
 
 MAX_STREAM_BYTES = 8 << 30
 #: A regular file larger than this is not read: no log, sa file or command
@@ -59,19 +59,12 @@ def refusal(path, cap: int | None = None, what: str = "input") -> str | None:
         return "a socket, not a file"
     cap = MAX_FILE_BYTES if cap is None else cap
     if stat.S_ISREG(mode) and st.st_size > cap:
-        return f"{st.st_size} bytes, larger than the {_size(cap)} {_article(what)} {what} may hold; not read"
+        return f"{st.st_size} bytes, larger than the {size_text(cap)} {_article(what)} {what} may hold; not read"
     return None
 
 
 def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
-
-
-def _size(n: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift} {unit}"
-    return f"{n} bytes"
 
 
 def open_pipe(path, name: str):
@@ -124,7 +117,7 @@ def read_named(path, cap: int, what: str) -> bytes:
     with fh:
         data = fh.read(cap + 1)
     if len(data) > cap:
-        raise Unreadable(name, f"larger than the {_size(cap)} {_article(what)} {what} may hold; not read")
+        raise Unreadable(name, f"larger than the {size_text(cap)} {_article(what)} {what} may hold; not read")
     return data
 
 
