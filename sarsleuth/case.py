@@ -65,9 +65,11 @@ class Case:
         can be sniffed and read)."""
         from sarsleuth import streams
         from sarsleuth.bundles.expand import expand
+        from sarsleuth.folding import Folds
         from sarsleuth.parsers import parse, sniff
         from sarsleuth.streams import refusal
         spooled = streams.Spooled()
+        folds = Folds()
         bundles = None
         try:
             given = []
@@ -91,17 +93,16 @@ class Case:
                 if e.facts is not None:
                     facts_of[e.path] = e.facts
             files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
-            kinds = []
+            bar = _progress(progress, len(files))
             for f in files:
-                too_big = refusal(f)        # a file found in a folder is capped as a named one is
-                kind, reason = (None, too_big) if too_big else sniff(f)
-                if kind is None:
-                    self.skipped.append(Skipped(names.get(str(f), str(f)), reason))
-                else:
-                    kinds.append((f, kind))
-            bar = _progress(progress, len(kinds))
-            for f, kind in kinds:
+                # each file sniffed and parsed in turn: parsing looks at the head
+                # again, which the sniff cache then still holds (however many files)
                 try:
+                    too_big = refusal(f)        # a file found in a folder is capped as a named one is
+                    kind, reason = (None, too_big) if too_big else sniff(f)
+                    if kind is None:
+                        self.skipped.append(Skipped(names.get(str(f), str(f)), reason))
+                        continue
                     src = parse(f, kind, parse_options)
                 except InputError as exc:
                     self.skipped.append(Skipped(names.get(str(f), str(f)),
@@ -113,12 +114,20 @@ class Case:
                     streams.relabel(src, str(f), names[str(f)])
                 if str(f) in facts_of:
                     src.meta["bundle"] = facts_of[str(f)].bundle
-                self.sources.append(src)
+                folds.add(src)
                 self.warnings.extend(src.warnings)
         finally:
             spooled.cleanup()
             if bundles is not None:
                 bundles.cleanup()
+        # past a thousand files, small logs of one kind, host and clock are one source each
+        self.sources = folds.sources()
+        if folds.folding:
+            folded = [s for s in self.sources if "files" in s.meta]
+            if folded:
+                self.notes.append(f"{sum(len(s.meta['files']) for s in folded)} log files are held as "
+                                  f"{len(folded)} source(s), one per kind, host and clock (their events keep "
+                                  "their files and lines)")
         from sarsleuth.bundles.expand import has_facts
         from sarsleuth.timebase.hosts import attach_bundles
         found = bundles.bundles if bundles is not None else []
@@ -158,8 +167,11 @@ class Case:
             self.store = MetricStore()
         if events:
             e = pd.concat(events, ignore_index=True)
-            if len(events) > 1:
-                origin = np.repeat(np.arange(len(events)), [len(x) for x in events])
+            if len(events) > 1 or any("files" in s.meta for s in self.sources):
+                # each file its own origin, also inside a source that holds several
+                by_source = np.repeat(np.arange(len(events)), [len(x) for x in events])
+                by_file = pd.factorize(e["file"].astype(object), use_na_sentinel=True)[0]
+                origin = by_source * (int(by_file.max(initial=0)) + 2) + by_file + 1
                 e, merged = _merge_duplicate_events(e, origin)
                 if merged:
                     self.merged["events"] = merged

@@ -129,8 +129,14 @@ def redate(sources: list, host_of) -> list[str]:
     was only guessed onto the dates the other sources of the same host
     record; ``host_of(source)`` names a source's host.  Returns notes."""
     notes = []
-    # the well-dated sources, looked at once (a bundle may hold thousands of files)
-    strong = [o for o in sources if not _is_weak(o)]
+    # the well-dated sources' spans, worked out once (a bundle may hold
+    # thousands of files: per weak source it was quadratic)
+    strong: dict = {_ALL: []}
+    for o in sources:
+        span = None if _is_weak(o) else _span_walls(o)
+        if span is not None:
+            strong.setdefault(host_of(o), []).append(span)
+            strong[_ALL].append(span)
     for src in sources:
         if src.kind in ("syslog", "journal") and src.meta.get("year_from") in WEAK_YEAR_CLUES:
             refs = _reference_spans(src, strong, host_of)
@@ -159,19 +165,16 @@ def _is_weak(src) -> bool:
     return bool(src.reports) and all(r.get("time_from") == "mtime" for r in src.reports)
 
 
-def _reference_spans(src, strong, host_of) -> list:
-    """Wall-clock spans of the well-dated sources (``strong``) of ``src``'s
-    host (all hosts' when its host has none)."""
+#: Key of every host's spans in :func:`redate`'s table.
+_ALL = object()
+
+
+def _reference_spans(src, strong: dict, host_of) -> list:
+    """Wall-clock spans of the well-dated sources (``strong``: host -> its
+    spans, ``_ALL`` -> every span) of ``src``'s host (all hosts' when its
+    host has none)."""
     host = host_of(src)
-    same, other = [], []
-    for o in strong:
-        if o is src:
-            continue
-        span = _span_walls(o)
-        if span is None:
-            continue
-        (same if host is not None and host_of(o) == host else other).append(span)
-    return same or other
+    return (host is not None and strong.get(host)) or strong[_ALL]
 
 
 def _span_walls(src):
