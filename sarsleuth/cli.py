@@ -26,7 +26,7 @@ app = typer.Typer(
          "load-test reports, correlated into a ranked incident narrative.",
 )
 
-EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 _debug = False
 
 #: ``--format`` of analyze, detectors and compare: every output in the registry.
@@ -419,11 +419,14 @@ def run(argv=None) -> int:
     from sarsleuth.render._files import OutputFailed, StdoutClosed, silence_stdout
     argv = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     _debug = False
+    restore = _terminate_as_interrupt()
     try:
         sniff_paths = _plain_sniff(argv)
         if sniff_paths is not None:
             return _sniff(sniff_paths)
         result = app(args=argv, prog_name="sarsleuth", standalone_mode=False)
+        if result == EXIT_INTERRUPTED:        # typer turns Ctrl-C into this code
+            _say("interrupted")
         return result if isinstance(result, int) else EXIT_OK
     except _Failed as exc:
         return exc.code
@@ -440,6 +443,9 @@ def run(argv=None) -> int:
             raise
         _say(str(exc))
         return EXIT_INPUT
+    except _Terminated:
+        _say("terminated")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         _say("interrupted")
         return EXIT_INTERRUPTED
@@ -452,6 +458,32 @@ def run(argv=None) -> int:
             raise
         _say(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return EXIT_INTERNAL
+    finally:
+        restore()
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the program is so that it unwinds as Ctrl-C
+    does: private copies and a case being saved are removed on the way (a
+    BaseException, as KeyboardInterrupt is, which typer would turn into
+    Ctrl-C's exit code)."""
+
+
+def _terminate_as_interrupt():
+    """Turn SIGTERM into :class:`_Terminated` while a command runs; returns
+    what puts the earlier handler back."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def raise_terminated(_signum, _frame):
+        raise _Terminated()
+    try:
+        before = signal.signal(signal.SIGTERM, raise_terminated)
+    except (ValueError, OSError):
+        return lambda: None
+    return lambda: signal.signal(signal.SIGTERM, before)
 
 
 def main(argv=None):

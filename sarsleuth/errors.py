@@ -36,6 +36,13 @@ class InputError(SarsleuthError):
         return f"{prefix}{self.reason}"
 
 
+class CaseError(InputError):
+    """A case saved with ``analyze --save`` that cannot be read: not a case,
+    its marker damaged, or one of its parts missing, cut, changed, or
+    replaced by a link or a named pipe.  ``path`` names the part.  The one
+    exception :func:`sarsleuth.load_case` and a saved case's tables raise."""
+
+
 class UsageError(SarsleuthError):
     """Bad command-line arguments or options."""
 
