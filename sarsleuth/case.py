@@ -131,6 +131,7 @@ class Case:
         from sarsleuth.bundles.expand import has_facts
         from sarsleuth.timebase.hosts import attach_bundles
         found = bundles.bundles if bundles is not None else []
+        self.notes.extend(note for h in found for note in h.dropped)      # facts read but not used
         self.notes.extend(attach_bundles(self.sources, found))
         self.hosts = [h for h in found if has_facts(h)]
 

@@ -114,6 +114,10 @@ class HostFacts:
     processes: dict = field(default_factory=dict) # command -> [{"pid": int, "limits": {row: Limit}}]
     meminfo: dict = field(default_factory=dict)   # field -> kB (or count), as /proc/meminfo
     aliases: set = field(default_factory=set)     # other names the host's own files use
+    #: what a file said that is not used (a zone no database knows, a second
+    #: zone or host name disagreeing with the first), as notes for every output
+    dropped: list = field(default_factory=list)
+    hostname_from: str | None = field(default=None, repr=False)
     #: what each file said about a block device: {"devM-N": {how: (name, "path:line")}},
     #: ``how`` one of "kernel" (partitions, diskstats), "lsblk", "mapper" (dmsetup)
     disk_sightings: dict = field(default_factory=dict, repr=False)
