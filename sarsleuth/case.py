@@ -80,7 +80,7 @@ class Case:
                     self.skipped.append(Skipped(str(p), "no such file or directory"))
                     continue
                 given.append(p)
-            bundles = expand(given)
+            bundles = expand(given, spooled.names)
             self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
             self.warnings.extend(spooled.warnings)
             self.warnings.extend(bundles.warnings)

@@ -325,7 +325,7 @@ def _sniff(paths) -> int:
         for name, reason in spooled.unreadable:
             _say(f"{name}: {reason}")
         # archives and sosreports list the members read, as ARCHIVE!MEMBER
-        bundles = expand(given)
+        bundles = expand(given, spooled.names)
         files = bundles.entries
         for w in [*spooled.warnings, *bundles.warnings]:
             _say(w)

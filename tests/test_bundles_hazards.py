@@ -201,14 +201,16 @@ def test_a_lone_member_claiming_more_than_the_size_cap_is_named_with_the_cap(tmp
 
 def test_a_member_expanding_past_the_spool_limit_is_named_with_the_limit(tmp_path, monkeypatch):
     """A member is copied (decompressed from the archive's stream) up to
-    the spool limit: past it, refused by name and limit; the other members
-    are read.  The limit is 8 GiB: lowered to 1 MiB here."""
+    the spool limit: one whose header says it is bigger is refused by name
+    and limit before a byte is copied; the other members are read.  The
+    limit is 8 GiB: lowered to 1 MiB here."""
     from sarsleuth.bundles.layout import layout
     monkeypatch.setitem(layout()["archives"], "max_spool_bytes", 1 << 20)
     big = GOOD * ((2 << 20) // len(GOOD))            # 2 MiB of a log: 16 KB compressed
     path = tmp_path / "var-log.tar.gz"
     path.write_bytes(gzip.compress(_tar_bytes({"var/log/messages": big})))
-    why = "refused: more than 1 MiB once decompressed, the most a member is copied to be read (max_spool_bytes); not read"
+    why = (f"refused: {len(big)} bytes, more than 1 MiB, the most a member is copied to be read (max_spool_bytes); "
+           "not read")
     ran = run_cli("analyze", path)
     assert (ran.returncode, ran.stderr) == (2, f"sarsleuth: no usable input: {path}!var/log/messages: {why}\n")
     path.write_bytes(gzip.compress(_tar_bytes({"var/log/messages": big, "var/log/kern.log": GOOD})))

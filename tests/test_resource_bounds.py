@@ -284,6 +284,27 @@ def test_whole_file_readers_refuse_or_bound_a_bomb(kind, tmp_path):
     assert time.perf_counter() - t0 < 60
 
 
+def test_a_stream_of_repeated_ps_rows_is_refused_at_the_whole_read_limit(tmp_path):
+    """ps snapshots and load-test reports are held as lines: a stream of
+    ps rows past the limit (64 MiB; 1 MiB here) is refused naming it and
+    the byte, where a 10 GB gzip of them was held whole."""
+    from sarsleuth import textio
+    from .conftest import run_cli
+    header = b"USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n"
+    row = b"nginx    12345  2.0  1.5 123456 65432 ?        S    10:00   0:01 nginx: worker process\n"
+    path = tmp_path / "ps.gz"
+    path.write_bytes(gzip.compress(header + row * (2 * MB // len(row))))
+    limit = textio.MAX_WHOLE_TEXT_BYTES
+    textio.MAX_WHOLE_TEXT_BYTES = MB
+    try:
+        ran = run_cli("analyze", path)
+    finally:
+        textio.MAX_WHOLE_TEXT_BYTES = limit
+    assert (ran.returncode, ran.stderr) == (2, f"sarsleuth: no usable input: {path} (byte {MB}): more than 1 MiB once "
+                                               "decompressed: load-test reports and ps snapshots are read whole, "
+                                               "and none is this big; not read\n")
+
+
 @needs_proc
 def test_gzip_bomb_behind_an_sa_header_is_bounded(tmp_path, baseline_rss):
     bomb = tmp_path / "sa.gz"

@@ -156,3 +156,22 @@ def test_a_fleet_refuses_what_its_workers_cannot_read(tmp_path):
         (str(fifo), "a pipe, read once: a fleet's workers read files where they are (analyse it with --no-fleet)"),
         (str(tmp_path / "gone"), "no such file or directory"),
         (str(huge), f"{MAX_FILE_BYTES + 1} bytes, larger than the 64 GiB an input may hold; not read")]
+
+
+def test_an_archive_piped_in_names_its_members_after_the_stream(monkeypatch):
+    """``tar czf - /var/log | sarsleuth analyze -``: members are
+    ``<stdin>!MEMBER`` in every output, never the private copy's path."""
+    import gzip
+    import tarfile
+    data = MESSAGES
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        info = tarfile.TarInfo("var/log/messages")
+        info.size = len(data)
+        tf.addfile(info, io.BytesIO(data))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(gzip.compress(buf.getvalue()))))
+    ran = run_cli("analyze", "-", "--year", "2014", "--format", "json")
+    doc = json.loads(ran.stdout)
+    assert [s["path"] for s in doc["sources"]] == ["<stdin>!var/log/messages"]
+    assert {e["path"] for f in doc["findings"] for e in f["evidence"]} == {"<stdin>!var/log/messages"}
+    assert "sarsleuth-stdin-" not in ran.stdout + ran.stderr

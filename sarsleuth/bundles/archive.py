@@ -324,6 +324,9 @@ def spool_member(member: Member, dest: str, limit: int) -> str | None:
     (the copy is then removed), or the archive broke inside it (what was
     read is kept)."""
     from sarsleuth.textio import DECOMPRESSION_ERRORS
+    if member.size > limit:         # its header says so: nothing is copied (it was, up to the limit)
+        return (f"{member.size} bytes, more than {size_text(limit)}, the most a member is copied to be read "
+                "(max_spool_bytes); not read")
     copied, error = 0, None
     with open(dest, "wb") as out:
         try:

@@ -59,7 +59,9 @@ class Expanded:
             self._workdir = None
 
 
-def expand(paths) -> Expanded:
+def expand(paths, names: dict | None = None) -> Expanded:
+    """``names``: how the user knows a path given here (a stream's private
+    copy is ``<stdin>``), for the members of an archive read from it."""
     out = Expanded()
     try:
         for p in paths:
@@ -67,7 +69,7 @@ def expand(paths) -> Expanded:
             if p.is_dir():
                 _folder(p, out)
             elif p.is_file() and _is_archive(p):
-                _archive(p, out)
+                _archive(p, out, label=(names or {}).get(str(p), str(p)))
             else:
                 out.entries.append(Entry(str(p), str(p)))
     except BaseException:
@@ -228,13 +230,13 @@ class _Bundle:
         self.loose: list = []               # Entry of other files (sniffed unless a sosreport)
 
 
-def _archive(path: Path, out: Expanded) -> None:
+def _archive(path: Path, out: Expanded, label: str | None = None) -> None:
     bundles: dict = {}
     limit = int(lay.layout()["archives"]["max_spool_bytes"])
     sos = lay.layout()["sosreport"]
     wanted = _SELECTED.get().get(str(path))
-    for member in archive.members(path, str(path), out.warnings, workdir=out.workdir(), follow=follower(wanted),
-                                  refused=out.refused):
+    for member in archive.members(path, label or str(path), out.warnings, workdir=out.workdir(),
+                                  follow=follower(wanted), refused=out.refused):
         # one archive, one host (a /var/log tarball, however it was rooted),
         # unless it holds sosreports
         key, label, rel = bundle_of(member, sos)
