@@ -417,9 +417,10 @@ def run(argv=None) -> int:
     return the exit code; nothing escapes but the code."""
     global _debug
     from sarsleuth.render._files import OutputFailed, StdoutClosed, silence_stdout
+    from sarsleuth.signals import Terminated, terminate_as_interrupt
     argv = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     _debug = False
-    restore = _terminate_as_interrupt()
+    restore = terminate_as_interrupt()
     try:
         sniff_paths = _plain_sniff(argv)
         if sniff_paths is not None:
@@ -443,7 +444,7 @@ def run(argv=None) -> int:
             raise
         _say(str(exc))
         return EXIT_INPUT
-    except _Terminated:
+    except Terminated:
         _say("terminated")
         return EXIT_TERMINATED
     except KeyboardInterrupt:
@@ -460,30 +461,6 @@ def run(argv=None) -> int:
         return EXIT_INTERNAL
     finally:
         restore()
-
-
-class _Terminated(BaseException):
-    """SIGTERM, raised where the program is so that it unwinds as Ctrl-C
-    does: private copies and a case being saved are removed on the way (a
-    BaseException, as KeyboardInterrupt is, which typer would turn into
-    Ctrl-C's exit code)."""
-
-
-def _terminate_as_interrupt():
-    """Turn SIGTERM into :class:`_Terminated` while a command runs; returns
-    what puts the earlier handler back."""
-    import signal
-    import threading
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
-    def raise_terminated(_signum, _frame):
-        raise _Terminated()
-    try:
-        before = signal.signal(signal.SIGTERM, raise_terminated)
-    except (ValueError, OSError):
-        return lambda: None
-    return lambda: signal.signal(signal.SIGTERM, before)
 
 
 def main(argv=None):
