@@ -56,6 +56,7 @@ class Folds:
     def __init__(self, after: int | None = None):
         self.after = FOLD_AFTER if after is None else after
         self.seen = 0
+        self.read: list | None = []  # every source as read, until folding starts
         self.order: list = []        # sources and groups, in reading order
         self.groups: dict = {}
 
@@ -65,6 +66,8 @@ class Folds:
 
     def add(self, src) -> None:
         self.seen += 1
+        if self.read is not None:
+            self.read.append(src)
         key = fold_key(src)
         if key is None:
             self.order.append(src)
@@ -80,18 +83,18 @@ class Folds:
             group.stamps = group.stamps or stamps
             group.pending.append(src)
         if self.seen == self.after + 1:
+            self.read = None
             for g in self.groups.values():
                 g.fold()
         elif self.folding and key is not None and len(group.pending) >= BATCH:
             group.fold()
 
     def sources(self) -> list:
+        if not self.folding:
+            return list(self.read)          # a case of few files is left as it was read
         out = []
         for item in self.order:
-            if isinstance(item, _Group):
-                out.extend(item.finish() if self.folding else item.pending)
-            else:
-                out.append(item)
+            out.extend(item.finish() if isinstance(item, _Group) else [item])
         return out
 
 

@@ -340,12 +340,17 @@ def test_many_small_logs_are_folded_into_few_sources_and_lose_nothing(tmp_path, 
     import sarsleuth
     from sarsleuth import folding
     path = tmp_path / "var-log.tar.gz"
+    dmesg = b"[    0.000000] Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org) #1 SMP\n"
     with tarfile.open(path, "w:gz") as tf:
         for i in range(60):
             data = small_log(i, event=i % 3 == 0)
             info = tarfile.TarInfo(f"var/log/app/app{i:03d}.log")
             info.size, info.mtime = len(data), 1710212400
             tf.addfile(info, io.BytesIO(data))
+            if i == 10:          # a dmesg (never folded) among them
+                info = tarfile.TarInfo("var/log/dmesg")
+                info.size, info.mtime = len(dmesg), 1710212400
+                tf.addfile(info, io.BytesIO(dmesg))
         copy = small_log(0, event=True)          # app000.log copied elsewhere: its segfault counts once
         info = tarfile.TarInfo("var/log/old/app000.log")
         info.size, info.mtime = len(copy), 1710212400
@@ -355,9 +360,13 @@ def test_many_small_logs_are_folded_into_few_sources_and_lose_nothing(tmp_path, 
     monkeypatch.setattr(folding, "BATCH", 8)
     case = sarsleuth.load(path, year=2024)
     folded = case.to_json()
-    assert len(one_by_one["sources"]) == 61
+    # under the limit, the sources are as read
+    assert [s["path"] for s in one_by_one["sources"]] == (
+        [f"{path}!var/log/app/app{i:03d}.log" for i in range(11)] + [f"{path}!var/log/dmesg"]
+        + [f"{path}!var/log/app/app{i:03d}.log" for i in range(11, 60)] + [f"{path}!var/log/old/app000.log"])
     assert [(s["path"], s["records"], s["start"], s["end"]) for s in folded["sources"]] == [
-        (f"{path}!var/log/ (61 files)", 61 * 20 + 21, "2024-03-12T03:00:00", "2024-03-12T03:30:59")]
+        (f"{path}!var/log/ (61 files)", 61 * 20 + 21, "2024-03-12T03:00:00", "2024-03-12T03:30:59"),
+        (f"{path}!var/log/dmesg", 1, None, None)]
     assert case.sources[0].meta["files"][:2] == [f"{path}!var/log/app/app000.log", f"{path}!var/log/app/app001.log"]
     for key in ("findings", "incidents", "summary", "merged"):
         assert folded[key] == one_by_one[key], key
