@@ -181,6 +181,49 @@ def test_a_zone_name_that_is_no_zone_is_not_taken():
     facts = HostFacts(bundle="b")
     _read("etc/timezone", "Mars/Olympus_Mons\n", facts)
     assert facts.timezone is None
+    assert facts.dropped == ["bundle!etc/timezone:1 names the time zone 'Mars/Olympus_Mons', which the zone "
+                             "database does not know: not used"]
+
+
+def test_zones_and_host_names_a_bundle_gives_but_are_not_used_are_said_in_every_output(tmp_path):
+    """An extracted sosreport whose files disagree: etc/localtime links to
+    Europe/Paris, timedatectl says America/New_York, etc/timezone names no
+    zone; its hostname file says web07, uname db9.  The first of
+    each is used (as before) and every other one is a note, in JSON, text,
+    markdown and HTML alike."""
+    from .conftest import run_cli
+    root = tmp_path / "sosreport-web07-2026-11-20-abcdef"
+    for rel, text in {"sos_commands/kernel/uname_-a": "Linux db9 6.1.0-18-amd64 #1 SMP x86_64 GNU/Linux\n",
+                      "etc/hostname": "web07.example.com\n",
+                      "sos_commands/systemd/timedatectl": "                Time zone: America/New_York (EST, -0500)\n",
+                      "etc/timezone": "Mars/Olympus_Mons\n",
+                      "var/log/messages": "Nov 20 03:14:07 web07 kernel: Out of memory: Killed process 4242 (nginx) "
+                                          "total-vm:1021908kB, anon-rss:524288kB, file-rss:4096kB, shmem-rss:0kB\n"
+                      }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "etc" / "localtime").symlink_to("../usr/share/zoneinfo/Europe/Paris")
+    ran = run_cli("analyze", root, "--year", "2026", "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    import json
+    doc = json.loads(ran.stdout)
+    said = [n for n in doc["notes"] if " but " in n or "does not know" in n]
+    expected = [
+        f"{root}/etc/timezone:1 names the time zone 'Mars/Olympus_Mons', which the zone database does not know: "
+        "not used",
+        f"{root}/sos_commands/systemd/timedatectl:1 names the time zone America/New_York but {root}/etc/localtime "
+        "-> ../usr/share/zoneinfo/Europe/Paris names Europe/Paris: Europe/Paris is used",
+        f"{root}/sos_commands/kernel/uname_-a:1 names the host db9 but {root}/etc/hostname:1 names it "
+        "web07.example.com: web07.example.com is used"]
+    assert sorted(said) == sorted(expected)
+    [host] = doc["hosts"]
+    assert (host["timezone"], host["hostname"]) == ("Europe/Paris", "web07.example.com")
+    for fmt in ("text", "markdown"):
+        out = run_cli("analyze", root, "--year", "2026", "--format", fmt).stdout.replace("\\", "")
+        assert "Mars/Olympus_Mons" in out and "America/New_York but" in out, fmt
+    report = tmp_path / "report.html"
+    assert run_cli("analyze", root, "--year", "2026", "--html", report).returncode == 0
+    assert "America/New_York but" in report.read_text()
 
 
 def test_a_sosreport_made_here_by_sos_gives_this_hosts_facts(tmp_path):

@@ -339,6 +339,12 @@ def test_host_names_from_inputs_are_made_safe(tmp_path, scheduler):
     assert "\x1b" not in ran.stdout and "\\x1b]0;pwn\\x07" in ran.stdout
     html = report.read_text("utf-8")
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    # the fleet's HTML and JSON show the sequence as the terminal does, never raw
+    assert "\x1b" not in html and "\x07" not in html and "\\x1b]0;pwn\\x07" in html
+    ran = run_cli("analyze", tmp_path, "--scheduler", scheduler, "--format", "json")
+    assert ran.returncode == 0 and "\x1b" not in ran.stdout, ran.stderr
+    assert "&lt;b&gt;x&lt;/b&gt;\\x1b]0;pwn\\x07" in json.loads(ran.stdout)["hosts"][0]["host"].replace(
+        "<b>x</b>", "&lt;b&gt;x&lt;/b&gt;")
 
 
 def test_without_dask_the_hosts_run_in_process(fleet_dir, monkeypatch):

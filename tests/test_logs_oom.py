@@ -147,3 +147,36 @@ def test_rss_is_given_in_the_unit_the_kernel_means(tmp_path):
     assert kills[0].title.endswith("(largest rss 405.3 MiB)") and kills[0].metrics["max_victim_rss_kb"] == 415008
     one = _findings(tmp_path, "kern.log", text.splitlines()[0] + "\n", "oom-kill")
     assert one[0].title.endswith("sleep (largest rss 64 KiB)")
+
+
+def test_an_oom_kill_whose_process_name_overflows_the_line_cap_is_analysed_as_parsed(tmp_path):
+    """A process name of 20,000 characters: the line is cut when decoded
+    (a warning says so), keeping its head and its end, so ``analyze`` counts
+    the kill ``parse`` lists (it said all quiet), and the next kill is not
+    taken for part of the cut one."""
+    import json
+
+    from sarsleuth.parsers.logs.lines import KEPT_TAIL, MAX_DECODED_CHARS
+
+    from .conftest import run_cli
+    name = "A" * 20_000
+    kill = ("May  6 15:04:{s:02d} web1 kernel: Out of memory: Killed process {pid} ({name}) total-vm:1021908kB, "
+            "anon-rss:{rss}kB, file-rss:4096kB, shmem-rss:0kB\n")
+    first = kill.format(s=11, pid=4242, name=name, rss=524288)
+    log = tmp_path / "messages"
+    log.write_text(first + kill.format(s=12, pid=4243, name="nginx", rss=262144))
+    warning = f"{log}: 1 line(s) longer than {MAX_DECODED_CHARS} characters were cut when decoded"
+    parsed = run_cli("parse", log, "--year", "2014", "--format", "json")
+    rows = [json.loads(line) for line in parsed.stdout.splitlines()]
+    assert [(r["line"], r["pid"], r["timestamp"]) for r in rows] == [(1, 4242, "2014-05-06T15:04:11"),
+                                                                      (2, 4243, "2014-05-06T15:04:12")]
+    line = first.rstrip("\n")
+    before, after = line.index("(") + 1, len(line) - line.index(")")
+    assert rows[0]["process"] == ("A" * (MAX_DECODED_CHARS - KEPT_TAIL - before)
+                                  + f"[\u2026{len(line) - MAX_DECODED_CHARS} bytes cut\u2026]" + "A" * (KEPT_TAIL - after))
+    assert f"sarsleuth: warning: {warning}\n" in parsed.stderr
+    ran = run_cli("analyze", log, "--year", "2014", "--format", "json")
+    doc = json.loads(ran.stdout)
+    [oom] = [f for f in doc["findings"] if f["detector"] == "oom-kill"]
+    assert (oom["metrics"]["victims"], oom["metrics"]["max_victim_rss_kb"]) == (2, 524288 + 4096)   # anon + file
+    assert warning in doc["warnings"]

@@ -121,6 +121,10 @@ class HostFacts:
     #: /proc/pressure when the bundle was made: {resource: {"some"|"full": ({avg10, avg60, avg300,
     #: total_us}, Limit of the line)}}
     pressure: dict = field(default_factory=dict)
+    #: what a file said that is not used (a zone no database knows, a second
+    #: zone or host name disagreeing with the first), as notes for every output
+    dropped: list = field(default_factory=list)
+    hostname_from: str | None = field(default=None, repr=False)
     #: what each file said about a block device: {"devM-N": {how: (name, "path:line")}},
     #: ``how`` one of "kernel" (partitions, diskstats), "lsblk", "mapper" (dmsetup)
     disk_sightings: dict = field(default_factory=dict, repr=False)

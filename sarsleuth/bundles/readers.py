@@ -29,8 +29,17 @@ def _first_line(text: str) -> str:
 
 def hostname(text, path, m, facts: HostFacts) -> None:
     name = _first_line(text)
-    if name and not facts.hostname and " " not in name:
-        facts.hostname = name
+    if name and " " not in name:
+        _host_name(facts, name, f"{path}:1")
+
+
+def _host_name(facts: HostFacts, name: str, where: str) -> None:
+    """The first name a bundle gives its host; another is said, not used."""
+    if not facts.hostname:
+        facts.hostname, facts.hostname_from = name, where
+    elif name.split(".")[0] != facts.hostname.split(".")[0]:     # web07 is web07.example.com
+        facts.dropped.append(f"{where} names the host {name} but {facts.hostname_from} names it "
+                             f"{facts.hostname}: {facts.hostname} is used")
 
 
 def uname(text, path, m, facts: HostFacts) -> None:
@@ -43,7 +52,7 @@ def uname(text, path, m, facts: HostFacts) -> None:
     fields = line.split()
     if len(fields) >= 3 and fields[0] == "Linux":       # uname -a: Linux NODE RELEASE ...
         facts.kernel = fields[2]
-        facts.hostname = facts.hostname or fields[1]
+        _host_name(facts, fields[1], f"{path}:1")
 
 
 def cpuinfo(text, path, m, facts: HostFacts) -> None:
@@ -70,26 +79,39 @@ def meminfo(text, path, m, facts: HostFacts) -> None:
 def localtime(text, path, m, facts: HostFacts, link: str | None = None) -> None:
     """etc/localtime: a link into zoneinfo names the zone; a copied TZif
     file does not (its POSIX rule is not a zone name)."""
-    if facts.timezone or not link or "zoneinfo/" not in link:
+    if not link or "zoneinfo/" not in link:
         return
     zone = link.split("zoneinfo/", 1)[1].strip("/")
     if zone.startswith(("posix/", "right/")):
         zone = zone.split("/", 1)[1]
-    if _valid_zone(zone):
-        facts.timezone, facts.timezone_from = zone, f"{path} -> {link}"
+    _zone(facts, zone, f"{path} -> {link}")
 
 
 def timedatectl(text, path, m, facts: HostFacts) -> None:
     for n, line in enumerate(text.splitlines(), 1):
         found = re.match(r"\s*Time zone:\s*(\S+)", line)
-        if found and not facts.timezone and _valid_zone(found.group(1)):
-            facts.timezone, facts.timezone_from = found.group(1), f"{path}:{n}"
+        if found:
+            _zone(facts, found.group(1), f"{path}:{n}")
 
 
 def timezone_file(text, path, m, facts: HostFacts) -> None:
     zone = _first_line(text)
-    if zone and not facts.timezone and _valid_zone(zone):
-        facts.timezone, facts.timezone_from = zone, f"{path}:1"
+    if zone:
+        _zone(facts, zone, f"{path}:1")
+
+
+def _zone(facts: HostFacts, zone: str, where: str) -> None:
+    """The bundle's zone is the first one named that the zone database
+    knows (the layout lists the most direct file first); an unknown zone,
+    or one disagreeing with the zone taken, is said, not used."""
+    if not _valid_zone(zone):
+        facts.dropped.append(f"{where} names the time zone {zone!r}, which the zone database does not know: "
+                             "not used")
+    elif not facts.timezone:
+        facts.timezone, facts.timezone_from = zone, where
+    elif zone != facts.timezone:
+        facts.dropped.append(f"{where} names the time zone {zone} but {facts.timezone_from} names "
+                             f"{facts.timezone}: {facts.timezone} is used")
 
 
 def _valid_zone(zone: str) -> bool:
