@@ -56,7 +56,7 @@ class Group:
     figures: list = field(default_factory=list)   # "99.0 % CPU" per process
     total: float = 0.0
     rows: list = field(default_factory=list)      # (line, text) of their ps rows, heaviest first
-    grew: str = ""
+    grew: str = ""                                # a note after the figures (growth, how it was chosen)
     members: list = field(default_factory=list)   # (value, pid, line, text)
 
     def phrase(self) -> str:
@@ -198,6 +198,21 @@ def by_state(snap: Snapshot, state: str = "D") -> list[Group]:
     return groups
 
 
+def by_disk_movers(snap: Snapshot) -> list[Group]:
+    """Programs known to move data to and from disk, running (any CPU):
+    who to name for a saturated disk when nothing waits in D state, as
+    asynchronous I/O does not."""
+    from sarsleuth.knowledge import programs
+    movers = programs("disk_movers")
+    frame = _frame(snap)
+    names = frame["command"].astype(str).map(program_name)
+    running = frame[names.isin(movers) & ~frame["stat"].fillna("").astype(str).str.startswith("Z")]
+    groups = _rank(running, "cpu_pct", 0.0, "% CPU")
+    for g in groups:
+        g.grew = "none waiting in D state: a program known to move data"
+    return groups
+
+
 def by_count(snap: Snapshot) -> list[Group]:
     groups = _rank(_frame(snap), "count", 8.0, "")
     for g in groups:
@@ -241,7 +256,34 @@ def _join_pids(f, snaps: list[Snapshot]) -> None:
     f.sources = sorted(set(f.sources) | {row[0] for _p, row in found[:2]})
 
 
-def attribute(findings: list, sources: list) -> None:
+def _driven_by_load_test(f, groups: list[Group], reports: list) -> None:
+    """A CPU finding whose busiest program is a load generator running at
+    the time (wrk on the host it tests) is the load test's doing: metric
+    ``loadtest_driven`` (kb.toml keeps it from being a cause) and a
+    sentence saying so."""
+    import pandas as pd
+
+    from sarsleuth.knowledge import programs
+    if groups[0].name not in programs("load_generators"):
+        return
+    for r in reports:
+        start, end = r.get("start"), r.get("end")
+        if r.get("tool") != groups[0].name or start is None or end is None:
+            continue
+        try:
+            overlaps = pd.Timestamp(start) <= pd.Timestamp(f.end) and pd.Timestamp(end) >= pd.Timestamp(f.start)
+        except (TypeError, ValueError):
+            continue
+        if overlaps:
+            f.metrics["loadtest_driven"] = 1
+            command = r.get("command") or r["tool"]
+            f.refs["driven_by"] = command
+            f.explanation = (f"{f.explanation} The busiest program was the load generator itself, "
+                             f"`{command}`, running on this host: the load test kept the CPUs busy.").strip()
+            return
+
+
+def attribute(findings: list, sources: list, reports: list = ()) -> None:
     """Name the processes behind each finding: by what it is about
     (``resource`` in kb.toml) from the ps snapshot taken during it, and by
     the PIDs its log lines name, in place."""
@@ -269,8 +311,9 @@ def attribute(findings: list, sources: list) -> None:
             earlier = before[-1] if before else (inside[0] if len(inside) > 1 else None)
             groups = by_memory(snap, earlier)
         elif resource == "disk":
-            groups = next((g for g in (by_state(s) for s in inside) if g), [])
-            snap = next((s for s in inside if by_state(s)), snap)
+            # who waits on the disk (D state), else who is known to move data
+            found = [(s, g) for rank in (by_state, by_disk_movers) for s in inside for g in [rank(s)] if g]
+            snap, groups = found[0] if found else (snap, [])
         elif resource == "pids":
             groups = by_count(snap)
         else:
@@ -278,6 +321,8 @@ def attribute(findings: list, sources: list) -> None:
         if not groups:
             continue
         _attach(f, groups, snap)
+        if resource == "cpu":
+            _driven_by_load_test(f, groups, reports)
 
 
 def _attach(f, groups: list[Group], snap: Snapshot) -> None:

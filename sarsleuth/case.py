@@ -202,7 +202,7 @@ class Case:
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
         from sarsleuth.attribution import attribute
-        attribute(findings, self.sources)
+        attribute(findings, self.sources, self.reports)
         if self.window is not None:
             findings = [f for f in findings if _in_window(f, self.window)]
         if opts.min_severity:

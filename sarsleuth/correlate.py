@@ -193,9 +193,11 @@ def _can_cause(f: Finding) -> bool:
 
 def _only_context(g: _Group) -> bool:
     """A group no finding of which can be a cause, all of them findings
-    that never make an incident alone (a good reload, a restart): they are
-    on the timeline of whatever happens near them, not an incident."""
-    return all(not _can_cause(f) and kb_entry(f.detector).get("alone", True) is False for f in g.findings)
+    that never make an incident alone (a good reload, a restart, CPUs a
+    load test on the host kept busy): they are on the timeline of whatever
+    happens near them, not an incident."""
+    return all(not _can_cause(f) and (kb_entry(f.detector).get("alone", True) is False
+                                       or f.metrics.get("loadtest_driven")) for f in g.findings)
 
 
 def _before(f: Finding, cause: Finding) -> bool:

@@ -98,7 +98,8 @@ def test_disk_finding_names_the_processes_in_d_state(tmp_path):
     assert f.refs["responsible_names"] == ["dd"] and f.refs["responsible_pids"] == [8760]
     g = _finding("disk-saturation", when - pd.Timedelta(seconds=10), when + pd.Timedelta(seconds=10))
     attribute([g], _ps_case(tmp_path / "..", when, st="S ").sources)
-    assert "responsible" not in g.refs       # nobody waits on the disk: nobody is named
+    # nobody waits on the disk: dd, a program known to move data, is named as such
+    assert g.refs["responsible"].startswith("dd (PID 8760: 0.2 % CPU; none waiting in D state")
 
 
 def test_idle_processes_are_not_named_for_the_cpu(tmp_path):
@@ -174,3 +175,36 @@ def test_a_bundles_stall_is_on_the_hosts_clock_when_its_zone_is_known(tmp_path):
     assert f.aligned and f.end == pd.Timestamp("2026-11-24 15:25:01", tz="Europe/Berlin")
     (inc,) = [i for i in case.incidents if f in i.findings]
     assert inc.category == "io-saturation" and inc.start == pd.Timestamp("2026-11-24 15:24:01", tz="Europe/Berlin")
+
+
+_PS_LOAD = """USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root      2150  0.0  0.0  10256  6896 ?        Ss   16:03   0:00 nginx: master process nginx -g daemon off;
+www-data  2151 15.7  0.0  11988  4284 ?        R    16:03   0:05 nginx: worker process
+www-data  2152 15.0  0.0  11988  4636 ?        R    16:03   0:05 nginx: worker process
+root      2202 85.0  0.1 177272  4892 ?        Sl   16:04   0:12 wrk -t2 -c600 -d30s --timeout 3s --latency http://127.0.0.1:8080/
+root      2230 28.6  0.0 438044  7004 ?        Ss   16:04   0:05 fio --name=reindex --rw=randrw --direct=1 --ioengine=libaio
+"""
+
+
+def test_cpus_a_load_generator_on_the_host_kept_busy_are_the_tests_doing(tmp_path):
+    when = pd.Timestamp("2026-11-24 16:04:16", tz="UTC")
+    path = tmp_path / "ps-160416.txt"
+    path.write_text(_PS_LOAD)
+    import os
+    os.utime(path, (when.timestamp(), when.timestamp()))
+    sources = sarsleuth.load(path, tz="UTC").sources
+    wrk = {"tool": "wrk", "command": "wrk -t2 -c600 -d30s --timeout 3s --latency http://127.0.0.1:8080/",
+           "start": when - pd.Timedelta(seconds=15), "end": when + pd.Timedelta(seconds=15)}
+    f = _finding("cpu-saturation", when - pd.Timedelta(seconds=14), when + pd.Timedelta(seconds=15))
+    attribute([f], sources, [wrk])
+    assert f.refs["responsible_names"][:2] == ["wrk", "nginx"] and f.metrics["loadtest_driven"] == 1
+    assert "the load test kept the CPUs busy" in f.explanation
+    # the same processes with no load test running then: the CPUs are the host's own problem
+    g = _finding("cpu-saturation", when - pd.Timedelta(seconds=14), when + pd.Timedelta(seconds=15))
+    attribute([g], sources, [{**wrk, "start": when - pd.Timedelta(hours=2), "end": when - pd.Timedelta(hours=1)}])
+    assert "loadtest_driven" not in g.metrics
+    # a saturated disk with nothing in D state: the program known to move data is named, said so
+    d = _finding("disk-saturation", when - pd.Timedelta(seconds=14), when + pd.Timedelta(seconds=15))
+    attribute([d], sources)
+    assert d.refs["responsible_names"] == ["fio"]
+    assert "none waiting in D state: a program known to move data" in d.refs["responsible"]
