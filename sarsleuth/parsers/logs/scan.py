@@ -76,7 +76,7 @@ def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = Non
     ``sample_every`` > 0 additionally decodes a few lines per block (for
     clock anchors); ``progress(bytes_done, total)`` is called per block;
     ``user_signatures`` are the case's own ``[[signature]]`` entries;
-    ``engine`` forces a candidate finder (``"hyperscan"``, ``"python"``).
+    ``engine`` forces a candidate finder (``"hyperscan"``, ``"re2"``).
     """
     state = _ScanState(path, fmt, all_lines, engine, sample_every, tuple(user_signatures))
     total = total_size(path)
