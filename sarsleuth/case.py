@@ -319,7 +319,9 @@ def _merge_duplicate_events(events, origin):
     kernel's uptime stamp when there is one: it survives the copy exactly,
     while a dmesg's wall time is only aligned).  Lines repeated *within* one
     file are real repeats: an event seen n times in one file and m times in
-    another counts max(n, m) times.  ``origin`` numbers the source of each row."""
+    another counts max(n, m) times (a row of repeats keeps the larger
+    ``repeats`` and ``count``).  ``origin`` numbers the source of each row.
+    Returns the events and how many lines were counted once."""
     import pandas as pd
     stamp = events["uptime"].round(6).astype(object).where(events["uptime"].notna(),
                                                            events["timestamp"].astype(object))
@@ -328,11 +330,17 @@ def _merge_duplicate_events(events, origin):
     key["origin"] = origin
     # the n-th copy of an identical line within its file
     key["nth"] = key.groupby(["host", "message", "stamp", "origin"], sort=False, dropna=False).cumcount()
-    duplicate = key.duplicated(["host", "message", "stamp", "nth"], keep="first")
-    merged = int(duplicate.sum())
-    if not merged:
+    same = ["host", "message", "stamp", "nth"]
+    duplicate = key.duplicated(same, keep="first").to_numpy()
+    if not duplicate.any():
         return events, 0
-    return events[~duplicate.to_numpy()].reset_index(drop=True), merged
+    repeats = events["repeats"].fillna(1)
+    merged = int(repeats[duplicate].sum())
+    by = [key[c] for c in same]
+    events = events.assign(
+        repeats=repeats.groupby(by, sort=False, dropna=False).transform("max").astype("Int64"),
+        count=events["count"].fillna(1).groupby(by, sort=False, dropna=False).transform("max").astype("Int64"))
+    return events[~duplicate].reset_index(drop=True), merged
 
 
 def _in_window(f: Finding, window) -> bool:

@@ -124,7 +124,7 @@ def test_cr_pair_split_by_a_read_is_one_line_end(tmp_path):
     fmt = LogFormat("syslog", syslog.parse_line, syslog.volume_spec(data[:4096])[1])
     for block_bytes in (97, 1000, 4093):   # reads ending between a CR and its LF
         result = scan(path, fmt, block_bytes=block_bytes)
-        assert (result.lines, len(result.records)) == (500, 50), block_bytes
+        assert (result.lines, len(result.events)) == (500, 50), block_bytes
 
 
 def test_byte_order_marks(tmp_path):

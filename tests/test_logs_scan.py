@@ -57,7 +57,7 @@ def test_engines_find_every_signature_line(corpus, engine):
         data = path.read_bytes().replace(b"\r", b"")
         if not data.endswith(b"\n"):
             data += b"\n"
-        assert finder.find(data) == _lines_matching(data, full), path.name
+        assert [(s, e) for s, e, _ in finder.find(data)] == _lines_matching(data, full), path.name
 
 
 @pytest.mark.skipif(not log_engine.hyperscan_available(), reason="hyperscan has no wheel for this platform")
@@ -90,7 +90,7 @@ def test_matches_never_cross_a_line(engine):
     patterns = (r"Killed process \d+ \([^)]*\)", r"Out of\s+memory")
     data = b"Killed process 12 (java\nx) Out of\nmemory\nKilled process 13 (nginx)\n"
     finder = (log_engine.HyperscanFinder if engine == "hyperscan" else log_engine.Re2Finder)(patterns)
-    assert finder.find(data) == [(41, 66)]
+    assert [(s, e) for s, e, _ in finder.find(data)] == [(41, 66)]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -100,12 +100,12 @@ def test_a_match_over_a_newline_hides_no_line(engine):
     patterns = (r"segfault at [0-9a-f]+", r"upstream\s+timed out")
     data = b"x upstream\nupstream timed out (110)\ny segfault at 7f\n"
     finder = (log_engine.HyperscanFinder if engine == "hyperscan" else log_engine.Re2Finder)(patterns)
-    assert [data[s:e] for s, e in finder.find(data)] == [b"upstream timed out (110)", b"y segfault at 7f"]
+    assert [data[s:e] for s, e, _ in finder.find(data)] == [b"upstream timed out (110)", b"y segfault at 7f"]
 
 
 def test_finders_are_built_once_per_pattern_set():
-    a = log_engine.make_finder(engine="re2")
-    assert log_engine.make_finder(engine="re2") is a and a.name == "re2"
+    a, kinds = log_engine.make_finder(engine="re2")
+    assert log_engine.make_finder(engine="re2") == (a, kinds) and a.name == "re2"
     with pytest.raises(ValueError, match="unknown log engine"):
         log_engine.make_finder(engine="grep")
 
@@ -117,8 +117,8 @@ def test_reports_spanning_block_boundaries(corpus):
     whole = scan(path, fmt)
     small = scan(path, fmt, block_bytes=1000)
     assert whole.lines == small.lines == 207
-    strip = [{k: v for k, v in r.items()} for r in whole.records]
-    assert strip == small.records
+    pd.testing.assert_frame_equal(pd.DataFrame(whole.events.columns(True)), pd.DataFrame(small.events.columns(True)))
+    assert whole.events.stamps() == small.events.stamps()
     assert whole.volume_keys == small.volume_keys
 
 
@@ -177,10 +177,10 @@ def test_hostile_input_with_small_reads(tmp_path):
     path.write_bytes(HOSTILE)
     fmt = LogFormat("syslog", syslog_parser.parse_line, syslog_parser.volume_spec(HOSTILE[:4096])[1])
     result = scan(path, fmt, block_bytes=64 * 1024)
-    kinds = [r["kind"] for r in result.records]
-    assert kinds == ["page-allocation-failure", "socket-memory", "segfault", "too-many-open-files",
-                     "tcp-tw-bucket-overflow"]
-    assert [r["line"] for r in result.records] == [1, 2, 3, 4, 6]
+    events = result.events.columns(True)
+    assert list(events["kind"]) == ["page-allocation-failure", "socket-memory", "segfault", "too-many-open-files",
+                                    "tcp-tw-bucket-overflow"]
+    assert list(events["line"]) == [1, 2, 3, 4, 6]
     assert result.lines == 6
     assert any("longer than" in w and "bytes were cut" in w for w in result.warnings)
 
@@ -200,7 +200,7 @@ def test_long_lines_of_word_characters_stay_fast(tmp_path, kind):
     t0 = time.perf_counter()
     src = parse_kind(path, kind=kind, options=ParseOptions(year=2014))
     assert time.perf_counter() - t0 < 10
-    assert src.records == 2 * first.count(b"\n") + 1 and len(src.events) >= 2
+    assert src.records == 2 * first.count(b"\n") + 1 and src.events["repeats"].sum() >= 2
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -211,7 +211,7 @@ def test_patterns_an_engine_lacks_still_find_their_lines(engine):
     patterns = tuple(log_engine.candidate_patterns()) + (r"(?<=code=)E42\b",)
     data = b"May  6 15:04:13 web1 app[1]: failed code=E42 again\nMay  6 15:04:14 web1 app[1]: E42 alone\n"
     finder = (log_engine.HyperscanFinder if engine == "hyperscan" else log_engine.Re2Finder)(patterns)
-    assert finder.find(data) == [(0, 50)]
+    assert [(s, e) for s, e, _ in finder.find(data)] == [(0, 50)]
 
 
 def test_scans_in_threads_share_the_finder(tmp_path, corpus):
@@ -223,3 +223,25 @@ def test_scans_in_threads_share_the_finder(tmp_path, corpus):
         results = list(pool.map(lambda _: syslog_parser.read_events(path, ParseOptions(year=2005)).events, range(8)))
     for events in results:
         pd.testing.assert_frame_equal(events, one)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_kinds_read_from_the_patterns_a_line_holds_are_classifys(corpus, engine):
+    """The scan classifies a candidate line by the patterns its engine saw
+    on it: the same kind as the whole table gives its message."""
+    from sarsleuth.knowledge.signatures import classify
+    from sarsleuth.parsers.logs import dmesg, nginx_error
+    finder, kinds = log_engine.make_finder(engine=engine)
+    parsers = {"syslog": syslog_parser.parse_line, "dmesg": dmesg.parse_line, "nginx-error": nginx_error.parse_line}
+    compared = 0
+    for path in sorted((corpus / "logs").glob("*.log")):
+        parse_line = parsers.get(sniff(path)[0])
+        if parse_line is None:
+            continue
+        data = path.read_bytes().replace(b"\r", b"")
+        for start, end, ids in finder.find(data):
+            message = parse_line(data[start:end].decode("utf-8", "replace")).message
+            if message.isascii():
+                assert kinds.kind(message, ids) == classify(message), message
+                compared += 1
+    assert compared > 200

@@ -50,11 +50,15 @@ ENGINES = ("hyperscan", "re2")
 RE2_MAX_MEM = 64 << 20
 
 
+def _scoped(pattern: str) -> str:
+    """A leading global ``(?i)`` as a scoped group (patterns are joined)."""
+    return "(?i:" + pattern[4:] + ")" if pattern.startswith("(?i)") else pattern
+
+
 def _relaxed(pattern: str) -> str:
-    """A pattern as a candidate test: a global ``(?i)`` scoped (patterns are
-    joined), a ``^`` anchor dropped (raw lines carry their prefix)."""
-    if pattern.startswith("(?i)"):
-        pattern = "(?i:" + pattern[4:] + ")"
+    """A pattern as a candidate test: scoped, a ``^`` anchor dropped (raw
+    lines carry their prefix)."""
+    pattern = _scoped(pattern)
     return pattern[1:] if pattern.startswith("^") else pattern
 
 
@@ -114,9 +118,10 @@ class HyperscanFinder:
         self._scratch = threading.local()   # a scratch space serves one scan at a time
         self.checks = _line_checks(patterns, user_patterns)
 
-    def find(self, data, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple[int, int]]:
-        """Candidate line spans within ``data[lo:hi]``; ``newlines`` are the
-        positions of its newlines when the caller has them (numpy array)."""
+    def find(self, data, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple]:
+        """Candidate lines within ``data[lo:hi]``: (start, end, numbers of
+        the patterns the line holds); ``newlines`` are the positions of its
+        newlines when the caller has them (numpy array)."""
         import numpy as np
         hi = len(data) if hi is None else hi
         ends: list[int] = []
@@ -135,14 +140,19 @@ class HyperscanFinder:
         lines: dict[int, set] = {}
         for line, pattern in zip(np.searchsorted(newlines, hits, side="left").tolist(), ids):
             lines.setdefault(line, set()).add(pattern)
-        count, checks, out = len(newlines), self.checks, []
+        count, out = len(newlines), []
         for line in sorted(lines):
             start = int(newlines[line - 1]) + 1 if line > 0 else lo
             end = int(newlines[line]) if line < count else hi
             # only the patterns that matched around this line are tried on it
-            if any(checks[p](data, start, min(end, start + MAX_LINE_BYTES)) for p in lines[line]):
-                out.append((start, end))
+            held = self._held(data, start, end, lines[line])
+            if held:
+                out.append((start, end, held))
         return out
+
+    def _held(self, data, start: int, end: int, ids) -> tuple:
+        stop, checks = min(end, start + MAX_LINE_BYTES), self.checks
+        return tuple(p for p in sorted(ids) if checks[p](data, start, stop))
 
 
 class Re2Finder:
@@ -173,8 +183,9 @@ class Re2Finder:
         self.set.Compile()
         self.checks = _line_checks(patterns, user_patterns)
 
-    def find(self, data, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple[int, int]]:
-        """Candidate line spans within ``data[lo:hi]`` (whole lines)."""
+    def find(self, data, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple]:
+        """Candidate lines within ``data[lo:hi]``: (start, end, numbers of
+        the patterns the line holds)."""
         hi = len(data) if hi is None else hi
         search, named, checks = self.search, self.set.Match, self.checks
         out, pos = [], lo
@@ -187,8 +198,9 @@ class Re2Finder:
             end = data.find(b"\n", at, hi)
             end = hi if end == -1 else end
             stop = min(end, start + MAX_LINE_BYTES)
-            if any(checks[p](data, start, stop) for p in named(bytes(data[start:stop])) or ()):
-                out.append((start, end))
+            held = tuple(p for p in sorted(named(bytes(data[start:stop])) or ()) if checks[p](data, start, stop))
+            if held:
+                out.append((start, end, held))
             pos = end + 1
         return out
 
@@ -333,12 +345,13 @@ def _finder(engine: str, patterns: tuple, user_patterns: tuple):
 
 def make_finder(all_lines: bool = False, engine: str | None = None, extra_patterns: tuple = (),
                 user_signatures: tuple = ()):
-    """The candidate finder for a scan (cached: built once per pattern set).
+    """The candidate finder for a scan and the :class:`PatternKinds` of its
+    patterns (cached: built once per pattern set).
 
     ``engine`` forces ``"hyperscan"`` or ``"re2"`` (also env
     ``SARSLEUTH_LOG_ENGINE``); by default Hyperscan when it is installed."""
     if all_lines:
-        return AllLinesFinder()
+        return AllLinesFinder(), None
     if engine is None:
         chosen = os.environ.get("SARSLEUTH_LOG_ENGINE")
         # an engine this version lacks (``grep`` and ``python`` were ones) means the default
@@ -350,7 +363,56 @@ def make_finder(all_lines: bool = False, engine: str | None = None, extra_patter
         engine = "re2"
     patterns = tuple(candidate_patterns()) + tuple(extra_patterns)
     user = tuple(_relaxed(p) for sig in user_signatures for p in sig.patterns)
-    return _finder(engine, patterns, user)
+    return _finder(engine, patterns, user), _kinds(len(extra_patterns), tuple(user_signatures))
+
+
+class PatternKinds:
+    """The event kind of a candidate line's message, read from the numbers
+    of the patterns its line holds (as a finder numbers them: built-in
+    patterns, the structural ones, a format's extras, the user's).
+
+    The answer is :func:`~sarsleuth.knowledge.signatures.classify`'s: of the
+    built-in patterns the line holds, the one matching the message leftmost
+    (the first in the table at the same place), else the first of the
+    user's that matches it; each pattern the line does not hold cannot match
+    its message, which is part of the line.  Only the patterns of the line
+    are tried, not the whole table."""
+
+    def __init__(self, extras: int, user_signatures: tuple):
+        self.builtin = [(re.compile(_scoped(p)), sig.id)
+                        for sig in signatures.builtin_signatures() for p in sig.patterns]
+        self.others = len(self.builtin) + len(STRUCTURAL_PATTERNS) + extras   # where the user's patterns start
+        self.extras = range(len(self.builtin) + len(STRUCTURAL_PATTERNS), self.others)
+        self.user = []
+        if user_signatures:
+            import re2
+            self.user = [(re2.compile(_scoped(p)), sig.id) for sig in user_signatures for p in sig.patterns]
+
+    def kind(self, message: str, ids: tuple) -> str | None:
+        """``ids``: the numbers of the patterns the line holds, ascending."""
+        best = None
+        for i in ids:
+            if i >= len(self.builtin):
+                break
+            m = self.builtin[i][0].search(message)
+            if m is not None and (best is None or m.start() < best[0]):
+                best = (m.start(), i)
+        if best is not None:
+            return self.builtin[best[1]][1]
+        for i in ids:       # the user's, in their order
+            if i >= self.others and self.user[i - self.others][0].search(message):
+                return self.user[i - self.others][1]
+        return None
+
+    def exact_for(self, ids: tuple) -> bool:
+        """Can the kind be read from these patterns?  Not when a format's
+        extra pattern chose the line (its message is not its raw text)."""
+        return not any(i in self.extras for i in ids)
+
+
+@lru_cache(maxsize=16)
+def _kinds(extras: int, user_signatures: tuple) -> PatternKinds:
+    return PatternKinds(extras, user_signatures)
 
 
 class AllLinesFinder:
@@ -358,12 +420,14 @@ class AllLinesFinder:
 
     name = "all"
 
-    def find(self, data, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple[int, int]]:
+    kinds = None
+
+    def find(self, data, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple]:
         hi = len(data) if hi is None else hi
         out, start = [], lo
         while start < hi:
             end = data.find(b"\n", start, hi)
             end = hi if end == -1 else end
-            out.append((start, end))
+            out.append((start, end, None))
             start = end + 1
         return out
