@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sarsleuth import __version__
 from sarsleuth.errors import InputError
-from sarsleuth.model import Finding, empty_events, iso
+from sarsleuth.model import Finding, empty_events
 
 @dataclass
 class Skipped:
@@ -66,8 +65,11 @@ class Case:
         can be sniffed and read)."""
         from sarsleuth import streams
         from sarsleuth.bundles.expand import expand
+        from sarsleuth.folding import Folds
         from sarsleuth.parsers import parse, sniff
+        from sarsleuth.streams import refusal
         spooled = streams.Spooled()
+        folds = Folds()
         bundles = None
         try:
             given = []
@@ -78,7 +80,8 @@ class Case:
                     self.skipped.append(Skipped(str(p), "no such file or directory"))
                     continue
                 given.append(p)
-            bundles = expand(given)
+            bundles = expand(given, spooled.names)
+            self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
             self.warnings.extend(spooled.warnings)
             self.warnings.extend(bundles.warnings)
             self.notes.extend(bundles.notes)
@@ -90,16 +93,16 @@ class Case:
                 if e.facts is not None:
                     facts_of[e.path] = e.facts
             files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
-            kinds = []
+            bar = _progress(progress, len(files))
             for f in files:
-                kind, reason = sniff(f)
-                if kind is None:
-                    self.skipped.append(Skipped(names.get(str(f), str(f)), reason))
-                else:
-                    kinds.append((f, kind))
-            bar = _progress(progress, len(kinds))
-            for f, kind in kinds:
+                # each file sniffed and parsed in turn: parsing looks at the head
+                # again, which the sniff cache then still holds (however many files)
                 try:
+                    too_big = refusal(f)        # a file found in a folder is capped as a named one is
+                    kind, reason = (None, too_big) if too_big else sniff(f)
+                    if kind is None:
+                        self.skipped.append(Skipped(names.get(str(f), str(f)), reason))
+                        continue
                     src = parse(f, kind, parse_options)
                 except InputError as exc:
                     self.skipped.append(Skipped(names.get(str(f), str(f)),
@@ -111,15 +114,24 @@ class Case:
                     streams.relabel(src, str(f), names[str(f)])
                 if str(f) in facts_of:
                     src.meta["bundle"] = facts_of[str(f)].bundle
-                self.sources.append(src)
+                folds.add(src)
                 self.warnings.extend(src.warnings)
         finally:
             spooled.cleanup()
             if bundles is not None:
                 bundles.cleanup()
+        # past a thousand files, small logs of one kind, host and clock are one source each
+        self.sources = folds.sources()
+        if folds.folding:
+            folded = [s for s in self.sources if "files" in s.meta]
+            if folded:
+                self.notes.append(f"{sum(len(s.meta['files']) for s in folded)} log files are held as "
+                                  f"{len(folded)} source(s), one per kind, host and clock (their events keep "
+                                  "their files and lines)")
         from sarsleuth.bundles.expand import has_facts
         from sarsleuth.timebase.hosts import attach_bundles
         found = bundles.bundles if bundles is not None else []
+        self.notes.extend(note for h in found for note in h.dropped)      # facts read but not used
         self.notes.extend(attach_bundles(self.sources, found))
         self.hosts = [h for h in found if has_facts(h)]
 
@@ -147,17 +159,23 @@ class Case:
 
         from sarsleuth.metric_store import MetricStore, combine
         events = [s.events for s in self.sources if s.events is not None and len(s.events)]
-        # the same sample from two renderings (sa06 and sar06.txt) counts once
-        self.store, merged = combine([s.store for s in self.sources if s.store])
+        # the same sample from two renderings (sa06 and sar06.txt) counts once;
+        # where they differ, what sadc wrote (a binary file) is what is used
+        holders = sorted((s for s in self.sources if s.store), key=lambda s: s.kind != "sa")
+        self.store, merged, disagreements = combine([s.store for s in holders])
         if merged:
             self.merged["metric_values"] = merged
             self.notes.append(f"{merged} metric values appeared in more than one source and were counted once")
+        self.warnings.extend(disagreement_warnings(disagreements, holders))
         if not self.store:
             self.store = MetricStore()
         if events:
             e = pd.concat(events, ignore_index=True)
-            if len(events) > 1:
-                origin = np.repeat(np.arange(len(events)), [len(x) for x in events])
+            if len(events) > 1 or any("files" in s.meta for s in self.sources):
+                # each file its own origin, also inside a source that holds several
+                by_source = np.repeat(np.arange(len(events)), [len(x) for x in events])
+                by_file = pd.factorize(e["file"].astype(object), use_na_sentinel=True)[0]
+                origin = by_source * (int(by_file.max(initial=0)) + 2) + by_file + 1
                 e, merged = _merge_duplicate_events(e, origin)
                 if merged:
                     self.merged["events"] = merged
@@ -183,6 +201,8 @@ class Case:
                       host_zones=self.story_zones(opts))
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
+        from sarsleuth.attribution import attribute
+        attribute(findings, self.sources, self.reports)
         if self.window is not None:
             findings = [f for f in findings if _in_window(f, self.window)]
         if opts.min_severity:
@@ -233,26 +253,9 @@ class Case:
         return wide.sort_index()
 
     def to_json(self) -> dict:
-        sources = []
-        for s in self.sources:
-            start, end = s.span()
-            sources.append({"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
-                            "records": int(s.records), "warnings": list(s.warnings)})
-        return {
-            "sarsleuth_version": __version__,
-            "timezone": str(self.tz) if self.tz else None,
-            "sources": sources,
-            "skipped": [{"path": k.path, "reason": k.reason} for k in self.skipped],
-            "summary": self.headline(),
-            "incidents": [i.to_dict() for i in self.incidents],
-            "findings": [f.to_dict() for f in sorted(self.findings, key=lambda f: (iso(f.start) or "~", f.detector))],
-            "warnings": list(self.warnings),
-            "notes": list(self.notes),
-            "merged": {"events": int(self.merged.get("events", 0)),
-                       "metric_values": int(self.merged.get("metric_values", 0))},
-            "checked": list(self.checked),
-            "hosts": [h.to_dict() for h in self.hosts],
-        }
+        """The JSON document of ``analyze --format json``, as a dict."""
+        from sarsleuth.render.json import document
+        return document(self)
 
     def host_facts(self, host):
         """The facts a bundle gave about ``host`` (any name it goes by), or None."""
@@ -341,6 +344,33 @@ def _merge_duplicate_events(events, origin):
         repeats=repeats.groupby(by, sort=False, dropna=False).transform("max").astype("Int64"),
         count=events["count"].fillna(1).groupby(by, sort=False, dropna=False).transform("max").astype("Int64"))
     return events[~duplicate].reset_index(drop=True), merged
+
+
+def disagreement_warnings(disagreements, holders) -> list[str]:
+    """One warning per pair of sources that give one series different
+    values at the same times: where they differ most, how many values
+    differ, and which source the story uses."""
+    import os
+
+    import pandas as pd
+
+    from sarsleuth.render._time import on_clock
+    pairs: dict = {}
+    for d in disagreements:
+        pairs.setdefault((d.kept_store, d.dropped_store), []).append(d)
+    out = []
+    for (kept, dropped), found in pairs.items():
+        a, b = os.path.basename(holders[kept].path), os.path.basename(holders[dropped].path)
+        first = max(found, key=lambda d: (d.gap, -d.stamp))
+        host, section, device, metric = first.key
+        when = pd.Timestamp(first.stamp, tz="UTC") if first.tz is not None else pd.Timestamp(first.stamp)
+        when = on_clock(when, first.tz) if first.tz is not None else when
+        what = f"{section} {metric}" + (f" of {device}" if device else "")
+        why = " (the binary file sadc wrote)" if holders[kept].kind == "sa" else " (read first)"
+        out.append(f"{a} and {b} disagree on {sum(d.count for d in found)} value(s) of {len(found)} series"
+                   f"{f' of {host}' if host else ''}: {what} at {when.strftime('%Y-%m-%d %H:%M:%S')} is "
+                   f"{first.kept:g} in {a} and {first.dropped:g} in {b}; the story uses {a}{why}")
+    return out
 
 
 def _in_window(f: Finding, window) -> bool:

@@ -26,7 +26,7 @@ app = typer.Typer(
          "load-test reports, correlated into a ranked incident narrative.",
 )
 
-EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 _debug = False
 
 #: ``--format`` of analyze, detectors and compare: every output in the registry.
@@ -122,7 +122,9 @@ def analyze(
                      progress=format.value == render.DEFAULT, date_order=date_order, min_severity=severity)
     if not case.sources:
         # one line: every file named once, with why it was refused
-        reasons = "; ".join(_skip_reason(s) for s in case.skipped[:3]) or "no input files"
+        # (an archive cut before its data says so in a warning, not as a skipped file)
+        reasons = ("; ".join(_skip_reason(s) for s in case.skipped[:3]) or "; ".join(case.warnings[:3])
+                   or "no input files")
         if len(case.skipped) > 3:
             reasons += f"; and {len(case.skipped) - 3} more"
         _fail(f"no usable input: {reasons}")
@@ -253,15 +255,26 @@ def parse(
         _check_destination(output, [path])
     elif binary and sys.stdout.isatty():
         raise UsageError(f"--format {format.value} is binary: give -o FILE or redirect the output")
+    from sarsleuth import streams
     from sarsleuth.export import read_for_export, streamed_table
-    src, rest = read_for_export(path, kind, format.value, ParseOptions(year=opts.year, date_order=opts.date_order))
-    from sarsleuth.timebase import settle
-    settled = settle([src], tz=opts.tz)
-    for w in [*src.warnings, *settled.warnings]:
-        _say(f"warning: {w}")
-    if rest is not None:
-        rest = streamed_table(src, rest, settled)
-    _write_parsed(src, format.value, output, path, table=rest)
+    spooled = streams.Spooled()
+    try:
+        given = streams.spool([path], spooled)      # a pipe is copied once, a device refused
+        for name, reason in spooled.unreadable:
+            _fail(f"{name}: {reason}")
+        src, rest = read_for_export(given[0], kind, format.value,
+                                    ParseOptions(year=opts.year, date_order=opts.date_order))
+        if str(given[0]) in spooled.names:
+            streams.relabel(src, str(given[0]), spooled.names[str(given[0])])
+        from sarsleuth.timebase import settle
+        settled = settle([src], tz=opts.tz)
+        for w in [*spooled.warnings, *src.warnings, *settled.warnings]:
+            _say(f"warning: {w}")
+        if rest is not None:
+            rest = streamed_table(src, rest, settled)
+        _write_parsed(src, format.value, output, path, table=rest)
+    finally:
+        spooled.cleanup()
     for note in settled.notes:      # guesses (a year from the file's date, a zone), once the table is out
         _say(f"note: {note}")
 
@@ -294,24 +307,42 @@ def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories."))
 
 
 def _sniff(paths) -> int:
+    import os
+
+    from sarsleuth import streams
     from sarsleuth.bundles.expand import expand
     from sarsleuth.parsers import sniff as sniff_one
-    paths = [Path(p) for p in paths]
-    missing = [p for p in paths if not p.exists()]
+    from sarsleuth.streams import refusal
+    paths = [str(p) for p in paths]
+    missing = [p for p in paths if p != "-" and not os.path.exists(p)]
     for p in missing:
         _say(f"{p}: no such file or directory")
-    # archives and sosreports list the members read, as ARCHIVE!MEMBER
-    bundles = expand([p for p in paths if p.exists()])
-    files = bundles.entries
+    spooled = streams.Spooled()
+    bundles = None
     lines = []
     try:
-        for w in bundles.warnings:
+        given = streams.spool([p for p in paths if p not in missing], spooled)
+        for name, reason in spooled.unreadable:
+            _say(f"{name}: {reason}")
+        # archives and sosreports list the members read, as ARCHIVE!MEMBER
+        bundles = expand(given, spooled.names)
+        files = bundles.entries
+        for w in [*spooled.warnings, *bundles.warnings]:
             _say(w)
+        for label, why in bundles.refused:
+            _say(f"{label}: {why}")
         for f in files:
-            kind, _reason = sniff_one(f.path)
-            lines.append(f"{one_line(f.name)}\t{kind or 'unknown'}\n")
+            name = spooled.names.get(str(f.path), f.name)
+            too_big = refusal(f.path)       # a file found in a folder is capped as a named one is
+            if too_big:
+                _say(f"{name}: {too_big}")
+            kind = None if too_big else sniff_one(f.path)[0]
+            lines.append(f"{one_line(name)}\t{kind or 'unknown'}\n")
     finally:
-        bundles.cleanup()
+        spooled.cleanup()
+        if bundles is not None:
+            bundles.cleanup()
+    missing += [name for name, _ in spooled.unreadable]
     _to_stdout(lambda out: out.write("".join(lines)))
     return EXIT_INPUT if missing and not files else EXIT_OK
 
@@ -364,7 +395,7 @@ def sql(
     from sarsleuth.render._fleet import write_query_result
     from sarsleuth.store import run_sql
     frame = run_sql(case_dir, query)
-    _to_stdout(lambda out: write_query_result(frame, format.value, out))
+    _to_stdout(lambda out: write_query_result(frame, format.value, out, terminal=sys.stdout.isatty()))
 
 
 # ------------------------------------------------------------------ running
@@ -386,13 +417,17 @@ def run(argv=None) -> int:
     return the exit code; nothing escapes but the code."""
     global _debug
     from sarsleuth.render._files import OutputFailed, StdoutClosed, silence_stdout
+    from sarsleuth.signals import Terminated, terminate_as_interrupt
     argv = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     _debug = False
+    restore = terminate_as_interrupt()
     try:
         sniff_paths = _plain_sniff(argv)
         if sniff_paths is not None:
             return _sniff(sniff_paths)
         result = app(args=argv, prog_name="sarsleuth", standalone_mode=False)
+        if result == EXIT_INTERRUPTED:        # typer turns Ctrl-C into this code
+            _say("interrupted")
         return result if isinstance(result, int) else EXIT_OK
     except _Failed as exc:
         return exc.code
@@ -409,6 +444,9 @@ def run(argv=None) -> int:
             raise
         _say(str(exc))
         return EXIT_INPUT
+    except Terminated:
+        _say("terminated")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         _say("interrupted")
         return EXIT_INTERRUPTED
@@ -421,6 +459,8 @@ def run(argv=None) -> int:
             raise
         _say(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return EXIT_INTERNAL
+    finally:
+        restore()
 
 
 def main(argv=None):

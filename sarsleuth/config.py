@@ -29,6 +29,9 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 #: Nesting a config never needs; deeper is refused before the TOML reader
 #: recurses into it.
 MAX_NESTING = 32
+#: A config holds thresholds and a few signatures: kilobytes.  Anything
+#: past this is not a config (``/dev/zero``, a log named by mistake).
+MAX_CONFIG_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -47,19 +50,20 @@ def load_config(path) -> Config:
     naming the file (nothing a user wrote may surface as a traceback)."""
     if path is None:
         return Config()
+    from sarsleuth.streams import Unreadable, read_named
     p = Path(path)
     try:
-        text = p.read_text("utf-8")
+        text = read_named(p, MAX_CONFIG_BYTES, "config file").decode("utf-8")
         _check_nesting(p, text)
         data = tomllib.loads(text)
+    except Unreadable as exc:
+        raise UsageError(str(exc)) from None
     except RecursionError:
         raise UsageError(f"{p}: nested more than {MAX_NESTING} levels deep") from None
-    except FileNotFoundError:
-        raise UsageError(f"{p}: config file not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{p}: not valid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{p}: unreadable config file ({type(exc).__name__}: {exc})") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{p}: unreadable config file (not UTF-8: {exc})") from None
     params = _detector_params(p, data.get("detectors"))
     link = _link_speed(p, data)
     return Config(params=params, link_speed_bps=link, path=str(p), signatures=_user_signatures(p, text, data))

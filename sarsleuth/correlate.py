@@ -74,7 +74,7 @@ def correlate(findings: list[Finding], tolerance=None, host_zones: dict | None =
             groups.append(_Group(f.host, [f]))
         else:
             target.findings.append(f)
-    groups = _split_by_chain(groups)
+    groups = [g for g in _split_by_chain(groups) if not _only_context(g)]
     incidents = [_incident(g, host_zones or {}, display_zone) for g in groups]
     incidents.sort(key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
     for rank, inc in enumerate(incidents, 1):
@@ -154,13 +154,20 @@ def _split_by_chain(groups: list[_Group]) -> list[_Group]:
             out.append(g)
             continue
         stray = [f for f in g.findings if f.detector not in chain["order"] and _chains_of(f.detector)]
-        if stray and len(stray) < len(g.findings) and _stands_alone(stray, cause):
-            # what the strays' own cause explains leaves; the rest stays as context
+        # each other chain among the strays is weighed on its own: a CPU
+        # saturation that was already there does not keep worker crashes
+        # that came later from making their own incident
+        while stray and len(stray) < len(g.findings):
             own_cause, own_chain = cause_of(stray)
-            leaving = [f for f in stray if f is own_cause or (f.detector in own_chain["order"]
-                                                             and not _before(f, own_cause))]
-            g.findings = [f for f in g.findings if not any(f is x for x in leaving)]
-            pending.append(_Group(g.host, leaving))
+            if own_chain is None:
+                break
+            members = [f for f in stray if f is own_cause or (f.detector in own_chain["order"]
+                                                              and not _before(f, own_cause))]
+            if _stands_alone(stray, cause):
+                # what the strays' own cause explains leaves; the rest stays as context
+                g.findings = [f for f in g.findings if not any(f is x for x in members)]
+                pending.append(_Group(g.host, members))
+            stray = [f for f in stray if not any(f is x for x in members)]
         out.append(g)
     return out
 
@@ -179,12 +186,26 @@ def _can_cause(f: Finding) -> bool:
     kb = kb_entry(f.detector)
     if kb.get("cause", True) is False:
         return False
+    if any(holds(c, f.metrics) for c in kb.get("cause_unless", [])):
+        return False
     return all(holds(c, f.metrics) for c in kb.get("cause_if", []))
 
 
+def _only_context(g: _Group) -> bool:
+    """A group no finding of which can be a cause, all of them findings
+    that never make an incident alone (a good reload, a restart, CPUs a
+    load test on the host kept busy): they are on the timeline of whatever
+    happens near them, not an incident."""
+    return all(not _can_cause(f) and (kb_entry(f.detector).get("alone", True) is False
+                                       or f.metrics.get("loadtest_driven")) for f in g.findings)
+
+
 def _before(f: Finding, cause: Finding) -> bool:
-    """Did ``f`` start before ``cause`` on the shared clock?"""
-    return _on_clock(f) and _on_clock(cause) and f.start < cause.start
+    """Did ``f``'s anomaly take off before ``cause``'s could have, on the
+    shared clock?  A cause seen in a sample may have begun anywhere in the
+    interval that sample covers: hung tasks logged at 03:14:50 come after
+    an I/O wait sar stamped 03:20:01 from a 10-minute interval."""
+    return _on_clock(f) and _on_clock(cause) and f.onset < cause.onset - cause.resolution
 
 
 def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
@@ -226,7 +247,7 @@ def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
 def _sort_ts(f):
     import pandas as pd
     try:
-        return pd.Timestamp(f.start).value if _on_clock(f) else 2**62
+        return pd.Timestamp(f.onset).value if _on_clock(f) else 2**62
     except (TypeError, ValueError):
         return 2**62
 
@@ -308,7 +329,7 @@ def _incident(g: _Group, host_zones: dict, display_zone) -> Incident:
     timed = [f for f in own if _on_clock(f)]
     # low-severity effects (a small TIME_WAIT rise) do not stretch the window
     framing = [f for f in timed if SEVERITY_RANK[f.severity] >= SEVERITY_RANK["medium"]] or timed
-    start = min((f.start for f in timed), default=None)
+    start = min((f.onset for f in timed), default=None)
     end = max((_end_of(f) for f in framing), default=None)
     if start is not None and end is not None and end < start:
         end = start

@@ -36,6 +36,13 @@ class InputError(SarsleuthError):
         return f"{prefix}{self.reason}"
 
 
+class CaseError(InputError):
+    """A case saved with ``analyze --save`` that cannot be read: not a case,
+    its marker damaged, or one of its parts missing, cut, changed, or
+    replaced by a link or a named pipe.  ``path`` names the part.  The one
+    exception :func:`sarsleuth.load_case` and a saved case's tables raise."""
+
+
 class UsageError(SarsleuthError):
     """Bad command-line arguments or options."""
 
@@ -43,3 +50,11 @@ class UsageError(SarsleuthError):
 def located(path, reason: str, *, line: int | None = None, offset: int | None = None) -> str:
     """Format a warning the same way InputError formats errors."""
     return InputError(path, reason, line=line, offset=offset).one_line()
+
+
+def size_text(n: int) -> str:
+    """A limit as people write it: ``8 GiB``, ``1 MiB``, else bytes."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"

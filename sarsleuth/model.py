@@ -221,6 +221,26 @@ class Finding:
         if self.severity not in SEVERITY_RANK:
             raise ValueError(f"bad severity {self.severity!r}")
 
+    @property
+    def onset(self):
+        """When the anomaly took off: refs ``onset`` where a detector saw a
+        series creep over its threshold well before it climbed (a load
+        average a little high for minutes, then soaring with the swap),
+        ``start`` otherwise.  Causes and roles follow onsets."""
+        t = (self.refs or {}).get("onset")
+        if t is None:
+            return self.start
+        import pandas as pd
+        return pd.Timestamp(t)
+
+    @property
+    def resolution(self):
+        """How early before its onset the anomaly may have begun: the
+        sampling interval of a metric finding (a 10-minute sar sample
+        stamped 03:20:01 covers 03:10:01 onwards), nothing for a log line."""
+        import pandas as pd
+        return pd.Timedelta(seconds=float((self.refs or {}).get("sample_seconds") or 0))
+
     def to_dict(self) -> dict:
         return {
             "detector": self.detector,

@@ -224,6 +224,9 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding], host_zones:
         if len(picked) == 2:
             break
     what = prose(after_category(inc.category, cause.title))
+    names = responsible_names(inc, cause)
+    if names and what and not any(n in what for n in names):
+        what += f", by {' and '.join(names)}"
     text = f"{category_title(inc.category)}{where_}{period}" + (f": {what}" if what else "")
     if picked:
         text += ", then " + " and ".join(prose(after_category(inc.category, f.title) or f.title) for f in picked)
@@ -246,17 +249,34 @@ def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: li
         if f.detector not in named:
             named.append(f.detector)
     named.sort(key=order.index)
-    if _on_clock(cause):
+    if _on_clock(cause) and not effects:
+        text = (f"It heads the {chain['name']} chain ({' -> '.join(named)}){_cited(cause)}; nothing else in the "
+                "case's files followed from it.")
+    elif _on_clock(cause):
         text = (f"It comes first on the {chain['name']} chain ({' -> '.join(named)}) and in time{_cited(cause)}; "
                 f"the {len(effects)} finding(s) below follow from it and none starts before it.")
     else:
         text = (f"It comes first on the {chain['name']} chain ({' -> '.join(named)}){_cited(cause)}; it has no "
                 f"time on the shared clock, so its place comes from the chain (and the PIDs it shares with the "
                 f"{len(effects)} finding(s) below), not from time.")
-    before = [f for f in context if _on_clock(f) and _on_clock(cause) and f.start < cause.start]
+    before = [f for f in context if _on_clock(f) and _on_clock(cause) and f.onset < cause.onset]
     if before:
         text += f" {len(before)} finding(s) started earlier: they are context, not its effects."
     return text
+
+
+def _responsible_finding(inc: Incident, cause: Finding) -> Finding | None:
+    """The finding that names the processes behind the incident: the
+    cause's own, else its first effect's (the CPU or memory they used)."""
+    if (cause.refs or {}).get("responsible"):
+        return cause
+    return next((f for f in inc.findings if f.role == "effect" and (f.refs or {}).get("responsible")), None)
+
+
+def responsible_names(inc: Incident, cause: Finding) -> list[str]:
+    """The programs a story names as responsible (from ps snapshots)."""
+    f = _responsible_finding(inc, cause)
+    return list((f.refs or {}).get("responsible_names") or []) if f is not None else []
 
 
 def narrate(inc: Incident, cause: Finding, chain: dict | None, host_zones: dict | None = None) -> None:
@@ -265,6 +285,14 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None, host_zones: dict 
     effects = [f for f in inc.findings if f.role == "effect" or (f.role == "cause" and f is not cause)]
     context = [f for f in inc.findings if f.role == "context"]
     cause_text = f"{prose(cause.title)} {span(cause, inc.zone)}"
+    by = _responsible_finding(inc, cause)
+    if by is not None:
+        cause_text += f", by {by.refs['responsible']}"
+    elif (cause.refs or {}).get("pid_commands"):
+        commands = cause.refs["pid_commands"]
+        pid, command = next(iter(commands.items()))
+        more = f" (and {len(commands) - 1} more PID(s) ps shows)" if len(commands) > 1 else ""
+        cause_text += f"; PID {pid} is `{command}` in ps{more}"
     q = quote(cause)
     if q:
         cause_text += f", evidence {q}"
@@ -277,7 +305,7 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None, host_zones: dict 
         effect_lines.append(item + _cited(f))
     context_lines = []
     for f in context:
-        if _on_clock(f) and _on_clock(cause) and f.start < cause.start:
+        if _on_clock(f) and _on_clock(cause) and f.onset < cause.onset:
             why = "already before the cause"
         else:
             why = "at the same time, not explained by the cause"

@@ -17,11 +17,14 @@ from pathlib import Path
 from typing import Iterator
 
 from sarsleuth.decompressors import GZIP_MAGIC, decompressor, zstd_reader
-from sarsleuth.errors import InputError
+from sarsleuth.errors import InputError, size_text
 
 XZ_MAGIC = b"\xfd7zXZ\x00"
 BZ2_MAGIC = b"BZh"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+#: Byte order marks of UTF-16 text (little- and big-endian).
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 #: Upper bound on the bytes a content sniffer looks at.
 HEAD_BYTES = 64 * 1024
@@ -236,7 +239,7 @@ def decompressed_chunks(path, limit: int | None, what: str = "refusing to load i
                     return
                 total += len(chunk)
                 if limit and total > limit:
-                    raise InputError(path, f"larger than {limit} bytes once decompressed; {what}", offset=limit)
+                    raise InputError(path, f"more than {size_text(limit)} once decompressed; {what}", offset=limit)
                 yield chunk
         except DECOMPRESSION_ERRORS as exc:
             raise InputError(path, f"damaged compressed stream: {exc}", offset=total) from None
@@ -273,6 +276,16 @@ def spool_decompressed(path, limit: int):
     spool.flush()
     spool.seek(0)
     return spool
+
+
+def utf16_head_as_utf8(head: bytes) -> bytes | None:
+    """A head of UTF-16 text (it starts with its byte order mark) in UTF-8,
+    else None.  A code unit cut at the head's end is dropped."""
+    if not head.startswith(UTF16_BOMS):
+        return None
+    import codecs
+    text = codecs.getincrementaldecoder("utf-16")(errors="replace").decode(head, final=False)
+    return text.encode("utf-8", "surrogatepass")
 
 
 def decode(raw: bytes) -> str:
@@ -323,6 +336,27 @@ def iter_lines(path, warnings: list | None = None) -> Iterator[tuple[int, bytes]
 def iter_text_lines(path, warnings: list | None = None) -> Iterator[tuple[int, str]]:
     for n, raw in iter_lines(path, warnings):
         yield n, decode(raw)
+
+
+#: A document read whole (a load-test report, ps snapshots, a tsar
+#: history) larger than this once decompressed is refused: a real one is
+#: well under a MB (``ps auxwww`` of 5,000 processes: 600 KB), and each
+#: line held costs about 30 times its size (7 MB of ps rows peak at 350 MB;
+#: a 10 GB stream of them was held whole).
+MAX_WHOLE_TEXT_BYTES = 8 << 20
+
+
+def whole_text_lines(path, warnings: list, what: str) -> list[tuple[int, str]]:
+    """Every ``(line_number, text)`` of a document read whole, refused
+    (InputError naming the limit and the byte) past :data:`MAX_WHOLE_TEXT_BYTES`."""
+    out, total = [], 0
+    for n, raw in iter_lines(path, warnings):
+        total += len(raw) + 1
+        if total > MAX_WHOLE_TEXT_BYTES:
+            raise InputError(path, f"more than {size_text(MAX_WHOLE_TEXT_BYTES)} once decompressed: {what} are read "
+                                   "whole, and none is this big; not read", offset=MAX_WHOLE_TEXT_BYTES)
+        out.append((n, decode(raw)))
+    return out
 
 
 def file_mtime(path):

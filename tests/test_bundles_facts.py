@@ -105,6 +105,61 @@ def test_nginx_process_limits_are_kept_other_processes_not():
     assert proc["limits"]["Max open files"].line == 4
 
 
+#: ``systemctl show --all`` of services, as sos's systemd plugin saves it.
+SYSTEMCTL_SHOW = """\
+Type=notify
+Restart=on-failure
+Id=orders-api.service
+Names=orders-api.service
+LimitNOFILE=524288
+LimitNOFILESoft=1024
+LimitNPROC=63707
+TasksMax=4915
+
+Type=forking
+Id=nginx.service
+LimitNOFILE=524288
+LimitNOFILESoft=1024
+"""
+
+
+def test_the_limit_a_process_ran_with_is_read_where_it_was_set():
+    """/proc/PID/limits first, then nginx's worker_rlimit_nofile, then the
+    unit: its drop-in over its file, `systemctl show` for the rest."""
+    facts = HostFacts(bundle="b")
+    _read("sos_commands/systemd/systemctl_show_service_--all", SYSTEMCTL_SHOW, facts)
+    _read("etc/systemd/system/billing.service", "[Service]\nExecStart=/usr/bin/billing\nLimitNOFILE=4096\n", facts)
+    _read("etc/systemd/system/billing.service.d/override.conf", "[Service]\n# LimitNOFILE=1\nLimitNOFILE=8192\n", facts)
+    assert facts.process_limit("orders-api", "Max open files").text == "LimitNOFILESoft=1024"
+    assert facts.process_limit("orders-api", "Max processes").value == "63707"
+    billing = facts.process_limit("billing", "Max open files")
+    assert (billing.value, billing.line, billing.path) == ("8192", 3, "bundle!etc/systemd/system/billing.service.d/override.conf")
+    _read("etc/systemd/system/orders-api.service", "[Service]\nLimitNOFILE=64\n", facts)   # what is in force stays
+    assert facts.process_limit("orders-api", "Max open files").text == "LimitNOFILESoft=1024"
+    assert facts.process_limit("nginx", "Max open files").value == "1024"
+    _read("sos_commands/nginx/nginx_-T", "# configuration file /etc/nginx/nginx.conf:\nworker_rlimit_nofile 2048;\n", facts)
+    assert facts.process_limit("nginx", "Max open files").text == "worker_rlimit_nofile 2048;"
+    _read("proc/812/limits", PROC_LIMITS, facts)
+    _read("proc/812/cmdline", "nginx: worker process\0", facts)
+    readers.settle_processes(facts)
+    assert facts.process_limit("nginx", "Max open files").value == "65535 65535"
+    assert facts.process_limit("sshd", "Max open files") is None
+    assert facts.to_dict()["units"]["orders-api.service"]["TasksMax"]["value"] == "4915"
+
+
+def test_mount_points_of_devices_from_proc_mounts_or_mount_l():
+    facts = HostFacts(bundle="b")
+    _read("proc/mounts", "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n"
+                         "/dev/vda1 / ext4 rw,relatime 0 0\n"
+                         "/dev/loop0 /srv/data\\040store ext4 rw,relatime 0 0\n", facts)
+    assert {d: m.value for d, m in facts.mounts.items()} == {"/dev/vda1": "/", "/dev/loop0": "/srv/data store"}
+    assert facts.mounts["/dev/loop0"].line == 3
+    other = HostFacts(bundle="b")
+    _read("sos_commands/filesys/mount_-l", "/dev/mapper/rhel-root on / type xfs (rw,relatime,seclabel)\n"
+                                           "tmpfs on /run type tmpfs (rw,nosuid,nodev)\n", other)
+    assert other.to_dict()["mounts"] == {"/dev/mapper/rhel-root": "/"}
+
+
 def test_machine_facts():
     facts = HostFacts(bundle="b")
     _read("sos_commands/kernel/uname_-a",
@@ -126,6 +181,49 @@ def test_a_zone_name_that_is_no_zone_is_not_taken():
     facts = HostFacts(bundle="b")
     _read("etc/timezone", "Mars/Olympus_Mons\n", facts)
     assert facts.timezone is None
+    assert facts.dropped == ["bundle!etc/timezone:1 names the time zone 'Mars/Olympus_Mons', which the zone "
+                             "database does not know: not used"]
+
+
+def test_zones_and_host_names_a_bundle_gives_but_are_not_used_are_said_in_every_output(tmp_path):
+    """An extracted sosreport whose files disagree: etc/localtime links to
+    Europe/Paris, timedatectl says America/New_York, etc/timezone names no
+    zone; its hostname file says web07, uname db9.  The first of
+    each is used (as before) and every other one is a note, in JSON, text,
+    markdown and HTML alike."""
+    from .conftest import run_cli
+    root = tmp_path / "sosreport-web07-2026-11-20-abcdef"
+    for rel, text in {"sos_commands/kernel/uname_-a": "Linux db9 6.1.0-18-amd64 #1 SMP x86_64 GNU/Linux\n",
+                      "etc/hostname": "web07.example.com\n",
+                      "sos_commands/systemd/timedatectl": "                Time zone: America/New_York (EST, -0500)\n",
+                      "etc/timezone": "Mars/Olympus_Mons\n",
+                      "var/log/messages": "Nov 20 03:14:07 web07 kernel: Out of memory: Killed process 4242 (nginx) "
+                                          "total-vm:1021908kB, anon-rss:524288kB, file-rss:4096kB, shmem-rss:0kB\n"
+                      }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "etc" / "localtime").symlink_to("../usr/share/zoneinfo/Europe/Paris")
+    ran = run_cli("analyze", root, "--year", "2026", "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    import json
+    doc = json.loads(ran.stdout)
+    said = [n for n in doc["notes"] if " but " in n or "does not know" in n]
+    expected = [
+        f"{root}/etc/timezone:1 names the time zone 'Mars/Olympus_Mons', which the zone database does not know: "
+        "not used",
+        f"{root}/sos_commands/systemd/timedatectl:1 names the time zone America/New_York but {root}/etc/localtime "
+        "-> ../usr/share/zoneinfo/Europe/Paris names Europe/Paris: Europe/Paris is used",
+        f"{root}/sos_commands/kernel/uname_-a:1 names the host db9 but {root}/etc/hostname:1 names it "
+        "web07.example.com: web07.example.com is used"]
+    assert sorted(said) == sorted(expected)
+    [host] = doc["hosts"]
+    assert (host["timezone"], host["hostname"]) == ("Europe/Paris", "web07.example.com")
+    for fmt in ("text", "markdown"):
+        out = run_cli("analyze", root, "--year", "2026", "--format", fmt).stdout.replace("\\", "")
+        assert "Mars/Olympus_Mons" in out and "America/New_York but" in out, fmt
+    report = tmp_path / "report.html"
+    assert run_cli("analyze", root, "--year", "2026", "--html", report).returncode == 0
+    assert "America/New_York but" in report.read_text()
 
 
 def test_a_sosreport_made_here_by_sos_gives_this_hosts_facts(tmp_path):

@@ -2,7 +2,9 @@
 the member; the rest of the archive is still read; nothing is written."""
 from __future__ import annotations
 
+import gzip
 import io
+import json
 import tarfile
 import zipfile
 from pathlib import Path
@@ -77,8 +79,8 @@ def test_member_claiming_an_absurd_size_is_refused(tmp_path):
     warnings: list = []
     got = [m.name for m in members(path, str(path), warnings)]
     assert got == ["var/log/messages"]
-    assert any("member 'var/log/messages.1' refused: claims an absurd size (1125899906842624 bytes)" in w
-               for w in warnings)
+    assert warnings == [f"{path}: member 'var/log/messages.1' refused: claims an absurd size (1125899906842624 "
+                        "bytes, more than the 64 GiB no real member reaches); the archive is not read past it"]
 
 
 def test_zip_hazards_are_refused(tmp_path):
@@ -120,7 +122,8 @@ def test_zip_member_claiming_an_absurd_size_is_refused(tmp_path):
     finally:
         layout.layout()["archives"]["max_member_bytes"] = limit
     assert got == ["var/log/messages"]
-    assert "'var/log/syslog' refused: claims an absurd size (4294967280 bytes)" in warnings[0]
+    assert warnings == [f"{path}: member 'var/log/syslog' refused: claims an absurd size (4294967280 bytes, "
+                        "more than the 1 GiB no real member reaches)"]
 
 
 def test_analyze_warns_names_the_member_and_writes_nothing(tmp_path):
@@ -128,7 +131,10 @@ def test_analyze_warns_names_the_member_and_writes_nothing(tmp_path):
     before = sorted(p.name for p in tmp_path.iterdir())
     ran = run_cli("analyze", path, "--format", "json")
     assert ran.returncode == 0, ran.stderr
-    assert "member '../../evil' refused: path traversal" in ran.stderr
+    assert ran.stderr == (f"sarsleuth: warning: skipped {path}!../../evil: refused: path traversal (the name "
+                          "leads out of the archive's tree)\n")
+    assert json.loads(ran.stdout)["skipped"] == [{"path": f"{path}!../../evil", "reason": "refused: path traversal "
+                                                  "(the name leads out of the archive's tree)"}]
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert not (tmp_path.parent / "evil").exists()
 
@@ -144,3 +150,80 @@ def test_damaged_archive_keeps_what_was_read(tmp_path):
     assert ran.returncode == 0, ran.stderr
     assert "members before it were read" in ran.stderr
     assert "oom-kill" in ran.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# Limits: each refusal names the member and the limit, also when nothing else is left
+# --------------------------------------------------------------------------------------------
+
+def _tar_bytes(members: dict) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_an_archive_nested_past_the_depth_limit_is_named_with_the_limit(tmp_path):
+    """Four archives inside the top one: the three the limit allows are
+    read, the fourth is refused by name (it was handed on as a file no
+    parser knows, and the run said only "no input files")."""
+    from sarsleuth.bundles.layout import layout
+    assert layout()["archives"]["max_depth"] == 3
+    inner = _tar_bytes({"var/log/messages": GOOD})
+    for name in ("d.tar", "c.tar", "b.tar", "a.tar"):
+        inner = _tar_bytes({name: inner})
+    path = tmp_path / "nested.tar"
+    path.write_bytes(inner)
+    ran = run_cli("analyze", path)
+    assert ran.returncode == 2
+    assert ran.stderr == (f"sarsleuth: no usable input: {path}!a.tar!b.tar!c.tar!d.tar: refused: an archive nested "
+                          "deeper than the 3 levels of archives inside an archive that are read; not read\n")
+    # one level less is read
+    path.write_bytes(_tar_bytes({"a.tar": _tar_bytes({"b.tar": _tar_bytes({"c.tar": _tar_bytes(
+        {"var/log/messages": GOOD})})})}))
+    ran = run_cli("analyze", path, "--year", "2014", "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    assert [s["path"] for s in json.loads(ran.stdout)["sources"]] == [f"{path}!a.tar!b.tar!c.tar!var/log/messages"]
+
+
+def test_a_lone_member_claiming_more_than_the_size_cap_is_named_with_the_cap(tmp_path):
+    path = tmp_path / "absurd.tar"
+    with open(path, "wb") as fh:
+        fh.write(_info("var/log/messages", size=1 << 50).tobuf(tarfile.GNU_FORMAT) + b"\0" * 4096)
+    ran = run_cli("analyze", path)
+    assert (ran.returncode, ran.stderr) == (2, f"sarsleuth: no usable input: {path}!var/log/messages: refused: "
+                                               "claims an absurd size (1125899906842624 bytes, more than the 64 GiB "
+                                               "no real member reaches); the archive is not read past it\n")
+
+
+def test_a_member_expanding_past_the_spool_limit_is_named_with_the_limit(tmp_path, monkeypatch):
+    """A member is copied (decompressed from the archive's stream) up to
+    the spool limit: one whose header says it is bigger is refused by name
+    and limit before a byte is copied; the other members are read.  The
+    limit is 8 GiB: lowered to 1 MiB here."""
+    from sarsleuth.bundles.layout import layout
+    monkeypatch.setitem(layout()["archives"], "max_spool_bytes", 1 << 20)
+    big = GOOD * ((2 << 20) // len(GOOD))            # 2 MiB of a log: 16 KB compressed
+    path = tmp_path / "var-log.tar.gz"
+    path.write_bytes(gzip.compress(_tar_bytes({"var/log/messages": big})))
+    why = (f"refused: {len(big)} bytes, more than 1 MiB, the most a member is copied to be read (max_spool_bytes); "
+           "not read")
+    ran = run_cli("analyze", path)
+    assert (ran.returncode, ran.stderr) == (2, f"sarsleuth: no usable input: {path}!var/log/messages: {why}\n")
+    path.write_bytes(gzip.compress(_tar_bytes({"var/log/messages": big, "var/log/kern.log": GOOD})))
+    ran = run_cli("analyze", path, "--year", "2014", "--format", "json")
+    assert ran.returncode == 0 and ran.stderr == f"sarsleuth: warning: skipped {path}!var/log/messages: {why}\n"
+    doc = json.loads(ran.stdout)
+    assert [s["path"] for s in doc["sources"]] == [f"{path}!var/log/kern.log"]
+    # a zip inside an archive is copied whole to be read: the same limit, before a byte is copied
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("var/log/messages", big)
+    path.write_bytes(gzip.compress(_tar_bytes({"nodes/web07.zip": zipped.getvalue() + b"\0" * (2 << 20)})))
+    ran = run_cli("analyze", path)
+    assert (ran.returncode, ran.stderr) == (2, f"sarsleuth: no usable input: {path}!nodes/web07.zip: refused: a zip "
+                                               f"archive of {len(zipped.getvalue()) + (2 << 20)} bytes inside an "
+                                               "archive, larger than the 1 MiB copied to be read; not read\n")

@@ -280,7 +280,9 @@ def test_iowait_spike_names_the_busiest_disk_beside_its_label(tmp_path, corpus):
     assert ("The busiest disk over the episode was dev252-0 (vda), %util 110.27 at 15:18:02, await 345.43 ms "
             "(named by partitions:3)") in f.explanation
     incident = next(i for i in case.incidents if f in i.findings)
-    assert "dev252-0 (vda)" in incident.story["explanation"]
+    # the saturated disk itself is the cause, named by its label and name
+    assert incident.cause == "disk-saturation"
+    assert incident.story["cause"].startswith("Disk dev252-0 (vda) saturated: %util 110.27 %")
     d = case.to_json()
     assert d["hosts"][0]["disk_names"] == {"dev252-0": "vda", "dev252-1": "vda1"}
     from sarsleuth.plots import incident_figure

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from .conftest import SAMPLES, run_cli
@@ -130,11 +131,15 @@ def test_hosts_of_a_central_log_are_told_on_their_own_clocks(tmp_path):
         result = analyse_host(group, {"tz": None})
         assert result.ok, result.error
         told[group.host] = result.incidents
-    # the storage stall, 03:12 UTC: 03:20:01 on web-0000's clock (UTC), 04:20:01 on web-0001's (UTC+01:00)
-    for host, zone, clock in (("web-0000", "UTC", "03:20:01"), ("web-0001", "+01:00", "04:20:01")):
+    # the storage stall, 03:12 UTC, dated by its hung tasks (blocked for 120 s when reported; the
+    # I/O wait's 10-minute sample is stamped 03:20:01): on web-0000's clock (UTC) and web-0001's
+    for host, zone, hour in (("web-0000", "UTC", "03"), ("web-0001", "+01:00", "04")):
         (inc,) = told[host]
         assert inc.hosts == [host] and inc.category == "io-saturation"
         assert inc.zone == zone
+        hung = min(pd.Timestamp(f.onset) for f in inc.findings if f.detector == "hung-task")
+        clock = hung.tz_convert(inc.start.tzinfo).strftime("%H:%M:%S")
+        assert clock.startswith(f"{hour}:1") and "12:00" <= clock[3:] < "13:00"
         assert inc.to_dict()["start"] == f"2026-11-20T{clock}{'+00:00' if zone == 'UTC' else zone}"
         label = "UTC" if zone == "UTC" else f"UTC{zone}"
         assert f"from 2026-11-20 {clock} to " in inc.story["headline"] and f"({label})" in inc.story["headline"]
@@ -334,6 +339,12 @@ def test_host_names_from_inputs_are_made_safe(tmp_path, scheduler):
     assert "\x1b" not in ran.stdout and "\\x1b]0;pwn\\x07" in ran.stdout
     html = report.read_text("utf-8")
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    # the fleet's HTML and JSON show the sequence as the terminal does, never raw
+    assert "\x1b" not in html and "\x07" not in html and "\\x1b]0;pwn\\x07" in html
+    ran = run_cli("analyze", tmp_path, "--scheduler", scheduler, "--format", "json")
+    assert ran.returncode == 0 and "\x1b" not in ran.stdout, ran.stderr
+    assert "&lt;b&gt;x&lt;/b&gt;\\x1b]0;pwn\\x07" in json.loads(ran.stdout)["hosts"][0]["host"].replace(
+        "<b>x</b>", "&lt;b&gt;x&lt;/b&gt;")
 
 
 def test_without_dask_the_hosts_run_in_process(fleet_dir, monkeypatch):

@@ -50,6 +50,18 @@ SAMPLE_SEEDS = {
 }
 
 INLINE_SEEDS = {
+    # dpkg 1.21 (Debian 12) as it logs an upgrade run
+    "package-log": """\
+2025-06-24 14:36:25 startup archives unpack
+2025-06-24 14:36:25 upgrade libsystemd0:amd64 252.36-1~deb12u1 252.38-1~deb12u1
+2025-06-24 14:36:25 status triggers-pending libc-bin:amd64 2.36-9+deb12u10
+2025-06-24 14:36:25 status half-configured libsystemd0:amd64 252.36-1~deb12u1
+2025-06-24 14:36:25 status unpacked libsystemd0:amd64 252.36-1~deb12u1
+2025-06-24 14:36:29 install libgdbm6:amd64 <none> 1.23-3
+2025-06-24 14:36:29 status half-installed libgdbm6:amd64 1.23-3
+2025-06-24 14:36:31 configure libgdbm6:amd64 1.23-3 <none>
+2025-06-24 14:36:31 status installed libgdbm6:amd64 1.23-3
+""",
     "sadf-csv": """\
 # hostname;interval;timestamp;CPU;%user;%nice;%system;%iowait;%steal;%idle
 web-7;60;2014-05-06 07:01:01 UTC;-1;5.37;0.00;8.35;0.01;0.00;86.27
@@ -1043,6 +1055,43 @@ def test_terminal_escape_sequences_from_logs_are_not_passed_through(tmp_path):
         assert "\x1b" not in proc.stderr
 
 
+#: Set the window title (OSC ... BEL), 8-bit CSI, and a right-to-left
+#: override that shows "nginx\u202egpj.exe" as "nginxexe.jpg".
+HOSTILE_NAME = "\x1b]0;pwned\x07\x9b2Jnginx\u202egpj"
+HOSTILE_SHOWN = "\\x1b]0;pwned\\x07\\x9b2Jnginx\\u202egpj"
+
+
+def test_control_and_bidi_characters_are_visible_escapes_in_every_output(tmp_path):
+    """The rule of the terminal for every output: JSON and HTML write ESC,
+    BEL, C1 controls and U+202E from a log as the text shows them
+    (``\\x1b``, ``\\u202e``); the evidence keeps every other character of
+    the line."""
+    log = tmp_path / "messages"
+    log.write_bytes(f"May  6 15:01:11 web1 kernel: Out of memory: Killed process 4242 ({HOSTILE_NAME}) "
+                    "total-vm:1021908kB, anon-rss:524288kB, file-rss:4096kB, shmem-rss:0kB\n".encode())
+    outputs = {}
+    for fmt in ("text", "markdown", "json"):
+        proc = run_cli("analyze", log, "--year", "2014", "--format", fmt)
+        assert proc.returncode == 0, proc.stderr
+        outputs[fmt] = proc.stdout
+    report = tmp_path.parent / f"{tmp_path.name}.html"
+    assert run_cli("analyze", log, "--year", "2014", "--html", report).returncode == 0
+    outputs["html"] = report.read_text("utf-8")
+    from sarsleuth.render.markdown import md_escape
+    for fmt, text in outputs.items():
+        assert not re.search("[\x07\x1b\x9b\u202e]", text), fmt
+        shown = {"markdown": md_escape(HOSTILE_NAME), "json": json.dumps(HOSTILE_SHOWN)[1:-1]}
+        assert shown.get(fmt, HOSTILE_SHOWN) in text, fmt
+    doc = json.loads(outputs["json"])
+    [oom] = [f for f in doc["findings"] if f["detector"] == "oom-kill"]
+    assert oom["evidence"][0]["text"] == (f"May  6 15:01:11 web1 kernel: Out of memory: Killed process 4242 "
+                                          f"({HOSTILE_SHOWN}) total-vm:1021908kB, anon-rss:524288kB, "
+                                          "file-rss:4096kB, shmem-rss:0kB")
+    # a data export keeps the line as read when it goes to a file, escapes it on a terminal
+    assert HOSTILE_NAME in run_cli("parse", log, "--year", "2014").stdout
+    assert HOSTILE_SHOWN in run_cli("parse", log, "--year", "2014", tty=True).stdout
+
+
 # --------------------------------------------------------------------------------------------
 # Outputs: written whole or not at all, never through a planted link, names shown safely
 # --------------------------------------------------------------------------------------------
@@ -1111,7 +1160,8 @@ def test_an_unwritable_directory_is_one_line(tmp_path, monkeypatch):
     try:
         for args in (("analyze", SAMPLES / "tengine-720k", "--html", locked / "r.html"),
                      ("parse", SAMPLES / "tengine-720k" / "messages", "-o", locked / "m.csv"),
-                     ("analyze", SAMPLES / "nginx-proxy-oom", "--plots", locked)):
+                     ("analyze", SAMPLES / "nginx-proxy-oom" / "sa06", SAMPLES / "nginx-proxy-oom" / "messages",
+                      "--plots", locked)):
             proc = run_cli(*args)
             assert proc.returncode == 2, (args, proc.stderr)
             assert one_line(proc).endswith("cannot write: Permission denied"), proc.stderr

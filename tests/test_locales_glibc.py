@@ -155,7 +155,7 @@ def test_dmesg_T_weekdays_and_months_of_each_locale(tmp_path, locpath, locale):
                             for s in stamps), encoding="utf-8")
     assert sniff(path)[0] == "dmesg", stamps
     ev = parse(path).events
-    lockups = ev[ev["kind"] == "kernel-oops"]["timestamp"]
+    lockups = ev[ev["kind"] == "kernel-lockup"]["timestamp"]
     assert [t.date() for t in lockups] == days, stamps
     source = parse(path)
     assert not source.warnings

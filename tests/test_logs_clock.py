@@ -114,3 +114,51 @@ def test_rollover_rules():
     feb29 = [(2, 29, 19, 54)]
     year, _ = choose_base_year(feb29, [0], mtime=pd.Timestamp("2026-03-01"))
     assert year == 2024
+
+
+def _eighteen_months(path):
+    """rsyslog lines every nine days from March 2023 to August 2024 (no
+    year in them), OOM kills in July 2024, the file last written on
+    2024-09-01."""
+    import datetime as dt
+    import os
+    lines, d = [], dt.datetime(2023, 3, 1, 10, 0, 0)
+    while d < dt.datetime(2024, 9, 1):
+        stamp = f"{d:%b} {d.day:2d} {d:%H:%M:%S}"
+        lines.append(f"{stamp} web1 CROND[100]: (root) CMD (run-parts /etc/cron.hourly)")
+        if (d.year, d.month) == (2024, 7):
+            lines.append(f"{stamp} web1 kernel: Out of memory: Killed process 4242 (nginx) total-vm:1021908kB, "
+                         "anon-rss:524288kB, file-rss:4096kB, shmem-rss:0kB")
+        d += dt.timedelta(days=9)
+    path.write_text("\n".join(lines) + "\n")
+    stamp = dt.datetime(2024, 9, 1).timestamp()
+    os.utime(path, (stamp, stamp))
+
+
+def test_yearless_lines_that_run_across_years_say_which_years_were_taken(tmp_path):
+    """A syslog of eighteen months without years: its months turn back
+    once, so it is read as 2023 to 2024; the note said only "2023 is taken
+    from the file's modification time" (a file written in 2024), and with
+    --year nothing at all."""
+    import json
+
+    from sarsleuth.render.markdown import md_escape
+
+    from .conftest import run_cli
+    log = tmp_path / "messages"
+    _eighteen_months(log)
+    for args, note in (
+        ((), f"{log}: its lines carry no year; 2024, the year of its last lines, is taken from the file's "
+             "modification time, and its months turn back once, so it is read as 2023 to 2024 (a guess: give "
+             "--year, the year of its first line, to be sure; a gap of a year or more between two lines cannot "
+             "be seen)"),
+        (("--year", "2023"), f"{log}: its lines carry no year and their months turn back once: read as 2023 to "
+                             "2024, each turn a new year (--year 2023 is the year of its first lines; a gap of a "
+                             "year or more between two lines cannot be seen)")):
+        ran = run_cli("analyze", log, *args, "--format", "json")
+        doc = json.loads(ran.stdout)
+        assert note in doc["notes"], doc["notes"]
+        assert (doc["sources"][0]["start"], doc["sources"][0]["end"]) == ("2023-03-01T10:00:00", "2024-08-31T10:00:59")
+        assert [f["start"] for f in doc["findings"] if f["detector"] == "oom-kill"] == [
+            "2024-07-08T10:00:00", "2024-07-17T10:00:00", "2024-07-26T10:00:00"]
+        assert md_escape(note) in run_cli("analyze", log, *args, "--format", "markdown").stdout

@@ -150,6 +150,41 @@ def test_utf16_log_is_read_as_text(tmp_path):
     assert any("UTF-16" in w for w in src.warnings)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_log_with_a_bom_is_sniffed_and_analysed(tmp_path, encoding):
+    """Notepad's "Unicode" (little-endian) and big-endian UTF-16, each
+    with its byte order mark: sniffed as the log they are, every line
+    counted, the decoding said once."""
+    from .conftest import run_cli
+    lines = syslog_lines(300)
+    path = tmp_path / "messages"
+    path.write_bytes("\ufeff".encode(encoding) + ("\r\n".join(lines) + "\r\n").encode(encoding))
+    kind, reason = sniff(path)
+    assert (kind, reason.endswith(", UTF-16 text")) == ("syslog", True)
+    ran = run_cli("analyze", path, "--year", "2014", "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    import json
+    doc = json.loads(ran.stdout)
+    assert [(s["kind"], s["records"]) for s in doc["sources"]] == [("syslog", 300)]
+    [overflow] = [f for f in doc["findings"] if f["detector"] == "tcp-tw-bucket-overflow"]
+    assert overflow["metrics"]["lines"] == 30
+    assert doc["warnings"] == [f"{path}: UTF-16 text (read as such)"]
+
+
+def test_utf16_text_of_a_kind_read_in_utf8_only_is_refused_saying_how_to_convert(tmp_path):
+    from .conftest import run_cli
+    path = tmp_path / "sar.txt"
+    text = ("Linux 5.15.0-91-generic (web1) \t03/01/2024 \t_x86_64_\t(4 CPU)\n\n"
+            "10:00:01 AM     CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+            "10:10:01 AM     all      2.00      0.00      1.00      0.50      0.00     96.50\n"
+            "10:20:01 AM     all      3.00      0.00      1.00      0.50      0.00     95.50\n")
+    path.write_bytes(text.encode("utf-16"))
+    ran = run_cli("analyze", path)
+    assert ran.returncode == 2
+    assert ran.stderr == (f"sarsleuth: no usable input: {path}: UTF-16 text that reads as sar-text, which is "
+                          "read in UTF-8 only (convert it: iconv -f UTF-16 -t UTF-8)\n")
+
+
 def test_zstd_long_window_is_read(tmp_path):
     """``zstd --long=31`` writes a 2 GiB window; the default decoder limit
     (128 MiB) would call it damaged."""

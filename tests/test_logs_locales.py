@@ -87,7 +87,7 @@ def test_dmesg_T_of_any_locale(tmp_path, locale):
                     f"{stamp} Modules linked in: xt_conntrack nf_nat\n", encoding="utf-8")
     assert sniff(path)[0] == "dmesg"
     ev = parse(path).events
-    lockup = ev[ev["kind"] == "kernel-oops"].iloc[0]
+    lockup = ev[ev["kind"] == "kernel-lockup"].iloc[0]
     assert (lockup["timestamp"].year, lockup["timestamp"].month, lockup["timestamp"].day) == (2022, 6, 30)
 
 

@@ -17,7 +17,7 @@ Message from syslogd@web1 at Apr 15 10:22:41 ...
 
 
 def _oops(path):
-    return [f for f in sarsleuth.load(path).findings if f.detector == "kernel-oops"]
+    return [f for f in sarsleuth.load(path).findings if f.detector == "kernel-lockup"]
 
 
 def test_wall_broadcast_of_soft_lockups(tmp_path):

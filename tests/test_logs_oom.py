@@ -35,6 +35,23 @@ Apr 15 10:22:13 web1 earlyoom[812]: sending SIGTERM to process 4412 uid 1000 "ja
 Apr 15 10:22:14 web1 earlyoom[812]: process exited after 0.4 seconds
 """
 
+#: systemd-oomd through rsyslog (imjournal escapes the dump's newlines and
+#: tabs as #012 and #011): the candidates it chose from, the kill, then
+#: systemd's line for the unit.
+OOMD = """\
+Nov 24 14:13:19 app-lab-04 systemd-oomd[612]: Considered 2 cgroups for killing, top candidates were:#012#011Path: /system.slice/report-cache.service#012#011#011Memory Pressure Limit: 50.00%#012#011#011Pressure: Avg10: 62.14, Avg60: 40.10, Avg300: 12.00, Total: 18s#012#011#011Current Memory Usage: 1.2G#012#011#011Memory Min: 0B#012#011#011Pgscan: 393211
+Nov 24 14:13:19 app-lab-04 systemd-oomd[612]: Killed /system.slice/report-cache.service due to memory pressure for /system.slice being 62.14% > 50.00% for > 20s with reclaim activity
+Nov 24 14:13:19 app-lab-04 systemd[1]: report-cache.service: systemd-oomd killed 3 process(es) in this unit.
+Nov 24 14:13:19 app-lab-04 systemd[1]: report-cache.service: Failed with result 'oom-kill'.
+"""
+
+#: The kill line that says no more than the cgroup (the reason was in the
+#: candidates before it), and a later kill of another unit.
+OOMD_BARE = """\
+Nov 24 15:00:02 app-lab-04 systemd-oomd[612]: Considered 1 cgroups for killing, top candidates were:#012#011Path: /system.slice/batch.service#012#011#011Swap Usage: 3.9G
+Nov 24 15:00:02 app-lab-04 systemd-oomd[612]: Killed /system.slice/batch.service
+"""
+
 
 def _findings(tmp_path, name, text, detector):
     path = tmp_path / name
@@ -64,6 +81,20 @@ def test_earlyoom_kill_is_an_oom_finding(tmp_path):
     assert [e.line for e in kills[0].evidence] == [3]
 
 
+def test_systemd_oomd_kill_names_the_unit_its_reason_and_its_memory(tmp_path):
+    kills = _findings(tmp_path, "messages", OOMD, "oom-kill")
+    assert len(kills) == 1 and kills[0].metrics["victims"] == 1      # oomd's line and systemd's: one kill
+    assert kills[0].title == ("systemd-oomd killed 1 unit(s): report-cache.service "
+                              "(memory pressure 62.14% > 50.00%; report-cache.service used 1.2G)")
+    assert kills[0].explanation.startswith("systemd-oomd killed the unit's whole cgroup before the kernel ran out")
+
+
+def test_systemd_oomd_kill_without_a_reason_on_its_line(tmp_path):
+    kills = _findings(tmp_path, "messages", OOMD_BARE, "oom-kill")
+    assert len(kills) == 1 and kills[0].title == "systemd-oomd killed 1 unit(s): batch.service"
+    assert kills[0].evidence[0].text.endswith("Killed /system.slice/batch.service")
+
+
 def test_every_invocation_with_its_kill_gives_no_missing_victim(tmp_path):
     text = RHEL5 + ("Apr 15 10:25:41 db1 kernel: Free pages:       40112kB (0kB HighMem)\n"
                     "Apr 15 10:25:41 db1 kernel: Out of memory: Killed process 4400, UID 48, (httpd).\n")
@@ -81,7 +112,7 @@ def test_hung_task_of_a_6x_kernel_with_its_task_line(tmp_path):
             "Mar  3 04:10:01 db1 kernel:  <TASK>\n"
             "Mar  3 04:10:01 db1 kernel:  __schedule+0x34d/0x9e0\n")
     found = _findings(tmp_path, "kern.log", text, "hung-task")
-    assert len(found) == 1 and found[0].metrics == {"reports": 1, "blocked_seconds": 122}
+    assert len(found) == 1 and found[0].metrics == {"reports": 1, "blocked_seconds": 122, "lock_holders": 0}
     assert "postgres" in found[0].title and found[0].evidence[0].line == 1
 
 
@@ -104,3 +135,48 @@ def test_evidence_of_a_compressed_log_is_quoted_too(tmp_path):
     path.write_bytes(gzip.compress(KERNEL_2_6_2X.encode()))
     kills = [f for f in sarsleuth.load(path).findings if f.detector == "oom-kill"]
     assert [(e.line, e.text) for e in kills[0].evidence][-1] == (2, KERNEL_2_6_2X.splitlines()[1])
+
+
+def test_rss_is_given_in_the_unit_the_kernel_means(tmp_path):
+    """The kernel's kB are KiB: 64 kB of file-rss is 64 KiB, not '0 MB'."""
+    text = ("Nov 24 14:13:19 app1 kernel: [ 1752.821348] Memory cgroup out of memory: Killed process 811 (sleep) "
+            "total-vm:2200kB, anon-rss:0kB, file-rss:64kB, shmem-rss:0kB, UID:0 pgtables:44kB oom_score_adj:0\n"
+            "Nov 24 14:13:25 app1 kernel: [ 1758.100000] Memory cgroup out of memory: Killed process 6042 "
+            "(report-cache) total-vm:427816kB, anon-rss:408320kB, file-rss:6688kB, shmem-rss:0kB, UID:0\n")
+    kills = _findings(tmp_path, "messages", text, "oom-kill")
+    assert kills[0].title.endswith("(largest rss 405.3 MiB)") and kills[0].metrics["max_victim_rss_kb"] == 415008
+    one = _findings(tmp_path, "kern.log", text.splitlines()[0] + "\n", "oom-kill")
+    assert one[0].title.endswith("sleep (largest rss 64 KiB)")
+
+
+def test_an_oom_kill_whose_process_name_overflows_the_line_cap_is_analysed_as_parsed(tmp_path):
+    """A process name of 20,000 characters: the line is cut when decoded
+    (a warning says so), keeping its head and its end, so ``analyze`` counts
+    the kill ``parse`` lists (it said all quiet), and the next kill is not
+    taken for part of the cut one."""
+    import json
+
+    from sarsleuth.parsers.logs.lines import KEPT_TAIL, MAX_DECODED_CHARS
+
+    from .conftest import run_cli
+    name = "A" * 20_000
+    kill = ("May  6 15:04:{s:02d} web1 kernel: Out of memory: Killed process {pid} ({name}) total-vm:1021908kB, "
+            "anon-rss:{rss}kB, file-rss:4096kB, shmem-rss:0kB\n")
+    first = kill.format(s=11, pid=4242, name=name, rss=524288)
+    log = tmp_path / "messages"
+    log.write_text(first + kill.format(s=12, pid=4243, name="nginx", rss=262144))
+    warning = f"{log}: 1 line(s) longer than {MAX_DECODED_CHARS} characters were cut when decoded"
+    parsed = run_cli("parse", log, "--year", "2014", "--format", "json")
+    rows = [json.loads(line) for line in parsed.stdout.splitlines()]
+    assert [(r["line"], r["pid"], r["timestamp"]) for r in rows] == [(1, 4242, "2014-05-06T15:04:11"),
+                                                                      (2, 4243, "2014-05-06T15:04:12")]
+    line = first.rstrip("\n")
+    before, after = line.index("(") + 1, len(line) - line.index(")")
+    assert rows[0]["process"] == ("A" * (MAX_DECODED_CHARS - KEPT_TAIL - before)
+                                  + f"[\u2026{len(line) - MAX_DECODED_CHARS} bytes cut\u2026]" + "A" * (KEPT_TAIL - after))
+    assert f"sarsleuth: warning: {warning}\n" in parsed.stderr
+    ran = run_cli("analyze", log, "--year", "2014", "--format", "json")
+    doc = json.loads(ran.stdout)
+    [oom] = [f for f in doc["findings"] if f["detector"] == "oom-kill"]
+    assert (oom["metrics"]["victims"], oom["metrics"]["max_victim_rss_kb"]) == (2, 524288 + 4096)   # anon + file
+    assert warning in doc["warnings"]

@@ -26,8 +26,9 @@ def test_report_assembly_knowledge_holds_no_message_pattern():
     """reports.toml says how reports are put together; what their lines say
     is read by the definitions it names."""
     for rule in REPORTS["report"]:
-        assert set(rule) <= {"kind", "follow_lines", "pid_from_detail", "repeats_join", "tail"}, rule
+        assert set(rule) <= {"kind", "follow_lines", "pid_from_detail", "repeats_join", "tail", "joins"}, rule
         assert DEFINITIONS[rule["kind"]].patterns, rule["kind"]
+        assert all(DEFINITIONS[k].patterns for k in rule.get("joins", ())), rule["kind"]
         if rule.get("tail"):
             assert DEFINITIONS[rule["tail"]].in_report and DEFINITIONS[rule["tail"]].fields
     assert set(REPORTS["kill_group"]) == {"kind", "max_line_gap", "max_seconds", "reaper_max_seconds"}
@@ -122,7 +123,20 @@ Mar  3 10:00:01 web1 kernel: [  100.000002] Modules linked in: xt_conntrack
 Mar  3 10:00:05 web1 kernel: [  104.000001] rcu: INFO: rcu_sched self-detected stall on CPU
 Mar  3 10:00:05 web1 kernel: [  104.000003] CPU: 5 PID: 3311 Comm: kworker/5:3 Not tainted 5.4.0-120-generic #136-Ubuntu
 """
-    assert _events(tmp_path, text) == [("kernel-oops", 3310, "kworker/5:2", 1), ("kernel-oops", 3311, "kworker/5:3", 3)]
+    assert _events(tmp_path, text) == [("kernel-lockup", 3310, "kworker/5:2", 1), ("kernel-lockup", 3311, "kworker/5:3", 3)]
+
+
+def test_a_panic_ends_the_lockup_or_hung_task_report_it_follows(tmp_path):
+    """softlockup_panic / hung_task_panic: the panic is the last line of the
+    stall's report (its detail), not a report of its own."""
+    text = """\
+Mar  3 10:00:01 web1 kernel: [  100.000001] watchdog: BUG: soft lockup - CPU#5 stuck for 22s! [kworker/5:2:3310]
+Mar  3 10:00:01 web1 kernel: [  100.000002] Modules linked in: xt_conntrack
+Mar  3 10:00:01 web1 kernel: [  100.000900] Kernel panic - not syncing: softlockup: hung tasks
+Mar  3 10:20:00 web1 kernel: [ 1300.000001] INFO: task jbd2/sda1-8:412 blocked for more than 120 seconds.
+Mar  3 10:20:00 web1 kernel: [ 1300.000300] Kernel panic - not syncing: hung_task: blocked tasks
+"""
+    assert [k for k, *_ in _events(tmp_path, text)] == ["kernel-lockup", "hung-task"]
 
 
 @pytest.fixture(scope="module")

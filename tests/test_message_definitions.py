@@ -57,5 +57,5 @@ def test_every_kind_the_detectors_read_has_fields():
     """The detectors read these kinds' messages only through their fields."""
     with_fields = {s["id"] for s in TABLE if s.get("fields")}
     assert {"page-allocation-failure", "nic-rx-alloc-failure", "oom-invoked", "oom-kill", "segfault", "hung-task",
-            "kernel-oops", "worker-signal-exit", "worker-fatal-exit", "worker-start", "upstream-timeout",
+            "kernel-oops", "kernel-lockup", "hung-task-blocker", "worker-signal-exit", "worker-fatal-exit", "worker-start", "upstream-timeout", "upstream-down",
             "port-exhaustion", "too-many-open-files", "nginx-shm-exhausted"} <= with_fields

@@ -109,11 +109,28 @@ def test_combine_counts_a_sample_from_two_renderings_once():
     b = _store([("2014-05-06 00:20:01", "h", "cpu", "all", "%idle", 95.0),
                 ("2014-05-06 00:30:01", "h", "cpu", "all", "%idle", 12.5),
                 ("2014-05-06 00:30:01", "h", "swap", "", "%swpused", 40.0)])
-    both, merged = combine([a, b])
-    assert merged == 1
+    both, merged, disagreements = combine([a, b])
+    assert merged == 1 and disagreements == []
     series = both.series(("h", "cpu", "all", "%idle"))
     assert series.tolist() == [96.3, 95.0, 12.5]
     assert len(both) == 4
+
+
+def test_combine_keeps_the_first_value_and_notes_where_renderings_disagree():
+    """ldavg-1 29.59 in the sa file, 41.02 in a sar text at the same second;
+    sar's two decimals and a whole number printed without them agree."""
+    a = _store([("2014-05-06 15:06:05", "h", "queue", "", "ldavg-1", 29.59),
+                ("2014-05-06 15:07:01", "h", "queue", "", "ldavg-1", 29.21),
+                ("2014-05-06 15:07:01", "h", "filesystem", "/dev/sda1", "MBfsused", 26088.5)])
+    b = _store([("2014-05-06 15:06:05", "h", "queue", "", "ldavg-1", 41.02),
+                ("2014-05-06 15:07:01", "h", "queue", "", "ldavg-1", 29.214),
+                ("2014-05-06 15:07:01", "h", "filesystem", "/dev/sda1", "MBfsused", 26089.0)])
+    both, merged, disagreements = combine([a, b])
+    assert merged == 3
+    assert both.series(("h", "queue", "", "ldavg-1")).tolist() == [29.59, 29.21]
+    (d,) = disagreements
+    assert d.key == ("h", "queue", "", "ldavg-1") and d.count == 1
+    assert (d.kept, d.dropped, d.kept_store, d.dropped_store) == (29.59, 41.02, 0, 1)
 
 
 def test_combine_keeps_a_time_repeated_within_one_source():
@@ -122,5 +139,5 @@ def test_combine_keeps_a_time_repeated_within_one_source():
     a = _store([("2024-10-27 02:30:00", "h", "cpu", "all", "%idle", 90.0),
                 ("2024-10-27 02:30:00", "h", "cpu", "all", "%idle", 80.0)])
     b = _store([("2024-10-27 03:30:00", "h", "cpu", "all", "%idle", 70.0)])
-    both, merged = combine([a, b])
+    both, merged, _ = combine([a, b])
     assert merged == 0 and len(both) == 3

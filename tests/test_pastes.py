@@ -45,13 +45,13 @@ def test_wall_broadcasts_become_the_syslog_lines_they_came_from(tmp_path):
         "\n"
         "kernel[1]: watchdog: BUG: soft lockup - CPU#5 stuck for 22s! [kworker/5:2:3310]\n")
     case = sarsleuth.load(path, year=2023)
-    lockups = case.events[case.events["kind"] == "kernel-oops"]
+    lockups = case.events[case.events["kind"] == "kernel-lockup"]
     assert list(lockups["line"]) == [3, 6, 10]
     assert list(lockups["host"]) == ["db3"] * 3
     assert str(lockups["timestamp"].iloc[0]) == "2023-04-15 10:22:13"
     assert "java:102195" in lockups["message"].iloc[0]
     assert any("wall broadcast headers (3 lines)" in w for w in case.warnings)
-    assert [f for f in case.findings if f.detector == "kernel-oops"]
+    assert [f for f in case.findings if f.detector == "kernel-lockup"]
 
 
 def test_numbered_and_indented_pastes(tmp_path):

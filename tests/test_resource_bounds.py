@@ -286,6 +286,27 @@ def test_whole_file_readers_refuse_or_bound_a_bomb(kind, tmp_path):
     assert time.perf_counter() - t0 < 60
 
 
+def test_a_stream_of_repeated_ps_rows_is_refused_at_the_whole_read_limit(tmp_path):
+    """ps snapshots and load-test reports are held as lines: a stream of
+    ps rows past the limit (64 MiB; 1 MiB here) is refused naming it and
+    the byte, where a 10 GB gzip of them was held whole."""
+    from sarsleuth import textio
+    from .conftest import run_cli
+    header = b"USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n"
+    row = b"nginx    12345  2.0  1.5 123456 65432 ?        S    10:00   0:01 nginx: worker process\n"
+    path = tmp_path / "ps.gz"
+    path.write_bytes(gzip.compress(header + row * (2 * MB // len(row))))
+    limit = textio.MAX_WHOLE_TEXT_BYTES
+    textio.MAX_WHOLE_TEXT_BYTES = MB
+    try:
+        ran = run_cli("analyze", path)
+    finally:
+        textio.MAX_WHOLE_TEXT_BYTES = limit
+    assert (ran.returncode, ran.stderr) == (2, f"sarsleuth: no usable input: {path} (byte {MB}): more than 1 MiB once "
+                                               "decompressed: load-test reports and ps snapshots are read whole, "
+                                               "and none is this big; not read\n")
+
+
 @needs_proc
 def test_gzip_bomb_behind_an_sa_header_is_bounded(tmp_path, baseline_rss):
     bomb = tmp_path / "sa.gz"
@@ -293,3 +314,65 @@ def test_gzip_bomb_behind_an_sa_header_is_bounded(tmp_path, baseline_rss):
     proc, peak, elapsed = run_measured("parse", bomb, "-o", tmp_path / "out.csv")
     assert proc.returncode in (0, 2) and "Traceback" not in proc.stderr
     assert peak < baseline_rss + 256 * MB, peak / MB
+
+
+# --------------------------------------------------------------------------------------------
+# Many small files (50,000 in fuzz/many_files.py): folded into few sources, nothing lost
+# --------------------------------------------------------------------------------------------
+
+def small_log(i: int, event: bool) -> bytes:
+    """A small application log as rsyslog writes it, with a kernel segfault
+    line (the kernel's own format) when ``event``."""
+    lines = [f"Mar 12 03:{j:02d}:07 web7 myapp[{1000 + i}]: request {j} served in {j * 3 + 1} ms\n"
+             for j in range(20)]
+    if event:
+        lines.append(f"Mar 12 03:30:{i % 60:02d} web7 kernel: nginx[{16660 + i}]: segfault at 0 ip "
+                     "00007f3a2c1e4b5a sp 00007ffd3a9c1e80 error 4 in ngx_http_lua_module.so[7f3a2c1a0000+9b000]\n")
+    return "".join(lines).encode()
+
+
+def test_many_small_logs_are_folded_into_few_sources_and_lose_nothing(tmp_path, monkeypatch):
+    """Past FOLD_AFTER files a case holds the small logs of one kind, host
+    and clock as one source (50,000 separate sources took 2.6 GB): the
+    findings, events and counts are those of the files read one by one; a
+    line present in two files still counts once."""
+    import io
+    import tarfile
+
+    import sarsleuth
+    from sarsleuth import folding
+    path = tmp_path / "var-log.tar.gz"
+    dmesg = b"[    0.000000] Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org) #1 SMP\n"
+    with tarfile.open(path, "w:gz") as tf:
+        for i in range(60):
+            data = small_log(i, event=i % 3 == 0)
+            info = tarfile.TarInfo(f"var/log/app/app{i:03d}.log")
+            info.size, info.mtime = len(data), 1710212400
+            tf.addfile(info, io.BytesIO(data))
+            if i == 10:          # a dmesg (never folded) among them
+                info = tarfile.TarInfo("var/log/dmesg")
+                info.size, info.mtime = len(dmesg), 1710212400
+                tf.addfile(info, io.BytesIO(dmesg))
+        copy = small_log(0, event=True)          # app000.log copied elsewhere: its segfault counts once
+        info = tarfile.TarInfo("var/log/old/app000.log")
+        info.size, info.mtime = len(copy), 1710212400
+        tf.addfile(info, io.BytesIO(copy))
+    one_by_one = sarsleuth.load(path, year=2024).to_json()
+    monkeypatch.setattr(folding, "FOLD_AFTER", 20)
+    monkeypatch.setattr(folding, "BATCH", 8)
+    case = sarsleuth.load(path, year=2024)
+    folded = case.to_json()
+    # under the limit, the sources are as read
+    assert [s["path"] for s in one_by_one["sources"]] == (
+        [f"{path}!var/log/app/app{i:03d}.log" for i in range(11)] + [f"{path}!var/log/dmesg"]
+        + [f"{path}!var/log/app/app{i:03d}.log" for i in range(11, 60)] + [f"{path}!var/log/old/app000.log"])
+    assert [(s["path"], s["records"], s["start"], s["end"]) for s in folded["sources"]] == [
+        (f"{path}!var/log/ (61 files)", 61 * 20 + 21, "2024-03-12T03:00:00", "2024-03-12T03:30:59"),
+        (f"{path}!var/log/dmesg", 1, None, None)]
+    assert case.sources[0].meta["files"][:2] == [f"{path}!var/log/app/app000.log", f"{path}!var/log/app/app001.log"]
+    for key in ("findings", "incidents", "summary", "merged"):
+        assert folded[key] == one_by_one[key], key
+    [segv] = [f for f in folded["findings"] if f["detector"] == "segfault"]
+    assert segv["metrics"]["segfaults"] == 20 and folded["merged"] == {"events": 1, "metric_values": 0}
+    assert ("61 log files are held as 1 source(s), one per kind, host and clock (their events keep their "
+            "files and lines)") in folded["notes"]

@@ -116,3 +116,79 @@ def test_rhel5_format_resynchronises_too(corpus, tmp_path):
     source = parse(_write(tmp_path, raw, "sa20"))
     assert source.records == 36
     assert "invalid record; 1968 bytes skipped, about 1 record" in source.warnings[0]
+
+
+# --- every header field against the format's own limits ------------------------------------------
+
+_VERSIONS = __import__("pathlib").Path(__file__).resolve().parent.parent / "samples" / "sysstat-versions"
+
+
+def _sample(release: str) -> bytes:
+    return gzip.decompress((_VERSIONS / release / "sa.gz").read_bytes())
+
+
+def _patched(raw: bytes, off: int, fmt: str, was, value) -> bytes:
+    """``raw`` with the field at ``off`` set to ``value``, after checking
+    it held ``was`` (the field is where the format puts it)."""
+    assert struct.unpack_from(fmt, raw, off)[0] == was, (off, struct.unpack_from(fmt, raw, off))
+    return raw[:off] + struct.pack(fmt, value) + raw[off + struct.calcsize(fmt):]
+
+
+# (release written by, offset, struct format, value there, absurd value, what the refusal says)
+HEADER_FIELDS = [
+    # 0x2175 (sysstat 11.7.1+): magic of 76 bytes, then the file header
+    ("12.7.9", 92, "<I", 3, 0, "file header claims 0 CPU lines (sysstat writes 1 to 8193)"),
+    ("12.7.9", 92, "<I", 3, 100_000, "file header claims 100000 CPU lines (sysstat writes 1 to 8193)"),
+    ("12.7.9", 84, "<Q", 100, 0, "file header claims 0 clock ticks a second (HZ; 100 on Linux)"),
+    ("12.7.9", 84, "<Q", 100, 1 << 40, f"file header claims {1 << 40} clock ticks a second (HZ; 100 on Linux)"),
+    ("12.7.9", 142, "B", 8, 5, "file header says a C long is 5 bytes (4 or 8)"),
+    ("12.7.9", 100, "<I", 126, 2_000_000, "file header dated in the year 2000000"),
+    ("12.7.9", 141, "B", 10, 12, "file header dated in month 13"),
+    ("12.7.9", 140, "B", 23, 0, "file header dated on day 0 of a month"),
+    ("12.7.9", 428, "<I", 1, 7, "activity 1: has_nr is 7 (0 or 1)"),
+    ("12.7.9", 420, "<I", 3, 8194, "activity 1: item count 8194 above the 8193 sysstat allows it"),
+    # 0x2173 (10.3.1-11.6): magic of 76 bytes, the old file header
+    ("11.2.0", 99, "B", 8, 0, "file header says a C long is 0 bytes (4 or 8)"),
+    ("11.2.0", 92, "<I", 2, 200, "200 volatile activities declared, more than the 32 activities of the file"),
+    ("11.2.0", 97, "B", 10, 40, "file header dated in month 41"),
+    # 0x2171 (9.1.6-10.2) and 0x2170 (9.0-9.1.5): an 8-byte magic, the old file header
+    ("10.1.5", 23, "B", 8, 16, "file header says a C long is 16 bytes (4 or 8)"),
+    ("10.1.5", 20, "B", 23, 32, "file header dated on day 32 of a month"),
+    ("9.1.5", 23, "B", 8, 3, "file header says a C long is 3 bytes (4 or 8)"),
+]
+
+
+@pytest.mark.parametrize("release,off,fmt,was,value,said", HEADER_FIELDS,
+                         ids=[f"{r}@{o}={v}" for r, o, _f, _w, v, _s in HEADER_FIELDS])
+def test_an_absurd_header_field_refuses_the_file_naming_its_byte(tmp_path, release, off, fmt, was, value, said):
+    """Real files of each format (recorded by that sysstat release), one
+    header field set past the format's own limit (sa.h, activity.c): the
+    file is refused naming the field and its byte, where the value used to
+    be taken (a C long of 5 bytes read as 4, 100,000 CPUs as the host's)."""
+    path = _write(tmp_path, _patched(_sample(release), off, fmt, was, value))
+    with pytest.raises(InputError) as err:
+        parse(path)
+    assert err.value.one_line() == f"{path} (byte {off}): {said}"
+
+
+def test_the_0x2169_header_is_checked_too(corpus, tmp_path):
+    """sysstat 7.0 (RHEL 5): the word size byte and the CPU count."""
+    raw = (corpus / "sysstat" / "binary" / "pcp-rhel5-sa20-0x2169").read_bytes()
+    endian = "<" if struct.unpack_from("<H", raw, 0x24)[0] == 0x2169 else ">"
+    for off, fmt, value, said in ((0x2B, "B", 2, "file header says a C long is 2 bytes (4 or 8)"),
+                                  (24, endian + "I", 9000, "file header declares 9000 CPUs (at most 8193)")):
+        was = struct.unpack_from(fmt, raw, off)[0]
+        path = _write(tmp_path, _patched(raw, off, fmt, was, value))
+        with pytest.raises(InputError) as err:
+            parse(path)
+        assert err.value.one_line() == f"{path} (byte {off}): {said}"
+
+
+def test_the_sysstat_test_file_over_nr_max_is_refused_for_that_reason(corpus, tmp_path):
+    """sysstat's own test file of an activity holding more items than its
+    nr_max: refused at that count's byte (it was read as a file without
+    statistics records)."""
+    path = corpus / "sysstat" / "binary" / "data-12.6.0-file_act-nr-nr_max-err"
+    with pytest.raises(InputError) as err:
+        parse(path)
+    assert err.value.one_line() == f"{path} (byte 420): activity 2: item count 2 above the 1 sysstat allows it"

@@ -49,7 +49,7 @@ def test_every_module_holding_a_parser_is_named_by_its_family():
                 raise AssertionError(f"{info.name} holds parsers below its family's top level")
             for kind in kinds:
                 found[kind] = info.name
-    for module in ("sarsleuth.parsers.ps",):
+    for module in ("sarsleuth.parsers.ps", "sarsleuth.parsers.packages"):
         for kind in _parser_kinds_of(importlib.import_module(module)):
             found[kind] = module
     assert {kind: cls.__module__ for kind, cls in registry().items()} == found

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import IO, Callable, Iterator
 
 from sarsleuth.bundles.layout import layout
+from sarsleuth.errors import size_text
 
 #: Separator between an archive and a member in the names sarsleuth prints.
 MEMBER_SEP = "!"
@@ -59,20 +60,38 @@ def is_archive_name(name: str) -> bool:
     return any(low.endswith(s) for s in layout()["archives"]["nested_suffixes"])
 
 
+class Refusals:
+    """Where members that are not read go: ``(member label, why)`` in
+    ``refused`` when the caller keeps them as inputs not read, else a
+    warning naming the archive and the member."""
+
+    def __init__(self, warnings: list, refused: list | None = None):
+        self.warnings, self.refused = warnings, refused
+
+    def refuse(self, label: str, name: str, reason: str) -> None:
+        if self.refused is not None:
+            self.refused.append((f"{label}{MEMBER_SEP}{name}", f"refused: {reason}"))
+        else:
+            self.warnings.append(f"{label}: member {name!r} refused: {reason}")
+
+
 def members(path, label: str, warnings: list, workdir: str | None = None,
-            follow: Callable[[str], bool] | None = None) -> Iterator[Member]:
+            follow: Callable[[str], bool] | None = None, refused: list | None = None) -> Iterator[Member]:
     """Every member of the archive at ``path`` (nested archives followed),
-    refusing hazards with a warning naming ``label`` and the member.
-    ``follow``, given a nested archive's label, says whether to read it (one
-    node of a ``sos collect`` archive, without decompressing the others);
-    a nested archive not followed is handed out as a member."""
+    refusing hazards and members past a limit (nesting depth, size) with a
+    warning naming ``label`` and the member, or as ``(member label, why)``
+    in ``refused`` when given.  ``follow``, given a nested archive's label,
+    says whether to read it (one node of a ``sos collect`` archive, without
+    decompressing the others); a nested archive not followed is handed out
+    as a member."""
+    said = Refusals(warnings, refused)
     with open(path, "rb") as fh:
         kind = _kind_of_stream(fh)
         fh.seek(0)
         if kind == "zip":
-            yield from _zip_members(fh, label, warnings, workdir, depth=0, follow=follow)
+            yield from _zip_members(fh, label, said, workdir, depth=0, follow=follow)
         else:
-            yield from _tar_members(fh, label, warnings, workdir, depth=0, follow=follow)
+            yield from _tar_members(fh, label, said, workdir, depth=0, follow=follow)
 
 
 def _kind_of_stream(fh) -> str:
@@ -89,7 +108,8 @@ def _decompressed(raw: IO[bytes]) -> IO[bytes]:
     return buffered
 
 
-def _tar_members(raw, label, warnings, workdir, depth, follow=None) -> Iterator[Member]:
+def _tar_members(raw, label, said: Refusals, workdir, depth, follow=None) -> Iterator[Member]:
+    warnings = said.warnings
     try:
         tf = tarfile.open(fileobj=_decompressed(raw), mode="r|*")
     except (tarfile.TarError, OSError, EOFError) as exc:
@@ -99,12 +119,12 @@ def _tar_members(raw, label, warnings, workdir, depth, follow=None) -> Iterator[
         for info in _tar_infos(tf, label, warnings):
             name = _normal(info.name)
             reason = _tar_hazard(info, name)
-            if reason and reason.startswith("claims an absurd size"):
+            if reason and reason.startswith(_ABSURD):
                 # its data would have to be read through to reach the next header
-                warnings.append(f"{label}: member {info.name!r} refused: {reason}; the archive is not read past it")
+                said.refuse(label, info.name, f"{reason}; the archive is not read past it")
                 return
             if reason:
-                warnings.append(f"{label}: member {info.name!r} refused: {reason}")
+                said.refuse(label, info.name, reason)
                 continue
             if info.issym():
                 yield Member(label, name, 0, info.mtime, lambda: io.BytesIO(b""), link=info.linkname)
@@ -113,8 +133,10 @@ def _tar_members(raw, label, warnings, workdir, depth, follow=None) -> Iterator[
                 continue
             opener = _once(lambda info=info: tf.extractfile(info))
             member = Member(label, name, info.size, info.mtime, opener)
-            if _follows(depth, name, member.label, follow):
-                yield from _nested(member, warnings, workdir, depth + 1, follow)
+            if _too_deep(depth, name, member.label, follow):
+                said.refuse(label, info.name, _too_deep_reason())
+            elif _follows(depth, name, member.label, follow):
+                yield from _nested(member, said, workdir, depth + 1, follow)
             else:
                 yield member
     except (tarfile.TarError, OSError, EOFError) as exc:
@@ -151,18 +173,30 @@ def _follows(depth: int, name: str, label: str, follow) -> bool:
             and (follow is None or follow(label)))
 
 
-def _nested(member: Member, warnings, workdir, depth, follow=None) -> Iterator[Member]:
+def _too_deep(depth: int, name: str, label: str, follow) -> bool:
+    """A nested archive that would be followed but for the depth limit."""
+    return (depth >= layout()["archives"]["max_depth"] and is_archive_name(name)
+            and (follow is None or follow(label)))
+
+
+def _too_deep_reason() -> str:
+    limit = layout()["archives"]["max_depth"]
+    return f"an archive nested deeper than the {limit} levels of archives inside an archive that are read; not read"
+
+
+def _nested(member: Member, said: Refusals, workdir, depth, follow=None) -> Iterator[Member]:
     label = member.label
     if member.name.lower().endswith(".zip"):
         # zip's directory sits at its end: copy it (privately) to seek in it
         limit = int(layout()["archives"]["max_spool_bytes"])
         if member.size > limit:
-            warnings.append(f"{label}: a zip archive larger than {limit >> 30} GiB inside an archive; not read")
+            said.refuse(member.archive, member.name, f"a zip archive of {member.size} bytes inside an archive, "
+                                                     f"larger than the {size_text(limit)} copied to be read; not read")
             return
         with _spooled(member, workdir) as copy:
-            yield from _zip_members(copy, label, warnings, workdir, depth, follow)
+            yield from _zip_members(copy, label, said, workdir, depth, follow)
         return
-    yield from _tar_members(member.open(), label, warnings, workdir, depth, follow)
+    yield from _tar_members(member.open(), label, said, workdir, depth, follow)
 
 
 class _spooled:
@@ -179,18 +213,18 @@ class _spooled:
         self.fh.close()
 
 
-def _zip_members(fh, label, warnings, workdir, depth, follow=None) -> Iterator[Member]:
+def _zip_members(fh, label, said: Refusals, workdir, depth, follow=None) -> Iterator[Member]:
     try:
         zf = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError) as exc:
-        warnings.append(f"{label}: not a readable zip archive ({exc})")
+        said.warnings.append(f"{label}: not a readable zip archive ({exc})")
         return
     with zf:
         for info in zf.infolist():
             name = _normal(info.filename)
             reason = _zip_hazard(info, name)
             if reason:
-                warnings.append(f"{label}: member {info.filename!r} refused: {reason}")
+                said.refuse(label, info.filename, reason)
                 continue
             if info.is_dir():
                 continue
@@ -199,12 +233,13 @@ def _zip_members(fh, label, warnings, workdir, depth, follow=None) -> Iterator[M
             if _zip_is_link(info):
                 target = zf.read(info).decode("utf-8", "replace")
                 if _escapes(name, target):
-                    warnings.append(f"{label}: member {info.filename!r} refused: link pointing out of the "
-                                    f"archive ({target})")
+                    said.refuse(label, info.filename, f"link pointing out of the archive ({target})")
                     continue
                 yield Member(label, name, 0, mtime, lambda: io.BytesIO(b""), link=target)
+            elif _too_deep(depth, name, member.label, follow):
+                said.refuse(label, info.filename, _too_deep_reason())
             elif _follows(depth, name, member.label, follow):
-                yield from _nested(member, warnings, workdir, depth + 1, follow)
+                yield from _nested(member, said, workdir, depth + 1, follow)
             else:
                 yield member
 
@@ -246,6 +281,13 @@ def _max_size() -> int:
     return int(layout()["archives"]["max_member_bytes"])
 
 
+_ABSURD = "claims an absurd size"
+
+
+def _absurd(size: int) -> str:
+    return f"{_ABSURD} ({size} bytes, more than the {size_text(_max_size())} no real member reaches)"
+
+
 def _tar_hazard(info, name: str) -> str | None:
     if _climbs(info.name):
         return "path traversal (the name leads out of the archive's tree)"
@@ -258,7 +300,7 @@ def _tar_hazard(info, name: str) -> str | None:
     if info.isfifo():
         return "named pipe"
     if info.size > _max_size() or info.size < 0:
-        return f"claims an absurd size ({info.size} bytes)"
+        return _absurd(info.size)
     return None
 
 
@@ -271,7 +313,7 @@ def _zip_hazard(info, name: str) -> str | None:
     if stat.S_ISFIFO(mode):
         return "named pipe"
     if info.file_size > _max_size():
-        return f"claims an absurd size ({info.file_size} bytes)"
+        return _absurd(info.file_size)
     return None
 
 
@@ -282,6 +324,9 @@ def spool_member(member: Member, dest: str, limit: int) -> str | None:
     (the copy is then removed), or the archive broke inside it (what was
     read is kept)."""
     from sarsleuth.textio import DECOMPRESSION_ERRORS
+    if member.size > limit:         # its header says so: nothing is copied (it was, up to the limit)
+        return (f"{member.size} bytes, more than {size_text(limit)}, the most a member is copied to be read "
+                "(max_spool_bytes); not read")
     copied, error = 0, None
     with open(dest, "wb") as out:
         try:
@@ -298,7 +343,8 @@ def spool_member(member: Member, dest: str, limit: int) -> str | None:
             error = f"the archive breaks inside it ({exc}); the {copied} bytes before are read"
     if copied > limit:
         os.unlink(dest)
-        return f"larger than {limit >> 30} GiB once decompressed; not read"
+        return (f"more than {size_text(limit)} once decompressed, the most a member is copied to be read "
+                "(max_spool_bytes); not read")
     os.utime(dest, (member.mtime, member.mtime))
     return error
 

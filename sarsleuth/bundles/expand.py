@@ -45,6 +45,7 @@ class Expanded:
     bundles: list = field(default_factory=list)    # HostFacts, one per bundle (a bundle is one host)
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    refused: list = field(default_factory=list)   # (ARCHIVE!MEMBER, why): members not read, inputs skipped
     _workdir: str | None = None
 
     def workdir(self) -> str:
@@ -58,7 +59,9 @@ class Expanded:
             self._workdir = None
 
 
-def expand(paths) -> Expanded:
+def expand(paths, names: dict | None = None) -> Expanded:
+    """``names``: how the user knows a path given here (a stream's private
+    copy is ``<stdin>``), for the members of an archive read from it."""
     out = Expanded()
     try:
         for p in paths:
@@ -66,7 +69,7 @@ def expand(paths) -> Expanded:
             if p.is_dir():
                 _folder(p, out)
             elif p.is_file() and _is_archive(p):
-                _archive(p, out)
+                _archive(p, out, label=(names or {}).get(str(p), str(p)))
             else:
                 out.entries.append(Entry(str(p), str(p)))
     except BaseException:
@@ -227,12 +230,13 @@ class _Bundle:
         self.loose: list = []               # Entry of other files (sniffed unless a sosreport)
 
 
-def _archive(path: Path, out: Expanded) -> None:
+def _archive(path: Path, out: Expanded, label: str | None = None) -> None:
     bundles: dict = {}
     limit = int(lay.layout()["archives"]["max_spool_bytes"])
     sos = lay.layout()["sosreport"]
     wanted = _SELECTED.get().get(str(path))
-    for member in archive.members(path, str(path), out.warnings, workdir=out.workdir(), follow=follower(wanted)):
+    for member in archive.members(path, label or str(path), out.warnings, workdir=out.workdir(),
+                                  follow=follower(wanted), refused=out.refused):
         # one archive, one host (a /var/log tarball, however it was rooted),
         # unless it holds sosreports
         key, label, rel = bundle_of(member, sos)
@@ -256,10 +260,11 @@ def _archive(path: Path, out: Expanded) -> None:
         dest = os.path.join(out.workdir(), f"{sum(len(x.candidates) + len(x.loose) for x in bundles.values())}-"
                                            f"{os.path.basename(rel)[:80]}")
         trouble = archive.spool_member(member, dest, limit)
+        if trouble and not os.path.exists(dest):
+            out.refused.append((member.label, f"refused: {trouble}"))
+            continue
         if trouble:
             out.warnings.append(f"{member.label}: {trouble}")
-            if not os.path.exists(dest):
-                continue
         e = Entry(dest, member.label, b.facts)
         if is_input:
             b.candidates.append(("", rel, e))

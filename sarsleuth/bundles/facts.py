@@ -20,6 +20,8 @@ Public shape (``HostFacts.to_dict()``, the JSON ``hosts`` entries)::
      "nginx": {"proxy_buffers": [{"value": "1024 256k", "path": ..., "line": 40,
                "text": "proxy_buffers 1024 256k;", "conf": "/etc/nginx/nginx.conf:31"}], ...},
      "processes": {"nginx": [{"pid": 812, "limits": {"Max open files": {...}}}]},
+     "units": {"nginx.service": {"LimitNOFILE": {...}}},   # systemd settings
+     "mounts": {"/dev/sdb1": "/srv/data"},         # where each device is mounted
      "meminfo": {"MemTotal": 16303300, ...},       # kB, as /proc/meminfo says
      "disk_names": {"dev8-0": "sda", "dev253-0": "rhel-root", ...},
      "disk_names_from": {"dev8-0": "...!proc/partitions:3", ...}}
@@ -112,8 +114,17 @@ class HostFacts:
     limits: dict = field(default_factory=dict)    # sysctl name -> Limit
     nginx: dict = field(default_factory=dict)     # directive -> [Limit, ...] in file order
     processes: dict = field(default_factory=dict) # command -> [{"pid": int, "limits": {row: Limit}}]
+    units: dict = field(default_factory=dict)     # systemd unit -> {setting: Limit} (LimitNOFILE, TasksMax...)
+    mounts: dict = field(default_factory=dict)    # device -> Limit(device, its mount point, where read)
     meminfo: dict = field(default_factory=dict)   # field -> kB (or count), as /proc/meminfo
     aliases: set = field(default_factory=set)     # other names the host's own files use
+    #: /proc/pressure when the bundle was made: {resource: {"some"|"full": ({avg10, avg60, avg300,
+    #: total_us}, Limit of the line)}}
+    pressure: dict = field(default_factory=dict)
+    #: what a file said that is not used (a zone no database knows, a second
+    #: zone or host name disagreeing with the first), as notes for every output
+    dropped: list = field(default_factory=list)
+    hostname_from: str | None = field(default=None, repr=False)
     #: what each file said about a block device: {"devM-N": {how: (name, "path:line")}},
     #: ``how`` one of "kernel" (partitions, diskstats), "lsblk", "mapper" (dmsetup)
     disk_sightings: dict = field(default_factory=dict, repr=False)
@@ -137,6 +148,29 @@ class HostFacts:
             return self.limits[name]
         values = self.nginx.get(name)
         return values[-1] if values else None
+
+    def process_limit(self, program: str, row: str) -> Limit | None:
+        """The limit ``program`` ran with for a row of /proc/PID/limits
+        (``Max open files``): its own /proc/PID/limits (the soft value),
+        else for nginx ``worker_rlimit_nofile`` (what its workers set),
+        else its systemd unit's setting (``LimitNOFILE``); None when the
+        bundle does not say."""
+        from sarsleuth.bundles.layout import layout
+        where = layout()["limits"].get("rows", {}).get(row, {})
+        for proc in self.processes.get(program, []):
+            found = proc["limits"].get(row)
+            if found is not None:
+                return found
+        if where.get("nginx") and program in layout()["limits"]["processes"]:
+            found = self.limit(where["nginx"])
+            if found is not None:
+                return found
+        for unit in (f"{program}.service", program):
+            settings = self.units.get(unit, {})
+            for key in where.get("unit", []):
+                if key in settings:
+                    return settings[key]
+        return None
 
     def disk_names(self) -> dict:
         """``{"devM-N": (name, where)}``: the name ``sar -d -p`` prints for
@@ -187,7 +221,12 @@ class HostFacts:
             "nginx": {k: [v.to_dict() for v in vs] for k, vs in self.nginx.items()},
             "processes": {cmd: [{"pid": p["pid"], "limits": {k: v.to_dict() for k, v in p["limits"].items()}}
                                 for p in procs] for cmd, procs in self.processes.items()},
+            "units": {unit: {k: v.to_dict() for k, v in sorted(rows.items())} for unit, rows in sorted(self.units.items())},
+            "mounts": {dev: mount.value for dev, mount in sorted(self.mounts.items())},
             "meminfo": dict(self.meminfo),
+            "pressure": {res: {kind: {**values, "path": line.path, "line": line.line}
+                               for kind, (values, line) in kinds.items()}
+                         for res, kinds in sorted(self.pressure.items())},
             "disk_names": {dev: name for dev, (name, _where) in names.items()},
             "disk_names_from": {dev: where for dev, (_name, where) in names.items()},
         }

@@ -29,8 +29,17 @@ def _first_line(text: str) -> str:
 
 def hostname(text, path, m, facts: HostFacts) -> None:
     name = _first_line(text)
-    if name and not facts.hostname and " " not in name:
-        facts.hostname = name
+    if name and " " not in name:
+        _host_name(facts, name, f"{path}:1")
+
+
+def _host_name(facts: HostFacts, name: str, where: str) -> None:
+    """The first name a bundle gives its host; another is said, not used."""
+    if not facts.hostname:
+        facts.hostname, facts.hostname_from = name, where
+    elif name.split(".")[0] != facts.hostname.split(".")[0]:     # web07 is web07.example.com
+        facts.dropped.append(f"{where} names the host {name} but {facts.hostname_from} names it "
+                             f"{facts.hostname}: {facts.hostname} is used")
 
 
 def uname(text, path, m, facts: HostFacts) -> None:
@@ -43,7 +52,7 @@ def uname(text, path, m, facts: HostFacts) -> None:
     fields = line.split()
     if len(fields) >= 3 and fields[0] == "Linux":       # uname -a: Linux NODE RELEASE ...
         facts.kernel = fields[2]
-        facts.hostname = facts.hostname or fields[1]
+        _host_name(facts, fields[1], f"{path}:1")
 
 
 def cpuinfo(text, path, m, facts: HostFacts) -> None:
@@ -70,26 +79,39 @@ def meminfo(text, path, m, facts: HostFacts) -> None:
 def localtime(text, path, m, facts: HostFacts, link: str | None = None) -> None:
     """etc/localtime: a link into zoneinfo names the zone; a copied TZif
     file does not (its POSIX rule is not a zone name)."""
-    if facts.timezone or not link or "zoneinfo/" not in link:
+    if not link or "zoneinfo/" not in link:
         return
     zone = link.split("zoneinfo/", 1)[1].strip("/")
     if zone.startswith(("posix/", "right/")):
         zone = zone.split("/", 1)[1]
-    if _valid_zone(zone):
-        facts.timezone, facts.timezone_from = zone, f"{path} -> {link}"
+    _zone(facts, zone, f"{path} -> {link}")
 
 
 def timedatectl(text, path, m, facts: HostFacts) -> None:
     for n, line in enumerate(text.splitlines(), 1):
         found = re.match(r"\s*Time zone:\s*(\S+)", line)
-        if found and not facts.timezone and _valid_zone(found.group(1)):
-            facts.timezone, facts.timezone_from = found.group(1), f"{path}:{n}"
+        if found:
+            _zone(facts, found.group(1), f"{path}:{n}")
 
 
 def timezone_file(text, path, m, facts: HostFacts) -> None:
     zone = _first_line(text)
-    if zone and not facts.timezone and _valid_zone(zone):
-        facts.timezone, facts.timezone_from = zone, f"{path}:1"
+    if zone:
+        _zone(facts, zone, f"{path}:1")
+
+
+def _zone(facts: HostFacts, zone: str, where: str) -> None:
+    """The bundle's zone is the first one named that the zone database
+    knows (the layout lists the most direct file first); an unknown zone,
+    or one disagreeing with the zone taken, is said, not used."""
+    if not _valid_zone(zone):
+        facts.dropped.append(f"{where} names the time zone {zone!r}, which the zone database does not know: "
+                             "not used")
+    elif not facts.timezone:
+        facts.timezone, facts.timezone_from = zone, where
+    elif zone != facts.timezone:
+        facts.dropped.append(f"{where} names the time zone {zone} but {facts.timezone_from} names "
+                             f"{facts.timezone}: {facts.timezone} is used")
 
 
 def _valid_zone(zone: str) -> bool:
@@ -161,6 +183,76 @@ def proc_comm(text, path, m, facts: HostFacts) -> None:
         facts._pending_comm[pid] = command[0].rsplit("/", 1)[-1].rstrip(":")
 
 
+_PRESSURE_LINE = re.compile(r"^(?P<kind>some|full)\s+avg10=(?P<avg10>[\d.]+)\s+avg60=(?P<avg60>[\d.]+)\s+"
+                            r"avg300=(?P<avg300>[\d.]+)\s+total=(?P<total>\d+)\s*$")
+
+
+def pressure(text, path, m, facts: HostFacts) -> None:
+    """/proc/pressure/{cpu,io,memory}: the kernel's running averages of the
+    share of time tasks stalled on it, when the bundle was made."""
+    resource = m.group("resource")
+    for n, line in enumerate(text.splitlines(), 1):
+        found = _PRESSURE_LINE.match(line.strip())
+        if found and found.group("kind") not in facts.pressure.get(resource, {}):
+            values = {k: float(found.group(k)) for k in ("avg10", "avg60", "avg300")}
+            values["total_us"] = int(found.group("total"))
+            facts.pressure.setdefault(resource, {})[found.group("kind")] = (
+                values, Limit(f"{resource} {found.group('kind')}", line.strip(), path, n, line.strip()))
+
+
+def systemctl_show(text, path, m, facts: HostFacts) -> None:
+    """``systemctl show`` of many units: blocks of ``Key=Value`` lines, one
+    block a unit (``Id=nginx.service``), separated by blank lines."""
+    wanted = set(layout()["limits"]["systemd"])
+    unit, rows = None, {}
+    for n, line in enumerate(text.splitlines() + [""], 1):
+        if not line.strip():
+            if unit and rows:
+                facts.units.setdefault(unit, {}).update(rows)
+            unit, rows = None, {}
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        if key == "Id":
+            unit = value.strip()
+        elif key in wanted:
+            rows[key] = Limit(key, value.strip(), path, n, line.strip())
+
+
+def unit_file(text, path, m, facts: HostFacts) -> None:
+    """A unit file or a drop-in of it: its limits, the last setting of each
+    winning (drop-ins are read after the unit, as systemd applies them);
+    what `systemctl show` says is in force is never overridden."""
+    wanted = set(layout()["limits"]["systemd"])
+    rows = facts.units.setdefault(m.group("unit"), {})
+    for n, line in enumerate(text.splitlines(), 1):
+        key, sep, value = (part.strip() for part in line.partition("="))
+        if not sep or key not in wanted or line.lstrip().startswith(("#", ";")):
+            continue
+        if key in rows and rows[key].path.endswith("systemctl_show_service_--all"):
+            continue
+        rows[key] = Limit(key, value, path, n, line.strip())
+
+
+_MOUNT_L = re.compile(r"^(?P<device>/\S+) on (?P<mount>/\S*) type \S+")
+
+
+def mounts(text, path, m, facts: HostFacts) -> None:
+    """``/proc/mounts`` (``DEVICE MOUNTPOINT TYPE OPTIONS 0 0``) or ``mount
+    -l`` (``DEVICE on MOUNTPOINT type TYPE (OPTIONS)``): the mount point of
+    each device-backed filesystem, the first one of a device kept."""
+    for n, line in enumerate(text.splitlines(), 1):
+        found = _MOUNT_L.match(line)
+        fields = line.split()
+        device, mount = (found.group("device"), found.group("mount")) if found else (
+            (fields[0], fields[1]) if len(fields) >= 3 and fields[0].startswith("/") and fields[1].startswith("/")
+            else (None, None))
+        if device and device not in facts.mounts:
+            # /proc/mounts writes a space in a path as \040
+            facts.mounts[device] = Limit(device, mount.replace("\\040", " "), path, n, line.strip())
+
+
 def collected(text, path, m, facts: HostFacts) -> None:
     line = _first_line(text)
     if line and not facts.collected:
@@ -229,5 +321,6 @@ def dmsetup_info(text, path, m, facts: HostFacts) -> None:
 
 
 READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, localtime, timedatectl, timezone_file,
-                                   sysctl, proc_sys, nginx_T, proc_limits, proc_comm, collected,
+                                   sysctl, proc_sys, nginx_T, proc_limits, proc_comm, systemctl_show, unit_file,
+                                   mounts, collected, pressure,
                                    block_devices, lsblk, dmsetup_info)}

@@ -60,6 +60,25 @@ def oom_context(message: str, detail) -> dict:
     return out
 
 
+def oomd_usage(ctx) -> dict:
+    """{(host, unit name): its memory use as systemd-oomd printed it} from
+    the candidates systemd-oomd listed before a kill (``Current Memory
+    Usage`` of each ``Path``; the killed cgroup is among them)."""
+    out = {}
+    ev = ctx.events_of("oomd-candidates")
+    if ev is None or not len(ev):
+        return out
+    for r in ev.itertuples(index=False):
+        unit = None
+        for line in (r.detail.split("\n") if isinstance(r.detail, str) else []):
+            f = fields_of("oomd-candidates", line) or {}
+            if f.get("path"):
+                unit = f["path"].rstrip("/").rsplit("/", 1)[-1]
+            elif unit and f.get("figure") == "Current Memory Usage":
+                out[(r.host if r.host == r.host else None, unit)] = f["usage"]
+    return out
+
+
 def oom_victims(ctx) -> dict:
     """{pid: (event row, comm)} of processes the OOM killer killed."""
     out = {}

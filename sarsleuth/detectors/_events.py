@@ -1,4 +1,5 @@
-"""Helpers shared by the log detectors: bursts of events in time."""
+"""Helpers shared by the log detectors: bursts of events in time, who
+logged an event and how many lines it stands for."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,6 +17,23 @@ class Burst:
     def lines(self) -> int:
         """Log lines the burst stands for (``callbacks suppressed`` included)."""
         return int(self.rows["count"].fillna(1).sum())
+
+
+def writer(row) -> str:
+    """Who logged an event row: its syslog tag, nginx for its own
+    error.log, '' for the kernel's lines (they name no program) and when
+    nothing says."""
+    proc = getattr(row, "process", None)
+    if isinstance(proc, str) and proc and proc not in ("None", "kernel"):
+        return proc
+    return "nginx" if str(getattr(row, "source", "")) == "nginx-error" else ""
+
+
+def lines_of(row) -> int:
+    """The log lines an event row stands for (``callbacks suppressed`` and
+    aggregated bursts included)."""
+    n = getattr(row, "count", None)
+    return int(n) if n is not None and n == n and n else 1
 
 
 def bursts(events, gap_seconds: float = 600.0, by_host: bool = True) -> list[Burst]:

@@ -11,6 +11,7 @@ class Episode:
     peak_time: object
     peak: float
     samples: int
+    step_s: float = 0.0   # the series' sampling interval: what a sample stamped at T covers
 
 
 def episodes(series, mask, max_gap_samples: int = 1, peak="max", *, bridge_seconds: float = 60.0,
@@ -48,8 +49,28 @@ def episodes(series, mask, max_gap_samples: int = 1, peak="max", *, bridge_secon
             continue
         window = values[s:e + 1]
         k = int(np.nanargmax(window) if peak == "max" else np.nanargmin(window))
-        out.append(Episode(times[s], times[e], times[s + k], float(window[k]), int(e - s + 1)))
+        out.append(Episode(times[s], times[e], times[s + k], float(window[k]), int(e - s + 1), step_s))
     return out
+
+
+#: Share of an episode's rise (from its baseline to its peak) a series must
+#: reach for the anomaly to have taken off.
+ONSET_FRACTION = 0.25
+
+
+def onset_ref(series, ep: Episode, base: float) -> dict:
+    """Refs ``onset``: the first sample of the episode at or above a
+    quarter of its rise from ``base`` to its peak, when that is later than
+    the episode's start (the series crept over its threshold first)."""
+    from sarsleuth.model import iso
+    if base != base or ep.peak <= base:
+        return {}
+    level = base + ONSET_FRACTION * (ep.peak - base)
+    window = series[(series.index >= ep.start) & (series.index <= ep.end)]
+    hits = window[window >= level]
+    if not len(hits) or hits.index[0] == ep.start:
+        return {}
+    return {"onset": iso(hits.index[0])}
 
 
 def baseline(series, quantile: float = 0.5) -> float:
@@ -75,6 +96,17 @@ def fmt_time(ts) -> str:
     return pd.Timestamp(ts).strftime("%H:%M:%S")
 
 
+def fmt_kib(kib: float) -> str:
+    """A size the kernel prints in kB (which are KiB: ``anon-rss:408320kB``)
+    in the unit that keeps its digits: 64 KiB, 398.8 MiB, 7.48 GiB; never
+    0 MiB for a size that is not 0."""
+    if kib < 1024:
+        return f"{kib:.0f} KiB"
+    if kib < 1024 * 1024:
+        return f"{kib / 1024:.1f} MiB"
+    return f"{kib / 1024 / 1024:.2f} GiB"
+
+
 def severity_for(value: float, levels: list[tuple[float, str]], default: str = "low") -> str:
     """Map a value to a severity with ``levels`` = [(threshold, severity)...]
     sorted from the highest threshold down."""
@@ -85,6 +117,12 @@ def severity_for(value: float, levels: list[tuple[float, str]], default: str = "
 
 
 def peak_ref(ep: Episode) -> dict:
-    """Refs naming when an episode peaked (ISO 8601), for the narrative."""
+    """Refs naming when an episode peaked (ISO 8601), for the narrative,
+    and the sampling interval (``sample_seconds``): a value sar stamps at T
+    stands for the interval before T, so what it shows may have begun that
+    much earlier."""
     from sarsleuth.model import iso
-    return {"peak_time": iso(ep.peak_time)}
+    out = {"peak_time": iso(ep.peak_time)}
+    if ep.step_s:
+        out["sample_seconds"] = ep.step_s
+    return out

@@ -55,7 +55,8 @@ class Context:
     # ---------------------------------------------------------------- inputs
     def available(self, name: str) -> bool:
         """Is an input a detector declares present?  ``metrics``,
-        ``metrics:<section>``, ``events``, ``events:<kind>``, ``reports``, ``ps``."""
+        ``metrics:<section>``, ``events``, ``events:<kind>``, ``reports``, ``ps``,
+        ``facts`` (a support bundle's host facts)."""
         what, _, detail = name.partition(":")
         if what == "metrics":
             return bool(self.metrics) and (not detail or self._section(detail) is not None)
@@ -72,6 +73,8 @@ class Context:
             return bool(self.reports)
         if what == "ps":
             return bool(self.sources_of("ps"))
+        if what == "facts":
+            return bool(self.host_facts)
         raise ValueError(f"unknown detector input {name!r}")
 
     # --------------------------------------------------------------- metrics
@@ -218,6 +221,14 @@ class Context:
         (value, path, line, the line verbatim), or None when unknown."""
         facts = self.facts(host)
         return facts.limit(name) if facts is not None else None
+
+    def process_limit(self, host, program: str, row: str = "Max open files"):
+        """The limit ``program`` ran with on ``host`` for a row of
+        /proc/PID/limits, as its bundle recorded it (its /proc/PID/limits,
+        nginx's ``worker_rlimit_nofile``, its systemd unit's
+        ``LimitNOFILE``...), or None."""
+        facts = self.facts(host)
+        return facts.process_limit(program, row) if facts is not None else None
 
     def ncpu(self, host) -> int | None:
         for s in self.sources:

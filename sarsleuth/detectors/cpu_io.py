@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_time, severity_for
+from sarsleuth.detectors._series import baseline, episodes, fmt_time, onset_ref, peak_ref, severity_for
 from sarsleuth.detectors.base import Context, Detector, metric_evidence
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.model import Evidence, iso
@@ -191,7 +191,7 @@ class IowaitSpike(Detector):
                         f"(baseline {base:.2f}); above {threshold:.1f} from {fmt_time(ep.start)} to {fmt_time(ep.end)}")
                 metrics = {"peak_iowait_pct": ep.peak, "baseline_iowait_pct": base,
                            "threshold_pct": threshold, "samples": ep.samples}
-                refs = peak_ref(ep)
+                refs = {**peak_ref(ep), **onset_ref(s, ep, base)}
                 evidence = [metric_evidence(ctx, "cpu", host, ep.peak_time, text)]
                 explanation = kb_entry(self.id).get("explanation", "")
                 if names is None:
@@ -236,11 +236,15 @@ class CpuSaturation(Detector):
             if idle is None:
                 continue
             steal = ctx.series("cpu", "%steal", device="all", host=host)
+            iowait = ctx.series("cpu", "%iowait", device="all", host=host)
             p = self.params
-            busy = idle <= p["idle_floor_pct"]
+            # a CPU waiting for I/O is idle as far as work goes: %iowait is
+            # the disk's story, not the CPUs'
+            spare = idle + iowait.reindex(idle.index).fillna(0) if iowait is not None else idle
+            busy = spare <= p["idle_floor_pct"]
             if steal is not None:
                 busy |= steal.reindex(idle.index).fillna(0) >= p["steal_pct"]
-            for ep in episodes(100 - idle, busy.to_numpy(), p["max_gap_samples"],
+            for ep in episodes(100 - spare, busy.to_numpy(), p["max_gap_samples"],
                                   min_duration_seconds=p["min_duration_seconds"]):
                 if ep.samples < p["min_samples"]:
                     continue
@@ -256,7 +260,7 @@ class CpuSaturation(Detector):
                 out.append(self.finding(
                     title=title, severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
                     refs=peak_ref(ep), evidence=[metric_evidence(ctx, "cpu", host, ep.peak_time,
-                                               f"%idle down to {100 - ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
+                                               f"%idle and %iowait down to {100 - ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
                 ))
         return out
 
@@ -322,7 +326,8 @@ class LoadSpike(Detector):
                 out.append(self.finding(
                     title=f"Load average jumped to {ep.peak:.2f} (baseline {base:.2f}{cpus})",
                     severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
-                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "queue", host, ep.peak_time,
+                    refs={**peak_ref(ep), **onset_ref(load, ep, base)},
+                    evidence=[metric_evidence(ctx, "queue", host, ep.peak_time,
                                                f"ldavg-1 {base:.2f} -> {ep.peak:.2f} at {fmt_time(ep.peak_time)}")],
                 ))
         return out

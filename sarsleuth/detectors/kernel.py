@@ -1,13 +1,14 @@
-"""Kernel log detectors: allocation failures, OOM kills, segfaults, hung
-tasks, oopses."""
+"""Kernel log detectors: allocation failures, OOM kills, segfaults,
+oopses (stalls are in ``stalls``)."""
 from __future__ import annotations
 
 import re
 
 from sarsleuth.detectors._events import bursts
-from sarsleuth.detectors._series import severity_for
+from sarsleuth.detectors._series import fmt_kib, severity_for
 from sarsleuth.knowledge import kb_entry
-from sarsleuth.detectors._crossref import close_in_time, evidence_of, kills_of, nginx_exits, oom_context, where
+from sarsleuth.detectors._crossref import (close_in_time, evidence_of, kills_of, nginx_exits, oom_context,
+                                           oomd_usage, where)
 from sarsleuth.knowledge.signatures import all_fields_of, fields_of
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 
@@ -182,21 +183,30 @@ class OomKill(Detector):
         out.extend(self._invoked_without_kill(ctx, ev))
         if ev is None or not len(ev):
             return out
+        usage = oomd_usage(ctx)
         for b in bursts(ev, self.params["burst_gap_seconds"]):
             victims, constraint, rss_kb, killed_rows, with_kill = {}, None, 0, {}, []
+            units, reasons = {}, set()
             for i, r in enumerate(b.rows.itertuples(index=False)):
                 kills = kills_of(r.message, r.detail)
                 if kills:
                     with_kill.append(i)
                 for kill in kills:
-                    key = int(kill["pid"]) if kill.get("pid") else kill.get("unit")
+                    unit = str(kill.get("unit", "")).rstrip("/").rsplit("/", 1)[-1]
+                    # a unit killed by systemd-oomd is named by its path there and by its name by systemd
+                    key = int(kill["pid"]) if kill.get("pid") else unit or None
                     if key is None:
                         continue
-                    name = kill.get("comm") or str(kill.get("unit", "")).rstrip("/").rsplit("/", 1)[-1]
+                    name = kill.get("comm") or unit
                     rss = sum(int(kill.get(f, 0)) for f in ("anon_rss_kb", "file_rss_kb", "shmem_rss_kb"))
                     if key not in victims or rss:
                         victims[key] = (name, rss)
                     killed_rows.setdefault(key, r)
+                    if unit:
+                        units.setdefault(unit, usage.get((b.host, unit)))
+                        if kill.get("reason"):
+                            reasons.add(kill["reason"] + (f" {kill['pressure']} > {kill['pressure_limit']}"
+                                                          if kill.get("pressure") else ""))
                 constraint = oom_context(r.message, r.detail).get("constraint") or constraint
             if not victims:
                 continue
@@ -204,18 +214,26 @@ class OomKill(Detector):
             comms = sorted({name for name, _ in victims.values()})
             pids = sorted(k for k in victims if isinstance(k, int))
             scope = " in a memory cgroup" if constraint == "CONSTRAINT_MEMCG" else ""
+            who = "OOM killer" if pids or not units else "systemd-oomd"
+            noun = "unit(s)" if who == "systemd-oomd" else "process(es)"
+            why = [r for r in sorted(reasons)] + [f"{u} used {m}" for u, m in sorted(units.items()) if m][:2]
             out.append(self.finding(
-                title=f"OOM killer killed {len(victims)} process(es){scope}: {', '.join(comms)}"
-                      + (f" (largest rss {rss_kb / 1024:.0f} MB)" if rss_kb else ""),
+                title=f"{who} killed {len(victims)} {noun}{scope}: {', '.join(comms)}"
+                      + (f" (largest rss {fmt_kib(rss_kb)})" if rss_kb else "")
+                      + (f" ({'; '.join(why)})" if why else ""),
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"victims": len(victims), "max_victim_rss_kb": rss_kb or None,
                          "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None},
                 evidence=evidence_from_events(b.rows.iloc[with_kill], 6),
                 explanation=("A memory cgroup hit its limit: the host may have had memory to spare."
-                             if constraint == "CONSTRAINT_MEMCG" else ""),
+                             if constraint == "CONSTRAINT_MEMCG" else
+                             "systemd-oomd killed the unit's whole cgroup before the kernel ran out of memory: "
+                             "memory pressure (PSI) or swap use stayed above its limit (ManagedOOMMemoryPressure"
+                             "Limit, SwapUsedLimit)." if who == "systemd-oomd" else ""),
             ))
             f = out[-1]
             f.refs["pids"] = pids
+            f.refs["victim"] = ", ".join(comms[:3])
             # nginx's side of the same kill: "worker process N exited on signal 9"
             exits = nginx_exits(ctx, 9)
             same = [pid for pid in pids if pid in exits
@@ -284,6 +302,34 @@ def parse_segfault(message: str) -> dict | None:
             "cpu": int(m["cpu"]) if m.get("cpu") else None}
 
 
+def _cores_dumped(ctx: Context, parsed: list, burst, window: float) -> int:
+    """How many of a burst's crashed processes had a core written, as the
+    writer of the core (systemd-coredump, ABRT, the shell) or nginx's
+    ``exited on signal 11 (core dumped)`` says, matched by PID near the
+    crash (or by command when the line names no PID)."""
+    import pandas as pd
+    pids = {p["pid"] for p in parsed}
+    comms = {p["comm"] for p in parsed}
+    cored = set()
+    for r in (ctx.events_of("core-dumped").itertuples(index=False) if ctx.available("events:core-dumped") else ()):
+        f = fields_of("core-dumped", str(r.message)) or {}
+        pid = int(f["pid"]) if f.get("pid") else None
+        near = (not burst.aligned or pd.isna(r.timestamp)
+                or burst.start - pd.Timedelta(seconds=window) <= r.timestamp <= burst.end + pd.Timedelta(seconds=window))
+        if near and (pid in pids or f.get("comm") in comms
+                     or str(f.get("command", "")).rsplit("/", 1)[-1] in comms):
+            cored.add(pid if pid in pids else (f.get("comm") or f.get("command")))
+    for pid, row in nginx_exits(ctx, 11).items():
+        exit_ = fields_of("worker-signal-exit", str(row.message)) or {}
+        if pid in pids and exit_.get("core"):
+            cored.add(pid)
+    return len(cored)
+
+
+#: the names nginx's processes run under (a worker's comm is the binary's)
+_NGINX_COMMS = {"nginx", "openresty", "tengine"}
+
+
 class Segfault(Detector):
     """Kernel ``segfault at`` lines: process, pid, faulting ip, library.
 
@@ -310,11 +356,20 @@ class Segfault(Detector):
             n = b.lines
             title = (f"{n} segfault(s) in {', '.join(comms) or 'a process'}"
                      + (f" (faulting in {', '.join(libs)})" if libs else ""))
+            per_comm: dict = {}
+            for p in parsed:
+                per_comm[p["comm"]] = per_comm.get(p["comm"], 0) + 1
             finding = self.finding(
                 title=title, severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"segfaults": n, "processes": len({p['pid'] for p in parsed})},
+                metrics={"segfaults": n, "processes": len({p['pid'] for p in parsed}), "faulting_libraries": len(libs),
+                         "nginx_segfaults": sum(c for comm, c in per_comm.items() if comm in _NGINX_COMMS)},
                 evidence=evidence_from_events(b.rows, 6),
             )
+            finding.metrics["cores_dumped"] = _cores_dumped(ctx, parsed, b, self.params["match_window_seconds"])
+            if per_comm:
+                finding.refs["program"] = max(per_comm, key=per_comm.get)
+            if libs:
+                finding.refs["library"] = ", ".join(libs)
             finding.refs["pids"] = sorted({p["pid"] for p in parsed})
             finding.refs["ips"] = sorted({p["ip"] for p in parsed})
             # the same crashes as nginx's "exited on signal 11" lines?
@@ -337,61 +392,27 @@ class Segfault(Detector):
         return out
 
 
-class HungTask(Detector):
-    """Hung-task reports (``blocked for more than N seconds``), with the
-    state their body's task line gives (``task:<comm> state:D`` on 5.x+,
-    ``<comm> D ...`` before).
-
-    Why it matters: a task stuck in D state waits on I/O or a lock that does
-    not complete; it usually points at storage or a network filesystem.
-    """
-
-    id = "hung-task"
-    summary = "tasks blocked in D state longer than the hung-task timeout"
-    inputs = ("events",)
-    category = "io-saturation"
-    defaults = {"burst_gap_seconds": 600.0}
-
-    def run(self, ctx: Context):
-        out = []
-        for b in bursts(ctx.events_of("hung-task"), self.params["burst_gap_seconds"]):
-            tasks = [f for f in (fields_of(self.id, msg) for msg in b.rows["message"].astype(str)) if f]
-            names = sorted({t["comm"] for t in tasks})
-            reports = b.lines
-            out.append(self.finding(
-                title=f"{reports} hung task report(s)" + (f": {', '.join(names)}" if names else ""),
-                severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"reports": reports,
-                         "blocked_seconds": max((int(t["seconds"]) for t in tasks if "seconds" in t), default=None)},
-                evidence=evidence_from_events(b.rows, 4),
-            ))
-        return out
-
-
 class KernelOops(Detector):
-    """Kernel oops, BUG, soft lockup or panic lines."""
+    """Kernel oops, BUG (a bad pointer dereference) or panic lines."""
 
     id = "kernel-oops"
-    summary = "kernel oops / BUG / soft lockup / panic"
-    inputs = ("events",)
-    category = "other"
+    summary = "kernel oops / BUG / panic"
+    inputs = ("events:kernel-oops",)
+    # a task the kernel oopsed in dies: the chain of crashed workers
+    category = "worker-crash"
     defaults = {"burst_gap_seconds": 600.0}
 
     def run(self, ctx: Context):
         out = []
         for b in bursts(ctx.events_of("kernel-oops"), self.params["burst_gap_seconds"]):
-            # a report's later lines (the panic a lockup ends in) are its detail
             parts = [f for m, d in zip(b.rows["message"].astype(str), b.rows["detail"])
                      for f in [fields_of(self.id, m)] + all_fields_of(self.id, d if isinstance(d, str) else "") if f]
             panic = any("panic" in f for f in parts)
-            cpus = sorted({int(f["cpu"]) for f in parts if f.get("cpu")})
             out.append(self.finding(
                 title=f"Kernel bug report: {str(b.rows['message'].iloc[0])[:80]}",
                 severity="critical" if panic else "high",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"reports": b.lines, "panic": panic, "cpus": len(cpus) or None},
+                metrics={"reports": b.lines, "panic": panic},
                 evidence=evidence_from_events(b.rows, 4),
             ))
-            if cpus:
-                out[-1].refs["cpus"] = cpus
         return out

@@ -96,6 +96,13 @@ class LoadtestErrors(Detector):
             if not aborted and total and max(share or 0, conn_share or 0) < self.params["min_error_fraction"]:
                 continue
             frac = share if bad_requests else None
+            # ab counts a request once in every failure kind it hits: its
+            # "Failed requests" can exceed the requests made, and then no
+            # share can be read from it; the largest kind is a floor
+            counted_twice = bool(total) and bad_requests > total
+            if counted_twice:
+                kinds = [v for k, v in breakdown.items() if k.startswith("failed_")] + [non2xx]
+                frac = min(1.0, max(kinds) / total) if max(kinds) else None
             parts = []
             if failed:
                 parts.append(f"{failed:.0f} failed")
@@ -111,12 +118,18 @@ class LoadtestErrors(Detector):
             worst = max(frac or 0, conn_share or 0)
             sev = "high" if aborted or worst >= 0.1 else severity_for(worst, [(0.01, "medium")])
             start, end = _times(r)
+            if counted_twice:
+                share_text = (f" of {total:.0f} requests ({detail}): ab counts a request in each kind of failure it "
+                              "hits, so more failures than requests"
+                              + (f"; at least {frac * 100:.1f} % of the requests failed" if frac else ""))
+            else:
+                share_text = f" ({frac * 100:.1f} % of {total:.0f} requests)" if frac else ""
             out.append(self.finding(
-                title=f"{_label(r)}: " + ", ".join(parts)
-                      + (f" ({frac * 100:.1f} % of {total:.0f} requests)" if frac else ""),
+                title=f"{_label(r)}: " + ", ".join(parts) + share_text,
                 severity=sev, start=start, end=end, aligned=_aligned(r),
                 metrics={"failed_requests": failed, "non_2xx": non2xx, "socket_errors": sock,
-                         "errors_total": httperf_errors, "error_fraction": frac, "aborted": aborted, **breakdown},
+                         "errors_total": httperf_errors, "error_fraction": frac, "aborted": aborted,
+                         "failures_counted_twice": counted_twice, **breakdown},
                 evidence=_evidence(r, ", ".join(parts) + (f" [{detail}]" if detail else ""),
                                    "failed_requests", "non_2xx", "socket_errors", "errors_total", "abort_error"),
             ))
@@ -148,13 +161,13 @@ class LoadtestTailLatency(Detector):
                 continue
             start, end = _times(r)
             out.append(self.finding(
-                title=f"{_label(r)}: long latency tail, p99 {p99 * 1000:.0f} ms = {r99:.1f} x p50 {p50 * 1000:.0f} ms"
-                      + (f", max {mx * 1000:.0f} ms" if mx else ""),
+                title=f"{_label(r)}: long latency tail, p99 {_ms(p99)} = {r99:.1f} x p50 {_ms(p50)}"
+                      + (f", max {_ms(mx)}" if mx else ""),
                 severity="medium" if r99 >= 2 * p["p99_over_p50"] else "low",
                 start=start, end=end, aligned=_aligned(r),
                 metrics={"latency_p50_s": p50, "latency_p99_s": p99, "latency_max_s": mx or None,
                          "p99_over_p50": r99, "max_over_p50": rmax or None},
-                evidence=_evidence(r, f"50% {p50 * 1000:.0f} ms, 99% {p99 * 1000:.0f} ms, max {mx * 1000:.0f} ms",
+                evidence=_evidence(r, f"50% {_ms(p50)}, 99% {_ms(p99)}, max {_ms(mx)}",
                                    "latency_p99_s"),
             ))
         return out
@@ -250,3 +263,12 @@ class LoadtestLinkSaturation(Detector):
                 if best is None or server > best["server_Bps"]:
                     best = cand
         return best
+
+
+def _ms(seconds) -> str:
+    """A latency in milliseconds with the digits it needs: 585 ms, 2.5 ms,
+    0.15 ms (a sub-millisecond p50 is not "0 ms")."""
+    ms = float(seconds or 0) * 1000
+    if ms >= 10 or ms == 0:
+        return f"{ms:.0f} ms"
+    return f"{ms:.1f} ms" if ms >= 1 else f"{ms:.2f} ms"

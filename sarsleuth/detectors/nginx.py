@@ -1,12 +1,12 @@
 """nginx detectors: workers dying on signals, PID gaps from respawns,
-connection and file-descriptor limits, upstream timeouts."""
+connection and file-descriptor limits."""
 from __future__ import annotations
 
 import re
 
 from sarsleuth.model import Evidence
 from sarsleuth.detectors._events import bursts, cut
-from sarsleuth.detectors._series import fmt_time, severity_for
+from sarsleuth.detectors._series import severity_for
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 from sarsleuth.detectors._crossref import close_in_time, evidence_of, oom_victims, where
 from sarsleuth.detectors.kernel import parse_segfault
@@ -301,49 +301,6 @@ class WorkerConnectionsExhausted(_BurstCounter):
         return "", {}
 
 
-class TooManyOpenFiles(_BurstCounter):
-    """``Too many open files`` (EMFILE) from nginx or the kernel's file-max."""
-
-    id = "too-many-open-files"
-    summary = "'Too many open files' (EMFILE) or file-max reached"
-    inputs = ("events",)
-    category = "fd-exhaustion"
-    event_kind = "too-many-open-files"
-    noun = "'Too many open files'"
-    limit_names = ("worker_rlimit_nofile", "fs.file-max")
-    severities = [(10, "high")]
-
-    def describe(self, burst):
-        calls = [f["call"] for f in (fields_of("too-many-open-files", x) for x in burst.rows["message"].astype(str))
-                 if f and f.get("call")]
-        if len(calls):
-            return f" (in {', '.join(sorted(set(calls))[:4])})", {}
-        return "", {}
-
-
-class UpstreamTimeout(_BurstCounter):
-    """nginx ``upstream timed out`` / ``no live upstreams``."""
-
-    id = "upstream-timeout"
-    summary = "nginx 'upstream timed out' / 'no live upstreams'"
-    inputs = ("events",)
-    category = "other"
-    event_kind = "upstream-timeout"
-    noun = "upstream timeout"
-    severities = [(100, "high")]
-
-    def describe(self, burst):
-        ups = {}
-        for m in (fields_of(self.event_kind, x) for x in burst.rows["message"].astype(str)):
-            if m and m.get("upstream"):
-                host = m.get("upstream_origin", m["upstream"])
-                ups[host] = ups.get(host, 0) + 1
-        if ups:
-            top = sorted(ups.items(), key=lambda kv: -kv[1])[:3]
-            return " (" + ", ".join(f"{u}: {n}" for u, n in top) + ")", {"upstreams": len(ups)}
-        return "", {}
-
-
 class Enomem(_BurstCounter):
     """nginx (or another daemon) failing allocations with ENOMEM:
     ``posix_memalign(...) failed (12: Cannot allocate memory)``.
@@ -380,68 +337,3 @@ class NginxSharedMemoryFull(_BurstCounter):
     def describe(self, burst):
         zones = [f["zone"] for f in (fields_of(self.event_kind, x) for x in burst.rows["message"].astype(str)) if f]
         return (f" (zone {', '.join(sorted(set(zones))[:3])})" if len(zones) else ""), {}
-
-
-class PortExhaustion(Detector):
-    """Outgoing connections failing for want of a local port: nginx
-    ``connect() to ... failed (99: Cannot assign requested address) while
-    connecting to upstream`` (EADDRNOTAVAIL), HAProxy ``no free ports``.
-
-    Why it matters: a proxy that opens one upstream connection per request
-    holds each local port for 60 s in TIME_WAIT after closing it; with the
-    default ``net.ipv4.ip_local_port_range`` (32768-60999, 28232 ports) that
-    caps it near 470 new connections per second per upstream address, and
-    past that every new request fails with 502 (report 003's 60 000 client
-    connections from one host ran into the same wall).
-    """
-
-    id = "port-exhaustion"
-    summary = "ephemeral ports exhausted: connect() failed (99: Cannot assign requested address)"
-    inputs = ("events", "metrics")
-    category = "connection-limit"
-    defaults = {"burst_gap_seconds": 600.0, "local_ports": 28232, "context_seconds": 300.0}
-
-    def run(self, ctx: Context):
-        import pandas as pd
-        out = []
-        ports = float(self.params["local_ports"])
-        for b in bursts(ctx.events_of("port-exhaustion"), self.params["burst_gap_seconds"]):
-            n = b.lines
-            dsts: dict = {}
-            for m in (fields_of(self.id, x) for x in b.rows["message"].astype(str)):
-                if m:
-                    d = m.get("destination") or m.get("upstream_host") or m.get("backend")
-                    dsts[d] = dsts.get(d, 0) + 1
-            metrics = {"lines": n, "destinations": len(dsts), "local_ports": ports}
-            tw_text = ""
-            if b.aligned:
-                tw = ctx.series("net-sock", "tcp-tw", host=b.host) if b.host in ctx.hosts("net-sock") else \
-                    (ctx.series("net-sock", "tcp-tw") if len(ctx.hosts("net-sock")) == 1 else None)
-                if tw is not None and len(tw):
-                    margin = pd.Timedelta(seconds=self.params["context_seconds"])
-                    try:
-                        w = tw[(tw.index >= b.start - margin) & (tw.index <= b.end + margin)]
-                    except TypeError:  # naive vs aware clocks
-                        w = tw.iloc[0:0]
-                    if len(w):
-                        peak = float(w.max())
-                        metrics["peak_tcp_tw"] = peak
-                        metrics["tcp_tw_over_local_ports"] = peak / ports
-                        tw_text = (f"; TIME_WAIT sockets peaked at {peak:.0f} at {fmt_time(w.idxmax())} "
-                                   f"({peak / ports * 100:.0f} % of the {ports:.0f} local ports)")
-            span = (b.end - b.start).total_seconds() if b.aligned else None
-            over = f" over {span:.0f} s" if span else ""
-            top = sorted(dsts.items(), key=lambda kv: -kv[1])[:3]
-            to = f" to {', '.join(f'{d} ({c})' for d, c in top)}" if top else ""
-            out.append(self.finding(
-                title=f"{n} x no free local port for outgoing connections (99: Cannot assign requested address)"
-                      f"{over}{to}",
-                severity=severity_for(n, [(1000, "critical"), (10, "high")], "medium"),
-                start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics,
-                evidence=evidence_from_events(b.rows, 5),
-                explanation=("Every local port of net.ipv4.ip_local_port_range was in use or held in TIME_WAIT "
-                             "towards the same destination, so connect() failed with EADDRNOTAVAIL and the "
-                             "requests failed (502 from nginx)" + tw_text + "."),
-                refs={"destinations": sorted(dsts)},
-            ))
-        return out

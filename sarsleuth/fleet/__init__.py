@@ -24,10 +24,6 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
     """Group the inputs by host, analyse every host (on Dask when
     installed), correlate across hosts; returns a :class:`Fleet`.  With
     ``save``, the case is also written there as Parquet."""
-    from sarsleuth.fleet.correlate import fleet_incidents
-    from sarsleuth.fleet.hosts import input_files
-    from sarsleuth.fleet.model import Fleet
-    from sarsleuth.fleet.run import FACTS_BATCH, executor
     from sarsleuth.options import check_options
     if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
         paths = tuple(paths[0])
@@ -36,18 +32,36 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
     options = {"tz": tz, "year": year, "window": window, "link_speed": link_speed,
                "config": str(config) if config is not None else None, "date_order": date_order,
                "min_severity": min_severity}
-    save_dir = None
+    staging = None
     if save is not None:
         from sarsleuth.store import prepare_case_dir
-        save_dir = prepare_case_dir(save, paths)
-    files, missing = input_files(paths)
+        staging = prepare_case_dir(save, paths)
+    try:
+        fleet = _analyze(paths, scheduler, workers, memory_limit, processes, progress, tolerance_seconds, options,
+                         staging.dir if staging else None)
+        if staging is not None:
+            from sarsleuth.store import write_fleet_tables
+            write_fleet_tables(staging.dir, fleet)
+            staging.commit()
+    finally:
+        if staging is not None:        # an interrupted or failed run leaves nothing under the case's name
+            staging.discard()
+    return fleet
+
+
+def _analyze(paths, scheduler, workers, memory_limit, processes, progress, tolerance_seconds, options, save_dir):
+    from sarsleuth.fleet.correlate import fleet_incidents
+    from sarsleuth.fleet.hosts import input_files
+    from sarsleuth.fleet.model import Fleet
+    from sarsleuth.fleet.run import FACTS_BATCH, executor
+    files, refused = input_files(paths)
     notes: list = []
     with executor(scheduler, workers, memory_limit, processes, notes) as ex:
         facts = ex.facts(_batches(files, FACTS_BATCH))
         order = {f: i for i, f in enumerate(files)}
         facts.sort(key=lambda ff: order.get(ff.path, len(order)))     # as given (stable: a collect's nodes too)
         grouping = group_by_host(facts)
-        grouping.unplaced[:0] = [(p, "no such file or directory") for p in missing]
+        grouping.unplaced[:0] = refused
         advance = _progress(progress, len(grouping.groups))
         results = []
         for r in ex.hosts(grouping.groups, options, save_dir):
@@ -62,9 +76,6 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
             who = f"host {r.host}" if r.host else "files naming no host"
             fleet.warnings.append(f"{who}: not analysed: {r.error}")
     fleet.incidents = fleet_incidents(results, tolerance_seconds)
-    if save_dir is not None:
-        from sarsleuth.store import write_fleet_tables
-        write_fleet_tables(save_dir, fleet)
     return fleet
 
 

@@ -15,7 +15,7 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 
-from sarsleuth.correlate import SEVERITY_WEIGHT
+from sarsleuth.correlate import SEVERITY_WEIGHT, cause_of
 from sarsleuth.knowledge import category_title
 from sarsleuth.fleet.clock import on_fleet_clock
 from sarsleuth.fleet.model import FleetIncident
@@ -103,9 +103,10 @@ def _overlap(a: set, b: set) -> float:
 
 def _incident(c: _Cluster, analysed: list) -> FleetIncident:
     severity = max((f.severity for f in c.findings), key=SEVERITY_RANK.__getitem__)
-    worst = [f for f in c.findings if f.severity == severity]
-    # the kind seen first names the incident (the cause shows before its effects)
-    category = next(f.category for kind in c.kinds for f in worst if f.detector == kind)
+    # named as a host's incident of the same findings is: by the causal chain
+    # whose cause explains the most of them
+    cause, chain = cause_of(c.findings)
+    category = chain["category"] if chain else cause.category
     hosts = sorted(c.hosts)
     without = [h for h in analysed if h not in c.hosts]
     breadth_factor = 1.0 + math.log2(len(hosts))

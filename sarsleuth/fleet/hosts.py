@@ -272,11 +272,25 @@ def _folder(path) -> str:
 
 def input_files(paths) -> tuple:
     """Every input unit under ``paths`` (a file, or an extracted sosreport
-    folder as a whole), each once, and the paths that do not exist."""
+    folder as a whole), each once, and ``(path, why)`` of those not read:
+    missing, a device or a file over the size cap, a pipe (the workers read
+    each host's files where they are: a pipe gives its bytes once)."""
     from pathlib import Path
-    missing = [str(p) for p in paths if not Path(p).exists()]
+
+    from sarsleuth.streams import is_stream, refusal
+    refused = []
+    for p in paths:
+        why = ("no such file or directory" if str(p) != "-" and not Path(p).exists() else refusal(p)
+               or (is_stream(p) and "a pipe, read once: a fleet's workers read files where they are "
+                                    "(analyse it with --no-fleet)"))
+        if why:
+            refused.append((str(p), why))
     files, seen = [], set()
-    for f in _units([p for p in paths if Path(p).exists()]):
+    for f in _units([p for p in paths if str(p) not in {r for r, _ in refused}]):
+        why = refusal(f)                  # a file found in a folder is capped as a named one is
+        if why:
+            refused.append((str(f), why))
+            continue
         try:
             st = os.stat(f)
             key = (st.st_dev, st.st_ino)
@@ -285,7 +299,7 @@ def input_files(paths) -> tuple:
         if key not in seen:
             seen.add(key)
             files.append(str(f))
-    return files, missing
+    return files, refused
 
 
 def _units(paths):
@@ -353,7 +367,7 @@ def names_hosts(paths, at_least: int, sample: int = FLEET_SAMPLE_FILES) -> bool:
 
 def group_inputs(paths) -> Grouping:
     """Walk ``paths`` and group the files by host, in this process."""
-    files, missing = input_files(paths)
+    files, refused = input_files(paths)
     grouping = group_by_host([ff for f in files for ff in unit_facts(f)])
-    grouping.unplaced[:0] = [(p, "no such file or directory") for p in missing]
+    grouping.unplaced[:0] = refused
     return grouping

@@ -51,3 +51,9 @@ def impact_weights() -> dict:
 
 def unmarked_event_kinds() -> frozenset:
     return frozenset(knowledge_base().get("plot", {}).get("unmarked_event_kinds", []))
+
+
+def programs(kind: str) -> frozenset:
+    """Program names of a kind (``load_generators``, ``disk_movers``), as
+    the attribution names a ps COMMAND's program."""
+    return frozenset(knowledge_base().get("programs", {}).get(kind, []))

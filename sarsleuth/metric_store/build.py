@@ -1,6 +1,8 @@
 """Building stores: a reader's pieces, a long table, several sources' stores."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sarsleuth.metric_store.runs import KEY_COLUMNS, Run, _stamps_of
 from sarsleuth.metric_store.store import MetricStore
 
@@ -103,20 +105,46 @@ class StoreBuilder:
         return MetricStore(runs)
 
 
+#: Two renderings of one sample agree when they differ by no more than half
+#: a unit of the two decimals sar prints (with room for float rounding), or
+#: half a unit when the other rendering printed a whole number.
+PRINTED_TOLERANCE = 0.0051
+
+
+@dataclass
+class Disagreement:
+    """A series two sources both hold whose values differ at common times:
+    the time they differ most (relative to the values' size), both values
+    there, and how many times differ."""
+
+    key: tuple            # (host, section, device, metric)
+    stamp: int            # the time they differ most, as the store keeps it
+    tz: object
+    kept: float           # the value of the store that is used
+    dropped: float        # the other store's
+    kept_store: int       # index of each store in the list given to combine
+    dropped_store: int
+    count: int = 1
+    gap: float = 0.0      # |kept - dropped| / max(1, |kept|, |dropped|)
+
+
 def combine(stores) -> tuple:
-    """(one store of all, values counted once): a series held by several
-    stores (the same sample from ``sa06`` and its ``sar -A`` rendering) keeps
-    one value per time, the first store's."""
+    """(one store of all, values counted once, disagreements): a series
+    held by several stores (the same sample from ``sa06`` and its ``sar
+    -A`` rendering) keeps one value per time, the first store's; where the
+    other store says something else at that time (an edited paste, another
+    host of the same name), it is kept as a :class:`Disagreement`."""
     import numpy as np
     stores = [s for s in stores if s]
     if len(stores) == 1:
-        return stores[0], 0
+        return stores[0], 0, []
     owners: dict = {}
-    for store in stores:
+    for index, store in enumerate(stores):
         for key, run in store.runs.items():
-            owners.setdefault(key, []).append(run)
-    runs, merged = {}, 0
-    for key, parts in owners.items():
+            owners.setdefault(key, []).append((index, run))
+    runs, merged, disagreements = {}, 0, []
+    for key, indexed in owners.items():
+        parts = [run for _, run in indexed]
         if len(parts) == 1:
             runs[key] = parts[0]
             continue
@@ -124,20 +152,49 @@ def combine(stores) -> tuple:
         # a time repeated within one store (an autumn hour on a wall clock) stays
         stamps, values, lines = [], [], []
         seen = np.empty(0, dtype=np.int64)
-        for part in parts:
+        seen_values = np.empty(0, dtype=np.float64)
+        seen_owner = np.empty(0, dtype=np.int64)
+        for index, part in indexed:
             s, v = part.stamps, part.values.astype(np.float64)
             ln = part.lines if part.lines is not None else np.full(len(v), -1, dtype=np.int64)
             keep = ~np.isnan(v)
             new = keep & ~np.isin(s, seen)
             merged += int(keep.sum() - new.sum())
+            _compare(key, part, index, keep & ~new, seen, seen_values, seen_owner, disagreements)
             stamps.append(s[new]), values.append(v[new]), lines.append(ln[new])
-            seen = np.union1d(seen, s[new])
+            order = np.argsort(np.concatenate([seen, s[new]]), kind="stable")
+            seen = np.concatenate([seen, s[new]])[order]
+            seen_values = np.concatenate([seen_values, v[new]])[order]
+            seen_owner = np.concatenate([seen_owner, np.full(int(new.sum()), index)])[order]
         stamps, values, lines = np.concatenate(stamps), np.concatenate(values), np.concatenate(lines)
         order = np.argsort(stamps, kind="stable")
         with_lines = any(p.lines is not None for p in parts)
         runs[key] = Run(stamps=stamps[order], values=narrowest(values[order]), tz=parts[0].tz,
                         lines=lines[order] if with_lines else None)
-    return MetricStore(runs), merged
+    return MetricStore(runs), merged, disagreements
+
+
+def _compare(key, part, index: int, repeated, seen, seen_values, seen_owner, out: list) -> None:
+    """Note where ``part`` says something else than the values already
+    kept at the same times."""
+    import numpy as np
+    if not repeated.any():
+        return
+    s, v = part.stamps[repeated], part.values.astype(np.float64)[repeated]
+    at = np.searchsorted(seen, s)
+    kept = seen_values[at]
+    scale = np.maximum(1.0, np.abs(kept)) * 1e-9
+    # a whole number may have been printed without decimals (sadf's MBfsused)
+    tolerance = np.where(v == np.trunc(v), 0.5, PRINTED_TOLERANCE) + scale
+    differ = np.abs(kept - v) > tolerance
+    if not differ.any():
+        return
+    # the widest gap (relative to the values' size) is the one worth showing
+    gap = np.where(differ, np.abs(kept - v) / np.maximum(1.0, np.maximum(np.abs(kept), np.abs(v))), -1.0)
+    worst = int(np.argmax(gap))
+    out.append(Disagreement(key=key, stamp=int(s[worst]), tz=part.tz, kept=float(kept[worst]),
+                            dropped=float(v[worst]), kept_store=int(seen_owner[at[worst]]), dropped_store=index,
+                            count=int(differ.sum()), gap=float(gap[worst])))
 
 
 def narrowest(values):

@@ -12,12 +12,12 @@ import pkgutil
 from pathlib import Path
 
 from sarsleuth.errors import InputError
-from sarsleuth.textio import HEAD_BYTES, decode, read_head
+from sarsleuth.textio import HEAD_BYTES, decode, read_head, utf16_head_as_utf8
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 #: Kinds fixed by the contract, in the order ``sniff`` documents them.
 KINDS = ["sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "syslog", "journal", "dmesg",
-         "nginx-error", "ab", "wrk", "wrk2", "httperf", "tsar", "ps"]
+         "nginx-error", "ab", "wrk", "wrk2", "httperf", "tsar", "ps", "package-log"]
 
 #: Below this confidence a file is ``unknown``.
 MIN_CONFIDENCE = 0.3
@@ -140,6 +140,9 @@ def sniff(path) -> tuple[str | None, str]:
         return None, exc.reason
     if not head:
         return None, "empty file"
+    utf8_head = utf16_head_as_utf8(head)
+    if utf8_head is not None:
+        return _sniff_utf16(utf8_head)
     if b"\0" not in head[:4096]:
         from sarsleuth.parsers.documents import recognise
         document = recognise(decode(head))
@@ -153,6 +156,18 @@ def sniff(path) -> tuple[str | None, str]:
     if kind is None:
         return None, "content matches no known format"
     return kind, f"confidence {score:.2f}"
+
+
+def _sniff_utf16(head: bytes) -> tuple[str | None, str]:
+    """A UTF-16 file, sniffed from its head in UTF-8: taken when its kind's
+    parser reads UTF-16 (the logs), else refused saying how to convert it."""
+    kind, score = sniff_bytes(head)
+    if kind is None:
+        return None, "UTF-16 text whose content matches no known format"
+    if not registry()[kind].reads_utf16:
+        return None, (f"UTF-16 text that reads as {kind}, which is read in UTF-8 only "
+                      "(convert it: iconv -f UTF-16 -t UTF-8)")
+    return kind, f"confidence {score:.2f}, UTF-16 text"
 
 
 #: How much better a peeled paste must sniff than the file as it is.

@@ -38,6 +38,9 @@ class Parser(ABC):
     priority: ClassVar[int] = 0
     #: One line for ``sarsleuth sniff --help`` and the README.
     description: ClassVar[str] = ""
+    #: Reads a file in UTF-16 (it starts with its byte order mark) as text:
+    #: such a file is sniffed from its head in UTF-8.
+    reads_utf16: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod

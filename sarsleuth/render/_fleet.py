@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from sarsleuth.render._fleet_html import NO_HOST_LABEL, host_facts_line
-from sarsleuth.render._safe import shown, utf8, utf8_tree
+from sarsleuth.render._safe import shown, utf8, visible_tree
 
 FORMATS = ("text", "markdown", "json", "html")
 #: Hosts named in a line before "and N more".
@@ -29,7 +29,7 @@ def write_fleet(fmt: str, fleet, out) -> None:
         out.write(build_fleet_html(fleet))
     elif fmt == "json":
         from sarsleuth.render.json import plain
-        out.write(json.dumps(utf8_tree(plain(fleet.to_json())), indent=1, ensure_ascii=False) + "\n")
+        out.write(json.dumps(visible_tree(plain(fleet.to_json())), indent=1, ensure_ascii=False) + "\n")
     else:
         out.write(fleet_text(fleet, markdown=fmt == "markdown"))
 
@@ -83,17 +83,18 @@ def fleet_text(fleet, markdown: bool = False) -> str:
     return utf8("\n".join(lines) + "\n") if markdown else "\n".join(lines) + "\n"
 
 
-def write_query_result(frame, fmt: str, out) -> None:
-    """A query result as a table (terminal), CSV or JSON records."""
+def write_query_result(frame, fmt: str, out, terminal: bool = False) -> None:
+    """A query result as a table (terminal), CSV or JSON records; CSV on a
+    terminal shows control characters escaped."""
     from sarsleuth.render.json import plain
     frame = frame.map(lambda v: list(v) if hasattr(v, "tolist") and not isinstance(v, str) and getattr(v, "ndim", 0)
                       else v)
     if fmt == "json":
         records = frame.to_dict(orient="records")
-        out.write(json.dumps(utf8_tree(plain(records)), indent=1, ensure_ascii=False) + "\n")
+        out.write(json.dumps(visible_tree(plain(records)), indent=1, ensure_ascii=False) + "\n")
         return
     if fmt == "csv":
-        out.write(utf8(frame.to_csv(index=False)))
+        out.write((shown if terminal else utf8)(frame.to_csv(index=False)))
         return
     from sarsleuth.render._table import Column, Table, number
     from sarsleuth.render.text import write_table

@@ -5,7 +5,7 @@ Jinja2 autoescaping makes everything from inputs text."""
 from __future__ import annotations
 
 from sarsleuth.model import SEVERITY_RANK
-from sarsleuth.render._safe import utf8
+from sarsleuth.render._safe import visible
 
 #: How the group of files that name no host is shown.
 NO_HOST_LABEL = "(files naming no host)"
@@ -103,7 +103,7 @@ def build_fleet_html(fleet) -> str:
     anchors = {h.host: f"host-{i}" for i, h in enumerate(fleet.hosts)}
     wall = any(h.facts.get("wall_clock") for h in fleet.hosts if h.ok)
     clock = "UTC" + (" (hosts with an unknown zone: their wall clock)" if wall else "")
-    return utf8(_template("fleet.html.j2").render(
+    return visible(_template("fleet.html.j2").render(
         fleet=fleet, heat=heat, anchors=anchors, version=__version__, clock=clock, max_named=MAX_NAMED,
         facts_line=host_facts_line, host_limits=host_limits,
         max_incidents=MAX_INCIDENTS, no_host=NO_HOST_LABEL, bin_label=f"= {heat['minutes']} minute(s)" if heat["minutes"] else ""))
@@ -118,7 +118,7 @@ def write_fleet_html(fleet, path, inputs=()) -> str:
 def fleet_fragment(fleet) -> str:
     """A notebook's view of a fleet: the fleet incidents."""
     from html import escape
-    rows = "".join(f"<tr><td>{i.rank}</td><td>{escape(i.severity)}</td><td>{escape(utf8(i.title))}</td>"
+    rows = "".join(f"<tr><td>{i.rank}</td><td>{escape(i.severity)}</td><td>{escape(visible(i.title))}</td>"
                    f"<td>{len(i.hosts)}</td></tr>" for i in fleet.incidents[:20])
     return (f"<div><b>sarsleuth fleet</b>: {len(fleet.hosts)} hosts, {len(fleet.incidents)} fleet incidents"
             f"<table><tr><th>#</th><th>severity</th><th>incident</th><th>hosts</th></tr>{rows}</table></div>")

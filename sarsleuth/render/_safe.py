@@ -9,8 +9,15 @@ surrogates, which cannot be encoded and crash a UTF-8 writer).
   bytes are written as ``\\xNN`` (what ``ls -b`` does), so they are seen, not
   obeyed; newlines and tabs may be kept for multi-line text.
 - :func:`one_line` is :func:`shown` for one line of stderr.
-- :func:`utf8` is for documents (JSON, HTML, CSV): each undecodable byte
-  becomes U+FFFD, the Unicode replacement character, the same everywhere.
+- :func:`visible` is for documents (JSON, HTML): each undecodable byte
+  becomes U+FFFD, the Unicode replacement character, and control and
+  bidirectional characters are written as the terminal shows them
+  (``\\x1b``, ``\\u202e``), so a report printed with ``cat`` or opened in a
+  browser neither obeys nor hides them.  The same rule as the terminal's,
+  in one place: text and markdown show what JSON and HTML show.
+- :func:`utf8` is for data exports written to a file (CSV, JSON lines):
+  undecodable bytes become U+FFFD, everything else is kept as read (on a
+  terminal they take :func:`shown`).
 """
 from __future__ import annotations
 
@@ -56,15 +63,22 @@ def utf8(text) -> str:
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
-def utf8_tree(value):
-    """A JSON-ready structure with every string (keys too) made UTF-8 safe and
-    non-finite floats (NaN, inf) turned into null, which JSON cannot hold."""
+def visible(text) -> str:
+    """``text`` for a document: UTF-8 safe, control and bidirectional
+    characters written as visible escapes (newlines and tabs kept)."""
+    return shown(utf8(text))
+
+
+def visible_tree(value):
+    """A JSON-ready structure with every string (keys too) made
+    :func:`visible` and non-finite floats (NaN, inf) turned into null, which
+    JSON cannot hold."""
     if isinstance(value, str):
-        return utf8(value)
+        return visible(value)
     if isinstance(value, dict):
-        return {utf8_tree(k) if isinstance(k, str) else k: utf8_tree(v) for k, v in value.items()}
+        return {visible_tree(k) if isinstance(k, str) else k: visible_tree(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [utf8_tree(v) for v in value]
+        return [visible_tree(v) for v in value]
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return None
     return value

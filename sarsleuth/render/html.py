@@ -1,12 +1,14 @@
 """The self-contained HTML report: inline CSS, plots inlined as SVG, no
 network.  Jinja2 autoescaping is on, so every string that came from an input
 is shown as text; file names that were not UTF-8 show U+FFFD for each
-undecodable byte."""
+undecodable byte, and control and bidirectional characters (ESC, BEL,
+U+202E) are written as visible escapes over the whole page (the page's own
+markup holds none), hand-drawn SVG included."""
 from __future__ import annotations
 
 from importlib import resources
 
-from sarsleuth.render._safe import utf8
+from sarsleuth.render._safe import visible
 from sarsleuth.render._time import on_clock, when, zone_of
 from sarsleuth.render._view import EVIDENCE_LINES, View, code_spans, left_out
 
@@ -61,7 +63,7 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
     zone = zone_of(case.incidents[0].start, case.tz) if case.incidents else ""
     plots_note = left_out(len(case.incidents), len(drawn), "incident(s) without a chart",
                           "--all draws a chart for every one") if plots else ""
-    return utf8(_template("report.html.j2").render(
+    return visible(_template("report.html.j2").render(
         case=case, incidents=case.incidents, findings=findings, sources=sources, figures=figures,
         version=__version__, zone=zone, skipped=case.skipped, timeline=timeline_svg(case),
         evidence_lines=None if view.everything else EVIDENCE_LINES + 1, plots_note=plots_note,
@@ -82,12 +84,12 @@ def write_html(case, path, plots: bool = True, inputs=(), view: View | None = No
 
 
 def write_table(table, out) -> None:
-    out.write(utf8(_template("table.html.j2").render(table=table, rows=table.rows())) + "\n")
+    out.write(visible(_template("table.html.j2").render(table=table, rows=table.rows())) + "\n")
 
 
 def incident_fragment(inc) -> str:
-    return utf8(_template("incident.html.j2").render(inc=inc, figure=None, evidence_lines=EVIDENCE_LINES + 1))
+    return visible(_template("incident.html.j2").render(inc=inc, figure=None, evidence_lines=EVIDENCE_LINES + 1))
 
 
 def case_fragment(case) -> str:
-    return utf8(_template("case.html.j2").render(case=case))
+    return visible(_template("case.html.j2").render(case=case))

@@ -2,9 +2,11 @@
 as JSON arrays of records.
 
 Everything is made JSON-safe here, once: times become ISO 8601 text, numpy
-and pandas scalars plain numbers, NaN and missing values ``null``, and file
-names that were not UTF-8 get U+FFFD for each undecodable byte, so the
-output is always valid UTF-8 JSON.
+and pandas scalars plain numbers, NaN and missing values ``null``, file
+names that were not UTF-8 get U+FFFD for each undecodable byte, and control
+and bidirectional characters from inputs are written as visible escapes
+(``\\x1b``, ``\\u202e``: :func:`sarsleuth.render._safe.visible`), so the
+output is always valid UTF-8 JSON that a terminal shows as it is.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import datetime as _dt
 import json as _json
 import math
 
-from sarsleuth.render._safe import utf8_tree
+from sarsleuth.render._safe import visible_tree
 
 
 def document(case) -> dict:
@@ -27,7 +29,7 @@ def document(case) -> dict:
     from sarsleuth.render._time import on_clock
     # each finding carries its host's offset: ordered on the case's clock
     findings = sorted(case.findings, key=lambda f: (iso(on_clock(f.start, case.tz)) or "~", f.detector))
-    return utf8_tree(plain({
+    return visible_tree(plain({
         "sarsleuth_version": __version__,
         "timezone": str(case.tz) if case.tz else None,
         "sources": sources,
@@ -76,7 +78,7 @@ def plain(value):
 
 def dumps(value) -> str:
     """Indented JSON text of a plain, UTF-8-safe structure."""
-    return _json.dumps(utf8_tree(plain(value)), indent=2, ensure_ascii=False, allow_nan=False)
+    return _json.dumps(visible_tree(plain(value)), indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def write_case(case, out) -> None:

@@ -129,14 +129,24 @@ def redate(sources: list, host_of) -> list[str]:
     was only guessed onto the dates the other sources of the same host
     record; ``host_of(source)`` names a source's host.  Returns notes."""
     notes = []
-    # the well-dated sources, looked at once (a bundle may hold thousands of files)
-    strong = [o for o in sources if not _is_weak(o)]
+    # the well-dated sources' spans, worked out once (a bundle may hold
+    # thousands of files: per weak source it was quadratic)
+    strong: dict = {_ALL: []}
+    for o in sources:
+        span = None if _is_weak(o) else _span_walls(o)
+        if span is not None:
+            strong.setdefault(host_of(o), []).append(span)
+            strong[_ALL].append(span)
     for src in sources:
         if src.kind in ("syslog", "journal") and src.meta.get("year_from") in WEAK_YEAR_CLUES:
             refs = _reference_spans(src, strong, host_of)
             note = _redate_years(src, refs) if refs else _guessed_year(src)
             if note:
                 notes.append(note)
+            if refs and (note := _years_turned(src)):
+                notes.append(note)
+        elif src.kind in ("syslog", "journal") and (note := _years_turned(src)):
+            notes.append(note)
         elif src.kind == "sar-text" and src.meta.get("date_unknown"):
             refs = _reference_spans(src, strong, host_of)
             note = _redate_days(src, refs)
@@ -159,19 +169,16 @@ def _is_weak(src) -> bool:
     return bool(src.reports) and all(r.get("time_from") == "mtime" for r in src.reports)
 
 
-def _reference_spans(src, strong, host_of) -> list:
-    """Wall-clock spans of the well-dated sources (``strong``) of ``src``'s
-    host (all hosts' when its host has none)."""
+#: Key of every host's spans in :func:`redate`'s table.
+_ALL = object()
+
+
+def _reference_spans(src, strong: dict, host_of) -> list:
+    """Wall-clock spans of the well-dated sources (``strong``: host -> its
+    spans, ``_ALL`` -> every span) of ``src``'s host (all hosts' when its
+    host has none)."""
     host = host_of(src)
-    same, other = [], []
-    for o in strong:
-        if o is src:
-            continue
-        span = _span_walls(o)
-        if span is None:
-            continue
-        (same if host is not None and host_of(o) == host else other).append(span)
-    return same or other
+    return (host is not None and strong.get(host)) or strong[_ALL]
 
 
 def _span_walls(src):
@@ -209,13 +216,44 @@ _CLUE_WORDS = {"mtime": "the file's modification time", "gzip-mtime": "the gzip 
 
 
 def _guessed_year(src) -> str | None:
-    """Nothing else dates this syslog: say which guess its year is."""
-    start, _ = src.span()
+    """Nothing else dates this syslog: say which guess its year is (and
+    the years its months ran through, when they turn back)."""
+    start, end = src.span()
     if start is None:
         return None
     how = _CLUE_WORDS.get(src.meta.get("year_from"), "a guess")
-    return (f"{src.path}: its lines carry no year; {start.year} is taken from {how} "
-            "(a guess: give --year to be sure)")
+    if end.year == start.year:
+        return (f"{src.path}: its lines carry no year; {start.year} is taken from {how} "
+                "(a guess: give --year to be sure)")
+    return (f"{src.path}: its lines carry no year; {end.year}, the year of its last lines, is taken from {how}, "
+            f"and its months turn back {_turns(start, end)}, so it is read as {start.year} to {end.year} (a guess: "
+            "give --year, the year of its first line, to be sure; a gap of a year or more between two lines "
+            "cannot be seen)")
+
+
+#: How the clue of a file's year is said when its months turn back.
+_FIRST_YEAR = {"option": "--year {y} is the year of its first lines", "file": "its year is read from a record in it",
+               "other-sources": "its year is taken from the other sources"}
+
+
+def _years_turned(src) -> str | None:
+    """A file without years read across several (December, then January):
+    say which years were taken, and that each turn is a new year."""
+    year_from = src.meta.get("year_from")
+    if year_from in (None, "line") or year_from in WEAK_YEAR_CLUES:
+        return None
+    start, end = src.span()
+    if start is None or start.year == end.year:
+        return None
+    how = _FIRST_YEAR.get(year_from, "its year is a guess").format(y=start.year)
+    return (f"{src.path}: its lines carry no year and their months turn back {_turns(start, end)}: read as "
+            f"{start.year} to {end.year}, each turn a new year ({how}; a gap of a year or more between two "
+            "lines cannot be seen)")
+
+
+def _turns(start, end) -> str:
+    n = end.year - start.year
+    return "once" if n == 1 else f"{n} times"
 
 
 def _redate_days(src, refs) -> str | None:

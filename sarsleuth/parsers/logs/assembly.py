@@ -69,6 +69,7 @@ class ReportRule:
     pid_from_detail: bool = False
     repeats_join: bool = False
     tail: str | None = None       # the definition of the lines it takes (glued to its message)
+    joins: frozenset = frozenset()  # other kinds whose lines inside the report are part of it
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def knowledge() -> Knowledge:
     for entry in data["report"]:
         reports[entry["kind"]] = ReportRule(
             entry["kind"], int(entry["follow_lines"]), bool(entry.get("pid_from_detail")),
-            bool(entry.get("repeats_join")), entry.get("tail"))
+            bool(entry.get("repeats_join")), entry.get("tail"), frozenset(entry.get("joins", ())))
     kg = data["kill_group"]
     return Knowledge(
         reports, data["detail_task"]["definition"], int(data["detail_task"]["detail_lines"]),
@@ -309,7 +310,7 @@ class Assembler:
             return self._tail(info, rule, rep.record)
         if rule is None or self.continued_follow:   # a continued source: its unprefixed lines
             return not info.prefixed and kind is None
-        if kind is not None and not (kind == rule.kind and rule.repeats_join):
+        if kind is not None and not (kind == rule.kind and rule.repeats_join) and kind not in rule.joins:
             return False
         if not info.prefixed:
             return True

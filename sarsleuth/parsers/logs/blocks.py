@@ -19,13 +19,12 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from sarsleuth.errors import located
-from sarsleuth.textio import MAX_LINE_BYTES, compression_of, read_chunks
+from sarsleuth.textio import MAX_LINE_BYTES, UTF16_BOMS, compression_of, read_chunks
 
 #: Bytes read per block (decompressed).
 BLOCK_BYTES = 8 * 1024 * 1024
 
 _UTF8_BOM = b"\xef\xbb\xbf"
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 @dataclass
@@ -74,7 +73,7 @@ def normalised_chunks(path, warnings: list, block_bytes: int = BLOCK_BYTES,
     for chunk in chunks:
         if first:
             first = False
-            if chunk.startswith(_UTF16_BOMS):
+            if chunk.startswith(UTF16_BOMS):
                 utf16 = codecs.getincrementaldecoder("utf-16")(errors="replace")
                 warnings.append(located(path, "UTF-16 text (read as such)"))
         if utf16 is not None:

@@ -176,6 +176,7 @@ def stamp_fraction(lines: list[str]) -> float:
 
 class DmesgParser(Parser):
     kind = "dmesg"
+    reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     description = "kernel ring buffer dumps: dmesg, dmesg -T, dmesg -x, stamp-less RHEL 6 dmesg"
 
     @classmethod

@@ -4,8 +4,11 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-#: Characters of one line that are decoded; the rest of a huge line is cut.
+#: Characters of one line that are decoded; the middle of a huge line is cut.
 MAX_DECODED_CHARS = 16 * 1024
+#: Of a line cut when decoded, the bytes kept from its end: the fields a
+#: message ends with (an OOM kill's rss after a huge process name) still read.
+KEPT_TAIL = 4 * 1024
 
 _BOM = "\ufeff"
 
@@ -51,9 +54,18 @@ def unescape_rsyslog(text: str) -> str:
 
 
 def decode_line(data: bytes, start: int, end: int) -> tuple[str, bool]:
-    """Decode one line leniently; True when it had to be cut."""
+    """Decode one line leniently; True when it had to be cut.  A line
+    longer than :data:`MAX_DECODED_CHARS` keeps its head and its last
+    :data:`KEPT_TAIL` bytes around a mark saying how much was cut, so a
+    message is read as the same message (a process name of 20,000
+    characters is cut, the OOM kill it is in still counts)."""
     cut = end - start > MAX_DECODED_CHARS
-    raw = data[start:start + MAX_DECODED_CHARS] if cut else data[start:end]
+    if cut:
+        head = MAX_DECODED_CHARS - KEPT_TAIL
+        raw = (data[start:start + head] + f"[\u2026{end - start - MAX_DECODED_CHARS} bytes cut\u2026]".encode()
+               + data[end - KEPT_TAIL:end])
+    else:
+        raw = data[start:end]
     if raw.endswith(b"\r"):
         raw = raw[:-1]
     if b"\x00" in raw:

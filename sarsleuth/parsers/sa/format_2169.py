@@ -23,7 +23,7 @@ import struct
 import numpy as np
 
 from sarsleuth.errors import InputError, located
-from sarsleuth.parsers.sa.layout import FileLayout, RecordHeaderLayout, UTSNAME_LEN
+from sarsleuth.parsers.sa.layout import LONG_SIZES, NR_CPUS_MAX, FileLayout, RecordHeaderLayout, UTSNAME_LEN
 from sarsleuth.parsers.sa.records import RecordIndex, Special, gather
 # the header facts and the sniffer live in a module free of numpy (sniffing imports it)
 from sarsleuth.parsers.sa.header_2169 import (FORMAT_MAGIC, INTS, INTS_AT, LONGS, LONGS_AT, MAGIC_OFFSET,  # noqa: F401
@@ -54,18 +54,21 @@ class _Header:
         if len(buf) < HEADER_SIZE:
             raise InputError(path, "file ends inside the file header", offset=0)
         e = endian
-        self.long_size = buf[0x2B] if buf[0x2B] in (4, 8) else 8
+        if buf[0x2B] not in LONG_SIZES:
+            raise InputError(path, f"file header says a C long is {buf[0x2B]} bytes (4 or 8)", offset=0x2B)
+        self.long_size = buf[0x2B]
         self.ust = struct.unpack_from(e + ("Q" if self.long_size == 8 else "I"), buf, 0)[0]
         (self.actflag, self.nr_pid, self.irqcpu, self.nr_disk, self.proc, self.serial,
          self.iface) = struct.unpack_from(e + "7I", buf, 8)
         self.st_size = struct.unpack_from(e + "H", buf, MAGIC_OFFSET + 2)[0]
         self.date = (1900 + buf[0x2A], buf[0x29] + 1, buf[0x28])
         self.strings = [_cstr(buf[0x2C + k * UTSNAME_LEN:0x2C + (k + 1) * UTSNAME_LEN]) for k in range(3)]
-        for name, value, bound in (("interrupts per CPU", self.irqcpu, 4096), ("disks", self.nr_disk, 65536),
-                                   ("CPUs", self.proc, 65536), ("serial lines", self.serial, 65536),
-                                   ("interfaces", self.iface, 65536)):
+        for k, (name, value, bound) in enumerate((
+                ("interrupts per CPU", self.irqcpu, 4096), ("disks", self.nr_disk, 65536),
+                ("CPUs", self.proc, NR_CPUS_MAX), ("serial lines", self.serial, 65536),
+                ("interfaces", self.iface, 65536))):
             if value > bound:
-                raise InputError(path, f"file header declares {value} {name}", offset=8)
+                raise InputError(path, f"file header declares {value} {name} (at most {bound})", offset=16 + 4 * k)
 
 
 def _cstr(raw) -> str:

@@ -53,6 +53,27 @@ MAX_EXTRA_NR = 8192
 MAX_EXTRA_SIZE = 1024
 COMMENT_LEN = 64
 UTSNAME_LEN = 65
+#: sysstat's NR_CPUS + 1 (CPU "all" and each CPU): NR_CPUS is the C
+#: library's __CPU_SETSIZE, else 8192; a restart record's CPU count is
+#: bounded by it (sa_common.c, read_nr_value).
+NR_CPUS_MAX = 8192 + 1
+#: Items each known activity may hold (activity.c's ``nr_max``), the largest
+#: any release allowed for that activity: counts per CPU are NR_CPUS + 1,
+#: interrupts NR_IRQS + 1 (4097) before 12.5.6 made them per CPU.  Activities
+#: not listed are unknown here (NR_MAX bounds them).
+ACTIVITY_NR_MAX = {
+    1: NR_CPUS_MAX, 3: NR_CPUS_MAX, 10: 65536, 11: 65536 * 4096, 12: 65536, 13: 65536,
+    30: NR_CPUS_MAX, 31: 4096, 32: 4096, 33: 4096, 35: NR_CPUS_MAX, 36: 65536, 37: 65536 * 4096,
+    38: 65536, 39: NR_CPUS_MAX, 43: 4096,
+    **{single: 1 for single in (2, 4, 5, 6, 7, 8, 9, *range(14, 30), 34, 40, 41, 42)},
+}
+#: ``sa_sizeof_long``: the writer's C long, 4 or 8 bytes.
+LONG_SIZES = (4, 8)
+#: ``sa_hz`` (sysconf(_SC_CLK_TCK)): 100 on every Linux but alpha's 1024.
+MAX_HZ = 100_000
+#: Years a file header may carry (sysstat writes years since 1900; a few
+#: writers the full year), within what a timestamp can hold.
+FILE_YEARS = (1970, 2261)
 
 
 def map_size(types) -> int:
@@ -189,10 +210,17 @@ def _read_2175(rd: _Reader, version: str) -> FileLayout:
     chars = base + map_size(hdr_types)
     if chars + 3 + 4 * UTSNAME_LEN > base + header_size:
         raise InputError(path, "file header too small for its strings", offset=base)
-    long_size = 8 if buf_byte(rd, chars + 2) == 8 else 4
+    long_size = _long_size(rd, chars + 2)
     ints = base + hdr_types[0] * 8 + hdr_types[1] * 8
     u = [rd.u32(ints + 4 * i) for i in range(min(hdr_types[2], 12))]
     cpu_nr, act_nr, year = u[0], u[1], _signed(u[2])
+    if not 1 <= cpu_nr <= NR_CPUS_MAX:
+        raise InputError(path, f"file header claims {cpu_nr} CPU lines (sysstat writes 1 to {NR_CPUS_MAX})",
+                         offset=ints)
+    hz = int(rd.ulong(base + 8, long_size))
+    if not 1 <= hz <= MAX_HZ:
+        raise InputError(path, f"file header claims {hz} clock ticks a second (HZ; 100 on Linux)", offset=base + 8)
+    _check_date(path, year, ints + 8, buf_byte(rd, chars + 1), buf_byte(rd, chars), chars)
     act_types, rec_types = tuple(u[3:6]), tuple(u[6:9])
     act_size, rec_size = u[9], u[10]
     extra_next = bool(u[11]) if len(u) > 11 else False
@@ -208,7 +236,7 @@ def _read_2175(rd: _Reader, version: str) -> FileLayout:
         raise InputError(path, f"record header size {rec_size} too small", offset=ints + 40)
     layout = FileLayout(
         format_magic=0x2175, endian=rd.endian, long_size=long_size, version=version,
-        hz=int(rd.ulong(base + 8, long_size)) or 100, ncpu=max(cpu_nr - 1, 1) if cpu_nr > 1 else 1,
+        hz=hz, ncpu=max(cpu_nr - 1, 1) if cpu_nr > 1 else 1,
         sysname=_cstr(bytes(rd.buf[chars + 3:chars + 3 + UTSNAME_LEN])),
         host=_cstr(bytes(rd.buf[chars + 3 + UTSNAME_LEN:chars + 3 + 2 * UTSNAME_LEN])),
         kernel=_cstr(bytes(rd.buf[chars + 3 + 2 * UTSNAME_LEN:chars + 3 + 3 * UTSNAME_LEN])),
@@ -223,6 +251,8 @@ def _read_2175(rd: _Reader, version: str) -> FileLayout:
     for i in range(act_nr):
         rd.need(off, act_size, f"descriptor of activity #{i + 1}")
         v = [rd.u32(off + 4 * k) for k in range(9)]
+        if v[4] not in (0, 1):
+            raise InputError(path, f"activity {v[0]}: has_nr is {v[4]} (0 or 1)", offset=off + 16)
         act = FileActivity(id=v[0], magic=v[1], nr=_signed(v[2]), nr2=_signed(v[3]), has_nr=bool(v[4]),
                            size=_signed(v[5]), types=(v[6], v[7], v[8]))
         _check_activity(path, act, off)
@@ -255,9 +285,31 @@ def _year(raw: int) -> int:
     return raw if raw >= 1900 else 1900 + raw
 
 
+def _long_size(rd: _Reader, off: int) -> int:
+    size = buf_byte(rd, off)
+    if size not in LONG_SIZES:
+        raise InputError(rd.path, f"file header says a C long is {size} bytes (4 or 8)", offset=off)
+    return size
+
+
+def _check_date(path, year: int, year_off: int, month: int, day: int, day_off: int) -> None:
+    """The file header's date: bytes day and month (0-11) at ``day_off``,
+    the year (since 1900) at ``year_off``."""
+    if not FILE_YEARS[0] <= _year(year) <= FILE_YEARS[1]:
+        raise InputError(path, f"file header dated in the year {_year(year)}", offset=year_off)
+    if month > 11:
+        raise InputError(path, f"file header dated in month {month + 1}", offset=day_off + 1)
+    if not 1 <= day <= 31:
+        raise InputError(path, f"file header dated on day {day} of a month", offset=day_off)
+
+
 def _check_activity(path, act: FileActivity, off: int) -> None:
     if act.nr < 1 or act.nr > NR_MAX:
         raise InputError(path, f"activity {act.id}: item count {act.nr} out of range", offset=off + 8)
+    most = ACTIVITY_NR_MAX.get(act.id)
+    if most is not None and act.nr > most:
+        raise InputError(path, f"activity {act.id}: item count {act.nr} above the {most} sysstat allows it",
+                         offset=off + 8)
     if act.nr2 < 1 or act.nr2 > NR2_MAX:
         raise InputError(path, f"activity {act.id}: sub-item count {act.nr2} out of range", offset=off + 12)
     if act.size <= 0 or act.size > MAX_ITEM_STRUCT_SIZE:
@@ -291,13 +343,14 @@ def _old_header(rd: _Reader, off: int, with_cpu_fields: bool):
     field is explicitly aligned)."""
     rd.need(off, 16 + 4 * UTSNAME_LEN + (8 if with_cpu_fields else 0), "file header")
     chars = off + (24 if with_cpu_fields else 16) - 4
-    long_size = 8 if buf_byte(rd, chars + 3) == 8 else 4
+    long_size = _long_size(rd, chars + 3)
     ust = rd.ulong(off, long_size)
     if with_cpu_fields:
         last_cpu, act_nr, vol_nr = rd.u32(off + 8), rd.u32(off + 12), rd.u32(off + 16)
     else:
         last_cpu, act_nr, vol_nr = 0, rd.u32(off + 8), 0
     day, month, year = buf_byte(rd, chars), buf_byte(rd, chars + 1), buf_byte(rd, chars + 2)
+    _check_date(rd.path, year, chars + 2, month, day, chars)
     strings = [_cstr(bytes(rd.buf[chars + 4 + k * UTSNAME_LEN:chars + 4 + (k + 1) * UTSNAME_LEN]))
                for k in range(4)]
     return long_size, ust, last_cpu, act_nr, vol_nr, (_year(year), month + 1, day), strings
@@ -312,7 +365,10 @@ def _read_2173(rd: _Reader, version: str) -> FileLayout:
     base = 76        # u16 x2, version bytes, u32 header_size, 64 bytes of padding
     long_size, ust, _last_cpu, act_nr, vol_nr, date, strings = _old_header(rd, base, True)
     layout = _old_layout(0x2173, rd, version, long_size, ust, date, strings)
-    layout.vol_act_nr = vol_nr if vol_nr <= MAX_NR_ACT else 0
+    if vol_nr > act_nr:
+        raise InputError(path, f"{vol_nr} volatile activities declared, more than the {act_nr} activities "
+                               "of the file", offset=base + 16)
+    layout.vol_act_nr = vol_nr
     layout.data_offset = _old_activities(rd, layout, base + header_size, act_nr, 20)
     return layout
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sarsleuth.errors import located
-from sarsleuth.parsers.sa.layout import (COMMENT_LEN, MAX_EXTRA_NR, MAX_EXTRA_SIZE, NR_MAX, R_COMMENT, R_EXTRA_MAX, R_EXTRA_MIN,
-                         R_RESTART, FileLayout, map_size)
+from sarsleuth.parsers.sa.layout import (ACTIVITY_NR_MAX, COMMENT_LEN, MAX_EXTRA_NR, MAX_EXTRA_SIZE, NR_CPUS_MAX, NR_MAX,
+                                         R_COMMENT, R_EXTRA_MAX, R_EXTRA_MIN, R_RESTART, FileLayout, map_size)
 
 #: Record times beyond this (year 2242) can only come from damage.
 MAX_EPOCH = 1 << 33
@@ -280,8 +280,8 @@ class Walker:
             if body + 4 > len(self.buf):
                 raise _Damage("file ends inside a restart record", body)
             ncpu = self._i32(body)
-            if ncpu < 1 or ncpu > NR_MAX:
-                raise _Damage(f"restart record with {ncpu} CPUs", body)
+            if ncpu < 1 or ncpu > NR_CPUS_MAX:
+                raise _Damage(f"restart record with {ncpu} CPU lines (sysstat writes 1 to {NR_CPUS_MAX})", body)
             body += 4
             for i, act in enumerate(self.acts):
                 if act.id == 1 and not act.has_nr:
@@ -291,7 +291,9 @@ class Walker:
                 if body + 20 > len(self.buf):
                     raise _Damage("file ends inside a restart record", body)
                 act_id, nr = self._u32(body), self._i32(body + 8)
-                if act_id and 0 < nr <= NR_MAX:
+                if act_id and not 0 < nr <= ACTIVITY_NR_MAX.get(act_id, NR_MAX):
+                    raise _Damage(f"restart record: activity {act_id} with {nr} items", body + 8)
+                if act_id:
                     for i, act in enumerate(self.acts):
                         if act.id == act_id:
                             self.nr_now[i] = nr
@@ -325,7 +327,7 @@ class Walker:
                 if off + 4 > end:
                     raise _Damage("file ends inside a statistics record", off)
                 nr = self._i32(off)
-                if nr < 0 or nr > NR_MAX:
+                if nr < 0 or nr > ACTIVITY_NR_MAX.get(act.id, NR_MAX):
                     raise _Damage(f"activity {act.id}: item count {nr} out of range", off)
                 nr_fields.append((off, nr))
                 off += 4

@@ -14,7 +14,7 @@ import lzma
 import tempfile
 import zlib
 
-from sarsleuth.errors import InputError, located
+from sarsleuth.errors import InputError, located, size_text
 from sarsleuth.textio import compression_of, decompressed_chunks
 
 #: Bytes of compressed input read, and of output decoded, at a time.
@@ -76,13 +76,14 @@ def spool(path, limit: int, damage: list):
     kind = compression_of(path)
     out = tempfile.TemporaryFile(prefix="sarsleuth-")
     try:
-        chunks = decompressed_chunks(path, limit, "refusing it") if kind == "zstd" else _decoded(path, kind)
+        chunks = (decompressed_chunks(path, limit, "the most a compressed sa file is decompressed to be read; "
+                                      "refusing it") if kind == "zstd" else _decoded(path, kind))
         try:
             for chunk in chunks:
                 out.write(chunk)
                 if out.tell() > limit:
-                    raise InputError(path, f"larger than {limit} bytes once decompressed; refusing it",
-                                     offset=limit)
+                    raise InputError(path, f"more than {size_text(limit)} once decompressed, the most a "
+                                           "compressed sa file is decompressed to be read; refusing it", offset=limit)
         except (_Cut, zlib.error, lzma.LZMAError, OSError, EOFError, ValueError) as exc:
             if out.tell() == 0:
                 raise InputError(path, f"damaged compressed stream: {exc}", offset=0) from None

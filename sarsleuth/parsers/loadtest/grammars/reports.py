@@ -63,9 +63,10 @@ def fail_without_reports(path, tool: str, reading: Reading):
 
 
 def numbered_lines(path, warnings: list):
-    """``(line_number, text)`` of a small report file (decompressed)."""
-    from sarsleuth.textio import iter_text_lines
-    return list(iter_text_lines(path, warnings))
+    """``(line_number, text)`` of a small report file (decompressed),
+    refused past the size a document read whole may have."""
+    from sarsleuth.textio import whole_text_lines
+    return whole_text_lines(path, warnings, "load-test reports and ps snapshots")
 
 
 def human_seconds(value) -> str:

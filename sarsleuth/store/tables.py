@@ -1,36 +1,15 @@
-"""A case on disk as Parquet, to query with SQL or reopen in a notebook
-without parsing anything again.
-
-Layout of a case directory (``analyze --save DIR``)::
-
-    sarsleuth-case.json            what the directory holds (version, tables, hosts)
-    metrics/host=<name>/part-0.parquet    one partition per host, written by the
-    events/host=<name>/part-0.parquet     host's own worker
-    findings.parquet  incidents.parquet  fleet_incidents.parquet
-    sources.parquet   hosts.parquet      summaries.parquet  limits.parquet
-
-``hosts`` holds each host's facts (kernel, CPUs, memory, zone and where the
-zone was read, the bundle); ``limits`` each configured limit a bundle gave
-(sysctl values, nginx directives, nginx processes' limits) with the file
-and line it was read from.
-
-Every table has a ``host`` column of its own (the folder name is for people:
-host names from inputs are percent-encoded there).  Times are instants in
-UTC; a host whose clock was only its wall clock (zone unknown) has its times
-stored as if they were UTC and ``wall_clock`` true in ``hosts``.
-"""
+"""Writing a case's tables: each host's metrics and events (on its worker),
+then the small tables of the case and the marker."""
 from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from urllib.parse import quote
 
-MARKER = "sarsleuth-case.json"
-PARTITIONED = ("metrics", "events")
-TABLES = ("metrics", "events", "findings", "incidents", "fleet_incidents", "sources", "hosts", "summaries",
-          "limits")
+from sarsleuth.store.folder import write_marker
+from sarsleuth.store.layout import TABLES
+
 LIMIT_COLUMNS = ["host", "source", "name", "value", "number", "path", "line", "text", "conf", "pid"]
 EVENT_TEXT = ("host", "source", "kind", "process", "message", "file", "level", "detail")
 
@@ -44,32 +23,27 @@ def _need_pyarrow():
         raise UsageError("--save needs pyarrow: pip install 'sarsleuth[parquet]'") from None
 
 
-def prepare_case_dir(path, inputs=()) -> str:
-    """The case directory, created; refused when it would sit among the
-    inputs or hold anything but an earlier case (which it replaces)."""
+def prepare_case_dir(path, inputs=()):
+    """A :class:`~sarsleuth.store.folder.Staging` for a case to be written
+    at ``path`` (``.dir`` is where to write it, ``commit()`` puts it in
+    place); refused when the case would sit among the inputs or replace
+    anything but an earlier case."""
     from sarsleuth.errors import UsageError
+    from sarsleuth.store.folder import Staging, place_problem
     _need_pyarrow()
     target = Path(os.path.abspath(path))
     for given in inputs:
         given = Path(os.path.abspath(given))
         if target == given or (given.is_dir() and given in target.parents):
             raise UsageError(f"{path}: refusing to write a case inside an input ({given})")
-    if target.exists() and not target.is_dir():
-        raise UsageError(f"{path}: cannot write a case: not a directory")
-    if target.is_dir() and any(target.iterdir()):
-        if not (target / MARKER).is_file():
-            raise UsageError(f"{path}: cannot write a case: the directory is not empty and holds no earlier case")
-        for name in TABLES:
-            for p in (target / name, target / f"{name}.parquet"):
-                if p.is_dir():
-                    shutil.rmtree(p)
-                elif p.exists():
-                    p.unlink()
+    problem = place_problem(target)
+    if problem:
+        raise UsageError(f"{path}: {problem}")
     try:
-        target.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return Staging(target)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    return str(target)
 
 
 def partition_name(host: str) -> str:
@@ -79,12 +53,11 @@ def partition_name(host: str) -> str:
 
 
 def _write(table_frame, path: Path) -> None:
+    """One part (the whole case folder is private until it is complete)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(pa.Table.from_pandas(table_frame, preserve_index=False), tmp, compression="zstd")
-    os.replace(tmp, path)
+    pq.write_table(pa.Table.from_pandas(table_frame, preserve_index=False), path, compression="zstd")
 
 
 def utc(series):
@@ -101,6 +74,8 @@ def write_host_tables(case_dir, host: str, store, events) -> None:
     (run on the worker)."""
     import pandas as pd
     base = Path(case_dir)
+    if not base.is_dir():
+        return              # the run that asked for it was interrupted and its case folder removed
     if store:
         metrics = store.to_long(lines=False)
         m = pd.DataFrame({"timestamp": utc(metrics["timestamp"]), "host": str(host),
@@ -213,10 +188,10 @@ def write_fleet_tables(case_dir, fleet) -> None:
         _write(frame[["host", "section", "device", "metric", "samples", "mean", "max", "max_at"]],
                base / "summaries.parquet")
     present = [t for t in TABLES if (base / t).is_dir() or (base / f"{t}.parquet").is_file()]
-    marker = {"sarsleuth_version": __version__, "tables": present, "hosts": [h.host for h in fleet.hosts],
-              "tolerance_seconds": fleet.tolerance_seconds, "warnings": list(fleet.warnings),
-              "notes": list(fleet.notes), "unplaced": [{"path": p, "reason": r} for p, r in fleet.unplaced]}
-    (base / MARKER).write_text(json.dumps(marker, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    write_marker(base, {"sarsleuth_version": __version__, "tables": present, "hosts": [h.host for h in fleet.hosts],
+                        "tolerance_seconds": fleet.tolerance_seconds, "warnings": list(fleet.warnings),
+                        "notes": list(fleet.notes),
+                        "unplaced": [{"path": p, "reason": r} for p, r in fleet.unplaced]})
 
 
 def _limit_rows(host, facts) -> list:
@@ -243,9 +218,18 @@ def _limit_rows(host, facts) -> list:
 
 def save_case(case, path, inputs=()) -> str:
     """A single case (``sarsleuth.load``) saved the way a fleet is: one
-    partition per host the case names."""
+    partition per host the case names; written whole or not at all."""
+    staging = prepare_case_dir(path, inputs)
+    try:
+        _save_case(case, staging.dir)
+        staging.commit()
+    finally:
+        staging.discard()
+    return str(staging.target)
+
+
+def _save_case(case, base) -> None:
     from sarsleuth.fleet.model import Fleet, HostResult, metric_summary
-    base = prepare_case_dir(path, inputs)
     hosts = {str(h) for h in case.store.hosts()} if case.store else set()
     if case.events is not None and len(case.events):
         hosts |= {str(h) for h in case.events["host"].astype(object).dropna().unique()}
@@ -265,7 +249,6 @@ def save_case(case, path, inputs=()) -> str:
             incidents=[i for i in case.incidents if host in i.hosts or (not i.hosts and not host)],
             summary=metric_summary(metrics)))
     write_fleet_tables(base, Fleet(hosts=results, warnings=list(case.warnings), notes=list(case.notes)))
-    return base
 
 
 def _case_host_facts(case, host):
@@ -286,96 +269,3 @@ def source_row(s) -> dict:
     start, end = s.span()
     return {"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
             "records": int(s.records), "warnings": list(s.warnings)}
-
-
-def case_dir_of(path) -> Path:
-    from sarsleuth.errors import UsageError
-    base = Path(path)
-    if not (base / MARKER).is_file():
-        raise UsageError(f"{path}: not a saved case (no {MARKER}; write one with analyze --save)")
-    return base
-
-
-def table_files(base: Path, name: str) -> str | None:
-    """The glob of a table's Parquet files, or None when the case has none."""
-    if (base / name).is_dir():
-        return str(base / name / "*" / "*.parquet")
-    if (base / f"{name}.parquet").is_file():
-        return str(base / f"{name}.parquet")
-    return None
-
-
-class StoredCase:
-    """A saved case, reopened: each table a pandas DataFrame, read on first use."""
-
-    def __init__(self, path):
-        self.path = case_dir_of(path)
-        self.info = json.loads((self.path / MARKER).read_text("utf-8"))
-        self._tables: dict = {}
-
-    @property
-    def tables(self) -> list:
-        return [t for t in TABLES if table_files(self.path, t)]
-
-    def table(self, name: str):
-        import pandas as pd
-        if name not in TABLES:
-            raise KeyError(f"no table {name!r} (have: {', '.join(self.tables)})")
-        if name not in self._tables:
-            if not table_files(self.path, name):
-                self._tables[name] = pd.DataFrame()
-            elif name in PARTITIONED:
-                import pyarrow.parquet as pq
-                parts = sorted((self.path / name).glob("*/*.parquet"))
-                frames = [pq.read_table(p).to_pandas() for p in parts]
-                self._tables[name] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-            else:
-                self._tables[name] = pd.read_parquet(self.path / f"{name}.parquet")
-        return self._tables[name]
-
-    def __getattr__(self, name):
-        if name in TABLES:
-            return self.table(name)
-        raise AttributeError(name)
-
-    def sql(self, query: str):
-        """Run SQL (DuckDB) over the case's tables; a DataFrame."""
-        return run_sql(self.path, query)
-
-    def __repr__(self) -> str:
-        return f"<StoredCase {self.path} {len(self.info.get('hosts', []))} hosts, tables: {', '.join(self.tables)}>"
-
-
-def load_case(path) -> StoredCase:
-    return StoredCase(path)
-
-
-def run_sql(path, query: str):
-    """The result of ``query`` over a saved case as a DataFrame (DuckDB; each
-    table is a view of its Parquet files, times in UTC)."""
-    from sarsleuth.errors import UsageError
-    try:
-        import duckdb
-    except ImportError:
-        raise UsageError("sql needs DuckDB: pip install 'sarsleuth[sql]'") from None
-    base = case_dir_of(path)
-    con = duckdb.connect()
-    try:
-        con.execute("SET TimeZone = 'UTC'")     # times shown as stored, whatever this machine's zone
-    except duckdb.Error:
-        pass
-    for name in TABLES:
-        files = table_files(base, name)
-        if files:
-            literal = files.replace("'", "''")
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{literal}', union_by_name=true)")
-    try:
-        relation = con.sql(query)
-        if relation is None:          # a statement, not a query: nothing to show
-            import pandas as pd
-            return pd.DataFrame()
-        return relation.df()
-    except duckdb.Error as exc:
-        raise UsageError(f"sql: {str(exc).splitlines()[0]}") from None
-    finally:
-        con.close()

@@ -1,0 +1,221 @@
+"""The incident lab.
+
+    python -m lab list                     the scenarios, their kinds, what is recorded
+    python -m lab check                    which scenarios this machine can stage, and why not
+    python -m lab record ID|PATH... [--all] [--missing] [--out DIR]
+                                           stage and record (root; minutes each)
+    python -m lab score [CASE...] [--format text|json|markdown] [--cases-dir DIR] [--set-floor]
+                                           run sarsleuth on every recorded case against its truth
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+LAB = Path(__file__).resolve().parent
+REPO = LAB.parent
+
+
+def _scenarios(names: list[str], everything: bool):
+    from lab.recorder.scenario import all_scenarios, load
+
+    if everything:
+        return all_scenarios()
+    out = []
+    for n in names:
+        p = Path(n)
+        out.append(load(p if p.suffix == ".toml" else LAB / "scenarios" / f"{n}.toml"))
+    return out
+
+
+def cmd_list(args) -> int:
+    from lab.recorder.scenario import all_scenarios
+
+    for sc in all_scenarios():
+        recorded = "recorded" if (LAB / "cases" / sc.id / "truth.toml").exists() else "-"
+        print(f"{sc.id:36} {sc.kind:20} {recorded:9} {sc.summary}")
+    return 0
+
+
+def cmd_check(args) -> int:
+    from lab.recorder.machine import missing
+
+    bad = 0
+    for sc in _scenarios(args.scenarios, not args.scenarios):
+        reasons = [r for r in (missing(n) for n in sc.needs + _programs(sc)) if r]
+        if reasons:
+            bad += 1
+            print(f"{sc.id:36} cannot be staged here: {'; '.join(dict.fromkeys(reasons))}")
+        else:
+            print(f"{sc.id:36} ok")
+    return 0 if not bad else 3
+
+
+def _programs(sc) -> list[str]:
+    progs = {"sadc", "unshare", "ps", "dmesg", "logger"}
+    if sc.host.get("syslog", "traditional") != "none":
+        progs.add("rsyslogd")
+    if sc.nginx is not None:
+        progs.add("nginx")
+    for s in sc.steps:
+        if s.action in ("run", "load"):
+            first = str(s.value).split()[0]
+            if first in ("wrk", "ab", "stress-ng", "fio"):
+                progs.add(first)
+        if s.action == "nft":
+            progs.add("nft")
+    return sorted(progs)
+
+
+def cmd_record(args) -> int:
+    from lab.recorder.machine import missing
+
+    scenarios = _scenarios(args.scenarios, args.all)
+    _interrupt_as_exit()
+    status = 0
+    for sc in scenarios:
+        out = Path(args.out) / sc.id if args.out else LAB / "cases" / sc.id
+        if args.missing and (out / "truth.toml").exists():
+            continue
+        reasons = [r for r in (missing(n) for n in sc.needs + _programs(sc)) if r]
+        if reasons:
+            print(f"{sc.id}: skipped, this machine cannot stage it: {'; '.join(dict.fromkeys(reasons))}")
+            continue
+        for attempt in range(1, args.attempts + 1):
+            _wait_for_quiet()
+            print(f"{sc.id}: recording ({sc.host.get('duration', 120)} s), attempt {attempt}", flush=True)
+            work = Path(tempfile.mkdtemp(prefix="lab-"))
+            try:
+                rc = subprocess.call(["unshare", "--mount", "--uts", "--net", "--propagation", "private", "--",
+                                      sys.executable, "-m", "lab", "_stage", str(sc.path), str(work), str(out)],
+                                     cwd=REPO)
+            finally:
+                _sweep(work)
+            if rc != REFUSED:
+                break
+        if rc:
+            status = 1
+            print(f"{sc.id}: not recorded (exit {rc})")
+        else:
+            print(f"{sc.id}: written to {out.relative_to(REPO) if out.is_relative_to(REPO) else out}")
+    return status
+
+
+REFUSED = 4
+
+
+def _busy_pct(seconds: float = 3.0) -> float:
+    def times():
+        vals = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+        return sum(vals), vals[3] + vals[4]
+    import time
+    a = times()
+    time.sleep(seconds)
+    b = times()
+    return 100.0 * (1 - (b[1] - a[1]) / max(1, b[0] - a[0]))
+
+
+def _wait_for_quiet(limit: float = 15.0, patience: float = 1800.0, checks: int = 4) -> None:
+    """Start on a quiet machine, quiet for a while (``checks`` readings
+    in a row, 10 s apart): a recording is the staged host alone."""
+    import time
+    deadline = time.time() + patience
+    quiet = 0
+    while time.time() < deadline and quiet < checks:
+        busy = _busy_pct()
+        quiet = quiet + 1 if busy < limit else 0
+        if quiet < checks:
+            if not quiet:
+                print(f"  waiting for a quiet machine (CPUs {busy:.0f} % busy)", flush=True)
+            time.sleep(10 if quiet else 20)
+
+
+def _sweep(work: Path) -> None:
+    """Give back whatever a recording that died left of the machine's."""
+    swap = work / "swapfile"
+    if swap.exists():
+        subprocess.run(["swapoff", str(swap)], capture_output=True)
+    for img in work.glob("fs*.img"):
+        out = subprocess.run(["losetup", "-j", str(img)], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            subprocess.run(["losetup", "-d", line.split(":")[0]], capture_output=True)
+    for d in Path("/sys/fs/cgroup").glob("*/lab-*"):
+        try:
+            d.rmdir()
+        except OSError:
+            pass
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def _interrupt_as_exit() -> None:
+    """SIGTERM (and SIGHUP) end a recording as Ctrl-C does, so that what it
+    borrowed from the machine is given back."""
+    import signal
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+
+
+def cmd_stage(args) -> int:
+    from lab.recorder.case import CaseRefused
+    from lab.recorder.scenario import load
+    from lab.recorder.stage import Host
+
+    os.chdir("/")
+    _interrupt_as_exit()
+    host = Host(load(Path(args.scenario)), Path(args.work), Path(args.out))
+    try:
+        host.record()
+    except CaseRefused as exc:
+        print(f"{host.scenario.id}: refused: {exc}", file=sys.stderr)
+        return REFUSED
+    return 0
+
+
+def cmd_score(args) -> int:
+    from lab.scoring.score import main as score_main
+
+    return score_main(args)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m lab", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list").set_defaults(fn=cmd_list)
+    p = sub.add_parser("check")
+    p.add_argument("scenarios", nargs="*")
+    p.set_defaults(fn=cmd_check)
+    p = sub.add_parser("record")
+    p.add_argument("scenarios", nargs="*")
+    p.add_argument("--all", action="store_true")
+    p.add_argument("--missing", action="store_true", help="only scenarios without a recorded case")
+    p.add_argument("--out", help="folder of the cases (default lab/cases)")
+    p.add_argument("--attempts", type=int, default=3,
+                   help="tries per scenario when a recording is refused (the machine was busy, the fault never showed)")
+    p.set_defaults(fn=cmd_record)
+    p = sub.add_parser("_stage")
+    p.add_argument("scenario")
+    p.add_argument("work")
+    p.add_argument("out")
+    p.set_defaults(fn=cmd_stage)
+    p = sub.add_parser("score")
+    p.add_argument("cases", nargs="*")
+    p.add_argument("--cases-dir", default=str(LAB / "cases"))
+    p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument("--set-floor", action="store_true",
+                   help="write these totals to lab/scores.toml: the test suite holds the lab to them")
+    p.set_defaults(fn=cmd_score)
+    args = ap.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""A recorded case as the lab keeps it:
+
+    lab/cases/<id>/<hostname>.tar.xz   the operator's files, as the programs
+                                       wrote them, with their times
+    lab/cases/<id>/sosreport-*.tar.xz  (cases that collect one) the real
+                                       sos report of the staged host
+    lab/cases/<id>/truth.toml          what a correct story holds
+    lab/cases/<id>/recorded.md         how it was recorded, second by second
+
+The archive keeps each file's modification time: load-test reports and ps
+snapshots carry no time of their own, and an operator's copy keeps it.
+``truth.toml`` and ``recorded.md`` are beside the archive and never inside
+it, so that what ``analyze`` reads is what the operator would have.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+from lab.recorder.steps import OPS_DIR
+
+
+class CaseRefused(RuntimeError):
+    """The recording did not show what the scenario stages: no case is
+    written (a case is never faked)."""
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t).astimezone().isoformat(timespec="seconds")
+
+
+def _toml_list(items) -> str:
+    return "[" + ", ".join(_toml_str(i) for i in items) + "]"
+
+
+def _toml_str(s) -> str:
+    return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def operator_files(host) -> list[tuple[str, Path]]:
+    """(name in the archive, file) of what the operator receives."""
+    files = []
+    sa = host._sa_path()
+    if sa.exists():
+        files.append((sa.name, sa))
+    msgs = host._messages_path()
+    if msgs.exists() and msgs.stat().st_size:
+        files.append((msgs.name, msgs))
+    err = Path("/var/log/nginx/error.log")
+    if err.exists():
+        files.append(("error.log", err))
+    for p in sorted(OPS_DIR.iterdir()):
+        if p.suffix == ".txt":
+            files.append((p.name, p))
+    return files
+
+
+def _timeline_rows(host) -> list[str]:
+    rows = ["| s | wall clock | what |", "|---|---|---|"]
+    for at, text in sorted(host.timeline):
+        wall = datetime.fromtimestamp(at).strftime("%H:%M:%S")
+        rows.append(f"| {at - host.t0:.1f} | {wall} | {text.replace('|', '/')} |")
+    return rows
+
+
+def _readable(arc: str, path: Path) -> bytes:
+    """A file's text as its reader shows it: an sa file as ``sadf -d``
+    prints it (disks as ``devM-N``, interfaces, filesystems)."""
+    data = path.read_bytes()
+    if arc.startswith("sa") and b"\0" in data[:64]:
+        out = subprocess.run(["sadf", "-d", str(path), "--", "-A"], capture_output=True)
+        return out.stdout
+    return data
+
+
+def _found_in(name: str, files: list[tuple[str, Path]]) -> list[str]:
+    """The operator's files that name ``name`` (as a word start)."""
+    pat = re.compile(rb"(?<![\w-])" + re.escape(name).encode() + rb"(?![\w])")
+    return [arc for arc, p in files if pat.search(_readable(arc, p))]
+
+
+def write(host, probes, watch, faults: list[float], dmesg: Path | None, sos: Path | None, runner) -> Path:
+    sc = host.scenario
+    truth = sc.truth
+    quiet = bool(truth.get("quiet", False))
+    notes = []
+    busy = probes.disturbed()
+    if busy:
+        raise CaseRefused(f"the machine was not quiet: {busy}")
+    files = operator_files(host)
+    if not any(arc.startswith("sa") and not arc.endswith(".txt") for arc, _ in files):
+        raise CaseRefused("sadc wrote no sa file")
+    start_between = None
+    if not quiet:
+        if not faults:
+            raise CaseRefused("no fault step ran")
+        t_fault = faults[0]
+        t_sign, how = t_fault, "the fault step's start"
+        if truth.get("sign"):
+            hit = probes.first(truth["sign"], t_fault)
+            if hit is None:
+                raise CaseRefused(f"the fault never showed: {truth['sign']} was not seen after "
+                                  f"{_iso(t_fault)}")
+            t_sign, how = hit[0], f"`{truth['sign']}` first seen ({hit[1]:.1f})"
+        if truth.get("sign_log"):
+            if watch is None or watch.seen is None:
+                raise CaseRefused(f"the fault never showed: no log line matched {truth['sign_log']!r}")
+            if watch.seen[0] > t_sign or not truth.get("sign"):
+                t_sign, how = watch.seen[0], f"first log line matching `{truth['sign_log']}`"
+        lo = t_fault - float(truth.get("before", 1))
+        hi = t_sign + float(truth.get("after", 10))
+        start_between = [_iso(lo), _iso(hi)]
+        notes.append(f"Fault step at {_iso(t_fault)}; first sign: {how} at {_iso(t_sign)}.")
+    responsible, missing = [], []
+    for name in truth.get("responsible", []):
+        (responsible if _found_in(name, files) else missing).append(name)
+    if missing:
+        notes.append(f"Named in the scenario but in none of the operator's files, so left out of the truth: "
+                     f"{', '.join(missing)}.")
+    out = host.out
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.tar.xz"):
+        old.unlink()
+    hostname = sc.host["hostname"]
+    archived = files
+    if sos is not None:
+        # the bundle holds the logs, the sa file and dmesg; the operator adds
+        # what sos does not collect: load-test outputs and ps snapshots
+        shutil.copy2(sos, out / sos.name)
+        archived = [(arc, p) for arc, p in files if p.parent == OPS_DIR and arc != "dmesg.txt"]
+    if archived:
+        with tarfile.open(out / f"{hostname}.tar.xz", "w:xz", preset=9) as tar:
+            for arc, path in archived:
+                info = tar.gettarinfo(str(path), arcname=f"{hostname}/{arc}")
+                info.uname = info.gname = "root"
+                info.uid = info.gid = 0
+                with open(path, "rb") as fh:
+                    tar.addfile(info, fh)
+    tools = ["sadc 1 s -S XALL"] + sorted(host.tool_versions)
+    lines = [f"kind = {_toml_str(sc.kind)}",
+             f"category = {_toml_list(truth.get('category', []))}",
+             f"cause = {_toml_list(truth.get('cause', []))}"]
+    if start_between:
+        lines.append(f"start_between = {_toml_list(start_between)}")
+    lines += [f"responsible = {_toml_list(responsible)}",
+              f"confounders = {_toml_list(truth.get('confounders', []))}",
+              f"quiet = {'true' if quiet else 'false'}",
+              f"args = {_toml_list(truth.get('args', []))}", "",
+              "[recorded]",
+              f"scenario = {_toml_str('lab/scenarios/' + sc.path.name)}",
+              f"tools = {_toml_list(tools)}",
+              f"recorded_at = {_toml_str(_iso(host.t0))}",
+              'timeline = "recorded.md"', ""]
+    (out / "truth.toml").write_text("\n".join(lines))
+    _write_recorded(host, out, files, sos, notes, probes, faults)
+    return out
+
+
+def _write_recorded(host, out: Path, files, sos, notes, probes, faults) -> None:
+    sc = host.scenario
+    uname = os.uname()
+    mem_mb = int(Path("/proc/meminfo").read_text().split()[1]) // 1024
+    md = [f"# {sc.id}: {sc.summary}", "",
+          f"Kind `{sc.kind}`, recorded {_iso(host.t0)} on host `{sc.host['hostname']}` "
+          f"(zone {sc.host.get('tz', 'UTC')}): kernel {uname.release}, {os.cpu_count()} CPUs, {mem_mb} MB RAM.",
+          "", "Programs: " + "; ".join(sorted(host.tool_versions)) + ".", ""]
+    md += ["## Timeline", ""] + _timeline_rows(host) + [""]
+    if faults and probes.samples:
+        t = faults[0]
+        peaks = []
+        for name in ("cpu_busy_pct", "iowait_pct", "swap_used_mb", "timewait", "disk_util_pct", "blocked"):
+            v = probes.peak(name, t, t + 3600)
+            if v is not None:
+                peaks.append(f"{name} {v:.1f}")
+        low = min((v["mem_available_mb"] for ts, v in probes.samples if ts >= t), default=None)
+        if low is not None:
+            peaks.append(f"mem_available_mb (lowest) {low:.0f}")
+        md += ["## What the recorder saw after the fault (from /proc, once a second)", "", ", ".join(peaks), ""]
+    if probes.samples:
+        cpu = [v["foreign_cpu_pct"] for _, v in probes.samples]
+        io = [v["foreign_io_mbps"] for _, v in probes.samples]
+        md += ["## The recording machine's other work", "",
+               f"Processes outside the recording used {sum(cpu) / len(cpu):.1f} % of the CPUs on average "
+               f"(most in a second: {max(cpu):.0f} %) and moved {sum(io) / len(io):.1f} MB/s of disk I/O on "
+               "average while it ran.", ""]
+    md += ["## Files", ""]
+    if sos is not None:
+        md.append(f"- `{sos.name}`: `sos report` of the staged host after the incident")
+        files = [(arc, p) for arc, p in files if p.parent == OPS_DIR and arc != "dmesg.txt"]
+    md += [f"- `{sc.host['hostname']}/{arc}` ({p.stat().st_size:,} bytes)" for arc, p in files]
+    md += ["", "## Notes", ""] + [f"- {n}" for n in notes] + [
+        "- The kernel's ring buffer was cleared when the recording began, so that `dmesg` holds this "
+        "recording only; syslog started with it too.",
+        "- The staged host shares the recording machine's kernel, CPUs, memory and disk. Its `ps` "
+        "snapshots keep the kernel's threads and the processes the recording started; the machine's "
+        "unrelated processes are left out, as `ps aux | grep -v` would.", ""]
+    (out / "recorded.md").write_text("\n".join(md))

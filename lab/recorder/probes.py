@@ -1,0 +1,192 @@
+"""What the recorder itself sees of the host, once a second, to date the
+first sign of the fault for the truth file (independently of sarsleuth:
+from /proc, as the kernel counts it, and from the logs as they grow).
+
+A sign is written in the scenario as ``"swap_used_mb > 50"``: one probe
+name, a comparison and a number.
+"""
+from __future__ import annotations
+
+import operator
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+SIGN = re.compile(r"^\s*(\w+)\s*(>=|<=|>|<)\s*([-\d.]+)\s*$")
+
+
+def _cpu_times() -> tuple[int, int, int]:
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    vals = [int(v) for v in fields]
+    idle, iowait = vals[3], vals[4]
+    total = sum(vals[:8])   # guest time is already in user
+    return total, idle, iowait
+
+
+def _meminfo() -> dict:
+    out = {}
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        k, v = line.split(":", 1)
+        out[k] = int(v.split()[0])
+    return out
+
+
+def _timewait() -> int:
+    for line in Path("/proc/net/sockstat").read_text().splitlines():
+        if line.startswith("TCP:"):
+            parts = line.split()
+            return int(parts[parts.index("tw") + 1])
+    return 0
+
+
+def _disk_busy_ms() -> dict:
+    busy = {}
+    for line in Path("/proc/diskstats").read_text().splitlines():
+        f = line.split()
+        if len(f) > 12 and not f[2].startswith(("ram", "dm-")):
+            busy[f[2]] = int(f[12])
+    return busy
+
+
+def _blocked() -> int:
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("procs_blocked"):
+            return int(line.split()[1])
+    return 0
+
+
+def _foreign_usage(staged: set[int]) -> tuple[int, int]:
+    """CPU ticks and I/O bytes used so far by the machine's processes that
+    are not the recording's (other work sharing the machine)."""
+    ticks = io = 0
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) in staged:
+            continue
+        try:
+            stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat[1] == "2":      # kernel threads work for whoever asked
+            continue
+        # utime + stime: a reaped child's time (cutime) would land as one
+        # lump in the second its parent collects it
+        ticks += int(stat[11]) + int(stat[12])
+        try:
+            for line in (d / "io").read_text().splitlines():
+                if line.startswith(("read_bytes", "write_bytes")):
+                    io += int(line.split()[1])
+        except OSError:
+            pass
+    return ticks, io
+
+
+class Probes(threading.Thread):
+    """Samples the host once a second; ``first(sign, since)`` is the first
+    sample at or after ``since`` where the sign holds."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, dict]] = []
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        from lab.recorder.snapshots import staged_pids
+
+        root = os.getpid()
+        prev_cpu, prev_disk, prev_t = _cpu_times(), _disk_busy_ms(), time.time()
+        prev_foreign = _foreign_usage(staged_pids(root))
+        while not self._halt.wait(1.0):
+            now = time.time()
+            cpu, disk = _cpu_times(), _disk_busy_ms()
+            foreign = _foreign_usage(staged_pids(root))
+            dt_ticks = max(1, cpu[0] - prev_cpu[0])
+            mem = _meminfo()
+            util = [100.0 * (disk[d] - prev_disk.get(d, disk[d])) / max(1.0, (now - prev_t) * 1000)
+                    for d in disk]
+            self.samples.append((now, {
+                "cpu_busy_pct": 100.0 * (1 - (cpu[1] - prev_cpu[1] + cpu[2] - prev_cpu[2]) / dt_ticks),
+                "iowait_pct": 100.0 * (cpu[2] - prev_cpu[2]) / dt_ticks,
+                "mem_available_mb": mem.get("MemAvailable", 0) / 1024,
+                "swap_used_mb": (mem.get("SwapTotal", 0) - mem.get("SwapFree", 0)) / 1024,
+                "timewait": _timewait(),
+                "disk_util_pct": max(util, default=0.0),
+                "blocked": _blocked(),
+                # other work on the recording machine, which must stay out of a case
+                "foreign_cpu_pct": 100.0 * max(0, foreign[0] - prev_foreign[0]) / dt_ticks,
+                "foreign_io_mbps": max(0, foreign[1] - prev_foreign[1]) / (1 << 20) / max(0.1, now - prev_t),
+            }))
+            prev_cpu, prev_disk, prev_t, prev_foreign = cpu, disk, now, foreign
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(5)
+
+    def first(self, sign: str, since: float) -> tuple[float, float] | None:
+        """(time, value) of the first sample at or after ``since`` where
+        ``sign`` holds."""
+        m = SIGN.match(sign)
+        if not m:
+            raise ValueError(f"a sign is 'probe > number', not {sign!r}")
+        name, op, limit = m.group(1), OPS[m.group(2)], float(m.group(3))
+        for t, values in self.samples:
+            if name not in values:
+                raise ValueError(f"no probe named {name!r} (known: {', '.join(values)})")
+            if t >= since and op(values[name], limit):
+                return t, values[name]
+        return None
+
+    def disturbed(self) -> str | None:
+        """Why the recording cannot stand for the staged host alone: other
+        work on the machine used a noticeable share of its CPUs or disk."""
+        cpu = [v["foreign_cpu_pct"] for _, v in self.samples]
+        io = [v["foreign_io_mbps"] for _, v in self.samples]
+        if not cpu:
+            return None
+        windows = lambda xs: [sum(xs[i:i + 5]) / len(xs[i:i + 5]) for i in range(max(1, len(xs) - 4))]
+        if sum(cpu) / len(cpu) > 8 or max(windows(cpu)) > 35:
+            return (f"other work used the machine's CPUs (mean {sum(cpu) / len(cpu):.0f} %, "
+                    f"5 s peak {max(windows(cpu)):.0f} %)")
+        if sum(io) / len(io) > 5 or max(windows(io)) > 40:
+            return (f"other work used the disk (mean {sum(io) / len(io):.1f} MB/s, "
+                    f"5 s peak {max(windows(io)):.0f} MB/s)")
+        return None
+
+    def peak(self, name: str, since: float, until: float) -> float | None:
+        vals = [v[name] for t, v in self.samples if since <= t <= until]
+        return max(vals) if vals else None
+
+
+class LogWatch(threading.Thread):
+    """Notes when lines matching a pattern first appear in the logs the
+    recording writes (checked twice a second)."""
+
+    def __init__(self, paths: list[Path], pattern: str):
+        super().__init__(daemon=True)
+        self.paths = paths
+        self.pattern = re.compile(pattern)
+        self.seen: tuple[float, str] | None = None
+        self._halt = threading.Event()
+        self._offsets = {p: 0 for p in paths}
+
+    def run(self) -> None:
+        while not self._halt.wait(0.5) and self.seen is None:
+            for p in self.paths:
+                try:
+                    with open(p, "rb") as fh:
+                        fh.seek(self._offsets[p])
+                        data = fh.read()
+                except OSError:
+                    continue
+                cut = data.rfind(b"\n") + 1
+                self._offsets[p] += cut
+                for line in data[:cut].decode("utf-8", "replace").splitlines():
+                    if self.pattern.search(line):
+                        self.seen = (time.time(), line)
+                        return
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(5)

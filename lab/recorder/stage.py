@@ -1,0 +1,276 @@
+"""The staged host: runs inside the recording's own mount, UTS and network
+namespaces (``python -m lab record`` puts it there), so that its host name,
+/etc, /var/log, /srv, loopback, sysctls of the network stack and nftables
+are its own, while the kernel, the CPUs, the memory and the disks are the
+machine's, as they are for any host.
+
+Layout of the staged host, as a Debian or RHEL host has it:
+``/etc/nginx/nginx.conf``, ``/var/log/{messages|syslog}``,
+``/var/log/nginx/error.log``, ``/var/log/{sa|sysstat}/saDD``, the service
+programs in ``/srv/app``, the web root in ``/srv/www``, disks or loop
+filesystems mounted under ``/srv/data``, and the operator's pasted outputs
+(load tests, ps) in ``/srv/ops``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from lab.recorder import case as case_files
+from lab.recorder.machine import Borrowed, device_numbers, version_of
+from lab.recorder.probes import LogWatch, Probes
+from lab.recorder.scenario import Scenario
+from lab.recorder.services import Backend, Nginx, Rsyslog, Sadc, drain_kernel_log
+from lab.recorder.steps import OPS_DIR, StepRunner
+
+LAB = Path(__file__).resolve().parent.parent
+SETTLE = 3.0     # seconds after sadc's last record before the logs are collected
+
+
+class Service:
+    """stop()/start() of a named service of the host."""
+
+    def __init__(self, stop, start):
+        self.stop, self.start = stop, start
+
+
+class Host:
+    def __init__(self, scenario: Scenario, work: Path, out: Path):
+        self.scenario = scenario
+        self.work = work
+        self.out = out
+        self.borrowed = Borrowed(work)
+        self.cgroups: dict = {}
+        self.nginx: Nginx | None = None
+        self.backends: dict[int, Backend] = {}
+        self.timeline: list[tuple[float, str]] = []
+        self.t0 = time.time()
+        self.variables: dict = {}
+        self.devices: dict = {}
+        self.tool_versions: set[str] = set()
+
+    def mark(self, text: str, at: float | None = None) -> None:
+        at = at if at is not None else time.time()
+        self.timeline.append((at, text))
+        print(f"  {at - self.t0:6.1f}s  {text}", flush=True)
+
+    # ----------------------------------------------------------------- setup
+    def setup(self) -> None:
+        sc, h = self.scenario, self.scenario.host
+        subprocess.run(["mount", "--make-rprivate", "/"], check=True)
+        upper, wk = self.work / "etc", self.work / "etc-work"
+        upper.mkdir()
+        wk.mkdir()
+        subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                        f"lowerdir=/etc,upperdir={upper},workdir={wk}", "/etc"], check=True)
+        for d in ("/var/log", "/srv", "/var/tmp", "/var/crash"):
+            Path(d).mkdir(exist_ok=True)
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", d], check=True)
+        tz = h.get("tz", "UTC")
+        os.environ["TZ"] = tz
+        time.tzset()
+        Path("/etc/timezone").write_text(tz + "\n")
+        Path("/etc/localtime").unlink(missing_ok=True)
+        Path("/etc/localtime").symlink_to(f"/usr/share/zoneinfo/{tz}")
+        hostname = h["hostname"]
+        subprocess.run(["hostname", hostname], check=True)
+        Path("/etc/hostname").write_text(hostname + "\n")
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        for d in ("/srv/app", "/srv/www", "/srv/ops", "/srv/data"):
+            Path(d).mkdir(parents=True, exist_ok=True)
+        for prog in (LAB / "programs").iterdir():
+            shutil.copy(prog, Path("/srv/app") / prog.name)
+        for path, text in sc.files.items():
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(text)
+        # the machine's disk, for scenarios that load it: a directory of the
+        # recording's work folder (on the real disk) bound at /srv/data
+        disk = self.work / "data"
+        disk.mkdir()
+        subprocess.run(["mount", "--bind", str(disk), "/srv/data"], check=True)
+        self.devices["/srv/data"] = _device_of(str(disk))
+        for i, fs in enumerate(sc.filesystems):
+            dev = self.borrowed.loop_filesystem(fs.get("size", "128M"), fs.get("fstype", "ext4"), fs.get("inodes"))
+            mount = fs.get("mount", f"/srv/data{i or ''}")
+            Path(mount).mkdir(parents=True, exist_ok=True)
+            subprocess.run(["mount", dev, mount], check=True)
+            os.chmod(mount, 0o1777)
+            self.devices[mount] = device_numbers(dev)
+        if h.get("swap"):
+            self.borrowed.swap(h["swap"])
+        if h.get("hung_task_timeout"):
+            self.borrowed.sysctl("kernel.hung_task_timeout_secs", h["hung_task_timeout"])
+            self.borrowed.sysctl("kernel.hung_task_warnings", 10)
+        for name, value in (h.get("sysctl") or {}).items():
+            self.borrowed.sysctl(name, value)
+        for name, limits in sc.cgroups.items():
+            self.cgroups[name] = self.borrowed.cgroup(name, limits, self.devices)
+        mem = {line.split(":")[0]: int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()}
+        port = (sc.nginx or {}).get("port", 8080)
+        self.variables = {
+            "port": port, "url": f"http://127.0.0.1:{port}/", "api": f"http://127.0.0.1:{port}/api/",
+            "ncpu": os.cpu_count(), "avail_mb": mem["MemAvailable"] // 1024, "data": "/srv/data",
+            "backend": sc.backends[0]["port"] if sc.backends else 0,
+        }
+
+    def _messages_path(self) -> Path:
+        return Path("/var/log") / self.scenario.host.get("messages", "messages")
+
+    def _sa_path(self) -> Path:
+        day = time.strftime("%d", time.localtime(self.t0))
+        return Path(self.scenario.host.get("sa_dir", "/var/log/sa")) / f"sa{day}"
+
+    # --------------------------------------------------------------- services
+    def resolve(self, target: str) -> list[int]:
+        if target == "nginx-worker":
+            return self.nginx.workers()[:1]
+        if target == "nginx-workers":
+            return self.nginx.workers()
+        if target == "nginx-master":
+            return [self.nginx.master_pid()]
+        if target.startswith("backend:"):
+            b = self.backends[int(target.split(":")[1])]
+            return [b.proc.pid] if b.proc and b.proc.poll() is None else []
+        out = subprocess.run(["pgrep", "-x", target], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    def service(self, name: str) -> Service:
+        if name == "nginx":
+            return Service(self.nginx.stop, self.nginx.start)
+        if name.startswith("backend:"):
+            b = self.backends[int(name.split(":")[1])]
+            return Service(b.stop, b.start)
+        raise ValueError(f"no service named {name!r} (nginx, backend:PORT)")
+
+    # -------------------------------------------------------------------- run
+    def record(self) -> Path:
+        try:
+            return self._record()
+        finally:
+            self.borrowed.close()
+
+    def _record(self) -> Path:
+        sc, h = self.scenario, self.scenario.host
+        duration = int(h.get("duration", 120))
+        self.setup()
+        self.tool_versions = tool_versions(sc)
+        drain_kernel_log()
+        rsyslog = Rsyslog(h.get("syslog", "traditional"), self._messages_path(), Path("/srv")) \
+            if h.get("syslog", "traditional") != "none" else None
+        probes = Probes()
+        probes.start()
+        watch = None
+        logs = [self._messages_path(), Path("/var/log/nginx/error.log")]
+        if sc.truth.get("sign_log"):
+            watch = LogWatch(logs, sc.truth["sign_log"])
+            watch.start()
+        runner = StepRunner(self)
+        before = [st for st in sc.steps if st.at < 0]
+        if before:   # the host as it was when the recording began: services already running
+            self.t0 = time.time() - min(st.at for st in before)
+            for st in before:
+                self._sleep_until(st.at, runner)
+                self.mark(f"(before the recording) {getattr(runner, st.action)(st)}")
+            self._sleep_until(0, runner)
+        self.t0 = time.time()
+        sadc = Sadc(self._sa_path(), duration)
+        self.mark(f"sadc -S XALL 1 {duration} {self._sa_path()} started")
+        try:
+            if sc.nginx is not None:
+                for b in sc.backends:
+                    be = Backend(b, self.cgroups)
+                    be.start()
+                    self.backends[be.port] = be
+                    self.mark(f"backend {b.get('name', 'api-backend')} on 127.0.0.1:{be.port} (pid {be.proc.pid})")
+                self.nginx = Nginx(sc.nginx)
+                self.nginx.start()
+                self.mark(f"nginx started: master {self.nginx.master_pid()}, workers "
+                          f"{' '.join(map(str, self.nginx.workers()))}")
+            schedule = sorted([(float(t), "ps-host", None) for t in h.get("ps", [])] +
+                              [(s.at, "step", s) for s in sc.steps if s.at >= 0], key=lambda x: x[0])
+            faults: list[float] = []
+            for at, what, step in schedule:
+                self._sleep_until(at, runner)
+                now = time.time()
+                if what == "ps-host":
+                    self.mark(runner.ps(), now)
+                    continue
+                text = getattr(runner, step.action)(step)
+                if step.fault:
+                    faults.append(now)
+                self.mark(("FAULT: " if step.fault else "") + (f"{step.name}: " if step.name else "") + text, now)
+            self._sleep_until(duration, runner)
+            runner.close()
+            if self.nginx:
+                self.nginx.stop()
+            for b in self.backends.values():
+                b.stop()
+            sadc.wait(SETTLE + 5)
+            self.mark("sadc finished; services stopped")
+        finally:
+            runner.close()
+            probes.stop()
+            if watch:
+                watch.stop()
+        dmesg = self._dmesg()
+        if rsyslog:
+            rsyslog.stop()
+        sos = self._sos() if h.get("sos") else None
+        return case_files.write(self, probes, watch, faults, dmesg, sos, runner)
+
+    def _sleep_until(self, offset: float, runner: StepRunner) -> None:
+        while True:
+            now = time.time()
+            for text in runner.due_undo(now - self.t0):
+                self.mark(text)
+            left = self.t0 + offset - now
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.25))
+
+    def _dmesg(self) -> Path | None:
+        style = self.scenario.host.get("dmesg", "raw")
+        if style == "none":
+            return None
+        argv = ["dmesg"] + (["-T"] if style == "human" else [])
+        path = OPS_DIR / "dmesg.txt"
+        path.write_text(subprocess.run(argv, capture_output=True, text=True).stdout)
+        return path
+
+    def _sos(self) -> Path | None:
+        """A real ``sos report`` of the staged host, taken after the
+        incident as an operator would; in a PID namespace of its own so that
+        its process listing holds the host's and not the machine's."""
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8",
+               "TZ": os.environ.get("TZ", "UTC")}
+        plugins = "kernel,nginx,logs,sar,process,host,memory,date,processor,filesys,block,networking"
+        subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "sos", "report", "--batch", "--quiet",
+                        "--tmp-dir", "/var/tmp", "-z", "xz", "-o", plugins], env=env, check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+        found = sorted(Path("/var/tmp").glob("sosreport-*.tar.xz"))
+        return found[-1] if found else None
+
+
+def tool_versions(sc: Scenario) -> set[str]:
+    """The version lines of the programs the scenario runs."""
+    used = {"sadc"}
+    if sc.host.get("syslog", "traditional") != "none":
+        used.add("rsyslogd")
+    if sc.nginx is not None:
+        used.add("nginx")
+    if sc.host.get("sos"):
+        used.add("sos")
+    for s in sc.steps:
+        if s.action in ("run", "load"):
+            prog = str(s.value).split()[0]
+            if prog in ("wrk", "ab", "stress-ng", "fio", "dd", "xz", "tar", "gzip", "truncate", "touch"):
+                used.add(prog)
+    return {version_of(p) for p in used}
+
+
+def _device_of(path: str) -> str:
+    st = os.stat(path)
+    return f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"

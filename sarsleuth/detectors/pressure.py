@@ -1,0 +1,130 @@
+"""Pressure stall information (sar -q PSI, sysstat 12.x; Linux 4.20+).
+
+PSI is the kernel's own measure of which resource held tasks back: the
+share of time at least one task waited for the CPU, for memory (reclaim,
+refaults, swap-in) or for I/O ("some"), and for memory and I/O the share
+of time no task could run at all ("full").  It is the direct answer to
+"what stalled the work", where %iowait and the load average are indirect.
+sysstat prints the share over each interval (%scpu, %smem, %fmem, %sio,
+%fio) beside the kernel's running averages; the per-interval share is the
+one read here.
+"""
+from __future__ import annotations
+
+from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref, severity_for
+from sarsleuth.detectors.base import Context, Detector, limit_evidence, metric_evidence
+
+
+class _PressureStall(Detector):
+    """Tasks stalled on one resource for a large share of the time."""
+
+    #: (sar section, "some" column, "full" column or None, words for the story,
+    #: the file of /proc/pressure)
+    resource: tuple = ()
+    defaults = {"some_pct": 20.0, "full_pct": 10.0, "max_gap_samples": 2, "min_duration_seconds": 20.0}
+
+    def run(self, ctx: Context):
+        section, some_col, full_col, words, _file = self.resource
+        out = []
+        p = self.params
+        recorded = set(ctx.hosts(section))
+        for facts in ctx.host_facts:
+            if facts.host not in recorded and facts.pressure.get(_file):
+                out.extend(self._at_collection(facts, words, ctx.host_zones.get(facts.host)))
+        for host in sorted(recorded):
+            some = ctx.series(section, some_col, host=host)
+            if some is None or len(some) < 2:
+                continue
+            full = ctx.series(section, full_col, host=host) if full_col else None
+            full = full.reindex(some.index) if full is not None else None
+            hit = some >= p["some_pct"]
+            if full is not None:
+                hit |= (full >= p["full_pct"]).fillna(False)
+            for ep in episodes(some, hit.to_numpy(), p["max_gap_samples"],
+                               min_duration_seconds=p["min_duration_seconds"]):
+                inside = (some.index >= ep.start) & (some.index <= ep.end)
+                mean_some = float(some[inside].mean())
+                metrics = {"peak_some_pct": ep.peak, "mean_some_pct": mean_some, "samples": ep.samples}
+                title = f"Tasks stalled on {words} {mean_some:.1f} % of the time (PSI some, peak {ep.peak:.1f} %"
+                if full is not None:
+                    w = full[inside].dropna()
+                    if len(w):
+                        metrics.update(peak_full_pct=float(w.max()), mean_full_pct=float(w.mean()))
+                        title += f"; no task could run {float(w.mean()):.1f} % of the time"
+                title += ")"
+                sev = severity_for(max(mean_some, 2 * metrics.get("mean_full_pct", 0.0)),
+                                   [(60, "high"), (30, "medium")], default="low")
+                before = some[some.index < ep.start]
+                base = float(before.median()) if len(before) else 0.0
+                text = (f"{some_col} {mean_some:.2f} on average from {fmt_time(ep.start)} to {fmt_time(ep.end)}, "
+                        f"peak {ep.peak:.2f} at {fmt_time(ep.peak_time)}")
+                out.append(self.finding(
+                    title=title, severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
+                    refs={**peak_ref(ep), **onset_ref(some, ep, base)},
+                    evidence=[metric_evidence(ctx, section, host, ep.peak_time, text, metric=some_col)],
+                ))
+        return out
+
+    def _at_collection(self, facts, words: str, zone) -> list:
+        """A bundle's /proc/pressure, for a host without sar's PSI: the share
+        of the last minute and five minutes before it was made.  On the
+        shared clock only when both the bundle's time and the host's zone
+        are known."""
+        import pandas as pd
+        p = self.params
+        kinds = facts.pressure[self.resource[4]]
+        some, some_line = kinds.get("some", ({}, None))
+        full, full_line = kinds.get("full", ({}, None))
+        stalled = some.get("avg60", 0.0) >= p["some_pct"] or (full and full.get("avg60", 0.0) >= p["full_pct"])
+        if not stalled:
+            return []
+        try:
+            end = pd.Timestamp(facts.collected) if facts.collected else None
+        except (TypeError, ValueError):
+            end = None
+        aligned = end is not None and end.tzinfo is not None and zone is not None
+        if aligned:
+            end = end.tz_convert(zone)
+        title = (f"Tasks stalled on {words} {some['avg60']:.1f} % of the last minute before the bundle was made "
+                 f"({some['avg300']:.1f} % of the last 5 minutes; PSI some"
+                 + (f", no task could run {full['avg60']:.1f} % of the last minute" if full else "") + ")")
+        metrics = {"avg60_some_pct": some["avg60"], "avg300_some_pct": some["avg300"]}
+        if full:
+            metrics.update(avg60_full_pct=full["avg60"], avg300_full_pct=full["avg300"])
+        sev = severity_for(max(some.get("avg60", 0.0), 2 * (full or {}).get("avg60", 0.0)),
+                           [(60, "high"), (30, "medium")], default="low")
+        lines = [limit_evidence(line) for line in (some_line, full_line) if line is not None]
+        return [self.finding(title=title, severity=sev, start=None if end is None else end - pd.Timedelta(minutes=1),
+                             end=end, host=facts.host, metrics=metrics, evidence=lines, aligned=aligned)]
+
+
+class CpuPressure(_PressureStall):
+    """Runnable tasks waiting for a CPU a large share of the time (PSI)."""
+
+    id = "cpu-stall"
+    summary = "tasks waiting for a CPU a large share of the time (PSI cpu some, sar -q PSI)"
+    inputs = ("metrics:psi-cpu", "facts")
+    category = "cpu-saturation"
+    resource = ("psi-cpu", "%scpu", None, "the CPU", "cpu")
+    defaults = {**_PressureStall.defaults, "some_pct": 50.0}
+
+
+class MemoryPressureStall(_PressureStall):
+    """Tasks stalled on memory (reclaim, refaults, swap-in) (PSI)."""
+
+    id = "memory-stall"
+    summary = "tasks stalled on memory: reclaim, refaults, swap-in (PSI memory some/full, sar -q PSI)"
+    inputs = ("metrics:psi-mem", "facts")
+    category = "memory-exhaustion"
+    resource = ("psi-mem", "%smem", "%fmem", "memory", "memory")
+    defaults = {**_PressureStall.defaults, "some_pct": 10.0, "full_pct": 5.0}
+
+
+class IoPressureStall(_PressureStall):
+    """Tasks stalled on I/O (PSI)."""
+
+    id = "io-stall"
+    summary = "tasks stalled on I/O a large share of the time (PSI io some/full, sar -q PSI)"
+    inputs = ("metrics:psi-io", "facts")
+    category = "io-saturation"
+    resource = ("psi-io", "%sio", "%fio", "I/O", "io")

@@ -1,0 +1,210 @@
+"""Judgement on evidence that is not one detector's: two sources of one
+metric that disagree, the processes named behind a finding, causes and
+roles by onset."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import sarsleuth
+from sarsleuth.attribution import attribute, program_name
+from sarsleuth.model import Finding
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+# ------------------------------------------------------- sources disagreeing
+def test_a_sar_text_that_disagrees_with_its_sa_file_is_said():
+    """The proxy sample's sa06 and sar06.txt were rebuilt apart and do not
+    agree (ldavg-1 at 15:06:05 is 29.59 in one and 41.02 in the other):
+    said with the widest gap, how many values differ, and which file the
+    story uses: what sadc wrote."""
+    case = sarsleuth.load(SAMPLES / "nginx-proxy-oom" / "sar06.txt", SAMPLES / "nginx-proxy-oom" / "sa06")
+    said = [w for w in case.warnings if "disagree" in w]
+    assert said == ["sa06 and sar06.txt disagree on 2659 value(s) of 33 series of Cangke_107_176: paging "
+                    "pgscank/s at 2014-05-06 15:02:03 is 52000 in sa06 and 0 in sar06.txt; the story uses sa06 "
+                    "(the binary file sadc wrote)"]
+    load = case.sar("queue")["ldavg-1"]
+    assert load[load.index == pd.Timestamp("2014-05-06 15:06:05", tz=load.index.tz)].iloc[0] == 29.59
+    assert said[0] in case.to_json()["warnings"]
+
+
+def test_renderings_that_agree_are_merged_without_a_word(tmp_path):
+    """A sysstat release's sa file and the sadf -d it printed agree to the
+    last digit: merged, counted, not a warning."""
+    src = SAMPLES / "sysstat-versions" / "12.6.1"
+    case = sarsleuth.load(src / "sa.gz", src / "sadf-d.csv.gz")
+    assert not [w for w in case.warnings if "disagree" in w]
+    assert case.merged["metric_values"] > 10000
+
+
+# ----------------------------------------------------------- processes named
+def test_program_names_as_a_story_gives_them():
+    assert program_name("stress-ng-matrix [run]") == "stress-ng-matrix"
+    assert program_name("nginx: worker process") == "nginx"
+    assert program_name("nginx: master process /usr/sbin/nginx -g daemon off;") == "nginx"
+    assert program_name("python3 /srv/app/grower.py --name cache-warmer --rate-mb 150") == "grower.py"
+    assert program_name("/usr/lib/jvm/java-17/bin/java -Xmx2g -jar app.jar") == "app.jar"
+    assert program_name("[kworker/u8:3]") == "[kworker/u8:3]"
+    assert program_name("fio --name=journal --directory=/srv/data") == "fio"
+
+
+_PS = """USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root         2  0.0  0.0      0     0 ?        S    13:44   0:00 [kthreadd]
+root      6013  0.0  0.0 221816  4400 ?        Ssl  14:12   0:00 rsyslogd -n -f /etc/rsyslog.conf
+root      6041  0.0  0.0   2576   900 ?        S    14:13   0:00 sh /srv/app/supervise.sh report-cache
+root      8700  0.0  0.0  77312 10200 ?        SLs  14:23   0:00 stress-ng --matrix 0 --timeout 55s
+root      8701 {cpu1}  0.0  77504  2880 ?        R    14:23   0:03 stress-ng-matrix [run]
+root      8702 {cpu2}  0.0  77504  2884 ?        R    14:23   0:03 stress-ng-matrix [run]
+root      8760  {dd}  0.1  19360 18236 ?        {st}   14:23   0:00 dd if=/dev/zero of=/srv/data/restore.img bs=16M oflag=direct
+root      8800  0.0  0.0   7060  2900 ?        R    14:23   0:00 ps aux
+"""
+
+
+def _ps_case(tmp_path, when, cpu1="98.7", cpu2="99.1", dd="0.2", st="Ds"):
+    path = tmp_path / f"ps-{when.strftime('%H%M%S')}.txt"
+    path.write_text(_PS.format(cpu1=cpu1, cpu2=cpu2, dd=dd, st=st))
+    import os
+    os.utime(path, (when.timestamp(), when.timestamp()))
+    return sarsleuth.load(path, tz="UTC")
+
+
+def _finding(detector, start, end):
+    return Finding(detector=detector, title="t", severity="high", start=start, end=end, host=None)
+
+
+def test_cpu_finding_names_the_processes_using_the_cpus(tmp_path):
+    when = pd.Timestamp("2026-11-24 14:24:10", tz="UTC")
+    case = _ps_case(tmp_path, when)
+    f = _finding("cpu-saturation", when - pd.Timedelta(seconds=30), when + pd.Timedelta(seconds=20))
+    attribute([f], case.sources)
+    assert f.refs["responsible_names"] == ["stress-ng-matrix"]
+    assert f.refs["responsible_pids"] == [8702, 8701]
+    assert f.refs["responsible"] == ("stress-ng-matrix (2 processes: 99.1 % CPU, 98.7 % CPU) "
+                                     "in ps at 14:24:10 (ps-142410.txt)")
+    assert [e.line for e in f.evidence] == [7, 6]
+    # a snapshot from before the finding says nothing about it
+    late = _finding("cpu-saturation", when + pd.Timedelta(minutes=5), when + pd.Timedelta(minutes=6))
+    attribute([late], case.sources)
+    assert "responsible" not in late.refs
+
+
+def test_disk_finding_names_the_processes_in_d_state(tmp_path):
+    when = pd.Timestamp("2026-11-24 14:24:10", tz="UTC")
+    f = _finding("disk-saturation", when - pd.Timedelta(seconds=10), when + pd.Timedelta(seconds=10))
+    attribute([f], _ps_case(tmp_path, when).sources)
+    assert f.refs["responsible_names"] == ["dd"] and f.refs["responsible_pids"] == [8760]
+    g = _finding("disk-saturation", when - pd.Timedelta(seconds=10), when + pd.Timedelta(seconds=10))
+    attribute([g], _ps_case(tmp_path / "..", when, st="S ").sources)
+    # nobody waits on the disk: dd, a program known to move data, is named as such
+    assert g.refs["responsible"].startswith("dd (PID 8760: 0.2 % CPU; none waiting in D state")
+
+
+def test_idle_processes_are_not_named_for_the_cpu(tmp_path):
+    when = pd.Timestamp("2026-11-24 14:24:10", tz="UTC")
+    f = _finding("cpu-saturation", when - pd.Timedelta(seconds=30), when + pd.Timedelta(seconds=20))
+    attribute([f], _ps_case(tmp_path, when, cpu1="3.0", cpu2="2.0").sources)
+    assert "responsible" not in f.refs
+
+
+def test_log_findings_are_joined_with_ps_rows_by_pid(tmp_path):
+    """The kernel names a victim by its 15-character comm; ps shows the
+    command it ran: joined by PID, whenever the snapshot was taken."""
+    when = pd.Timestamp("2026-11-24 14:24:10", tz="UTC")
+    case = _ps_case(tmp_path, when)
+    kill = _finding("oom-kill", when + pd.Timedelta(minutes=2), when + pd.Timedelta(minutes=2))
+    kill.refs["pids"] = [8760, 4242]
+    attribute([kill], case.sources)
+    assert kill.refs["pid_commands"] == {"8760": "dd if=/dev/zero of=/srv/data/restore.img bs=16M oflag=direct"}
+    assert kill.evidence[-1].line == 8 and kill.evidence[-1].text.startswith("root      8760")
+    alone = _finding("oom-kill", when, when)
+    alone.refs["pids"] = [4242]
+    attribute([alone], case.sources)
+    assert "pid_commands" not in alone.refs
+
+
+# ------------------------------------------------------- PSI from a bundle
+def _bundle_with_pressure(tmp_path, io_lines: str) -> Path:
+    root = tmp_path / "sosreport-stor-lab-04-2026-11-24-qwerty"
+    for d in ("sos_commands/host", "sos_commands/date", "proc/pressure", "var/log"):
+        (root / d).mkdir(parents=True)
+    (root / "sos_commands" / "host" / "hostname").write_text("stor-lab-04\n")
+    (root / "sos_commands" / "date" / "date").write_text("Tue Nov 24 14:25:01 UTC 2026\n")
+    (root / "proc" / "pressure" / "io").write_text(io_lines)
+    (root / "proc" / "pressure" / "cpu").write_text("some avg10=0.41 avg60=0.52 avg300=0.33 total=171227466\n"
+                                                    "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    (root / "var" / "log" / "messages").write_text(
+        "Nov 24 14:23:44 stor-lab-04 kernel: INFO: task touch:7196 blocked for more than 120 seconds.\n"
+        "Nov 24 14:23:44 stor-lab-04 kernel:       Not tainted 6.1.0-27-amd64 #1 Debian 6.1.115-1\n")
+    return root
+
+
+def test_a_bundles_pressure_files_tell_what_stalled_before_it_was_made(tmp_path):
+    """/proc/pressure/io of a sosreport made while writers were stuck:
+    41 % of the last minute with some task waiting, 38 % with none able to
+    run; the CPU's file shows a working host (half a per cent)."""
+    root = _bundle_with_pressure(tmp_path, "some avg10=44.12 avg60=41.07 avg300=19.52 total=402934871\n"
+                                           "full avg10=40.55 avg60=38.20 avg300=17.90 total=380155420\n")
+    case = sarsleuth.load(root)
+    (f,) = [f for f in case.findings if f.detector == "io-stall"]
+    assert f.title == ("Tasks stalled on I/O 41.1 % of the last minute before the bundle was made (19.5 % of the "
+                       "last 5 minutes; PSI some, no task could run 38.2 % of the last minute)")
+    # when, in UTC, but not on this host's clock: nothing says its zone
+    assert f.severity == "high" and f.end == pd.Timestamp("2026-11-24 14:25:01", tz="UTC") and not f.aligned
+    assert [e.line for e in f.evidence] == [1, 2] and f.evidence[0].path.endswith("proc/pressure/io")
+    assert not [f for f in case.findings if f.detector == "cpu-stall"]
+    host = case.to_json()["hosts"][0]
+    assert host["pressure"]["io"]["full"]["avg60"] == 38.2 and host["pressure"]["cpu"]["some"]["total_us"] == 171227466
+
+
+def test_a_bundle_of_a_calm_host_has_no_stall(tmp_path):
+    root = _bundle_with_pressure(tmp_path, "some avg10=0.90 avg60=1.22 avg300=0.75 total=102934871\n"
+                                           "full avg10=0.40 avg60=0.61 avg300=0.35 total=80155420\n")
+    assert not [f for f in sarsleuth.load(root).findings if f.detector.endswith("-stall")]
+
+
+def test_a_bundles_stall_is_on_the_hosts_clock_when_its_zone_is_known(tmp_path):
+    root = _bundle_with_pressure(tmp_path, "some avg10=44.12 avg60=41.07 avg300=19.52 total=402934871\n"
+                                           "full avg10=40.55 avg60=38.20 avg300=17.90 total=380155420\n")
+    (root / "etc").mkdir()
+    (root / "etc" / "timezone").write_text("Europe/Berlin\n")
+    case = sarsleuth.load(root)
+    (f,) = [f for f in case.findings if f.detector == "io-stall"]
+    assert f.aligned and f.end == pd.Timestamp("2026-11-24 15:25:01", tz="Europe/Berlin")
+    (inc,) = [i for i in case.incidents if f in i.findings]
+    assert inc.category == "io-saturation" and inc.start == pd.Timestamp("2026-11-24 15:24:01", tz="Europe/Berlin")
+
+
+_PS_LOAD = """USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root      2150  0.0  0.0  10256  6896 ?        Ss   16:03   0:00 nginx: master process nginx -g daemon off;
+www-data  2151 15.7  0.0  11988  4284 ?        R    16:03   0:05 nginx: worker process
+www-data  2152 15.0  0.0  11988  4636 ?        R    16:03   0:05 nginx: worker process
+root      2202 85.0  0.1 177272  4892 ?        Sl   16:04   0:12 wrk -t2 -c600 -d30s --timeout 3s --latency http://127.0.0.1:8080/
+root      2230 28.6  0.0 438044  7004 ?        Ss   16:04   0:05 fio --name=reindex --rw=randrw --direct=1 --ioengine=libaio
+"""
+
+
+def test_cpus_a_load_generator_on_the_host_kept_busy_are_the_tests_doing(tmp_path):
+    when = pd.Timestamp("2026-11-24 16:04:16", tz="UTC")
+    path = tmp_path / "ps-160416.txt"
+    path.write_text(_PS_LOAD)
+    import os
+    os.utime(path, (when.timestamp(), when.timestamp()))
+    sources = sarsleuth.load(path, tz="UTC").sources
+    wrk = {"tool": "wrk", "command": "wrk -t2 -c600 -d30s --timeout 3s --latency http://127.0.0.1:8080/",
+           "start": when - pd.Timedelta(seconds=15), "end": when + pd.Timedelta(seconds=15)}
+    f = _finding("cpu-saturation", when - pd.Timedelta(seconds=14), when + pd.Timedelta(seconds=15))
+    attribute([f], sources, [wrk])
+    assert f.refs["responsible_names"][:2] == ["wrk", "nginx"] and f.metrics["loadtest_driven"] == 1
+    assert "the load test kept the CPUs busy" in f.explanation
+    # the same processes with no load test running then: the CPUs are the host's own problem
+    g = _finding("cpu-saturation", when - pd.Timedelta(seconds=14), when + pd.Timedelta(seconds=15))
+    attribute([g], sources, [{**wrk, "start": when - pd.Timedelta(hours=2), "end": when - pd.Timedelta(hours=1)}])
+    assert "loadtest_driven" not in g.metrics
+    # a saturated disk with nothing in D state: the program known to move data is named, said so
+    d = _finding("disk-saturation", when - pd.Timedelta(seconds=14), when + pd.Timedelta(seconds=15))
+    attribute([d], sources)
+    assert d.refs["responsible_names"] == ["fio"]
+    assert "none waiting in D state: a program known to move data" in d.refs["responsible"]
