@@ -19,6 +19,14 @@ class Burst:
         return int(self.rows["count"].fillna(1).sum())
 
 
+def printed(rows) -> int:
+    """Times the lines of event rows were printed: a row of identical lines
+    stored once counts each of its ``repeats``."""
+    if "repeats" not in rows:
+        return len(rows)
+    return int(rows["repeats"].fillna(1).sum())
+
+
 def writer(row) -> str:
     """Who logged an event row: its syslog tag, nginx for its own
     error.log, '' for the kernel's lines (they name no program) and when
