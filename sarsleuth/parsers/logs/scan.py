@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -35,9 +34,7 @@ from sarsleuth.parsers.logs.event_columns import EventColumns
 from sarsleuth.parsers.logs.lines import MAX_DECODED_CHARS, LineInfo, decode_line, head_lines, stamp_seconds
 from sarsleuth.parsers.logs.sources import build_source
 from sarsleuth.parsers.logs.volumes import VolumeCounter, VolumeSpec
-
-#: Files larger than this get a progress bar when stderr is a terminal.
-PROGRESS_MIN_BYTES = 50 * 1024 * 1024
+from sarsleuth.progress import advance
 
 SUPPRESSED_BYTES_RE = re.compile(rb"(?:([\w.]+): )?(\d+) callbacks suppressed")
 
@@ -79,24 +76,19 @@ def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = Non
     """Stream ``path`` once and return the assembled event records.
 
     ``sample_every`` > 0 additionally decodes a few lines per block (for
-    clock anchors); ``progress(bytes_done, total)`` is called per block;
+    clock anchors); ``progress(bytes_done, total)`` is called per block
+    (by default :func:`sarsleuth.progress.advance`);
     ``user_signatures`` are the case's own ``[[signature]]`` entries;
     ``engine`` forces a candidate finder (``"hyperscan"``, ``"re2"``).
     """
     state = _ScanState(path, fmt, all_lines, engine, sample_every, tuple(user_signatures))
     total = total_size(path)
-    bar = _progress_bar(total) if progress is None else None
-    report = progress or (bar.update if bar else None)
+    report = progress or advance
     where: dict = {}
-    try:
-        for block in iter_blocks(path, state.warnings, block_bytes, where):
-            state.block(block)
-            if report:
-                done = where.get("read", 0)
-                report(min(done, total) if total else done, total)
-    finally:
-        if bar:
-            bar.close()
+    for block in iter_blocks(path, state.warnings, block_bytes, where):
+        state.block(block)
+        done = where.get("read", 0)
+        report(min(done, total) if total else done, total)
     return state.result(offsets=not where.get("altered"))
 
 
@@ -242,32 +234,6 @@ def _samples(data: bytes, lo: int, hi: int, ends, first_line: int, fmt: LogForma
         text, _ = decode_line(data, pos, data.find(b"\n", pos, hi))
         out.append((line_no, fmt.parse_line(text)))
     return out
-
-
-class _RichBar:
-    def __init__(self, total: int):
-        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
-        from rich.console import Console
-        self.progress = Progress("[progress.description]{task.description}", BarColumn(),
-                                 DownloadColumn(), TimeRemainingColumn(),
-                                 console=Console(stderr=True), transient=True)
-        self.task = self.progress.add_task("reading log", total=total)
-        self.progress.start()
-
-    def update(self, done: int, total: int | None) -> None:
-        self.progress.update(self.task, completed=min(done, total or done))
-
-    def close(self) -> None:
-        self.progress.stop()
-
-
-def _progress_bar(total: int | None):
-    if not total or total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
-        return None
-    try:
-        return _RichBar(total)
-    except Exception:  # a progress bar must never break a parse
-        return None
 
 
 __all__ = [
