@@ -235,24 +235,33 @@ def _integers(values):
 
 def _hundredths(values):
     """Values as ``%.2f`` prints them: rounded half to even on the exact
-    binary value, so a value whose hundredths land near a half is rounded
-    by Python's own ``%.2f``."""
+    binary value, so a value whose hundredths land near a half, or too
+    large for whole hundredths in 53 bits, is printed by Python's own
+    ``%.2f`` (a handful in a file, if any)."""
     v = np.asarray(values, dtype=np.float64)
     missing = ~np.isfinite(v)
     scaled = np.where(missing, 0.0, v) * 100.0
-    cents = np.rint(scaled)
     near = np.abs(np.abs(scaled - np.trunc(scaled)) - 0.5) < 1e-6
     huge = np.abs(scaled) >= 2.0 ** 53
-    for i in np.flatnonzero((near | huge) & ~missing):
+    cents = np.rint(np.where(huge, 0.0, scaled)).astype(np.int64)
+    for i in np.flatnonzero(near & ~huge & ~missing):
         cents[i] = round(float("%.2f" % v[i]) * 100.0)
-    cents = cents.astype(np.int64)
     neg = np.signbit(v) & ~missing          # printf writes -0.00 for a small negative
     mag = np.abs(cents)
-    whole = _signed(mag // 100, neg, missing)
+    whole = _signed(mag // 100, neg, missing | huge)
     frac = mag % 100
     tail = np.empty((len(v), 3), dtype=np.uint8)
     tail[:, 0] = _DOT
     tail[:, 1] = _ZERO + frac // 10
     tail[:, 2] = _ZERO + frac % 10
-    tail[missing] = _PAD
-    return np.hstack([whole, tail])
+    tail[missing | huge] = _PAD
+    out = np.hstack([whole, tail])
+    rare = np.flatnonzero(huge & ~missing)
+    if len(rare):
+        texts = [("%.2f" % v[i]).encode() for i in rare]
+        width = max(out.shape[1], max(len(t) for t in texts))
+        out = np.hstack([np.zeros((len(v), width - out.shape[1]), dtype=np.uint8), out])
+        for i, text in zip(rare, texts):
+            out[i] = _PAD
+            out[i, width - len(text):] = np.frombuffer(text, dtype=np.uint8)
+    return out

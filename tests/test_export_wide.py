@@ -108,7 +108,8 @@ def test_the_wide_layout_is_for_sa_files_and_csv():
 def test_integer_and_two_decimal_columns():
     from sarsleuth.export_wide import _hundredths, _integers
     import numpy as np
-    text = _hundredths(np.array([0.125, 0.135, 1.005, -0.004, -0.05, -12.345, 99.995, 1e7 / 3, float("nan")]))
+    printed = (0.125, 0.135, 1.005, -0.004, -0.05, -12.345, 99.995, 1e7 / 3, 1.8e17, 123456789012345.67)
+    text = _hundredths(np.array(printed + (float("nan"),)))
     rows = [bytes(r[r != 0]).decode() for r in text]
-    assert rows == ["%.2f" % v for v in (0.125, 0.135, 1.005, -0.004, -0.05, -12.345, 99.995, 1e7 / 3)] + [""]
+    assert rows == ["%.2f" % v for v in printed] + [""]
     assert [bytes(r[r != 0]).decode() for r in _integers(np.array([0.0, 7.0, 4066192.0]))] == ["0", "7", "4066192"]
