@@ -34,13 +34,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pty
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -98,8 +97,8 @@ def logs_job(args, scratch: Path) -> None:
     try:
         print(f"\n## logs: {log.stat().st_size / MB:.0f} MiB, {planted['lines']:,} lines, "
               f"{planted['events']} events planted ({load()})")
-        print("| input | reference | reference s (cpu) | sarsleuth s (cpu) | ratio (cpu) | sarsleuth peak MiB |")
-        print("|---|---|---|---|---|---|")
+        print("| input | reference | reference s (cpu) | sarsleuth s (cpu) | ratio (cpu) | sarsleuth peak MiB | read |")
+        print("|---|---|---|---|---|---|---|")
         subprocess.run(["cat", str(log), str(gz)], stdout=subprocess.DEVNULL, check=True)
         r = interleaved({
             "grep": ([grep, "-cE", "-f", patterns, log], TOOL_ENV, None),
@@ -112,9 +111,10 @@ def logs_job(args, scratch: Path) -> None:
                                            ("gzip", "zgrep", "gz", "gzip -dc | grep -cE")):
             rw, rc, _, _ = r[ref]
             mw, mc, mp, out = r[mine]
-            json.loads(out)
+            doc = json.loads(out)
+            read = sum(s["records"] for s in doc["sources"])
             print(f"| {label} | `{ref_name}` | {rw:.2f} ({rc:.2f}) | {mw:.2f} ({mc:.2f}) | {mw / rw:.2f} "
-                  f"({mc / rc:.2f}) | {mp:.0f} |", flush=True)
+                  f"({mc / rc:.2f}) | {mp:.0f} | {read:,} lines, {len(doc['findings'])} findings |", flush=True)
         print(f"({load()} after)")
     finally:
         if not args.keep:
@@ -124,33 +124,21 @@ def logs_job(args, scratch: Path) -> None:
 
 # ------------------------------------------------------------------ memory
 
-def progress_on_a_terminal(sarsleuth: str, path: Path) -> tuple[bool, bool]:
-    """(a progress bar reached the terminal, standard output was whole JSON)."""
-    master, slave = pty.openpty()
-    seen = bytearray()
-
-    def drain():
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            seen.extend(chunk)
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    proc = subprocess.run([sarsleuth, "analyze", "--format", "json", str(path)], stdout=subprocess.PIPE,
-                          stderr=slave, env=dict(os.environ, COLUMNS="100"))
-    os.close(slave)
-    reader.join(5)
-    os.close(master)
+def progress_on_a_terminal(sarsleuth: str, path: Path, scratch: Path) -> tuple[bool, bool]:
+    """(a progress bar reached the terminal, standard output was whole
+    JSON): ``script`` gives the run a pseudo-terminal, standard output goes
+    to a file."""
+    out = scratch / "analyze.json"
+    command = " ".join(map(shlex.quote, [sarsleuth, "analyze", "--format", "json", str(path)]))
+    shown = subprocess.run(["script", "-q", "-e", "-c", f"{command} > {shlex.quote(str(out))}", "/dev/null"],
+                           env=dict(os.environ, COLUMNS="100"), capture_output=True)
     try:
-        json.loads(proc.stdout)
+        json.loads(out.read_text())
         clean = True
     except ValueError:
         clean = False
-    return b"file(s)" in seen, clean
+    out.unlink(missing_ok=True)
+    return b"file(s)" in shown.stdout, clean
 
 
 def memory_job(args, scratch: Path) -> None:
@@ -167,7 +155,7 @@ def memory_job(args, scratch: Path) -> None:
             print(f"| /var/log/messages | {log.stat().st_size / MB:.0f} | {wall:.1f} ({cpu:.1f}) | {peak:.0f} |",
                   flush=True)
             if size == min(int(x) for x in args.memory_mb.split(",")):
-                shown, clean = progress_on_a_terminal(args.sarsleuth, log)
+                shown, clean = progress_on_a_terminal(args.sarsleuth, log, scratch)
                 print(f"(on a pseudo-terminal: progress shown {shown}, standard output whole JSON {clean})")
         finally:
             if not args.keep:
