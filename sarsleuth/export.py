@@ -55,16 +55,64 @@ class Frames:
 STREAMED_FORMATS = ("csv", "json")
 
 
-def read_for_export(path, kind, fmt: str, options):
+def read_for_export(path, kind, fmt: str, options, layout: str = "long"):
     """(Source, the frames after its first, or None) for ``parse --format
-    fmt``: an sa file written as CSV or JSON lines is read a slice of
-    records at a time (a one-second day is tens of millions of rows, never
-    held whole; ``src.metrics`` holds the first slice), anything else
-    whole."""
+    fmt``: an sa file written as CSV or JSON lines in the long layout is
+    read a slice of records at a time (a one-second day is tens of millions
+    of rows, never held whole; ``src.metrics`` holds the first slice),
+    anything else whole (the wide layout goes section by section over the
+    whole file, from its compact store)."""
     from sarsleuth.parsers import parse, registry, sniff
-    if fmt in STREAMED_FORMATS and (kind or sniff(path)[0]) == "sa":
+    if layout == "long" and fmt in STREAMED_FORMATS and (kind or sniff(path)[0]) == "sa":
         return registry()["sa"].stream(path, options)
     return parse(path, kind, options), None
+
+
+def file_size(path) -> int | None:
+    import os
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
+def write_parsed(src, fmt: str, output, path, table=None, layout: str = "long", terminal: bool = False) -> None:
+    """``parse``'s output of a Source onto ``output`` (a path, written
+    whole or not at all) or standard output: load-test reports as JSON, an
+    sa file in sadf -d's layout, else the long table (``table``: the
+    streamed frames of an sa file)."""
+    from sarsleuth.render._files import atomic_output, stdout, write_text_file
+    if fmt == "json" and src.reports:
+        from sarsleuth.render.json import dumps
+        text = dumps(reports_json(src)) + "\n"
+        if output is None:
+            _written(lambda out: out.write(text), stdout())
+        else:
+            write_text_file(output, text, [path])
+        return
+    if layout == "wide":
+        from sarsleuth.errors import UsageError
+        from sarsleuth.export_wide import wide_layout_refusal, write_wide
+        refusal = wide_layout_refusal(src)
+        if refusal:
+            raise UsageError(refusal)
+        write = write_wide
+    else:
+        table, writer = source_table(src) if table is None else table, WRITERS[fmt]
+
+        def write(_src, out, terminal=False):
+            writer(table, out, terminal=terminal)
+    if output is None:
+        _written(lambda out: write(src, out.buffer, terminal=terminal), stdout())
+        return
+    with atomic_output(output, [path], binary=True) as fh:
+        write(src, fh)
+
+
+def _written(write, out) -> None:
+    """``write(out)``, flushed here so that a full disk is reported now."""
+    write(out)
+    out.flush()
 
 
 def streamed_table(src, rest, settled) -> Frames:

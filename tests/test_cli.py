@@ -109,7 +109,7 @@ def test_parse_csv_events():
     proc = run("parse", SAMPLES / "nginx-worker-crash" / "error.log")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0] == "timestamp,host,source,kind,pid,process,message,file,line"
+    assert lines[0] == "timestamp,host,source,kind,pid,process,message,file,line,repeats"
     assert sum(",worker-signal-exit," in ln for ln in lines) == 6
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from sarsleuth.knowledge import kb_entry
-from sarsleuth.model import Evidence, Finding, quoted
+from sarsleuth.model import Evidence, Finding, quoted, repeated
 
 
 @dataclass
@@ -349,7 +349,25 @@ def evidence_from_events(rows, limit: int = 8) -> list[Evidence]:
             out.append(Evidence(path=str(r.file), line=verbatim[0], text=verbatim[1]))
         else:
             out.append(Evidence(path=str(r.file), line=line, text=_quote(r)))
+        out[-1].repeated = _repeated(r)
     return out
+
+
+def _repeated(row):
+    """The identical lines an event row stands for, its times on its host's clock."""
+    if getattr(row, "repeats", 1) in (1, None):
+        return None
+    first = getattr(row, "timestamp", None)
+    try:
+        import pandas as pd
+        if first is not None and not pd.isna(first):
+            from sarsleuth.render._time import on_clock, story_zone
+            host = getattr(row, "host", None)
+            zone = story_zone([host], _HOST_ZONES.get()) if host is not None and host == host else None
+            first = on_clock(first, zone)
+    except (TypeError, ValueError):
+        first = None
+    return repeated(row.repeats, first, getattr(row, "repeat_span", 0.0), getattr(row, "per_minute", None))
 
 
 def _quote(row) -> str:
