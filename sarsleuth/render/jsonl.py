@@ -3,7 +3,9 @@ for log viewers and pipelines (``lnav`` reads them with the format shipped
 in :mod:`sarsleuth.integrations`, beside the logs they came from).
 
 Each line is an object with ``time`` (ISO 8601, the host's offset when its
-zone is known), ``end``, ``type`` (``incident``, ``finding`` or, for a
+zone is known), ``wall_clock`` (the same time on the host's clock, always
+with microseconds and no offset: what lnav reads, so that findings sit
+beside the host's logs, which carry no zone either), ``end``, ``type`` (``incident``, ``finding`` or, for a
 fleet, ``fleet-incident``), ``host``, ``detector`` (an incident's: the
 detector named as its cause), ``severity``, ``title``, ``evidence``
 (``file:line`` of the first evidence; the file alone for a binary sa file)
@@ -29,8 +31,24 @@ def _dumps(record: dict) -> str:
     """One line; keys whose value is missing are left out (log viewers show
     a missing field as absent, a null as the word)."""
     from sarsleuth.render.json import plain
-    present = {k: v for k, v in plain(record).items() if v is not None}
+    line = {}
+    for key, value in record.items():
+        line[key] = value
+        if key == "time" and _timed(value):
+            line["wall_clock"] = wall_clock(value)
+    present = {k: v for k, v in plain(line).items() if v is not None}
     return json.dumps(visible_tree(present), ensure_ascii=False, allow_nan=False)
+
+
+def wall_clock(t) -> str:
+    """The time as the host's clock read it, always in one shape
+    (``2014-05-06T15:02:03.000000``): log viewers lock on to the first
+    line's shape, and show a host's logs on its wall clock."""
+    import pandas as pd
+    ts = pd.Timestamp(t)
+    if ts.tzinfo is not None:
+        ts = ts.tz_localize(None)
+    return ts.strftime("%Y-%m-%dT%H:%M:%S.%f")
 
 
 def _timed(t) -> bool:
