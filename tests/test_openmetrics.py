@@ -176,7 +176,7 @@ def test_labels_of_the_user(tmp_path):
 
 
 def test_many_hosts_and_days_at_once():
-    proc = _export(SAMPLES / "nginx-proxy-oom", SAMPLES / "live-loopback", SAMPLES / "sysstat-versions")
+    proc = _export(SAMPLES / "nginx-proxy-oom", SAMPLES / "live-loopback", SAMPLES / "sysstat-versions" / "12.7.9")
     fams = _families(proc.stdout)
     hosts = {lab.get("host") for s in fams.values() for lab, _v, _t in s}
     assert hosts == {"Cangke_107_176", "vm"}
@@ -217,3 +217,18 @@ def test_every_sample_and_bundle_metric_has_a_name(sample_case):
     cases += [sarsleuth.load(p) for p in sorted((SAMPLES / "bundles").glob("*.tar.*"))]
     missing = {(k[1], k[3]) for c in cases for k in c.store.runs if mapping_of(k[1], k[3]) is None}
     assert missing == set()
+
+
+def test_every_corpus_metric_has_a_name(corpus):
+    """Real files of every sysstat generation (sa files, sar and sadf texts)."""
+    from sarsleuth.case import Case
+    from sarsleuth.parsers import sniff
+    files = [p for p in sorted(corpus.rglob("*")) if p.is_file() and p.suffix != ".md"
+             and sniff(p)[0] in ("sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml")]
+    assert len(files) > 50
+    missing = {}
+    for f in files:
+        for key in Case.load(f, analyse=False).store.runs:
+            if mapping_of(key[1], key[3]) is None:
+                missing.setdefault((key[1], key[3]), f.name)
+    assert missing == {}
