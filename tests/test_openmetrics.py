@@ -232,3 +232,19 @@ def test_every_corpus_metric_has_a_name(corpus):
             if mapping_of(key[1], key[3]) is None:
                 missing.setdefault((key[1], key[3]), f.name)
     assert missing == {}
+
+
+def test_label_values_are_escaped_and_a_terminal_gets_no_control_sequences(tmp_path):
+    text = tmp_path / "sar.txt"
+    # a host name as a hostile banner may carry it: a quote, a backslash, an OSC title sequence
+    text.write_text("Linux 5.10.0 (we\"b\\1\x1b]0;x\x07)  05/06/2024  _x86_64_  (2 CPU)\n\n"
+                    "10:00:01 AM     CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+                    "10:10:01 AM     all      2.00      0.00      1.00      0.50      0.00     96.50\n")
+    proc = _export(text)
+    fams = _families(proc.stdout)
+    assert {lab["host"] for lab, _v, _t in fams["sar_cpu_idle_percent"]} == {"we\"b\\1\x1b]0;x\x07"}
+    shown = run_cli("parse", text, "--format", "openmetrics", tty=True)
+    assert proc.returncode == 0 and "\x1b" not in shown.stdout and "\x07" not in shown.stdout
+    assert 'host="we\\"b\\\\1\\\\x1b]0;x\\\\x07"' in shown.stdout
+    refused = run_cli("parse", text, "--format", "openmetrics", "-o", text)
+    assert refused.returncode == 2 and "refusing to overwrite an input file" in refused.stderr
