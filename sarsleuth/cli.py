@@ -31,9 +31,8 @@ _debug = False
 
 #: ``--format`` of analyze, detectors and compare: every output in the registry.
 OutFormat = enum.Enum("OutFormat", {name: name for name in render.names()}, type=str)
-#: ``parse --format``: the writers of :data:`sarsleuth.export.WRITERS`, and
-#: OpenMetrics (:mod:`sarsleuth.openmetrics`), named here so that ``--help``
-#: need not import the exporters.
+#: ``parse --format``: the writers of :data:`sarsleuth.export.WRITERS` and
+#: :mod:`sarsleuth.openmetrics` (named here so that ``--help`` imports neither).
 ParseFormat = enum.Enum("ParseFormat", {name: name for name in ("csv", "json", "parquet", "openmetrics")}, type=str)
 Severity = enum.Enum("Severity", {name: name for name in ("low", "medium", "high", "critical")}, type=str)
 SqlFormat = enum.Enum("SqlFormat", {name: name for name in ("table", "csv", "json")}, type=str)
@@ -236,32 +235,26 @@ def _to_stdout(write) -> None:
 
 @app.command()
 def parse(
-    paths: List[Path] = typer.Argument(..., help="One input file (openmetrics: files, folders, archives, "
-                                       "support bundles or a saved case)."),
+    paths: List[Path] = typer.Argument(..., help="One input file (openmetrics: any inputs, or a saved case)."),
     kind: Optional[str] = typer.Option(None, "--kind", "-k", help="Override content sniffing."),
-    format: ParseFormat = typer.Option("csv", "--format", "-f", help="csv, json (lines), parquet, or openmetrics "
-                                       "(every metric of the inputs, for Prometheus)."),
+    format: ParseFormat = typer.Option("csv", "--format", "-f", help="csv, json (lines), parquet or openmetrics."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write here instead of stdout."),
     tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of times that carry none."),
     year: Optional[int] = typer.Option(None, "--year", help="Year of syslog lines that carry none."),
     date_order: Optional[str] = typer.Option(None, "--date-order", help="mdy or dmy, for ambiguous sar banners."),
-    label: Optional[List[str]] = typer.Option(None, "--label", help="NAME=VALUE put on every series "
-                                              "(openmetrics; repeat for more)."),
+    label: Optional[List[str]] = typer.Option(None, "--label", help="NAME=VALUE on every series (openmetrics)."),
 ):
-    """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports;
-    or write every metric of the inputs as OpenMetrics."""
+    """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports."""
     from sarsleuth.options import check_options
     from sarsleuth.parsers import ParseOptions, kinds
     opts = check_options(tz=tz, year=year, date_order=date_order)
-    if format.value == "openmetrics":
-        if kind is not None:
-            raise UsageError("--kind is for one file: --format openmetrics reads every input by its content")
-        _parse_openmetrics(paths, output, tz, year, date_order, label)
+    from sarsleuth.openmetrics import command as openmetrics
+    if openmetrics.asked(format.value, paths, kind=kind, labels=label):     # every metric of the inputs
+        if output is not None:
+            _check_destination(output, paths)
+        openmetrics.export(paths, output, tz=tz, year=year, date_order=date_order, labels=label, say=_say,
+                           to_stdout=_to_stdout, terminal=sys.stdout.isatty())
         return
-    if label:
-        raise UsageError("--label is for --format openmetrics")
-    if len(paths) != 1:
-        raise UsageError(f"--format {format.value} reads one file: several inputs are for --format openmetrics")
     path = paths[0]
     if kind is not None and kind not in kinds():
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
@@ -292,38 +285,6 @@ def parse(
     finally:
         spooled.cleanup()
     for note in settled.notes:      # guesses (a year from the file's date, a zone), once the table is out
-        _say(f"note: {note}")
-
-
-def _parse_openmetrics(paths, output, tz, year, date_order, labels) -> None:
-    from sarsleuth.openmetrics import command, write
-    extra = command.extra_labels(labels)
-    if output is not None:
-        _check_destination(output, paths)
-    metrics = command.read(paths, tz=tz, year=year, date_order=date_order)
-    for path, reason in metrics.skipped:
-        _say(f"warning: skipped {path}: {reason}")
-    for w in metrics.warnings:
-        _say(f"warning: {w}")
-    if not metrics.store:
-        reasons = "; ".join(f"{p}: {r}" for p, r in metrics.skipped[:3])
-        _fail(f"no metrics in the inputs{': ' + reasons if reasons else ''}")
-    if output is None:
-        done = []
-        _to_stdout(lambda out: done.append(write(metrics.store, out.buffer, labels=extra,
-                                                 terminal=sys.stdout.isatty())))
-        written = done[0]
-    else:
-        from sarsleuth.render._files import atomic_output
-        with atomic_output(output, paths, binary=True) as fh:
-            written = write(metrics.store, fh, labels=extra)
-    if written.unmapped:
-        _say(f"warning: {command.unmapped_warning(written.unmapped)}")
-    if written.repeated:
-        _say(f"warning: {written.repeated} sample(s) left out: their series already had a value at that time "
-             "(a wall clock's repeated hour, a clock stepped back)")
-    for note in metrics.notes + ([command.wall_clock_note(written.wall_clock_hosts)]
-                                 if written.wall_clock_hosts else []):
         _say(f"note: {note}")
 
 

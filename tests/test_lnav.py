@@ -46,7 +46,8 @@ def _key(time, kind, detector, title, evidence):
 def test_lnav_reads_back_every_finding_of_every_sample(tmp_path, sample_case):
     import sarsleuth
     cases = {name: sample_case(name) for name in FOLDERS}
-    cases.update({f"sysstat-{p.name}": sarsleuth.load(p) for p in sorted((SAMPLES / "sysstat-versions").glob("[0-9]*"))})
+    versions = sorted((SAMPLES / "sysstat-versions").glob("[0-9]*"))
+    cases.update({f"sysstat-{p.name}": sarsleuth.load(p) for p in versions})
     cases.update({p.name: sarsleuth.load(p) for p in sorted((SAMPLES / "bundles").glob("*.tar.*"))})
     files = {}
     for name, case in cases.items():

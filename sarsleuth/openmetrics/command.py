@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sarsleuth.errors import UsageError
+from sarsleuth.errors import InputError, UsageError
 from sarsleuth.openmetrics.names import LABEL, device_labels
 
 #: Labels sarsleuth sets itself; ``--label`` may not take them.
@@ -26,6 +26,20 @@ class Metrics:
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     skipped: list = field(default_factory=list)     # (path, reason)
+
+
+def asked(fmt: str, paths, *, kind=None, labels=None) -> bool:
+    """Does ``parse`` export OpenMetrics?  Refuses what only that format
+    takes (several inputs, ``--label``) with another, and ``--kind`` with it."""
+    if fmt == "openmetrics":
+        if kind is not None:
+            raise UsageError("--kind is for one file: --format openmetrics reads every input by its content")
+        return True
+    if labels:
+        raise UsageError("--label is for --format openmetrics")
+    if len(paths) != 1:
+        raise UsageError(f"--format {fmt} reads one file: several inputs are for --format openmetrics")
+    return False
 
 
 def extra_labels(texts) -> tuple:
@@ -91,3 +105,35 @@ def unmapped_warning(unmapped: dict) -> str:
     series = sum(unmapped.values())
     return (f"{series} series not exported: no Prometheus name for {shown}{more} "
             "(docs/metric-names.md lists every sar metric)")
+
+
+def export(paths, output, *, tz=None, year=None, date_order=None, labels=(), say, to_stdout,
+           terminal: bool = False) -> None:
+    """The command: the metrics of ``paths`` onto ``output`` (stdout when
+    None, through ``to_stdout``), what was skipped, left out or guessed
+    said through ``say``."""
+    from sarsleuth.openmetrics.exposition import write
+    extra = extra_labels(labels)
+    metrics = read(paths, tz=tz, year=year, date_order=date_order)
+    for path, reason in metrics.skipped:
+        say(f"warning: skipped {path}: {reason}")
+    for w in metrics.warnings:
+        say(f"warning: {w}")
+    if not metrics.store:
+        reasons = "; ".join(f"{p}: {r}" for p, r in metrics.skipped[:3])
+        raise InputError(None, f"no metrics in the inputs{': ' + reasons if reasons else ''}")
+    if output is None:
+        done = []
+        to_stdout(lambda out: done.append(write(metrics.store, out.buffer, labels=extra, terminal=terminal)))
+        written = done[0]
+    else:
+        from sarsleuth.render._files import atomic_output
+        with atomic_output(output, paths, binary=True) as fh:
+            written = write(metrics.store, fh, labels=extra)
+    if written.unmapped:
+        say(f"warning: {unmapped_warning(written.unmapped)}")
+    if written.repeated:
+        say(f"warning: {written.repeated} sample(s) left out: their series already had a value at that time "
+            "(a wall clock's repeated hour, a clock stepped back)")
+    for note in metrics.notes + ([wall_clock_note(written.wall_clock_hosts)] if written.wall_clock_hosts else []):
+        say(f"note: {note}")
