@@ -16,10 +16,10 @@ environment made next to the day with ``pip install`` of this checkout,
 no extras: the default install users get).  Prints wall and CPU seconds
 (medians), peak resident memory (``wait4``) of each, the ratio of the two
 times and our peak against the file's size.  Targets: time <= 1x sadf's,
-peak <= 1x the file.  Run it under the machine lock:
+peak <= 1x the file.  Run it on a quiet machine:
 
-    flock /tmp/sarsleuth-machine.lock python benchmarks/bench_openmetrics.py [--runs 3]
-        [--records 86400] [--file DAY] [--keep DAY] [--venv DIR]
+    python benchmarks/bench_openmetrics.py [--runs 3] [--records 86400]
+        [--file DAY] [--keep DAY] [--venv DIR]
 """
 from __future__ import annotations
 
