@@ -38,8 +38,9 @@ class Case:
     # ------------------------------------------------------------------ load
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
-             progress=False, date_order=None, min_severity=None) -> "Case":
-        """Read, settle on one clock and analyse every input of a case."""
+             progress=False, date_order=None, min_severity=None, analyse=True) -> "Case":
+        """Read, settle on one clock and analyse every input of a case
+        (``analyse`` False: read and settle only, no findings: an export)."""
         from sarsleuth.config import load_config
         from sarsleuth.options import check_options
         from sarsleuth.parsers import ParseOptions
@@ -56,7 +57,8 @@ class Case:
         case._read(paths, parse_options, progress)
         case._settle(opts)
         case._combine()
-        case._analyse(cfg, opts, parse_options)
+        if analyse:
+            case._analyse(cfg, opts, parse_options)
         return case
 
     def _read_one(self, f: Path, names: dict, parse_options):

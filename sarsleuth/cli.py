@@ -31,9 +31,9 @@ _debug = False
 
 #: ``--format`` of analyze, detectors and compare: every output in the registry.
 OutFormat = enum.Enum("OutFormat", {name: name for name in render.names()}, type=str)
-#: ``parse --format``: the writers of :data:`sarsleuth.export.WRITERS` (named
-#: here so that ``--help`` need not import the exporter).
-ParseFormat = enum.Enum("ParseFormat", {name: name for name in ("csv", "json", "parquet")}, type=str)
+#: ``parse --format``: the writers of :data:`sarsleuth.export.WRITERS` and
+#: :mod:`sarsleuth.openmetrics` (named here so that ``--help`` imports neither).
+ParseFormat = enum.Enum("ParseFormat", {name: name for name in ("csv", "json", "parquet", "openmetrics")}, type=str)
 Layout = enum.Enum("Layout", {name: name for name in ("long", "wide")}, type=str)
 Severity = enum.Enum("Severity", {name: name for name in ("low", "medium", "high", "critical")}, type=str)
 SqlFormat = enum.Enum("SqlFormat", {name: name for name in ("table", "csv", "json")}, type=str)
@@ -239,9 +239,9 @@ def _to_stdout(write) -> None:
 
 @app.command()
 def parse(
-    path: Path = typer.Argument(..., help="One input file."),
+    paths: List[Path] = typer.Argument(..., help="One input file (openmetrics: any inputs, or a saved case)."),
     kind: Optional[str] = typer.Option(None, "--kind", "-k", help="Override content sniffing."),
-    format: ParseFormat = typer.Option("csv", "--format", "-f", help="csv, json (lines) or parquet."),
+    format: ParseFormat = typer.Option("csv", "--format", "-f", help="csv, json (lines), parquet or openmetrics."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write here instead of stdout."),
     tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of times that carry none."),
     year: Optional[int] = typer.Option(None, "--year", help="Year of syslog lines that carry none."),
@@ -250,16 +250,25 @@ def parse(
                                   "wide (sadf -d's own layout and column heads)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr (it shows only on a terminal, "
                                "for runs over 2 s)."),
+    label: Optional[List[str]] = typer.Option(None, "--label", help="NAME=VALUE on every series (openmetrics)."),
 ):
     """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports."""
     from sarsleuth.options import check_options
     from sarsleuth.parsers import ParseOptions, kinds
     opts = check_options(tz=tz, year=year, date_order=date_order)
+    if layout.value == "wide" and format.value != "csv":
+        raise UsageError("--layout wide is a CSV layout (sadf -d's): use it with --format csv")
+    from sarsleuth.openmetrics import command as openmetrics
+    if openmetrics.asked(format.value, paths, kind=kind, labels=label):     # every metric of the inputs
+        if output is not None:
+            _check_destination(output, paths)
+        openmetrics.export(paths, output, tz=tz, year=year, date_order=date_order, labels=label, say=_say,
+                           to_stdout=_to_stdout, terminal=sys.stdout.isatty())
+        return
+    path = paths[0]
     if kind is not None and kind not in kinds():
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
     from sarsleuth.export import BINARY_FORMATS
-    if layout.value == "wide" and format.value != "csv":
-        raise UsageError("--layout wide is a CSV layout (sadf -d's): use it with --format csv")
     binary = format.value in BINARY_FORMATS
     if output is not None:
         _check_destination(output, [path])

@@ -9,7 +9,7 @@ import json
 from sarsleuth.render._fleet_html import NO_HOST_LABEL, host_facts_line
 from sarsleuth.render._safe import shown, utf8, visible_tree
 
-FORMATS = ("text", "markdown", "json", "html")
+FORMATS = ("text", "markdown", "json", "jsonl", "html")
 #: Hosts named in a line before "and N more".
 NAMED_HOSTS = 12
 #: Hosts whose facts are listed one a line.
@@ -27,6 +27,9 @@ def write_fleet(fmt: str, fleet, out) -> None:
     if fmt == "html":
         from sarsleuth.render._fleet_html import build_fleet_html  # noqa: F811 - jinja2 only when asked
         out.write(build_fleet_html(fleet))
+    elif fmt == "jsonl":
+        from sarsleuth.render.jsonl import write_fleet as write_jsonl
+        write_jsonl(fleet, out)
     elif fmt == "json":
         from sarsleuth.render.json import plain
         out.write(json.dumps(visible_tree(plain(fleet.to_json())), indent=1, ensure_ascii=False) + "\n")
