@@ -147,6 +147,13 @@ class Evidence:
     path: str
     line: int | None
     text: str
+    #: the lines around ``line`` as the file has them, [(number, text)]
+    #: (the line itself included), when the file could be read again
+    around: list = field(default_factory=list, compare=False, repr=False)
+    #: the message an event's evidence quotes, at ``line`` or a few lines
+    #: after it (a report told in several lines): set until the file is
+    #: read again (sarsleuth.quotes), ``text`` standing in until then
+    find: str | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         return {"path": self.path, "line": self.line, "text": self.text}

@@ -73,6 +73,8 @@ def _summary(case, view: View, told: list) -> Table:
 
 
 def _quiet(case) -> Panel:
+    if case.empty_window:
+        return Panel(Text(shown(case.empty_window) + "."), title=Text("no data in the window"), border_style="yellow")
     checked = ", ".join(case.checked)
     return Panel(Text(f"No incident found in {len(case.sources)} source(s).\nChecked: {shown(checked)}"),
                  title=Text("all quiet"), border_style="green")
