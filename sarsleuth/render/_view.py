@@ -57,3 +57,13 @@ def code_spans(text: str) -> list[tuple[str, bool]]:
 def plain(text: str) -> str:
     """A recommendation without its backticks (the terminal shows code as is)."""
     return "".join(t for t, _code in code_spans(text))
+
+
+def host_lines(hosts) -> list[str]:
+    """One line per host, however many bundles told about it (a host's
+    sosreport given alone and again inside a collect archive is one host,
+    its bundles named together)."""
+    groups: dict = {}
+    for h in hosts:
+        groups.setdefault(h.host or h.hostname or id(h), []).append(h)
+    return [g[0].summary(also=[x.bundle for x in g[1:]]) for g in groups.values()]

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from sarsleuth.render._safe import shown
 from sarsleuth.render._time import when, zone_of
-from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, left_out
+from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, host_lines, left_out
 
 SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critical": "bold white on red"}
 ROLE_STYLE = {"cause": "bold", "effect": "", "context": "dim"}
@@ -149,8 +149,8 @@ def _evidence(inc, view: View) -> Table:
 
 
 def _footer(case, console: Console, view: View) -> None:
-    for h in getattr(case, "hosts", []):
-        console.print(Text(f"host: {shown(h.summary())}", style="dim"))
+    for line in host_lines(getattr(case, "hosts", [])):
+        console.print(Text(f"host: {shown(line)}", style="dim"))
     if case.skipped:
         console.print(Text(f"skipped {len(case.skipped)} file(s):", style="dim"))
         for s in view.rows(case.skipped, 10):
