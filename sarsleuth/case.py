@@ -37,12 +37,18 @@ class Case:
     host_zones: dict = field(default_factory=dict)  # host -> zone its wall-clock times were read in
     #: "--window ... holds no data: ...", when the window misses every input
     empty_window: str | None = None
+    #: what a redacted case says about itself (sarsleuth.redaction), None when not redacted
+    redacted: str | None = None
+    redactor: object = field(default=None, repr=False, compare=False)   # its stand-ins, when redacted
 
     # ------------------------------------------------------------------ load
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
-             progress=False, date_order=None, min_severity=None) -> "Case":
-        """Read, settle on one clock and analyse every input of a case."""
+             progress=False, date_order=None, min_severity=None, redact=False) -> "Case":
+        """Read, settle on one clock and analyse every input of a case;
+        ``redact``: then replace every host, domain, address, user name and
+        e-mail address by its stand-in (``case.redactor.mapping()`` says
+        which)."""
         from sarsleuth.config import load_config
         from sarsleuth.options import check_options
         from sarsleuth.parsers import ParseOptions
@@ -63,6 +69,9 @@ class Case:
             case._settle(opts)
             case._combine()
             case._analyse(cfg, opts, parse_options, readable)
+        if redact:
+            from sarsleuth.redaction.case import redact_case
+            case.redactor = redact_case(case, cfg.redact_patterns)
         return case
 
     def _read(self, paths, parse_options, progress, copies) -> dict:

@@ -101,25 +101,37 @@ def analyze(
     worker_memory: Optional[str] = typer.Option(None, "--worker-memory", help="Memory limit per local worker, "
                                                 "e.g. 2GiB (default: memory shared out)."),
     save: Optional[Path] = typer.Option(None, "--save", help="Also write the case as Parquet into this directory."),
+    redact: bool = typer.Option(False, "--redact", help="Replace host and domain names, addresses, user names and "
+                                "e-mail addresses by consistent stand-ins (host-1, 198.18.0.11, user-1) in every "
+                                "output."),
+    redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: also write which "
+                                              "original each stand-in replaces into this private file (JSON, "
+                                              "mode 0600)."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     from sarsleuth.options import check_options
     severity = min_severity.value if min_severity else None
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                   min_severity=severity)
-    for out in (html, plots):
+    if redact_map is not None and not redact:
+        raise UsageError("--redact-map FILE is written with --redact only")
+    for out in (html, plots, redact_map):
         if out is not None:
             _check_destination(out, paths, directory=out is plots)
     # --plots draws from one case's tables: with it, a few hosts stay one case
     if fleet or (fleet is None and (scheduler or workers or worker_memory
                                    or (plots is None and _names_a_fleet(paths)))):
+        if redact and save is not None:
+            raise UsageError("--redact --save: a fleet's workers save each host before it could be redacted; "
+                             "give --no-fleet to save one redacted case")
         _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory,
                        dict(tz=tz, year=year, window=window, link_speed=link_speed, config=config,
-                            date_order=date_order, min_severity=severity))
+                            date_order=date_order, min_severity=severity), redact, redact_map)
         return
     from sarsleuth.case import Case
     case = Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed, config=config,
-                     progress=format.value == render.DEFAULT, date_order=date_order, min_severity=severity)
+                     progress=format.value == render.DEFAULT, date_order=date_order, min_severity=severity,
+                     redact=redact)
     if not case.sources:
         # one line: every file named once, with why it was refused
         # (an archive cut before its data says so in a warning, not as a skipped file)
@@ -132,6 +144,8 @@ def analyze(
         _say(f"warning: skipped {_skip_reason(skipped)}")
     for w in case.warnings:
         _say(f"warning: {w}")
+    if redact_map is not None:
+        _write_redact_map(case.redactor, redact_map, paths)
     from sarsleuth.render._view import View
     view = View(top=top, everything=everything)
     if html is not None:
@@ -155,7 +169,18 @@ def _names_a_fleet(paths) -> bool:
     return names_hosts([p for p in paths if not is_stream(p)], FLEET_MIN_HOSTS)
 
 
-def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options) -> None:
+def _write_redact_map(redactor, path: Path, inputs) -> None:
+    """Which original each stand-in replaces, readable by its owner only."""
+    import json
+
+    from sarsleuth.render._files import atomic_output
+    with atomic_output(path, inputs, mode=0o600) as fh:
+        fh.write(json.dumps(redactor.mapping(), indent=2, ensure_ascii=False) + "\n")
+    _say(f"wrote the stand-ins' originals into {path} (keep it private)")
+
+
+def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options,
+                   redact=False, redact_map=None) -> None:
     """Every host on its own pipeline (Dask), fleet incidents first."""
     from sarsleuth import fleet as fleet_api
     from sarsleuth.render import _fleet
@@ -168,6 +193,11 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         reasons = "; ".join(f"{h.host}: {h.error}" for h in result.hosts[:3])
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
         _fail(f"no usable input: {reasons}")
+    if redact:
+        from sarsleuth.redaction.case import redact_fleet
+        redactor = redact_fleet(result, options.get("config") and _config_patterns(options["config"]) or ())
+        if redact_map is not None:
+            _write_redact_map(redactor, redact_map, paths)
     for path, reason in result.unplaced:
         _say(f"warning: skipped {path}: {reason}")
     for w in result.warnings:
@@ -179,6 +209,11 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
     if save is not None:
         _say(f"wrote the case into {save}")
     _to_stdout(lambda out: _fleet.write_fleet(fmt, result, out))
+
+
+def _config_patterns(config) -> tuple:
+    from sarsleuth.config import load_config
+    return load_config(config).redact_patterns
 
 
 def _skip_reason(skipped) -> str:
@@ -365,12 +400,18 @@ def compare(
     paths: List[Path] = typer.Argument(..., help="Load-test reports (ab, wrk, wrk2, httperf)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write a comparison plot (PNG, SVG or PDF) here."),
     format: OutFormat = typer.Option(render.DEFAULT, "--format", "-f"),
+    redact: bool = typer.Option(False, "--redact", help="Replace host names, addresses and user names in the "
+                                "runs' names by stand-ins."),
 ):
     """Compare several load-test runs: requests/s and latency percentiles."""
     from sarsleuth.compare import comparison_table, compare_reports, plot_comparison
     if plot is not None:
         _check_destination(plot, paths)
-    df = compare_reports([str(p) for p in paths])
+    redactor = None
+    if redact:
+        from sarsleuth.redaction import Redactor
+        redactor = Redactor()
+    df = compare_reports([str(p) for p in paths], redactor)
     if not len(df):
         _fail("no load-test report found in " + ", ".join(map(str, paths)))
     if plot is not None:
