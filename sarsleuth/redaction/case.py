@@ -89,7 +89,8 @@ def _walk(value, fn, rewrite: bool, seen: set):
         new = tuple(_walk(v, fn, rewrite, seen) for v in value)
         return type(value)(*new) if hasattr(value, "_fields") else new
     elif isinstance(value, (set, frozenset)):
-        new = {_walk(v, fn, rewrite, seen) for v in value}
+        # in a fixed order: stand-ins are numbered as names are first met
+        new = {_walk(v, fn, rewrite, seen) for v in sorted(value, key=str)}
         if isinstance(value, set):
             value.clear()
             value.update(new)
@@ -120,7 +121,10 @@ def _walk(value, fn, rewrite: bool, seen: set):
 
 
 def _strings(series) -> bool:
-    return series.dtype == object or str(series.dtype) in ("string", "category")
+    import pandas as pd
+    dtype = series.dtype
+    return (dtype == object or pd.api.types.is_string_dtype(dtype)
+            or isinstance(dtype, pd.CategoricalDtype))
 
 
 def _mapped(series, fn, rewrite: bool):

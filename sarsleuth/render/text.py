@@ -40,6 +40,8 @@ def render_text(case, console: Console | None = None, max_incidents: int | None 
     console = console or console_for(None)
     view = view or View(top=max_incidents)
     told = view.incidents(case)
+    if getattr(case, "redacted", None):
+        console.print(Text(shown(case.redacted), style="bold"))
     console.print(_summary(case, view, told) if case.incidents else _quiet(case))
     for inc in told:
         console.print(_incident_panel(inc, view))
