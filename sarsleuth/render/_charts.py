@@ -18,17 +18,28 @@ LEFT, RIGHT, TOP, BOTTOM = 46, 8, 8, 20
 TIME_LABELS = 4
 #: Points of a line: two per pixel column (its min and max).
 COLUMNS = 160
-STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
+STEPS = [1, 2, 5, 10, 15, 20, 30, 60, 120, 180, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 14400, 21600,
+         43200, 86400,
          2 * 86400, 7 * 86400, 14 * 86400, 30 * 86400, 91 * 86400, 182 * 86400, 365 * 86400]
 
 
 def time_ticks(lo, hi, most: int, steps=None):
-    """Round times between ``lo`` and ``hi``, at most ``most`` of them, as
-    (time, label) pairs; the label says the date when the step is a day or
+    """Round times between ``lo`` and ``hi``, at most ``most`` of them (one
+    more where that many would leave fewer than two), as (time, label)
+    pairs, and the step; the label says the date when the step is a day or
     more, the seconds when it is under a minute."""
-    import pandas as pd
+    steps = steps or STEPS
     seconds = max((hi - lo).total_seconds(), 1.0)
-    step = next((s for s in (steps or STEPS) if seconds / s <= most), STEPS[-1])
+    k = next((i for i, s in enumerate(steps) if seconds / s <= most), len(steps) - 1)
+    out = _ticks_every(lo, hi, steps[k])
+    if len(out) < 2 and k > 0:
+        k -= 1
+        out = _ticks_every(lo, hi, steps[k])
+    return out[:most + 1], steps[k]
+
+
+def _ticks_every(lo, hi, step: int) -> list:
+    import pandas as pd
     if step >= 86400:
         first = lo.normalize() + pd.Timedelta(days=1) if lo != lo.normalize() else lo
         fmt = "%Y-%m-%d" if step >= 30 * 86400 else "%m-%d"
@@ -36,10 +47,10 @@ def time_ticks(lo, hi, most: int, steps=None):
         first = lo.ceil(f"{step}s")
         fmt = "%H:%M:%S" if step < 60 else "%H:%M"
     out, t = [], first
-    while t <= hi and len(out) <= most:
+    while t <= hi and len(out) < 40:
         out.append((t, t.strftime(fmt)))
         t = t + pd.Timedelta(seconds=step)
-    return out[:most], step
+    return out
 
 
 def _nice(lo: float, hi: float) -> list[float]:
@@ -131,7 +142,7 @@ def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "")
     for v in ticks_y:
         if ylo <= v <= yhi:
             out.append(f'<line x1="{LEFT}" y1="{y(v):.1f}" x2="{LEFT + pw}" y2="{y(v):.1f}" stroke="#e6e9ec"/>'
-                       f'<text class="yl" x="{LEFT - 4}" y="{y(v) + 3.5:.1f}" text-anchor="end">{_number(v)}</text>')
+                       f'<text class="yt" x="{LEFT - 4}" y="{y(v) + 3.5:.1f}" text-anchor="end">{_number(v)}</text>')
     points = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in zip(times, values) if v == v)
     out.append(f'<polyline fill="none" stroke="#1565c0" stroke-width="1.3" points="{points}"/>')
     ticks, _step = time_ticks(lo, hi, TIME_LABELS)
@@ -140,7 +151,7 @@ def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "")
         # the labels at either end stay inside the chart
         anchor = "start" if tx - LEFT < 22 else "end" if LEFT + pw - tx < 22 else "middle"
         out.append(f'<line x1="{tx:.1f}" y1="{TOP + ph}" x2="{tx:.1f}" y2="{TOP + ph + 3}" stroke="#5b6570"/>'
-                   f'<text class="tl" x="{tx:.1f}" y="{HEIGHT - 5}" text-anchor="{anchor}">{escape(text)}</text>')
+                   f'<text class="xt" x="{tx:.1f}" y="{HEIGHT - 5}" text-anchor="{anchor}">{escape(text)}</text>')
     out.append("</svg>")
     return "".join(out)
 
