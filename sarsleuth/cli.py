@@ -101,12 +101,10 @@ def analyze(
     worker_memory: Optional[str] = typer.Option(None, "--worker-memory", help="Memory limit per local worker, "
                                                 "e.g. 2GiB (default: memory shared out)."),
     save: Optional[Path] = typer.Option(None, "--save", help="Also write the case as Parquet into this directory."),
-    redact: bool = typer.Option(False, "--redact", help="Replace host and domain names, addresses, user names and "
-                                "e-mail addresses by consistent stand-ins (host-1, 198.18.0.11, user-1) in every "
-                                "output."),
-    redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: also write which "
-                                              "original each stand-in replaces into this private file (JSON, "
-                                              "mode 0600)."),
+    redact: bool = typer.Option(False, "--redact", help="Host and domain names, addresses, user and e-mail names "
+                                "as stand-ins (host-1, 198.18.0.11, user-1) in every output."),
+    redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: write the originals "
+                                              "of the stand-ins into this private file (JSON, mode 0600)."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     from sarsleuth.options import check_options
@@ -114,16 +112,15 @@ def analyze(
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                   min_severity=severity)
     if redact_map is not None and not redact:
-        raise UsageError("--redact-map FILE is written with --redact only")
+        raise UsageError("--redact-map FILE goes with --redact")
     for out in (html, plots, redact_map):
         if out is not None:
             _check_destination(out, paths, directory=out is plots)
     # --plots draws from one case's tables: with it, a few hosts stay one case
     if fleet or (fleet is None and (scheduler or workers or worker_memory
                                    or (plots is None and _names_a_fleet(paths)))):
-        if redact and save is not None:
-            raise UsageError("--redact --save: a fleet's workers save each host before it could be redacted; "
-                             "give --no-fleet to save one redacted case")
+        if redact and save is not None:     # the workers save each host before it could be redacted
+            raise UsageError("--redact --save: a fleet's hosts are saved unredacted; add --no-fleet")
         _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory,
                        dict(tz=tz, year=year, window=window, link_speed=link_speed, config=config,
                             date_order=date_order, min_severity=severity), redact, redact_map)
@@ -153,7 +150,8 @@ def analyze(
         write_html(case, html, inputs=paths, view=view)
         _say(f"wrote {html}")
     if plots is not None:
-        _write_plots(case, plots, paths)
+        from sarsleuth.plots import write_plots
+        _say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
     if save is not None:
         from sarsleuth.store import save_case
         save_case(case, save, paths)
@@ -170,12 +168,8 @@ def _names_a_fleet(paths) -> bool:
 
 
 def _write_redact_map(redactor, path: Path, inputs) -> None:
-    """Which original each stand-in replaces, readable by its owner only."""
-    import json
-
-    from sarsleuth.render._files import atomic_output
-    with atomic_output(path, inputs, mode=0o600) as fh:
-        fh.write(json.dumps(redactor.mapping(), indent=2, ensure_ascii=False) + "\n")
+    from sarsleuth.redaction import write_map
+    write_map(redactor, path, inputs)
     _say(f"wrote the stand-ins' originals into {path} (keep it private)")
 
 
@@ -194,8 +188,9 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
         _fail(f"no usable input: {reasons}")
     if redact:
+        from sarsleuth.config import load_config
         from sarsleuth.redaction.case import redact_fleet
-        redactor = redact_fleet(result, options.get("config") and _config_patterns(options["config"]) or ())
+        redactor = redact_fleet(result, load_config(options.get("config")).redact_patterns)
         if redact_map is not None:
             _write_redact_map(redactor, redact_map, paths)
     for path, reason in result.unplaced:
@@ -209,11 +204,6 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
     if save is not None:
         _say(f"wrote the case into {save}")
     _to_stdout(lambda out: _fleet.write_fleet(fmt, result, out))
-
-
-def _config_patterns(config) -> tuple:
-    from sarsleuth.config import load_config
-    return load_config(config).redact_patterns
 
 
 def _skip_reason(skipped) -> str:
@@ -238,25 +228,6 @@ def _check_destination(out: Path, inputs, directory: bool = False) -> None:
         raise UsageError(f"{out}: cannot write: permission denied")
     if not directory and out.is_dir():
         raise UsageError(f"{out}: cannot write: is a directory")
-
-
-def _write_plots(case, directory: Path, inputs) -> None:
-    from sarsleuth.plots import figure_svg, incident_figure
-    from sarsleuth.render._files import cannot_write, write_text_file
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise cannot_write(directory, exc) from None
-    n = 0
-    for inc in case.incidents:
-        fig = incident_figure(case, inc)
-        if fig is None:
-            continue
-        # a name sarsleuth chose: a symlink planted there is replaced, not followed
-        write_text_file(directory / f"incident-{inc.rank:02d}-{inc.category}.svg", figure_svg(fig), inputs,
-                        follow=False)
-        n += 1
-    _say(f"wrote {n} plot(s) into {directory}")
 
 
 def _to_stdout(write) -> None:
@@ -407,11 +378,8 @@ def compare(
     from sarsleuth.compare import comparison_table, compare_reports, plot_comparison
     if plot is not None:
         _check_destination(plot, paths)
-    redactor = None
-    if redact:
-        from sarsleuth.redaction import Redactor
-        redactor = Redactor()
-    df = compare_reports([str(p) for p in paths], redactor)
+    from sarsleuth.redaction import Redactor
+    df = compare_reports([str(p) for p in paths], Redactor() if redact else None)
     if not len(df):
         _fail("no load-test report found in " + ", ".join(map(str, paths)))
     if plot is not None:

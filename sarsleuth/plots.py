@@ -258,3 +258,26 @@ def figure_svg(fig) -> str:
     plt.close(fig)
     svg = buf.getvalue()
     return svg[svg.index("<svg"):] if "<svg" in svg else svg
+
+
+def write_plots(case, directory, inputs=()) -> int:
+    """One SVG per incident with metrics into ``directory`` (``--plots``);
+    returns how many were written."""
+    from pathlib import Path
+
+    from sarsleuth.render._files import cannot_write, write_text_file
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise cannot_write(directory, exc) from None
+    n = 0
+    for inc in case.incidents:
+        fig = incident_figure(case, inc)
+        if fig is None:
+            continue
+        # a name sarsleuth chose: a symlink planted there is replaced, not followed
+        write_text_file(directory / f"incident-{inc.rank:02d}-{inc.category}.svg", figure_svg(fig), inputs,
+                        follow=False)
+        n += 1
+    return n

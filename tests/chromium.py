@@ -72,7 +72,7 @@ LAYOUT_CHECK = r"""
   const time = /^(\d\d:\d\d(:\d\d)?|\d\d-\d\d|\d{4}-\d\d-\d\d)$/;
   document.querySelectorAll('svg.chart').forEach((svg, i) => {
     const labels = [...svg.querySelectorAll('text')].filter(t => time.test(t.textContent.trim()));
-    if (labels.length < 2) problems.push(`chart ${i} (${svg.getAttribute('aria-label')}) has ${labels.length} time label(s)`);
+    if (labels.length < 2) problems.push(`chart ${i} (${(svg.querySelector('title') || {}).textContent}) has ${labels.length} time label(s)`);
   });
   document.querySelectorAll('.tl').forEach((tl, i) => {
     const shown = [...tl.querySelectorAll('.tick')].filter(t => t.getClientRects().length && time.test(t.textContent.trim()));

@@ -92,7 +92,7 @@ def test_html_tells_the_story_with_a_cross_source_timeline(sample_case):
     assert "<script" not in html
     # a lane per source (its path in the lane name's title), grouped under its host, named once
     for s in case.sources:
-        assert f'title="{s.path}"' in overview
+        assert f'<div class="tl-name">{s.path.rsplit("/", 1)[-1]} <span class="kind">({s.kind})' in overview
     assert overview.count('<div class="tl-host">Cangke_107_176</div>') == 1
     # the incident window shaded on every lane, its number linking to it
     assert overview.count('class="win"') == len(case.sources)

@@ -6,4 +6,14 @@ from __future__ import annotations
 
 from sarsleuth.redaction.names import Redactor
 
-__all__ = ["Redactor"]
+__all__ = ["Redactor", "write_map"]
+
+
+def write_map(redactor, path, inputs=()) -> None:
+    """Which original each stand-in replaces (``{kind: {original:
+    stand-in}}``), readable by its owner only, never over an input."""
+    import json
+
+    from sarsleuth.render._files import atomic_output
+    with atomic_output(path, inputs, mode=0o600) as fh:
+        fh.write(json.dumps(redactor.mapping(), indent=2, ensure_ascii=False) + "\n")

@@ -122,8 +122,9 @@ def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "")
     def y(v) -> float:
         return TOP + ph - (v - ylo) / (yhi - ylo) * ph
 
-    out = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-           f'aria-label="{escape(label)}">',
+    # the label (names from inputs) as the chart's <title>, never in an attribute
+    out = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img">'
+           f'<title>{escape(label)}</title>',
            f'<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="#fbfcfd" stroke="#d9dee3"/>']
     if window is not None:
         try:

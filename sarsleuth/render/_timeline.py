@@ -144,7 +144,7 @@ def timeline_html(case, lo, hi, incidents, paths=None, caption: str = "") -> str
         marks.append((inc, pct(a), pct(b), x, row))
     if marks:
         labels = "".join(f'<a class="tl-inc" href="#incident-{escape(inc.id)}" style="left:{x:.2f}%;top:{row * 1.4}em"'
-                         f' title="{escape(inc.title)}">#{inc.rank}</a>' for inc, _a, _b, x, row in marks)
+                         f' title="#{inc.rank}: {escape(inc.category)}">#{inc.rank}</a>' for inc, _a, _b, x, row in marks)
         out.append(f'<div class="tl-row tl-labels"><div class="tl-name"></div><div class="tl-track" '
                    f'style="height:{1.4 * max(1, len(rows_end))}em">{labels}</div></div>')
     windows = "".join(f'<i class="win" style="left:{a:.2f}%;width:{max(b - a, 0.4):.2f}%"></i>'
@@ -161,8 +161,7 @@ def timeline_html(case, lo, hi, incidents, paths=None, caption: str = "") -> str
                              f'width:{max(pct(min(b, hi)) - pct(max(a, lo)), 0.3):.2f}%"></i>')
             parts += _event_ticks(case, [s.path for s in sources], lo, hi, pct)
             parts += _finding_marks(case, incidents, [s.path for s in sources], lo, hi, pct)
-            title = "; ".join(s.path for s in sources)
-            out.append(f'<div class="tl-row"><div class="tl-name" title="{escape(title)}">{escape(name)} '
+            out.append(f'<div class="tl-row"><div class="tl-name">{escape(name)} '
                        f'<span class="kind">({escape(kind)}){copies}</span></div>'
                        f'<div class="tl-track">{"".join(parts)}</div></div>')
     ticks = []
@@ -200,9 +199,9 @@ def _event_ticks(case, paths, lo, hi, pct) -> list:
 
 def _finding_marks(case, incidents, paths, lo, hi, pct) -> list:
     out = []
-    pairs = sorted(((inc, f) for inc in incidents for f in inc.findings),
-                   key=lambda p: ROLE_ORDER.get(p[1].role or "", 0))     # the cause drawn last, on top
-    for inc, f in pairs:
+    pairs = sorted(((inc, i, f) for inc in incidents for i, f in enumerate(inc.findings, 1)),
+                   key=lambda p: ROLE_ORDER.get(p[2].role or "", 0))     # the cause drawn last, on top
+    for inc, i, f in pairs:
         if not f.aligned or not any(e.path in paths for e in f.evidence[:1]):
             continue
         a, b = _ts(f.start), _ts(f.end) or _ts(f.start)
@@ -214,9 +213,10 @@ def _finding_marks(case, incidents, paths, lo, hi, pct) -> list:
                 continue
         except TypeError:
             continue
-        out.append(f'<a class="fd {escape(f.role or "context")}" href="#incident-{escape(inc.id)}" '
+        # a link to the finding's row; no text from an input in an attribute
+        out.append(f'<a class="fd {escape(f.role or "context")}" href="#finding-{escape(inc.id)}-{i}" '
                    f'style="left:{pct(a):.2f}%;width:{max(pct(b) - pct(a), 0.6):.2f}%" '
-                   f'title="#{inc.rank} {escape(f.role or "")}: {escape(f.title)}"></a>')
+                   f'title="#{inc.rank} {escape(f.role or "")}: {escape(f.detector)}"></a>')
     return out
 
 
