@@ -18,25 +18,26 @@ def explorer(case, everything: bool = False) -> tuple[list, int]:
     if not store:
         return [], 0
     names = names_of_case(case) if any(k[1] == "disk" for k in store.runs) else {}
-    keys = sorted({(k[0] or "", k[1], k[2]) for k in store.runs}, key=lambda k: (k[0], k[1], _device_order(k[2])))
+    groups: dict = {}
+    for key in store.runs:
+        groups.setdefault((key[0] or "", key[1], key[2]), []).append(key)
     hosts: dict = {}
     drawn = left = 0
-    for host, section, device in keys:
-        series = store.grouped(section, lambda key: key[3], host=host or None, device=device)
+    for host, section, device in sorted(groups, key=lambda k: (k[0], k[1], _device_order(k[2]))):
         charts = []
-        for metric in sorted(series):
+        for key in sorted(groups[(host, section, device)], key=lambda k: k[3]):
             if not everything and drawn >= MAX_CHARTS:
                 left += 1
                 continue
-            svg = chart_svg(series[metric], label=f"{section} {device} {metric}")
+            series = store.series(key)
+            svg = chart_svg(series, label=f"{section} {device} {key[3]}") if series is not None else ""
             if svg:
-                charts.append({"metric": metric, "svg": svg})
+                charts.append({"metric": key[3], "svg": svg})
                 drawn += 1
         if not charts:
             continue
-        label = labelled(device, names.get(host)) if section == "disk" else device
-        sections = hosts.setdefault(host, {})
-        sections.setdefault(section, []).append({"label": label, "charts": charts})
+        label = labelled(device, names.get(host or None)) if section == "disk" else device
+        hosts.setdefault(host, {}).setdefault(section, []).append({"label": label, "charts": charts})
     out = []
     for host, sections in hosts.items():
         secs = [{"name": name, "devices": devices, "charts": sum(len(d["charts"]) for d in devices)}

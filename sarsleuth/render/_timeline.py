@@ -45,6 +45,20 @@ def _on(t, zone):
     return on_clock(t, zone) if t is not None else None
 
 
+def _placed(thing, zone, lo, hi):
+    """(start, end) of an incident or finding on the case's clock when it
+    shows between ``lo`` and ``hi``, else None (untimed, outside, or on
+    another clock)."""
+    a, b = _ts(thing.start), _ts(thing.end) or _ts(thing.start)
+    if a is None:
+        return None
+    try:
+        a, b = _on(a, zone), _on(b, zone)
+        return None if b < lo or a > hi else (a, b)
+    except TypeError:
+        return None
+
+
 def _padded(lo, hi):
     import pandas as pd
     pad = max((hi - lo) / 10, pd.Timedelta(seconds=30))
@@ -128,15 +142,10 @@ def timeline_html(case, lo, hi, incidents, paths=None, caption: str = "") -> str
            f'{hi.strftime("%Y-%m-%d %H:%M:%S")} ({escape(zone_of(lo) or "times as recorded")})</div>']
     marks, rows_end = [], []
     for inc in incidents:
-        a, b = _ts(inc.start), _ts(inc.end) or _ts(inc.start)
-        if a is None:
+        placed = _placed(inc, case.tz, lo, hi)
+        if placed is None:
             continue
-        try:
-            a, b = _on(a, case.tz), _on(b, case.tz)
-            if b < lo or a > hi:
-                continue
-        except TypeError:
-            continue
+        a, b = placed
         x = min(pct(a), 92.0)
         # at the narrowest track (340 px) a label takes 8 %: later ones go a row down
         row = next((i for i, end in enumerate(rows_end) if x >= end), len(rows_end))
@@ -202,17 +211,10 @@ def _finding_marks(case, incidents, paths, lo, hi, pct) -> list:
     pairs = sorted(((inc, i, f) for inc in incidents for i, f in enumerate(inc.findings, 1)),
                    key=lambda p: ROLE_ORDER.get(p[2].role or "", 0))     # the cause drawn last, on top
     for inc, i, f in pairs:
-        if not f.aligned or not any(e.path in paths for e in f.evidence[:1]):
+        placed = _placed(f, case.tz, lo, hi) if f.aligned and any(e.path in paths for e in f.evidence[:1]) else None
+        if placed is None:
             continue
-        a, b = _ts(f.start), _ts(f.end) or _ts(f.start)
-        if a is None:
-            continue
-        try:
-            a, b = _on(a, case.tz), _on(b, case.tz)
-            if b < lo or a > hi:
-                continue
-        except TypeError:
-            continue
+        a, b = placed
         # a link to the finding's row; no text from an input in an attribute
         out.append(f'<a class="fd {escape(f.role or "context")}" href="#finding-{escape(inc.id)}-{i}" '
                    f'style="left:{pct(a):.2f}%;width:{max(pct(b) - pct(a), 0.6):.2f}%" '
