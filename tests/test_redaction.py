@@ -290,3 +290,25 @@ def test_config_patterns_and_what_is_kept(tmp_path):
     bad.write_text("[redact.patterns]\nx = '(a)\\1'\n")
     proc = run_cli("analyze", log, "--redact", "--config", bad)
     assert proc.returncode == 2 and "RE2" in proc.stderr
+
+
+def test_a_fleet_is_redacted_with_one_set_of_stand_ins(monkeypatch, tmp_path):
+    """Each host of a fleet analysed on its own, the result redacted as
+    one: host-1 is the same host in every host's story and in the fleet's
+    incidents; a fleet's --save (its hosts written before) is refused."""
+    for name in [m for m in list(__import__("sys").modules) if m == "distributed" or m.startswith("distributed.")]:
+        monkeypatch.delitem(__import__("sys").modules, name)
+    monkeypatch.setitem(__import__("sys").modules, "distributed", None)      # the hosts run in this process
+    paths = CASES["bundles"]
+    proc = run_cli("analyze", *paths, "--fleet", "--redact", "--redact-map", tmp_path / "map.json",
+                   "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    mapping = json.loads((tmp_path / "map.json").read_text())
+    names = set(mapping["host"]) | set(mapping["ipv4"])
+    assert {"web07", "Cangke_107_176"} <= names
+    assert not _leaks(names, proc.stdout + proc.stderr), _leaks(names, proc.stdout)
+    doc = json.loads(proc.stdout)
+    seen = {h for inc in doc["fleet_incidents"] for h in inc["hosts"]}
+    assert seen and seen <= set(mapping["host"].values())
+    refused = run_cli("analyze", *paths, "--fleet", "--redact", "--save", tmp_path / "case")
+    assert refused.returncode == 2 and "--no-fleet" in refused.stderr and not (tmp_path / "case").exists()
