@@ -5,6 +5,7 @@ rendered from.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,13 +35,21 @@ class Case:
     merged: dict = field(default_factory=dict)   # duplicates counted once: {"events": n, "metric_values": n}
     hosts: list = field(default_factory=list)    # HostFacts of every bundle read (sarsleuth.bundles.facts)
     host_zones: dict = field(default_factory=dict)  # host -> zone its wall-clock times were read in
+    #: "--window ... holds no data: ...", when the window misses every input
+    empty_window: str | None = None
+    #: what a redacted case says about itself (sarsleuth.redaction), None when not redacted
+    redacted: str | None = None
+    redactor: object = field(default=None, repr=False, compare=False)   # its stand-ins, when redacted
 
     # ------------------------------------------------------------------ load
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
-             progress=False, date_order=None, min_severity=None, analyse=True) -> "Case":
+             progress=False, date_order=None, min_severity=None, analyse=True, redact=False) -> "Case":
         """Read, settle on one clock and analyse every input of a case
-        (``analyse`` False: read and settle only, no findings: an export)."""
+        (``analyse`` False: read and settle only, no findings: an export);
+        ``redact``: then replace every host, domain, address, user name and
+        e-mail address by its stand-in (``case.redactor.mapping()`` says
+        which)."""
         from sarsleuth.config import load_config
         from sarsleuth.options import check_options
         from sarsleuth.parsers import ParseOptions
@@ -54,11 +63,17 @@ class Case:
                                      link_speed_bps=opts.link_speed_bps or cfg.link_speed_bps,
                                      signatures=cfg.signatures)
         case = cls(tz=opts.tz)
-        case._read(paths, parse_options, progress)
-        case._settle(opts)
-        case._combine()
-        if analyse:
-            case._analyse(cfg, opts, parse_options)
+        # the private copies of streams and archive members stay until the
+        # findings quote them: evidence is the line as the file has it
+        with contextlib.ExitStack() as copies:
+            readable = case._read(paths, parse_options, progress, copies)
+            case._settle(opts)
+            case._combine()
+            if analyse:
+                case._analyse(cfg, opts, parse_options, readable)
+        if redact:
+            from sarsleuth.redaction.case import redact_case
+            case.redactor = redact_case(case, cfg.redact_patterns)
         return case
 
     def _read_one(self, f: Path, names: dict, parse_options):
@@ -84,57 +99,54 @@ class Case:
             streams.relabel(src, str(f), names[str(f)])
         return src
 
-    def _read(self, paths, parse_options, progress):
+    def _read(self, paths, parse_options, progress, copies) -> dict:
         """Sniff and parse every input (folders walked, bundles and archives
         read by their layout, each file once, streams copied once so they
-        can be sniffed and read)."""
+        can be sniffed and read).  Returns {name in outputs: the private
+        copy it was read from}; ``copies`` (an ExitStack) removes them."""
         from sarsleuth import streams
         from sarsleuth.bundles.expand import expand
         from sarsleuth.folding import Folds
         from sarsleuth.progress import reading
         spooled = streams.Spooled()
+        copies.callback(spooled.cleanup)
         folds = Folds()
-        bundles = None
-        try:
-            given = []
-            spooled_paths = streams.spool(paths, spooled)
-            self.skipped.extend(Skipped(name, why) for name, why in spooled.unreadable)
-            for p in spooled_paths:
-                if not Path(p).exists():
-                    self.skipped.append(Skipped(str(p), "no such file or directory"))
+        given = []
+        spooled_paths = streams.spool(paths, spooled)
+        self.skipped.extend(Skipped(name, why) for name, why in spooled.unreadable)
+        for p in spooled_paths:
+            if not Path(p).exists():
+                self.skipped.append(Skipped(str(p), "no such file or directory"))
+                continue
+            given.append(p)
+        bundles = expand(given, spooled.names)
+        copies.callback(bundles.cleanup)
+        self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
+        self.warnings.extend(spooled.warnings)
+        self.warnings.extend(bundles.warnings)
+        self.notes.extend(bundles.notes)
+        names = dict(spooled.names)
+        facts_of = {}
+        for e in bundles.entries:
+            if e.name != e.path:
+                names[e.path] = e.name
+            if e.facts is not None:
+                facts_of[e.path] = e.facts
+        files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
+        sizes = [_size(f) for f in files]
+        with reading(sizes, progress) as shown:
+            for f, size in zip(files, sizes):
+                shown.open(names.get(str(f), str(f)), size)
+                try:
+                    src = self._read_one(f, names, parse_options)
+                finally:
+                    shown.close()
+                if src is None:
                     continue
-                given.append(p)
-            bundles = expand(given, spooled.names)
-            self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
-            self.warnings.extend(spooled.warnings)
-            self.warnings.extend(bundles.warnings)
-            self.notes.extend(bundles.notes)
-            names = dict(spooled.names)
-            facts_of = {}
-            for e in bundles.entries:
-                if e.name != e.path:
-                    names[e.path] = e.name
-                if e.facts is not None:
-                    facts_of[e.path] = e.facts
-            files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
-            sizes = [_size(f) for f in files]
-            with reading(sizes, progress) as shown:
-                for f, size in zip(files, sizes):
-                    shown.open(names.get(str(f), str(f)), size)
-                    try:
-                        src = self._read_one(f, names, parse_options)
-                    finally:
-                        shown.close()
-                    if src is None:
-                        continue
-                    if str(f) in facts_of:
-                        src.meta["bundle"] = facts_of[str(f)].bundle
-                    folds.add(src)
-                    self.warnings.extend(src.warnings)
-        finally:
-            spooled.cleanup()
-            if bundles is not None:
-                bundles.cleanup()
+                if str(f) in facts_of:
+                    src.meta["bundle"] = facts_of[str(f)].bundle
+                folds.add(src)
+                self.warnings.extend(src.warnings)
         # past a thousand files, small logs of one kind, host and clock are one source each
         self.sources = folds.sources()
         if folds.folding:
@@ -145,10 +157,11 @@ class Case:
                                   "their files and lines)")
         from sarsleuth.bundles.expand import has_facts
         from sarsleuth.timebase.hosts import attach_bundles
-        found = bundles.bundles if bundles is not None else []
+        found = bundles.bundles
         self.notes.extend(note for h in found for note in h.dropped)      # facts read but not used
         self.notes.extend(attach_bundles(self.sources, found))
         self.hosts = [h for h in found if has_facts(h)]
+        return {name: copy for copy, name in names.items()}
 
     def _settle(self, opts):
         """Every source on one clock (zones, years, dmesg anchors, hosts)."""
@@ -166,6 +179,9 @@ class Case:
             self.notes[:] = [n for n in self.notes
                              if not any(n.startswith(f"{path}: placed at its file's modification time")
                                         for path in placed)]
+            self.empty_window = _window_misses(self.sources, self.window, self.tz, opts.window)
+            if self.empty_window:
+                self.notes.insert(0, self.empty_window)
 
     # --------------------------------------------------------------- combine
     def _combine(self):
@@ -206,7 +222,7 @@ class Case:
                 self.reports.append(r)
 
     # --------------------------------------------------------------- analyse
-    def _analyse(self, cfg, opts, parse_options):
+    def _analyse(self, cfg, opts, parse_options, copies=None):
         from sarsleuth.correlate import correlate
         from sarsleuth.detectors import Context, registry, run_all
         from sarsleuth.model import SEVERITY_RANK
@@ -222,6 +238,8 @@ class Case:
             findings = [f for f in findings if _in_window(f, self.window)]
         if opts.min_severity:
             findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[opts.min_severity]]
+        from sarsleuth.quotes import quote
+        quote(findings, copies)       # before the story quotes them
         self.findings = findings
         self.incidents = correlate(list(findings), host_zones=self.story_zones(opts), display_zone=self.tz)
         self.checked = list(registry())
@@ -397,6 +415,36 @@ def _in_window(f: Finding, window) -> bool:
     start, end = window
     f_end = f.end if f.end is not None and not pd.isna(f.end) else f.start
     return not (f_end < start or f.start > end)
+
+
+def _window_misses(sources, window, zone, given) -> str | None:
+    """The sentence saying that ``window`` holds no data, when it misses
+    every source's span (on the case's clock), else None."""
+    import pandas as pd
+
+    from sarsleuth.render._time import on_clock, zone_of
+    spans = []
+    for s in sources:
+        a, b = s.span()
+        if a is None or b is None:
+            continue
+        a, b = on_clock(pd.Timestamp(a), zone), on_clock(pd.Timestamp(b), zone)
+        try:
+            if not (b < window[0] or a > window[1]):
+                return None
+        except TypeError:       # a wall clock beside the window's zone: cannot be placed outside
+            return None
+        spans.append((a, b))
+    if not spans:
+        return None
+    fmt = "%Y-%m-%d %H:%M:%S"
+    try:
+        lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+        covered = f"{lo.strftime(fmt)} to {hi.strftime(fmt)} ({zone_of(lo)})"
+    except TypeError:
+        covered = "other times"
+    start, end = given
+    return f"--window {start.isoformat()}..{end.isoformat()} holds no data: the inputs cover {covered}"
 
 
 def _window_on_clock(window, zone):
