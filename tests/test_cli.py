@@ -334,6 +334,22 @@ def test_csv_writers_with_and_without_pyarrow_agree():
         assert row[4] == ("" if v != v else repr(float(v))), (frame["value"][i], row[4])
 
 
+def test_csv_of_labels_times_and_numbers_is_the_same_from_byte_blocks():
+    """A metrics-like table (no free text) is written from fixed-width byte
+    blocks without pyarrow: the same bytes as pyarrow's and as the columns
+    of text joined."""
+    from sarsleuth.export import write_csv
+    from sarsleuth.render._csv import NumpyColumns
+    frame = _awkward_table().drop(columns="message")
+    fast, blocks = io.BytesIO(), io.BytesIO()
+    write_csv(frame, fast, arrow=True)
+    write_csv(frame, blocks, arrow=False)
+    assert NumpyColumns()._blocks(frame) is not None
+    joined = NumpyColumns()
+    joined._blocks = lambda chunk: None
+    assert fast.getvalue() == blocks.getvalue() == b"timestamp,host,pid,value\n" + joined.lines(frame)
+
+
 def test_tidy_values_drop_only_float_noise():
     from sarsleuth.render._csv import tidy_values
     got = tidy_values([1.3599999999999999, 0.30000000000000004, 79.3103448275862, 2**53 + 0.0, 1e-9 / 3, 4.5])
