@@ -164,7 +164,7 @@ def _around(data: bytes, pos: int, whole: bool, line: int, before: int, after: i
     file's start; ``ended``: the file ends where ``data`` does).  None
     when no line starts at ``pos``, :data:`_SHORT` when ``data`` ends
     before the lines asked for."""
-    from sarsleuth.textio import decode
+    from sarsleuth.textio import MAX_LINE_BYTES, decode
     if pos > len(data):
         return None if ended else _SHORT
     if pos and data[pos - 1] != 10:
@@ -177,8 +177,13 @@ def _around(data: bytes, pos: int, whole: bool, line: int, before: int, after: i
            if line - k >= 1}
     at = pos
     for k in range(after + 1):
-        nl = data.find(b"\n", at)
+        nl = data.find(b"\n", at, at + MAX_LINE_BYTES + 1)
         if nl < 0:
+            if len(data) - at > MAX_LINE_BYTES:
+                # longer than any line the scan keeps (a bomb of zeros): cut,
+                # and nothing after it waits to be read
+                out[line + k] = decode(data[at:at + MAX_LINE_BYTES].rstrip(b"\r"))
+                break
             if not ended:
                 return _SHORT
             if at < len(data):
