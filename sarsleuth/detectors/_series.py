@@ -89,6 +89,15 @@ def value_at(series, ts) -> float | None:
         return None
 
 
+def fmt_elapsed(seconds: float) -> str:
+    """How long, as an operator says it: "24 s", "3 min", "2 h 5 min"."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 120:
+        return f"{seconds} s"
+    minutes = int(round(seconds / 60))
+    return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60} min"
+
+
 def fmt_time(ts) -> str:
     import pandas as pd
     if ts is None or pd.isna(ts):

@@ -1,7 +1,7 @@
 """Memory detectors over sar data: swap climb and memory pressure."""
 from __future__ import annotations
 
-from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_time, severity_for, value_at
+from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_elapsed, fmt_time, severity_for, value_at
 from sarsleuth.detectors.base import Context, Detector, metric_evidence
 
 
@@ -64,7 +64,7 @@ class SwapClimb(Detector):
                 # is reported as a level, not as a longer climb
                 metrics["swpused_at_episode_end_pct"] = float(s.loc[ep.end])
                 out.append(self.finding(
-                    title=f"Swap climbed from {base:.0f} % to {ep.peak:.2f} % in {rise_minutes:.0f} min",
+                    title=f"Swap climbed from {base:.0f} % to {ep.peak:.2f} % in {fmt_elapsed((ep.peak_time - ep.start).total_seconds())}",
                     severity=sev, start=ep.start, end=ep.peak_time, host=host, metrics=metrics,
                     refs=peak_ref(ep), evidence=[metric_evidence(ctx, "swap", host, ep.peak_time, text)],
                 ))
