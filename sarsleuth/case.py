@@ -5,9 +5,11 @@ rendered from.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sarsleuth import window as user_window
 from sarsleuth.errors import InputError
 from sarsleuth.model import Finding, empty_events
 
@@ -34,13 +36,21 @@ class Case:
     merged: dict = field(default_factory=dict)   # duplicates counted once: {"events": n, "metric_values": n}
     hosts: list = field(default_factory=list)    # HostFacts of every bundle read (sarsleuth.bundles.facts)
     host_zones: dict = field(default_factory=dict)  # host -> zone its wall-clock times were read in
+    #: "--window ... holds no data: ...", when the window misses every input
+    empty_window: str | None = None
+    #: what a redacted case says about itself (sarsleuth.redaction), None when not redacted
+    redacted: str | None = None
+    redactor: object = field(default=None, repr=False, compare=False)   # its stand-ins, when redacted
 
     # ------------------------------------------------------------------ load
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
-             progress=False, date_order=None, min_severity=None, analyse=True) -> "Case":
+             progress=False, date_order=None, min_severity=None, analyse=True, redact=False) -> "Case":
         """Read, settle on one clock and analyse every input of a case
-        (``analyse`` False: read and settle only, no findings: an export)."""
+        (``analyse`` False: read and settle only, no findings: an export);
+        ``redact``: then replace every host, domain, address, user name and
+        e-mail address by its stand-in (``case.redactor.mapping()`` says
+        which)."""
         from sarsleuth.config import load_config
         from sarsleuth.options import check_options
         from sarsleuth.parsers import ParseOptions
@@ -54,11 +64,17 @@ class Case:
                                      link_speed_bps=opts.link_speed_bps or cfg.link_speed_bps,
                                      signatures=cfg.signatures)
         case = cls(tz=opts.tz)
-        case._read(paths, parse_options, progress)
-        case._settle(opts)
-        case._combine()
-        if analyse:
-            case._analyse(cfg, opts, parse_options)
+        # the private copies of streams and archive members stay until the
+        # findings quote them: evidence is the line as the file has it
+        with contextlib.ExitStack() as copies:
+            readable = case._read(paths, parse_options, progress, copies)
+            case._settle(opts)
+            case._combine()
+            if analyse:
+                case._analyse(cfg, opts, parse_options, readable)
+        if redact:
+            from sarsleuth.redaction.case import redact_case
+            case.redactor = redact_case(case, cfg.redact_patterns)
         return case
 
     def _read_one(self, f: Path, names: dict, parse_options):
@@ -84,57 +100,54 @@ class Case:
             streams.relabel(src, str(f), names[str(f)])
         return src
 
-    def _read(self, paths, parse_options, progress):
+    def _read(self, paths, parse_options, progress, copies) -> dict:
         """Sniff and parse every input (folders walked, bundles and archives
         read by their layout, each file once, streams copied once so they
-        can be sniffed and read)."""
+        can be sniffed and read).  Returns {name in outputs: the private
+        copy it was read from}; ``copies`` (an ExitStack) removes them."""
         from sarsleuth import streams
         from sarsleuth.bundles.expand import expand
         from sarsleuth.folding import Folds
         from sarsleuth.progress import reading
         spooled = streams.Spooled()
+        copies.callback(spooled.cleanup)
         folds = Folds()
-        bundles = None
-        try:
-            given = []
-            spooled_paths = streams.spool(paths, spooled)
-            self.skipped.extend(Skipped(name, why) for name, why in spooled.unreadable)
-            for p in spooled_paths:
-                if not Path(p).exists():
-                    self.skipped.append(Skipped(str(p), "no such file or directory"))
+        given = []
+        spooled_paths = streams.spool(paths, spooled)
+        self.skipped.extend(Skipped(name, why) for name, why in spooled.unreadable)
+        for p in spooled_paths:
+            if not Path(p).exists():
+                self.skipped.append(Skipped(str(p), "no such file or directory"))
+                continue
+            given.append(p)
+        bundles = expand(given, spooled.names)
+        copies.callback(bundles.cleanup)
+        self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
+        self.warnings.extend(spooled.warnings)
+        self.warnings.extend(bundles.warnings)
+        self.notes.extend(bundles.notes)
+        names = dict(spooled.names)
+        facts_of = {}
+        for e in bundles.entries:
+            if e.name != e.path:
+                names[e.path] = e.name
+            if e.facts is not None:
+                facts_of[e.path] = e.facts
+        files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
+        sizes = [_size(f) for f in files]
+        with reading(sizes, progress) as shown:
+            for f, size in zip(files, sizes):
+                shown.open(names.get(str(f), str(f)), size)
+                try:
+                    src = self._read_one(f, names, parse_options)
+                finally:
+                    shown.close()
+                if src is None:
                     continue
-                given.append(p)
-            bundles = expand(given, spooled.names)
-            self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
-            self.warnings.extend(spooled.warnings)
-            self.warnings.extend(bundles.warnings)
-            self.notes.extend(bundles.notes)
-            names = dict(spooled.names)
-            facts_of = {}
-            for e in bundles.entries:
-                if e.name != e.path:
-                    names[e.path] = e.name
-                if e.facts is not None:
-                    facts_of[e.path] = e.facts
-            files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
-            sizes = [_size(f) for f in files]
-            with reading(sizes, progress) as shown:
-                for f, size in zip(files, sizes):
-                    shown.open(names.get(str(f), str(f)), size)
-                    try:
-                        src = self._read_one(f, names, parse_options)
-                    finally:
-                        shown.close()
-                    if src is None:
-                        continue
-                    if str(f) in facts_of:
-                        src.meta["bundle"] = facts_of[str(f)].bundle
-                    folds.add(src)
-                    self.warnings.extend(src.warnings)
-        finally:
-            spooled.cleanup()
-            if bundles is not None:
-                bundles.cleanup()
+                if str(f) in facts_of:
+                    src.meta["bundle"] = facts_of[str(f)].bundle
+                folds.add(src)
+                self.warnings.extend(src.warnings)
         # past a thousand files, small logs of one kind, host and clock are one source each
         self.sources = folds.sources()
         if folds.folding:
@@ -145,10 +158,11 @@ class Case:
                                   "their files and lines)")
         from sarsleuth.bundles.expand import has_facts
         from sarsleuth.timebase.hosts import attach_bundles
-        found = bundles.bundles if bundles is not None else []
+        found = bundles.bundles
         self.notes.extend(note for h in found for note in h.dropped)      # facts read but not used
         self.notes.extend(attach_bundles(self.sources, found))
         self.hosts = [h for h in found if has_facts(h)]
+        return {name: copy for copy, name in names.items()}
 
     def _settle(self, opts):
         """Every source on one clock (zones, years, dmesg anchors, hosts)."""
@@ -159,13 +173,16 @@ class Case:
         self.host_zones = {h: z for h, z in settled.host_zones.items() if h is not None}
         self.notes.extend(settled.notes)
         self.warnings.extend(settled.warnings)
-        self.window = _window_on_clock(opts.window, self.tz)
+        self.window = user_window.window_on_clock(opts.window, self.tz)
         if self.window is not None:
-            placed = _place_untimed_reports(self.sources, self.window)
+            placed = user_window.place_untimed_reports(self.sources, self.window)
             # their place is the window now, not the file's modification time
             self.notes[:] = [n for n in self.notes
                              if not any(n.startswith(f"{path}: placed at its file's modification time")
                                         for path in placed)]
+            self.empty_window = user_window.window_misses(self.sources, self.window, self.tz, opts.window)
+            if self.empty_window:
+                self.notes.insert(0, self.empty_window)
 
     # --------------------------------------------------------------- combine
     def _combine(self):
@@ -206,7 +223,7 @@ class Case:
                 self.reports.append(r)
 
     # --------------------------------------------------------------- analyse
-    def _analyse(self, cfg, opts, parse_options):
+    def _analyse(self, cfg, opts, parse_options, copies=None):
         from sarsleuth.correlate import correlate
         from sarsleuth.detectors import Context, registry, run_all
         from sarsleuth.model import SEVERITY_RANK
@@ -219,9 +236,11 @@ class Case:
         from sarsleuth.attribution import attribute
         attribute(findings, self.sources, self.reports)
         if self.window is not None:
-            findings = [f for f in findings if _in_window(f, self.window)]
+            findings = [f for f in findings if user_window.in_window(f, self.window)]
         if opts.min_severity:
             findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[opts.min_severity]]
+        from sarsleuth.quotes import quote
+        quote(findings, copies)       # before the story quotes them
         self.findings = findings
         self.incidents = correlate(list(findings), host_zones=self.story_zones(opts), display_zone=self.tz)
         self.checked = list(registry())
@@ -386,49 +405,6 @@ def disagreement_warnings(disagreements, holders) -> list[str]:
                    f"{f' of {host}' if host else ''}: {what} at {when.strftime('%Y-%m-%d %H:%M:%S')} is "
                    f"{first.kept:g} in {a} and {first.dropped:g} in {b}; the story uses {a}{why}")
     return out
-
-
-def _in_window(f: Finding, window) -> bool:
-    """Does a finding overlap the window?  Both are on the case's clock;
-    an untimed finding is kept (it cannot be placed outside)."""
-    import pandas as pd
-    if f.start is None or pd.isna(f.start):
-        return True
-    start, end = window
-    f_end = f.end if f.end is not None and not pd.isna(f.end) else f.start
-    return not (f_end < start or f.start > end)
-
-
-def _window_on_clock(window, zone):
-    """``--window`` ends on the case's clock: naive ends are in the case's
-    zone; with no zone known, aware ends are read as wall clock."""
-    if window is None:
-        return None
-    out = []
-    for ts in window:
-        if zone is None:
-            out.append(ts.tz_localize(None) if ts.tzinfo is not None else ts)
-        elif ts.tzinfo is None:
-            out.append(ts.tz_localize(zone, ambiguous=True, nonexistent="shift_forward"))
-        else:
-            out.append(ts.tz_convert(zone))
-    if out[1] < out[0]:
-        from sarsleuth.errors import UsageError
-        raise UsageError("--window: end is before start")
-    return tuple(out)
-
-
-def _place_untimed_reports(sources, window) -> None:
-    """Load-test reports that carry no time of their own were placed at the
-    file's mtime; the user's window says better when they ran.  Returns the
-    paths of the sources placed."""
-    placed = set()
-    for s in sources:
-        for r in s.reports:
-            if r.get("time_from") == "mtime":
-                r.update(start=window[0], end=window[1], time_from="window")
-                placed.add(s.path)
-    return placed
 
 
 def _size(path: Path) -> int | None:

@@ -18,6 +18,7 @@ import typer
 
 from sarsleuth import __version__, render
 from sarsleuth.errors import SarsleuthError, UsageError
+from sarsleuth.render import _files
 from sarsleuth.render._safe import one_line
 
 app = typer.Typer(
@@ -105,25 +106,34 @@ def analyze(
                                         "(needs the parquet extra)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr (it shows only on a terminal, "
                                "for runs over 2 s)."),
+    redact: bool = typer.Option(False, "--redact", help="Host and domain names, addresses, user and e-mail names "
+                                "as stand-ins (host-1, 198.18.0.11, user-1) in every output."),
+    redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: write the originals "
+                                              "of the stand-ins into this private file (JSON, mode 0600)."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     from sarsleuth.options import check_options
     severity = min_severity.value if min_severity else None
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                   min_severity=severity)
-    for out in (html, plots):
+    if redact_map is not None and not redact:
+        raise UsageError("--redact-map FILE goes with --redact")
+    for out in (html, plots, redact_map):
         if out is not None:
-            _check_destination(out, paths, directory=out is plots)
+            _files.check_destination(out, paths, directory=out is plots)
     # --plots draws from one case's tables: with it, a few hosts stay one case
     if fleet or (fleet is None and (scheduler or workers or worker_memory
                                    or (plots is None and _names_a_fleet(paths)))):
+        if redact and save is not None:     # the workers save each host before it could be redacted
+            raise UsageError("--redact --save: a fleet's hosts are saved unredacted; add --no-fleet")
         _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory,
                        dict(tz=tz, year=year, window=window, link_speed=link_speed, config=config,
-                            date_order=date_order, min_severity=severity), progress=not quiet)
+                            date_order=date_order, min_severity=severity), redact, redact_map,
+                       progress=not quiet)
         return
     from sarsleuth.case import Case
     case = Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed, config=config,
-                     progress=not quiet, date_order=date_order, min_severity=severity)
+                     progress=not quiet, date_order=date_order, min_severity=severity, redact=redact)
     if not case.sources:
         # one line: every file named once, with why it was refused
         # (an archive cut before its data says so in a warning, not as a skipped file)
@@ -136,6 +146,8 @@ def analyze(
         _say(f"warning: skipped {_skip_reason(skipped)}")
     for w in case.warnings:
         _say(f"warning: {w}")
+    if redact_map is not None:
+        _write_redact_map(case.redactor, redact_map, paths)
     from sarsleuth.render._view import View
     view = View(top=top, everything=everything)
     if html is not None:
@@ -143,7 +155,8 @@ def analyze(
         write_html(case, html, inputs=paths, view=view)
         _say(f"wrote {html}")
     if plots is not None:
-        _write_plots(case, plots, paths)
+        from sarsleuth.plots import write_plots
+        _say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
     if save is not None:
         from sarsleuth.store import save_case
         save_case(case, save, paths)
@@ -159,7 +172,14 @@ def _names_a_fleet(paths) -> bool:
     return names_hosts([p for p in paths if not is_stream(p)], FLEET_MIN_HOSTS)
 
 
-def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options, progress) -> None:
+def _write_redact_map(redactor, path: Path, inputs) -> None:
+    from sarsleuth.redaction import write_map
+    write_map(redactor, path, inputs)
+    _say(f"wrote the stand-ins' originals into {path} (keep it private)")
+
+
+def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options,
+                   redact=False, redact_map=None, progress=True) -> None:
     """Every host on its own pipeline (Dask), fleet incidents first."""
     from sarsleuth import fleet as fleet_api
     from sarsleuth.render import _fleet
@@ -172,6 +192,12 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         reasons = "; ".join(f"{h.host}: {h.error}" for h in result.hosts[:3])
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
         _fail(f"no usable input: {reasons}")
+    if redact:
+        from sarsleuth.config import load_config
+        from sarsleuth.redaction.case import redact_fleet
+        redactor = redact_fleet(result, load_config(options.get("config")).redact_patterns)
+        if redact_map is not None:
+            _write_redact_map(redactor, redact_map, paths)
     for path, reason in result.unplaced:
         _say(f"warning: skipped {path}: {reason}")
     for w in result.warnings:
@@ -190,42 +216,6 @@ def _skip_reason(skipped) -> str:
     errors already start with it)."""
     reason = skipped.reason
     return reason if reason.startswith(skipped.path) else f"{skipped.path}: {reason}"
-
-
-def _check_destination(out: Path, inputs, directory: bool = False) -> None:
-    """Before minutes of reading: an output that cannot be written, or would
-    overwrite an input, is refused now (the write itself checks again)."""
-    import os
-    from sarsleuth.render._files import refuse_inputs
-    refuse_inputs(out, inputs)
-    parent = out if directory and out.is_dir() else Path(os.path.realpath(out)).parent
-    while directory and not parent.exists() and parent != parent.parent:
-        parent = parent.parent        # --plots creates the missing directories
-    if not parent.is_dir():
-        raise UsageError(f"{out}: cannot write: no such directory {parent}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{out}: cannot write: permission denied")
-    if not directory and out.is_dir():
-        raise UsageError(f"{out}: cannot write: is a directory")
-
-
-def _write_plots(case, directory: Path, inputs) -> None:
-    from sarsleuth.plots import figure_svg, incident_figure
-    from sarsleuth.render._files import cannot_write, write_text_file
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise cannot_write(directory, exc) from None
-    n = 0
-    for inc in case.incidents:
-        fig = incident_figure(case, inc)
-        if fig is None:
-            continue
-        # a name sarsleuth chose: a symlink planted there is replaced, not followed
-        write_text_file(directory / f"incident-{inc.rank:02d}-{inc.category}.svg", figure_svg(fig), inputs,
-                        follow=False)
-        n += 1
-    _say(f"wrote {n} plot(s) into {directory}")
 
 
 def _to_stdout(write) -> None:
@@ -261,7 +251,7 @@ def parse(
     from sarsleuth.openmetrics import command as openmetrics
     if openmetrics.asked(format.value, paths, kind=kind, labels=label):     # every metric of the inputs
         if output is not None:
-            _check_destination(output, paths)
+            _files.check_destination(output, paths)
         openmetrics.export(paths, output, tz=tz, year=year, date_order=date_order, labels=label, say=_say,
                            to_stdout=_to_stdout, terminal=sys.stdout.isatty())
         return
@@ -271,7 +261,7 @@ def parse(
     from sarsleuth.export import BINARY_FORMATS
     binary = format.value in BINARY_FORMATS
     if output is not None:
-        _check_destination(output, [path])
+        _files.check_destination(output, [path])
     elif binary and sys.stdout.isatty():
         raise UsageError(f"--format {format.value} is binary: give -o FILE or redirect the output")
     from sarsleuth import streams
@@ -371,12 +361,15 @@ def compare(
     paths: List[Path] = typer.Argument(..., help="Load-test reports (ab, wrk, wrk2, httperf)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write a comparison plot (PNG, SVG or PDF) here."),
     format: OutFormat = typer.Option(render.DEFAULT, "--format", "-f"),
+    redact: bool = typer.Option(False, "--redact", help="Replace host names, addresses and user names in the "
+                                "runs' names by stand-ins."),
 ):
     """Compare several load-test runs: requests/s and latency percentiles."""
     from sarsleuth.compare import comparison_table, compare_reports, plot_comparison
     if plot is not None:
-        _check_destination(plot, paths)
-    df = compare_reports([str(p) for p in paths])
+        _files.check_destination(plot, paths)
+    from sarsleuth.redaction import Redactor
+    df = compare_reports([str(p) for p in paths], Redactor() if redact else None)
     if not len(df):
         _fail("no load-test report found in " + ", ".join(map(str, paths)))
     if plot is not None:

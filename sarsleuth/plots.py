@@ -164,18 +164,17 @@ def plot_metric(case, section, metric, host=None, device=None, ax=None, events=T
     return ax
 
 
-def incident_figure(case, incident):
-    """A figure with one panel per relevant metric on a shared time axis, the
-    incident window shaded and its log events marked; None when the incident
-    has no metric to show."""
+def incident_panels(case, incident):
+    """The series that illustrate an incident (knowledge base ``series`` of
+    its findings' detectors; the busiest or the named disk), as
+    ``[(section, metric, device, unit, series)]``, and the span to draw
+    ``(lo, hi)``: the incident and as long again either side."""
     import pandas as pd
-
-    from sarsleuth.devices import names_of_case
     panels, seen = [], set()
     host = incident.hosts[0] if incident.hosts else None
     start, end = incident.start, incident.end
     if start is None:
-        return None
+        return [], None
     for f in incident.findings:
         for section, metric, device, unit in _series_of(f.detector):
             # the disk a finding names (the iowait spike's busiest) is the one drawn
@@ -189,10 +188,21 @@ def incident_figure(case, incident):
                 continue
             seen.add((section, metric, dev))
             panels.append((section, metric, dev, unit, s))
+    span = max(pd.Timestamp(end) - pd.Timestamp(start), pd.Timedelta(minutes=5))
+    return panels, (pd.Timestamp(start) - span, pd.Timestamp(end) + span)
+
+
+def incident_figure(case, incident):
+    """A figure with one panel per relevant metric on a shared time axis
+    (each panel with its own time labels), the incident window shaded and
+    its log events marked; None when the incident has no metric to show."""
+    from sarsleuth.devices import names_of_case
+    panels, bounds = incident_panels(case, incident)
     if not panels:
         return None
-    span = max(pd.Timestamp(end) - pd.Timestamp(start), pd.Timedelta(minutes=5))
-    lo, hi = pd.Timestamp(start) - span, pd.Timestamp(end) + span
+    host = incident.hosts[0] if incident.hosts else None
+    start, end = incident.start, incident.end
+    lo, hi = bounds
     fig, axes = _figure(len(panels))
     names = names_of_case(case) if any(sec == "disk" for sec, *_ in panels) else {}
     handles = []
@@ -212,6 +222,7 @@ def incident_figure(case, incident):
         marked = _mark_events(ax, case.events, start, end, label=(ax is axes[0]))
         handles = handles or marked
         _time_axis(ax, panels[0][4].index)
+        ax.tick_params(labelbottom=True)        # every panel says its times, not only the lowest
     axes[-1].set_xlabel(f"time ({_zone_label(panels[0][4].index)})", fontsize=8)
     fig.tight_layout()
     if handles:
@@ -247,3 +258,26 @@ def figure_svg(fig) -> str:
     plt.close(fig)
     svg = buf.getvalue()
     return svg[svg.index("<svg"):] if "<svg" in svg else svg
+
+
+def write_plots(case, directory, inputs=()) -> int:
+    """One SVG per incident with metrics into ``directory`` (``--plots``);
+    returns how many were written."""
+    from pathlib import Path
+
+    from sarsleuth.render._files import cannot_write, write_text_file
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise cannot_write(directory, exc) from None
+    n = 0
+    for inc in case.incidents:
+        fig = incident_figure(case, inc)
+        if fig is None:
+            continue
+        # a name sarsleuth chose: a symlink planted there is replaced, not followed
+        write_text_file(directory / f"incident-{inc.rank:02d}-{inc.category}.svg", figure_svg(fig), inputs,
+                        follow=False)
+        n += 1
+    return n

@@ -338,19 +338,26 @@ def limit_evidence(limit) -> Evidence:
 
 
 def evidence_from_events(rows, limit: int = 8) -> list[Evidence]:
-    """Evidence lines from event rows (first ``limit``): the file's line
-    quoted verbatim (see ``_events.quote_event``), else the message."""
-    from sarsleuth.detectors._events import quote_event
+    """Evidence lines from event rows (first ``limit``): the file and line
+    of each, quoted verbatim once the findings are known
+    (:func:`sarsleuth.quotes.quote`); the message stands in until then,
+    and where the file cannot be read again."""
     out = []
     for r in rows.head(limit).itertuples(index=False):
         line = None if r.line is None or (hasattr(r.line, "__class__") and str(r.line) == "<NA>") else int(r.line)
-        verbatim = quote_event(r) if line is not None else None
-        if verbatim is not None:
-            out.append(Evidence(path=str(r.file), line=verbatim[0], text=verbatim[1]))
-        else:
-            out.append(Evidence(path=str(r.file), line=line, text=_quote(r)))
+        out.append(Evidence(path=str(r.file), line=line, text=_quote(r),
+                            find=str(getattr(r, "message", "") or "") if line is not None else None,
+                            offset=_offset(r) if line is not None else None))
         out[-1].repeated = _repeated(r)
     return out
+
+
+def _offset(row) -> int | None:
+    """Where the scan saw the row's line start in its file, when it read the file's own bytes."""
+    try:
+        return int(getattr(row, "offset", None))
+    except (TypeError, ValueError):
+        return None
 
 
 def _repeated(row):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from sarsleuth.model import Evidence
-from sarsleuth.detectors._events import bursts, cut
+from sarsleuth.detectors._events import bursts
+from sarsleuth.quotes import cut
 from sarsleuth.detectors._series import severity_for
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 from sarsleuth.detectors._crossref import close_in_time, evidence_of, oom_victims, where

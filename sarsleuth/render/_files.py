@@ -69,14 +69,15 @@ def _mode_for(target: Path) -> int:
 
 
 @contextlib.contextmanager
-def atomic_output(path, inputs=(), *, binary: bool = False, follow: bool = True):
+def atomic_output(path, inputs=(), *, binary: bool = False, follow: bool = True, mode: int | None = None):
     """Open ``path`` for writing through a temporary file in its directory,
     renamed over it when the block ends without error (removed otherwise).
 
     ``follow``: the user named this path, so a symlink there is followed to
     its target; with ``follow=False`` (names sarsleuth chose) a symlink is
     replaced by the new file.  OS errors become one-line usage errors naming
-    ``path``.
+    ``path``; ``mode``: these permissions whatever the old file's (0600
+    for a private file).
     """
     import tempfile
     shown_path = path
@@ -93,7 +94,7 @@ def atomic_output(path, inputs=(), *, binary: bool = False, follow: bool = True)
         raise cannot_write(shown_path, exc) from None
     done = False
     try:
-        os.fchmod(fd, _mode_for(target))
+        os.fchmod(fd, _mode_for(target) if mode is None else mode)
         if binary:
             fh = os.fdopen(fd, "wb")
         else:
@@ -173,3 +174,18 @@ def silence_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
+
+
+def check_destination(out: Path, inputs, directory: bool = False) -> None:
+    """Before minutes of reading: an output that cannot be written, or would
+    overwrite an input, is refused now (the write itself checks again)."""
+    refuse_inputs(out, inputs)
+    parent = out if directory and out.is_dir() else Path(os.path.realpath(out)).parent
+    while directory and not parent.exists() and parent != parent.parent:
+        parent = parent.parent        # --plots creates the missing directories
+    if not parent.is_dir():
+        raise UsageError(f"{out}: cannot write: no such directory {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{out}: cannot write: permission denied")
+    if not directory and out.is_dir():
+        raise UsageError(f"{out}: cannot write: is a directory")
