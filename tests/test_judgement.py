@@ -232,3 +232,23 @@ def test_a_fork_storm_is_told_as_the_process_limit_with_the_busy_cpus_its_effect
                                     "plist-sz 179 at ")
     assert refused.title.endswith("; the kernel logs only a cgroup's first refusal")
     assert "1 x" not in refused.title
+
+
+def test_upstreams_nginx_marked_failed_after_timeouts_are_the_timeouts_effect():
+    """ab against two backends that answer in 2.5 s behind a 2 s
+    proxy_read_timeout, recorded: one timeout per server (max_fails=1)
+    and nginx answered the other 599 requests 'no live upstreams' without
+    trying them. The timeouts are the cause, the empty group their effect,
+    and the advice says how max_fails turned two slow answers into 599
+    errors; no advice to bring back a backend that never stopped."""
+    case = sarsleuth.load(LAB_CASES / "upstream-slow-ab" / "billing-lab-01.tar.xz")
+    top = case.incidents[0]
+    roles = {f.detector: f.role for f in top.findings}
+    assert roles == {"upstream-timeout": "cause", "upstream-down": "effect", "loadtest-errors": "effect"}
+    cause = next(f for f in top.findings if f.role == "cause")
+    assert cause.title == "2 x upstream timeout over 2 s (http://127.0.0.1:9001: 1, http://127.0.0.1:9002: 1)"
+    down = next(f for f in top.findings if f.detector == "upstream-down")
+    assert down.metrics["no_live"] == 599 and down.metrics["connect_failures"] == 0
+    advice = " ".join(top.recommendations)
+    assert "`max_fails`" in advice
+    assert "Bring back the backend" not in advice

@@ -109,6 +109,9 @@ class UpstreamDown(Detector):
                 severity=severity_for(n, [(1000, "critical"), (10, "high")], "high" if no_live else "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"lines": n, "refused": refused, "unreachable": unreachable, "no_live": no_live,
+                         # connections that failed, or servers a health check marked down
+                         "connect_failures": sum(c for per in servers.values() for c in per.values())
+                         + sum(down.values()),
                          "disabled": sum(disabled.values()), "servers": len(named), "groups": len(groups)},
                 evidence=evidence_from_events(b.rows, 6),
                 explanation=_explain(errors, groups, disabled) or None,
