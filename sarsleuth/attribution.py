@@ -283,6 +283,56 @@ def _driven_by_load_test(f, groups: list[Group], reports: list) -> None:
             return
 
 
+#: Seconds a CPU finding may start before a load test's run or end after it
+#: and still lie within it (the run's times come from its file's mtime and
+#: duration; sar stamps a sample at its end).
+_RUN_SLACK_S = 10.0
+
+
+def _within_a_local_load_test(f, reports: list) -> None:
+    """A CPU finding with no ps snapshot taken during it that lies within
+    a load test's run against this very host (a loopback address or the
+    host's own name): the load generator and the server it drove kept the
+    CPUs busy (``loadtest_driven``), said as an inference from the times."""
+    import pandas as pd
+    for r in reports:
+        start, end = r.get("start"), r.get("end")
+        if start is None or end is None or not _targets_host(r.get("url") or "", f.host):
+            continue
+        try:
+            slack = max(pd.Timedelta(seconds=_RUN_SLACK_S), pd.Timedelta(f.resolution))
+            inside = (pd.Timestamp(start) - slack <= pd.Timestamp(f.start)
+                      and pd.Timestamp(f.end) <= pd.Timestamp(end) + slack)
+        except (TypeError, ValueError):
+            continue
+        if inside:
+            command = r.get("command") or r.get("tool") or "a load test"
+            f.metrics["loadtest_driven"] = 1
+            f.refs["driven_by"] = command
+            f.explanation = (f"{f.explanation} No ps snapshot was taken while it lasted, but it lies within "
+                             f"`{command}`'s run against this host: the load test (its generator and the "
+                             "server it drove) kept the CPUs busy.").strip()
+            return
+
+
+def _targets_host(url: str, host) -> bool:
+    """Does a load test's URL point at the host it ran on (loopback, or the host's own name)?"""
+    import ipaddress
+    from urllib.parse import urlsplit
+    try:
+        name = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()
+    except ValueError:
+        return False
+    if not name:
+        return False
+    if name == "localhost" or (host is not None and name == str(host).lower()):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 def attribute(findings: list, sources: list, reports: list = ()) -> None:
     """Name the processes behind each finding: by what it is about
     (``resource`` in kb.toml) from the ps snapshot taken during it, and by
@@ -299,10 +349,10 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
         if f.host not in cache:
             cache[f.host] = _snapshots(sources, f.host)
         snaps = cache[f.host]
-        if not snaps:
-            continue
-        inside, before = _during(snaps, f.start, f.end)
+        inside, before = _during(snaps, f.start, f.end) if snaps else ([], [])
         if not inside:
+            if resource == "cpu":
+                _within_a_local_load_test(f, reports)
             continue
         snap = inside[len(inside) // 2] if resource != "memory" else inside[-1]
         if resource == "cpu":

@@ -252,3 +252,25 @@ def test_upstreams_nginx_marked_failed_after_timeouts_are_the_timeouts_effect():
     advice = " ".join(top.recommendations)
     assert "`max_fails`" in advice
     assert "Bring back the backend" not in advice
+
+
+def test_cpus_busy_within_a_local_load_test_without_ps_are_its_doing():
+    """wrk against the host's own nginx for 40 s while two workers abort,
+    recorded: no ps snapshot fell inside the run, but the CPUs were busy
+    exactly while wrk ran against 127.0.0.1. One incident, the crashes,
+    with the busy CPUs as its context, not a second incident."""
+    case = sarsleuth.load(LAB_CASES / "nginx-abrt-under-load" / "edge-lab-04.tar.xz")
+    assert [i.category for i in case.incidents] == ["worker-crash"]
+    cpu = next(f for f in case.incidents[0].findings if f.detector == "cpu-saturation")
+    assert cpu.role == "context" and cpu.metrics["loadtest_driven"] == 1
+    assert cpu.refs["driven_by"] == "wrk -t2 -c100 -d40s --latency http://127.0.0.1:8080/"
+    assert "No ps snapshot was taken while it lasted" in cpu.explanation
+
+
+@pytest.mark.parametrize("url, host, local", [
+    ("http://127.0.0.1:8080/", "web1", True), ("http://[::1]/x", "web1", True),
+    ("https://localhost/", "web1", True), ("http://web1:80/", "web1", True),
+    ("http://10.0.0.5/", "web1", False), ("example.org", "web1", False), ("", "web1", False)])
+def test_a_load_test_targets_its_own_host_by_loopback_or_name(url, host, local):
+    from sarsleuth.attribution import _targets_host
+    assert _targets_host(url, host) is local
