@@ -264,11 +264,15 @@ def _driven_by_load_test(f, groups: list[Group], reports: list) -> None:
     import pandas as pd
 
     from sarsleuth.knowledge import programs
-    if groups[0].name not in programs("load_generators"):
+    generators, names = programs("load_generators"), [g.name for g in groups]
+    # the generator busiest, or busy beside only the web servers its requests go through
+    if names[0] not in generators and not (
+            any(n in generators for n in names)
+            and all(n in generators or n in programs("web_servers") for n in names)):
         return
     for r in reports:
         start, end = r.get("start"), r.get("end")
-        if r.get("tool") != groups[0].name or start is None or end is None:
+        if r.get("tool") not in names or start is None or end is None:
             continue
         try:
             overlaps = pd.Timestamp(start) <= pd.Timestamp(f.end) and pd.Timestamp(end) >= pd.Timestamp(f.start)

@@ -163,13 +163,25 @@ def _split_by_chain(groups: list[_Group]) -> list[_Group]:
                 break
             members = [f for f in stray if f is own_cause or (f.detector in own_chain["order"]
                                                               and not _before(f, own_cause))]
-            if _stands_alone(stray, cause):
+            # the same processes behind both (the CPUs burnt by the very
+            # processes the OOM killer took): one incident, whatever the chains
+            ours = set().union(*(_pids_of(f) for f in g.findings if not any(f is x for x in stray)))
+            shared = any(_pids_of(f) & ours for f in members)
+            if _stands_alone(stray, cause) and not shared:
                 # what the strays' own cause explains leaves; the rest stays as context
                 g.findings = [f for f in g.findings if not any(f is x for x in members)]
                 pending.append(_Group(g.host, members))
             stray = [f for f in stray if not any(f is x for x in members)]
         out.append(g)
     return out
+
+
+def _pids_of(f: Finding) -> set:
+    """The processes a finding names: PIDs from its log lines, the busiest
+    processes of the ps snapshot taken during it, respawned workers."""
+    refs = f.refs or {}
+    return {p for key in ("pids", "responsible_pids", "respawn_pids") for p in (refs.get(key) or [])
+            if isinstance(p, int)}
 
 
 def _stands_alone(findings: list[Finding], main_cause: Finding) -> bool:

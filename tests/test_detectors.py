@@ -549,7 +549,7 @@ LOG_POSITIVES = {
                       ['no live upstreams while connecting to upstream, client: 127.0.0.1, server: app, '
                        'request: "GET /api/ HTTP/1.1", upstream: "http://app_backend/api/", host: "a"'] * 8,
                       lambda f: f.metrics == {"lines": 12, "refused": 2, "unreachable": 1, "no_live": 8, "disabled": 1,
-                                              "servers": 2, "groups": 1}
+                                              "servers": 2, "groups": 1, "connect_failures": 3}
                       and "127.0.0.1:9001 refused 2 x" in f.title and "10.20.0.12:8080 no route to host 1 x" in f.title
                       and "8 x no live upstreams in app_backend" in f.title and f.category == "upstream-failure"
                       and f.refs["upstreams"] == ["10.20.0.12:8080", "127.0.0.1:9001"]

@@ -274,3 +274,29 @@ def test_cpus_busy_within_a_local_load_test_without_ps_are_its_doing():
 def test_a_load_test_targets_its_own_host_by_loopback_or_name(url, host, local):
     from sarsleuth.attribution import _targets_host
     assert _targets_host(url, host) is local
+
+
+def test_cpus_burnt_by_the_processes_the_oom_killer_took_are_one_incident_with_the_kills():
+    """stress-ng bigheap workers in a 400 MB cgroup, recorded: they kept
+    both CPUs busy while the OOM killer took them one after another. The
+    busiest processes of the ps snapshot are PIDs the kill lines name:
+    one incident, not a second "CPU saturation"."""
+    case = sarsleuth.load(LAB_CASES / "cgroup-oom-bigheap" / "worker-lab-01.tar.xz")
+    assert [i.category for i in case.incidents] == ["memory-exhaustion"]
+    cpu = next(f for f in case.incidents[0].findings if f.detector == "cpu-saturation")
+    kill = next(f for f in case.incidents[0].findings if f.detector == "oom-kill" and f.refs.get("pids"))
+    assert set(cpu.refs["responsible_pids"]) & set(kill.refs["pids"])
+
+
+def test_a_slow_backends_listen_queue_overflowing_is_the_slowness_effect():
+    """wrk through nginx to a backend slower than proxy_read_timeout,
+    recorded on Linux 6.x: the kernel printed the backend's listener as
+    address:port ('Possible SYN flooding on port 127.0.0.1:9001'). Read
+    whole, and told as an effect of the upstream timeouts, not as a
+    'socket table exhaustion' of its own."""
+    case = sarsleuth.load(LAB_CASES / "upstream-slow-backend" / "search-lab-01.tar.xz")
+    assert len(case.incidents) == 1
+    roles = {f.detector: f.role for f in case.incidents[0].findings}
+    assert roles["upstream-timeout"] == "cause" and roles["syn-flood"] == "effect"
+    syn = next(f for f in case.incidents[0].findings if f.detector == "syn-flood")
+    assert syn.title == "1 x possible SYN flooding on port 127.0.0.1:9001"

@@ -2,11 +2,11 @@
 memory, SYN floods, conntrack table full."""
 from __future__ import annotations
 
-import re
 
 from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import severity_for
 from sarsleuth.detectors.base import Context, Detector, evidence_from_events, limit_evidence
+from sarsleuth.knowledge.signatures import fields_of
 
 
 class _BurstCounter(Detector):
@@ -88,9 +88,6 @@ class SocketMemory(_BurstCounter):
         return (f" ({', '.join(parts)})" if parts else ""), {"orphan_lines": orphans, "out_of_socket_memory_lines": oom}
 
 
-_PORT_RE = re.compile(r"SYN flooding on port (?P<port>\d+)")
-
-
 class SynFlood(_BurstCounter):
     """``Possible SYN flooding on port N``: the listen backlog overflowed."""
 
@@ -104,8 +101,13 @@ class SynFlood(_BurstCounter):
     severities = [(3, "high")]
 
     def describe(self, burst):
-        ports = sorted({int(m["port"]) for m in (_PORT_RE.search(x) for x in burst.rows["message"].astype(str)) if m})
-        return (f" on port {', '.join(map(str, ports))}" if ports else ""), {"ports": len(ports)}
+        # a listener as the kernel names it: a port, or (5.10 on) address:port
+        found = [fields_of(self.event_kind, x) for x in burst.rows["message"].astype(str)]
+        listeners = sorted({(f.get("address") or "", int(f["port"])) for f in found if f and f.get("port")},
+                           key=lambda ap: (ap[1], ap[0]))
+        names = [f"{a}:{p}" if a else str(p) for a, p in listeners]
+        return ((f" on port {', '.join(names)}" if names else ""),
+                {"ports": len({p for _, p in listeners})}, )
 
 
 class ConntrackFull(_BurstCounter):
