@@ -128,12 +128,13 @@ class Probes(threading.Thread):
 
         root = os.getpid()
         prev_cpu, prev_disk, prev_t = _cpu_times(), _disk_busy_ms(), time.time()
-        prev_foreign = _foreign_usage(staged_pids(root))
+        # the recorder stages the scenario itself: its own I/O is part of it
+        prev_foreign = _foreign_usage(staged_pids(root) | {root})
         prev_swapped_in = _swapped_in()
         while not self._halt.wait(1.0):
             now = time.time()
             cpu, disk = _cpu_times(), _disk_busy_ms()
-            foreign = _foreign_usage(staged_pids(root))
+            foreign = _foreign_usage(staged_pids(root) | {root})
             swapped_in = _swapped_in()
             f_ticks, f_io, f_cpu_comm, f_io_comm = _foreign_delta(prev_foreign, foreign,
                                                                  reads=swapped_in == prev_swapped_in)
