@@ -202,6 +202,11 @@ class WorkerPidGaps(Detector):
         pids = sorted(int(p) for p in workers["pid"])
         span = pids[-1] - pids[0] + 1
         gaps = [(a, b) for a, b in zip(pids, pids[1:]) if b - a >= self.params["min_gap"]]
+        master_pid = int(masters["pid"].iloc[0]) if len(masters) else None
+        if master_pid is not None and 0 < pids[0] - master_pid <= len(pids) and span <= 2 * len(pids):
+            # forked together next to their master, a few PIDs taken in
+            # between by whatever else forked at that moment: a start, not respawns
+            gaps = []
         master_start = str(masters["start"].iloc[0]) if len(masters) and "start" in masters else None
         younger = []
         if master_start and "start" in workers:
