@@ -38,8 +38,10 @@ class Case:
     # ------------------------------------------------------------------ load
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
-             progress=False, date_order=None, min_severity=None) -> "Case":
-        """Read, settle on one clock and analyse every input of a case."""
+             progress=False, date_order=None, min_severity=None, select=None) -> "Case":
+        """Read, settle on one clock and analyse every input of a case.
+        ``select``: {archive path: labels of the bundles in it to read} (a
+        fleet's host reads its own node of a collect archive)."""
         from sarsleuth.config import load_config
         from sarsleuth.options import check_options
         from sarsleuth.parsers import ParseOptions
@@ -53,13 +55,13 @@ class Case:
                                      link_speed_bps=opts.link_speed_bps or cfg.link_speed_bps,
                                      signatures=cfg.signatures)
         case = cls(tz=opts.tz)
-        case._read(paths, parse_options, progress)
+        case._read(paths, parse_options, progress, select)
         case._settle(opts)
         case._combine()
         case._analyse(cfg, opts, parse_options)
         return case
 
-    def _read(self, paths, parse_options, progress):
+    def _read(self, paths, parse_options, progress, select=None):
         """Sniff and parse every input (folders walked, bundles and archives
         read by their layout, each file once, streams copied once so they
         can be sniffed and read)."""
@@ -80,7 +82,7 @@ class Case:
                     self.skipped.append(Skipped(str(p), "no such file or directory"))
                     continue
                 given.append(p)
-            bundles = expand(given, spooled.names)
+            bundles = expand(given, spooled.names, select)
             self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
             self.warnings.extend(spooled.warnings)
             self.warnings.extend(bundles.warnings)

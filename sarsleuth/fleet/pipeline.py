@@ -29,13 +29,11 @@ def analyse_host(group, options: dict, save_dir: str | None = None) -> HostResul
 
 
 def _run(group, options, save_dir, result) -> None:
-    from sarsleuth.bundles.expand import selecting
     from sarsleuth.case import Case
     from sarsleuth.correlate import correlate
     # archives are read in place here, on the worker; of a collect archive
     # only this host's node
-    with selecting(group.select):
-        case = Case.load(*group.files, **options)
+    case = Case.load(*group.files, select=group.select, **options)
     result.skipped = [(s.path, s.reason) for s in case.skipped]
     if not case.sources:
         # a bundle cut before its data says so in a warning, not as a skipped file
