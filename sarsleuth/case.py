@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sarsleuth.errors import InputError
 from sarsleuth.model import Finding, empty_events
+from sarsleuth.timebase.clock import Clock, on_clock
 
 @dataclass
 class Skipped:
@@ -28,12 +29,21 @@ class Case:
     incidents: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
-    tz: str | None = None
+    clock: Clock = field(default_factory=Clock)  # the zones, settled once (sarsleuth.timebase.clock)
     checked: list = field(default_factory=list)
     window: tuple | None = None
     merged: dict = field(default_factory=dict)   # duplicates counted once: {"events": n, "metric_values": n}
     hosts: list = field(default_factory=list)    # HostFacts of every bundle read (sarsleuth.bundles.facts)
-    host_zones: dict = field(default_factory=dict)  # host -> zone its wall-clock times were read in
+
+    @property
+    def tz(self) -> str | None:
+        """The zone every time of the case is on (None: the hosts' wall clock)."""
+        return self.clock.zone
+
+    @property
+    def host_zones(self) -> dict:
+        """{host: zone its wall-clock times were read in}."""
+        return dict(self.clock.host_zones)
 
     # ------------------------------------------------------------------ load
     @classmethod
@@ -54,7 +64,7 @@ class Case:
         parse_options = ParseOptions(year=opts.year, date_order=opts.date_order,
                                      link_speed_bps=opts.link_speed_bps or cfg.link_speed_bps,
                                      signatures=cfg.signatures)
-        case = cls(tz=opts.tz)
+        case = cls()
         case._read(paths, parse_options, progress, select)
         case._settle(opts)
         case._combine()
@@ -142,8 +152,7 @@ class Case:
         from sarsleuth.timebase import settle
         settled = settle(self.sources, tz=opts.tz,
                          host_zones={h.host: (h.timezone, h.timezone_from) for h in self.hosts if h.timezone})
-        self.tz = settled.zone
-        self.host_zones = {h: z for h, z in settled.host_zones.items() if h is not None}
+        self.clock = settled.clock
         self.notes.extend(settled.notes)
         self.warnings.extend(settled.warnings)
         self.window = _window_on_clock(opts.window, self.tz)
@@ -199,8 +208,7 @@ class Case:
         from sarsleuth.model import SEVERITY_RANK
         ctx = Context(metrics=self.store, events=self.events, reports=self.reports, sources=self.sources,
                       params=cfg.params, link_speed_bps=parse_options.link_speed_bps,
-                      user_signatures=cfg.signatures, host_facts=list(self.hosts),
-                      host_zones=self.story_zones(opts))
+                      user_signatures=cfg.signatures, host_facts=list(self.hosts), clock=self.clock)
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
         from sarsleuth.attribution import attribute
@@ -210,13 +218,8 @@ class Case:
         if opts.min_severity:
             findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[opts.min_severity]]
         self.findings = findings
-        self.incidents = correlate(list(findings), host_zones=self.story_zones(opts), display_zone=self.tz)
+        self.incidents = correlate(list(findings), self.clock)
         self.checked = list(registry())
-
-    def story_zones(self, opts) -> dict:
-        """{host: zone} each host's story is told in: its own zone, unless
-        --tz says which clock to show everything on."""
-        return {} if opts.tz else dict(self.host_zones)
 
     # ------------------------------------------------------------------- API
     @property
@@ -348,7 +351,6 @@ def disagreement_warnings(disagreements, holders) -> list[str]:
 
     import pandas as pd
 
-    from sarsleuth.render._time import on_clock
     pairs: dict = {}
     for d in disagreements:
         pairs.setdefault((d.kept_store, d.dropped_store), []).append(d)

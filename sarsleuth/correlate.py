@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from sarsleuth.knowledge import category_title, causal_chains, impact_weights, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
 from sarsleuth.recommend import holds, recommend
+from sarsleuth.timebase.clock import Clock, on_clock
 
 SEVERITY_WEIGHT = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
 
@@ -50,12 +51,11 @@ def _tolerance():
     return pd.Timedelta(minutes=5)
 
 
-def correlate(findings: list[Finding], tolerance=None, host_zones: dict | None = None,
-              display_zone=None) -> list[Incident]:
+def correlate(findings: list[Finding], clock: Clock, tolerance=None) -> list[Incident]:
     """Group findings into incidents, name causes, score and rank them.
-    ``host_zones`` ({host: zone}) tells each incident on its host's clock
-    (see :func:`~sarsleuth.render._time.story_zone`); ``display_zone`` is
-    the case's clock, used for hosts of no known zone."""
+    Each incident is told on the clock ``clock`` (the case's
+    :class:`~sarsleuth.timebase.clock.Clock`) says: its hosts' own, UTC
+    across zones, the case's zone for hosts of no known zone."""
     if not findings:
         return []
     tol = tolerance if tolerance is not None else _tolerance()
@@ -75,7 +75,7 @@ def correlate(findings: list[Finding], tolerance=None, host_zones: dict | None =
         else:
             target.findings.append(f)
     groups = [g for g in _split_by_chain(groups) if not _only_context(g)]
-    incidents = [_incident(g, host_zones or {}, display_zone) for g in groups]
+    incidents = [_incident(g, clock) for g in groups]
     incidents.sort(key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
     for rank, inc in enumerate(incidents, 1):
         inc.rank = rank
@@ -314,7 +314,7 @@ _IMPACT_WORDS = {"killed": "processes killed", "crashed": "processes crashed", "
                  "slowed": "traffic held back by a full link"}
 
 
-def _incident(g: _Group, host_zones: dict, display_zone) -> Incident:
+def _incident(g: _Group, clock: Clock) -> Incident:
     import pandas as pd
     findings = g.findings
     cause, chain = cause_of(findings)
@@ -353,21 +353,20 @@ def _incident(g: _Group, host_zones: dict, display_zone) -> Incident:
                    recommendations=recommend(findings, cause, chain, MAX_RECOMMENDATIONS),
                    cause=cause.detector, score_components=components)
     inc.impact = hurt
-    _on_story_clock(inc, host_zones, display_zone)
+    _on_story_clock(inc, clock)
     from sarsleuth.narrative import narrate
-    narrate(inc, cause, chain, host_zones)
+    narrate(inc, cause, chain, clock)
     return inc
 
 
-def _on_story_clock(inc: Incident, host_zones: dict, display_zone) -> None:
+def _on_story_clock(inc: Incident, clock: Clock) -> None:
     """The same instants, read on the clocks the story is told on: the
     incident's on its zone, each finding's on its host's (so that JSON
     times carry the host's offset)."""
-    from sarsleuth.render._time import on_clock, story_zone
-    inc.zone = story_zone(inc.hosts, host_zones, display_zone)
+    inc.zone = clock.story_zone(inc.hosts, otherwise=clock.zone)
     inc.start, inc.end = on_clock(inc.start, inc.zone), on_clock(inc.end, inc.zone)
     for f in inc.findings:
-        zone = story_zone([f.host], host_zones, inc.zone)
+        zone = clock.story_zone([f.host], otherwise=inc.zone)
         f.start, f.end = on_clock(f.start, zone), on_clock(f.end, zone)
 
 

@@ -236,7 +236,7 @@ class Incident:
     #: how users were hurt: "killed", "crashed", "refused", "dropped", "failed", "slowed"
     impact: list = field(default_factory=list)
     #: the zone its story is told in: its host's, UTC across hosts of
-    #: different zones, None on the hosts' wall clock (render._time.story_zone)
+    #: different zones, None on the hosts' wall clock (timebase.clock.Clock.story_zone)
     zone: str | None = None
 
     def to_dict(self) -> dict:

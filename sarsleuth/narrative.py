@@ -13,7 +13,7 @@ import os
 import re
 
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
-from sarsleuth.render._time import on_clock, when, zone_of, zones_differ
+from sarsleuth.timebase.clock import Clock, on_clock, when, zone_of
 
 
 _BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{3,})(?![\w.:/\]-])")
@@ -204,13 +204,13 @@ def timeline(inc: Incident) -> list[dict]:
     return timed + [r for r in rows if r["time"] is None]
 
 
-def _headline(inc: Incident, cause: Finding, effects: list[Finding], host_zones: dict) -> str:
+def _headline(inc: Incident, cause: Finding, effects: list[Finding], clock: Clock) -> str:
     import pandas as pd
     from sarsleuth.knowledge import category_title
     where_ = f" on {', '.join(inc.hosts)}" if inc.hosts else ""
     if inc.start is not None and not pd.isna(inc.start):
         dated = inc.end is not None and not _same_day(inc.start, inc.end)
-        period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)}{_across_zones(inc, host_zones)})"
+        period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)}{_across_zones(inc, clock)})"
     else:
         period = " (time not on the shared clock)"
     # the decisive effects: medium or worse, on the shared clock first
@@ -233,10 +233,10 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding], host_zones:
     return text.rstrip(".") + "."
 
 
-def _across_zones(inc: Incident, host_zones: dict) -> str:
+def _across_zones(inc: Incident, clock: Clock) -> str:
     """What says why an incident is told in UTC: its hosts keep different
     clocks."""
-    return f": {', '.join(inc.hosts)} are in different time zones" if zones_differ(inc.hosts, host_zones) else ""
+    return f": {', '.join(inc.hosts)} are in different time zones" if clock.zones_differ(inc.hosts) else ""
 
 
 def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: list[Finding]) -> str:
@@ -279,9 +279,9 @@ def responsible_names(inc: Incident, cause: Finding) -> list[str]:
     return list((f.refs or {}).get("responsible_names") or []) if f is not None else []
 
 
-def narrate(inc: Incident, cause: Finding, chain: dict | None, host_zones: dict | None = None) -> None:
+def narrate(inc: Incident, cause: Finding, chain: dict | None, clock: Clock) -> None:
     """Fill ``inc.story`` and ``inc.summary``, on the clock of ``inc.zone``
-    (``host_zones``: {host: zone}, to say why it is UTC across hosts)."""
+    (``clock``: the case's, to say why it is UTC across hosts)."""
     effects = [f for f in inc.findings if f.role == "effect" or (f.role == "cause" and f is not cause)]
     context = [f for f in inc.findings if f.role == "context"]
     cause_text = f"{prose(cause.title)} {span(cause, inc.zone)}"
@@ -317,7 +317,7 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None, host_zones: dict 
         unaligned_note = (f"{len(unaligned)} finding(s) ({names}) come from sources without a time on the shared "
                           "clock and were attached by PID or causal chain, not by time.")
     inc.story = {
-        "headline": _headline(inc, cause, effects, host_zones or {}),
+        "headline": _headline(inc, cause, effects, clock),
         "timeline": timeline(inc),
         "cause": cause_text,
         "explanation": cause.explanation,

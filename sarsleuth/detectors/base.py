@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.model import Evidence, Finding, quoted
+from sarsleuth.timebase.clock import Clock, on_clock
 
 
 @dataclass
@@ -35,10 +35,10 @@ class Context:
     link_speed_bps: float | None = None
     user_signatures: tuple = ()  # the case's own [[signature]] entries (config file)
     host_facts: list = field(default_factory=list)  # HostFacts read from bundles (sarsleuth.bundles.facts)
-    #: {host: zone} the story of each host is told in (its own clock); a
-    #: host's series are indexed on it, so the times detectors write into
-    #: titles and evidence are the host's wall clock (same instants)
-    host_zones: dict = field(default_factory=dict)
+    #: the case's clock: a host's series are indexed on the clock its story
+    #: is told on, so the times detectors write into titles and evidence
+    #: are the host's wall clock (same instants)
+    clock: Clock = field(default_factory=Clock)
     _series_cache: dict = field(default_factory=dict)
     _sections: dict = field(default_factory=dict)
     _paths: dict | None = None
@@ -48,9 +48,6 @@ class Context:
         from sarsleuth.metric_store import MetricStore, from_long
         if not isinstance(self.metrics, MetricStore):
             self.metrics = from_long(self.metrics)
-        # evidence sentences written from event rows (evidence_from_events)
-        # see no context: the hosts' clocks of the case being analysed
-        _HOST_ZONES.set(dict(self.host_zones))
 
     # ---------------------------------------------------------------- inputs
     def available(self, name: str) -> bool:
@@ -102,22 +99,13 @@ class Context:
             found = (self._section(section) or {}).get((metric, device, host))
             out = self.metrics.series(found) if found is not None else None
             if out is not None and len(out):
-                out.index = self.on_host_clock(out.index, host)
+                out.index = self.clock.on_host_clock(out.index, host)
             else:
                 out = None
         elif self._section(section):
             out = self.metrics.grouped(section, lambda key: 0, metric=metric, device=device).get(0)
         self._series_cache[key] = out
         return out
-
-    def on_host_clock(self, times, host):
-        """Times (an index or a Timestamp) on ``host``'s clock: the same
-        instants, read as the host's wall clock shows them."""
-        from sarsleuth.render._time import on_clock, story_zone
-        zone = story_zone([host], self.host_zones)
-        if zone is None or getattr(times, "tz", None) is None:
-            return times
-        return times.tz_convert(zone) if hasattr(times, "tz_convert") else on_clock(times, zone)
 
     def devices(self, section: str, metric: str, host=None) -> list:
         index = self._section(section) or {}
@@ -251,10 +239,6 @@ class Context:
         return [s for s in self.sources if s.kind == kind]
 
 
-#: {host: zone} of the case whose detectors run now (see Context.host_zones).
-_HOST_ZONES: ContextVar[dict] = ContextVar("host_zones", default={})
-
-
 def _holds(text: str, value: float) -> bool:
     """Does a printed row hold ``value`` among its fields (as sar/sadf print
     it: two decimals, comma decimals, ``;`` separated)?"""
@@ -337,9 +321,11 @@ def limit_evidence(limit) -> Evidence:
     return Evidence(path=limit.path, line=limit.line, text=limit.text)
 
 
-def evidence_from_events(rows, limit: int = 8) -> list[Evidence]:
+def evidence_from_events(clock, rows, limit: int = 8) -> list[Evidence]:
     """Evidence lines from event rows (first ``limit``): the file's line
-    quoted verbatim (see ``_events.quote_event``), else the message."""
+    quoted verbatim (see ``_events.quote_event``), else the message, after
+    its time on its host's clock (``clock``: the case's
+    :class:`~sarsleuth.timebase.clock.Clock`)."""
     from sarsleuth.detectors._events import quote_event
     out = []
     for r in rows.head(limit).itertuples(index=False):
@@ -348,11 +334,11 @@ def evidence_from_events(rows, limit: int = 8) -> list[Evidence]:
         if verbatim is not None:
             out.append(Evidence(path=str(r.file), line=verbatim[0], text=verbatim[1]))
         else:
-            out.append(Evidence(path=str(r.file), line=line, text=_quote(r)))
+            out.append(Evidence(path=str(r.file), line=line, text=_quote(r, clock)))
     return out
 
 
-def _quote(row) -> str:
+def _quote(row, clock) -> str:
     ts = getattr(row, "timestamp", None)
     msg = str(row.message)
     proc = getattr(row, "process", None)
@@ -360,9 +346,8 @@ def _quote(row) -> str:
     try:
         import pandas as pd
         if ts is not None and not pd.isna(ts):
-            from sarsleuth.render._time import on_clock, story_zone
             host = getattr(row, "host", None)
-            zone = story_zone([host], _HOST_ZONES.get()) if host is not None and host == host else None
+            zone = clock.story_zone([host]) if host is not None and host == host else None
             prefix = pd.Timestamp(on_clock(ts, zone)).strftime("%Y-%m-%d %H:%M:%S") + " "
     except (TypeError, ValueError):
         prefix = ""

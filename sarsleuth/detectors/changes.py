@@ -130,7 +130,7 @@ class ConfigReload(Detector):
             out.append(self.finding(
                 title=title, severity="high" if after else "medium" if failed else "low",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics,
-                evidence=evidence_from_events(b.rows, 4), refs=refs,
+                evidence=evidence_from_events(ctx.clock, b.rows, 4), refs=refs,
                 explanation=(f"Errors that the host had not logged in the {self.params['before_seconds'] / 60:.0f} "
                              f"minutes before began {metrics.get('seconds_to_first_error', 0):.0f} s after the "
                              "reload: the new configuration is the first suspect." if after else
@@ -165,7 +165,7 @@ class HostRestart(Detector):
                 title=f"host restarted at {fmt_time(b.start) if b.aligned else 'an unknown time'}: {', '.join(parts)}",
                 severity="low", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"restarts": restarts, "boots": len(kernels)},
-                evidence=evidence_from_events(b.rows, 3), refs={"kernels": kernels},
+                evidence=evidence_from_events(ctx.clock, b.rows, 3), refs={"kernels": kernels},
             ))
         return out
 
@@ -226,7 +226,7 @@ class PackageChange(Detector):
                           + f" from {fmt_time(first)}")
             out.append(self.finding(
                 title=title, severity="high" if after else "low", start=b.start, end=b.end, host=b.host,
-                aligned=b.aligned, metrics=metrics, evidence=evidence_from_events(b.rows, 4),
+                aligned=b.aligned, metrics=metrics, evidence=evidence_from_events(ctx.clock, b.rows, 4),
                 refs={"packages": sorted({c["package"] for c in changes if c.get("package")})[:40],
                       "changed": ", ".join(named[:4])},
             ))

@@ -96,7 +96,7 @@ def busiest_disk(ctx: Context, host, start, end, names: dict):
         at = np.flatnonzero(run.stamps == stamp)[:1]
         if len(at) and not np.isnan(float(run.values[at[0]])):
             figures[metric] = float(run.values[at[0]])
-    when = ctx.on_host_clock(pd.Timestamp(stamp, tz="UTC"), host) if aware else pd.Timestamp(stamp)
+    when = ctx.clock.on_host_clock(pd.Timestamp(stamp, tz="UTC"), host) if aware else pd.Timestamp(stamp)
     return dev, when, figures
 
 

@@ -39,7 +39,7 @@ class CustomSignature(Detector):
                 f = self.finding(
                     title=title, severity=sig.severity or "medium", start=b.start, end=b.end, host=b.host,
                     aligned=b.aligned, metrics={"lines": n, "processes": len(procs)},
-                    evidence=evidence_from_events(b.rows, 5), explanation=explanation,
+                    evidence=evidence_from_events(ctx.clock, b.rows, 5), explanation=explanation,
                     refs={"signature": sig.id, **({"pids": pids} if pids else {})},
                 )
                 if sig.category:

@@ -123,7 +123,7 @@ class Enospc(Detector):
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"lines": b.lines, "programs": len(programs),
                          "paths": sum(len(p) for p in paths.values())},
-                evidence=evidence_from_events(b.rows, 6),
+                evidence=evidence_from_events(ctx.clock, b.rows, 6),
                 refs={"programs": sorted(programs), "paths": sorted({p for v in paths.values() for p in v})[:20]},
             ))
         return out

@@ -119,7 +119,7 @@ class PageAllocationFailure(Detector):
                 title=title, severity=sev, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"failures": n, "order": order, "mode": mode, "atomic": atomic,
                          "nic_receive_path": rx_path, "processes": len(procs)},
-                evidence=evidence_from_events(b.rows, 4), explanation=explanation.strip(),
+                evidence=evidence_from_events(ctx.clock, b.rows, 4), explanation=explanation.strip(),
             ))
         return out
 
@@ -158,7 +158,7 @@ class NicRxAllocFailure(Detector):
                 severity=severity_for(n, [(5, "high")], "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"failures": n, "interfaces": len(ifaces)},
-                evidence=evidence_from_events(b.rows, 8),
+                evidence=evidence_from_events(ctx.clock, b.rows, 8),
             ))
         return out
 
@@ -224,7 +224,7 @@ class OomKill(Detector):
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"victims": len(victims), "max_victim_rss_kb": rss_kb or None,
                          "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None},
-                evidence=evidence_from_events(b.rows.iloc[with_kill], 6),
+                evidence=evidence_from_events(ctx.clock, b.rows.iloc[with_kill], 6),
                 explanation=("A memory cgroup hit its limit: the host may have had memory to spare."
                              if constraint == "CONSTRAINT_MEMCG" else
                              "systemd-oomd killed the unit's whole cgroup before the kernel ran out of memory: "
@@ -266,7 +266,7 @@ class OomKill(Detector):
             out.append(self.finding(
                 title=f"OOM killer invoked {b.lines} time(s) by {', '.join(invokers) or 'a process'} (victim not in the log)",
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"invocations": b.lines}, evidence=evidence_from_events(b.rows, 3),
+                metrics={"invocations": b.lines}, evidence=evidence_from_events(ctx.clock, b.rows, 3),
             ))
         return out
 
@@ -363,7 +363,7 @@ class Segfault(Detector):
                 title=title, severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"segfaults": n, "processes": len({p['pid'] for p in parsed}), "faulting_libraries": len(libs),
                          "nginx_segfaults": sum(c for comm, c in per_comm.items() if comm in _NGINX_COMMS)},
-                evidence=evidence_from_events(b.rows, 6),
+                evidence=evidence_from_events(ctx.clock, b.rows, 6),
             )
             finding.metrics["cores_dumped"] = _cores_dumped(ctx, parsed, b, self.params["match_window_seconds"])
             if per_comm:
@@ -413,6 +413,6 @@ class KernelOops(Detector):
                 severity="critical" if panic else "high",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"reports": b.lines, "panic": panic},
-                evidence=evidence_from_events(b.rows, 4),
+                evidence=evidence_from_events(ctx.clock, b.rows, 4),
             ))
         return out

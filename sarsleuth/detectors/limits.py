@@ -63,7 +63,7 @@ class ForkRejected(Detector):
                 parts.append(f"cgroup {', '.join(sorted(cgroups))} at its pids.max")
             title = f"{b.lines} x new process or thread refused: {'; '.join(parts)}"
             metrics = {"lines": b.lines, "programs": len(writers), "cgroups": len(cgroups), "thread_failures": threads}
-            evidence = evidence_from_events(b.rows, 6)
+            evidence = evidence_from_events(ctx.clock, b.rows, 6)
             tasks = self._tasks(ctx, b)
             if tasks is not None:
                 peak, when, before = tasks
@@ -144,7 +144,7 @@ class TooManyOpenFiles(Detector):
             per_process = sum(writers.values())
             metrics = {"lines": b.lines, "per_process": per_process, "system_wide": system, "programs": len(writers)}
             refs: dict = {"programs": sorted(writers)}
-            evidence = evidence_from_events(b.rows, 5)
+            evidence = evidence_from_events(ctx.clock, b.rows, 5)
             parts = []
             for who, n in sorted(writers.items(), key=lambda kv: -kv[1])[:4]:
                 limit = ctx.process_limit(b.host, who, "Max open files")
@@ -244,7 +244,7 @@ class PortExhaustion(Detector):
                       f"{over}{to}{by}",
                 severity=severity_for(n, [(1000, "critical"), (10, "high")], "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics,
-                evidence=evidence_from_events(b.rows, 5),
+                evidence=evidence_from_events(ctx.clock, b.rows, 5),
                 explanation=("Every local port of net.ipv4.ip_local_port_range was in use or held in TIME_WAIT "
                              "towards the same destination, so connect() failed with EADDRNOTAVAIL and the "
                              "requests failed (502 from nginx)" + tw_text + "."),

@@ -104,7 +104,7 @@ class WorkerSignalExit(Detector):
                 title += f", {cores} core dumped"
             if oom_matched and not all_oom:
                 title += f" ({len(oom_matched)} by the OOM killer)"
-            evidence = evidence_from_events(b.rows, 6)
+            evidence = evidence_from_events(ctx.clock, b.rows, 6)
             for pid, (row, seg) in matched[:4]:
                 evidence.append(evidence_of(row, str(row.message)))
             for pid, (row, comm) in oom_matched[:4]:
@@ -249,7 +249,7 @@ class WorkerPidGaps(Detector):
                 severity="medium", start=respawned["timestamp"].min(), end=respawned["timestamp"].max(),
                 host=respawned["host"].dropna().iloc[0] if respawned["host"].notna().any() else None,
                 metrics={"respawned": len(r_pids)},
-                evidence=evidence_from_events(respawned, 4), refs={"pids": r_pids},
+                evidence=evidence_from_events(ctx.clock, respawned, 4), refs={"pids": r_pids},
             ))
         return out
 

@@ -30,7 +30,7 @@ class _PressureStall(Detector):
         recorded = set(ctx.hosts(section))
         for facts in ctx.host_facts:
             if facts.host not in recorded and facts.pressure.get(_file):
-                out.extend(self._at_collection(facts, words, ctx.host_zones.get(facts.host)))
+                out.extend(self._at_collection(facts, words, ctx.clock.host_zone(facts.host)))
         for host in sorted(recorded):
             some = ctx.series(section, some_col, host=host)
             if some is None or len(some) < 2:

@@ -42,7 +42,7 @@ class _BurstCounter(Detector):
                 severity=severity_for(n, self.severities, "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"lines": n, **extra},
-                evidence=evidence_from_events(b.rows, 5) + [limit_evidence(lim) for lim in limits],
+                evidence=evidence_from_events(ctx.clock, b.rows, 5) + [limit_evidence(lim) for lim in limits],
             ))
         return out
 

@@ -63,7 +63,7 @@ class HungTask(Detector):
                 metrics={"reports": b.lines,
                          "blocked_seconds": max((int(t["seconds"]) for t in tasks if "seconds" in t), default=None),
                          "lock_holders": len({(o, p) for o, p, _ in holders})},
-                evidence=evidence_from_events(b.rows, 4), explanation=explanation,
+                evidence=evidence_from_events(ctx.clock, b.rows, 4), explanation=explanation,
                 refs={"pids": sorted({int(t["pid"]) for t in tasks}),
                       "holder_pids": sorted({p for _, p, _ in holders})},
             ))
@@ -149,7 +149,7 @@ class KernelLockup(Detector):
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"reports": b.lines, "panic": panic, "cpus": len(cpus) or None, "stuck_seconds": seconds,
                          **{k: n for k, n in kinds.items()}},
-                evidence=evidence_from_events(b.rows, 4),
+                evidence=evidence_from_events(ctx.clock, b.rows, 4),
                 refs={"pids": sorted({p for _, p in tasks}), **_stuck_since(b, found)},
             )
             if cpus:
@@ -206,7 +206,7 @@ class NfsServerDown(Detector):
                 title=title, severity="high", start=b.start, end=end, host=b.host, aligned=b.aligned,
                 metrics={"lines": b.lines, "servers": len(servers), "soft_mount": soft,
                          "seconds": lasted, "recovered": end > b.end if b.aligned else None},
-                evidence=evidence_from_events(rows.drop(columns=["_server", "_ok", "_soft"]), 6),
+                evidence=evidence_from_events(ctx.clock, rows.drop(columns=["_server", "_ok", "_soft"]), 6),
                 explanation=("The mount is soft: calls to the server failed with EIO, so applications saw I/O "
                              "errors." if soft else "The mount is hard: every process touching it waited "
                              "(D state) until the server answered."),

@@ -110,7 +110,7 @@ class UpstreamDown(Detector):
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"lines": n, "refused": refused, "unreachable": unreachable, "no_live": no_live,
                          "disabled": sum(disabled.values()), "servers": len(named), "groups": len(groups)},
-                evidence=evidence_from_events(b.rows, 6),
+                evidence=evidence_from_events(ctx.clock, b.rows, 6),
                 explanation=_explain(errors, groups, disabled) or None,
                 refs={"upstreams": sorted(named), "groups": sorted(groups),
                       "errnos": {e: n for e, (_, n) in sorted(errors.items())}},

@@ -50,9 +50,7 @@ def _run(group, options, save_dir, result) -> None:
     result.findings = findings
     if group.shared:
         # told on this host's clock, as a single-host analysis tells it
-        from sarsleuth.options import check_options
-        zones = case.story_zones(check_options(tz=options.get("tz")))
-        result.incidents = correlate(list(findings), host_zones=zones, display_zone=case.tz)
+        result.incidents = correlate(list(findings), case.clock)
     else:
         result.incidents = case.incidents
     result.warnings = list(case.warnings)
@@ -99,7 +97,7 @@ def _host_facts(case, host):
 
 def _facts(case, metrics, events, host) -> dict:
     own = _host_facts(case, host)
-    zone = (own.timezone if own is not None else None) or getattr(case, "host_zones", {}).get(host) or case.tz
+    zone = (own.timezone if own is not None else None) or case.clock.host_zones.get(host) or case.tz
     facts = {"zone": str(zone) if zone else None, "wall_clock": zone is None,
              "metric_values": int(len(metrics)) if metrics is not None else 0,
              "events": int(len(events)) if events is not None else 0}

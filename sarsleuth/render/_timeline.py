@@ -75,7 +75,7 @@ def _range(case):
     if hi <= lo:
         hi = lo + pd.Timedelta(minutes=1)
     # incidents carry their hosts' clocks: the axis across them is the case's
-    from sarsleuth.render._time import on_clock
+    from sarsleuth.timebase.clock import on_clock
     return on_clock(lo, case.tz), on_clock(hi, case.tz)
 
 

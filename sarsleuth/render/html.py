@@ -9,8 +9,8 @@ from __future__ import annotations
 from importlib import resources
 
 from sarsleuth.render._safe import visible
-from sarsleuth.render._time import on_clock, when, zone_of
 from sarsleuth.render._view import EVIDENCE_LINES, View, code_spans, left_out
+from sarsleuth.timebase.clock import on_clock, when, zone_of
 
 #: Incidents given a plot (each costs a matplotlib figure).
 MAX_PLOTS = 10

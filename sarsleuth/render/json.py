@@ -26,7 +26,7 @@ def document(case) -> dict:
         start, end = s.span()
         sources.append({"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
                         "records": int(s.records), "warnings": list(s.warnings)})
-    from sarsleuth.render._time import on_clock
+    from sarsleuth.timebase.clock import on_clock
     # each finding carries its host's offset: ordered on the case's clock
     findings = sorted(case.findings, key=lambda f: (iso(on_clock(f.start, case.tz)) or "~", f.detector))
     return visible_tree(plain({

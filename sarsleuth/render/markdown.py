@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from sarsleuth.render._time import when, zone_of
 from sarsleuth.render._safe import shown
 from sarsleuth.render._table import number
 from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, left_out
+from sarsleuth.timebase.clock import when, zone_of
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 #: Incidents listed in the summary table unless --all.

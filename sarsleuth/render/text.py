@@ -16,8 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sarsleuth.render._safe import shown
-from sarsleuth.render._time import when, zone_of
 from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, left_out
+from sarsleuth.timebase.clock import when, zone_of
 
 SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critical": "bold white on red"}
 ROLE_STYLE = {"cause": "bold", "effect": "", "context": "dim"}
