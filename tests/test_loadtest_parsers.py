@@ -543,7 +543,7 @@ def test_ab_values_keep_their_own_lines(tmp_path):
 
 
 def test_loadtest_findings_quote_the_value_line(tmp_path):
-    from sarsleuth.detectors.base import Context
+    from sarsleuth.detectors.context import Context
     from sarsleuth.detectors.loadtest import LoadtestErrors
     path = tmp_path / "ab-2m.txt"
     path.write_text(AB_REPORT)

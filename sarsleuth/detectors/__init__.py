@@ -2,13 +2,19 @@
 
 Every module in this package that defines :class:`Detector` subclasses with an
 ``id`` is registered automatically; ``run_all`` runs them all on a context.
+``base`` (what a detector is), ``context`` (what it reads), ``evidence``
+(how it cites) and the ``_``-prefixed helpers hold none.
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
 
-from sarsleuth.detectors.base import Context, Detector
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+
+#: Modules of this package that define no detector.
+FRAMEWORK = frozenset({"base", "context", "evidence"})
 
 _registry: dict[str, type[Detector]] | None = None
 
@@ -18,7 +24,7 @@ def registry() -> dict[str, type[Detector]]:
     if _registry is None:
         found: dict[str, type[Detector]] = {}
         for info in pkgutil.iter_modules(__path__):
-            if info.name.startswith("_") or info.name == "base":
+            if info.name.startswith("_") or info.name in FRAMEWORK:
                 continue
             module = importlib.import_module(f"{__name__}.{info.name}")
             for obj in vars(module).values():

@@ -4,7 +4,9 @@ from __future__ import annotations
 import os
 
 from sarsleuth.detectors._series import baseline, episodes, fmt_time, onset_ref, peak_ref, severity_for
-from sarsleuth.detectors.base import Context, Detector, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import metric_evidence
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.model import Evidence, iso
 
@@ -128,7 +130,7 @@ def _disk_evidence(ctx: Context, host, dev, when, figures: dict, names: dict) ->
     ev = metric_evidence(ctx, "disk", host, when, f"busiest disk {said}", device=dev, metric="%util")
     named = names.get(dev)
     if ev.line is None and named is not None:
-        row = ctx.row_line("disk", host, when, device=named.name, metric="%util")
+        row = ctx.printed.row_line("disk", host, when, device=named.name, metric="%util")
         if row is not None:
             ev = Evidence(path=row[0], line=row[1], text=row[2])
     if named is not None:

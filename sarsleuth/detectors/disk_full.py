@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from sarsleuth.detectors._events import bursts, lines_of, writer
 from sarsleuth.detectors._series import episodes, fmt_time, peak_ref, severity_for
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events, metric_evidence
 from sarsleuth.knowledge.signatures import fields_of
 
 #: What fills up, per sar -F column: (metric, what it counts)

@@ -10,7 +10,9 @@ so the latency and the queue decide the severity.
 from __future__ import annotations
 
 from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref
-from sarsleuth.detectors.base import Context, Detector, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import metric_evidence
 from sarsleuth.detectors.cpu_io import DISK_LATENCIES, _hold_samples, above_prior_baseline
 
 

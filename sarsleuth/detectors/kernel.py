@@ -10,7 +10,9 @@ from sarsleuth.knowledge import kb_entry
 from sarsleuth.detectors._crossref import (close_in_time, evidence_of, kills_of, nginx_exits, oom_context,
                                            oomd_usage, where)
 from sarsleuth.knowledge.signatures import all_fields_of, fields_of
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
 
 
 def _line_no(v) -> int:

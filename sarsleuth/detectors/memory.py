@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_time, severity_for, value_at
-from sarsleuth.detectors.base import Context, Detector, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import metric_evidence
 
 
 class SwapClimb(Detector):
@@ -191,7 +193,7 @@ def proxy_buffer_bound(ctx: Context, host, ep) -> dict | None:
     such connections fill its RAM, and the TCP sockets in use at the peak:
     the arithmetic behind a proxy that ate all memory.  None without an
     ``nginx -T`` in the bundle."""
-    from sarsleuth.detectors.base import limit_evidence
+    from sarsleuth.detectors.evidence import limit_evidence
     buffers = ctx.limit(host, "proxy_buffers")
     facts = ctx.facts(host)
     if buffers is None or facts is None or len(buffers.value.split()) != 2:

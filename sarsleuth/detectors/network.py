@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from sarsleuth.detectors._series import peak_ref, episodes, fmt_time, severity_for
-from sarsleuth.detectors.base import Context, Detector, limit_evidence, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import limit_evidence, metric_evidence
 
 
 def link_capacity_Bps(ctx: Context, host, iface) -> float | None:
@@ -168,7 +170,7 @@ class NicLinkDown(Detector):
 
     def run(self, ctx: Context):
         from sarsleuth.detectors._events import bursts
-        from sarsleuth.detectors.base import evidence_from_events
+        from sarsleuth.detectors.evidence import evidence_from_events
         out = []
         for b in bursts(ctx.events_of("nic-link-down"), self.params["burst_gap_seconds"]):
             ifaces = sorted({m for m in b.rows["message"].astype(str).str.extract(_IFACE_RE)[0].dropna()})

@@ -7,7 +7,9 @@ import re
 from sarsleuth.model import Evidence
 from sarsleuth.detectors._events import bursts, cut
 from sarsleuth.detectors._series import severity_for
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.detectors._crossref import close_in_time, evidence_of, oom_victims, where
 from sarsleuth.detectors.kernel import parse_segfault
 from sarsleuth.detectors.sockets import _BurstCounter

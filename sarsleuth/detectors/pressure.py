@@ -12,7 +12,9 @@ one read here.
 from __future__ import annotations
 
 from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref, severity_for
-from sarsleuth.detectors.base import Context, Detector, limit_evidence, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import limit_evidence, metric_evidence
 
 
 class _PressureStall(Detector):

@@ -6,7 +6,9 @@ import re
 
 from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import severity_for
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events, limit_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence
 
 
 class _BurstCounter(Detector):

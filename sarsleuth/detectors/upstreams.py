@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import severity_for
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.detectors.sockets import _BurstCounter
 from sarsleuth.knowledge.signatures import fields_of
 
