@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from sarsleuth.correlate import SEVERITY_WEIGHT, cause_of
 from sarsleuth.knowledge import category_title
-from sarsleuth.fleet.clock import on_fleet_clock
 from sarsleuth.fleet.model import FleetIncident
 from sarsleuth.model import SEVERITY_RANK
+from sarsleuth.timebase.clock import on_fleet_clock
 
 #: Starts of findings of one kind this close (seconds) are one fleet event:
 #: ten minutes, sa1's usual interval, since a metric finding starts at the

@@ -69,7 +69,7 @@ def heatmap(fleet, columns: int = HEAT_COLUMNS) -> dict:
     import math
 
     import pandas as pd
-    from sarsleuth.fleet.clock import on_fleet_clock
+    from sarsleuth.timebase.clock import on_fleet_clock
     timed = []
     for h in fleet.hosts:
         for f in h.findings:

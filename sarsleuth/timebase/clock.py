@@ -8,7 +8,8 @@ An operator reads a host's incident on that host's wall clock, and a view
 across hosts of different zones on one stated zone (:data:`SHARED_ZONE`);
 with ``--tz`` every story is told on the zone it names.  The functions
 below the class read and say times on a given zone (``2014-05-06
-15:02:03``, ``UTC+08:00``)."""
+15:02:03``, ``UTC+08:00``), and compare instants across the hosts of a
+fleet (in UTC)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -98,3 +99,17 @@ def zone_of(ts, zone=None) -> str:
     if name in ("UTC", off) or name.startswith("UTC") or name.startswith("pytz.FixedOffset") or name[:1] in "+-":
         return f"UTC{off}"
     return f"{name}, UTC{off}"
+
+
+def on_fleet_clock(ts):
+    """``(time, wall)``: a finding's time comparable across the hosts of a
+    fleet, each of which keeps its own zone: an aware time as a UTC instant
+    (naive after conversion), ``wall`` False; a wall-clock time as it is,
+    ``wall`` True; a missing one ``(None, False)``."""
+    import pandas as pd
+    if ts is None or pd.isna(ts):
+        return None, False
+    ts = pd.Timestamp(ts)
+    if ts.tzinfo is None:
+        return ts, True
+    return ts.tz_convert("UTC").tz_localize(None), False
