@@ -857,3 +857,26 @@ def test_iowait_blips_in_one_second_data_are_not_spikes():
     noise[480:540] = 48.0                                       # a minute of real waiting
     f = run("iowait-spike", ctx(metrics("h", "cpu", "2024-01-01", 1, {"%iowait": noise}, device="all")))
     assert len(f) == 1 and f[0].metrics["peak_iowait_pct"] == 48.0
+
+
+def test_tcp_timewait_held_flat_at_a_cap_the_case_does_not_record():
+    """Kernels since 4.x log no 'time wait bucket table overflow': with no
+    bundle to give tcp_max_tw_buckets, a TIME_WAIT count that climbs and
+    then holds at one value (closing connections skip TIME_WAIT once the
+    table is full) is a table at its cap, said as inferred."""
+    tw = [12] * 30 + [1800, 3650] + [4000] * 3 + [3999] + [4000] * 50 + [2100, 300, 14]
+    f = run("tcp-timewait", ctx(metrics("h", "net-sock", "2026-11-24 18:10:00", 1, {"tcp-tw": tw})))
+    assert len(f) == 1 and f[0].severity == "high"
+    assert f[0].title == ("TIME_WAIT sockets held at 4000 for 53 s: a table full at its cap (tcp_max_tw_buckets "
+                          "is likely 4000; not recorded: inferred from the flat top)")
+    assert f[0].metrics["limit_inferred"] == 1 and f[0].start == pd.Timestamp("2026-11-24 18:10:31")
+
+
+def test_tcp_timewait_of_a_steady_flow_is_no_cap():
+    """A steady flow of short connections keeps TIME_WAIT around a level
+    (rate x 60 s) that wanders by a few sockets a second: no cap, and
+    under min_tw no climb either."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    tw = [40] * 30 + list(rng.integers(3700, 4100, 60)) + [40] * 10
+    assert run("tcp-timewait", ctx(metrics("h", "net-sock", "2026-11-24 18:10:00", 1, {"tcp-tw": tw}))) == []

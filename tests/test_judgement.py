@@ -208,3 +208,27 @@ def test_cpus_a_load_generator_on_the_host_kept_busy_are_the_tests_doing(tmp_pat
     attribute([d], sources)
     assert d.refs["responsible_names"] == ["fio"]
     assert "none waiting in D state: a program known to move data" in d.refs["responsible"]
+
+
+# ------------------------------------------------------------- a fork storm
+LAB_CASES = Path(__file__).resolve().parent.parent / "lab" / "cases"
+
+
+def test_a_fork_storm_is_told_as_the_process_limit_with_the_busy_cpus_its_effect():
+    """stress-ng --fork in a cgroup with pids.max 64, recorded: the kernel
+    wrote one 'fork rejected by pids controller' line (it logs a cgroup's
+    first refusal only) while the forks kept both CPUs busy. One incident,
+    the process limit its cause, the CPUs and the load its effects; no
+    count of refusals the kernel never gave."""
+    case = sarsleuth.load(LAB_CASES / "pids-forker-cgroup" / "jobs-lab-01.tar.xz")
+    assert len(case.incidents) == 1
+    top = case.incidents[0]
+    assert top.category == "pid-exhaustion"
+    roles = {f.detector: f.role for f in top.findings}
+    assert roles["fork-rejected"] == "cause"
+    assert roles["cpu-saturation"] == "effect" and roles["load-spike"] == "effect"
+    refused = next(f for f in top.findings if f.detector == "fork-rejected")
+    assert refused.title.startswith("New processes or threads refused: cgroup /lab-jobs at its pids.max (sar -q "
+                                    "plist-sz 179 at ")
+    assert refused.title.endswith("; the kernel logs only a cgroup's first refusal")
+    assert "1 x" not in refused.title

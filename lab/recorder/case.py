@@ -105,8 +105,11 @@ def write(host, probes, watch, faults: list[float], dmesg: Path | None, sos: Pat
         if truth.get("sign"):
             hit = probes.first(truth["sign"], t_fault)
             if hit is None:
+                name = truth["sign"].split()[0]
+                top = probes.peak(name, t_fault, float("inf"))
                 raise CaseRefused(f"the fault never showed: {truth['sign']} was not seen after "
-                                  f"{_iso(t_fault)}")
+                                  f"{_iso(t_fault)} (highest {name}: "
+                                  f"{'no sample' if top is None else f'{top:.1f}'})")
             t_sign, how = hit[0], f"`{truth['sign']}` first seen ({hit[1]:.1f})"
         if truth.get("sign_log"):
             if watch is None or watch.seen is None:

@@ -63,7 +63,12 @@ class ForkRejected(Detector):
             parts = [f"{who} {n} x" for who, n in sorted(writers.items(), key=lambda kv: -kv[1])[:4]]
             if cgroups:
                 parts.append(f"cgroup {', '.join(sorted(cgroups))} at its pids.max")
-            title = f"{b.lines} x new process or thread refused: {'; '.join(parts)}"
+            if writers:
+                title = f"{b.lines} x new process or thread refused: {'; '.join(parts)}"
+            else:
+                # the kernel logs a pids cgroup's first refusal only (its
+                # pids.events "max" counts them all): a count would mislead
+                title = f"New processes or threads refused: {'; '.join(parts)}"
             metrics = {"lines": b.lines, "programs": len(writers), "cgroups": len(cgroups), "thread_failures": threads}
             evidence = evidence_from_events(ctx.clock, b.rows, 6)
             tasks = self._tasks(ctx, b)
@@ -72,6 +77,8 @@ class ForkRejected(Detector):
                 metrics.update(peak_tasks=peak, tasks_before=before)
                 title += f" (sar -q plist-sz {peak:.0f} at {fmt_time(when)}" + (
                     f", {before:.0f} before)" if before is not None else ")")
+            if not writers:
+                title += "; the kernel logs only a cgroup's first refusal"
             limit = ctx.limit(b.host, "kernel.pid_max")
             if limit is not None:
                 metrics["pid_max"] = limit.number()

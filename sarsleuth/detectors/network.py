@@ -106,7 +106,9 @@ class TcpTimewait(Detector):
     a common default).
 
     Why it matters: once the table is full the kernel destroys TIME_WAIT
-    sockets early and logs 'time wait bucket table overflow'.
+    sockets early (kernels before 4.x log 'time wait bucket table overflow',
+    later ones only count TCPTimeWaitOverflow), so the count holds flat at
+    the limit: where no bundle gives the limit, that flat top is the sign.
     """
 
     id = "tcp-timewait"
@@ -114,7 +116,8 @@ class TcpTimewait(Detector):
     inputs = ("metrics",)
     category = "socket-exhaustion"
     defaults = {"tcp_max_tw_buckets": 180000, "warn_fraction": 0.8, "min_rise_factor": 5.0,
-                "min_tw": 5000, "max_gap_samples": 1, "min_duration_seconds": 0.0}
+                "min_tw": 5000, "max_gap_samples": 1, "min_duration_seconds": 0.0,
+                "cap_min_tw": 1000, "cap_samples": 5}
 
     def run(self, ctx: Context):
         out = []
@@ -129,6 +132,11 @@ class TcpTimewait(Detector):
             if tw is None or len(tw) < 2:
                 continue
             first = float(tw.iloc[0])
+            if not limit_ev:
+                capped = self._cap(tw, first)
+                if capped is not None:
+                    out.append(self._capped_finding(ctx, host, tw, first, *capped))
+                    continue
             near = tw >= p["warn_fraction"] * limit
             # a climb far above where the day started is worth saying even
             # well below the limit (low severity then): it is where a
@@ -148,6 +156,41 @@ class TcpTimewait(Detector):
                     + limit_ev,
                 ))
         return out
+
+    def _cap(self, tw, first):
+        """(cap, first sample at it, last) when TIME_WAIT climbed far from
+        where it started and then held at one value for ``cap_samples``
+        samples or more: a table at its limit holds exactly its size (closing
+        connections skip TIME_WAIT), where a steady flow of connections
+        wanders around its level.  None otherwise."""
+        p = self.params
+        peak = float(tw.max())
+        if peak < max(p["cap_min_tw"], p["min_rise_factor"] * max(first, 1.0)):
+            return None
+        at = tw[tw >= peak - max(2.0, 0.001 * peak)]
+        if len(at) < p["cap_samples"]:
+            return None
+        return peak, at.index[0], at.index[-1]
+
+    @staticmethod
+    def _refs(tw, peak_time) -> dict:
+        from sarsleuth.model import iso
+        step = tw.index.to_series().diff().dt.total_seconds().median()
+        return {"peak_time": iso(peak_time), **({"sample_seconds": float(step)} if step == step and step else {})}
+
+    def _capped_finding(self, ctx, host, tw, first, cap, start, end):
+        seconds = (end - start).total_seconds()
+        return self.finding(
+            title=(f"TIME_WAIT sockets held at {cap:.0f} for {seconds:.0f} s: a table full at its cap "
+                   f"(tcp_max_tw_buckets is likely {cap:.0f}; not recorded: inferred from the flat top)"),
+            severity="high", start=tw.index[tw >= 0.5 * cap][0], end=end, host=host,
+            metrics={"peak_tcp_tw": cap, "tcp_max_tw_buckets": cap, "fraction_of_limit": 1.0,
+                     "first_tcp_tw": first, "limit_inferred": 1, "seconds_at_cap": seconds},
+            refs=self._refs(tw, start),
+            evidence=[metric_evidence(ctx, "net-sock", host, start,
+                                      f"tcp-tw {first:.0f} -> {cap:.0f} at {fmt_time(start)}, "
+                                      f"still {cap:.0f} at {fmt_time(end)}")],
+        )
 
 
 #: "interface eno4" (bonding), else a driver's "eth0:"/"eno1 " prefix.
