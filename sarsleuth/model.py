@@ -261,7 +261,7 @@ class Incident:
         }
 
     def _repr_html_(self) -> str:
-        from sarsleuth.render.html import incident_fragment
+        from sarsleuth.render._templates import incident_fragment
         return incident_fragment(self)
 
 

@@ -53,14 +53,9 @@ def host_limits(h) -> list:
     return rows
 
 
-def _env():
-    from sarsleuth.render.html import _env as report_env
-    return report_env()
-
-
 def _template(name: str):
-    from importlib import resources
-    return _env().from_string(resources.files("sarsleuth.render").joinpath("templates", name).read_text("utf-8"))
+    from sarsleuth.render._templates import environment, read
+    return environment().from_string(read(name))
 
 
 def heatmap(fleet, columns: int = HEAT_COLUMNS) -> dict:
