@@ -29,13 +29,14 @@ app = typer.Typer(
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 _debug = False
 
-#: ``--format`` of analyze, detectors and compare: every output in the registry.
-OutFormat = enum.Enum("OutFormat", {name: name for name in render.names()}, type=str)
-#: ``parse --format``: the writers of :data:`sarsleuth.export.WRITERS` (named
-#: here so that ``--help`` need not import the exporter).
-ParseFormat = enum.Enum("ParseFormat", {name: name for name in ("csv", "json", "parquet")}, type=str)
+#: ``--format`` of each command: the formats of the registry that write what it shows.
+CaseFormat = enum.Enum("CaseFormat", {name: name for name in render.names("case")}, type=str)
+TableFormat = enum.Enum("TableFormat", {name: name for name in render.names("table")}, type=str)
+ParseFormat = enum.Enum("ParseFormat", {name: name for name in render.names("rows")}, type=str)
+#: ``sql``: ``table`` is what the text format was called there before
+#: every command took its formats from the registry
+SqlFormat = enum.Enum("SqlFormat", {name: name for name in [*render.names("result"), "table"]}, type=str)
 Severity = enum.Enum("Severity", {name: name for name in ("low", "medium", "high", "critical")}, type=str)
-SqlFormat = enum.Enum("SqlFormat", {name: name for name in ("table", "csv", "json")}, type=str)
 #: Inputs naming this many hosts or more are analysed as a fleet.
 FLEET_MIN_HOSTS = 3
 
@@ -80,7 +81,7 @@ def main_options(
 @app.command()
 def analyze(
     paths: List[Path] = typer.Argument(..., help="Files, directories (walked) or compressed files, in any order."),
-    format: OutFormat = typer.Option(render.DEFAULT, "--format", "-f", help="Output on stdout."),
+    format: CaseFormat = typer.Option(render.DEFAULT, "--format", "-f", help="Output on stdout."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Also write one SVG plot per incident into this directory."),
     tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of sources whose timestamps carry none."),
@@ -158,10 +159,9 @@ def _names_a_fleet(paths) -> bool:
 def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options) -> None:
     """Every host on its own pipeline (Dask), fleet incidents first."""
     from sarsleuth import fleet as fleet_api
-    from sarsleuth.render import _fleet
     if plots is not None:
         raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
-    _fleet.check_format(fmt)
+    render.writer(fmt, "fleet")         # a format that shows no fleet is refused before the analysis
     result = fleet_api.analyze(*paths, scheduler=scheduler, workers=workers, memory_limit=worker_memory,
                                save=save, progress=fmt == render.DEFAULT, **options)
     if not any(h.ok for h in result.hosts):
@@ -178,7 +178,7 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         _say(f"wrote {html}")
     if save is not None:
         _say(f"wrote the case into {save}")
-    _to_stdout(lambda out: _fleet.write_fleet(fmt, result, out))
+    _to_stdout(lambda out: render.write_fleet(fmt, result, out))
 
 
 def _skip_reason(skipped) -> str:
@@ -237,7 +237,7 @@ def _to_stdout(write) -> None:
 def parse(
     path: Path = typer.Argument(..., help="One input file."),
     kind: Optional[str] = typer.Option(None, "--kind", "-k", help="Override content sniffing."),
-    format: ParseFormat = typer.Option("csv", "--format", "-f", help="csv, json (lines) or parquet."),
+    format: ParseFormat = typer.Option("csv", "--format", "-f", help="csv, json (lines), parquet..."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write here instead of stdout."),
     tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of times that carry none."),
     year: Optional[int] = typer.Option(None, "--year", help="Year of syslog lines that carry none."),
@@ -249,8 +249,7 @@ def parse(
     opts = check_options(tz=tz, year=year, date_order=date_order)
     if kind is not None and kind not in kinds():
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
-    from sarsleuth.export import BINARY_FORMATS
-    binary = format.value in BINARY_FORMATS
+    binary = getattr(render.get(format.value), "BINARY", False)
     if output is not None:
         _check_destination(output, [path])
     elif binary and sys.stdout.isatty():
@@ -280,17 +279,17 @@ def parse(
 
 
 def _write_parsed(src, fmt: str, output, path, table=None) -> None:
-    from sarsleuth.export import WRITERS, reports_json, source_table
-    from sarsleuth.render._files import atomic_output, write_text_file
-    if fmt == "json" and src.reports:
-        from sarsleuth.render.json import dumps
-        text = dumps(reports_json(src)) + "\n"
+    from sarsleuth.export import reports_json, source_table
+    from sarsleuth.render._files import atomic_output
+    if src.reports and render.writes(fmt, "reports"):
+        write, reports = render.writer(fmt, "reports"), reports_json(src)
         if output is None:
-            _to_stdout(lambda out: out.write(text))
+            _to_stdout(lambda out: write(reports, out))
         else:
-            write_text_file(output, text, [path])
+            with atomic_output(output, [path]) as fh:
+                write(reports, fh)
         return
-    table, writer = source_table(src) if table is None else table, WRITERS[fmt]
+    table, writer = source_table(src) if table is None else table, render.writer(fmt, "rows")
     if output is None:
         _to_stdout(lambda out: writer(table, out.buffer, terminal=sys.stdout.isatty()))
         return
@@ -348,7 +347,7 @@ def _sniff(paths) -> int:
 
 
 @app.command()
-def detectors(format: OutFormat = typer.Option(render.DEFAULT, "--format", "-f")):
+def detectors(format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f")):
     """List the detectors with a line each."""
     from sarsleuth.detectors import registry
     from sarsleuth.render._table import Column, Table, key
@@ -364,7 +363,7 @@ def detectors(format: OutFormat = typer.Option(render.DEFAULT, "--format", "-f")
 def compare(
     paths: List[Path] = typer.Argument(..., help="Load-test reports (ab, wrk, wrk2, httperf)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write a comparison plot (PNG, SVG or PDF) here."),
-    format: OutFormat = typer.Option(render.DEFAULT, "--format", "-f"),
+    format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f"),
 ):
     """Compare several load-test runs: requests/s and latency percentiles."""
     from sarsleuth.compare import comparison_table, compare_reports, plot_comparison
@@ -389,13 +388,14 @@ def sql(
     case_dir: Path = typer.Argument(..., help="A case written by analyze --save."),
     query: str = typer.Argument(..., help="SQL over the tables metrics, events, findings, incidents, "
                                 "fleet_incidents, sources, hosts, summaries."),
-    format: SqlFormat = typer.Option("table", "--format", "-f", help="table, csv or json (records)."),
+    format: SqlFormat = typer.Option(render.DEFAULT, "--format", "-f",
+                                     help="text (a table), csv or json (records)."),
 ):
     """Run SQL (DuckDB) over a saved case."""
-    from sarsleuth.render._fleet import write_query_result
     from sarsleuth.store import run_sql
+    write = render.writer("text" if format.value == "table" else format.value, "result")
     frame = run_sql(case_dir, query)
-    _to_stdout(lambda out: write_query_result(frame, format.value, out, terminal=sys.stdout.isatty()))
+    _to_stdout(lambda out: write(frame, out, terminal=sys.stdout.isatty()))
 
 
 # ------------------------------------------------------------------ running

@@ -59,6 +59,11 @@ def write_html(case, path, plots: bool = True, inputs=(), view: View | None = No
     return str(path)
 
 
+def write_fleet(fleet, out) -> None:
+    from sarsleuth.render._fleet_html import build_fleet_html
+    out.write(build_fleet_html(fleet))
+
+
 def write_table(table, out) -> None:
     out.write(visible(template("table.html.j2").render(table=table, rows=table.rows())) + "\n")
 

@@ -154,3 +154,8 @@ def write_table(table, out) -> None:
     if table.note:
         lines += ["", md_escape(table.note)]
     out.write("\n".join(lines) + "\n")
+
+
+def write_fleet(fleet, out) -> None:
+    from sarsleuth.render._fleet import fleet_text
+    out.write(fleet_text(fleet, md_escape))

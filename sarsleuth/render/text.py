@@ -16,6 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sarsleuth.render._safe import shown
+from sarsleuth.render._table import Column, cells, number
+from sarsleuth.render._table import Table as Rows
 from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, left_out
 from sarsleuth.timebase.clock import when, zone_of
 
@@ -172,3 +174,29 @@ def write_table(table, out) -> None:
     if table.note:
         t.caption = Text(shown(table.note))
     console_for(out).print(t)
+
+
+def write_fleet(fleet, out) -> None:
+    from sarsleuth.render._fleet import fleet_text
+    out.write(fleet_text(fleet))
+
+
+def write_result(frame, out, terminal: bool = False) -> None:
+    """A query's result as a table people read: numbers as
+    :func:`~sarsleuth.render._table.number` says, lists joined, the count of
+    rows under it."""
+    from sarsleuth.render.json import plain
+    frame = cells(frame)
+
+    def cell(name):
+        def show(record):
+            value = record.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return number(value)
+            if isinstance(value, list):
+                return ", ".join(str(v) for v in value)
+            return "" if value is None else str(plain(value))
+        return show
+    columns = [Column(str(c), cell(c), numeric=frame[c].dtype.kind in "iuf") for c in frame.columns]
+    write_table(Rows(title="", columns=columns, records=frame.to_dict(orient="records"), note=f"{len(frame)} row(s)"),
+                out)
