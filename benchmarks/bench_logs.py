@@ -161,7 +161,7 @@ def bench(path: Path, expected: dict | None, runs: int = 3, gz: bool = True, eng
         pattern_file = fh.name
     env_c = dict(os.environ, LC_ALL="C")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    engines = engines or (["hyperscan", "python"] if hyperscan_available() else ["python"])
+    engines = engines or (["hyperscan", "re2"] if hyperscan_available() else ["re2"])
     cases = [("plain", path, [grep, "-cE", "-f", pattern_file, str(path)], "grep -cE")]
     gz_path = None
     if gz:
@@ -208,7 +208,7 @@ def main() -> None:
     ap.add_argument("--file", help="benchmark an existing file instead of generating one")
     ap.add_argument("--runs", type=int, default=3, help="runs per tool; the fastest counts")
     ap.add_argument("--no-gzip", action="store_true", help="skip the gzipped comparison")
-    ap.add_argument("--engine", action="append", choices=["hyperscan", "python"],
+    ap.add_argument("--engine", action="append", choices=["hyperscan", "re2"],
                     help="time only this engine (repeatable; default: both when hyperscan is installed)")
     args = ap.parse_args()
     if args.generate_only:

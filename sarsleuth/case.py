@@ -71,6 +71,29 @@ class Case:
         case._analyse(cfg, opts, parse_options)
         return case
 
+    def _read_one(self, f: Path, names: dict, parse_options):
+        """The Source of one file, or None when it is skipped (said in
+        :attr:`skipped`).  Each file is sniffed and parsed in turn: parsing
+        looks at the head again, which the sniff cache then still holds
+        (however many files)."""
+        from sarsleuth import streams
+        from sarsleuth.parsers import parse, sniff
+        from sarsleuth.streams import refusal
+        name = names.get(str(f), str(f))
+        try:
+            too_big = refusal(f)        # a file found in a folder is capped as a named one is
+            kind, reason = (None, too_big) if too_big else sniff(f)
+            if kind is None:
+                self.skipped.append(Skipped(name, reason))
+                return None
+            src = parse(f, kind, parse_options)
+        except InputError as exc:
+            self.skipped.append(Skipped(name, exc.one_line().replace(str(f), name)))
+            return None
+        if str(f) in names:
+            streams.relabel(src, str(f), names[str(f)])
+        return src
+
     def _read(self, paths, parse_options, progress, select=None):
         """Sniff and parse every input (folders walked, bundles and archives
         read by their layout, each file once, streams copied once so they
@@ -78,8 +101,7 @@ class Case:
         from sarsleuth import streams
         from sarsleuth.bundles.expand import expand
         from sarsleuth.folding import Folds
-        from sarsleuth.parsers import parse, sniff
-        from sarsleuth.streams import refusal
+        from sarsleuth.progress import reading
         spooled = streams.Spooled()
         folds = Folds()
         bundles = None
@@ -105,29 +127,20 @@ class Case:
                 if e.facts is not None:
                     facts_of[e.path] = e.facts
             files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
-            bar = _progress(progress, len(files))
-            for f in files:
-                # each file sniffed and parsed in turn: parsing looks at the head
-                # again, which the sniff cache then still holds (however many files)
-                try:
-                    too_big = refusal(f)        # a file found in a folder is capped as a named one is
-                    kind, reason = (None, too_big) if too_big else sniff(f)
-                    if kind is None:
-                        self.skipped.append(Skipped(names.get(str(f), str(f)), reason))
+            sizes = [_size(f) for f in files]
+            with reading(sizes, progress) as shown:
+                for f, size in zip(files, sizes):
+                    shown.open(names.get(str(f), str(f)), size)
+                    try:
+                        src = self._read_one(f, names, parse_options)
+                    finally:
+                        shown.close()
+                    if src is None:
                         continue
-                    src = parse(f, kind, parse_options)
-                except InputError as exc:
-                    self.skipped.append(Skipped(names.get(str(f), str(f)),
-                                                exc.one_line().replace(str(f), names.get(str(f), str(f)))))
-                    continue
-                finally:
-                    bar(str(f))
-                if str(f) in names:
-                    streams.relabel(src, str(f), names[str(f)])
-                if str(f) in facts_of:
-                    src.meta["bundle"] = facts_of[str(f)].bundle
-                folds.add(src)
-                self.warnings.extend(src.warnings)
+                    if str(f) in facts_of:
+                        src.meta["bundle"] = facts_of[str(f)].bundle
+                    folds.add(src)
+                    self.warnings.extend(src.warnings)
         finally:
             spooled.cleanup()
             if bundles is not None:
@@ -327,7 +340,9 @@ def _merge_duplicate_events(events, origin):
     kernel's uptime stamp when there is one: it survives the copy exactly,
     while a dmesg's wall time is only aligned).  Lines repeated *within* one
     file are real repeats: an event seen n times in one file and m times in
-    another counts max(n, m) times.  ``origin`` numbers the source of each row."""
+    another counts max(n, m) times (a row of repeats keeps the larger
+    ``repeats`` and ``count``).  ``origin`` numbers the source of each row.
+    Returns the events and how many lines were counted once."""
     import pandas as pd
     stamp = events["uptime"].round(6).astype(object).where(events["uptime"].notna(),
                                                            events["timestamp"].astype(object))
@@ -336,11 +351,17 @@ def _merge_duplicate_events(events, origin):
     key["origin"] = origin
     # the n-th copy of an identical line within its file
     key["nth"] = key.groupby(["host", "message", "stamp", "origin"], sort=False, dropna=False).cumcount()
-    duplicate = key.duplicated(["host", "message", "stamp", "nth"], keep="first")
-    merged = int(duplicate.sum())
-    if not merged:
+    same = ["host", "message", "stamp", "nth"]
+    duplicate = key.duplicated(same, keep="first").to_numpy()
+    if not duplicate.any():
         return events, 0
-    return events[~duplicate.to_numpy()].reset_index(drop=True), merged
+    repeats = events["repeats"].fillna(1)
+    merged = int(repeats[duplicate].sum())
+    by = [key[c] for c in same]
+    events = events.assign(
+        repeats=repeats.groupby(by, sort=False, dropna=False).transform("max").astype("Int64"),
+        count=events["count"].fillna(1).groupby(by, sort=False, dropna=False).transform("max").astype("Int64"))
+    return events[~duplicate].reset_index(drop=True), merged
 
 
 def disagreement_warnings(disagreements, holders) -> list[str]:
@@ -412,7 +433,9 @@ def _place_untimed_reports(sources, window) -> None:
     return placed
 
 
-def _progress(enabled: bool, total: int):
-    """A progress bar over the files being read (no-op when off)."""
-    from sarsleuth.render._progress import progress_bar
-    return progress_bar(enabled, total, lambda done, name: f"reading {Path(name).name}" if name else "reading")
+def _size(path: Path) -> int | None:
+    """Bytes of a file on disk, for the progress of reading."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None

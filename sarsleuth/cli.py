@@ -36,6 +36,7 @@ ParseFormat = enum.Enum("ParseFormat", {name: name for name in render.names("row
 #: ``sql``: ``table`` is what the text format was called there before
 #: every command took its formats from the registry
 SqlFormat = enum.Enum("SqlFormat", {name: name for name in [*render.names("result"), "table"]}, type=str)
+Layout = enum.Enum("Layout", {name: name for name in ("long", "wide")}, type=str)
 Severity = enum.Enum("Severity", {name: name for name in ("low", "medium", "high", "critical")}, type=str)
 #: Inputs naming this many hosts or more are analysed as a fleet.
 FLEET_MIN_HOSTS = 3
@@ -101,7 +102,10 @@ def analyze(
     workers: Optional[int] = typer.Option(None, "--workers", help="Workers of the local cluster (default: cores)."),
     worker_memory: Optional[str] = typer.Option(None, "--worker-memory", help="Memory limit per local worker, "
                                                 "e.g. 2GiB (default: memory shared out)."),
-    save: Optional[Path] = typer.Option(None, "--save", help="Also write the case as Parquet into this directory."),
+    save: Optional[Path] = typer.Option(None, "--save", help="Also write the case as Parquet into this directory "
+                                        "(needs the parquet extra)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr (it shows only on a terminal, "
+                               "for runs over 2 s)."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     from sarsleuth.options import check_options
@@ -116,11 +120,11 @@ def analyze(
                                    or (plots is None and _names_a_fleet(paths)))):
         _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory,
                        dict(tz=tz, year=year, window=window, link_speed=link_speed, config=config,
-                            date_order=date_order, min_severity=severity))
+                            date_order=date_order, min_severity=severity), progress=not quiet)
         return
     from sarsleuth.case import Case
     case = Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed, config=config,
-                     progress=format.value == render.DEFAULT, date_order=date_order, min_severity=severity)
+                     progress=not quiet, date_order=date_order, min_severity=severity)
     if not case.sources:
         # one line: every file named once, with why it was refused
         # (an archive cut before its data says so in a warning, not as a skipped file)
@@ -156,14 +160,14 @@ def _names_a_fleet(paths) -> bool:
     return names_hosts([p for p in paths if not is_stream(p)], FLEET_MIN_HOSTS)
 
 
-def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options) -> None:
+def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options, progress) -> None:
     """Every host on its own pipeline (Dask), fleet incidents first."""
     from sarsleuth import fleet as fleet_api
     if plots is not None:
         raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
     render.writer(fmt, "fleet")         # a format that shows no fleet is refused before the analysis
     result = fleet_api.analyze(*paths, scheduler=scheduler, workers=workers, memory_limit=worker_memory,
-                               save=save, progress=fmt == render.DEFAULT, **options)
+                               save=save, progress=progress, **options)
     if not any(h.ok for h in result.hosts):
         reasons = "; ".join(f"{h.host}: {h.error}" for h in result.hosts[:3])
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
@@ -242,6 +246,10 @@ def parse(
     tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of times that carry none."),
     year: Optional[int] = typer.Option(None, "--year", help="Year of syslog lines that carry none."),
     date_order: Optional[str] = typer.Option(None, "--date-order", help="mdy or dmy, for ambiguous sar banners."),
+    layout: Layout = typer.Option("long", "--layout", help="csv of an sa file: long (the normalized table) or "
+                                  "wide (sadf -d's own layout and column heads)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr (it shows only on a terminal, "
+                               "for runs over 2 s)."),
 ):
     """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports."""
     from sarsleuth.options import check_options
@@ -249,52 +257,41 @@ def parse(
     opts = check_options(tz=tz, year=year, date_order=date_order)
     if kind is not None and kind not in kinds():
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
+    if layout.value == "wide" and format.value != "csv":
+        raise UsageError("--layout wide is a CSV layout (sadf -d's): use it with --format csv")
     binary = getattr(render.get(format.value), "BINARY", False)
     if output is not None:
         _check_destination(output, [path])
     elif binary and sys.stdout.isatty():
         raise UsageError(f"--format {format.value} is binary: give -o FILE or redirect the output")
     from sarsleuth import streams
-    from sarsleuth.export import read_for_export, streamed_table
+    from sarsleuth.export import file_size, read_for_export, streamed_table, write_parsed
+    from sarsleuth.progress import reading
     spooled = streams.Spooled()
     try:
         given = streams.spool([path], spooled)      # a pipe is copied once, a device refused
         for name, reason in spooled.unreadable:
             _fail(f"{name}: {reason}")
-        src, rest = read_for_export(given[0], kind, format.value,
-                                    ParseOptions(year=opts.year, date_order=opts.date_order))
-        if str(given[0]) in spooled.names:
-            streams.relabel(src, str(given[0]), spooled.names[str(given[0])])
-        from sarsleuth.timebase import settle
-        settled = settle([src], tz=opts.tz)
-        for w in [*spooled.warnings, *src.warnings, *settled.warnings]:
-            _say(f"warning: {w}")
-        if rest is not None:
-            rest = streamed_table(src, rest, settled)
-        _write_parsed(src, format.value, output, path, table=rest)
+        size = file_size(given[0])
+        with reading([size], not quiet) as shown:
+            shown.open(spooled.names.get(str(given[0]), str(path)), size)
+            src, rest = read_for_export(given[0], kind, format.value,
+                                        ParseOptions(year=opts.year, date_order=opts.date_order), layout.value)
+            if str(given[0]) in spooled.names:
+                streams.relabel(src, str(given[0]), spooled.names[str(given[0])])
+            from sarsleuth.timebase import settle
+            settled = settle([src], tz=opts.tz)
+            for w in [*spooled.warnings, *src.warnings, *settled.warnings]:
+                _say(f"warning: {w}")
+            if rest is not None:
+                rest = streamed_table(src, rest, settled)
+            # an sa file is read as it is written
+            write_parsed(src, format.value, output, path, table=rest, layout=layout.value,
+                         terminal=sys.stdout.isatty())
     finally:
         spooled.cleanup()
     for note in settled.notes:      # guesses (a year from the file's date, a zone), once the table is out
         _say(f"note: {note}")
-
-
-def _write_parsed(src, fmt: str, output, path, table=None) -> None:
-    from sarsleuth.export import reports_json, source_table
-    from sarsleuth.render._files import atomic_output
-    if src.reports and render.writes(fmt, "reports"):
-        write, reports = render.writer(fmt, "reports"), reports_json(src)
-        if output is None:
-            _to_stdout(lambda out: write(reports, out))
-        else:
-            with atomic_output(output, [path]) as fh:
-                write(reports, fh)
-        return
-    table, writer = source_table(src) if table is None else table, render.writer(fmt, "rows")
-    if output is None:
-        _to_stdout(lambda out: writer(table, out.buffer, terminal=sys.stdout.isatty()))
-        return
-    with atomic_output(output, [path], binary=True) as fh:
-        writer(table, fh)
 
 
 @app.command()

@@ -21,17 +21,66 @@ def source_table(src):
     return empty_events()[EVENT_COLUMNS]
 
 
-def read_for_export(path, kind, fmt: str, options):
+def read_for_export(path, kind, fmt: str, options, layout: str = "long"):
     """(Source, the frames after its first, or None) for ``parse --format
-    fmt``: an sa file written by a format that streams (CSV, JSON lines) is
-    read a slice of records at a time (a one-second day is tens of millions
-    of rows, never held whole; ``src.metrics`` holds the first slice),
-    anything else whole."""
+    fmt``: an sa file written in the long layout by a format that streams
+    (CSV, JSON lines) is read a slice of records at a time (a one-second
+    day is tens of millions of rows, never held whole; ``src.metrics`` holds
+    the first slice), anything else whole (the wide layout goes section by
+    section over the whole file, from its compact store)."""
     from sarsleuth import render
     from sarsleuth.parsers import parse, registry, sniff
-    if getattr(render.get(fmt), "STREAMS", False) and (kind or sniff(path)[0]) == "sa":
+    if layout == "long" and getattr(render.get(fmt), "STREAMS", False) and (kind or sniff(path)[0]) == "sa":
         return registry()["sa"].stream(path, options)
     return parse(path, kind, options), None
+
+
+def file_size(path) -> int | None:
+    import os
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
+def write_parsed(src, fmt: str, output, path, table=None, layout: str = "long", terminal: bool = False) -> None:
+    """``parse``'s output of a Source onto ``output`` (a path, written
+    whole or not at all) or standard output: load-test reports' fields (in
+    a format that writes them), an sa file in sadf -d's layout, else the
+    long table (``table``: the streamed frames of an sa file)."""
+    from sarsleuth import render
+    from sarsleuth.render._files import atomic_output, stdout
+    if src.reports and render.writes(fmt, "reports"):
+        write_reports, reports = render.writer(fmt, "reports"), reports_json(src)
+        if output is None:
+            _written(lambda out: write_reports(reports, out), stdout())
+        else:
+            with atomic_output(output, [path]) as fh:
+                write_reports(reports, fh)
+        return
+    if layout == "wide":
+        from sarsleuth.errors import UsageError
+        from sarsleuth.export_wide import wide_layout_refusal, write_wide
+        refusal = wide_layout_refusal(src)
+        if refusal:
+            raise UsageError(refusal)
+        write = write_wide
+    else:
+        table, writer = source_table(src) if table is None else table, render.writer(fmt, "rows")
+
+        def write(_src, out, terminal=False):
+            writer(table, out, terminal=terminal)
+    if output is None:
+        _written(lambda out: write(src, out.buffer, terminal=terminal), stdout())
+        return
+    with atomic_output(output, [path], binary=True) as fh:
+        write(src, fh)
+
+
+def _written(write, out) -> None:
+    """``write(out)``, flushed here so that a full disk is reported now."""
+    write(out)
+    out.flush()
 
 
 def streamed_table(src, rest, settled) -> Frames:

@@ -19,16 +19,22 @@ METRIC_COLUMNS = ["timestamp", "host", "section", "device", "metric", "value"]
 #: Columns of the events table (``parse --format csv`` on event sources).
 #: ``source`` is the kind of file the event came from (``syslog``, ``dmesg``,
 #: ``nginx-error``...); ``kind`` is the signature id that classified the line
-#: (``page-allocation-failure``, ``worker-signal-exit``...) or ``log``.
-EVENT_COLUMNS = ["timestamp", "host", "source", "kind", "pid", "process", "message", "file", "line"]
+#: (``page-allocation-failure``, ``worker-signal-exit``...) or ``log``;
+#: ``repeats`` the identical lines printed in a run, each at most a second
+#: after the one before, that the row stands for (1: printed once).
+EVENT_COLUMNS = ["timestamp", "host", "source", "kind", "pid", "process", "message", "file", "line", "repeats"]
 
 #: Extra event columns kept in memory (not in the CSV contract):
 #: ``level`` (syslog/nginx level), ``detail`` (continuation lines of a
 #: multi-line report, joined by newlines), ``count`` (how many log lines the
 #: event stands for, e.g. with ``callbacks suppressed``), ``uptime`` (seconds
 #: since boot for dmesg lines), ``aligned`` (False when the time is not on the
-#: shared clock).
-EVENT_EXTRA_COLUMNS = ["level", "detail", "count", "uptime", "aligned"]
+#: shared clock), ``repeat_span`` (seconds from the first to the last of a
+#: row's ``repeats``), ``per_minute`` (their lines in each minute from the
+#: first's on, None unless repeated) and ``offset`` (byte offset of the line
+#: in its file, where evidence reads it back; NA when the file is not read as
+#: it lies on disk: compressed, re-encoded).
+EVENT_EXTRA_COLUMNS = ["level", "detail", "count", "uptime", "aligned", "repeat_span", "per_minute", "offset"]
 
 SEVERITIES = ["low", "medium", "high", "critical"]
 SEVERITY_RANK = {name: i for i, name in enumerate(SEVERITIES)}
@@ -55,6 +61,9 @@ def empty_events():
     cols["count"] = pd.Series([], dtype="Int64")
     cols["uptime"] = pd.Series([], dtype="float64")
     cols["aligned"] = pd.Series([], dtype=bool)
+    cols["repeats"] = pd.Series([], dtype="Int64")
+    cols["repeat_span"] = pd.Series([], dtype="float64")
+    cols["offset"] = pd.Series([], dtype="Int64")
     return pd.DataFrame(cols)
 
 
@@ -147,9 +156,45 @@ class Evidence:
     path: str
     line: int | None
     text: str
+    #: a line printed again and again, stored once (see :func:`repeated`)
+    repeated: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "line": self.line, "text": self.text}
+        out = {"path": self.path, "line": self.line, "text": self.text}
+        if self.repeated:
+            out["repeated"] = {k: iso(v) if k in ("first", "last") else v for k, v in self.repeated.items()}
+        return out
+
+    def note(self) -> str:
+        """What the quote leaves out: how often the line was printed, or ""."""
+        rep = self.repeated
+        if not rep:
+            return ""
+        first, last = iso(rep["first"]), iso(rep["last"])
+        when = ""
+        if first and last:
+            same_day = first[:10] == last[:10]
+            when = f" from {first.replace('T', ' ')[:19]} to {(last[11:19] if same_day else last.replace('T', ' ')[:19])}"
+        peak = f", at most {rep['peak_per_minute']:,} a minute" if rep.get("peak_per_minute") else ""
+        return f"(printed {rep['times']:,} times{when}{peak})"
+
+
+def repeated(times, first, span_seconds, per_minute) -> dict | None:
+    """How an event row's identical lines are told: ``times`` printed,
+    ``first`` and ``last`` times (None when untimed), the most in one
+    minute; None for a line printed once."""
+    import pandas as pd
+    try:
+        times = int(times)
+    except (TypeError, ValueError):
+        return None
+    if times <= 1:
+        return None
+    timed = first is not None and not pd.isna(first)
+    span = float(span_seconds) if span_seconds is not None and span_seconds == span_seconds else 0.0
+    return {"times": times, "first": first if timed else None,
+            "last": pd.Timestamp(first) + pd.Timedelta(seconds=span) if timed else None,
+            "peak_per_minute": max(per_minute) if isinstance(per_minute, tuple) and per_minute else None}
 
 
 @dataclass

@@ -110,7 +110,7 @@ def test_parse_csv_events():
     proc = run("parse", SAMPLES / "nginx-worker-crash" / "error.log")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0] == "timestamp,host,source,kind,pid,process,message,file,line"
+    assert lines[0] == "timestamp,host,source,kind,pid,process,message,file,line,repeats"
     assert sum(",worker-signal-exit," in ln for ln in lines) == 6
 
 
@@ -154,7 +154,7 @@ def test_one_registry_of_formats_for_every_command(tmp_path):
         if name == "parquet" and importlib.util.find_spec("pyarrow") is None:
             continue        # the parquet extra
         proc = run("parse", SAMPLES / "nginx-proxy-oom" / "messages", "--format", name, "-o", tmp_path / name)
-        assert proc.returncode == 0 and (tmp_path / name).stat().st_size > 1000, (name, proc.stderr)
+        assert proc.returncode == 0 and (tmp_path / name).stat().st_size > 300, (name, proc.stderr)
     proc = run("detectors", "--format", "parquet")
     assert proc.returncode == 2 and "'parquet'" in proc.stderr and "text" in proc.stderr
 

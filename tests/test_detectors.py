@@ -869,7 +869,7 @@ def test_tcp_timewait_held_flat_at_a_cap_the_case_does_not_record():
     assert len(f) == 1 and f[0].severity == "high"
     assert f[0].title == ("TIME_WAIT sockets held at 4000 for 53 s: a table full at its cap (tcp_max_tw_buckets "
                           "is likely 4000; not recorded: inferred from the flat top)")
-    assert f[0].metrics["limit_inferred"] == 1 and f[0].start == pd.Timestamp("2026-11-24 18:10:31")
+    assert f[0].metrics["limit_inferred"] == 1 and f[0].start == pd.Timestamp("2026-11-24 18:10:30")
 
 
 def test_tcp_timewait_of_a_steady_flow_is_no_cap():

@@ -48,7 +48,7 @@ def test_every_nginx_corpus_file(corpus):
         path = corpus / "logs" / name
         assert sniff(path)[0] == "nginx-error", name
         src = parse(path)
-        assert dict(src.events["kind"].value_counts()) == kinds, name
+        assert src.events.groupby("kind")["repeats"].sum().to_dict() == kinds, name
         assert src.host is None
 
 

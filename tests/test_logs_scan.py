@@ -11,50 +11,57 @@ import pytest
 
 from sarsleuth.parsers.logs import engine as log_engine
 from sarsleuth.parsers.logs import scan as logscan
-from sarsleuth.parsers.logs.needles import NeedleFinder, required_literals
 from sarsleuth.parsers.logs.scan import LogFormat, scan
 from sarsleuth.parsers import parse, sniff
 from sarsleuth.parsers.logs import syslog as syslog_parser
 from sarsleuth.parsers.base import ParseOptions
 
 
-def test_required_literals():
-    assert required_literals(r"page allocation failure[.:]") == [("page allocation failure", False)]
-    assert required_literals(r"Kill(?:ed)? process \d+") == [(" process ", False)]
-    assert sorted(required_literals(r"upstream timed out|no live upstreams")) == \
-        [("no live upstreams", False), ("upstream timed out", False)]
-    assert required_literals(r"(?i:NIC Link is Down)") == [("NIC Link is Down", True)]
-    assert required_literals(r"\d+\s+\w*") is None
+ENGINES = [pytest.param("hyperscan", marks=pytest.mark.skipif(
+    not log_engine.hyperscan_available(), reason="hyperscan has no wheel for this platform")), "re2"]
 
 
-def test_needles_cover_every_signature_line(corpus):
-    """Every corpus line the full regex accepts is found by the needles."""
-    finder = NeedleFinder(tuple(log_engine.candidate_patterns()))
+def _lines_matching(data: bytes, regex) -> list[tuple[int, int]]:
+    out, pos = [], 0
+    for line in data.split(b"\n")[:-1]:
+        if regex.search(line):
+            out.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return out
+
+
+def test_re2_supersets_keep_pythons_meaning():
+    """Built-in patterns are Python's: RE2 runs them written from Python's
+    parse, so RE2's syntax cannot change what they find."""
+    import re2
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    cases = [(r"Out of\s+memory", b"Out of\x0bmemory"),          # RE2's \s lacks the vertical tab
+             (r"a{,3}b", b"aab"),                                 # {,3} is a literal to RE2
+             (r"(?<=code=)E42\b", b"failed code=E42 again"),       # lookbehind: dropped, a superset
+             (r"(?i:nic link is down)", b"NIC Link is Down"),
+             ("Can(?:'|\u2019)?t alloc", "Can\u2019t alloc".encode())]
+    for pattern, line in cases:
+        assert re.search(pattern.encode(), line), pattern
+        assert re2.compile(log_engine.re2_superset(pattern), options).search(line), pattern
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engines_find_every_signature_line(corpus, engine):
+    """Line for line, on every corpus log (CR stripped as the scan does),
+    each engine finds exactly the lines the full regex accepts."""
+    patterns = tuple(log_engine.candidate_patterns())
+    finder = (log_engine.HyperscanFinder if engine == "hyperscan" else log_engine.Re2Finder)(patterns)
     full = logscan.candidate_regex()
     for path in sorted((corpus / "logs").glob("*.log")):
         data = path.read_bytes().replace(b"\r", b"")
         if not data.endswith(b"\n"):
             data += b"\n"
-        found = {data[s:e] for s, e in finder.find(data)}
-        expected = {ln for ln in data.split(b"\n") if ln and full.search(ln)}
-        assert found == expected, path.name
+        assert [(s, e) for s, e, _ in finder.find(data)] == _lines_matching(data, full), path.name
 
 
-@pytest.mark.skipif(not log_engine.hyperscan_available(), reason="hyperscan (optional extra) not installed")
-def test_hyperscan_finds_the_lines_the_needles_find(corpus):
-    """Line for line, on every corpus log (CR stripped as the scan does)."""
-    patterns = tuple(log_engine.candidate_patterns())
-    needles = NeedleFinder(patterns)
-    hyper = log_engine.HyperscanFinder(patterns)
-    for path in sorted((corpus / "logs").glob("*.log")):
-        data = path.read_bytes().replace(b"\r", b"")
-        if not data.endswith(b"\n"):
-            data += b"\n"
-        assert hyper.find(data) == needles.find(data), path.name
-
-
-@pytest.mark.skipif(not log_engine.hyperscan_available(), reason="hyperscan (optional extra) not installed")
-def test_hyperscan_engine_gives_the_same_events(corpus):
+@pytest.mark.skipif(not log_engine.hyperscan_available(), reason="hyperscan has no wheel for this platform")
+def test_both_engines_give_the_same_events(corpus):
     from sarsleuth.parsers.logs import dmesg, journal, nginx_error
     modules = {"syslog": syslog_parser, "dmesg": dmesg, "nginx-error": nginx_error, "journal": journal}
     for path in sorted((corpus / "logs").glob("*.log")):
@@ -62,25 +69,43 @@ def test_hyperscan_engine_gives_the_same_events(corpus):
         if kind is None:
             continue
         module = modules[kind]
-        a = module.read_events(path, ParseOptions(year=2020), engine="python")
+        a = module.read_events(path, ParseOptions(year=2020), engine="re2")
         b = module.read_events(path, ParseOptions(year=2020), engine="hyperscan")
-        assert (a.meta["engine"], b.meta["engine"]) == ("python", "hyperscan")
+        assert (a.meta["engine"], b.meta["engine"]) == ("re2", "hyperscan")
         pd.testing.assert_frame_equal(a.events, b.events, check_dtype=False)
 
 
-def test_matches_never_cross_a_line():
+def test_the_default_engine_is_hyperscan_where_it_is_installed(tmp_path, monkeypatch):
+    monkeypatch.delenv("SARSLEUTH_LOG_ENGINE", raising=False)
+    path = tmp_path / "messages"
+    path.write_bytes(b"May  6 15:04:14 web1 kernel: Out of socket memory\n")
+    src = parse(path, options=ParseOptions(year=2014))
+    assert src.meta["engine"] == ("hyperscan" if log_engine.hyperscan_available() else "re2")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_matches_never_cross_a_line(engine):
     """``[^)]*`` and ``\\s`` may run over a newline inside an engine: a line
     is a candidate only when it holds a match by itself."""
     patterns = (r"Killed process \d+ \([^)]*\)", r"Out of\s+memory")
     data = b"Killed process 12 (java\nx) Out of\nmemory\nKilled process 13 (nginx)\n"
-    assert NeedleFinder(patterns).find(data) == [(41, 66)]
-    if log_engine.hyperscan_available():
-        assert log_engine.HyperscanFinder(patterns).find(data) == [(41, 66)]
+    finder = (log_engine.HyperscanFinder if engine == "hyperscan" else log_engine.Re2Finder)(patterns)
+    assert [(s, e) for s, e, _ in finder.find(data)] == [(41, 66)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_match_over_a_newline_hides_no_line(engine):
+    """RE2 searches on from the line after a match's start: a match running
+    into the next line cannot swallow that line's own match."""
+    patterns = (r"segfault at [0-9a-f]+", r"upstream\s+timed out")
+    data = b"x upstream\nupstream timed out (110)\ny segfault at 7f\n"
+    finder = (log_engine.HyperscanFinder if engine == "hyperscan" else log_engine.Re2Finder)(patterns)
+    assert [data[s:e] for s, e, _ in finder.find(data)] == [b"upstream timed out (110)", b"y segfault at 7f"]
 
 
 def test_finders_are_built_once_per_pattern_set():
-    a = log_engine.make_finder(engine="python")
-    assert log_engine.make_finder(engine="python") is a
+    a, kinds = log_engine.make_finder(engine="re2")
+    assert log_engine.make_finder(engine="re2") == (a, kinds) and a.name == "re2"
     with pytest.raises(ValueError, match="unknown log engine"):
         log_engine.make_finder(engine="grep")
 
@@ -92,8 +117,8 @@ def test_reports_spanning_block_boundaries(corpus):
     whole = scan(path, fmt)
     small = scan(path, fmt, block_bytes=1000)
     assert whole.lines == small.lines == 207
-    strip = [{k: v for k, v in r.items()} for r in whole.records]
-    assert strip == small.records
+    pd.testing.assert_frame_equal(pd.DataFrame(whole.events.columns(True)), pd.DataFrame(small.events.columns(True)))
+    assert whole.events.stamps() == small.events.stamps()
     assert whole.volume_keys == small.volume_keys
 
 
@@ -152,10 +177,10 @@ def test_hostile_input_with_small_reads(tmp_path):
     path.write_bytes(HOSTILE)
     fmt = LogFormat("syslog", syslog_parser.parse_line, syslog_parser.volume_spec(HOSTILE[:4096])[1])
     result = scan(path, fmt, block_bytes=64 * 1024)
-    kinds = [r["kind"] for r in result.records]
-    assert kinds == ["page-allocation-failure", "socket-memory", "segfault", "too-many-open-files",
-                     "tcp-tw-bucket-overflow"]
-    assert [r["line"] for r in result.records] == [1, 2, 3, 4, 6]
+    events = result.events.columns(True)
+    assert list(events["kind"]) == ["page-allocation-failure", "socket-memory", "segfault", "too-many-open-files",
+                                    "tcp-tw-bucket-overflow"]
+    assert list(events["line"]) == [1, 2, 3, 4, 6]
     assert result.lines == 6
     assert any("longer than" in w and "bytes were cut" in w for w in result.warnings)
 
@@ -175,18 +200,18 @@ def test_long_lines_of_word_characters_stay_fast(tmp_path, kind):
     t0 = time.perf_counter()
     src = parse_kind(path, kind=kind, options=ParseOptions(year=2014))
     assert time.perf_counter() - t0 < 10
-    assert src.records == 2 * first.count(b"\n") + 1 and len(src.events) >= 2
+    assert src.records == 2 * first.count(b"\n") + 1 and src.events["repeats"].sum() >= 2
 
 
-def test_user_patterns_hyperscan_lacks_still_find_their_lines(tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_patterns_an_engine_lacks_still_find_their_lines(engine):
     """A lookbehind (refused by config checks, but a format may bring one)
-    runs as a Hyperscan prefilter; the line check keeps the true lines."""
+    runs as a Hyperscan prefilter or an RE2 superset; the line check keeps
+    the true lines."""
     patterns = tuple(log_engine.candidate_patterns()) + (r"(?<=code=)E42\b",)
     data = b"May  6 15:04:13 web1 app[1]: failed code=E42 again\nMay  6 15:04:14 web1 app[1]: E42 alone\n"
-    want = [(0, 50)]
-    assert NeedleFinder(patterns).find(data) == want
-    if log_engine.hyperscan_available():
-        assert log_engine.HyperscanFinder(patterns).find(data) == want
+    finder = (log_engine.HyperscanFinder if engine == "hyperscan" else log_engine.Re2Finder)(patterns)
+    assert [(s, e) for s, e, _ in finder.find(data)] == [(0, 50)]
 
 
 def test_scans_in_threads_share_the_finder(tmp_path, corpus):
@@ -198,3 +223,25 @@ def test_scans_in_threads_share_the_finder(tmp_path, corpus):
         results = list(pool.map(lambda _: syslog_parser.read_events(path, ParseOptions(year=2005)).events, range(8)))
     for events in results:
         pd.testing.assert_frame_equal(events, one)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_kinds_read_from_the_patterns_a_line_holds_are_classifys(corpus, engine):
+    """The scan classifies a candidate line by the patterns its engine saw
+    on it: the same kind as the whole table gives its message."""
+    from sarsleuth.knowledge.signatures import classify
+    from sarsleuth.parsers.logs import dmesg, nginx_error
+    finder, kinds = log_engine.make_finder(engine=engine)
+    parsers = {"syslog": syslog_parser.parse_line, "dmesg": dmesg.parse_line, "nginx-error": nginx_error.parse_line}
+    compared = 0
+    for path in sorted((corpus / "logs").glob("*.log")):
+        parse_line = parsers.get(sniff(path)[0])
+        if parse_line is None:
+            continue
+        data = path.read_bytes().replace(b"\r", b"")
+        for start, end, ids in finder.find(data):
+            message = parse_line(data[start:end].decode("utf-8", "replace")).message
+            if message.isascii():
+                assert kinds.kind(message, ids) == classify(message), message
+                compared += 1
+    assert compared > 200

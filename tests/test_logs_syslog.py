@@ -45,7 +45,7 @@ def test_seed_000_page_allocation_failure_and_sge(tmp_path):
     ev = src.events
     assert src.host == "Cangke_107_176"
     assert src.records == 19
-    assert list(ev["kind"]) == ["page-allocation-failure"] + ["nic-rx-alloc-failure"] * 7
+    assert list(ev["kind"]) == ["page-allocation-failure", "nic-rx-alloc-failure"]
     first = ev.iloc[0]
     assert first["timestamp"] == pd.Timestamp("2014-05-06 15:04:13")
     assert first["message"] == "nginx: page allocation failure. order:0, mode:0x20"
@@ -53,10 +53,11 @@ def test_seed_000_page_allocation_failure_and_sge(tmp_path):
     assert "bnx2x_rx_int+0x228/0x1530" in first["detail"]
     assert first["detail"].splitlines()[0].startswith("Pid: 8888, comm: nginx")
     assert len(first["detail"].splitlines()) == 10
-    sge = ev[ev["kind"] == "nic-rx-alloc-failure"]
-    assert list(sge["line"]) == list(range(13, 20))          # seven events, one per line
-    assert set(sge["message"]) == {"bnx2x: [bnx2x_alloc_rx_sge:420(em2)]Can\u2019t alloc sge"}
-    assert (sge["timestamp"] == pd.Timestamp("2014-05-06 15:04:13")).all()
+    sge = ev[ev["kind"] == "nic-rx-alloc-failure"].iloc[0]
+    # seven identical lines of one second (lines 13 to 19): one row that stands for them
+    assert (sge["line"], sge["repeats"], sge["count"], sge["repeat_span"], sge["per_minute"]) == (13, 7, 7, 0.0, (7,))
+    assert sge["message"] == "bnx2x: [bnx2x_alloc_rx_sge:420(em2)]Can\u2019t alloc sge"
+    assert sge["timestamp"] == pd.Timestamp("2014-05-06 15:04:13")
     assert src.meta["year_from"] == "option"
     vol = src.meta["volume"]
     assert vol.to_dict() == {pd.Timestamp("2014-05-06 15:04"): 19}
@@ -66,7 +67,7 @@ def test_seed_000_pasted_with_blank_lines(tmp_path):
     """The report pasted into a blog has a blank line after every line."""
     path = write(tmp_path, "messages", SEED_000.replace("\n", "\n\n"))
     ev = parse(path, options=ParseOptions(year=2014)).events
-    assert list(ev["kind"].value_counts().items()) == [("nic-rx-alloc-failure", 7), ("page-allocation-failure", 1)]
+    assert ev.groupby("kind")["repeats"].sum().to_dict() == {"nic-rx-alloc-failure": 7, "page-allocation-failure": 1}
     assert ev.iloc[0]["pid"] == 8888 and "bnx2x_poll" in ev.iloc[0]["detail"]
 
 
@@ -85,7 +86,7 @@ def test_corpus_syslog_files_sniff_and_parse(corpus):
         assert sniff(logs / name)[0] == "syslog", name
         src = parse(logs / name)
         assert src.kind == "syslog" and src.host == host and src.records == records, name
-        assert dict(src.events["kind"].value_counts()) == kinds, name
+        assert src.events.groupby("kind")["repeats"].sum().to_dict() == kinds, name
 
 
 def test_loghub_messages_year_rollover_free_and_pam_tags(corpus):
@@ -149,8 +150,9 @@ def test_year_from_other_sources(corpus, tmp_path):
 
 def test_ratelimit_summary_counts_into_the_next_event(corpus):
     ev = parse(corpus / "logs" / "messages-tcp-timewait-overflow-ratelimit.log").events
-    assert len(ev) == 10 and (ev["kind"] == "tcp-tw-bucket-overflow").all()
-    assert list(ev["count"]) == [1, 483] + [1] * 8      # 482 suppressed + the line itself
+    assert len(ev) == 2 and (ev["kind"] == "tcp-tw-bucket-overflow").all()
+    # 482 suppressed + the line itself, then that line again 8 times within a second each
+    assert list(ev["count"]) == [1, 483 + 8] and list(ev["repeats"]) == [1, 9]
     assert ev["host"].isna().all()                       # router syslog without hostname
 
 

@@ -63,7 +63,7 @@ def test_numbered_and_indented_pastes(tmp_path):
         assert sniff(path)[0] == "syslog"
         case = sarsleuth.load(path, year=2014)
         rx = case.events[case.events["kind"] == "nic-rx-alloc-failure"]
-        assert len(rx) == 7 and rx["line"].iloc[0] == 1 + next(
+        assert rx["repeats"].tolist() == [7] and rx["line"].iloc[0] == 1 + next(
             i for i, line in enumerate(MESSAGES) if "alloc sge" in line)
         assert any(what in w for w in case.warnings)
 

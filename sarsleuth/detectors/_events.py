@@ -19,6 +19,14 @@ class Burst:
         return int(self.rows["count"].fillna(1).sum())
 
 
+def printed(rows) -> int:
+    """Times the lines of event rows were printed: a row of identical lines
+    stored once counts each of its ``repeats``."""
+    if "repeats" not in rows:
+        return len(rows)
+    return int(rows["repeats"].fillna(1).sum())
+
+
 def writer(row) -> str:
     """Who logged an event row: its syslog tag, nginx for its own
     error.log, '' for the kernel's lines (they name no program) and when
@@ -40,6 +48,7 @@ def bursts(events, gap_seconds: float = 600.0, by_host: bool = True) -> list[Bur
     """Split events into bursts separated by more than ``gap_seconds``.
     Events whose time is not on the shared clock (NaT) form one unaligned
     burst per host."""
+    import numpy as np
     import pandas as pd
     out: list[Burst] = []
     if events is None or not len(events):
@@ -50,10 +59,14 @@ def bursts(events, gap_seconds: float = 600.0, by_host: bool = True) -> list[Bur
         timed = part[part["timestamp"].notna()].sort_values(["timestamp", "line"], kind="stable")
         untimed = part[part["timestamp"].isna()]
         if len(timed):
-            gaps = timed["timestamp"].diff().dt.total_seconds().fillna(0).to_numpy()
-            cut = (gaps > gap_seconds).cumsum()
-            for _, chunk in timed.groupby(cut, sort=True):
-                out.append(Burst(host, chunk, chunk["timestamp"].iloc[0], chunk["timestamp"].iloc[-1], True))
+            # a row of repeats lasts from its first to its last line
+            span = timed["repeat_span"].fillna(0.0) if "repeat_span" in timed else 0.0
+            ends = timed["timestamp"] + pd.to_timedelta(span, unit="s")
+            gaps = (timed["timestamp"] - ends.cummax().shift()).dt.total_seconds().fillna(0).to_numpy()
+            cuts = (np.flatnonzero(gaps > gap_seconds)).tolist()
+            for lo, hi in zip([0] + cuts, cuts + [len(timed)]):
+                chunk = timed.iloc[lo:hi]
+                out.append(Burst(host, chunk, chunk["timestamp"].iloc[0], ends.iloc[lo:hi].max(), True))
         if len(untimed):
             out.append(Burst(host, untimed.sort_values("line"), pd.NaT, pd.NaT, False))
     return out
@@ -89,7 +102,11 @@ def quote_event(row) -> tuple[int, str] | None:
         first = int(row.line)
     except (TypeError, ValueError):
         return None
-    lines = _file_lines(str(row.file), first, _MESSAGE_WINDOW)
+    try:    # where the scan saw the line in the file, when it read the file's own bytes
+        offset = int(getattr(row, "offset", None))
+    except (TypeError, ValueError):
+        offset = None
+    lines = _file_lines(str(row.file), first, _MESSAGE_WINDOW, offset)
     if not lines or lines[0].lstrip().startswith("{"):
         return None
     needle = str(getattr(row, "message", "") or "")[:80]
@@ -99,9 +116,10 @@ def quote_event(row) -> tuple[int, str] | None:
     return first, cut(lines[0])
 
 
-def _file_lines(path: str, first: int, count: int) -> list[str]:
-    """Lines ``first .. first+count-1`` (1-based) of a file, decoded; [] when
-    it cannot be read."""
+def _file_lines(path: str, first: int, count: int, offset: int | None = None) -> list[str]:
+    """Lines ``first .. first+count-1`` (1-based) of a file, decoded, line
+    ``first`` starting at byte ``offset`` when known; [] when it cannot be
+    read."""
     import os
     import stat
     from sarsleuth.errors import InputError
@@ -113,6 +131,8 @@ def _file_lines(path: str, first: int, count: int) -> list[str]:
             # opening it again would wait for a writer, so the message is the quote
             return []
         if compression_of(path) is None:
+            if offset is not None:
+                return _lines_at(path, offset, count)
             return _plain_lines(path, st.st_size, st.st_mtime_ns, first, count)
         if first > _COMPRESSED_LINES:
             return []      # a compressed stream cannot seek: the message is the quote
@@ -125,6 +145,18 @@ def _file_lines(path: str, first: int, count: int) -> list[str]:
         return out
     except (OSError, InputError):
         return []
+
+
+def _lines_at(path: str, offset: int, count: int) -> list[str]:
+    from sarsleuth.textio import decode
+    out = []
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        for raw in fh:
+            out.append(decode(raw.rstrip(b"\r\n")))
+            if len(out) >= count:
+                break
+    return out
 
 
 def _plain_lines(path: str, size: int, mtime: int, first: int, count: int) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from sarsleuth.detectors._events import quote_event
-from sarsleuth.model import Evidence, quoted
+from sarsleuth.model import Evidence, quoted, repeated
 from sarsleuth.timebase.clock import on_clock
 
 
@@ -155,7 +155,24 @@ def evidence_from_events(clock, rows, limit: int = 8) -> list[Evidence]:
             out.append(Evidence(path=str(r.file), line=verbatim[0], text=verbatim[1]))
         else:
             out.append(Evidence(path=str(r.file), line=line, text=_quote(r, clock)))
+        out[-1].repeated = _repeated(r, clock)
     return out
+
+
+def _repeated(row, clock):
+    """The identical lines an event row stands for, its times on its host's clock."""
+    if getattr(row, "repeats", 1) in (1, None):
+        return None
+    first = getattr(row, "timestamp", None)
+    try:
+        import pandas as pd
+        if first is not None and not pd.isna(first):
+            host = getattr(row, "host", None)
+            zone = clock.story_zone([host]) if host is not None and host == host else None
+            first = on_clock(first, zone)
+    except (TypeError, ValueError):
+        first = None
+    return repeated(row.repeats, first, getattr(row, "repeat_span", 0.0), getattr(row, "per_minute", None))
 
 
 def _quote(row, clock) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._events import bursts, printed
 from sarsleuth.detectors._series import fmt_kib, severity_for
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.detectors._crossref import (close_in_time, evidence_of, kills_of, nginx_exits, oom_context,
@@ -219,12 +219,15 @@ class OomKill(Detector):
             who = "OOM killer" if pids or not units else "systemd-oomd"
             noun = "unit(s)" if who == "systemd-oomd" else "process(es)"
             why = [r for r in sorted(reasons)] + [f"{u} used {m}" for u, m in sorted(units.items()) if m][:2]
+            # the same kill printed again and again (a flood of one line) is one kill
+            reports = printed(b.rows.iloc[with_kill])
             out.append(self.finding(
                 title=f"{who} killed {len(victims)} {noun}{scope}: {', '.join(comms)}"
                       + (f" (largest rss {fmt_kib(rss_kb)})" if rss_kb else "")
-                      + (f" ({'; '.join(why)})" if why else ""),
+                      + (f" ({'; '.join(why)})" if why else "")
+                      + (f", reported {reports:,} times" if reports > len(victims) else ""),
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"victims": len(victims), "max_victim_rss_kb": rss_kb or None,
+                metrics={"victims": len(victims), "kill_reports": reports, "max_victim_rss_kb": rss_kb or None,
                          "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None},
                 evidence=evidence_from_events(ctx.clock, b.rows.iloc[with_kill], 6),
                 explanation=("A memory cgroup hit its limit: the host may have had memory to spare."

@@ -163,14 +163,17 @@ class TcpTimewait(Detector):
         samples or more: a table at its limit holds exactly its size (closing
         connections skip TIME_WAIT), where a steady flow of connections
         wanders around its level.  None otherwise."""
-        p = self.params
         peak = float(tw.max())
-        if peak < max(p["cap_min_tw"], p["min_rise_factor"] * max(first, 1.0)):
+        if peak < self._climbed(first):
             return None
         at = tw[tw >= peak - max(2.0, 0.001 * peak)]
-        if len(at) < p["cap_samples"]:
+        if len(at) < self.params["cap_samples"]:
             return None
         return peak, at.index[0], at.index[-1]
+
+    def _climbed(self, first: float) -> float:
+        """The count past which TIME_WAIT has climbed from where it started."""
+        return max(self.params["cap_min_tw"], self.params["min_rise_factor"] * max(first, 1.0))
 
     @staticmethod
     def _refs(tw, peak_time) -> dict:
@@ -183,7 +186,7 @@ class TcpTimewait(Detector):
         return self.finding(
             title=(f"TIME_WAIT sockets held at {cap:.0f} for {seconds:.0f} s: a table full at its cap "
                    f"(tcp_max_tw_buckets is likely {cap:.0f}; not recorded: inferred from the flat top)"),
-            severity="high", start=tw.index[tw >= 0.5 * cap][0], end=end, host=host,
+            severity="high", start=tw.index[tw >= self._climbed(first)][0], end=end, host=host,
             metrics={"peak_tcp_tw": cap, "tcp_max_tw_buckets": cap, "fraction_of_limit": 1.0,
                      "first_tcp_tw": first, "limit_inferred": 1, "seconds_at_cap": seconds},
             refs=self._refs(tw, start),

@@ -92,5 +92,5 @@ def _batches(files: list, size: int) -> list:
 
 def _progress(enabled: bool, total: int):
     """A progress bar over hosts on stderr (a terminal only)."""
-    from sarsleuth.render._progress import progress_bar
+    from sarsleuth.progress import progress_bar
     return progress_bar(enabled, total, lambda done, _host: f"hosts ({done}/{total})")

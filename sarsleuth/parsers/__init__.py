@@ -230,6 +230,9 @@ def _parse_peeled(path, kind, options, peeling):
                 out.write(line)
         src = registry()[kind].parse(copy, options)
         streams.relabel(src, copy, str(path))
+        if src.events is not None and "offset" in src.events:
+            import pandas as pd
+            src.events["offset"] = pd.array([pd.NA] * len(src.events), dtype="Int64")     # offsets in the copy, not in the file
         src.warnings.insert(0, f"{path}: {pastes.describe(peeling)}")
         return src
     finally:

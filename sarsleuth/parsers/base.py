@@ -90,6 +90,9 @@ def events_frame(records: list[dict]):
             df[col] = None
     df["count"] = df["count"].fillna(1).astype("Int64")
     df["aligned"] = df["aligned"].fillna(True).astype(bool)
+    df["repeats"] = df["repeats"].fillna(1).astype("Int64")
+    df["repeat_span"] = pd.to_numeric(df["repeat_span"], errors="coerce").fillna(0.0).astype("float64")
+    df["offset"] = _int_column(df["offset"])
     df["pid"] = _int_column(df["pid"])
     df["line"] = _int_column(df["line"])
     df["uptime"] = pd.to_numeric(df["uptime"], errors="coerce").astype("float64")

@@ -126,7 +126,7 @@ def _incident(inc, view: View) -> list:
         hidden += len(f.evidence) - len(lines)
         for e in lines:
             loc = md_escape(e.path) + (f":{e.line}" if e.line else "")
-            out.append(f"  - {loc}: {md_escape(e.text)}")
+            out.append(f"  - {loc}: {md_escape(e.text)}" + (f" *{md_escape(e.note())}*" if e.repeated else ""))
     if hidden:
         out.append(f"- *{left_out(hidden, 0, 'evidence line(s)', '`--all` or `--format json` shows them')}*")
     out.append("")

@@ -142,7 +142,8 @@ def _evidence(inc, view: View) -> Table:
         hidden += len(f.evidence) - len(lines)
         for e in lines:
             loc = os.path.basename(e.path) + (f":{e.line}" if e.line else "") if e.path else ""
-            ev.add_row("", Text(shown(f"  {loc}  {e.text}"[:220]), style="dim"))
+            ev.add_row("", Text(shown(f"  {loc}  {e.text}"[:220] + (f"  {e.note()}" if e.repeated else "")),
+                                style="dim"))
     if hidden:
         ev.add_row("", Text(left_out(hidden, 0, "evidence line(s)", "--all or --format json shows them"), style="dim"))
     return ev

@@ -91,9 +91,11 @@ def write_host_tables(case_dir, host: str, store, events) -> None:
                 e[col] = events[col].astype(object).where(events[col].notna(), None).map(
                     lambda v: None if v is None else str(v))
         e["host"] = str(host)
-        for col in ("pid", "line", "count"):
+        for col in ("pid", "line", "count", "repeats"):
             if col in events:
                 e[col] = pd.to_numeric(events[col], errors="coerce").astype("Int64")
+        if "repeat_span" in events:
+            e["repeat_span"] = pd.to_numeric(events["repeat_span"], errors="coerce").astype("float64")
         if "aligned" in events:
             e["aligned"] = events["aligned"].astype(object).fillna(True).astype(bool)
         _write(e, base / "events" / partition_name(host) / "part-0.parquet")

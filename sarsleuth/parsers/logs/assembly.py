@@ -5,10 +5,18 @@ failure with its call trace, an OOM report, a hung task, an oops, an nginx
 message with its continuation lines), merges the lines of one OOM kill,
 reattaches a segfault's suffix printed on a line of its own, folds the
 ``N callbacks suppressed`` lines into the ``count`` of the event they stand
-for, and aggregates bursts: once a file has given :data:`KEEP_ALL_EVENTS`
-events, past :data:`BURST_CAP` events of one kind, host and minute further
-ones only add to the ``count`` of the last one kept (totals stay exact,
-memory stays bounded when every line matches).
+for (:mod:`~sarsleuth.parsers.logs.summaries`), and aggregates bursts, so that memory stays bounded whatever the number
+of matching lines: once a file holds :data:`KEEP_ALL_EVENTS` events, past
+:data:`BURST_CAP` events of one kind, host and minute further ones only add
+to the ``count`` of the last one kept; past :data:`SPARSE_FROM` events one
+is kept per kind, host and minute, past :data:`HOURLY_FROM` one per hour
+(totals stay exact).
+
+Records stay open while a later line may still change them (a report's
+detail, a kill's lines, a suffix, a rate-limit summary printed after them):
+the last :data:`OPEN_EVENTS` at most.  Older ones are finished and stored,
+column by column, in :class:`~sarsleuth.parsers.logs.event_columns.EventColumns`,
+where a flood of one message is one row with its repeats counted.
 
 Which kinds continue on later lines, and how, is data:
 ``knowledge/reports.toml``.  What a line says (the task a report is about,
@@ -19,15 +27,15 @@ that are events or sit inside an open report.
 """
 from __future__ import annotations
 
-import bisect
-import re
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
 from sarsleuth.knowledge import signatures
+from sarsleuth.parsers.logs.event_columns import EventColumns
 from sarsleuth.parsers.logs.lines import LineInfo, stamp_seconds, unescape_rsyslog
+from sarsleuth.parsers.logs.summaries import SUPPRESSED_RE, Summaries
 
 try:  # Python 3.11+
     import tomllib
@@ -41,13 +49,17 @@ KEEP_ALL_EVENTS = 50_000
 #: Beyond that, events of one (kind, host, minute) kept as records of their
 #: own; later ones are counted in the last kept record.
 BURST_CAP = 100
-#: How far (seconds, or lines when there are no times) a suppression count may travel.
-SUPPRESS_WINDOW_S = 60.0
-SUPPRESS_WINDOW_LINES = 50
+#: Events a file holds before one a minute is kept per kind and host.
+SPARSE_FROM = 75_000
+#: Events a file holds before one an hour is kept per kind and host.
+HOURLY_FROM = 100_000
+#: Bursts remembered at most (kind, host and minute or hour); the oldest
+#: half goes beyond (a log written in time order does not come back to it).
+MAX_BURSTS = 100_000
+#: Records kept open for the lines after them (see the module's docstring).
+OPEN_EVENTS = 64
 #: Seconds (of time stamp or uptime) a report's continuation may be from its header.
 REPORT_SPREAD_S = 2.0
-
-SUPPRESSED_RE = re.compile(r"^(?:(?P<fn>[\w.]+): )?(?P<n>\d+) callbacks suppressed")
 
 
 @dataclass(frozen=True)
@@ -109,48 +121,65 @@ class _Report:
     follow_left: int
 
 
-def _minute(info: LineInfo):
-    """The minute a line belongs to, for burst aggregation."""
+def _bucket(info: LineInfo, seconds: int):
+    """The minute (or hour, ``seconds`` = 3600) of a line, for burst aggregation."""
     stamp = info.stamp
     if stamp is None:
-        return ("up", int(info.uptime // 60)) if info.uptime is not None else None
+        return ("up", int(info.uptime // seconds)) if info.uptime is not None else None
     if stamp[0] == "md":
-        return stamp[1:5]
+        _, mon, day, h, m = stamp[:5]
+        return (mon, day, h, m if seconds == 60 else None)
     when = stamp[1]
-    return (when.year, when.month, when.day, when.hour, when.minute)
+    return (when.year, when.month, when.day, when.hour, when.minute if seconds == 60 else None)
 
 
 class Assembler:
-    """Turns the selected decoded lines of one file into event records."""
+    """Turns the selected decoded lines of one file into events, stored in
+    :attr:`events` (:class:`EventColumns`)."""
 
     def __init__(self, path: str, source: str, all_lines: bool = False, user_signatures: tuple = ()):
         self.path, self.source, self.all_lines = path, source, all_lines
         self.user_signatures = user_signatures
         self.know = knowledge()
         self.continued_follow = self.know.continued_sources.get(source)
-        self.records: list[dict] = []
-        self.suppressions: list[dict] = []
+        self.events = EventColumns(source, path, merge_repeats=not all_lines)
+        self.open: deque[dict] = deque()     # records later lines may still change, oldest first
+        self.first_open = 0                  # number (0-based, in creation order) of open[0]
+        self.created = 0                     # records made
+        self.summaries = Summaries(self.know, source)
         self.report: _Report | None = None
         self.kill_group: dict | None = None
         self.hosts: Counter = Counter()
-        self.bursts: dict = {}               # (kind, host, minute) -> [kept, last record]
+        self.bursts: dict = {}               # (kind, host, bucket) -> [kept, last record]
         self.aggregated = 0                  # events counted in a kept record of their burst
+        self.offset = -1                     # byte offset of the line being fed
+        self.line_no = 0                     # its number
+        self.made: dict | None = None        # the record the line made
 
     # -- entry point -------------------------------------------------------
-    def feed(self, line_no: int, info: LineInfo, candidate: bool) -> int:
-        """Take one line; return how many following lines it wants to see."""
+    def feed(self, line_no: int, info: LineInfo, candidate: bool, offset: int = -1, kind_of=None) -> int:
+        """Take one line (at byte ``offset`` of the file); return how many
+        following lines it wants to see.  ``kind_of(message)`` classifies a
+        candidate line's message when the scan knows the patterns it holds."""
+        self.offset, self.line_no, self.made = offset, line_no, None
         message = info.message
         if "#0" in message:
             first, _, rest = unescape_rsyslog(message).partition("\n")
             info.message = message = first
             embedded = rest.split("\n") if rest else []
+            kind_of = None      # unescaped: no longer the line's own text
         else:
             embedded = []
         if info.host:
             self.hosts[info.host] += 1
         if candidate and "callbacks suppressed" in message and self._structural(line_no, info):
             return self.following()
-        kind = signatures.classify(message, self.user_signatures) if candidate else None
+        if not candidate:
+            kind = None
+        elif kind_of is not None:
+            kind = kind_of(message)
+        else:
+            kind = signatures.classify(message, self.user_signatures)
         if self.report is not None:
             if self._joins(info, kind):
                 rule = self.report.rule
@@ -166,19 +195,36 @@ class Assembler:
         if kind == self.know.kill_kind:
             return self._oom_kill(line_no, info, embedded)
         rule = self.know.reports.get(kind)
-        if rule is None and not self.all_lines and self._aggregated(kind, info):
-            if self.continued_follow:
-                self.report = _Report(None, None, stamp_seconds(info.stamp), info.uptime, info.tag,
-                                      self.continued_follow)
-                return self.continued_follow
-            return 0
+        follow = rule.follow_lines if rule is not None else self.continued_follow
+        if self._aggregated(kind, info):
+            if follow:      # its report's lines go with it
+                self.report = _Report(None, rule, stamp_seconds(info.stamp), info.uptime, info.tag, follow)
+            return follow or 0
         record = self._new_record(line_no, info, kind)
         if embedded:
             self._add_detail(record, embedded)
-        follow = rule.follow_lines if rule is not None else self.continued_follow
         if follow:
             self.report = _Report(record, rule, stamp_seconds(info.stamp), info.uptime, info.tag, follow)
             return follow
+        return 0
+
+    def repeatable(self) -> bool:
+        """Did the line just fed make an event that the same line, printed
+        again right after it, would only repeat (no report or kill left open
+        for it, nothing aggregated)?"""
+        return self.made is not None and self.report is None and not self.all_lines
+
+    def again(self, line_no: int) -> int:
+        """The line of the last event once more (see :meth:`repeatable`):
+        what feeding it would do, without reading it again."""
+        record = self.made
+        record["_again"] = record.get("_again", 0) + 1
+        record["count"] += 1
+        if record["host"]:
+            self.hosts[record["host"]] += 1
+        if self.kill_group is not None and self.kill_group["record"] is record:
+            self.kill_group["last_line"] = line_no
+        self.line_no = line_no
         return 0
 
     def following(self) -> int:
@@ -188,47 +234,70 @@ class Assembler:
     def note_suppressed(self, line_no: int, count: int, fn: str | None) -> int:
         """A rate-limit summary read straight from the raw bytes (its owner is
         not a known one, so only its line number matters)."""
-        self.suppressions.append({"n": count, "fn": fn, "line": line_no, "t": None, "uptime": None})
+        self.summaries.note(count, fn, line_no, None, None, self.created)
         return self.following()
 
     # -- pieces ------------------------------------------------------------
+    def _held(self) -> int:
+        return len(self.events) + len(self.open)
+
     def _aggregated(self, kind: str, info: LineInfo) -> bool:
         """Count the event in its burst's last kept record once the burst
-        has :data:`BURST_CAP` records; True when it was."""
-        if len(self.records) < KEEP_ALL_EVENTS:
+        has its share of records; True when it was."""
+        if self.all_lines:
             return False
-        burst = self.bursts.get((kind, info.host, _minute(info)))
-        if burst is None or burst[0] < BURST_CAP:
+        held = self._held()
+        if held < KEEP_ALL_EVENTS:
             return False
-        burst[1]["count"] += 1
+        burst = self.bursts.get(self._burst_key(kind, info, held))
+        if burst is None or burst[0] < (BURST_CAP if held < SPARSE_FROM else 1):
+            return False
+        self._add_count(burst[1], 1)
         self.aggregated += 1
         return True
 
+    @staticmethod
+    def _burst_key(kind: str, info: LineInfo, held: int):
+        return (kind, info.host, _bucket(info, 60 if held < HOURLY_FROM else 3600))
+
+    def _add_count(self, record: dict, n: int) -> None:
+        row = record.get("_row")
+        if row is None:
+            record["count"] += n
+        else:                          # stored already
+            self.events.add_count(row, n)
+
     def _new_record(self, line_no: int, info: LineInfo, kind: str) -> dict:
         record = {
-            "stamp": info.stamp, "host": info.host, "source": self.source, "kind": kind,
-            "pid": info.pid, "process": info.tag, "message": info.message, "file": self.path,
-            "line": line_no, "level": info.level, "detail": None, "count": 1,
-            "uptime": info.uptime, "tag": info.tag,
+            "stamp": info.stamp, "host": info.host, "kind": kind, "pid": info.pid, "process": info.tag,
+            "message": info.message, "line": line_no, "offset": self.offset, "level": info.level,
+            "detail": None, "count": 1, "uptime": info.uptime, "tag": info.tag,
         }
         if info.conn is not None:
             record["conn"] = info.conn
-        self.records.append(record)
-        if kind not in self.know.reports and kind != self.know.kill_kind:
-            key = (kind, info.host, _minute(info))
+        self.made = record
+        self.open.append(record)
+        self.created += 1
+        if not self.all_lines:
+            key = self._burst_key(kind, info, self._held())
             burst = self.bursts.get(key)
             if burst is None:
+                if len(self.bursts) >= MAX_BURSTS:
+                    for old in list(self.bursts)[:MAX_BURSTS // 2]:
+                        del self.bursts[old]
                 self.bursts[key] = [1, record]
             else:
                 burst[0] += 1
                 burst[1] = record
+        self.summaries.settle(self.open, self.first_open, self.created)
+        self._store_old()
         return record
 
     def _structural(self, line_no: int, info: LineInfo) -> bool:
         m = SUPPRESSED_RE.search(info.message)
         if m:
-            self.suppressions.append({"n": int(m.group("n")), "fn": m.group("fn"), "line": line_no,
-                                      "t": stamp_seconds(info.stamp), "uptime": info.uptime})
+            self.summaries.note(int(m.group("n")), m.group("fn"), line_no, stamp_seconds(info.stamp),
+                                info.uptime, self.created)
             return True
         return False
 
@@ -238,7 +307,7 @@ class Assembler:
             return False
         rule = rep.rule
         if rule is not None and rule.tail:
-            return self._tail(info, rule)
+            return self._tail(info, rule, rep.record)
         if rule is None or self.continued_follow:   # a continued source: its unprefixed lines
             return not info.prefixed and kind is None
         if kind is not None and not (kind == rule.kind and rule.repeats_join) and kind not in rule.joins:
@@ -254,14 +323,17 @@ class Assembler:
             return False
         return True
 
-    def _tail(self, info: LineInfo, rule: ReportRule) -> bool:
+    def _tail(self, info: LineInfo, rule: ReportRule, record: dict | None) -> bool:
         """Reattach a wrapped suffix (`` in lib[...]``, ``<hex> error N``)
-        to the latest record of the kind missing it; any other line ends
-        the report."""
+        to the latest record of the kind missing it (an aggregated event's
+        suffix goes with it); any other line ends the report."""
         text = info.message
         if signatures.fields_of(rule.tail, text) is None:
             return False
-        for record in reversed(self.records[-8:]):
+        if record is None:
+            self.report.follow_left = 0
+            return True
+        for record in reversed(list(self.open)[-8:]):
             if record["kind"] == rule.kind and " in " not in record["message"][-80:]:
                 record["message"] = record["message"].rstrip() + " " + text.strip()
                 self.report.follow_left = 0
@@ -295,49 +367,79 @@ class Assembler:
             line_no - group["last_line"] <= know.kill_line_gap and
             (t is None or group["t"] is None or abs(t - group["t"]) <= spread))
         joins = close_in_time and (
-            (reaped and group["record"]["pid"] == int(victim["pid"])) or
+            (reaped and group["pid"] == int(victim["pid"])) or
             (not reaped and not group["killed"]))
         if joins:
             record = group["record"]
-            self._add_detail(record, [msg] + embedded)
             group["last_line"] = line_no
+            if record is not None:       # None: an aggregated kill, counted already
+                self._add_detail(record, [msg] + embedded)
+                if killed or (chosen and not group["has_kill"]):
+                    record["message"] = msg
+                    record["pid"], record["process"] = int(victim["pid"]), victim["comm"]
             if killed or (chosen and not group["has_kill"]):
-                record["message"] = msg
-                record["pid"], record["process"] = int(victim["pid"]), victim["comm"]
+                group["pid"] = int(victim["pid"])
             group["killed"] |= killed
             group["has_kill"] |= chosen
             return 0
-        record = self._new_record(line_no, info, know.kill_kind)
-        if victim:
-            record["pid"], record["process"] = int(victim["pid"]), victim["comm"]
-        self._add_detail(record, [msg] + embedded)
-        self.kill_group = {"record": record, "t": t, "last_line": line_no,
-                           "killed": killed, "has_kill": chosen}
+        record = None if self._aggregated(know.kill_kind, info) else self._new_record(line_no, info, know.kill_kind)
+        if record is not None:
+            if victim:
+                record["pid"], record["process"] = int(victim["pid"]), victim["comm"]
+            self._add_detail(record, [msg] + embedded)
+        self.kill_group = {"record": record, "t": t, "last_line": line_no, "killed": killed, "has_kill": chosen,
+                           "pid": int(victim["pid"]) if victim else info.pid}
         return 0
 
-    # -- end ---------------------------------------------------------------
-    def finish(self) -> list[dict]:
-        """Attach details, pids from report headers and suppressed counts."""
+    # -- finishing ---------------------------------------------------------
+    def _store_old(self) -> None:
+        """Store the records no later line can change any more."""
+        needed = self.summaries.oldest_needed()
+        report = self.report.record if self.report is not None else None
+        group = self.kill_group
+        # a kill's record takes its later lines until they are too far
+        kill = group["record"] if group is not None and \
+            self.line_no - group["last_line"] <= self.know.kill_line_gap else None
+        while len(self.open) > OPEN_EVENTS:
+            record = self.open[0]
+            if needed is not None and self.first_open >= needed:
+                break           # a summary may still count itself in it
+            if record is report or record is kill:
+                break
+            self._store(self.open.popleft())
+            self.first_open += 1
+
+    def _store(self, record: dict) -> None:
+        """Finish a record (details joined, the pid a report names) and store it."""
         know = self.know
-        for record in self.records:
-            detail = record.pop("_detail", None)
-            more = record.pop("_more", 0)
-            rule = know.reports.get(record["kind"])
-            if rule is not None:
-                self._subject(record)
-            if detail:
-                if rule is not None and rule.pid_from_detail and record["pid"] is None:
-                    for text in detail[:know.task_header_lines]:
-                        task = signatures.fields_of(know.task_header, text)
-                        if task:
-                            record["pid"], record["process"] = int(task["pid"]), task["comm"]
-                            break
-                if more:
-                    detail = detail + [f"... {more} more line(s)"]
-                record["detail"] = "\n".join(detail)
-        self._fold_suppressed()
+        detail = record.pop("_detail", None)
+        more = record.pop("_more", 0)
+        rule = know.reports.get(record["kind"])
+        if rule is not None:
+            self._subject(record)
+        if detail:
+            if rule is not None and rule.pid_from_detail and record["pid"] is None:
+                for text in detail[:know.task_header_lines]:
+                    task = signatures.fields_of(know.task_header, text)
+                    if task:
+                        record["pid"], record["process"] = int(task["pid"]), task["comm"]
+                        break
+            if more:
+                detail = detail + [f"... {more} more line(s)"]
+            record["detail"] = "\n".join(detail)
+        row = self.events.add(record)
+        # a burst may still count events in it: it keeps the row, not the record
+        record.clear()
+        record["_row"] = row
+
+    def finish(self) -> EventColumns:
+        """Count the last rate-limit summaries and store every open record."""
+        self.summaries.settle(self.open, self.first_open, self.created, everything=True)
+        while self.open:
+            self._store(self.open.popleft())
+            self.first_open += 1
         self.bursts.clear()
-        return self.records
+        return self.events
 
     @staticmethod
     def _subject(record: dict) -> None:
@@ -348,47 +450,3 @@ class Assembler:
         if header and header.get("comm"):
             record["process"] = header["comm"].strip()
             record["pid"] = int(header["pid"]) if header.get("pid") else None
-
-    def _fold_suppressed(self) -> None:
-        """Add each ``N callbacks suppressed`` to the event it stands for: the
-        next compatible event (the ratelimiter prints the summary just before
-        the first message it lets through), else the previous one."""
-        if not self.suppressions or not self.records:
-            return
-        lines = [r["line"] for r in self.records]
-        never = self.know.never_suppressed
-        for sup in self.suppressions:
-            allowed = self.know.ratelimit.get(sup["fn"] or "")
-            i = bisect.bisect_right(lines, sup["line"])
-            if allowed is None:
-                # an unknown ratelimiter: only the message printed right after
-                # it is known to be the one it let through
-                nxt = self.records[i] if i < len(self.records) else None
-                target = nxt if nxt is not None and nxt["line"] == sup["line"] + 1 \
-                    and nxt["kind"] not in never else None
-            else:
-                target = self._near(sup, range(i, min(i + 20, len(self.records))), allowed)
-                if target is None:
-                    target = self._near(sup, range(i - 1, max(i - 21, -1), -1), allowed)
-            if target is not None:
-                target["count"] += sup["n"]
-                sup["attributed"] = True
-
-    def _near(self, sup: dict, indexes, allowed) -> dict | None:
-        for idx in indexes:
-            record = self.records[idx]
-            if allowed and record["kind"] not in allowed:
-                continue
-            if record["source"] in self.know.continued_sources:
-                continue
-            t = stamp_seconds(record["stamp"])
-            if sup["t"] is not None and t is not None:
-                if abs(t - sup["t"]) > SUPPRESS_WINDOW_S:
-                    return None
-            elif sup["uptime"] is not None and record["uptime"] is not None:
-                if abs(record["uptime"] - sup["uptime"]) > SUPPRESS_WINDOW_S:
-                    return None
-            elif abs(record["line"] - sup["line"]) > SUPPRESS_WINDOW_LINES:
-                return None
-            return record
-        return None

@@ -58,8 +58,12 @@ def normalised_chunks(path, warnings: list, block_bytes: int = BLOCK_BYTES,
 
     A CR at the end of a chunk waits for the next one (it may be half of a
     CRLF).  A UTF-16 log (it starts with its byte order mark) is decoded to
-    UTF-8 on the way."""
+    UTF-8 on the way.  ``where["altered"]`` is set when the chunks are not
+    the file's own bytes (decompressed, or changed on the way): offsets in
+    them are then no offsets in the file."""
+    where = {} if where is None else where
     if _compressed(path):
+        where["altered"] = True
         chunks = _prefetched(read_chunks(path, block_bytes, warnings, where))
     else:
         # one buffer read into again and again: no fresh pages per block
@@ -79,7 +83,10 @@ def normalised_chunks(path, warnings: list, block_bytes: int = BLOCK_BYTES,
         held_cr = chunk.endswith(b"\r")
         if held_cr:
             chunk = chunk[:-1]
-        yield _normalised(chunk)
+        normal = _normalised(chunk)
+        if utf16 is not None or normal is not chunk:
+            where["altered"] = True
+        yield normal
     if held_cr:
         yield b"\n"
 

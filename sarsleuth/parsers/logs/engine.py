@@ -2,44 +2,63 @@
 
 Every signature pattern (``knowledge/signatures.toml``, plus the user's
 ``[[signature]]`` entries and what a format adds) is searched over a whole
-block of raw bytes at once, without decoding anything:
+block of raw bytes at once, without decoding anything, by a compiled
+multi-pattern engine:
 
-* :class:`HyperscanFinder` uses Intel's Hyperscan (the optional ``hyperscan``
-  package): all patterns in one automaton, one pass over the block, several
-  GB/s;
-* :class:`~sarsleuth.parsers.logs.needles.NeedleFinder` is pure Python
-  (literal needles with ``bytes.find``, then the regex) and needs nothing
-  optional.
+* :class:`HyperscanFinder` uses Intel's Hyperscan (the ``hyperscan``
+  package, installed with sarsleuth wherever a wheel exists): all patterns
+  in one automaton, one pass over the block, several GB/s;
+* :class:`Re2Finder` uses RE2 (``google-re2``, always installed) where
+  Hyperscan is not: one RE2 search over the block finds the next line
+  holding a match, and an ``re2.Set`` of the same patterns tells which of
+  them that line holds.
 
-Both return the spans of candidate lines, checked with the patterns
-themselves (so the engines agree line for line), and both run in this
-process: there is no child process whose failure could lose events.
-Compiled finders are cached per pattern set, so the setup is paid once per
-process, not once per file.
+Both run in C without the interpreter lock, and both hand back the spans
+of the lines a pattern really matches: each candidate line is checked with
+the patterns the engine saw on it, on Python's engine for the built-in
+patterns (the ones the signatures were written for) and on RE2 for the
+user's, so the engines agree line for line.  Both run in this process:
+there is no child process whose failure could lose events.  Compiled
+finders are cached per pattern set, so the setup is paid once per process.
 """
 from __future__ import annotations
 
 import os
+import re
 import threading
 from functools import lru_cache
 
 from sarsleuth.knowledge import signatures
-from sarsleuth.parsers.logs.needles import LineVerifier, NeedleFinder
 from sarsleuth.textio import MAX_LINE_BYTES
+
+try:  # Python 3.11+
+    import re._constants as _sre_c
+    import re._parser as _sre_p
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _sre_c  # type: ignore
+    import sre_parse as _sre_p  # type: ignore
 
 #: Lines the signatures do not classify but the assembler needs to see:
 #: rate-limit summaries (their count belongs to a neighbouring event).
 STRUCTURAL_PATTERNS = (r"callbacks suppressed",)
 
 #: Engines by name: ``SARSLEUTH_LOG_ENGINE`` or ``engine=`` choose one.
-ENGINES = ("hyperscan", "python")
+ENGINES = ("hyperscan", "re2")
+
+#: Memory RE2 may give its automata (the default, 8 MB, makes the DFA of
+#: the whole pattern set start over several times per block).
+RE2_MAX_MEM = 64 << 20
+
+
+def _scoped(pattern: str) -> str:
+    """A leading global ``(?i)`` as a scoped group (patterns are joined)."""
+    return "(?i:" + pattern[4:] + ")" if pattern.startswith("(?i)") else pattern
 
 
 def _relaxed(pattern: str) -> str:
-    """A pattern as a candidate test: a global ``(?i)`` scoped (patterns are
-    joined), a ``^`` anchor dropped (raw lines carry their prefix)."""
-    if pattern.startswith("(?i)"):
-        pattern = "(?i:" + pattern[4:] + ")"
+    """A pattern as a candidate test: scoped, a ``^`` anchor dropped (raw
+    lines carry their prefix)."""
+    pattern = _scoped(pattern)
     return pattern[1:] if pattern.startswith("^") else pattern
 
 
@@ -53,7 +72,7 @@ def candidate_patterns(user_signatures: tuple = ()) -> list[str]:
 @lru_cache(maxsize=4)
 def candidate_regex():
     """One bytes regex matching (somewhere in it) every candidate line."""
-    return LineVerifier(tuple(candidate_patterns())).regex
+    return re.compile("|".join(f"(?:{p})" for p in candidate_patterns()).encode("utf-8"))
 
 
 def hyperscan_available() -> bool:
@@ -62,6 +81,11 @@ def hyperscan_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def default_engine() -> str:
+    """The engine a scan uses unless told otherwise."""
+    return "hyperscan" if hyperscan_available() else "re2"
 
 
 class HyperscanFinder:
@@ -92,12 +116,12 @@ class HyperscanFinder:
             self.db.compile(expressions=everything, ids=list(range(len(everything))),
                             elements=len(everything), flags=flags)
         self._scratch = threading.local()   # a scratch space serves one scan at a time
-        self.checks = [_line_check(p.encode("utf-8"), False) for p in patterns] + \
-                      [_line_check(p.encode("utf-8"), True) for p in user_patterns]
+        self.checks = _line_checks(patterns, user_patterns)
 
-    def find(self, data: bytes, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple[int, int]]:
-        """Candidate line spans within ``data[lo:hi]``; ``newlines`` are the
-        positions of its newlines when the caller has them (numpy array)."""
+    def find(self, data, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple]:
+        """Candidate lines within ``data[lo:hi]``: (start, end, numbers of
+        the patterns the line holds); ``newlines`` are the positions of its
+        newlines when the caller has them (numpy array)."""
         import numpy as np
         hi = len(data) if hi is None else hi
         ends: list[int] = []
@@ -116,14 +140,85 @@ class HyperscanFinder:
         lines: dict[int, set] = {}
         for line, pattern in zip(np.searchsorted(newlines, hits, side="left").tolist(), ids):
             lines.setdefault(line, set()).add(pattern)
-        count, checks, out = len(newlines), self.checks, []
+        count, out = len(newlines), []
         for line in sorted(lines):
             start = int(newlines[line - 1]) + 1 if line > 0 else lo
             end = int(newlines[line]) if line < count else hi
             # only the patterns that matched around this line are tried on it
-            if any(checks[p](data, start, min(end, start + MAX_LINE_BYTES)) for p in lines[line]):
-                out.append((start, end))
+            held = self._held(data, start, end, lines[line])
+            if held:
+                out.append((start, end, held))
         return out
+
+    def _held(self, data, start: int, end: int, ids) -> tuple:
+        stop, checks = min(end, start + MAX_LINE_BYTES), self.checks
+        return tuple(p for p in sorted(ids) if checks[p](data, start, stop))
+
+
+class Re2Finder:
+    """The candidate patterns on RE2, for hosts without Hyperscan.
+
+    One RE2 search over the block finds the leftmost match; its line is a
+    candidate, and the next search starts at the following line, so a match
+    that runs over a newline can hide nothing (the line after it is searched
+    from its start).  An ``re2.Set`` of the same patterns names the ones the
+    candidate line holds, and those are checked as Hyperscan's are.
+
+    RE2 runs the built-in patterns (written for Python's engine) as RE2
+    patterns matching a superset of their lines (:func:`re2_superset`), the
+    user's (RE2 syntax already) as they are."""
+
+    name = "re2"
+
+    def __init__(self, patterns: tuple, user_patterns: tuple = ()):
+        import re2
+        options = re2.Options()
+        options.encoding = re2.Options.Encoding.LATIN1      # bytes, as Python's bytes patterns see them
+        options.max_mem = RE2_MAX_MEM
+        everything = [re2_superset(p) for p in patterns] + [_user_pattern(p, options) for p in user_patterns]
+        self.search = re2.compile(b"|".join(b"(?:" + p + b")" for p in everything), options).search
+        self.set = re2.Set.SearchSet(options)
+        for p in everything:
+            self.set.Add(p)
+        self.set.Compile()
+        self.checks = _line_checks(patterns, user_patterns)
+
+    def find(self, data, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple]:
+        """Candidate lines within ``data[lo:hi]``: (start, end, numbers of
+        the patterns the line holds)."""
+        hi = len(data) if hi is None else hi
+        search, named, checks = self.search, self.set.Match, self.checks
+        out, pos = [], lo
+        while pos < hi:
+            m = search(data, pos, hi)
+            if m is None:
+                break
+            at = m.start()
+            start = max(data.rfind(b"\n", lo, at) + 1, pos)
+            end = data.find(b"\n", at, hi)
+            end = hi if end == -1 else end
+            stop = min(end, start + MAX_LINE_BYTES)
+            held = tuple(p for p in sorted(named(bytes(data[start:stop])) or ()) if checks[p](data, start, stop))
+            if held:
+                out.append((start, end, held))
+            pos = end + 1
+        return out
+
+
+def _user_pattern(pattern: str, options) -> bytes:
+    """A user's pattern for RE2: as written (RE2 syntax), or, should RE2
+    refuse it, its superset read as Python reads it."""
+    import re2
+    try:
+        re2.compile(pattern.encode("utf-8"), options)
+    except re2.error:
+        return re2_superset(pattern)
+    return pattern.encode("utf-8")
+
+
+def _line_checks(patterns: tuple, user_patterns: tuple) -> list:
+    return [_line_check(p.encode("utf-8"), False) for p in patterns] + \
+           [_line_check(p.encode("utf-8"), True) for p in user_patterns]
 
 
 def _line_check(pattern: bytes, user: bool):
@@ -133,7 +228,6 @@ def _line_check(pattern: bytes, user: bool):
         import re2
         search = re2.compile(pattern).search
         return lambda data, start, end: search(data[start:end]) is not None
-    import re
     search = re.compile(pattern).search
     return lambda data, start, end: search(data, start, end) is not None
 
@@ -147,50 +241,193 @@ def _collector(ends: list, ids: list):
     return on_match
 
 
+# --------------------------------------------------------------------------
+# Python patterns as RE2 supersets
+# --------------------------------------------------------------------------
+
+#: Python's bytes classes as byte ranges (RE2's ``\s`` lacks ``\v``).
+_CLASS_BYTES = {
+    _sre_c.CATEGORY_DIGIT: rb"0-9",
+    _sre_c.CATEGORY_NOT_DIGIT: rb"\x00-/:-\xff",
+    _sre_c.CATEGORY_SPACE: rb"\t-\r ",
+    _sre_c.CATEGORY_NOT_SPACE: rb"\x00-\x08\x0e-\x1f!-\xff",
+    _sre_c.CATEGORY_WORD: rb"0-9A-Za-z_",
+    _sre_c.CATEGORY_NOT_WORD: rb"\x00-/:-@\[-\^`{-\xff",
+}
+
+
+def re2_superset(pattern: str) -> bytes:
+    """An RE2 pattern matching wherever Python's bytes pattern ``pattern``
+    matches (and perhaps elsewhere): written from Python's own parse of it,
+    byte by byte, so a difference of syntax (``{,3}``, ``\\s`` and ``\\v``)
+    cannot make it miss a line.  What RE2 lacks widens it: lookarounds and
+    anchors are dropped, a back-reference matches anything."""
+    tree = _sre_p.parse(pattern.encode("utf-8"))
+    flags = getattr(getattr(tree, "state", None), "flags", 0)
+    body = _emit(list(tree))
+    return (b"(?i)" if flags & re.IGNORECASE else b"") + body
+
+
+def _emit(items) -> bytes:
+    out = []
+    for op, av in items:
+        if op is _sre_c.LITERAL:
+            out.append(_byte(av))
+        elif op is _sre_c.NOT_LITERAL:
+            out.append(b"[^" + _byte(av) + b"]")
+        elif op is _sre_c.ANY:
+            out.append(b".")
+        elif op is _sre_c.IN:
+            out.append(_class(av))
+        elif op is _sre_c.CATEGORY:
+            out.append(b"[" + _CLASS_BYTES.get(av, rb"\x00-\xff") + b"]")
+        elif op is _sre_c.BRANCH:
+            out.append(b"(?:" + b"|".join(_emit(list(b)) for b in av[1]) + b")")
+        elif op is _sre_c.SUBPATTERN:
+            _group, add, remove, sub = av
+            mode = (b"i" if add & re.IGNORECASE else b"") + (b"-i" if remove & re.IGNORECASE else b"")
+            out.append(b"(?" + mode + b":" + _emit(list(sub)) + b")")
+        elif op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT) or str(op) == "POSSESSIVE_REPEAT":
+            low, high, sub = av
+            out.append(b"(?:" + _emit(list(sub)) + b")" + _repeat(low, high))
+        elif str(op) == "ATOMIC_GROUP":
+            out.append(b"(?:" + _emit(list(av)) + b")")
+        elif op is _sre_c.GROUPREF:
+            out.append(b".*")
+        elif op is _sre_c.GROUPREF_EXISTS:
+            _group, yes, no = av
+            out.append(b"(?:" + _emit(list(yes)) + b"|" + (_emit(list(no)) if no else b"") + b")")
+        # AT (anchors, \b), ASSERT, ASSERT_NOT: dropped, which only widens
+    return b"".join(out)
+
+
+def _byte(value: int) -> bytes:
+    ch = bytes([value])
+    return ch if ch.isalnum() else b"\\x%02x" % value
+
+
+def _class(items) -> bytes:
+    negate = False
+    parts = []
+    for op, av in items:
+        if op is _sre_c.NEGATE:
+            negate = True
+        elif op is _sre_c.LITERAL:
+            parts.append(_byte(av))
+        elif op is _sre_c.RANGE:
+            parts.append(_byte(av[0]) + b"-" + _byte(av[1]))
+        elif op is _sre_c.CATEGORY:
+            parts.append(_CLASS_BYTES.get(av, rb"\x00-\xff"))
+        else:                                    # a class item this writer does not know: any byte
+            return rb"(?s:.)"
+    if not parts:
+        return rb"(?s:.)" if negate else rb"[^\x00-\xff]"
+    return b"[" + (b"^" if negate else b"") + b"".join(parts) + b"]"
+
+
+def _repeat(low: int, high) -> bytes:
+    # RE2 refuses counts above 1000: an unbounded repeat is the superset
+    if high is _sre_c.MAXREPEAT or high > 1000:
+        return b"*" if low == 0 or low > 1000 else b"{%d,}" % low
+    return b"{%d,%d}" % (low, high)
+
+
+@lru_cache(maxsize=16)
+def _finder(engine: str, patterns: tuple, user_patterns: tuple):
+    if engine == "re2":
+        return Re2Finder(patterns, user_patterns)
+    import hyperscan
+    try:
+        return HyperscanFinder(patterns, user_patterns)
+    except hyperscan.error:         # a pattern Hyperscan cannot take even as a prefilter
+        return Re2Finder(patterns, user_patterns)
+
+
+def make_finder(all_lines: bool = False, engine: str | None = None, extra_patterns: tuple = (),
+                user_signatures: tuple = ()):
+    """The candidate finder for a scan and the :class:`PatternKinds` of its
+    patterns (cached: built once per pattern set).
+
+    ``engine`` forces ``"hyperscan"`` or ``"re2"`` (also env
+    ``SARSLEUTH_LOG_ENGINE``); by default Hyperscan when it is installed."""
+    if all_lines:
+        return AllLinesFinder(), None
+    if engine is None:
+        chosen = os.environ.get("SARSLEUTH_LOG_ENGINE")
+        # an engine this version lacks (``grep`` and ``python`` were ones) means the default
+        engine = chosen if chosen in ENGINES else None
+    engine = engine or default_engine()
+    if engine not in ENGINES:
+        raise ValueError(f"unknown log engine {engine!r} (one of {', '.join(ENGINES)})")
+    if engine == "hyperscan" and not hyperscan_available():
+        engine = "re2"
+    patterns = tuple(candidate_patterns()) + tuple(extra_patterns)
+    user = tuple(_relaxed(p) for sig in user_signatures for p in sig.patterns)
+    return _finder(engine, patterns, user), _kinds(len(extra_patterns), tuple(user_signatures))
+
+
+class PatternKinds:
+    """The event kind of a candidate line's message, read from the numbers
+    of the patterns its line holds (as a finder numbers them: built-in
+    patterns, the structural ones, a format's extras, the user's).
+
+    The answer is :func:`~sarsleuth.knowledge.signatures.classify`'s: of the
+    built-in patterns the line holds, the one matching the message leftmost
+    (the first in the table at the same place), else the first of the
+    user's that matches it; each pattern the line does not hold cannot match
+    its message, which is part of the line.  Only the patterns of the line
+    are tried, not the whole table."""
+
+    def __init__(self, extras: int, user_signatures: tuple):
+        self.builtin = [(re.compile(_scoped(p)), sig.id)
+                        for sig in signatures.builtin_signatures() for p in sig.patterns]
+        self.others = len(self.builtin) + len(STRUCTURAL_PATTERNS) + extras   # where the user's patterns start
+        self.extras = range(len(self.builtin) + len(STRUCTURAL_PATTERNS), self.others)
+        self.user = []
+        if user_signatures:
+            import re2
+            self.user = [(re2.compile(_scoped(p)), sig.id) for sig in user_signatures for p in sig.patterns]
+
+    def kind(self, message: str, ids: tuple) -> str | None:
+        """``ids``: the numbers of the patterns the line holds, ascending."""
+        best = None
+        for i in ids:
+            if i >= len(self.builtin):
+                break
+            m = self.builtin[i][0].search(message)
+            if m is not None and (best is None or m.start() < best[0]):
+                best = (m.start(), i)
+        if best is not None:
+            return self.builtin[best[1]][1]
+        for i in ids:       # the user's, in their order
+            if i >= self.others and self.user[i - self.others][0].search(message):
+                return self.user[i - self.others][1]
+        return None
+
+    def exact_for(self, ids: tuple) -> bool:
+        """Can the kind be read from these patterns?  Not when a format's
+        extra pattern chose the line (its message is not its raw text)."""
+        return not any(i in self.extras for i in ids)
+
+
+@lru_cache(maxsize=16)
+def _kinds(extras: int, user_signatures: tuple) -> PatternKinds:
+    return PatternKinds(extras, user_signatures)
+
+
 class AllLinesFinder:
     """Selects every line (``all_lines=True``: keep every line as a row)."""
 
     name = "all"
 
-    def find(self, data: bytes, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple[int, int]]:
+    kinds = None
+
+    def find(self, data, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple]:
         hi = len(data) if hi is None else hi
         out, start = [], lo
         while start < hi:
             end = data.find(b"\n", start, hi)
             end = hi if end == -1 else end
-            out.append((start, end))
+            out.append((start, end, None))
             start = end + 1
         return out
-
-
-@lru_cache(maxsize=16)
-def _finder(engine: str, patterns: tuple, user_patterns: tuple):
-    if engine != "hyperscan":
-        return NeedleFinder(patterns, user_patterns)
-    import hyperscan
-    try:
-        return HyperscanFinder(patterns, user_patterns)
-    except hyperscan.error:         # a pattern Hyperscan cannot take even as a prefilter
-        return NeedleFinder(patterns, user_patterns)
-
-
-def make_finder(all_lines: bool = False, engine: str | None = None, extra_patterns: tuple = (),
-                user_signatures: tuple = ()):
-    """The candidate finder for a scan (cached: built once per pattern set).
-
-    ``engine`` forces ``"hyperscan"`` or ``"python"`` (also env
-    ``SARSLEUTH_LOG_ENGINE``); by default Hyperscan when it is installed."""
-    if all_lines:
-        return AllLinesFinder()
-    if engine is None:
-        chosen = os.environ.get("SARSLEUTH_LOG_ENGINE")
-        # an engine this version lacks (``grep`` was one) means the default
-        engine = chosen if chosen in ENGINES else None
-    engine = engine or ("hyperscan" if hyperscan_available() else "python")
-    if engine not in ENGINES:
-        raise ValueError(f"unknown log engine {engine!r} (one of {', '.join(ENGINES)})")
-    if engine == "hyperscan" and not hyperscan_available():
-        engine = "python"
-    patterns = tuple(candidate_patterns()) + tuple(extra_patterns)
-    user = tuple(_relaxed(p) for sig in user_signatures for p in sig.patterns)
-    return _finder(engine, patterns, user)

@@ -128,7 +128,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     head = read_head(path)
     if _is_json(head):
         fmt = LogFormat(source="journal", parse_line=_split_json, variant="json",
-                        volume=VolumeSpec(regex=_JSON_KEY), extra_candidates=(r'"MESSAGE" ?: ?\[',))
+                        volume=VolumeSpec(regex=_JSON_KEY), extra_candidates=(r'"MESSAGE" ?: ?\[',),
+                        message_in_line=False)
         key = json_minute_key
     else:
         variant, spec = syslog.volume_spec(head)

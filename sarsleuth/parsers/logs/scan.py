@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -31,12 +30,11 @@ from sarsleuth.parsers.logs import assembly
 from sarsleuth.parsers.logs.assembly import Assembler, known_ratelimiters
 from sarsleuth.parsers.logs.blocks import BLOCK_BYTES, Block, iter_blocks, total_size
 from sarsleuth.parsers.logs.engine import candidate_patterns, candidate_regex, make_finder
+from sarsleuth.parsers.logs.event_columns import EventColumns
 from sarsleuth.parsers.logs.lines import MAX_DECODED_CHARS, LineInfo, decode_line, head_lines, stamp_seconds
 from sarsleuth.parsers.logs.sources import build_source
 from sarsleuth.parsers.logs.volumes import VolumeCounter, VolumeSpec
-
-#: Files larger than this get a progress bar when stderr is a terminal.
-PROGRESS_MIN_BYTES = 50 * 1024 * 1024
+from sarsleuth.progress import advance
 
 SUPPRESSED_BYTES_RE = re.compile(rb"(?:([\w.]+): )?(\d+) callbacks suppressed")
 
@@ -52,20 +50,24 @@ class LogFormat:
     #: Patterns of lines that must be decoded although their raw bytes do
     #: not show a signature (e.g. journal messages stored as byte arrays).
     extra_candidates: tuple = ()
+    #: Is a line's message a piece of its raw text (not decoded from JSON)?
+    #: Then the patterns the engine saw on the line tell its kind.
+    message_in_line: bool = True
 
 
 @dataclass
 class ScanResult:
-    records: list
+    events: EventColumns
     lines: int
     volume_keys: dict
     levels: Counter
-    suppressions: list                           # rate-limit summaries no event took
+    unattributed: int                            # lines of rate-limit summaries no event took
     hosts: Counter
     samples: list                                # (line, LineInfo) spread over the file
     engine: str
     warnings: list = field(default_factory=list)
     aggregated: int = 0                          # events counted in their burst's kept record
+    offsets: bool = True                         # the events' byte offsets are offsets in the file
 
 
 def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = None,
@@ -74,25 +76,20 @@ def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = Non
     """Stream ``path`` once and return the assembled event records.
 
     ``sample_every`` > 0 additionally decodes a few lines per block (for
-    clock anchors); ``progress(bytes_done, total)`` is called per block;
+    clock anchors); ``progress(bytes_done, total)`` is called per block
+    (by default :func:`sarsleuth.progress.advance`);
     ``user_signatures`` are the case's own ``[[signature]]`` entries;
-    ``engine`` forces a candidate finder (``"hyperscan"``, ``"python"``).
+    ``engine`` forces a candidate finder (``"hyperscan"``, ``"re2"``).
     """
     state = _ScanState(path, fmt, all_lines, engine, sample_every, tuple(user_signatures))
     total = total_size(path)
-    bar = _progress_bar(total) if progress is None else None
-    report = progress or (bar.update if bar else None)
+    report = progress or advance
     where: dict = {}
-    try:
-        for block in iter_blocks(path, state.warnings, block_bytes, where):
-            state.block(block)
-            if report:
-                done = where.get("read", 0)
-                report(min(done, total) if total else done, total)
-    finally:
-        if bar:
-            bar.close()
-    return state.result()
+    for block in iter_blocks(path, state.warnings, block_bytes, where):
+        state.block(block)
+        done = where.get("read", 0)
+        report(min(done, total) if total else done, total)
+    return state.result(offsets=not where.get("altered"))
 
 
 class _ScanState:
@@ -105,12 +102,17 @@ class _ScanState:
         self.sample_every = sample_every
         self.assembler = Assembler(self.path, fmt.source, all_lines, user_signatures)
         self.volume = VolumeCounter(fmt.volume)
-        self.finder = make_finder(all_lines, engine, tuple(fmt.extra_candidates), user_signatures)
+        self.finder, self.kinds = make_finder(all_lines, engine, tuple(fmt.extra_candidates), user_signatures)
+        if not fmt.message_in_line:
+            self.kinds = None
         self.ratelimiters = known_ratelimiters()
         self.warnings: list[str] = []
         self.samples: list = []
         self.follow_left = 0
         self.lines = self.bad_utf8 = self.nul_blocks = self.cut_lines = 0
+        #: (raw line, cut, bad UTF-8) of the last candidate line when the
+        #: event it made may take the same line again (see Assembler.again)
+        self.last_event: tuple | None = None
 
     def block(self, block: Block) -> None:
         import numpy as np
@@ -124,17 +126,19 @@ class _ScanState:
         if data.find(b"\x00", lo, hi) != -1:
             self.nul_blocks += 1
         spans = self.finder.find(data, lo, hi, ends)
-        starts = [s for s, _ in spans]
+        starts = [s for s, _, _ in spans]
         numbers = (np.searchsorted(ends, starts) + block.first_line).tolist() if starts else []
-        self._walk(data, lo, hi, block.first_line, starts, numbers)
+        self._walk(data, lo, hi, block.first_line, starts, numbers, [ids for _, _, ids in spans], block.offset)
         if self.sample_every:
             # small files are cheap to sample densely; big blocks get a few lines each
             every = self.sample_every if hi - lo >= BLOCK_BYTES // 2 else max(self.sample_every, 128)
             self.samples.extend(_samples(data, lo, hi, ends, block.first_line, self.fmt, every))
 
-    def _walk(self, data: bytes, lo: int, n: int, first_line: int, starts: list, numbers: list) -> None:
-        """Feed candidate lines, and the lines a report asks to follow, to
-        the assembler in file order."""
+    def _walk(self, data: bytes, lo: int, n: int, first_line: int, starts: list, numbers: list, held: list,
+              offset: int) -> None:
+        """Feed candidate lines (``held``: the patterns each holds), and the
+        lines a report asks to follow, to the assembler in file order
+        (``offset``: where ``data`` starts in the stream)."""
         k, pos, line_no = 0, lo, first_line
         while pos < n:
             if self.follow_left <= 0:
@@ -143,14 +147,25 @@ class _ScanState:
                 if k == len(starts):
                     break
                 pos, line_no = starts[k], numbers[k]
-            is_cand = k < len(starts) and starts[k] == pos
-            if is_cand:
+            ids = None
+            if k < len(starts) and starts[k] == pos:
+                ids = held[k] or ()
                 k += 1
             end = data.find(b"\n", pos, n)
-            self.follow_left = self._feed(data, pos, end, line_no, is_cand)
+            self.follow_left = self._feed(data, pos, end, line_no, ids, offset + pos)
             pos, line_no = end + 1, line_no + 1
 
-    def _feed(self, data: bytes, pos: int, end: int, line_no: int, is_cand: bool) -> int:
+    def _feed(self, data: bytes, pos: int, end: int, line_no: int, ids, at: int) -> int:
+        """One line; ``ids`` None when it is no candidate, else the patterns
+        it holds."""
+        is_cand = ids is not None
+        if is_cand and self.last_event is not None and end - pos == len(self.last_event[0]) \
+                and data[pos:end] == self.last_event[0]:
+            # the line the last event came from, printed again: the same event again
+            self.cut_lines += self.last_event[1]
+            self.bad_utf8 += self.last_event[2]
+            return self.assembler.again(line_no)
+        self.last_event = None
         hit = data.find(b" callbacks suppressed", pos, end) if is_cand else -1
         if hit != -1:
             # a bounded window: the regex must not crawl along a huge line
@@ -161,11 +176,21 @@ class _ScanState:
                     return self.assembler.note_suppressed(line_no, int(m.group(2)), fn)
         text, cut = decode_line(data, pos, end)
         self.cut_lines += cut
-        if "\ufffd" in text:
-            self.bad_utf8 += 1
-        return self.assembler.feed(line_no, self.fmt.parse_line(text), is_cand)
+        bad = "\ufffd" in text
+        self.bad_utf8 += bad
+        kind_of = None
+        if is_cand and self.kinds is not None and text.isascii() and "\x00" not in text \
+                and self.kinds.exact_for(ids) and data.find(b"\x00", pos, end) == -1:
+            # the message is a piece of this ASCII line: the patterns the
+            # engine saw on it are the only ones that can match it
+            kinds = self.kinds
+            kind_of = lambda message: kinds.kind(message, ids)     # noqa: E731
+        follow = self.assembler.feed(line_no, self.fmt.parse_line(text), is_cand, at, kind_of)
+        if is_cand and self.assembler.repeatable():
+            self.last_event = (bytes(data[pos:end]), cut, bad)
+        return follow
 
-    def result(self) -> ScanResult:
+    def result(self, offsets: bool = True) -> ScanResult:
         spath, warnings = self.path, self.warnings
         if self.bad_utf8:
             warnings.append(located(spath, f"{self.bad_utf8} decoded line(s) had invalid UTF-8 (replaced)"))
@@ -175,15 +200,14 @@ class _ScanState:
             warnings.append(located(spath, f"{self.cut_lines} line(s) longer than {MAX_DECODED_CHARS} "
                                            "characters were cut when decoded"))
         asm = self.assembler
-        records = asm.finish()
+        events = asm.finish()
         if asm.aggregated:
             warnings.append(located(spath, f"more than {assembly.KEEP_ALL_EVENTS} events: {asm.aggregated} event(s) "
-                                           f"beyond {assembly.BURST_CAP} of one kind, host and minute were counted in the last "
-                                           "one kept (totals exact)"))
-        unattributed = [s for s in asm.suppressions if not s.get("attributed")]
-        return ScanResult(records, self.lines, self.volume.keys, self.volume.levels,
-                          unattributed, asm.hosts, self.samples, self.finder.name, warnings,
-                          asm.aggregated)
+                                           f"beyond {assembly.BURST_CAP} of one kind, host and minute (one a minute past "
+                                           f"{assembly.SPARSE_FROM} events, one an hour past {assembly.HOURLY_FROM}) were "
+                                           "counted in the last one kept (totals exact)"))
+        return ScanResult(events, self.lines, self.volume.keys, self.volume.levels, asm.summaries.unattributed, asm.hosts,
+                          self.samples, self.finder.name, warnings, asm.aggregated, offsets)
 
 
 def _samples(data: bytes, lo: int, hi: int, ends, first_line: int, fmt: LogFormat, every: int) -> list:
@@ -210,32 +234,6 @@ def _samples(data: bytes, lo: int, hi: int, ends, first_line: int, fmt: LogForma
         text, _ = decode_line(data, pos, data.find(b"\n", pos, hi))
         out.append((line_no, fmt.parse_line(text)))
     return out
-
-
-class _RichBar:
-    def __init__(self, total: int):
-        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
-        from rich.console import Console
-        self.progress = Progress("[progress.description]{task.description}", BarColumn(),
-                                 DownloadColumn(), TimeRemainingColumn(),
-                                 console=Console(stderr=True), transient=True)
-        self.task = self.progress.add_task("reading log", total=total)
-        self.progress.start()
-
-    def update(self, done: int, total: int | None) -> None:
-        self.progress.update(self.task, completed=min(done, total or done))
-
-    def close(self) -> None:
-        self.progress.stop()
-
-
-def _progress_bar(total: int | None):
-    if not total or total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
-        return None
-    try:
-        return _RichBar(total)
-    except Exception:  # a progress bar must never break a parse
-        return None
 
 
 __all__ = [

@@ -34,44 +34,38 @@ def build_source(path, kind: str, fmt, result, options,
     prefixed = sum(1 for _, info in result.samples if recognised(info))
     if not result.lines:
         raise InputError(spath, "empty log file")
-    if not volume_keys and not result.records and not prefixed:
+    stored = result.events
+    if not volume_keys and not len(stored) and not prefixed:
         raise InputError(spath, f"no line in a {kind} layout", line=1)
 
+    stamps = stored.stamps()
     md_keys = [k[1:] for k in volume_keys if k[0] == "md"]
     if not md_keys:  # no volume key read: fall back on the events' own stamps
-        md_keys = list(dict.fromkeys(r["stamp"][1:5] for r in result.records
-                                     if r["stamp"] and r["stamp"][0] == "md"))
+        md_keys = list(dict.fromkeys(s[1:5] for s in stamps if s and s[0] == "md"))
     segments = _clock().rollover_segments(md_keys)
     seg_of = dict(zip(md_keys, segments))
     meta: dict = {"format": fmt.variant, "engine": result.engine}
     year = None
     if md_keys:
-        year, meta["year_from"] = _resolve_year(spath, md_keys, segments, result, options, first_line_time)
+        year, meta["year_from"] = _resolve_year(spath, md_keys, segments, result, stamps, options,
+                                                first_line_time)
     elif any(k[0] in ("abs", "aware") for k in volume_keys) or any(
-            r["stamp"] and r["stamp"][0] in ("abs", "aware") for r in result.records):
+            s and s[0] in ("abs", "aware") for s in stamps):
         meta["year_from"] = "line"
-    zone = _target_zone(result)
-
-    def to_dt(stamp):
-        return _stamp_datetime(stamp, year, seg_of)
-
-    records = result.records
-    walls = [to_dt(r.pop("stamp")) for r in records]
-    events = _events_frame(records)
+    zone = _target_zone(stamps)
+    events = _events_frame(stored, result.offsets)
     if len(events):
-        events["timestamp"] = _series(walls, zone).set_axis(events.index)
+        events["timestamp"] = _series([_stamp_datetime(s, year, seg_of) for s in stamps], zone).set_axis(events.index)
         events["aligned"] = events["timestamp"].notna()
-        for col in ("detail", "level", "host", "process", "tag"):
-            if col in events:
-                events[col] = events[col].astype(object).where(events[col].notna(), None)
+    del stamps
     meta["volume"], meta["volume_unit"] = _volume_series(volume_keys, year, seg_of, zone)
     meta["unstamped_lines"] = result.lines - sum(volume_keys.values())
-    meta["levels"] = _levels(result.levels, records, level_names)
+    meta["levels"] = _levels(result.levels, stored, level_names)
     meta.update(_clock_meta(result, year, seg_of))
     if result.aggregated:
         meta["aggregated_events"] = result.aggregated
-    if result.suppressions:
-        meta["suppressed_unattributed"] = sum(s["n"] for s in result.suppressions)
+    if result.unattributed:
+        meta["suppressed_unattributed"] = result.unattributed
     hosts = Counter(result.hosts)
     for _, info in result.samples:
         if info.host:
@@ -85,15 +79,26 @@ def build_source(path, kind: str, fmt, result, options,
 _EMPTY_EVENTS: list = []
 
 
-def _events_frame(records: list):
-    """The events frame; a file without events (most files of a big
-    bundle) gets a copy of one empty frame built once per process."""
+def _events_frame(stored, offsets: bool):
+    """The events frame of a file's stored events (its times set by the
+    caller); a file without events (most files of a big bundle) gets a copy
+    of one empty frame built once per process."""
+    import pandas as pd
+
+    from sarsleuth.model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS
     from sarsleuth.parsers.base import events_frame
-    if records:
-        return events_frame(records)
-    if not _EMPTY_EVENTS:
-        _EMPTY_EVENTS.append(events_frame([]))
-    return _EMPTY_EVENTS[0].copy(deep=False)   # copy-on-write: the shared frame never changes
+    if not len(stored):
+        if not _EMPTY_EVENTS:
+            _EMPTY_EVENTS.append(events_frame([]))
+        return _EMPTY_EVENTS[0].copy(deep=False)   # copy-on-write: the shared frame never changes
+    columns = stored.columns(offsets)
+    n = len(stored)
+    for name in ("host", "process", "tag", "level", "detail"):     # None where missing, as in every event frame
+        columns[name] = pd.Series(columns[name], dtype=object)
+    frame = pd.DataFrame({"timestamp": pd.Series([pd.NaT] * n, dtype="datetime64[ns]"), **columns,
+                          "aligned": pd.Series(True, index=range(n))})
+    extra = [c for c in frame.columns if c not in EVENT_COLUMNS + EVENT_EXTRA_COLUMNS]
+    return frame[EVENT_COLUMNS + EVENT_EXTRA_COLUMNS + extra]
 
 
 def _clock():
@@ -113,20 +118,17 @@ def _normalize_keys(raw: dict, key_parser) -> tuple[dict, int]:
     return out, bad
 
 
-def _resolve_year(spath, md_keys, segments, result, options, first_line_time=None):
+def _resolve_year(spath, md_keys, segments, result, stamps, options, first_line_time=None):
     import datetime as dt
     from sarsleuth.textio import compression_of, file_mtime
     clues = [(md_keys[0], first_line_time)] if first_line_time is not None else []
-    for _, info in result.samples:
-        m = AUDIT_RE.search(info.message)
-        if m and info.stamp and info.stamp[0] == "md":
+    found = [(info.message, info.stamp) for _, info in result.samples]
+    found += zip(result.events.messages(), stamps)
+    for message, stamp in found:
+        m = AUDIT_RE.search(message)
+        if m and stamp and stamp[0] == "md":
             when = dt.datetime.fromtimestamp(int(m.group("epoch")), tz=dt.timezone.utc).replace(tzinfo=None)
-            clues.append((info.stamp[1:5], when))
-    for r in result.records:
-        m = AUDIT_RE.search(r["message"])
-        if m and r["stamp"] and r["stamp"][0] == "md":
-            when = dt.datetime.fromtimestamp(int(m.group("epoch")), tz=dt.timezone.utc).replace(tzinfo=None)
-            clues.append((r["stamp"][1:5], when))
+            clues.append((stamp[1:5], when))
     gzip_mtime = mtime = None
     try:
         if compression_of(spath) == "gzip":
@@ -163,14 +165,13 @@ def _stamp_datetime(stamp, year, seg_of):
     return wall
 
 
-def _target_zone(result):
+def _target_zone(stamps):
     """The zone events are expressed in: the one offset the lines carry,
     else UTC for mixed offsets; None = naive wall clock (settled later by
     the case, see sarsleuth.timebase)."""
     import datetime as dt
     offsets = set()
-    for r in result.records:
-        s = r["stamp"]
+    for s in stamps:
         if s and s[0] == "aware":
             offsets.add(s[1].utcoffset())
     if not offsets:
@@ -249,16 +250,16 @@ def _naive_minutes(walls: list, counts: list):
     return pd.Series(values, index=pd.DatetimeIndex(stamps, name="minute"), name="lines", dtype="int64")
 
 
-def _levels(raw: Counter, records: list, names: dict | None) -> dict:
+def _levels(raw: Counter, stored, names: dict | None) -> dict:
     out: Counter = Counter()
     for key, n in raw.items():
         word = key.decode("ascii", "replace") if isinstance(key, bytes) else str(key)
         word = (names or {}).get(word, word).lower()
         out[word] += n
     if not out:
-        for r in records:
-            if r.get("level"):
-                out[r["level"]] += 1
+        for level, n in zip(stored.levels(), stored.repeats):
+            if level:
+                out[level] += n
     return dict(out)
 
 

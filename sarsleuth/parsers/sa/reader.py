@@ -46,6 +46,7 @@ from sarsleuth.parsers.sa.records import RecordIndex, Walker
 from sarsleuth.parsers.sa.spool import spool
 from sarsleuth.parsers.sa.table import SeriesTable
 from sarsleuth.parsers.base import ParseOptions, events_frame
+from sarsleuth.progress import advance
 
 #: Compressed sa files are decompressed in memory; refuse absurd sizes.
 MAX_DECOMPRESSED = 8 << 30
@@ -152,9 +153,20 @@ def _walk(path, buf, pager):
 
 
 def _source(path, layout, index, warnings, offset, tz, store) -> Source:
+    meta = _meta(layout, index, offset)
+    meta["record_times"] = _record_times(layout, index)
     return Source(path=path, kind="sa", host=layout.host, store=store, events=_events(path, index, layout, tz),
-                  warnings=warnings, tz=clock.tz_name(tz), records=int(index.count),
-                  meta=_meta(layout, index, offset))
+                  warnings=warnings, tz=clock.tz_name(tz), records=int(index.count), meta=meta)
+
+
+def _record_times(layout: FileLayout, index: RecordIndex) -> tuple:
+    """(time in UTC ns, seconds since the record before, rounded as sadf
+    prints them, stretch between restarts) of every statistics record."""
+    itv = _intervals(index.uptime, _previous_records(index.segment), layout)
+    # an uptime that went back starts a segment: that record is never printed
+    itv = np.clip(np.nan_to_num(itv, nan=0.0, posinf=0.0, neginf=0.0), 0, 2.0 ** 62).astype(np.int64)
+    seconds = itv // 100 + (itv % 100 >= 50)
+    return index.ust.astype(np.int64) * 1_000_000_000, seconds, np.asarray(index.segment)
 
 
 def _read_2169(path, buf, endian) -> Source:
@@ -340,6 +352,7 @@ class _Slices:
             del items
         if self.pager is not None:
             self.pager(index.offsets[stop - 1])
+        advance(int(index.offsets[stop - 1]), len(self.u8))
 
     def stores(self, tz):
         """The figures a slice of records at a time, each slice a

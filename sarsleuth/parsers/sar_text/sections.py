@@ -96,6 +96,14 @@ SECTIONS: dict[str, SectionSpec] = {s.name: s for s in [
     _spec("serial", "rcvin/s xmtin/s txmtin/s framerr/s prtyerr/s brk/s ovrun/s", ["TTY"]),
 ]}
 
+#: Columns ``sadf -d`` prints as whole numbers (sysstat's rndr_stats.c
+#: renders them with ``PT_USEINT``); every other figure with two decimals.
+SADF_INTEGERS = frozenset(
+    [m for name in ("memory", "swap", "hugepages") for m in SECTIONS[name].metrics if m.startswith("kb")]
+    + list(SECTIONS["file"].metrics[:4]) + ["file-sz", "inode-sz", "super-sz", "dquot-sz", "rtsig-sz"]
+    + ["runq-sz", "plist-sz", "blocked"] + list(SECTIONS["net-sock"].metrics) + list(SECTIONS["net-sock6"].metrics)
+    + ["blg_len", "MBfsfree", "MBfsused", "Ifree", "Iused", "maxpower", "%cap"])
+
 #: Swap columns that sysstat 7 printed inside the ``-r`` memory table.
 SWAP_COLUMNS = frozenset(SECTIONS["swap"].metrics)
 
