@@ -5,6 +5,7 @@ rendered from.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,10 +130,11 @@ class Case:
             files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
             sizes = [_size(f) for f in files]
             with reading(sizes, progress) as shown:
+                told = dataclasses.replace(parse_options, progress=shown.within)
                 for f, size in zip(files, sizes):
                     shown.open(names.get(str(f), str(f)), size)
                     try:
-                        src = self._read_one(f, names, parse_options)
+                        src = self._read_one(f, names, told)
                     finally:
                         shown.close()
                     if src is None:

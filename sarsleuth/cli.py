@@ -276,7 +276,8 @@ def parse(
         with reading([size], not quiet) as shown:
             shown.open(spooled.names.get(str(given[0]), str(path)), size)
             src, rest = read_for_export(given[0], kind, format.value,
-                                        ParseOptions(year=opts.year, date_order=opts.date_order), layout.value)
+                                        ParseOptions(year=opts.year, date_order=opts.date_order,
+                                                     progress=shown.within), layout.value)
             if str(given[0]) in spooled.names:
                 streams.relabel(src, str(given[0]), spooled.names[str(given[0])])
             from sarsleuth.timebase import settle

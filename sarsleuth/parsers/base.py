@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
 
 if TYPE_CHECKING:
     from sarsleuth.model import Source
@@ -17,12 +17,17 @@ if TYPE_CHECKING:
 
 @dataclass
 class ParseOptions:
-    """Options that change how inputs are read (not what is detected)."""
+    """Options that change how inputs are read (not what is detected), and
+    who is told how far the reading got."""
 
     year: int | None = None          # --year: year of syslog lines that carry none
     link_speed_bps: float | None = None  # NIC capacity in bits/s, for load tests
     date_order: str | None = None    # "mdy" or "dmy" to settle ambiguous sar banners
     signatures: tuple = ()           # the case's own [[signature]] entries (config file)
+    #: told ``(done, total)`` as a reader goes through its file, in its own
+    #: units (bytes of a log, of an sa file's records): the progress shown
+    #: (:class:`sarsleuth.progress.Reading`); None when nobody shows it
+    progress: Callable[[int, int | None], None] | None = None
 
     # Zones are not an option of parsing: a parser returns times as the file
     # records them (aware when it records an offset or instant, naive wall

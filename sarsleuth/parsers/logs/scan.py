@@ -34,7 +34,6 @@ from sarsleuth.parsers.logs.event_columns import EventColumns
 from sarsleuth.parsers.logs.lines import MAX_DECODED_CHARS, LineInfo, decode_line, head_lines, stamp_seconds
 from sarsleuth.parsers.logs.sources import build_source
 from sarsleuth.parsers.logs.volumes import VolumeCounter, VolumeSpec
-from sarsleuth.progress import advance
 
 SUPPRESSED_BYTES_RE = re.compile(rb"(?:([\w.]+): )?(\d+) callbacks suppressed")
 
@@ -77,19 +76,23 @@ def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = Non
 
     ``sample_every`` > 0 additionally decodes a few lines per block (for
     clock anchors); ``progress(bytes_done, total)`` is called per block
-    (by default :func:`sarsleuth.progress.advance`);
+    (``ParseOptions.progress`` of the reader);
     ``user_signatures`` are the case's own ``[[signature]]`` entries;
     ``engine`` forces a candidate finder (``"hyperscan"``, ``"re2"``).
     """
     state = _ScanState(path, fmt, all_lines, engine, sample_every, tuple(user_signatures))
     total = total_size(path)
-    report = progress or advance
+    report = progress or _untold
     where: dict = {}
     for block in iter_blocks(path, state.warnings, block_bytes, where):
         state.block(block)
         done = where.get("read", 0)
         report(min(done, total) if total else done, total)
     return state.result(offsets=not where.get("altered"))
+
+
+def _untold(done: int, total: int | None) -> None:
+    """Progress nobody shows."""
 
 
 class _ScanState:
