@@ -146,7 +146,7 @@ def analyze(
     if plots is not None:
         _write_plots(case, plots, paths)
     if save is not None:
-        from sarsleuth.store import save_case
+        from sarsleuth.fleet.save import save_case
         save_case(case, save, paths)
         _say(f"wrote the case into {save}")
     _to_stdout(lambda out: render.write_case(format.value, case, out, view=view))

@@ -26,8 +26,8 @@ part checked against the marker first.
 """
 from sarsleuth.store.layout import MARKER, PARTITIONED, TABLES
 from sarsleuth.store.reading import StoredCase, load_case, run_sql
-from sarsleuth.store.tables import (partition_name, prepare_case_dir, save_case, source_row, write_fleet_tables,
+from sarsleuth.store.tables import (partition_name, prepare_case_dir, source_row, write_fleet_tables,
                                     write_host_tables)
 
 __all__ = ["MARKER", "PARTITIONED", "TABLES", "StoredCase", "load_case", "run_sql", "partition_name",
-           "prepare_case_dir", "save_case", "source_row", "write_fleet_tables", "write_host_tables"]
+           "prepare_case_dir", "source_row", "write_fleet_tables", "write_host_tables"]

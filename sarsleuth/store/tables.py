@@ -218,53 +218,6 @@ def _limit_rows(host, facts) -> list:
     return rows
 
 
-def save_case(case, path, inputs=()) -> str:
-    """A single case (``sarsleuth.load``) saved the way a fleet is: one
-    partition per host the case names; written whole or not at all."""
-    staging = prepare_case_dir(path, inputs)
-    try:
-        _save_case(case, staging.dir)
-        staging.commit()
-    finally:
-        staging.discard()
-    return str(staging.target)
-
-
-def _save_case(case, base) -> None:
-    from sarsleuth.fleet.model import Fleet, HostResult, metric_summary
-    hosts = {str(h) for h in case.store.hosts()} if case.store else set()
-    if case.events is not None and len(case.events):
-        hosts |= {str(h) for h in case.events["host"].astype(object).dropna().unique()}
-    hosts |= {f.host for f in case.findings if f.host}
-    results = []
-    for host in sorted(hosts) or [""]:
-        metrics = case.store.select(lambda key: (key[0] or "") == host) if case.store else case.store
-        events = _rows_of(case.events, host)
-        write_host_tables(base, host, metrics, events)
-        own = [s for s in case.sources if (s.host or s.meta.get("assigned_host") or "") == host]
-        results.append(HostResult(
-            host=host, files=[s.path for s in own], facts={"zone": str(case.tz) if case.tz else None,
-                                                           "wall_clock": case.tz is None,
-                                                           "metric_values": len(metrics or ()), "events": len(events)},
-            host_facts=_case_host_facts(case, host),
-            sources=[source_row(s) for s in own], findings=[f for f in case.findings if (f.host or "") == host],
-            incidents=[i for i in case.incidents if host in i.hosts or (not i.hosts and not host)],
-            summary=metric_summary(metrics)))
-    write_fleet_tables(base, Fleet(hosts=results, warnings=list(case.warnings), notes=list(case.notes)))
-
-
-def _case_host_facts(case, host):
-    facts = case.host_facts(host) if host and hasattr(case, "host_facts") else None
-    return facts.to_dict() if facts is not None else None
-
-
-def _rows_of(frame, host):
-    if frame is None or not len(frame):
-        return frame.iloc[0:0] if frame is not None else frame
-    names = frame["host"].astype(object).fillna("")
-    return frame[(names == host).to_numpy()]
-
-
 def source_row(s) -> dict:
     """What the tables keep of a source: where, what, when, how much."""
     from sarsleuth.model import iso
