@@ -27,7 +27,7 @@ def load_case(path):
     pyarrow): its tables as DataFrames (``.metrics``, ``.findings``,
     ``.fleet_incidents``...) and ``.sql(query)`` with DuckDB, nothing parsed
     again."""
-    from sarsleuth.store import load_case as _load_case
+    from sarsleuth.saved_cases import load_case as _load_case
     return _load_case(path)
 
 

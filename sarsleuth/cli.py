@@ -390,7 +390,7 @@ def sql(
                                      help="text (a table), csv or json (records)."),
 ):
     """Run SQL (DuckDB) over a saved case."""
-    from sarsleuth.store import run_sql
+    from sarsleuth.saved_cases import run_sql
     write = render.writer("text" if format.value == "table" else format.value, "result")
     frame = run_sql(case_dir, query)
     _to_stdout(lambda out: write(frame, out, terminal=sys.stdout.isatty()))

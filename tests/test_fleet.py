@@ -323,7 +323,7 @@ def test_single_case_save_reopens_with_the_same_numbers(sample_case, tmp_path):
 
 
 def test_host_names_from_inputs_are_made_safe(tmp_path, scheduler):
-    from sarsleuth.store import partition_name
+    from sarsleuth.saved_cases import partition_name
     assert partition_name("../../etc") == "host=..%2F..%2Fetc"
     assert partition_name("..") == "host=%2E%2E" or "/" not in partition_name("..")
     hostile = "<b>x</b>\x1b]0;pwn\x07"

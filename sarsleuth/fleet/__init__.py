@@ -34,13 +34,13 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
                "min_severity": min_severity}
     staging = None
     if save is not None:
-        from sarsleuth.store import prepare_case_dir
+        from sarsleuth.saved_cases import prepare_case_dir
         staging = prepare_case_dir(save, paths)
     try:
         fleet = _analyze(paths, scheduler, workers, memory_limit, processes, progress, tolerance_seconds, options,
                          staging.dir if staging else None)
         if staging is not None:
-            from sarsleuth.store import write_fleet_tables
+            from sarsleuth.saved_cases import write_fleet_tables
             write_fleet_tables(staging.dir, fleet)
             staging.commit()
     finally:

@@ -56,7 +56,7 @@ def _run(group, options, save_dir, result) -> None:
     result.warnings = list(case.warnings)
     result.notes += list(case.notes)
     metrics, events = _own_series(case.store, group), _own_rows(case.events, group)
-    from sarsleuth.store import source_row
+    from sarsleuth.saved_cases import source_row
     result.sources = [source_row(s) for s in case.sources]
     result.facts.update(_facts(case, metrics, events, group.host))
     own = _host_facts(case, group.host)
@@ -64,7 +64,7 @@ def _run(group, options, save_dir, result) -> None:
         result.host_facts = own.to_dict()
     result.summary = metric_summary(metrics)
     if save_dir is not None:
-        from sarsleuth.store import write_host_tables
+        from sarsleuth.saved_cases import write_host_tables
         write_host_tables(save_dir, group.host, metrics, events)
 
 

@@ -1,11 +1,11 @@
 """A single case (``sarsleuth.load``, ``analyze --save`` without a fleet)
 saved the way a fleet is: split by the hosts it names into host results,
 one partition of metrics and events per host, and the fleet's small
-tables (:mod:`sarsleuth.store`)."""
+tables (:mod:`sarsleuth.saved_cases`)."""
 from __future__ import annotations
 
 from sarsleuth.fleet.model import Fleet, HostResult, metric_summary
-from sarsleuth.store import prepare_case_dir, source_row, write_fleet_tables, write_host_tables
+from sarsleuth.saved_cases import prepare_case_dir, source_row, write_fleet_tables, write_host_tables
 
 
 def save_case(case, path, inputs=()) -> str:

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from sarsleuth.store.folder import write_marker
-from sarsleuth.store.layout import TABLES
+from sarsleuth.saved_cases.folder import write_marker
+from sarsleuth.saved_cases.layout import TABLES
 
 LIMIT_COLUMNS = ["host", "source", "name", "value", "number", "path", "line", "text", "conf", "pid"]
 EVENT_TEXT = ("host", "source", "kind", "process", "message", "file", "level", "detail")
@@ -24,12 +24,12 @@ def _need_pyarrow():
 
 
 def prepare_case_dir(path, inputs=()):
-    """A :class:`~sarsleuth.store.folder.Staging` for a case to be written
+    """A :class:`~sarsleuth.saved_cases.folder.Staging` for a case to be written
     at ``path`` (``.dir`` is where to write it, ``commit()`` puts it in
     place); refused when the case would sit among the inputs or replace
     anything but an earlier case."""
     from sarsleuth.errors import UsageError
-    from sarsleuth.store.folder import Staging, place_problem
+    from sarsleuth.saved_cases.folder import Staging, place_problem
     _need_pyarrow()
     target = Path(os.path.abspath(path))
     for given in inputs:

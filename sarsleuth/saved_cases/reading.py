@@ -17,8 +17,8 @@ import stat
 from pathlib import Path
 
 from sarsleuth.errors import CaseError
-from sarsleuth.store.folder import digest
-from sarsleuth.store.layout import MARKER, PARTITIONED, TABLES
+from sarsleuth.saved_cases.folder import digest
+from sarsleuth.saved_cases.layout import MARKER, PARTITIONED, TABLES
 #: A marker is a few KB per host; past this it is not one.
 MAX_MARKER_BYTES = 256 << 20
 

@@ -25,7 +25,7 @@ import signal
 import tempfile
 from pathlib import Path
 
-from sarsleuth.store.layout import MARKER
+from sarsleuth.saved_cases.layout import MARKER
 
 _DIGEST_CHUNK = 1 << 20
 
