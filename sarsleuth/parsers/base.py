@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from sarsleuth.model import Source
 
 
+#: Lines (rows) of a file's head in which :meth:`Parser.hosts_in` reads host
+#: names.
+HEAD_LINES = 200
+
+
 @dataclass
 class ParseOptions:
     """Options that change how inputs are read (not what is detected), and
@@ -46,6 +51,35 @@ class Parser(ABC):
     #: Reads a file in UTF-16 (it starts with its byte order mark) as text:
     #: such a file is sniffed from its head in UTF-8.
     reads_utf16: ClassVar[bool] = False
+
+    # What a file of this kind says of where and when it comes from, and how
+    # it is read: the rest of sarsleuth asks these (``registry()[kind]``),
+    # never the kind's name.
+    #: False: its times may lack the year (syslog's ``May  6 15:04:13``); a
+    #: year only guessed (``meta["year_from"]``) is settled from the host's
+    #: other files
+    carries_year: ClassVar[bool] = True
+    #: False: its times may lack the date (a sar text without its banner,
+    #: ``meta["date_unknown"]``), settled the same way
+    carries_date: ClassVar[bool] = True
+    #: False: its times may be seconds since boot (dmesg's ``[123.456789]``),
+    #: put on the wall clock by an anchor (``meta["clock"]``)
+    carries_wall_clock: ClassVar[bool] = True
+    #: its kernel lines keep the kernel's uptime stamp beside their wall
+    #: time, and ``meta["clock"]`` its clock's offset from UTC: the anchor of
+    #: the host's dmesg
+    anchors_uptime: ClassVar[bool] = False
+    #: how a file is read: "lines" (text, a line at a time), "log" (the log
+    #: scan, in blocks), "document" (parsed whole: JSON, XML) or "records"
+    #: (a binary file of records)
+    shape: ClassVar[str] = "lines"
+
+    @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        """The hosts a file's first bytes name, and what else they say of
+        its machine (kernel, CPUs); ``((), {})`` for a kind that names none.
+        Cheap: a fleet asks it of every file before reading any."""
+        return (), {}
 
     @classmethod
     @abstractmethod

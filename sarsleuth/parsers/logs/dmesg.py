@@ -178,6 +178,8 @@ class DmesgParser(Parser):
     kind = "dmesg"
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     description = "kernel ring buffer dumps: dmesg, dmesg -T, dmesg -x, stamp-less RHEL 6 dmesg"
+    carries_wall_clock = False      # "[  123.456789]": seconds since boot
+    shape = "log"
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:

@@ -97,6 +97,7 @@ class NginxErrorParser(Parser):
     kind = "nginx-error"
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     description = "nginx / Tengine / OpenResty error.log (docker-compose prefixes too)"
+    shape = "log"
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs import stamp_names
-from sarsleuth.parsers.logs.lines import LineInfo, head_lines
-from sarsleuth.textio import read_head
+from sarsleuth.parsers.logs.lines import LineInfo, head_lines, hosts_named
+from sarsleuth.textio import decode, read_head
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 if TYPE_CHECKING:
@@ -420,6 +420,13 @@ class SyslogParser(Parser):
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     priority = 1
     description = "syslog files (RFC 3164, RFC 3339 high precision, RFC 5424): messages, kern.log"
+    carries_year = False    # RFC 3164: "May  6 15:04:13"
+    anchors_uptime = True   # kern.log keeps the kernel's [uptime]
+    shape = "log"
+
+    @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        return hosts_named(decode(head), parse_line), {}
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:

@@ -14,6 +14,20 @@ class SaBinaryParser(Parser):
     priority = 10
     binary = True           # sniffed on raw bytes, NUL bytes included
     description = "sysstat binary activity file (sa01..sa31), any format since sysstat 6.1"
+    shape = "records"
+
+    @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        """The header's nodename, kernel and CPUs."""
+        from sarsleuth.errors import InputError
+        from sarsleuth.parsers.sa.layout import read_layout
+        try:
+            layout = read_layout(path, head)
+        except InputError:
+            # the header did not fit the head, or is damaged: the parser says
+            # which byte when the host's pipeline reads it
+            return (), {}
+        return ((layout.host,) if layout.host else ()), {"kernel": layout.kernel, "ncpu": layout.ncpu}
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:
