@@ -164,8 +164,9 @@ class Case:
 
     def _settle(self, opts):
         """Every source on one clock (zones, years, dmesg anchors, hosts)."""
+        from sarsleuth.parsers import registry
         from sarsleuth.timebase import settle
-        settled = settle(self.sources, tz=opts.tz,
+        settled = settle(self.sources, registry(), tz=opts.tz,
                          host_zones={h.host: (h.timezone, h.timezone_from) for h in self.hosts if h.timezone})
         self.clock = settled.clock
         self.notes.extend(settled.notes)

@@ -253,7 +253,7 @@ def parse(
 ):
     """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports."""
     from sarsleuth.options import check_options
-    from sarsleuth.parsers import ParseOptions, kinds
+    from sarsleuth.parsers import ParseOptions, kinds, registry
     opts = check_options(tz=tz, year=year, date_order=date_order)
     if kind is not None and kind not in kinds():
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
@@ -281,7 +281,7 @@ def parse(
             if str(given[0]) in spooled.names:
                 streams.relabel(src, str(given[0]), spooled.names[str(given[0])])
             from sarsleuth.timebase import settle
-            settled = settle([src], tz=opts.tz)
+            settled = settle([src], registry(), tz=opts.tz)
             for w in [*spooled.warnings, *src.warnings, *settled.warnings]:
                 _say(f"warning: {w}")
             if rest is not None:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import sniff_bytes
+from sarsleuth.parsers import registry, sniff_bytes
 from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.sadf.reader import SadfCsvParser, SadfJsonParser, SadfXmlParser
 from sarsleuth.parsers.sar_text.reader import SarTextParser
@@ -105,7 +105,7 @@ def test_local_time_stamps_are_wall_clock(expected):
     assert any("--tz" in w for w in local.warnings)
     from sarsleuth.timebase import settle
     placed = parse(SadfCsvParser, expected / "expected.sadf-d-t-tz")
-    settle([placed], tz="Europe/Paris")
+    settle([placed], registry(), tz="Europe/Paris")
     # the same instant as the UTC rendering
     utc = parse(SadfCsvParser, expected / "expected.sadf-d-tz")
     assert placed.metrics.timestamp.iloc[0] == utc.metrics.timestamp.iloc[0]

@@ -45,15 +45,16 @@ class Settlement:
                      one_clock=self.one_clock)
 
 
-def settle(sources: list, tz: str | None = None, host_zones: dict | None = None) -> Settlement:
+def settle(sources: list, readers, tz: str | None = None, host_zones: dict | None = None) -> Settlement:
     """Put ``sources`` on one clock (in place); see the module doc.
-    ``host_zones``: {host: (zone, where it was read)} from bundles' host
-    facts (etc/localtime, timedatectl): the host's configured zone, used
-    like a zone its files record."""
+    ``readers``: {kind: its parser}, which says what a kind's files carry
+    (``sarsleuth.parsers.registry()``); ``host_zones``: {host: (zone, where
+    it was read)} from bundles' host facts (etc/localtime, timedatectl):
+    the host's configured zone, used like a zone its files record."""
     out = Settlement(one_clock=bool(tz))
     out.notes.extend(hosts.assign(sources))
-    out.notes.extend(years.redate(sources, hosts.host_of))
-    out.notes.extend(dmesg.align(sources))
+    out.notes.extend(years.redate(sources, hosts.host_of, readers))
+    out.notes.extend(dmesg.align(sources, readers))
     _decide_zones(sources, tz, out, host_zones or {})
     for src in sources:
         _to_display(src, out.host_zones.get(hosts.host_of(src)), out.zone)
