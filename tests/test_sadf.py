@@ -281,3 +281,17 @@ def test_reformatted_json_values_keep_the_line_of_their_member(tmp_path, expecte
                                     ("ldavg-1", "", '"ldavg-1": 3.16,')]:
         row = first[(first.metric == metric) & (first.device == device)].iloc[0]
         assert text[row.line - 1].strip() == printed, metric
+
+
+@pytest.mark.parametrize("kind, text", [
+    ("sadf-json", '{"sysstat": {"hosts": 7}}'),
+    ("sadf-xml", '<?xml version="1.0"?>\n<sysstat><sysdata-version>3</sysdata-version><host')])
+def test_a_document_naming_no_host_is_one_line_and_exit_2(kind, text, tmp_path):
+    """Well-formed as far as it goes, but no host with statistics in it."""
+    from .conftest import run_cli
+    bad = tmp_path / f"unusable-{kind}"
+    bad.write_text(text)
+    proc = run_cli("parse", "--kind", kind, bad)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("sarsleuth: ") and str(bad) in lines[0], proc.stderr
