@@ -17,6 +17,7 @@ __all__ = ["__version__", "load", "load_case", "Case"]
 def load(*paths, tz=None, year=None, window=None, link_speed=None, config=None, progress=False, date_order=None):
     """Parse every path (files, directories, compressed files), run the
     detectors and correlate the findings.  Returns a :class:`Case`."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.case import Case
     return Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed,
                      config=config, progress=progress, date_order=date_order)
@@ -27,6 +28,7 @@ def load_case(path):
     pyarrow): its tables as DataFrames (``.metrics``, ``.findings``,
     ``.fleet_incidents``...) and ``.sql(query)`` with DuckDB, nothing parsed
     again."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.saved_cases import load_case as _load_case
     return _load_case(path)
 

@@ -6,12 +6,34 @@ rendered from.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
+from sarsleuth import detectors, streams
+from sarsleuth.attribution import attribute
+from sarsleuth.bundles.expand import expand, has_facts
+from sarsleuth.config import load_config
+from sarsleuth.correlate import correlate
+from sarsleuth.detectors import Context, run_all
 from sarsleuth.errors import InputError
-from sarsleuth.model import Finding, empty_events
+from sarsleuth.folding import Folds
+from sarsleuth.metric_store import MetricStore, combine
+from sarsleuth.model import SEVERITY_RANK, Finding, empty_events
+from sarsleuth.narrative import quiet_summary
+from sarsleuth.options import check_options
+from sarsleuth.parsers import ParseOptions, parse, registry, sniff
+from sarsleuth.plots import plot_metric
+from sarsleuth.progress import reading
+from sarsleuth.render.html import case_fragment, write_html
+from sarsleuth.render.json import document
+from sarsleuth.streams import refusal
+from sarsleuth.timebase import settle
 from sarsleuth.timebase.clock import Clock, on_clock
+from sarsleuth.timebase.hosts import attach_bundles
 
 @dataclass
 class Skipped:
@@ -53,10 +75,6 @@ class Case:
         """Read, settle on one clock and analyse every input of a case.
         ``select``: {archive path: labels of the bundles in it to read} (a
         fleet's host reads its own node of a collect archive)."""
-        from sarsleuth.config import load_config
-        from sarsleuth.options import check_options
-        from sarsleuth.parsers import ParseOptions
-
         if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
             paths = tuple(paths[0])
         opts = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
@@ -77,9 +95,6 @@ class Case:
         :attr:`skipped`).  Each file is sniffed and parsed in turn: parsing
         looks at the head again, which the sniff cache then still holds
         (however many files)."""
-        from sarsleuth import streams
-        from sarsleuth.parsers import parse, sniff
-        from sarsleuth.streams import refusal
         name = names.get(str(f), str(f))
         try:
             too_big = refusal(f)        # a file found in a folder is capped as a named one is
@@ -99,10 +114,6 @@ class Case:
         """Sniff and parse every input (folders walked, bundles and archives
         read by their layout, each file once, streams copied once so they
         can be sniffed and read)."""
-        from sarsleuth import streams
-        from sarsleuth.bundles.expand import expand
-        from sarsleuth.folding import Folds
-        from sarsleuth.progress import reading
         spooled = streams.Spooled()
         folds = Folds()
         bundles = None
@@ -155,8 +166,6 @@ class Case:
                 self.notes.append(f"{sum(len(s.meta['files']) for s in folded)} log files are held as "
                                   f"{len(folded)} source(s), one per kind, host and clock (their events keep "
                                   "their files and lines)")
-        from sarsleuth.bundles.expand import has_facts
-        from sarsleuth.timebase.hosts import attach_bundles
         found = bundles.bundles if bundles is not None else []
         self.notes.extend(note for h in found for note in h.dropped)      # facts read but not used
         self.notes.extend(attach_bundles(self.sources, found))
@@ -164,8 +173,6 @@ class Case:
 
     def _settle(self, opts):
         """Every source on one clock (zones, years, dmesg anchors, hosts)."""
-        from sarsleuth.parsers import registry
-        from sarsleuth.timebase import settle
         settled = settle(self.sources, registry(), tz=opts.tz,
                          host_zones={h.host: (h.timezone, h.timezone_from) for h in self.hosts if h.timezone})
         self.clock = settled.clock
@@ -181,10 +188,6 @@ class Case:
 
     # --------------------------------------------------------------- combine
     def _combine(self):
-        import numpy as np
-        import pandas as pd
-
-        from sarsleuth.metric_store import MetricStore, combine
         events = [s.events for s in self.sources if s.events is not None and len(s.events)]
         # the same sample from two renderings (sa06 and sar06.txt) counts once;
         # where they differ, what sadc wrote (a binary file) is what is used
@@ -219,15 +222,11 @@ class Case:
 
     # --------------------------------------------------------------- analyse
     def _analyse(self, cfg, opts, parse_options):
-        from sarsleuth.correlate import correlate
-        from sarsleuth.detectors import Context, registry, run_all
-        from sarsleuth.model import SEVERITY_RANK
         ctx = Context(metrics=self.store, events=self.events, reports=self.reports, sources=self.sources,
                       params=cfg.params, link_speed_bps=parse_options.link_speed_bps,
                       user_signatures=cfg.signatures, host_facts=list(self.hosts), clock=self.clock)
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
-        from sarsleuth.attribution import attribute
         attribute(findings, self.sources, self.reports)
         if self.window is not None:
             findings = [f for f in findings if _in_window(f, self.window)]
@@ -235,7 +234,7 @@ class Case:
             findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[opts.min_severity]]
         self.findings = findings
         self.incidents = correlate(list(findings), self.clock)
-        self.checked = list(registry())
+        self.checked = list(detectors.registry())
 
     # ------------------------------------------------------------------- API
     @property
@@ -254,8 +253,6 @@ class Case:
         is known, one column per metric (device "all"/"" by default; pass
         ``device=None`` to get a (device, metric) column MultiIndex when the
         section has devices)."""
-        import pandas as pd
-
         store = self.store
         keys = [k for k in (store.runs if store else ()) if k[1] == section and (host is None or k[0] == host)]
         if not keys:
@@ -275,7 +272,6 @@ class Case:
 
     def to_json(self) -> dict:
         """The JSON document of ``analyze --format json``, as a dict."""
-        from sarsleuth.render.json import document
         return document(self)
 
     def host_facts(self, host):
@@ -288,22 +284,18 @@ class Case:
     def headline(self) -> str:
         """One line on the whole case: the top incident, or that no incident
         was found and what was checked."""
-        from sarsleuth.narrative import quiet_summary
         if not self.incidents:
             return quiet_summary(self)
         top = self.incidents[0]
         return f"{len(self.incidents)} incident(s); most important: {top.title} ({top.severity})."
 
     def report(self, path, plots: bool = True) -> str:
-        from sarsleuth.render.html import write_html
         return write_html(self, path, plots=plots)
 
     def plot(self, section: str, metric: str, host=None, device=None, ax=None, events: bool = True):
-        from sarsleuth.plots import plot_metric
         return plot_metric(self, section, metric, host=host, device=device, ax=ax, events=events)
 
     def _repr_html_(self) -> str:
-        from sarsleuth.render.html import case_fragment
         return case_fragment(self)
 
     def __repr__(self) -> str:
@@ -315,7 +307,6 @@ def _distinct_files(files, notes, names=None) -> list:
     """Each file once, however often it was named (directly, through a
     folder, through a link).  ``names``: how the user knows a private copy
     (an archive member), for the note."""
-    import os
     seen, out = {}, []
     for f in files:
         try:
@@ -346,7 +337,6 @@ def _merge_duplicate_events(events, origin):
     another counts max(n, m) times (a row of repeats keeps the larger
     ``repeats`` and ``count``).  ``origin`` numbers the source of each row.
     Returns the events and how many lines were counted once."""
-    import pandas as pd
     stamp = events["uptime"].round(6).astype(object).where(events["uptime"].notna(),
                                                            events["timestamp"].astype(object))
     key = pd.DataFrame({"host": events["host"].astype(object).fillna(""),
@@ -371,10 +361,6 @@ def disagreement_warnings(disagreements, holders) -> list[str]:
     """One warning per pair of sources that give one series different
     values at the same times: where they differ most, how many values
     differ, and which source the story uses."""
-    import os
-
-    import pandas as pd
-
     pairs: dict = {}
     for d in disagreements:
         pairs.setdefault((d.kept_store, d.dropped_store), []).append(d)
@@ -396,7 +382,6 @@ def disagreement_warnings(disagreements, holders) -> list[str]:
 def _in_window(f: Finding, window) -> bool:
     """Does a finding overlap the window?  Both are on the case's clock;
     an untimed finding is kept (it cannot be placed outside)."""
-    import pandas as pd
     if f.start is None or pd.isna(f.start):
         return True
     start, end = window

@@ -10,6 +10,7 @@ stderr and exit 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import enum
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -18,7 +19,10 @@ import typer
 
 from sarsleuth import __version__, render
 from sarsleuth.errors import SarsleuthError, UsageError
+from sarsleuth.render._files import (OutputFailed, StdoutClosed, cannot_write, refuse_inputs, silence_stdout, stdout,
+                                     write_text_file)
 from sarsleuth.render._safe import one_line
+from sarsleuth.signals import Terminated, terminate_as_interrupt
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
@@ -108,6 +112,7 @@ def analyze(
                                "for runs over 2 s)."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.options import check_options
     severity = min_severity.value if min_severity else None
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
@@ -154,6 +159,7 @@ def analyze(
 
 def _names_a_fleet(paths) -> bool:
     """Do the inputs name enough hosts to be a fleet?  (A sample of heads.)"""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.fleet.hosts import names_hosts
     from sarsleuth.streams import is_stream
     # a pipe gives its bytes once: it is never sniffed here, only by the case that copies it
@@ -162,6 +168,7 @@ def _names_a_fleet(paths) -> bool:
 
 def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options, progress) -> None:
     """Every host on its own pipeline (Dask), fleet incidents first."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth import fleet as fleet_api
     if plots is not None:
         raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
@@ -195,8 +202,6 @@ def _skip_reason(skipped) -> str:
 def _check_destination(out: Path, inputs, directory: bool = False) -> None:
     """Before minutes of reading: an output that cannot be written, or would
     overwrite an input, is refused now (the write itself checks again)."""
-    import os
-    from sarsleuth.render._files import refuse_inputs
     refuse_inputs(out, inputs)
     parent = out if directory and out.is_dir() else Path(os.path.realpath(out)).parent
     while directory and not parent.exists() and parent != parent.parent:
@@ -210,8 +215,8 @@ def _check_destination(out: Path, inputs, directory: bool = False) -> None:
 
 
 def _write_plots(case, directory: Path, inputs) -> None:
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.plots import figure_svg, incident_figure
-    from sarsleuth.render._files import cannot_write, write_text_file
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -231,7 +236,6 @@ def _write_plots(case, directory: Path, inputs) -> None:
 def _to_stdout(write) -> None:
     """Run ``write(out)`` on the guarded standard output, flushed inside the
     guard so a full disk is reported here, not at exit."""
-    from sarsleuth.render._files import stdout
     out = stdout()
     write(out)
     out.flush()
@@ -252,6 +256,7 @@ def parse(
                                "for runs over 2 s)."),
 ):
     """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.options import check_options
     from sarsleuth.parsers import ParseOptions, kinds, registry
     opts = check_options(tz=tz, year=year, date_order=date_order)
@@ -304,8 +309,7 @@ def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories."))
 
 
 def _sniff(paths) -> int:
-    import os
-
+    # here, not at the top: --help and sniff load this module
     from sarsleuth import streams
     from sarsleuth.bundles.expand import expand
     from sarsleuth.parsers import sniff as sniff_one
@@ -347,6 +351,7 @@ def _sniff(paths) -> int:
 @app.command()
 def detectors(format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f")):
     """List the detectors with a line each."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.detectors import registry
     from sarsleuth.render._table import Column, Table, key
     records = [{"id": d.id, "category": d.category, "inputs": list(d.inputs), "summary": d.summary,
@@ -364,6 +369,7 @@ def compare(
     format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f"),
 ):
     """Compare several load-test runs: requests/s and latency percentiles."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.compare import comparison_table, compare_reports, plot_comparison
     if plot is not None:
         _check_destination(plot, paths)
@@ -390,6 +396,7 @@ def sql(
                                      help="text (a table), csv or json (records)."),
 ):
     """Run SQL (DuckDB) over a saved case."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.saved_cases import run_sql
     write = render.writer("text" if format.value == "table" else format.value, "result")
     frame = run_sql(case_dir, query)
@@ -414,8 +421,6 @@ def run(argv=None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``) and
     return the exit code; nothing escapes but the code."""
     global _debug
-    from sarsleuth.render._files import OutputFailed, StdoutClosed, silence_stdout
-    from sarsleuth.signals import Terminated, terminate_as_interrupt
     argv = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     _debug = False
     restore = terminate_as_interrupt()

@@ -18,7 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sarsleuth.detectors import registry
 from sarsleuth.errors import UsageError
+from sarsleuth.knowledge import signatures
+from sarsleuth.options import parse_link_speed as _parse_link_speed
+from sarsleuth.streams import Unreadable, read_named
 
 try:  # Python 3.11+
     import tomllib
@@ -50,7 +54,6 @@ def load_config(path) -> Config:
     naming the file (nothing a user wrote may surface as a traceback)."""
     if path is None:
         return Config()
-    from sarsleuth.streams import Unreadable, read_named
     p = Path(path)
     try:
         text = read_named(p, MAX_CONFIG_BYTES, "config file").decode("utf-8")
@@ -91,7 +94,6 @@ def _check_nesting(p: Path, text: str) -> None:
 
 def _detector_params(p: Path, section) -> dict:
     """``[detectors.<id>]`` tables: known detectors, known parameters."""
-    from sarsleuth.detectors import registry
     if section is None:
         return {}
     if not isinstance(section, dict):
@@ -143,8 +145,6 @@ def _user_signatures(p: Path, text: str, data: dict) -> tuple:
     syntax: no backreferences or lookaround), so no line can stall a scan."""
     if not data.get("signature"):
         return ()
-    from sarsleuth.detectors import registry
-    from sarsleuth.knowledge import signatures
     try:
         sigs = signatures.read_table(text)
     except (ValueError, TypeError) as exc:
@@ -167,7 +167,6 @@ def _user_signatures(p: Path, text: str, data: dict) -> tuple:
 def _link_speed(p: Path, data: dict):
     if data.get("link_speed") is None:
         return None
-    from sarsleuth.options import parse_link_speed as _parse_link_speed
     try:
         return _parse_link_speed(data["link_speed"])
     except UsageError:

@@ -24,8 +24,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from sarsleuth.knowledge import category_title, causal_chains, impact_weights, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
+from sarsleuth.narrative import after_category, narrate, prose
 from sarsleuth.recommend import holds, recommend
 from sarsleuth.timebase.clock import Clock, on_clock
 
@@ -47,7 +50,6 @@ class _Group:
 
 
 def _tolerance():
-    import pandas as pd
     return pd.Timedelta(minutes=5)
 
 
@@ -88,7 +90,6 @@ def correlate(findings: list[Finding], clock: Clock, tolerance=None) -> list[Inc
 
 # ------------------------------------------------------------------ grouping
 def _has_time(f: Finding) -> bool:
-    import pandas as pd
     return f.start is not None and not pd.isna(f.start)
 
 
@@ -97,7 +98,6 @@ def _on_clock(f: Finding) -> bool:
 
 
 def _end_of(f: Finding):
-    import pandas as pd
     return f.end if f.end is not None and not pd.isna(f.end) else f.start
 
 
@@ -245,7 +245,6 @@ def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
 
 
 def _sort_ts(f):
-    import pandas as pd
     try:
         return pd.Timestamp(f.onset).value if _on_clock(f) else 2**62
     except (TypeError, ValueError):
@@ -315,7 +314,6 @@ _IMPACT_WORDS = {"killed": "processes killed", "crashed": "processes crashed", "
 
 
 def _incident(g: _Group, clock: Clock) -> Incident:
-    import pandas as pd
     findings = g.findings
     cause, chain = cause_of(findings)
     assign_roles(findings, cause, chain)
@@ -354,7 +352,6 @@ def _incident(g: _Group, clock: Clock) -> Incident:
                    cause=cause.detector, score_components=components)
     inc.impact = hurt
     _on_story_clock(inc, clock)
-    from sarsleuth.narrative import narrate
     narrate(inc, cause, chain, clock)
     return inc
 
@@ -374,7 +371,6 @@ def _title(category, cause, hosts) -> str:
     """The category once, then what is specific: the numbers, the host."""
     head = category_title(category)
     where = f" on {', '.join(hosts)}" if hosts else ""
-    from sarsleuth.narrative import after_category, prose
     what = prose(after_category(category, cause.title, commands=False))
     what = what if len(what) <= 110 else what[:107] + "..."
     return f"{head}{where}: {what}" if what else f"{head}{where}"

@@ -6,8 +6,16 @@ load-test reports.  The formats that write them are in
 """
 from __future__ import annotations
 
-from sarsleuth.model import EVENT_COLUMNS, METRIC_COLUMNS
+import itertools
+import os
+
+from sarsleuth import render
+from sarsleuth.compare import report_json
+from sarsleuth.model import EVENT_COLUMNS, METRIC_COLUMNS, empty_events
+from sarsleuth.parsers import parse, registry, sniff
+from sarsleuth.render._files import atomic_output, stdout
 from sarsleuth.render._rows import Frames
+from sarsleuth.timebase import hosts, zones
 
 
 def source_table(src):
@@ -17,7 +25,6 @@ def source_table(src):
         return src.metrics[METRIC_COLUMNS]
     if src.events is not None and len(src.events):
         return src.events[EVENT_COLUMNS]
-    from sarsleuth.model import empty_events
     return empty_events()[EVENT_COLUMNS]
 
 
@@ -28,15 +35,12 @@ def read_for_export(path, kind, fmt: str, options, layout: str = "long"):
     day is tens of millions of rows, never held whole; ``src.metrics`` holds
     the first slice), anything else whole (the wide layout goes section by
     section over the whole file, from its compact store)."""
-    from sarsleuth import render
-    from sarsleuth.parsers import parse, registry, sniff
     if layout == "long" and getattr(render.get(fmt), "STREAMS", False) and (kind or sniff(path)[0]) == "sa":
         return registry()["sa"].stream(path, options)
     return parse(path, kind, options), None
 
 
 def file_size(path) -> int | None:
-    import os
     try:
         return os.path.getsize(path)
     except OSError:
@@ -48,8 +52,6 @@ def write_parsed(src, fmt: str, output, path, table=None, layout: str = "long", 
     whole or not at all) or standard output: load-test reports' fields (in
     a format that writes them), an sa file in sadf -d's layout, else the
     long table (``table``: the streamed frames of an sa file)."""
-    from sarsleuth import render
-    from sarsleuth.render._files import atomic_output, stdout
     if src.reports and render.writes(fmt, "reports"):
         write_reports, reports = render.writer(fmt, "reports"), reports_json(src)
         if output is None:
@@ -87,9 +89,6 @@ def streamed_table(src, rest, settled) -> Frames:
     """The contract's metrics table of a streamed source: its first frame
     then ``rest``, each put on the clock that ``settled`` (the
     :class:`~sarsleuth.timebase.Settlement` of the source) chose."""
-    import itertools
-
-    from sarsleuth.timebase import hosts, zones
     source_zone = settled.host_zones.get(hosts.host_of(src))
 
     def on_clock(frames):
@@ -103,5 +102,4 @@ def streamed_table(src, rest, settled) -> Frames:
 
 def reports_json(src) -> list:
     """Load-test reports as JSON-safe dicts."""
-    from sarsleuth.compare import report_json
     return [report_json(r) for r in src.reports]

@@ -3,8 +3,8 @@
 Parsers turn files into :class:`Source` objects carrying two long tables
 (metrics and events) and, for load-test reports, a list of report dicts.
 Detectors read those tables and return :class:`Finding` objects; the
-correlator groups findings into :class:`Incident` objects.  Nothing here
-imports pandas at module import time for the benefit of CLI start-up.
+correlator groups findings into :class:`Incident` objects.  Start-up
+(``--help``, ``sniff``) never loads it.
 """
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ import dataclasses
 import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
+
+import pandas as pd
+
+from sarsleuth.metric_store import empty_long, from_long
 
 #: Columns of the long metrics table (``parse --format csv`` on metric sources).
 METRIC_COLUMNS = ["timestamp", "host", "section", "device", "metric", "value"]
@@ -48,12 +52,10 @@ def __getattr__(name: str):
 
 
 def empty_metrics():
-    from sarsleuth.metric_store import empty_long
     return empty_long()
 
 
 def empty_events():
-    import pandas as pd
     cols = {c: pd.Series([], dtype=object) for c in EVENT_COLUMNS + EVENT_EXTRA_COLUMNS}
     cols["timestamp"] = pd.Series([], dtype="datetime64[ns]")
     cols["line"] = pd.Series([], dtype="Int64")
@@ -96,7 +98,6 @@ class Source:
         return None if self.store is None else self.store.to_long()
 
     def _store_metrics(self, frame) -> None:
-        from sarsleuth.metric_store import from_long
         self.store = None if frame is None else from_long(frame)
 
     def span(self):
@@ -136,7 +137,6 @@ Source.metrics = property(Source._long_metrics, Source._store_metrics)
 
 
 def _minute():
-    import pandas as pd
     return pd.Timedelta(seconds=59)
 
 
@@ -183,7 +183,6 @@ def repeated(times, first, span_seconds, per_minute) -> dict | None:
     """How an event row's identical lines are told: ``times`` printed,
     ``first`` and ``last`` times (None when untimed), the most in one
     minute; None for a line printed once."""
-    import pandas as pd
     try:
         times = int(times)
     except (TypeError, ValueError):
@@ -230,7 +229,6 @@ class Finding:
         t = (self.refs or {}).get("onset")
         if t is None:
             return self.start
-        import pandas as pd
         return pd.Timestamp(t)
 
     @property
@@ -238,7 +236,6 @@ class Finding:
         """How early before its onset the anomaly may have begun: the
         sampling interval of a metric finding (a 10-minute sar sample
         stamped 03:20:01 covers 03:10:01 onwards), nothing for a log line."""
-        import pandas as pd
         return pd.Timedelta(seconds=float((self.refs or {}).get("sample_seconds") or 0))
 
     def to_dict(self) -> dict:
@@ -306,6 +303,7 @@ class Incident:
         }
 
     def _repr_html_(self) -> str:
+        # a notebook's display only: the data model never loads the outputs otherwise
         from sarsleuth.render._templates import incident_fragment
         return incident_fragment(self)
 
@@ -315,7 +313,6 @@ def iso(ts) -> str | None:
     if ts is None:
         return None
     try:
-        import pandas as pd
         if pd.isna(ts):
             return None
         ts = pd.Timestamp(ts)

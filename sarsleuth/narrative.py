@@ -12,6 +12,9 @@ from __future__ import annotations
 import os
 import re
 
+import pandas as pd
+
+from sarsleuth.knowledge import category_title, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
 from sarsleuth.timebase.clock import Clock, on_clock, when, zone_of
 
@@ -55,7 +58,6 @@ def _stem(word: str) -> str:
 
 def category_stems(category: str) -> list[str]:
     """The stems of a category's phrase ("Memory exhaustion": memor, exhau)."""
-    from sarsleuth.knowledge import category_title
     return [_stem(w) for w in _WORD.findall(category_title(category))]
 
 
@@ -100,7 +102,6 @@ def after_category(category: str, title: str, commands: bool = True) -> str:
 
 
 def _on_clock(f: Finding) -> bool:
-    import pandas as pd
     return bool(f.aligned) and f.start is not None and not pd.isna(f.start)
 
 
@@ -124,7 +125,6 @@ def quote(finding: Finding, limit: int = 1) -> str:
 
 
 def _same_day(a, b) -> bool:
-    import pandas as pd
     try:
         return pd.Timestamp(a).date() == pd.Timestamp(b).date()
     except (TypeError, ValueError):
@@ -132,7 +132,6 @@ def _same_day(a, b) -> bool:
 
 
 def _peak(f: Finding):
-    import pandas as pd
     peak = (f.refs or {}).get("peak_time")
     if not peak or not _on_clock(f):
         return None
@@ -151,7 +150,6 @@ def span(f: Finding, zone=None) -> str:
     """When a finding held: ``at T``, ``from A to B``, with its peak time
     when that is neither end, and dates when it crosses midnight; on
     ``zone``'s clock (the finding's own when None)."""
-    import pandas as pd
     if not _on_clock(f):
         if (f.refs or {}).get("nginx_exit_pids"):
             return "(kernel lines without a time on the shared clock, dated by the same PIDs' exits in error.log)"
@@ -170,7 +168,6 @@ def span(f: Finding, zone=None) -> str:
 def _shared_processes(f: Finding, cause: Finding) -> int:
     """How many processes ``f`` shares with the cause (PIDs both name) when
     both count dead processes: the same crash or kill seen twice."""
-    from sarsleuth.knowledge import kb_entry
     if not (kb_entry(f.detector).get("process_deaths") and kb_entry(cause.detector).get("process_deaths")):
         return 0
     return len(set(f.refs.get("pids") or []) & set(cause.refs.get("pids") or []))
@@ -205,8 +202,6 @@ def timeline(inc: Incident) -> list[dict]:
 
 
 def _headline(inc: Incident, cause: Finding, effects: list[Finding], clock: Clock) -> str:
-    import pandas as pd
-    from sarsleuth.knowledge import category_title
     where_ = f" on {', '.join(inc.hosts)}" if inc.hosts else ""
     if inc.start is not None and not pd.isna(inc.start):
         dated = inc.end is not None and not _same_day(inc.start, inc.end)

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from sarsleuth.bundles import archive, layout as lay, readers
 from sarsleuth.bundles.facts import HostFacts
+from sarsleuth.errors import InputError
+from sarsleuth.textio import read_head
 
 #: Configuration files larger than this are not host facts (sysctl -a is ~50 KB).
 MAX_FACT_BYTES = 32 << 20
@@ -107,8 +109,6 @@ def has_facts(h: HostFacts) -> bool:
 
 
 def _is_archive(path: Path) -> bool:
-    from sarsleuth.errors import InputError
-    from sarsleuth.textio import read_head
     try:
         return archive.archive_kind(read_head(path, 512)) is not None
     except (InputError, OSError):

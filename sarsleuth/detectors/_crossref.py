@@ -8,6 +8,11 @@ say so (and the ranking counts it once).
 """
 from __future__ import annotations
 
+import os
+
+import pandas as pd
+
+from sarsleuth.detectors._events import quote_event
 from sarsleuth.knowledge.signatures import all_fields_of, fields_of
 from sarsleuth.model import Evidence
 
@@ -95,7 +100,6 @@ def oom_victims(ctx) -> dict:
 def close_in_time(a, b, seconds: float) -> bool:
     """Are two event times within ``seconds``?  When either is not on the
     shared clock (NaT) the PID alone decides."""
-    import pandas as pd
     ta, tb = getattr(a, "timestamp", None), getattr(b, "timestamp", None)
     if ta is None or tb is None or pd.isna(ta) or pd.isna(tb):
         return True
@@ -107,7 +111,6 @@ def close_in_time(a, b, seconds: float) -> bool:
 
 def where(row) -> str:
     """``error.log:12`` for an event row."""
-    import os
     line = _line(row.line)
     return os.path.basename(str(row.file)) + (f":{line}" if line else "")
 
@@ -115,7 +118,6 @@ def where(row) -> str:
 def evidence_of(row, text: str) -> Evidence:
     """The row's line of its file, verbatim; ``text`` when the file cannot
     be read again."""
-    from sarsleuth.detectors._events import quote_event
     verbatim = quote_event(row) if _line(row.line) else None
     if verbatim is not None:
         return Evidence(str(row.file), verbatim[0], verbatim[1])

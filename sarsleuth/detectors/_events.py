@@ -2,7 +2,16 @@
 logged an event and how many lines it stands for."""
 from __future__ import annotations
 
+import bisect
+import os
+import stat
 from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sarsleuth.errors import InputError
+from sarsleuth.textio import compression_of, decode, iter_lines
 
 
 @dataclass
@@ -48,8 +57,6 @@ def bursts(events, gap_seconds: float = 600.0, by_host: bool = True) -> list[Bur
     """Split events into bursts separated by more than ``gap_seconds``.
     Events whose time is not on the shared clock (NaT) form one unaligned
     burst per host."""
-    import numpy as np
-    import pandas as pd
     out: list[Burst] = []
     if events is None or not len(events):
         return out
@@ -120,10 +127,6 @@ def _file_lines(path: str, first: int, count: int, offset: int | None = None) ->
     """Lines ``first .. first+count-1`` (1-based) of a file, decoded, line
     ``first`` starting at byte ``offset`` when known; [] when it cannot be
     read."""
-    import os
-    import stat
-    from sarsleuth.errors import InputError
-    from sarsleuth.textio import compression_of, decode, iter_lines
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
@@ -148,7 +151,6 @@ def _file_lines(path: str, first: int, count: int, offset: int | None = None) ->
 
 
 def _lines_at(path: str, offset: int, count: int) -> list[str]:
-    from sarsleuth.textio import decode
     out = []
     with open(path, "rb") as fh:
         fh.seek(offset)
@@ -160,8 +162,6 @@ def _lines_at(path: str, offset: int, count: int) -> list[str]:
 
 
 def _plain_lines(path: str, size: int, mtime: int, first: int, count: int) -> list[str]:
-    import bisect
-    from sarsleuth.textio import decode
     starts = _line_index(path, size, mtime)
     i = bisect.bisect_right([s[0] for s in starts], first) - 1
     number, offset = starts[max(i, 0)]

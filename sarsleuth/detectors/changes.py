@@ -3,6 +3,8 @@ restarted.  Context for a story, and its cause when errors that were not
 there before begin right after the change."""
 from __future__ import annotations
 
+import pandas as pd
+
 from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import fmt_time
 from sarsleuth.detectors.base import Detector
@@ -31,7 +33,6 @@ def followed_by(ctx: Context, det_id: str, host, when, before_s: float, after_s:
     chain in the knowledge base lists after it, none of which the host
     logged in the ``before_s`` seconds before, that begin within
     ``after_s`` seconds after.  [(kind, first time, lines)], first first."""
-    import pandas as pd
     events = _on_host(ctx.events_of(*_effects(det_id)), host)
     if events is None or not len(events) or when is None or pd.isna(when):
         return []
@@ -53,7 +54,6 @@ def in_a_story(ctx: Context, det_id: str, burst, seconds: float) -> bool:
     """Did the host log errors a change may cause within ``seconds`` of it
     (before it, or too late to be its effects)?  Then the change is
     context of their story."""
-    import pandas as pd
     events = _on_host(ctx.events_of(*_effects(det_id)), burst.host)
     if events is None or not len(events) or not burst.aligned:
         return False

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sarsleuth.detectors.evidence import PrintedRows
+from sarsleuth.metric_store import MetricStore, from_long
 from sarsleuth.timebase.clock import Clock
 
 
@@ -41,7 +42,6 @@ class Context:
     _kinds: frozenset | None = None
 
     def __post_init__(self):
-        from sarsleuth.metric_store import MetricStore, from_long
         if not isinstance(self.metrics, MetricStore):
             self.metrics = from_long(self.metrics)
         self.printed = PrintedRows(self.metrics, self.sources, self._section)

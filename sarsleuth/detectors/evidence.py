@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+import pandas as pd
+
 from sarsleuth.detectors._events import quote_event
 from sarsleuth.model import Evidence, quoted, repeated
 from sarsleuth.timebase.clock import on_clock
@@ -62,8 +65,6 @@ class PrintedRows:
         if not keys:
             return None
         keys.sort(key=lambda k: (k[1] not in ("all", ""), k[1], k[0]))
-        import numpy as np
-        import pandas as pd
         try:
             when = pd.Timestamp(ts)
         except (TypeError, ValueError):
@@ -165,7 +166,6 @@ def _repeated(row, clock):
         return None
     first = getattr(row, "timestamp", None)
     try:
-        import pandas as pd
         if first is not None and not pd.isna(first):
             host = getattr(row, "host", None)
             zone = clock.story_zone([host]) if host is not None and host == host else None
@@ -181,7 +181,6 @@ def _quote(row, clock) -> str:
     proc = getattr(row, "process", None)
     prefix = ""
     try:
-        import pandas as pd
         if ts is not None and not pd.isna(ts):
             host = getattr(row, "host", None)
             zone = clock.story_zone([host]) if host is not None and host == host else None

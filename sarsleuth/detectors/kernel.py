@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+
 from sarsleuth.detectors._events import bursts, printed
 from sarsleuth.detectors._series import fmt_kib, severity_for
 from sarsleuth.knowledge import kb_entry
@@ -279,7 +281,6 @@ class OomKill(Detector):
 def _paired(invoked, kills):
     """A boolean Series over ``invoked``: has the invocation its kill (the
     first oom-kill event after it in its file, before the next invocation)?"""
-    import pandas as pd
     paired = pd.Series(False, index=invoked.index)
     if kills is None or not len(kills):
         return paired
@@ -312,7 +313,6 @@ def _cores_dumped(ctx: Context, parsed: list, burst, window: float) -> int:
     writer of the core (systemd-coredump, ABRT, the shell) or nginx's
     ``exited on signal 11 (core dumped)`` says, matched by PID near the
     crash (or by command when the line names no PID)."""
-    import pandas as pd
     pids = {p["pid"] for p in parsed}
     comms = {p["comm"] for p in parsed}
     cored = set()

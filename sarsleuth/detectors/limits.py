@@ -3,6 +3,8 @@ thread slots (pids.max, RLIMIT_NPROC, pid_max), file descriptors
 (RLIMIT_NOFILE, fs.file-max) and local ports (ip_local_port_range)."""
 from __future__ import annotations
 
+import pandas as pd
+
 from sarsleuth.detectors._events import bursts, lines_of, writer
 from sarsleuth.detectors._series import fmt_time, severity_for
 from sarsleuth.detectors.base import Detector
@@ -95,7 +97,6 @@ class ForkRejected(Detector):
     def _tasks(self, ctx: Context, b):
         """(peak plist-sz around the burst, its time, its median before the
         burst) or None."""
-        import pandas as pd
         if not b.aligned or b.host not in ctx.hosts("queue"):
             return None
         s = ctx.series("queue", "plist-sz", host=b.host)
@@ -210,7 +211,6 @@ class PortExhaustion(Detector):
     defaults = {"burst_gap_seconds": 600.0, "local_ports": 28232, "context_seconds": 300.0}
 
     def run(self, ctx: Context):
-        import pandas as pd
         out = []
         ports = float(self.params["local_ports"])
         for b in bursts(ctx.events_of("port-exhaustion"), self.params["burst_gap_seconds"]):

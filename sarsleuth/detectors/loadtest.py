@@ -1,6 +1,8 @@
 """Load-test detectors over parsed ab/wrk/wrk2/httperf/tsar reports."""
 from __future__ import annotations
 
+import numpy as np
+
 from sarsleuth.model import Evidence
 from sarsleuth.detectors._series import severity_for
 from sarsleuth.detectors.base import Detector
@@ -237,7 +239,6 @@ class LoadtestLinkSaturation(Detector):
         """Where sar shows an interface sending a whole multiple k of one
         client's ``rate`` (k concurrent clients, 1 <= k <= max_clients):
         the window, k and the link capacity.  The busiest match wins."""
-        import numpy as np
         best = None
         for host in ctx.hosts("net-dev"):
             for iface in ctx.devices("net-dev", "txkB/s", host=host):

@@ -1,10 +1,12 @@
 """Network detectors over sar data: NIC saturation/drops and TIME_WAIT."""
 from __future__ import annotations
 
+from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import peak_ref, episodes, fmt_time, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
-from sarsleuth.detectors.evidence import limit_evidence, metric_evidence
+from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence, metric_evidence
+from sarsleuth.model import iso
 
 
 def link_capacity_Bps(ctx: Context, host, iface) -> float | None:
@@ -177,7 +179,6 @@ class TcpTimewait(Detector):
 
     @staticmethod
     def _refs(tw, peak_time) -> dict:
-        from sarsleuth.model import iso
         step = tw.index.to_series().diff().dt.total_seconds().median()
         return {"peak_time": iso(peak_time), **({"sample_seconds": float(step)} if step == step and step else {})}
 
@@ -215,8 +216,6 @@ class NicLinkDown(Detector):
     defaults = {"burst_gap_seconds": 600.0, "flap_count": 3}
 
     def run(self, ctx: Context):
-        from sarsleuth.detectors._events import bursts
-        from sarsleuth.detectors.evidence import evidence_from_events
         out = []
         for b in bursts(ctx.events_of("nic-link-down"), self.params["burst_gap_seconds"]):
             ifaces = sorted({m for m in b.rows["message"].astype(str).str.extract(_IFACE_RE)[0].dropna()})

@@ -11,6 +11,8 @@ one read here.
 """
 from __future__ import annotations
 
+import pandas as pd
+
 from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -72,7 +74,6 @@ class _PressureStall(Detector):
         of the last minute and five minutes before it was made.  On the
         shared clock only when both the bundle's time and the host's zone
         are known."""
-        import pandas as pd
         p = self.params
         kinds = facts.pressure[self.resource[4]]
         some, some_line = kinds.get("some", ({}, None))

@@ -9,6 +9,8 @@ the host's own usual share.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -41,7 +43,6 @@ class TcpRetransmits(Detector):
     }
 
     def run(self, ctx: Context):
-        import numpy as np
         out = []
         p = self.params
         for host in ctx.hosts("net-etcp"):

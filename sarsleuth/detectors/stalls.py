@@ -3,11 +3,14 @@ kernel names), CPUs locked up, RCU grace periods that do not end, NFS
 servers that stopped answering."""
 from __future__ import annotations
 
+import pandas as pd
+
 from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.knowledge.signatures import fields_of
+from sarsleuth.model import iso
 
 
 def _detail_lines(detail) -> list[str]:
@@ -80,9 +83,6 @@ def _stuck_since(b, tasks: list) -> dict:
     CPU "stuck for Ns") at T was stuck by T - N at the latest (the kernel
     prints the time it measured); the first report of a burst dates the
     stall."""
-    import pandas as pd
-
-    from sarsleuth.model import iso
     first = tasks[0] if tasks else {}
     if not b.aligned or "seconds" not in first or b.start is None or pd.isna(b.start):
         return {}
@@ -179,7 +179,6 @@ class NfsServerDown(Detector):
     defaults = {"burst_gap_seconds": 900.0}
 
     def run(self, ctx: Context):
-        import pandas as pd
         out = []
         events = ctx.events_of(self.id)
         if events is None or not len(events):

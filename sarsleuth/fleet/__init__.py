@@ -12,8 +12,13 @@ never from folder names.
 """
 from __future__ import annotations
 
-from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS
-from sarsleuth.fleet.hosts import Grouping, group_by_host, group_inputs
+from sarsleuth.bundles.scan import is_bundle
+from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS, fleet_incidents
+from sarsleuth.fleet.hosts import Grouping, group_by_host, group_inputs, input_files
+from sarsleuth.fleet.model import Fleet
+from sarsleuth.fleet.run import FACTS_BATCH, executor
+from sarsleuth.options import check_options
+from sarsleuth.progress import progress_bar
 
 __all__ = ["analyze", "group_by_host", "group_inputs", "Grouping", "DEFAULT_TOLERANCE_SECONDS"]
 
@@ -24,7 +29,6 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
     """Group the inputs by host, analyse every host (on Dask when
     installed), correlate across hosts; returns a :class:`Fleet`.  With
     ``save``, the case is also written there as Parquet."""
-    from sarsleuth.options import check_options
     if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
         paths = tuple(paths[0])
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
@@ -50,10 +54,6 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
 
 
 def _analyze(paths, scheduler, workers, memory_limit, processes, progress, tolerance_seconds, options, save_dir):
-    from sarsleuth.fleet.correlate import fleet_incidents
-    from sarsleuth.fleet.hosts import input_files
-    from sarsleuth.fleet.model import Fleet
-    from sarsleuth.fleet.run import FACTS_BATCH, executor
     files, refused = input_files(paths)
     notes: list = []
     with executor(scheduler, workers, memory_limit, processes, notes) as ex:
@@ -83,7 +83,6 @@ def _batches(files: list, size: int) -> list:
     """Units for the facts tasks: plain files ``size`` at a time (a head
     each), every bundle on its own (its whole archive is streamed), so the
     bundles spread over the workers."""
-    from sarsleuth.bundles.scan import is_bundle
     bundles, plain = [], []
     for f in files:
         (bundles if is_bundle(f) else plain).append(f)
@@ -92,5 +91,4 @@ def _batches(files: list, size: int) -> list:
 
 def _progress(enabled: bool, total: int):
     """A progress bar over hosts on stderr (a terminal only)."""
-    from sarsleuth.progress import progress_bar
     return progress_bar(enabled, total, lambda done, _host: f"hosts ({done}/{total})")

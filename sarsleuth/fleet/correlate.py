@@ -15,6 +15,8 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from sarsleuth.correlate import SEVERITY_WEIGHT, cause_of
 from sarsleuth.knowledge import category_title
 from sarsleuth.fleet.model import FleetIncident
@@ -42,7 +44,6 @@ class _Cluster:
 
 def fleet_incidents(host_results, tolerance_seconds: float = DEFAULT_TOLERANCE_SECONDS) -> list:
     """Ranked fleet incidents from every analysed host's findings."""
-    import pandas as pd
     tol = pd.Timedelta(seconds=float(tolerance_seconds))
     hosts = [h for h in host_results if h.ok and h.host]   # files naming no host are no host
     analysed = sorted(h.host for h in hosts)

@@ -22,6 +22,15 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from sarsleuth.bundles.expand import _is_archive
+from sarsleuth.bundles.layout import is_sos_root
+from sarsleuth.bundles.scan import count_bundles, is_bundle, scan
+from sarsleuth.errors import InputError
+from sarsleuth.parsers import registry, sniff
+from sarsleuth.streams import is_stream, refusal
+from sarsleuth.textio import HEAD_BYTES, read_head
 
 #: The group of files that name no host and cannot be placed beside one:
 #: still read and analysed together, as a single case would, but never
@@ -65,9 +74,6 @@ class Grouping:
 def file_facts(path) -> FileFacts:
     """Kind and host facts of one file, from its first bytes (as its
     parser reads them: :meth:`~sarsleuth.parsers.base.Parser.hosts_in`)."""
-    from sarsleuth.errors import InputError
-    from sarsleuth.parsers import registry, sniff
-    from sarsleuth.textio import HEAD_BYTES, read_head
     path = str(path)
     kind, reason = sniff(path)
     if kind is None:
@@ -83,7 +89,6 @@ def file_facts(path) -> FileFacts:
 def unit_facts(path) -> list:
     """The facts of one input unit: a file, or every bundle (one host each)
     of an archive or extracted sosreport."""
-    from sarsleuth.bundles.scan import is_bundle, scan
     if not is_bundle(path):
         return [file_facts(path)]
     try:
@@ -185,9 +190,6 @@ def input_files(paths) -> tuple:
     folder as a whole), each once, and ``(path, why)`` of those not read:
     missing, a device or a file over the size cap, a pipe (the workers read
     each host's files where they are: a pipe gives its bytes once)."""
-    from pathlib import Path
-
-    from sarsleuth.streams import is_stream, refusal
     refused = []
     for p in paths:
         why = ("no such file or directory" if str(p) != "-" and not Path(p).exists() else refusal(p)
@@ -215,8 +217,6 @@ def input_files(paths) -> tuple:
 def _units(paths):
     """Files under ``paths`` (sorted, hidden ones skipped); a sosreport
     folder is one unit, its files are the bundle's."""
-    from pathlib import Path
-    from sarsleuth.bundles.layout import is_sos_root
     for p in paths:
         p = Path(p)
         if not p.is_dir():
@@ -246,9 +246,6 @@ def names_hosts(paths, at_least: int, sample: int = FLEET_SAMPLE_FILES) -> bool:
     if len(files) > sample:
         step = len(files) / sample
         files = [files[int(k * step)] for k in range(sample)]
-    from sarsleuth.bundles.expand import _is_archive
-    from pathlib import Path
-    from sarsleuth.bundles.scan import count_bundles
     seen: set = set()
     archives: list = []
     for f in files:

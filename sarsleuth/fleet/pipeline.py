@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import time
 
+from sarsleuth.case import Case
+from sarsleuth.correlate import correlate
 from sarsleuth.fleet.model import HostResult, metric_summary
 from sarsleuth.model import iso
+from sarsleuth.saved_cases import source_row
 
 
 def analyse_host(group, options: dict, save_dir: str | None = None) -> HostResult:
@@ -29,8 +32,6 @@ def analyse_host(group, options: dict, save_dir: str | None = None) -> HostResul
 
 
 def _run(group, options, save_dir, result) -> None:
-    from sarsleuth.case import Case
-    from sarsleuth.correlate import correlate
     # archives are read in place here, on the worker; of a collect archive
     # only this host's node
     case = Case.load(*group.files, select=group.select, **options)
@@ -56,7 +57,6 @@ def _run(group, options, save_dir, result) -> None:
     result.warnings = list(case.warnings)
     result.notes += list(case.notes)
     metrics, events = _own_series(case.store, group), _own_rows(case.events, group)
-    from sarsleuth.saved_cases import source_row
     result.sources = [source_row(s) for s in case.sources]
     result.facts.update(_facts(case, metrics, events, group.host))
     own = _host_facts(case, group.host)

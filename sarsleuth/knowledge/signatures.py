@@ -15,6 +15,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+import re2
+
+from sarsleuth.model import CATEGORIES, SEVERITIES
+
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -36,7 +40,6 @@ class Signature:
 
 def read_table(text: str) -> list[Signature]:
     """Signatures of a TOML table (``[[signature]]`` entries), checked."""
-    from sarsleuth.model import CATEGORIES, SEVERITIES
     data = tomllib.loads(text)
     out = []
     for n, entry in enumerate(data.get("signature", []), 1):
@@ -180,7 +183,6 @@ def unbounded_pattern(pattern: str) -> str | None:
 @lru_cache(maxsize=8)
 def _user_matchers(user: tuple):
     """(compiled RE2 pattern, signature id) for each user pattern."""
-    import re2
     return [(re2.compile(_scoped(pat)), sig.id) for sig in user for pat in sig.patterns]
 
 
@@ -212,7 +214,6 @@ def user_candidate_matcher(user: tuple):
     signatures could classify, or None without user signatures."""
     if not user:
         return None
-    import re2
     loose = [_scoped(p)[1:] if p.startswith("^") else _scoped(p) for sig in user for p in sig.patterns]
     return re2.compile("|".join(f"(?:{p})" for p in loose).encode("utf-8"))
 

@@ -96,6 +96,7 @@ class Parser(ABC):
 
 def metrics_frame(columns: dict | None = None, rows: Iterable | None = None):
     """Build a long metrics frame with the contract's columns and dtypes."""
+    # here, not at the top: sniff loads this module
     import pandas as pd
 
     # the model loads with the first frame built, not when a parser is registered
@@ -118,6 +119,7 @@ def metrics_frame(columns: dict | None = None, rows: Iterable | None = None):
 def events_frame(records: list[dict]):
     """Build an events frame from dicts keyed by column name (missing keys get
     defaults: count 1, aligned True)."""
+    # here, not at the top: sniff loads this module
     import pandas as pd
 
     from sarsleuth.model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS, empty_events
@@ -142,6 +144,7 @@ def events_frame(records: list[dict]):
 def _int_column(series):
     """Whole numbers as nullable Int64; anything else (text, fractions,
     numbers too big to be exact) becomes NA rather than a made-up integer."""
+    # here, not at the top: sniff loads this module
     import pandas as pd
     num = pd.to_numeric(series, errors="coerce")
     if num.dtype.kind == "f" or num.dtype == object:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import pkgutil
 from functools import lru_cache
 from importlib import resources
@@ -93,7 +94,6 @@ def writer(name: str, what: str):
 def write_case(name: str, case, out, view=None) -> None:
     """``view`` (:class:`~sarsleuth.render._view.View`: ``--top``, ``--all``)
     goes to the formats that cut anything."""
-    import inspect
     write = writer(name, "case")
     if view is not None and "view" in inspect.signature(write).parameters:
         write(case, out, view=view)

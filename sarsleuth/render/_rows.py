@@ -9,6 +9,9 @@ consecutive frames a reader hands over, written as if they were one.
 """
 from __future__ import annotations
 
+import collections
+from concurrent.futures import ThreadPoolExecutor
+
 #: Rows formatted and written at a time: a few MB of text, whatever the size
 #: of the table.
 CHUNK_ROWS = 1 << 16
@@ -41,8 +44,6 @@ def chunks(df):
 def ahead(fn, items, depth: int = 2):
     """``fn(item)`` for each item, in order, computed up to ``depth`` items
     ahead in threads (memory stays at ``depth + 1`` results)."""
-    import collections
-    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=depth, thread_name_prefix="sarsleuth-export") as pool:
         pending: collections.deque = collections.deque()
         for item in items:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from importlib import resources
 
+from jinja2 import Environment, select_autoescape
+
 from sarsleuth.render._safe import visible
 from sarsleuth.render._view import EVIDENCE_LINES, code_spans
 from sarsleuth.timebase.clock import when, zone_of
 
 
 def environment():
-    from jinja2 import Environment, select_autoescape
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     # ``ts|when`` on the time's own clock, ``ts|when(zone)`` on zone's
     env.filters["when"] = lambda ts, zone=None: when(ts, zone=zone)

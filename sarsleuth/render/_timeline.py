@@ -13,6 +13,11 @@ from __future__ import annotations
 import os
 from html import escape
 
+import pandas as pd
+
+from sarsleuth.knowledge import unmarked_event_kinds
+from sarsleuth.timebase.clock import on_clock
+
 WIDTH = 1040
 LABEL_W = 230
 LANE_H = 22
@@ -25,7 +30,6 @@ _STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 
 
 
 def _ts(value):
-    import pandas as pd
     if value is None:
         return None
     try:
@@ -51,7 +55,6 @@ def _range(case):
     """The span drawn: every incident's window and findings (context
     included), widened by a tenth on each side (at least 30 s); without
     incidents, what the sources cover."""
-    import pandas as pd
     times = []
     for inc in case.incidents:
         times += [_ts(inc.start), _ts(inc.end)]
@@ -75,13 +78,11 @@ def _range(case):
     if hi <= lo:
         hi = lo + pd.Timedelta(minutes=1)
     # incidents carry their hosts' clocks: the axis across them is the case's
-    from sarsleuth.timebase.clock import on_clock
     return on_clock(lo, case.tz), on_clock(hi, case.tz)
 
 
 def _ticks(lo, hi, width: float) -> tuple[list, int]:
     """Tick times at round steps at least ``MIN_TICK_PX`` apart, and the step in seconds."""
-    import pandas as pd
     seconds = (hi - lo).total_seconds()
     step = next((s for s in _STEPS if width * s / seconds >= MIN_TICK_PX), _STEPS[-1])
     first = lo.floor(f"{step}s") if step < 86400 else lo.normalize()
@@ -172,7 +173,6 @@ def _event_ticks(events, path, y, lo, hi, x) -> list:
     """A tick per pixel column that has events from this file."""
     if events is None or not len(events) or "file" not in events.columns:
         return []
-    from sarsleuth.knowledge import unmarked_event_kinds
     ev = events[(events["file"] == path) & events["timestamp"].notna()]
     if "aligned" in ev.columns:
         ev = ev[ev["aligned"].fillna(True).astype(bool)]

@@ -6,8 +6,12 @@ U+202E) are written as visible escapes over the whole page (the page's own
 markup holds none), hand-drawn SVG included."""
 from __future__ import annotations
 
+from sarsleuth import __version__
+from sarsleuth.render._files import write_text_file
+from sarsleuth.render._fleet_html import build_fleet_html
 from sarsleuth.render._safe import visible
 from sarsleuth.render._templates import template
+from sarsleuth.render._timeline import timeline_svg
 from sarsleuth.render._view import EVIDENCE_LINES, View, left_out
 from sarsleuth.timebase.clock import on_clock, when, zone_of
 
@@ -16,8 +20,6 @@ MAX_PLOTS = 10
 
 
 def build_html(case, plots: bool = True, view: View | None = None) -> str:
-    from sarsleuth import __version__
-    from sarsleuth.render._timeline import timeline_svg
     view = view or View()
     figures = {}
     drawn = list(case.incidents) if view.everything else list(case.incidents[:MAX_PLOTS])
@@ -54,13 +56,11 @@ def write_case(case, out, view: View | None = None) -> None:
 def write_html(case, path, plots: bool = True, inputs=(), view: View | None = None) -> str:
     """Write the report to ``path`` whole or not at all (a temporary file
     renamed over it), never over one of ``inputs``."""
-    from sarsleuth.render._files import write_text_file
     write_text_file(path, build_html(case, plots=plots, view=view), inputs)
     return str(path)
 
 
 def write_fleet(fleet, out) -> None:
-    from sarsleuth.render._fleet_html import build_fleet_html
     out.write(build_fleet_html(fleet))
 
 

@@ -16,22 +16,25 @@ import datetime as _dt
 import json as _json
 import math
 
+import numpy as np
+import pandas as pd
+
+from sarsleuth import __version__
+from sarsleuth.model import iso
 from sarsleuth.render._csv import iso_strings, labels, tidy_values
 from sarsleuth.render._rows import chunks
-from sarsleuth.render._safe import visible_tree
+from sarsleuth.render._safe import shown, utf8, visible_tree
 from sarsleuth.render._table import cells
+from sarsleuth.timebase.clock import on_clock
 
 
 def document(case) -> dict:
     """The analysis as the contract's JSON document (a dict)."""
-    from sarsleuth import __version__
-    from sarsleuth.model import iso
     sources = []
     for s in case.sources:
         start, end = s.span()
         sources.append({"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
                         "records": int(s.records), "warnings": list(s.warnings)})
-    from sarsleuth.timebase.clock import on_clock
     # each finding carries its host's offset: ordered on the case's clock
     findings = sorted(case.findings, key=lambda f: (iso(on_clock(f.start, case.tz)) or "~", f.detector))
     return visible_tree(plain({
@@ -126,9 +129,6 @@ def write_rows(df, out, *, terminal: bool = False, **_ignored) -> None:
 
 
 def _jsonl_chunk(chunk, terminal: bool, fix_text: bool) -> str:
-    import numpy as np
-    import pandas as pd
-    from sarsleuth.render._safe import shown, utf8
     fix = shown if terminal else utf8
     frame = {}
     for name in chunk.columns:

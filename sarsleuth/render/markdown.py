@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from sarsleuth.render._fleet import fleet_text
 from sarsleuth.render._safe import shown
 from sarsleuth.render._table import number
 from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, left_out
@@ -157,5 +158,4 @@ def write_table(table, out) -> None:
 
 
 def write_fleet(fleet, out) -> None:
-    from sarsleuth.render._fleet import fleet_text
     out.write(fleet_text(fleet, md_escape))

@@ -3,6 +3,10 @@ timestamps (with their zone), labels as dictionaries, numbers as numbers;
 one row group per chunk.  Needs pyarrow (the ``parquet`` extra)."""
 from __future__ import annotations
 
+import datetime as dt
+
+import pandas as pd
+
 from sarsleuth.render._csv import tidy_values
 from sarsleuth.render._rows import chunks
 
@@ -37,7 +41,7 @@ def write_rows(df, out, **_ignored) -> None:
 def _arrow_schema(df):
     """The Arrow type of each column from its pandas dtype (object columns
     are text; a column of all-missing values is still typed)."""
-    import pandas as pd
+    # an extra: the core works without it
     import pyarrow as pa
     fields = []
     for name in df.columns:
@@ -64,7 +68,6 @@ def _zone_name(tz) -> str:
     """A zone as Arrow names it: the IANA key, or ``+08:00`` for a fixed
     offset (``str()`` of a fixed offset is ``UTC+08:00``, which Arrow and
     pandas cannot read back)."""
-    import datetime as dt
     key = getattr(tz, "key", None) or getattr(tz, "zone", None)
     if key:
         return str(key)

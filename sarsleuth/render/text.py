@@ -15,10 +15,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from sarsleuth.render._fleet import fleet_text
 from sarsleuth.render._safe import shown
 from sarsleuth.render._table import Column, cells, number
 from sarsleuth.render._table import Table as Rows
 from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, left_out
+from sarsleuth.render.json import plain
 from sarsleuth.timebase.clock import when, zone_of
 
 SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critical": "bold white on red"}
@@ -178,7 +180,6 @@ def write_table(table, out) -> None:
 
 
 def write_fleet(fleet, out) -> None:
-    from sarsleuth.render._fleet import fleet_text
     out.write(fleet_text(fleet))
 
 
@@ -186,7 +187,6 @@ def write_result(frame, out, terminal: bool = False) -> None:
     """A query's result as a table people read: numbers as
     :func:`~sarsleuth.render._table.number` says, lists joined, the count of
     rows under it."""
-    from sarsleuth.render.json import plain
     frame = cells(frame)
 
     def cell(name):

@@ -7,7 +7,12 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from sarsleuth.saved_cases.folder import write_marker
+import pandas as pd
+
+from sarsleuth import __version__
+from sarsleuth.errors import UsageError
+from sarsleuth.model import iso
+from sarsleuth.saved_cases.folder import Staging, place_problem, write_marker
 from sarsleuth.saved_cases.layout import TABLES
 
 LIMIT_COLUMNS = ["host", "source", "name", "value", "number", "path", "line", "text", "conf", "pid"]
@@ -28,8 +33,6 @@ def prepare_case_dir(path, inputs=()):
     at ``path`` (``.dir`` is where to write it, ``commit()`` puts it in
     place); refused when the case would sit among the inputs or replace
     anything but an earlier case."""
-    from sarsleuth.errors import UsageError
-    from sarsleuth.saved_cases.folder import Staging, place_problem
     _need_pyarrow()
     target = Path(os.path.abspath(path))
     for given in inputs:
@@ -54,6 +57,7 @@ def partition_name(host: str) -> str:
 
 def _write(table_frame, path: Path) -> None:
     """One part (the whole case folder is private until it is complete)."""
+    # an extra: the core works without it
     import pyarrow as pa
     import pyarrow.parquet as pq
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +66,6 @@ def _write(table_frame, path: Path) -> None:
 
 def utc(series):
     """Times as UTC instants (wall clock taken as UTC: the hosts table says which)."""
-    import pandas as pd
     s = pd.to_datetime(series, errors="coerce", utc=False)
     if getattr(s.dt, "tz", None) is None:
         return s.dt.tz_localize("UTC")
@@ -72,7 +75,6 @@ def utc(series):
 def write_host_tables(case_dir, host: str, store, events) -> None:
     """One host's metrics (a MetricStore) and events into their partitions
     (run on the worker)."""
-    import pandas as pd
     base = Path(case_dir)
     if not base.is_dir():
         return              # the run that asked for it was interrupted and its case folder removed
@@ -102,7 +104,6 @@ def write_host_tables(case_dir, host: str, store, events) -> None:
 
 
 def _finding_rows(host, findings, incident_of) -> list:
-    from sarsleuth.model import iso
     rows = []
     for f in findings:
         d = f.to_dict()
@@ -115,7 +116,6 @@ def _finding_rows(host, findings, incident_of) -> list:
 
 
 def _frame(rows, columns, times=()):
-    import pandas as pd
     df = pd.DataFrame(rows, columns=columns)
     for col in times:
         df[col] = utc(df[col].map(lambda t: _as_utc(t))) if len(df) else pd.Series([], dtype="datetime64[ns, UTC]")
@@ -123,7 +123,6 @@ def _frame(rows, columns, times=()):
 
 
 def _as_utc(t):
-    import pandas as pd
     if t is None or pd.isna(t):
         return pd.NaT
     t = pd.Timestamp(t)
@@ -132,8 +131,6 @@ def _as_utc(t):
 
 def write_fleet_tables(case_dir, fleet) -> None:
     """The small tables of a fleet (findings, incidents, hosts...) and the marker."""
-    import pandas as pd
-    from sarsleuth import __version__
     base = Path(case_dir)
     incident_of: dict = {}
     for h in fleet.hosts:
@@ -220,7 +217,6 @@ def _limit_rows(host, facts) -> list:
 
 def source_row(s) -> dict:
     """What the tables keep of a source: where, what, when, how much."""
-    from sarsleuth.model import iso
     start, end = s.span()
     return {"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
             "records": int(s.records), "warnings": list(s.warnings)}

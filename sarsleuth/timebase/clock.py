@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 #: The zone a story across hosts of different zones is told in.
 SHARED_ZONE = "UTC"
 
@@ -63,7 +65,6 @@ class Clock:
 def on_clock(ts, zone):
     """``ts`` (an instant) as read on ``zone``'s wall clock; a wall-clock
     time (no zone known), a missing one or ``zone`` None: unchanged."""
-    import pandas as pd
     if zone is None or ts is None or pd.isna(ts):
         return ts
     ts = pd.Timestamp(ts)
@@ -75,7 +76,6 @@ def on_clock(ts, zone):
 def when(ts, with_date: bool = True, zone=None) -> str:
     """``2014-05-06 15:02:03`` (or the time alone) on ``zone``'s clock (the
     time's own when None); missing: said so."""
-    import pandas as pd
     if ts is None or pd.isna(ts):
         return "at an unknown time"
     return pd.Timestamp(on_clock(ts, zone)).strftime("%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S")
@@ -85,7 +85,6 @@ def zone_of(ts, zone=None) -> str:
     """How the zone of a time (on ``zone``'s clock when given) is said:
     ``UTC``, ``UTC+08:00``, ``Europe/Paris, UTC+01:00`` or ``host wall
     clock, zone unknown``."""
-    import pandas as pd
     if ts is None or pd.isna(ts):
         return ""
     ts = pd.Timestamp(on_clock(ts, zone))
@@ -106,7 +105,6 @@ def on_fleet_clock(ts):
     fleet, each of which keeps its own zone: an aware time as a UTC instant
     (naive after conversion), ``wall`` False; a wall-clock time as it is,
     ``wall`` True; a missing one ``(None, False)``."""
-    import pandas as pd
     if ts is None or pd.isna(ts):
         return None, False
     ts = pd.Timestamp(ts)

@@ -9,6 +9,8 @@ and a note says so.
 """
 from __future__ import annotations
 
+import pandas as pd
+
 
 def align(sources: list, readers) -> list[str]:
     """Anchor every source of seconds since boot that needs it (a kind
@@ -64,7 +66,6 @@ def _align_dmesg(src, sources, readers) -> str:
 def _anchor_from_syslog(src, own, anchors) -> dict | None:
     """From the same kernel lines in a log that keeps their uptime
     (``anchors``: the sources that do)."""
-    import pandas as pd
     wanted = {(round(up, 6), msg) for up, msg in own}
     for other in anchors:
         if other is src:
@@ -85,7 +86,6 @@ def _anchor_from_syslog(src, own, anchors) -> dict | None:
 
 
 def _anchor_from_audit(src, anchors) -> dict | None:
-    import pandas as pd
     rows = [a for a in src.meta.get("audit_anchors", []) if a.get("uptime") is not None]
     if not rows:
         return None
@@ -116,7 +116,6 @@ def _anchor_from_dmesg_t(src, own, uptime_kinds) -> dict | None:
     """From a ``dmesg -T`` copy: a source of the same kind whose lines carry
     the wall time instead (``uptime_kinds``: the sources of kinds that may
     carry uptime)."""
-    import pandas as pd
     counts: dict = {}
     for up, msg in set(own):
         counts.setdefault(msg, []).append(up)
@@ -141,7 +140,6 @@ def _anchor_from_dmesg_t(src, own, uptime_kinds) -> dict | None:
 
 
 def _apply_boot_time(src, anchor: dict) -> None:
-    import pandas as pd
     boot = anchor["boot"]
     ev = src.events
     if ev is not None and len(ev):

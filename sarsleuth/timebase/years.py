@@ -17,6 +17,8 @@ import datetime as _dt
 import statistics
 from typing import Iterable
 
+import pandas as pd
+
 #: A backward jump larger than this (days) is a year rollover, not disorder.
 ROLLOVER_DAYS = 183
 #: Syslog sources whose year came from one of these may be re-dated from the
@@ -198,7 +200,6 @@ def _span_walls(src):
 
 
 def _redate_years(src, refs) -> str | None:
-    import pandas as pd
     own = _span_walls(src)
     if own is None or not refs:
         return None

@@ -68,6 +68,7 @@ def minute_key(raw: bytes) -> tuple | None:
 
 def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
     """Fixed-position counting when every head line starts with the date."""
+    # here, not at the top: sniff loads this module
     from sarsleuth.parsers.logs.volumes import VolumeSpec
     lines = [ln for ln in head.split(b"\n")[:200] if ln.strip()]
     prefixed = [ln for ln in lines if RE_LINE.match(ln.decode("utf-8", "replace"))]

@@ -25,6 +25,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from sarsleuth.errors import located
 from sarsleuth.parsers.logs import assembly
 from sarsleuth.parsers.logs.assembly import Assembler, known_ratelimiters
@@ -118,7 +120,6 @@ class _ScanState:
         self.last_event: tuple | None = None
 
     def block(self, block: Block) -> None:
-        import numpy as np
         data, lo, hi = block.data, block.start, block.end
         window = np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)
         ends = np.flatnonzero(window == 10)
@@ -216,7 +217,6 @@ class _ScanState:
 def _samples(data: bytes, lo: int, hi: int, ends, first_line: int, fmt: LogFormat, every: int) -> list:
     """Decode a few lines spread over ``data[lo:hi]``, plus a few
     ``audit(...)`` records: clock anchors that cost nothing to find."""
-    import numpy as np
     if len(ends) <= every:   # a short block: every line is a sample
         ordered = [lo] + (ends[:-1] + 1).tolist()
         return [(first_line + i, fmt.parse_line(decode_line(data, pos, end)[0]))

@@ -324,6 +324,7 @@ def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
     """Pick the fastest way to read minute keys for this file: a fixed slice
     when every stamped head line has the English RFC 3164 or the ISO stamp
     at the start, a regex otherwise."""
+    # here, not at the top: sniff loads this module
     from sarsleuth.parsers.logs.volumes import VolumeSpec
     lines = [ln for ln in head.split(b"\n")[:200] if ln.strip()]
     fixed_3164 = sum(1 for ln in lines if _FIXED_3164.match(ln))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from sarsleuth.parsers.base import HEAD_LINES, ParseOptions, Parser
+from sarsleuth.textio import decode
 
 SADF_HEAD_RE = re.compile(r"^#\s*hostname;interval;timestamp(?:;|$)")
 SADF_ROW_RE = re.compile(r"^[^;\s]+;-?\d+;(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: \S+)?|\d{9,});")
@@ -17,7 +18,6 @@ _XML_HOST = re.compile(r'<host\s[^>]*nodename="([^"]{1,255})"')
 
 
 def _hosts_matching(pattern, head: bytes) -> tuple:
-    from sarsleuth.textio import decode
     return tuple(dict.fromkeys(m.group(1) for m in pattern.finditer(decode(head))))
 
 
@@ -41,7 +41,6 @@ class SadfCsvParser(Parser):
     @classmethod
     def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
         """The hostname column of its first rows."""
-        from sarsleuth.textio import decode
         found = []
         for line in decode(head).splitlines()[:HEAD_LINES]:
             if line.startswith("#") or ";" not in line:
@@ -53,6 +52,7 @@ class SadfCsvParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.sadf.csv_reader import read_csv
         return read_csv(cls, path, options)
 
@@ -80,6 +80,7 @@ class SadfJsonParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.sadf.json_reader import read_json
         return read_json(cls, path, options)
 
@@ -107,5 +108,6 @@ class SadfXmlParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.sadf.xml_reader import read_xml
         return read_xml(cls, path, options)

@@ -167,6 +167,7 @@ def _is_header_line(line: str) -> bool:
 
 
 def _events(path, reader, dates: list):
+    # here, not at the top: sniff loads this module
     import pandas as pd
     records = []
     for ev in reader.events:
