@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import KINDS, ParseOptions, registry
+from sarsleuth.parsers import ParseOptions, kinds, registry
 from sarsleuth.textio import MAX_LINE_BYTES
 
 from .conftest import SAMPLES
@@ -188,7 +188,7 @@ def test_a_flood_of_one_line_is_stored_once_in_flat_memory(tmp_path):
 # A 5 MB line in every text format
 # --------------------------------------------------------------------------------------------
 
-TEXT_KINDS = [k for k in KINDS if registry()[k].shape != "records"]
+TEXT_KINDS = [k for k in kinds() if registry()[k].shape != "records"]
 
 
 def shape(kind: str) -> str:
