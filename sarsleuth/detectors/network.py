@@ -224,6 +224,7 @@ class NicLinkDown(Detector):
                 title=f"{n} link-down event(s)" + (f" on {', '.join(ifaces[:4])}" if ifaces else ""),
                 severity="high" if n >= self.params["flap_count"] else "medium",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"link_down": n, "interfaces": len(ifaces)}, evidence=evidence_from_events(ctx.clock, b.rows, 4),
+                metrics={"link_down": n, "interfaces": len(ifaces)},
+                evidence=evidence_from_events(ctx.clock, b.rows, 4),
             ))
         return out

@@ -149,7 +149,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     fmt = LogFormat(source="dmesg", parse_line=syslog.line_parser(months, parse_line),
                     volume=VolumeSpec(regex=_VOLUME_REGEX),
                     variant="dmesg-T" if human else "dmesg")
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress or options.progress, sample_every=12,
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, sample_every=12,
+                          progress=progress or options.progress,
                           user_signatures=options.signatures)
     unsettled: dict = {}
     source = logscan.build_source(path, "dmesg", fmt, result, options, _minute_key_for(months, unsettled),

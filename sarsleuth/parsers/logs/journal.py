@@ -140,7 +140,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
                         variant=f"short-{variant}")
         unsettled: dict = {}
         key = syslog.minute_key_for(months, unsettled)
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress or options.progress, sample_every=12,
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, sample_every=12,
+                          progress=progress or options.progress,
                           user_signatures=options.signatures)
     source = logscan.build_source(path, "journal", fmt, result, options, key,
                                   first_line_time=_logs_begin_at(head))

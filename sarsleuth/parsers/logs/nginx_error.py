@@ -86,7 +86,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     options = options or ParseOptions()
     variant, spec = volume_spec(read_head(path))
     fmt = LogFormat(source="nginx-error", parse_line=parse_line, volume=spec, variant=variant)
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress or options.progress, sample_every=8,
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, sample_every=8,
+                          progress=progress or options.progress,
                           user_signatures=options.signatures)
     names = {k.decode() if isinstance(k, bytes) else k: v for k, v in LEVEL_BY_PREFIX.items()}
     source = logscan.build_source(path, "nginx-error", fmt, result, options, minute_key, names)

@@ -48,7 +48,7 @@ def build_source(path, kind: str, fmt, result, options,
     md_keys = [k[1:] for k in volume_keys if k[0] == "md"]
     if not md_keys:  # no volume key read: fall back on the events' own stamps
         md_keys = list(dict.fromkeys(s[1:5] for s in stamps if s and s[0] == "md"))
-    segments = _clock().rollover_segments(md_keys)
+    segments = clock.rollover_segments(md_keys)
     seg_of = dict(zip(md_keys, segments))
     meta: dict = {"format": fmt.variant, "engine": result.engine}
     year = None
@@ -103,10 +103,6 @@ def _events_frame(stored, offsets: bool):
     return frame[EVENT_COLUMNS + EVENT_EXTRA_COLUMNS + extra]
 
 
-def _clock():
-    return clock
-
-
 def _normalize_keys(raw: dict, key_parser) -> tuple[dict, int]:
     out: dict = {}
     bad = 0
@@ -136,7 +132,7 @@ def _resolve_year(spath, md_keys, segments, result, stamps, options, first_line_
             mtime = file_mtime(spath)
     except OSError:
         pass
-    return _clock().choose_base_year(
+    return clock.choose_base_year(
         md_keys, segments, year=getattr(options, "year", None), clues=clues,
         gzip_mtime=gzip_mtime, mtime=mtime)
 

@@ -398,7 +398,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     variant, spec = volume_spec(head)
     months = file_months(head.decode("utf-8", "replace"))
     fmt = LogFormat(source=kind, parse_line=line_parser(months), volume=spec, variant=variant)
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress or options.progress, sample_every=12,
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, sample_every=12,
+                          progress=progress or options.progress,
                           user_signatures=options.signatures)
     unsettled: dict = {}
     source = logscan.build_source(path, kind, fmt, result, options, minute_key_for(months, unsettled))
