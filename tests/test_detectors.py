@@ -865,11 +865,17 @@ def test_tcp_timewait_held_flat_at_a_cap_the_case_does_not_record():
     then holds at one value (closing connections skip TIME_WAIT once the
     table is full) is a table at its cap, said as inferred."""
     tw = [12] * 30 + [1800, 3650] + [4000] * 3 + [3999] + [4000] * 50 + [2100, 300, 14]
-    f = run("tcp-timewait", ctx(metrics("h", "net-sock", "2026-11-24 18:10:00", 1, {"tcp-tw": tw})))
+    ab = [0.0] * 30 + [9000.0] * 10 + [0.0] * 49        # ab's connections kept opening at the cap
+    tcp = metrics("h", "net-tcp", "2026-11-24 18:10:00", 1, {"active/s": ab, "passive/s": ab})
+    f = run("tcp-timewait", ctx(metrics("h", "net-sock", "2026-11-24 18:10:00", 1, {"tcp-tw": tw}), tcp))
     assert len(f) == 1 and f[0].severity == "high"
     assert f[0].title == ("TIME_WAIT sockets held at 4000 for 53 s: a table full at its cap (tcp_max_tw_buckets "
                           "is likely 4000; not recorded: inferred from the flat top)")
     assert f[0].metrics["limit_inferred"] == 1 and f[0].start == pd.Timestamp("2026-11-24 18:10:30")
+    # the same count after a burst that ended: its sockets hold still until
+    # they expire together, no cap in sight (nor a climb past min_tw)
+    quiet = metrics("h", "net-tcp", "2026-11-24 18:10:00", 1, {"active/s": [0.0] * 89, "passive/s": [0.0] * 89})
+    assert run("tcp-timewait", ctx(metrics("h", "net-sock", "2026-11-24 18:10:00", 1, {"tcp-tw": tw}), quiet)) == []
 
 
 def test_tcp_timewait_of_a_steady_flow_is_no_cap():

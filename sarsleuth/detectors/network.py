@@ -134,8 +134,8 @@ class TcpTimewait(Detector):
             if tw is None or len(tw) < 2:
                 continue
             first = float(tw.iloc[0])
-            if not limit_ev:
-                capped = self._cap(tw, first)
+            if not limit_ev and p["tcp_max_tw_buckets"] == self.defaults["tcp_max_tw_buckets"]:
+                capped = self._cap(ctx, host, tw, first)
                 if capped is not None:
                     out.append(self._capped_finding(ctx, host, tw, first, *capped))
                     continue
@@ -159,17 +159,30 @@ class TcpTimewait(Detector):
                 ))
         return out
 
-    def _cap(self, tw, first):
+    def _cap(self, ctx, host, tw, first):
         """(cap, first sample at it, last) when TIME_WAIT climbed far from
         where it started and then held at one value for ``cap_samples``
-        samples or more: a table at its limit holds exactly its size (closing
-        connections skip TIME_WAIT), where a steady flow of connections
-        wanders around its level.  None otherwise."""
+        samples or more while connections went on opening (sar -n TCP
+        active/s + passive/s adding up to half the table or more): a table
+        at its limit holds exactly its size (closing connections skip
+        TIME_WAIT), where a steady flow wanders around its level and the
+        sockets of a burst that ended hold still until they expire together.
+        None otherwise."""
         peak = float(tw.max())
         if peak < self._climbed(first):
             return None
         at = tw[tw >= peak - max(2.0, 0.001 * peak)]
         if len(at) < self.params["cap_samples"]:
+            return None
+        opened = 0.0
+        for metric in ("active/s", "passive/s"):
+            rate = ctx.series("net-tcp", metric, host=host)
+            if rate is None:
+                return None
+            during = rate[(rate.index > at.index[0]) & (rate.index <= at.index[-1])]
+            step = during.index.to_series().diff().dt.total_seconds().fillna(0)
+            opened += float((during * step).sum())
+        if opened < 0.5 * peak:
             return None
         return peak, at.index[0], at.index[-1]
 
