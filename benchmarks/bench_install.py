@@ -170,6 +170,8 @@ def memory_job(args, scratch: Path) -> None:
         json.loads(out)
         print(f"| nginx error.log, every line an event | {log.stat().st_size / MB:.0f} | {wall:.1f} ({cpu:.1f}) "
               f"| {peak:.0f} |", flush=True)
+        shown, clean = progress_on_a_terminal(args.sarsleuth, log, scratch)
+        print(f"(on a pseudo-terminal: progress shown {shown}, standard output whole JSON {clean})")
     finally:
         if not args.keep:
             shutil.rmtree(folder)
@@ -202,7 +204,7 @@ def sa_job(args, scratch: Path) -> None:
                               ("analyze --format json", [args.sarsleuth, "analyze", "-q", "--format", "json",
                                                          path])):
                 if name.startswith("sadf"):
-                    cmd = ["sh", "-c", 'sadf -d "$1" -- -A > "$2"', "sh", path, scratch / "sadf.csv"]
+                    cmd = ["sh", "-c", 'exec sadf -d "$1" -- -A > "$2"', "sh", path, scratch / "sadf.csv"]
                 commands[name] = (cmd, TOOL_ENV if name.startswith("sadf") else dict(os.environ), subprocess.DEVNULL)
             seen: dict = {name: [] for name in commands}
             for _ in range(runs):

@@ -14,13 +14,15 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "load", "load_case", "Case"]
 
 
-def load(*paths, tz=None, year=None, window=None, link_speed=None, config=None, progress=False, date_order=None):
+def load(*paths, tz=None, year=None, window=None, link_speed=None, config=None, progress=False, date_order=None,
+         redact=False):
     """Parse every path (files, directories, compressed files), run the
-    detectors and correlate the findings.  Returns a :class:`Case`."""
+    detectors and correlate the findings.  Returns a :class:`Case`
+    (``redact``: names replaced by stand-ins, see ``analyze --redact``)."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.case import Case
     return Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed,
-                     config=config, progress=progress, date_order=date_order)
+                     config=config, progress=progress, date_order=date_order, redact=redact)
 
 
 def load_case(path):

@@ -5,6 +5,7 @@ rendered from.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from dataclasses import dataclass, field
@@ -28,12 +29,15 @@ from sarsleuth.options import check_options
 from sarsleuth.parsers import ParseOptions, parse, registry, sniff
 from sarsleuth.plots import plot_metric
 from sarsleuth.progress import reading
+from sarsleuth.quotes import quote
+from sarsleuth.redaction.case import redact_case
 from sarsleuth.render.html import case_fragment, write_html
 from sarsleuth.render.json import document
 from sarsleuth.streams import refusal
 from sarsleuth.timebase import settle
-from sarsleuth.timebase.clock import Clock, on_clock
+from sarsleuth.timebase.clock import Clock, on_clock, zone_of
 from sarsleuth.timebase.hosts import attach_bundles
+
 
 @dataclass
 class Skipped:
@@ -57,6 +61,11 @@ class Case:
     window: tuple | None = None
     merged: dict = field(default_factory=dict)   # duplicates counted once: {"events": n, "metric_values": n}
     hosts: list = field(default_factory=list)    # HostFacts of every bundle read (sarsleuth.bundles.facts)
+    #: "--window ... holds no data: ...", when the window misses every input
+    empty_window: str | None = None
+    #: what a redacted case says about itself (sarsleuth.redaction), None when not redacted
+    redacted: str | None = None
+    redactor: object = field(default=None, repr=False, compare=False)   # its stand-ins, when redacted
 
     @property
     def tz(self) -> str | None:
@@ -71,10 +80,14 @@ class Case:
     # ------------------------------------------------------------------ load
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
-             progress=False, date_order=None, min_severity=None, select=None) -> "Case":
+             progress=False, date_order=None, min_severity=None, select=None, analyse=True,
+             redact=False) -> "Case":
         """Read, settle on one clock and analyse every input of a case.
         ``select``: {archive path: labels of the bundles in it to read} (a
-        fleet's host reads its own node of a collect archive)."""
+        fleet's host reads its own node of a collect archive); ``analyse``
+        False: read and settle only, no findings (an export); ``redact``:
+        then replace every host, domain, address, user name and e-mail
+        address by its stand-in (``case.redactor.mapping()`` says which)."""
         if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
             paths = tuple(paths[0])
         opts = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
@@ -84,10 +97,16 @@ class Case:
                                      link_speed_bps=opts.link_speed_bps or cfg.link_speed_bps,
                                      signatures=cfg.signatures)
         case = cls()
-        case._read(paths, parse_options, progress, select)
-        case._settle(opts)
-        case._combine()
-        case._analyse(cfg, opts, parse_options)
+        # the private copies of streams and archive members stay until the
+        # findings quote them: evidence is the line as the file has it
+        with contextlib.ExitStack() as copies:
+            readable = case._read(paths, parse_options, progress, copies, select)
+            case._settle(opts)
+            case._combine()
+            if analyse:
+                case._analyse(cfg, opts, parse_options, readable)
+        if redact:
+            case.redactor = redact_case(case, cfg.redact_patterns)
         return case
 
     def _read_one(self, f: Path, names: dict, parse_options):
@@ -110,54 +129,51 @@ class Case:
             streams.relabel(src, str(f), names[str(f)])
         return src
 
-    def _read(self, paths, parse_options, progress, select=None):
+    def _read(self, paths, parse_options, progress, copies, select=None) -> dict:
         """Sniff and parse every input (folders walked, bundles and archives
         read by their layout, each file once, streams copied once so they
-        can be sniffed and read)."""
+        can be sniffed and read).  Returns {name in outputs: the private
+        copy it was read from}; ``copies`` (an ExitStack) removes them."""
         spooled = streams.Spooled()
+        copies.callback(spooled.cleanup)
         folds = Folds()
-        bundles = None
-        try:
-            given = []
-            spooled_paths = streams.spool(paths, spooled)
-            self.skipped.extend(Skipped(name, why) for name, why in spooled.unreadable)
-            for p in spooled_paths:
-                if not Path(p).exists():
-                    self.skipped.append(Skipped(str(p), "no such file or directory"))
+        given = []
+        spooled_paths = streams.spool(paths, spooled)
+        self.skipped.extend(Skipped(name, why) for name, why in spooled.unreadable)
+        for p in spooled_paths:
+            if not Path(p).exists():
+                self.skipped.append(Skipped(str(p), "no such file or directory"))
+                continue
+            given.append(p)
+        bundles = expand(given, spooled.names, select)
+        copies.callback(bundles.cleanup)
+        self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
+        self.warnings.extend(spooled.warnings)
+        self.warnings.extend(bundles.warnings)
+        self.notes.extend(bundles.notes)
+        names = dict(spooled.names)
+        facts_of = {}
+        for e in bundles.entries:
+            if e.name != e.path:
+                names[e.path] = e.name
+            if e.facts is not None:
+                facts_of[e.path] = e.facts
+        files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
+        sizes = [_size(f) for f in files]
+        with reading(sizes, progress) as shown:
+            told = dataclasses.replace(parse_options, progress=shown.within)
+            for f, size in zip(files, sizes):
+                shown.open(names.get(str(f), str(f)), size)
+                try:
+                    src = self._read_one(f, names, told)
+                finally:
+                    shown.close()
+                if src is None:
                     continue
-                given.append(p)
-            bundles = expand(given, spooled.names, select)
-            self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
-            self.warnings.extend(spooled.warnings)
-            self.warnings.extend(bundles.warnings)
-            self.notes.extend(bundles.notes)
-            names = dict(spooled.names)
-            facts_of = {}
-            for e in bundles.entries:
-                if e.name != e.path:
-                    names[e.path] = e.name
-                if e.facts is not None:
-                    facts_of[e.path] = e.facts
-            files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
-            sizes = [_size(f) for f in files]
-            with reading(sizes, progress) as shown:
-                told = dataclasses.replace(parse_options, progress=shown.within)
-                for f, size in zip(files, sizes):
-                    shown.open(names.get(str(f), str(f)), size)
-                    try:
-                        src = self._read_one(f, names, told)
-                    finally:
-                        shown.close()
-                    if src is None:
-                        continue
-                    if str(f) in facts_of:
-                        src.meta["bundle"] = facts_of[str(f)].bundle
-                    folds.add(src)
-                    self.warnings.extend(src.warnings)
-        finally:
-            spooled.cleanup()
-            if bundles is not None:
-                bundles.cleanup()
+                if str(f) in facts_of:
+                    src.meta["bundle"] = facts_of[str(f)].bundle
+                folds.add(src)
+                self.warnings.extend(src.warnings)
         # past a thousand files, small logs of one kind, host and clock are one source each
         self.sources = folds.sources()
         if folds.folding:
@@ -166,10 +182,11 @@ class Case:
                 self.notes.append(f"{sum(len(s.meta['files']) for s in folded)} log files are held as "
                                   f"{len(folded)} source(s), one per kind, host and clock (their events keep "
                                   "their files and lines)")
-        found = bundles.bundles if bundles is not None else []
+        found = bundles.bundles
         self.notes.extend(note for h in found for note in h.dropped)      # facts read but not used
         self.notes.extend(attach_bundles(self.sources, found))
         self.hosts = [h for h in found if has_facts(h)]
+        return {name: copy for copy, name in names.items()}
 
     def _settle(self, opts):
         """Every source on one clock (zones, years, dmesg anchors, hosts)."""
@@ -185,6 +202,9 @@ class Case:
             self.notes[:] = [n for n in self.notes
                              if not any(n.startswith(f"{path}: placed at its file's modification time")
                                         for path in placed)]
+            self.empty_window = _window_misses(self.sources, self.window, self.tz, opts.window)
+            if self.empty_window:
+                self.notes.insert(0, self.empty_window)
 
     # --------------------------------------------------------------- combine
     def _combine(self):
@@ -221,7 +241,7 @@ class Case:
                 self.reports.append(r)
 
     # --------------------------------------------------------------- analyse
-    def _analyse(self, cfg, opts, parse_options):
+    def _analyse(self, cfg, opts, parse_options, copies=None):
         ctx = Context(metrics=self.store, events=self.events, reports=self.reports, sources=self.sources,
                       params=cfg.params, link_speed_bps=parse_options.link_speed_bps,
                       user_signatures=cfg.signatures, host_facts=list(self.hosts), clock=self.clock)
@@ -232,6 +252,7 @@ class Case:
             findings = [f for f in findings if _in_window(f, self.window)]
         if opts.min_severity:
             findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[opts.min_severity]]
+        quote(findings, copies)       # before the story quotes them
         self.findings = findings
         self.incidents = correlate(list(findings), self.clock)
         self.checked = list(detectors.registry())
@@ -387,6 +408,33 @@ def _in_window(f: Finding, window) -> bool:
     start, end = window
     f_end = f.end if f.end is not None and not pd.isna(f.end) else f.start
     return not (f_end < start or f.start > end)
+
+
+def _window_misses(sources, window, zone, given) -> str | None:
+    """The sentence saying that ``window`` holds no data, when it misses
+    every source's span (on the case's clock), else None."""
+    spans = []
+    for s in sources:
+        a, b = s.span()
+        if a is None or b is None:
+            continue
+        a, b = on_clock(pd.Timestamp(a), zone), on_clock(pd.Timestamp(b), zone)
+        try:
+            if not (b < window[0] or a > window[1]):
+                return None
+        except TypeError:       # a wall clock beside the window's zone: cannot be placed outside
+            return None
+        spans.append((a, b))
+    if not spans:
+        return None
+    fmt = "%Y-%m-%d %H:%M:%S"
+    try:
+        lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+        covered = f"{lo.strftime(fmt)} to {hi.strftime(fmt)} ({zone_of(lo)})"
+    except TypeError:
+        covered = "other times"
+    start, end = given
+    return f"--window {start.isoformat()}..{end.isoformat()} holds no data: the inputs cover {covered}"
 
 
 def _window_on_clock(window, zone):

@@ -19,8 +19,7 @@ import typer
 
 from sarsleuth import __version__, render
 from sarsleuth.errors import SarsleuthError, UsageError
-from sarsleuth.render._files import (OutputFailed, StdoutClosed, cannot_write, refuse_inputs, silence_stdout, stdout,
-                                     write_text_file)
+from sarsleuth.render._files import OutputFailed, StdoutClosed, refuse_inputs, silence_stdout, stdout
 from sarsleuth.render._safe import one_line
 from sarsleuth.signals import Terminated, terminate_as_interrupt
 
@@ -36,7 +35,9 @@ _debug = False
 #: ``--format`` of each command: the formats of the registry that write what it shows.
 CaseFormat = enum.Enum("CaseFormat", {name: name for name in render.names("case")}, type=str)
 TableFormat = enum.Enum("TableFormat", {name: name for name in render.names("table")}, type=str)
-ParseFormat = enum.Enum("ParseFormat", {name: name for name in render.names("rows")}, type=str)
+#: ``parse``: a file's rows, or every metric of any inputs
+ParseFormat = enum.Enum("ParseFormat", {name: name for name in render.names("rows") + render.names("metrics")},
+                        type=str)
 #: ``sql``: ``table`` is what the text format was called there before
 #: every command took its formats from the registry
 SqlFormat = enum.Enum("SqlFormat", {name: name for name in [*render.names("result"), "table"]}, type=str)
@@ -110,6 +111,10 @@ def analyze(
                                         "(needs the parquet extra)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr (it shows only on a terminal, "
                                "for runs over 2 s)."),
+    redact: bool = typer.Option(False, "--redact", help="Host and domain names, addresses, user and e-mail names "
+                                "as stand-ins (host-1, 198.18.0.11, user-1) in every output."),
+    redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: write the originals "
+                                              "of the stand-ins into this private file (JSON, mode 0600)."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     # here, not at the top: --help and sniff load this module
@@ -117,19 +122,24 @@ def analyze(
     severity = min_severity.value if min_severity else None
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                   min_severity=severity)
-    for out in (html, plots):
+    if redact_map is not None and not redact:
+        raise UsageError("--redact-map FILE goes with --redact")
+    for out in (html, plots, redact_map):
         if out is not None:
             _check_destination(out, paths, directory=out is plots)
     # --plots draws from one case's tables: with it, a few hosts stay one case
     if fleet or (fleet is None and (scheduler or workers or worker_memory
                                    or (plots is None and _names_a_fleet(paths)))):
+        if redact and save is not None:     # the workers save each host before it could be redacted
+            raise UsageError("--redact --save: a fleet's hosts are saved unredacted; add --no-fleet")
         _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory,
                        dict(tz=tz, year=year, window=window, link_speed=link_speed, config=config,
-                            date_order=date_order, min_severity=severity), progress=not quiet)
+                            date_order=date_order, min_severity=severity), redact, redact_map,
+                       progress=not quiet)
         return
     from sarsleuth.case import Case
     case = Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed, config=config,
-                     progress=not quiet, date_order=date_order, min_severity=severity)
+                     progress=not quiet, date_order=date_order, min_severity=severity, redact=redact)
     if not case.sources:
         # one line: every file named once, with why it was refused
         # (an archive cut before its data says so in a warning, not as a skipped file)
@@ -142,6 +152,8 @@ def analyze(
         _say(f"warning: skipped {_skip_reason(skipped)}")
     for w in case.warnings:
         _say(f"warning: {w}")
+    if redact_map is not None:
+        _write_redact_map(case.redactor, redact_map, paths)
     from sarsleuth.render._view import View
     view = View(top=top, everything=everything)
     if html is not None:
@@ -149,7 +161,8 @@ def analyze(
         write_html(case, html, inputs=paths, view=view)
         _say(f"wrote {html}")
     if plots is not None:
-        _write_plots(case, plots, paths)
+        from sarsleuth.render._plot_files import write_plots
+        _say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
     if save is not None:
         from sarsleuth.fleet.save import save_case
         save_case(case, save, paths)
@@ -166,7 +179,15 @@ def _names_a_fleet(paths) -> bool:
     return names_hosts([p for p in paths if not is_stream(p)], FLEET_MIN_HOSTS)
 
 
-def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options, progress) -> None:
+def _write_redact_map(redactor, path: Path, inputs) -> None:
+    # here, not at the top: --help and sniff load this module
+    from sarsleuth.redaction import write_map
+    write_map(redactor, path, inputs)
+    _say(f"wrote the stand-ins' originals into {path} (keep it private)")
+
+
+def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options,
+                   redact=False, redact_map=None, progress=True) -> None:
     """Every host on its own pipeline (Dask), fleet incidents first."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth import fleet as fleet_api
@@ -179,6 +200,12 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         reasons = "; ".join(f"{h.host}: {h.error}" for h in result.hosts[:3])
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
         _fail(f"no usable input: {reasons}")
+    if redact:
+        from sarsleuth.config import load_config
+        from sarsleuth.redaction.case import redact_fleet
+        redactor = redact_fleet(result, load_config(options.get("config")).redact_patterns)
+        if redact_map is not None:
+            _write_redact_map(redactor, redact_map, paths)
     for path, reason in result.unplaced:
         _say(f"warning: skipped {path}: {reason}")
     for w in result.warnings:
@@ -214,25 +241,6 @@ def _check_destination(out: Path, inputs, directory: bool = False) -> None:
         raise UsageError(f"{out}: cannot write: is a directory")
 
 
-def _write_plots(case, directory: Path, inputs) -> None:
-    # here, not at the top: --help and sniff load this module
-    from sarsleuth.plots import figure_svg, incident_figure
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise cannot_write(directory, exc) from None
-    n = 0
-    for inc in case.incidents:
-        fig = incident_figure(case, inc)
-        if fig is None:
-            continue
-        # a name sarsleuth chose: a symlink planted there is replaced, not followed
-        write_text_file(directory / f"incident-{inc.rank:02d}-{inc.category}.svg", figure_svg(fig), inputs,
-                        follow=False)
-        n += 1
-    _say(f"wrote {n} plot(s) into {directory}")
-
-
 def _to_stdout(write) -> None:
     """Run ``write(out)`` on the guarded standard output, flushed inside the
     guard so a full disk is reported here, not at exit."""
@@ -243,9 +251,9 @@ def _to_stdout(write) -> None:
 
 @app.command()
 def parse(
-    path: Path = typer.Argument(..., help="One input file."),
+    paths: List[Path] = typer.Argument(..., help="One input file (openmetrics: any inputs, or a saved case)."),
     kind: Optional[str] = typer.Option(None, "--kind", "-k", help="Override content sniffing."),
-    format: ParseFormat = typer.Option("csv", "--format", "-f", help="csv, json (lines), parquet..."),
+    format: ParseFormat = typer.Option("csv", "--format", "-f", help="csv, json (lines), parquet, openmetrics..."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write here instead of stdout."),
     tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of times that carry none."),
     year: Optional[int] = typer.Option(None, "--year", help="Year of syslog lines that carry none."),
@@ -254,50 +262,33 @@ def parse(
                                   "wide (sadf -d's own layout and column heads)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr (it shows only on a terminal, "
                                "for runs over 2 s)."),
+    label: Optional[List[str]] = typer.Option(None, "--label", help="NAME=VALUE on every series (openmetrics)."),
 ):
     """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.options import check_options
-    from sarsleuth.parsers import ParseOptions, kinds, registry
+    from sarsleuth.parsers import kinds
     opts = check_options(tz=tz, year=year, date_order=date_order)
-    if kind is not None and kind not in kinds():
-        raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
     if layout.value == "wide" and format.value != "csv":
         raise UsageError("--layout wide is a CSV layout (sadf -d's): use it with --format csv")
+    from sarsleuth import export_metrics
+    if export_metrics.asked(format.value, paths, kind=kind, labels=label):     # every metric of the inputs
+        if output is not None:
+            _check_destination(output, paths)
+        export_metrics.export(paths, format.value, output, tz=tz, year=year, date_order=date_order, labels=label,
+                              say=_say, to_stdout=_to_stdout, terminal=sys.stdout.isatty())
+        return
+    path = paths[0]
+    if kind is not None and kind not in kinds():
+        raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
     binary = getattr(render.get(format.value), "BINARY", False)
     if output is not None:
         _check_destination(output, [path])
     elif binary and sys.stdout.isatty():
         raise UsageError(f"--format {format.value} is binary: give -o FILE or redirect the output")
-    from sarsleuth import streams
-    from sarsleuth.export import file_size, read_for_export, streamed_table, write_parsed
-    from sarsleuth.progress import reading
-    spooled = streams.Spooled()
-    try:
-        given = streams.spool([path], spooled)      # a pipe is copied once, a device refused
-        for name, reason in spooled.unreadable:
-            _fail(f"{name}: {reason}")
-        size = file_size(given[0])
-        with reading([size], not quiet) as shown:
-            shown.open(spooled.names.get(str(given[0]), str(path)), size)
-            src, rest = read_for_export(given[0], kind, format.value,
-                                        ParseOptions(year=opts.year, date_order=opts.date_order,
-                                                     progress=shown.within), layout.value)
-            if str(given[0]) in spooled.names:
-                streams.relabel(src, str(given[0]), spooled.names[str(given[0])])
-            from sarsleuth.timebase import settle
-            settled = settle([src], registry(), tz=opts.tz)
-            for w in [*spooled.warnings, *src.warnings, *settled.warnings]:
-                _say(f"warning: {w}")
-            if rest is not None:
-                rest = streamed_table(src, rest, settled)
-            # an sa file is read as it is written
-            write_parsed(src, format.value, output, path, table=rest, layout=layout.value,
-                         terminal=sys.stdout.isatty())
-    finally:
-        spooled.cleanup()
-    for note in settled.notes:      # guesses (a year from the file's date, a zone), once the table is out
-        _say(f"note: {note}")
+    from sarsleuth.export import export_source
+    export_source(path, kind, format.value, output, opts, layout=layout.value, progress=not quiet, say=_say,
+                  terminal=sys.stdout.isatty())
 
 
 @app.command()
@@ -367,13 +358,16 @@ def compare(
     paths: List[Path] = typer.Argument(..., help="Load-test reports (ab, wrk, wrk2, httperf)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write a comparison plot (PNG, SVG or PDF) here."),
     format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f"),
+    redact: bool = typer.Option(False, "--redact", help="Replace host names, addresses and user names in the "
+                                "runs' names by stand-ins."),
 ):
     """Compare several load-test runs: requests/s and latency percentiles."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.compare import comparison_table, compare_reports, plot_comparison
     if plot is not None:
         _check_destination(plot, paths)
-    df = compare_reports([str(p) for p in paths])
+    from sarsleuth.redaction import Redactor
+    df = compare_reports([str(p) for p in paths], Redactor() if redact else None)
     if not len(df):
         _fail("no load-test report found in " + ", ".join(map(str, paths)))
     if plot is not None:

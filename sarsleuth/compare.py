@@ -49,16 +49,24 @@ def _sources(paths_or_sources):
                 yield parse(path)
 
 
-def compare_reports(paths_or_sources):
+def compare_reports(paths_or_sources, redactor=None):
     """One row per load-test run found in the inputs (see
     :data:`COMPARISON_COLUMNS`); latencies in seconds, rates per second,
     transfer in bytes/s.  Inputs that are not load-test reports raise
-    :class:`~sarsleuth.errors.InputError` from the parser."""
+    :class:`~sarsleuth.errors.InputError` from the parser.  ``redactor``
+    (:class:`~sarsleuth.redaction.Redactor`): names in the runs' files,
+    servers and commands become stand-ins."""
     rows = []
     for source in _sources(paths_or_sources if isinstance(paths_or_sources, (list, tuple)) else [paths_or_sources]):
         for report in source.reports:
             if report.get("tool") in RUN_TOOLS:
+                if redactor is not None:
+                    redactor.host(report.get("host"), own=True)
+                    for value in (source.path, *report.values()):
+                        redactor.learn(value if isinstance(value, str) else "")
                 rows.append(_comparison_row(source, report))
+    if redactor is not None:
+        rows = [{k: redactor.text(v) for k, v in row.items()} for row in rows]
     frame = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     for col in ("concurrency", "requests", "failures", "non_2xx", "line"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")

@@ -12,11 +12,17 @@ A TOML file, e.g.::
     patterns = ['myapp: panic:']
     severity = "high"
     explanation = "myapp crashed"
+
+    [redact.patterns]         # more names --redact replaces: NAME-1, NAME-2...
+    customer = 'ACME-[0-9]+'
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import re2
 
 from sarsleuth.detectors import registry
 from sarsleuth.errors import UsageError
@@ -47,6 +53,7 @@ class Config:
     link_speed_bps: float | None = None
     path: str | None = None
     signatures: tuple = ()       # the user's [[signature]] entries, tried before the built-in ones
+    redact_patterns: tuple = ()  # [redact.patterns]: (name, compiled RE2 pattern) for --redact
 
 
 def load_config(path) -> Config:
@@ -69,7 +76,8 @@ def load_config(path) -> Config:
         raise UsageError(f"{p}: unreadable config file (not UTF-8: {exc})") from None
     params = _detector_params(p, data.get("detectors"))
     link = _link_speed(p, data)
-    return Config(params=params, link_speed_bps=link, path=str(p), signatures=_user_signatures(p, text, data))
+    return Config(params=params, link_speed_bps=link, path=str(p), signatures=_user_signatures(p, text, data),
+                  redact_patterns=_redact_patterns(p, data.get("redact")))
 
 
 def _check_nesting(p: Path, text: str) -> None:
@@ -162,6 +170,33 @@ def _user_signatures(p: Path, text: str, data: dict) -> tuple:
             if problem:
                 raise UsageError(f"{p}: signature {s.id!r}: pattern {pattern!r} {problem}")
     return tuple(sigs)
+
+
+def _redact_patterns(p: Path, section) -> tuple:
+    """``[redact.patterns]``: name = pattern (RE2 syntax, so no text can
+    stall the redaction); each match becomes ``name-1``, ``name-2``..."""
+    if section is None:
+        return ()
+    if not isinstance(section, dict) or set(section) - {"patterns"}:
+        raise UsageError(f"{p}: [redact] holds one table, [redact.patterns] of name = 'pattern'")
+    patterns = section.get("patterns") or {}
+    if not isinstance(patterns, dict):
+        raise UsageError(f"{p}: [redact.patterns] must be a table of name = 'pattern'")
+    out = []
+    for name, pattern in patterns.items():
+        if not re.fullmatch(r"[a-z][a-z0-9-]{0,30}", name):
+            raise UsageError(f"{p}: [redact.patterns] name {name!r}: expected a short lower-case word (it begins "
+                             "each stand-in)")
+        if not isinstance(pattern, str) or not pattern:
+            raise UsageError(f"{p}: [redact.patterns] {name}: expected a pattern in quotes")
+        problem = signatures.unbounded_pattern(pattern)
+        if problem:
+            raise UsageError(f"{p}: [redact.patterns] {name}: pattern {pattern!r} {problem}")
+        try:
+            out.append((name, re2.compile(pattern)))
+        except Exception as exc:  # noqa: BLE001 - re2 raises its own error type
+            raise UsageError(f"{p}: [redact.patterns] {name}: pattern {pattern!r}: {exc}") from None
+    return tuple(out)
 
 
 def _link_speed(p: Path, data: dict):

@@ -345,9 +345,8 @@ def _incident(g: _Group, clock: Clock) -> Incident:
     score = sum(SCORE_WEIGHTS[k] * v for k, v in components.items())
     hosts = sorted({f.host for f in findings if f.host})
     title = _title(category, cause, hosts)
-    ident = hashlib.sha1(f"{category}|{','.join(hosts)}|{iso(start)}|{cause.detector}".encode()).hexdigest()[:12]
-    inc = Incident(rank=0, id=ident, title=title, category=category, severity=severity, score=score,
-                   start=start, end=end, hosts=hosts, summary="", findings=findings,
+    inc = Incident(rank=0, id=incident_id(category, hosts, start, cause.detector), title=title, category=category,
+                   severity=severity, score=score, start=start, end=end, hosts=hosts, summary="", findings=findings,
                    recommendations=recommend(findings, cause, chain, MAX_RECOMMENDATIONS),
                    cause=cause.detector, score_components=components)
     inc.impact = hurt
@@ -365,6 +364,11 @@ def _on_story_clock(inc: Incident, clock: Clock) -> None:
     for f in inc.findings:
         zone = clock.story_zone([f.host], otherwise=inc.zone)
         f.start, f.end = on_clock(f.start, zone), on_clock(f.end, zone)
+
+
+def incident_id(category: str, hosts, start, cause: str) -> str:
+    """A stable id: the same case gives the same ids, run after run."""
+    return hashlib.sha1(f"{category}|{','.join(hosts)}|{iso(start)}|{cause}".encode()).hexdigest()[:12]
 
 
 def _title(category, cause, hosts) -> str:

@@ -9,13 +9,48 @@ from __future__ import annotations
 import itertools
 import os
 
-from sarsleuth import render
+from sarsleuth import render, streams
 from sarsleuth.compare import report_json
+from sarsleuth.errors import InputError
 from sarsleuth.model import EVENT_COLUMNS, METRIC_COLUMNS, empty_events
-from sarsleuth.parsers import parse, registry, sniff
+from sarsleuth.parsers import ParseOptions, parse, registry, sniff
+from sarsleuth.progress import reading
 from sarsleuth.render._files import atomic_output, stdout
 from sarsleuth.render._rows import Frames
-from sarsleuth.timebase import hosts, zones
+from sarsleuth.timebase import hosts, settle, zones
+
+
+def export_source(path, kind, fmt: str, output, opts, *, layout: str = "long", progress: bool = True, say,
+                  terminal: bool = False) -> None:
+    """The command: one input (a pipe copied once) read, put on its clock
+    and written in format ``fmt`` onto ``output`` (stdout when None);
+    warnings said through ``say`` before the table, the guesses (a year
+    from the file's date, a zone) once it is out.  ``opts``: the checked
+    :class:`~sarsleuth.options.Options`."""
+    spooled = streams.Spooled()
+    try:
+        given = streams.spool([path], spooled)      # a pipe is copied once, a device refused
+        for name, reason in spooled.unreadable:
+            raise InputError(name, reason)
+        size = file_size(given[0])
+        with reading([size], progress) as shown:
+            shown.open(spooled.names.get(str(given[0]), str(path)), size)
+            src, rest = read_for_export(given[0], kind, fmt,
+                                        ParseOptions(year=opts.year, date_order=opts.date_order,
+                                                     progress=shown.within), layout)
+            if str(given[0]) in spooled.names:
+                streams.relabel(src, str(given[0]), spooled.names[str(given[0])])
+            settled = settle([src], registry(), tz=opts.tz)
+            for w in [*spooled.warnings, *src.warnings, *settled.warnings]:
+                say(f"warning: {w}")
+            if rest is not None:
+                rest = streamed_table(src, rest, settled)
+            # an sa file is read as it is written
+            write_parsed(src, fmt, output, path, table=rest, layout=layout, terminal=terminal)
+    finally:
+        spooled.cleanup()
+    for note in settled.notes:
+        say(f"note: {note}")
 
 
 def source_table(src):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from sarsleuth.parsers.sar_text.sections import SADF_INTEGERS, SECTIONS
+from sarsleuth.render._bytecols import DOT, PAD, ZERO, column, constant, place, signed, squeezed, text_table
 
 #: Rows formatted at a time.
 CHUNK_ROWS = 1 << 16
@@ -29,8 +30,7 @@ CHUNK_ROWS = 1 << 16
 #: ``intr/s``) and the per-CPU columns after it, ``CPU0``...
 INTERRUPT_HEAD = "CPU*"
 
-_PAD = 0                # filler byte of the fixed-width columns, squeezed out
-_SEMI, _NL, _DOT, _MINUS, _ZERO = (ord(c) for c in ";\n.-0")
+_SEMI, _NL = ord(";"), ord("\n")
 
 
 def wide_layout_refusal(src) -> str | None:
@@ -93,7 +93,7 @@ class _Section:
             heads.insert(0, self.device_head)
         self.header = ("# hostname;interval;timestamp;" + ";".join(heads) + "\n").encode()
         labels = ["-1" if d == "all" and self.device_head == "CPU" else d for d in self.devices]
-        self.labels = _text_columns([s.encode("utf-8", "replace") + b";" for s in labels]) \
+        self.labels = text_table([s.encode("utf-8", "replace") + b";" for s in labels]) \
             if self.device_head is not None else None
 
     def write(self, out, host: bytes, lo: int, hi: int, record_ns, seconds) -> None:
@@ -116,17 +116,16 @@ class _Section:
             where = np.searchsorted(record_ns, chunk)
             where = np.minimum(where, len(record_ns) - 1)
             interval = np.where(record_ns[where] == chunk, seconds[where], 0)
-            prefix = _hstack([_constant(host + b";", len(chunk)), _integers(interval), _column(_SEMI, len(chunk)),
-                              _stamp_bytes(chunk), _column(_SEMI, len(chunk))])
+            prefix = np.hstack([constant(host + b";", len(chunk)), _integers(interval), column(_SEMI, len(chunk)),
+                              _stamp_bytes(chunk), column(_SEMI, len(chunk))])
             parts = [np.repeat(prefix, ndev, axis=0)[keep]]
             if self.labels is not None:
                 parts.append(np.tile(self.labels, (len(chunk), 1))[keep])
             for i, (metric, v) in enumerate(zip(self.metrics, values)):
                 flat = v.ravel()[keep]
                 parts.append(_integers(flat) if metric in SADF_INTEGERS else _hundredths(flat))
-                parts.append(_column(_SEMI if i < len(values) - 1 else _NL, len(flat)))
-            rows = _hstack(parts)
-            out.write(rows[rows != _PAD].tobytes())
+                parts.append(column(_SEMI if i < len(values) - 1 else _NL, len(flat)))
+            out.write(squeezed(parts))
 
     def _times(self, lo: int, hi: int):
         parts = {id(r.stamps): r.stamps for r in self.runs.values()}
@@ -164,65 +163,12 @@ def _sections(store) -> list:
     return [_Section(name, runs) for name, runs in by_section.items()]
 
 
-# ------------------------------------------------------------------ fixed-width byte columns
-
-def _hstack(parts):
-    return np.hstack(parts) if len(parts) > 1 else parts[0]
-
-
-def _column(byte: int, n: int):
-    return np.full((n, 1), byte, dtype=np.uint8)
-
-
-def _constant(text: bytes, n: int):
-    return np.tile(np.frombuffer(text, dtype=np.uint8), (n, 1))
-
-
-def _text_columns(texts: list):
-    """Texts as rows of one width, padded."""
-    width = max((len(t) for t in texts), default=0)
-    out = np.zeros((len(texts), width), dtype=np.uint8)
-    for i, t in enumerate(texts):
-        out[i, :len(t)] = np.frombuffer(t.replace(b"\0", b""), dtype=np.uint8)
-    return out
-
-
 def _stamp_bytes(ns):
     """``YYYY-MM-DD HH:MM:SS UTC`` of UTC times in ns, one row each."""
     text = np.datetime_as_string(np.asarray(ns, dtype=np.int64).astype("M8[ns]").astype("M8[s]"), unit="s")
     chars = np.frombuffer(text.astype("S19").tobytes(), dtype=np.uint8).reshape(len(text), 19).copy()
     chars[:, 10] = ord(" ")
-    return np.hstack([chars, _constant(b" UTC", len(text))])
-
-
-def _digits(a, width: int):
-    """Decimal digits of non-negative int64s, right-aligned in ``width``
-    columns, the leading zeros padding (one digit at least)."""
-    out = np.empty((len(a), width), dtype=np.uint8)
-    x = a.copy()
-    for j in range(width - 1, -1, -1):
-        out[:, j] = _ZERO + x % 10
-        x //= 10
-    lead = np.argmax(out != _ZERO, axis=1)
-    lead = np.where(a == 0, width - 1, lead)
-    out[np.arange(width) < lead[:, None]] = _PAD
-    return out, lead
-
-
-def _width(a) -> int:
-    top = int(a.max()) if len(a) else 0
-    return max(len(str(top)), 1)
-
-
-def _signed(mag, neg, missing):
-    """Integers (magnitudes and signs) as text columns, a column for the
-    sign; nothing where missing."""
-    digits, lead = _digits(mag, _width(mag))
-    out = np.hstack([np.full((len(mag), 1), _PAD, dtype=np.uint8), digits])
-    rows = np.flatnonzero(neg)
-    out[rows, lead[rows]] = _MINUS
-    out[missing] = _PAD
-    return out
+    return np.hstack([chars, constant(b" UTC", len(text))])
 
 
 def _integers(values):
@@ -230,7 +176,7 @@ def _integers(values):
     v = np.asarray(values, dtype=np.float64)
     missing = np.isnan(v)
     whole = np.where(missing, 0, np.rint(v)).astype(np.int64)
-    return _signed(np.abs(whole), whole < 0, missing)
+    return signed(np.abs(whole), whole < 0, missing)
 
 
 def _hundredths(values):
@@ -248,20 +194,12 @@ def _hundredths(values):
         cents[i] = round(float("%.2f" % v[i]) * 100.0)
     neg = np.signbit(v) & ~missing          # printf writes -0.00 for a small negative
     mag = np.abs(cents)
-    whole = _signed(mag // 100, neg, missing | huge)
+    whole = signed(mag // 100, neg, missing | huge)
     frac = mag % 100
     tail = np.empty((len(v), 3), dtype=np.uint8)
-    tail[:, 0] = _DOT
-    tail[:, 1] = _ZERO + frac // 10
-    tail[:, 2] = _ZERO + frac % 10
-    tail[missing | huge] = _PAD
-    out = np.hstack([whole, tail])
+    tail[:, 0] = DOT
+    tail[:, 1] = ZERO + frac // 10
+    tail[:, 2] = ZERO + frac % 10
+    tail[missing | huge] = PAD
     rare = np.flatnonzero(huge & ~missing)
-    if len(rare):
-        texts = [("%.2f" % v[i]).encode() for i in rare]
-        width = max(out.shape[1], max(len(t) for t in texts))
-        out = np.hstack([np.zeros((len(v), width - out.shape[1]), dtype=np.uint8), out])
-        for i, text in zip(rare, texts):
-            out[i] = _PAD
-            out[i, width - len(text):] = np.frombuffer(text, dtype=np.uint8)
-    return out
+    return place(np.hstack([whole, tail]), rare, ["%.2f" % v[i] for i in rare])

@@ -158,6 +158,16 @@ class Evidence:
     text: str
     #: a line printed again and again, stored once (see :func:`repeated`)
     repeated: dict | None = None
+    #: the lines around ``line`` as the file has them, [(number, text)]
+    #: (the line itself included), when the file could be read again
+    around: list = field(default_factory=list, compare=False, repr=False)
+    #: the message an event's evidence quotes, at ``line`` or a few lines
+    #: after it (a report told in several lines): set until the file is
+    #: read again (sarsleuth.quotes), ``text`` standing in until then
+    find: str | None = field(default=None, compare=False, repr=False)
+    #: the byte offset where ``line`` starts in the file, when the scan
+    #: read the file's own bytes (quoting then seeks instead of counting lines)
+    offset: int | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         out = {"path": self.path, "line": self.line, "text": self.text}

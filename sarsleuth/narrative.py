@@ -341,6 +341,8 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None, clock: Clock) -> 
 def quiet_summary(case) -> str:
     """What a case without incidents says: that nothing was found, in how
     many sources, and which detectors looked."""
+    if getattr(case, "empty_window", None):
+        return case.empty_window + "."
     n = len(case.sources)
     kinds = sorted({s.kind for s in case.sources})
     low = len(case.findings)

@@ -82,7 +82,7 @@ def _series(case, section, metric, device, host):
     return _devices_of(case, section, metric, host).get(device)
 
 
-def _marked_events(events, start=None, end=None):
+def marked_events(events, start=None, end=None):
     if events is None or not len(events):
         return None
     ev = events[events["timestamp"].notna()]
@@ -99,7 +99,7 @@ def _mark_events(ax, events, start=None, end=None, label=True):
     """Log events as thin vertical lines, one colour per kind.  Their names
     go in a legend below the plot, never on it: labels at event times pile
     up on each other when events cluster, as they do in an incident."""
-    ev = _marked_events(events, start, end)
+    ev = marked_events(events, start, end)
     if ev is None:
         return []
     handles = []
@@ -166,15 +166,16 @@ def plot_metric(case, section, metric, host=None, device=None, ax=None, events=T
     return ax
 
 
-def incident_figure(case, incident):
-    """A figure with one panel per relevant metric on a shared time axis, the
-    incident window shaded and its log events marked; None when the incident
-    has no metric to show."""
+def incident_panels(case, incident):
+    """The series that illustrate an incident (knowledge base ``series`` of
+    its findings' detectors; the busiest or the named disk), as
+    ``[(section, metric, device, unit, series)]``, and the span to draw
+    ``(lo, hi)``: the incident and as long again either side."""
     panels, seen = [], set()
     host = incident.hosts[0] if incident.hosts else None
     start, end = incident.start, incident.end
     if start is None:
-        return None
+        return [], None
     for f in incident.findings:
         for section, metric, device, unit in _series_of(f.detector):
             # the disk a finding names (the iowait spike's busiest) is the one drawn
@@ -188,10 +189,20 @@ def incident_figure(case, incident):
                 continue
             seen.add((section, metric, dev))
             panels.append((section, metric, dev, unit, s))
+    span = max(pd.Timestamp(end) - pd.Timestamp(start), pd.Timedelta(minutes=5))
+    return panels, (pd.Timestamp(start) - span, pd.Timestamp(end) + span)
+
+
+def incident_figure(case, incident):
+    """A figure with one panel per relevant metric on a shared time axis
+    (each panel with its own time labels), the incident window shaded and
+    its log events marked; None when the incident has no metric to show."""
+    panels, bounds = incident_panels(case, incident)
     if not panels:
         return None
-    span = max(pd.Timestamp(end) - pd.Timestamp(start), pd.Timedelta(minutes=5))
-    lo, hi = pd.Timestamp(start) - span, pd.Timestamp(end) + span
+    host = incident.hosts[0] if incident.hosts else None
+    start, end = incident.start, incident.end
+    lo, hi = bounds
     fig, axes = _figure(len(panels))
     names = names_of_case(case) if any(sec == "disk" for sec, *_ in panels) else {}
     handles = []
@@ -211,6 +222,7 @@ def incident_figure(case, incident):
         marked = _mark_events(ax, case.events, start, end, label=(ax is axes[0]))
         handles = handles or marked
         _time_axis(ax, panels[0][4].index)
+        ax.tick_params(labelbottom=True)        # every panel says its times, not only the lowest
     axes[-1].set_xlabel(f"time ({_zone_label(panels[0][4].index)})", fontsize=8)
     fig.tight_layout()
     if handles:

@@ -107,3 +107,17 @@ def make_sosreport(tmp_path: Path, plugins: str) -> Path:
                    check=True, capture_output=True, timeout=120)
     (archive,) = tmp_path.glob("sosreport-*.tar.gz")
     return archive
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium (Debian's ``chromium``) for the session's
+    layout checks (tests/chromium.py)."""
+    import shutil
+    exe = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+    if exe is None:
+        pytest.skip("headless Chromium not installed (the CI script installs Debian's chromium)")
+    from .chromium import Browser
+    b = Browser(exe)
+    yield b
+    b.close()

@@ -2,6 +2,8 @@
 stage.sh), their sos collect bundle, extracted folders, /var/log tarballs."""
 from __future__ import annotations
 
+import re
+
 import functools
 import io
 import json
@@ -282,7 +284,8 @@ def test_hostile_host_facts_are_made_safe_in_every_output(tmp_path):
     assert "\x1b" not in text and "host: evil, hostname <img_src=x>" in text
     html = _rendered(case, "html")
     assert "<img_src=x>" not in html and "&lt;img_src=x&gt;" in html
-    assert "<img_src=x>" not in _rendered(case, "markdown")
+    md = _rendered(case, "markdown")
+    assert "\\<img_src=x>" in md and not re.search(r"(?<!\\)<img_src", md)      # escaped, still shown
 
 
 def test_journal_kept_three_times_by_sos_counts_each_event_once(tmp_path):

@@ -379,3 +379,27 @@ def test_no_fleet_tells_many_hosts_as_one_case(fleet_dir):
     assert {s["host"] for s in doc["sources"]} == set(made["hosts"])
     told = {h for i in doc["incidents"] for h in i["hosts"]}
     assert set(made["shared"]) <= told and made["own"] in told
+
+
+def test_a_fleet_as_json_lines_and_its_metrics_as_openmetrics(analysed, fleet_dir):
+    import io
+
+    from sarsleuth import render
+    fleet, made, _case = analysed
+    out = io.StringIO()
+    render.write_fleet("jsonl", fleet, out)
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    shared = [e for e in events if e["type"] == "fleet-incident"]
+    assert len(shared) == len(fleet.incidents) and shared[0]["host"] == ", ".join(made["shared"])
+    assert shared[0]["hosts_without"] == fleet.incidents[0].hosts_without
+    findings = [e for e in events if e["type"] == "finding"]
+    assert len(findings) == sum(len(h.findings) for h in fleet.hosts)
+    assert {e["host"] for e in findings} <= set(made["hosts"])
+    # every host's sar history at once, one family after another
+    folder, _made = fleet_dir
+    ran = run_cli("parse", folder, "--format", "openmetrics")
+    assert ran.returncode == 0, ran.stderr
+    hosts = set(re.findall(r'^sar_load1\{host="([^"]+)"', ran.stdout, re.M))
+    assert hosts == set(made["hosts"])
+    families = re.findall(r"^# TYPE (\S+)", ran.stdout, re.M)
+    assert len(families) == len(set(families))

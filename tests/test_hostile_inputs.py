@@ -1001,6 +1001,12 @@ def hostile_fields_bundle(request, tmp_path):
     return tmp_path, bad
 
 
+def _outside_code(md: str) -> str:
+    """Markdown without its fenced blocks and code spans (both literal)."""
+    md = re.sub(r"(?ms)^(`{3,})[^\n]*\n.*?^\1\s*$", "", md)
+    return re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", md)
+
+
 def test_reports_escape_hostile_hosts_devices_metrics_and_commands(hostile_fields_bundle, tmp_path):
     import sarsleuth
     from sarsleuth.render.html import build_html
@@ -1020,9 +1026,11 @@ def test_reports_escape_hostile_hosts_devices_metrics_and_commands(hostile_field
     assert "<script>alert" not in html and "<img src=x" not in html and "<iframe" not in html
     scripts = [m.group(1) for m in re.finditer(r"<script[^>]*>(.*?)</script>", html, re.S)]
     assert not any("alert(" in s for s in scripts)
-    # markdown: no raw tag, comment or declaration opens anywhere, no live link
-    assert not re.search(r"<[A-Za-z/!?]", md), re.search(r".{0,40}<[A-Za-z/!?].{0,40}", md).group()
-    assert "](javascript:" not in md
+    # markdown: no raw tag, comment or declaration opens anywhere outside code
+    # (a fenced block or code span shows its text literally), no live link
+    prose = _outside_code(md)
+    assert not re.search(r"(?<!\\)<[A-Za-z/!?]", prose), re.search(r".{0,40}<[A-Za-z/!?].{0,40}", prose).group()
+    assert not re.search(r"(?<!\\)\]\(javascript:", prose)
     # the hostile text is still shown (escaped), not dropped
     import html as htmllib
     compact = bad.replace(" ", "")

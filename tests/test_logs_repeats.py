@@ -77,7 +77,9 @@ def test_evidence_is_read_back_at_its_offset_and_says_how_often(tmp_path):
     assert "(printed 3,000 times from 2024-03-12 03:00:00 to 03:00:29, at most 3,000 a minute)" in \
         " ".join(w for w in text.stdout.split() if w != "\u2502")     # the panel's borders
     md = run_cli("analyze", path, "--year", "2024", "--format", "markdown")
-    assert r"*\(printed 3,000 times from 2024-03-12 03:00:00 to 03:00:29, at most 3,000 a minute\)*" in md.stdout
+    # the evidence line as the file has it, in its fenced block, then how often
+    assert (f"messages:2  Mar 12 03:00:00 {KILL}  (printed 3,000 times from 2024-03-12 03:00:00 "
+            "to 03:00:29, at most 3,000 a minute)\n") in md.stdout
 
 
 def test_csv_rows_say_their_repeats(tmp_path):

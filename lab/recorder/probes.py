@@ -58,29 +58,44 @@ def _blocked() -> int:
     return 0
 
 
-def _foreign_usage(staged: set[int]) -> tuple[int, int]:
-    """CPU ticks and I/O bytes used so far by the machine's processes that
-    are not the recording's (other work sharing the machine)."""
-    ticks = io = 0
+def _foreign_usage(staged: set[int]) -> dict[int, tuple[str, int, int]]:
+    """Per process of the machine that is not the recording's (other work
+    sharing the machine): its command, CPU ticks and I/O bytes used so far."""
+    usage = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or int(d.name) in staged:
             continue
         try:
-            stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            head, tail = (d / "stat").read_text().rsplit(")", 1)
         except OSError:
             continue
+        stat = tail.split()
         if stat[1] == "2":      # kernel threads work for whoever asked
             continue
         # utime + stime: a reaped child's time (cutime) would land as one
         # lump in the second its parent collects it
-        ticks += int(stat[11]) + int(stat[12])
+        ticks, io = int(stat[11]) + int(stat[12]), 0
         try:
             for line in (d / "io").read_text().splitlines():
                 if line.startswith(("read_bytes", "write_bytes")):
                     io += int(line.split()[1])
         except OSError:
             pass
-    return ticks, io
+        usage[int(d.name)] = (head.split("(", 1)[-1], ticks, io)
+    return usage
+
+
+def _foreign_delta(before: dict, after: dict) -> tuple[int, int, str, str]:
+    """CPU ticks and I/O bytes other work used between two readings, and
+    the commands that used the most of each (named in a refusal)."""
+    ticks = io = 0
+    top_cpu = top_io = (0, "")
+    for pid, (comm, t, b) in after.items():
+        t0, b0 = before.get(pid, (comm, t, b))[1:]
+        dt, db = max(0, t - t0), max(0, b - b0)
+        ticks, io = ticks + dt, io + db
+        top_cpu, top_io = max(top_cpu, (dt, comm)), max(top_io, (db, comm))
+    return ticks, io, top_cpu[1], top_io[1]
 
 
 class Probes(threading.Thread):
@@ -90,6 +105,8 @@ class Probes(threading.Thread):
     def __init__(self):
         super().__init__(daemon=True)
         self.samples: list[tuple[float, dict]] = []
+        # per sample, the other command that used the most CPU and I/O
+        self.foreign_top: list[tuple[str, str]] = []
         self._halt = threading.Event()
 
     def run(self) -> None:
@@ -102,6 +119,7 @@ class Probes(threading.Thread):
             now = time.time()
             cpu, disk = _cpu_times(), _disk_busy_ms()
             foreign = _foreign_usage(staged_pids(root))
+            f_ticks, f_io, f_cpu_comm, f_io_comm = _foreign_delta(prev_foreign, foreign)
             dt_ticks = max(1, cpu[0] - prev_cpu[0])
             mem = _meminfo()
             util = [100.0 * (disk[d] - prev_disk.get(d, disk[d])) / max(1.0, (now - prev_t) * 1000)
@@ -115,9 +133,10 @@ class Probes(threading.Thread):
                 "disk_util_pct": max(util, default=0.0),
                 "blocked": _blocked(),
                 # other work on the recording machine, which must stay out of a case
-                "foreign_cpu_pct": 100.0 * max(0, foreign[0] - prev_foreign[0]) / dt_ticks,
-                "foreign_io_mbps": max(0, foreign[1] - prev_foreign[1]) / (1 << 20) / max(0.1, now - prev_t),
+                "foreign_cpu_pct": 100.0 * f_ticks / dt_ticks,
+                "foreign_io_mbps": f_io / (1 << 20) / max(0.1, now - prev_t),
             }))
+            self.foreign_top.append((f_cpu_comm, f_io_comm))
             prev_cpu, prev_disk, prev_t, prev_foreign = cpu, disk, now, foreign
 
     def stop(self) -> None:
@@ -146,12 +165,17 @@ class Probes(threading.Thread):
         if not cpu:
             return None
         windows = lambda xs: [sum(xs[i:i + 5]) / len(xs[i:i + 5]) for i in range(max(1, len(xs) - 4))]
+
+        def busiest(values: list[float], which: int) -> str:
+            at = max(range(len(values)), key=values.__getitem__)
+            comm = self.foreign_top[at][which] if at < len(self.foreign_top) else ""
+            return f"; busiest: {comm}" if comm else ""
         if sum(cpu) / len(cpu) > 8 or max(windows(cpu)) > 35:
             return (f"other work used the machine's CPUs (mean {sum(cpu) / len(cpu):.0f} %, "
-                    f"5 s peak {max(windows(cpu)):.0f} %)")
+                    f"5 s peak {max(windows(cpu)):.0f} %{busiest(cpu, 0)})")
         if sum(io) / len(io) > 5 or max(windows(io)) > 40:
             return (f"other work used the disk (mean {sum(io) / len(io):.1f} MB/s, "
-                    f"5 s peak {max(windows(io)):.0f} MB/s)")
+                    f"5 s peak {max(windows(io)):.0f} MB/s{busiest(io, 1)})")
         return None
 
     def peak(self, name: str, since: float, until: float) -> float | None:

@@ -192,8 +192,9 @@ class HostFacts:
                 out[dev] = lsblk
         return dict(sorted(out.items(), key=lambda kv: _device_order(kv[0])))
 
-    def summary(self) -> str:
-        """One short line: name, kernel, CPUs, memory, zone."""
+    def summary(self, also=()) -> str:
+        """One short line: name, kernel, CPUs, memory, zone; ``also``: other
+        bundles of the same host, named beside this one."""
         parts = [self.host or self.hostname or "unknown host"]
         if self.hostname and self.host and self.hostname != self.host:
             parts.append(f"hostname {self.hostname}")
@@ -211,7 +212,7 @@ class HostFacts:
         disks = disk_summary({dev: name for dev, (name, _where) in self.disk_names().items()})
         if disks:
             parts.append(disks)
-        return ", ".join(parts) + f" (from {self.bundle})"
+        return ", ".join(parts) + f" (from {'; '.join([self.bundle, *also])})"
 
     def to_dict(self) -> dict:
         names = self.disk_names()

@@ -12,7 +12,6 @@ import os
 
 import pandas as pd
 
-from sarsleuth.detectors._events import quote_event
 from sarsleuth.knowledge.signatures import all_fields_of, fields_of
 from sarsleuth.model import Evidence
 
@@ -116,9 +115,9 @@ def where(row) -> str:
 
 
 def evidence_of(row, text: str) -> Evidence:
-    """The row's line of its file, verbatim; ``text`` when the file cannot
-    be read again."""
-    verbatim = quote_event(row) if _line(row.line) else None
-    if verbatim is not None:
-        return Evidence(str(row.file), verbatim[0], verbatim[1])
-    return Evidence(str(row.file), _line(row.line), text)
+    """The row's line of its file, quoted verbatim once the findings are
+    known (:func:`sarsleuth.quotes.quote`); ``text`` until then, and when
+    the file cannot be read again."""
+    line = _line(row.line)
+    return Evidence(str(row.file), line, text,
+                    find=str(getattr(row, "message", "") or "") if line else None)

@@ -10,7 +10,6 @@ import re
 import numpy as np
 import pandas as pd
 
-from sarsleuth.detectors._events import quote_event
 from sarsleuth.model import Evidence, quoted, repeated
 from sarsleuth.timebase.clock import on_clock
 
@@ -144,20 +143,28 @@ def limit_evidence(limit) -> Evidence:
 
 
 def evidence_from_events(clock, rows, limit: int = 8) -> list[Evidence]:
-    """Evidence lines from event rows (first ``limit``): the file's line
-    quoted verbatim (see ``_events.quote_event``), else the message, after
-    its time on its host's clock (``clock``: the case's
-    :class:`~sarsleuth.timebase.clock.Clock`)."""
+    """Evidence lines from event rows (first ``limit``): the file and line
+    of each, quoted verbatim once the findings are known
+    (:func:`sarsleuth.quotes.quote`); the message, after its time on its
+    host's clock (``clock``: the case's
+    :class:`~sarsleuth.timebase.clock.Clock`), stands in until then, and
+    where the file cannot be read again."""
     out = []
     for r in rows.head(limit).itertuples(index=False):
         line = None if r.line is None or (hasattr(r.line, "__class__") and str(r.line) == "<NA>") else int(r.line)
-        verbatim = quote_event(r) if line is not None else None
-        if verbatim is not None:
-            out.append(Evidence(path=str(r.file), line=verbatim[0], text=verbatim[1]))
-        else:
-            out.append(Evidence(path=str(r.file), line=line, text=_quote(r, clock)))
+        out.append(Evidence(path=str(r.file), line=line, text=_quote(r, clock),
+                            find=str(getattr(r, "message", "") or "") if line is not None else None,
+                            offset=_offset(r) if line is not None else None))
         out[-1].repeated = _repeated(r, clock)
     return out
+
+
+def _offset(row) -> int | None:
+    """Where the scan saw the row's line start in its file, when it read the file's own bytes."""
+    try:
+        return int(getattr(row, "offset", None))
+    except (TypeError, ValueError):
+        return None
 
 
 def _repeated(row, clock):

@@ -16,7 +16,10 @@ each writing onto ``out``:
 ``write_reports(reports, out)``
     a load-test report's fields (``parse`` of ab, wrk...);
 ``write_result(frame, out, terminal=False)``
-    a query's result (``sql``).
+    a query's result (``sql``);
+``write_metrics(store, out, labels=(), terminal=False)``
+    every metric of the inputs, a :class:`~sarsleuth.metric_store.MetricStore`,
+    onto a binary stream (``parse`` of any inputs or a saved case).
 
 Every command offers, as ``--format``, each format that writes what it
 shows, so a new format is one new module.  The registry reads which
@@ -35,10 +38,11 @@ from types import ModuleType
 
 #: What a command shows -> the function a format's module writes it with.
 WRITERS = {"case": "write_case", "table": "write_table", "fleet": "write_fleet", "rows": "write_rows",
-           "reports": "write_reports", "result": "write_result"}
+           "reports": "write_reports", "result": "write_result", "metrics": "write_metrics"}
 #: How each is named when a format cannot show it.
 _SHOWN = {"case": "an analysis", "table": "a table", "fleet": "a fleet", "rows": "a parsed file",
-          "reports": "a load-test report", "result": "a query's result"}
+          "reports": "a load-test report", "result": "a query's result",
+          "metrics": "every metric of the inputs"}
 #: The format listed first (the default of every command that has it).
 DEFAULT = "text"
 

@@ -71,14 +71,15 @@ def _mode_for(target: Path) -> int:
 
 
 @contextlib.contextmanager
-def atomic_output(path, inputs=(), *, binary: bool = False, follow: bool = True):
+def atomic_output(path, inputs=(), *, binary: bool = False, follow: bool = True, mode: int | None = None):
     """Open ``path`` for writing through a temporary file in its directory,
     renamed over it when the block ends without error (removed otherwise).
 
     ``follow``: the user named this path, so a symlink there is followed to
     its target; with ``follow=False`` (names sarsleuth chose) a symlink is
     replaced by the new file.  OS errors become one-line usage errors naming
-    ``path``.
+    ``path``; ``mode``: these permissions whatever the old file's (0600
+    for a private file).
     """
     shown_path = path
     target = Path(path)
@@ -94,7 +95,7 @@ def atomic_output(path, inputs=(), *, binary: bool = False, follow: bool = True)
         raise cannot_write(shown_path, exc) from None
     done = False
     try:
-        os.fchmod(fd, _mode_for(target))
+        os.fchmod(fd, _mode_for(target) if mode is None else mode)
         if binary:
             fh = os.fdopen(fd, "wb")
         else:

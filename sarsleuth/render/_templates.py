@@ -36,4 +36,5 @@ def template(name: str):
 
 def incident_fragment(inc) -> str:
     """An incident as a notebook shows it."""
-    return visible(template("incident.html.j2").render(inc=inc, figure=None, evidence_lines=EVIDENCE_LINES + 1))
+    return visible(template("incident.html.j2").render(inc=inc, figure=None, inc_timeline=None,
+                                                        evidence_lines=EVIDENCE_LINES + 1))

@@ -1,12 +1,18 @@
-"""The cross-source timeline of the HTML report, as inline SVG.
+"""The timelines of the HTML report, as HTML (lanes are rows, marks are
+positioned in per cent of their track), so that they reflow from a phone
+to a wide screen and their text never scales with the drawing.
 
-One lane per source (and its host): the time the source covers as a thin
-bar, its log events as ticks, the findings it backs as coloured blocks
-(cause, effect, context), and every incident's window shaded across all
-lanes.  Only three kinds of text are drawn, each placed so that none
-overlaps another: lane names in their own column, time ticks at least
-``MIN_TICK_PX`` apart, and incident numbers stacked in rows above the lanes.
-Everything from an input is escaped; the SVG carries no script.
+One lane per file (copies of one file read from two bundles are one lane),
+lanes grouped under their host, each host named once: the time the file
+covers (grey bar), its log events (ticks), the findings it backs (red:
+cause, orange: effect, grey: context), incident windows shaded.  The
+overview never puts distant times on one axis: incidents far apart in time
+(a 2014 day and a 2026 one) are separate spans, each on its own axis, with
+how much time lies between them said; each incident also gets its own span.
+
+Time labels come in three levels of round steps (at most 3, 6 and 12 labels
+over a span); the page shows the finer levels only where the track is wide
+enough for them, so labels never touch.  Everything from an input is escaped.
 """
 from __future__ import annotations
 
@@ -16,17 +22,15 @@ from html import escape
 import pandas as pd
 
 from sarsleuth.knowledge import unmarked_event_kinds
-from sarsleuth.timebase.clock import on_clock
+from sarsleuth.render._charts import time_ticks
+from sarsleuth.timebase.clock import on_clock, zone_of
 
-WIDTH = 1040
-LABEL_W = 230
-LANE_H = 22
-TICK_ROW = 14
-MIN_TICK_PX = 90
-CHAR_PX = 6.6            # width of one character at the 11 px label font, generously
-ROLE_COLOUR = {"cause": "#c62828", "effect": "#ef6c00", "context": "#78909c"}
-
-_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400]
+ROLE_ORDER = {"context": 0, "effect": 1, "cause": 2}
+#: Labels per level: every width shows level 1, wider tracks 2, the widest 3.
+LEVEL_LABELS = (3, 6, 12)
+#: Incident windows farther apart than this (and than twice their own
+#: span) are told on separate spans.
+MIN_GAP_SECONDS = 3600.0
 
 
 def _ts(value):
@@ -39,167 +43,215 @@ def _ts(value):
     return None if pd.isna(t) else t
 
 
-def _in_view(start, end, lo, hi):
-    """``(start, end)`` as timestamps when the span shows between ``lo`` and
-    ``hi``, else None (untimed, outside, or on another clock)."""
-    a, b = _ts(start), _ts(end) or _ts(start)
+def _on(t, zone):
+    return on_clock(t, zone) if t is not None else None
+
+
+def _placed(thing, zone, lo, hi):
+    """(start, end) of an incident or finding on the case's clock when it
+    shows between ``lo`` and ``hi``, else None (untimed, outside, or on
+    another clock)."""
+    a, b = _ts(thing.start), _ts(thing.end) or _ts(thing.start)
     if a is None:
         return None
     try:
+        a, b = _on(a, zone), _on(b, zone)
         return None if b < lo or a > hi else (a, b)
     except TypeError:
         return None
 
 
-def _range(case):
-    """The span drawn: every incident's window and findings (context
-    included), widened by a tenth on each side (at least 30 s); without
-    incidents, what the sources cover."""
-    times = []
-    for inc in case.incidents:
-        times += [_ts(inc.start), _ts(inc.end)]
-        for f in inc.findings:
-            if f.aligned:
-                times += [_ts(f.start), _ts(f.end)]
-    times = [t for t in times if t is not None]
+def _padded(lo, hi):
+    pad = max((hi - lo) / 10, pd.Timedelta(seconds=30))
+    return lo - pad, hi + pad
+
+
+def spans(case) -> list:
+    """The overview's spans: incident windows clustered in time (sources'
+    spans when there is no incident), each padded; [] when times cannot
+    share a clock."""
+    windows = []
     try:
-        if times:
-            lo, hi = min(times), max(times)
-            pad = max((hi - lo) / 10, pd.Timedelta(seconds=30))
-            lo, hi = lo - pad, hi + pad
-        else:
-            spans = [tuple(_ts(x) for x in s.span()) for s in case.sources]
-            spans = [(a, b) for a, b in spans if a is not None and b is not None]
-            if not spans:
-                return None
-            lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
-    except TypeError:     # wall clock beside aware times: nothing shared to draw on
-        return None
-    if hi <= lo:
-        hi = lo + pd.Timedelta(minutes=1)
-    # incidents carry their hosts' clocks: the axis across them is the case's
-    return on_clock(lo, case.tz), on_clock(hi, case.tz)
+        for inc in case.incidents:
+            a, b = _ts(inc.start), _ts(inc.end) or _ts(inc.start)
+            if a is not None:
+                windows.append((_on(a, case.tz), _on(b, case.tz)))
+        if not windows:
+            for s in case.sources:
+                a, b = (_ts(v) for v in s.span())
+                if a is not None and b is not None:
+                    windows.append((_on(a, case.tz), _on(b, case.tz)))
+        windows.sort()
+        out = []
+        for a, b in windows:
+            if out:
+                lo, hi = out[-1]
+                gap = (a - hi).total_seconds()
+                if gap <= max(MIN_GAP_SECONDS, 2 * (hi - lo).total_seconds()):
+                    out[-1] = (lo, max(hi, b))
+                    continue
+            out.append((a, b))
+    except TypeError:      # wall clock beside aware times: nothing shared to draw on
+        return []
+    return [_padded(lo, hi) for lo, hi in out]
 
 
-def _ticks(lo, hi, width: float) -> tuple[list, int]:
-    """Tick times at round steps at least ``MIN_TICK_PX`` apart, and the step in seconds."""
-    seconds = (hi - lo).total_seconds()
-    step = next((s for s in _STEPS if width * s / seconds >= MIN_TICK_PX), _STEPS[-1])
-    first = lo.floor(f"{step}s") if step < 86400 else lo.normalize()
-    out = []
-    t = first
-    while t <= hi:
-        if t >= lo:
-            out.append(t)
-        t = t + pd.Timedelta(seconds=step)
-    return out, step
+def gap_text(seconds: float) -> str:
+    days = seconds / 86400
+    if days >= 730:
+        return f"{days / 365.25:.0f} years later"
+    if days >= 2:
+        return f"{days:.0f} days later"
+    return f"{seconds / 3600:.0f} hours later"
 
 
-def timeline_svg(case) -> str:
-    """The SVG, or '' when nothing shares a clock."""
-    bounds = _range(case)
-    if bounds is None:
-        return ""
-    lo, hi = bounds
-    span_s = max((hi - lo).total_seconds(), 1.0)
-    plot_w = WIDTH - LABEL_W - 10
-
-    def x(t) -> float:
-        return LABEL_W + max(0.0, min(1.0, (t - lo).total_seconds() / span_s)) * plot_w
-
-    lanes = list(case.sources)
-    # incident numbers above the lanes, stacked so that none overlaps another
-    labels, rows_end = [], []
-    for inc in case.incidents:
-        span = _in_view(inc.start, inc.end, lo, hi)
-        if span is None:
+def _lanes(case, lo, hi, paths=None) -> list:
+    """[(host, [(name, kind, [paths])])]: the files with data between ``lo``
+    and ``hi`` (or only ``paths``), one lane per file name, host and kind."""
+    groups: dict = {}
+    for s in case.sources:
+        if paths is not None and s.path not in paths:
             continue
-        a, b = span
-        text = f"#{inc.rank}"
-        lx = x(a) + 2
-        w = len(text) * CHAR_PX + 4
-        row = next((i for i, end in enumerate(rows_end) if lx >= end), len(rows_end))
-        if row == len(rows_end):
-            rows_end.append(0.0)
-        rows_end[row] = lx + w
-        labels.append((inc, a, b, text, lx, row))
-    top = 6 + TICK_ROW * max(1, len(rows_end))
-    height = top + LANE_H * len(lanes) + 28
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{WIDTH}" height="{height}" '
-           f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label="timeline of every source">']
-    out.append('<style>text{font:11px sans-serif;fill:#1d232a}.tick{fill:#5b6570}</style>')
-    # incident windows, shaded over every lane
-    for inc, a, b, text, lx, row in labels:
-        xa, xb = x(a), x(b)
-        out.append(f'<a href="#incident-{escape(inc.id)}"><rect class="window" x="{xa:.1f}" y="{top - 2}" '
-                   f'width="{max(xb - xa, 2):.1f}" height="{LANE_H * len(lanes) + 4}" fill="#ffb74d" '
-                   f'fill-opacity="0.22"><title>{escape(inc.title)}</title></rect>'
-                   f'<text x="{lx:.1f}" y="{4 + TICK_ROW * (row + 1) - 3}">{escape(text)}</text></a>')
-    events = case.events
-    for i, s in enumerate(lanes):
-        y = top + i * LANE_H
-        if i % 2:
-            out.append(f'<rect x="0" y="{y}" width="{WIDTH}" height="{LANE_H}" fill="#f6f8fa"/>')
-        name = f"{os.path.basename(s.path)} ({s.kind})" + (f" {s.host}" if s.host else "")
-        cut = int((LABEL_W - 8) / CHAR_PX)
-        shown_name = name if len(name) <= cut else name[:cut - 1] + "\u2026"
-        out.append(f'<text x="4" y="{y + 15}"><title>{escape(s.path)}</title>{escape(shown_name)}</text>')
         a, b = (_ts(v) for v in s.span())
-        if a is not None and b is not None:
-            try:
-                if b >= lo and a <= hi:
-                    out.append(f'<rect x="{x(a):.1f}" y="{y + 10}" width="{max(x(b) - x(a), 1):.1f}" height="2" '
-                               f'fill="#90a4ae"/>')
-            except TypeError:
-                pass
-        out += _event_ticks(events, s.path, y, lo, hi, x)
-        out += _finding_blocks(case, s.path, y, lo, hi, x)
-    axis_y = top + LANE_H * len(lanes) + 4
-    ticks, step = _ticks(lo, hi, plot_w)
-    fmt = "%H:%M:%S" if step < 60 else "%H:%M"
-    out.append(f'<line x1="{LABEL_W}" y1="{axis_y}" x2="{WIDTH - 10}" y2="{axis_y}" stroke="#5b6570"/>')
-    for t in ticks:
-        tx = x(t)
-        half = len(t.strftime(fmt)) * CHAR_PX / 2
-        if tx - half < LABEL_W - 4 or tx + half > WIDTH:
-            continue      # a label cut at the edge reads as another time
-        out.append(f'<line x1="{tx:.1f}" y1="{axis_y}" x2="{tx:.1f}" y2="{axis_y + 4}" stroke="#5b6570"/>'
-                   f'<text class="tick" x="{tx:.1f}" y="{axis_y + 16}" text-anchor="middle">{t.strftime(fmt)}</text>')
-    out.append("</svg>")
+        try:
+            if a is None or b is None or _on(b, case.tz) < lo or _on(a, case.tz) > hi:
+                continue
+        except TypeError:
+            continue
+        key = (s.host or "", os.path.basename(s.path.rsplit("!", 1)[-1]), s.kind)
+        groups.setdefault(key, []).append(s)
+    hosts: dict = {}
+    for (host, name, kind), sources in groups.items():
+        hosts.setdefault(host, []).append((name, kind, sources))
+    return sorted(hosts.items(), key=lambda kv: kv[0])
+
+
+def timeline_html(case, lo, hi, incidents, paths=None, caption: str = "") -> str:
+    """One span of the timeline: ``incidents`` shaded and their findings
+    drawn; ``paths``: only these files' lanes."""
+    span = max((hi - lo).total_seconds(), 1.0)
+
+    def pct(t) -> float:
+        return max(0.0, min(100.0, (t - lo).total_seconds() / span * 100))
+
+    lanes = _lanes(case, lo, hi, paths)
+    if not lanes:
+        return ""
+    out = ['<div class="tl">',
+           f'<div class="tl-caption">{escape(caption)}{lo.strftime("%Y-%m-%d %H:%M:%S")} to '
+           f'{hi.strftime("%Y-%m-%d %H:%M:%S")} ({escape(zone_of(lo) or "times as recorded")})</div>']
+    marks, rows_end = [], []
+    for inc in incidents:
+        placed = _placed(inc, case.tz, lo, hi)
+        if placed is None:
+            continue
+        a, b = placed
+        x = min(pct(a), 92.0)
+        # at the narrowest track (340 px) a label takes 8 %: later ones go a row down
+        row = next((i for i, end in enumerate(rows_end) if x >= end), len(rows_end))
+        rows_end[row:row + 1] = [x + 9.0]
+        marks.append((inc, pct(a), pct(b), x, row))
+    if marks:
+        labels = "".join(f'<a class="tl-inc" href="#incident-{escape(inc.id)}" style="left:{x:.2f}%;top:{row * 1.4}em"'
+                         f' title="#{inc.rank}: {escape(inc.category)}">#{inc.rank}</a>' for inc, _a, _b, x, row in marks)
+        out.append(f'<div class="tl-row tl-labels"><div class="tl-name"></div><div class="tl-track" '
+                   f'style="height:{1.4 * max(1, len(rows_end))}em">{labels}</div></div>')
+    windows = "".join(f'<i class="win" style="left:{a:.2f}%;width:{max(b - a, 0.4):.2f}%"></i>'
+                      for _inc, a, b, _x, _row in marks)
+    for host, files in lanes:
+        if host:
+            out.append(f'<div class="tl-host">{escape(host)}</div>')
+        for name, kind, sources in files:
+            copies = f" \u00d7{len(sources)}" if len(sources) > 1 else ""
+            parts = [windows]
+            for s in sources[:1]:
+                a, b = (_on(_ts(v), case.tz) for v in s.span())
+                parts.append(f'<i class="cov" style="left:{pct(max(a, lo)):.2f}%;'
+                             f'width:{max(pct(min(b, hi)) - pct(max(a, lo)), 0.3):.2f}%"></i>')
+            parts += _event_ticks(case, [s.path for s in sources], lo, hi, pct)
+            parts += _finding_marks(case, incidents, [s.path for s in sources], lo, hi, pct)
+            out.append(f'<div class="tl-row"><div class="tl-name">{escape(name)} '
+                       f'<span class="kind">({escape(kind)}){copies}</span></div>'
+                       f'<div class="tl-track">{"".join(parts)}</div></div>')
+    ticks = []
+    for level, most in enumerate(LEVEL_LABELS, 1):
+        for t, text in time_ticks(lo, hi, most)[0]:
+            if all(abs((t - u).total_seconds()) > 0 for u, _l, _v in ticks):
+                ticks.append((t, text, level))
+    axis = []
+    for t, text, level in sorted(ticks):
+        x = pct(t)
+        anchor = "a-start" if x < 10 else "a-end" if x > 90 else "a-mid"
+        axis.append(f'<span class="tick l{level} {anchor}" style="left:{x:.2f}%">{escape(text)}</span>')
+    out.append(f'<div class="tl-row tl-axis"><div class="tl-name"></div><div class="tl-track">{"".join(axis)}'
+               '</div></div></div>')
     return "".join(out)
 
 
-def _event_ticks(events, path, y, lo, hi, x) -> list:
-    """A tick per pixel column that has events from this file."""
+def _event_ticks(case, paths, lo, hi, pct) -> list:
+    """A tick per tenth of a per cent of track that has events of these files."""
+    events = case.events
     if events is None or not len(events) or "file" not in events.columns:
         return []
-    ev = events[(events["file"] == path) & events["timestamp"].notna()]
+    ev = events[events["file"].isin(paths) & events["timestamp"].notna()]
     if "aligned" in ev.columns:
         ev = ev[ev["aligned"].fillna(True).astype(bool)]
     ev = ev[~ev["kind"].isin(sorted(unmarked_event_kinds()))]
     try:
-        ev = ev[(ev["timestamp"] >= lo) & (ev["timestamp"] <= hi)]
+        times = [_on(t, case.tz) for t in ev["timestamp"]]
+        columns = sorted({round(pct(t), 1) for t in times if lo <= t <= hi})
     except TypeError:
         return []
-    columns = sorted({round(x(t)) for t in ev["timestamp"]})
-    return [f'<rect x="{c - 0.5}" y="{y + 4}" width="1.5" height="14" fill="#37474f"/>' for c in columns]
+    return [f'<i class="ev" style="left:{c:.1f}%"></i>' for c in columns]
 
 
-def _finding_blocks(case, path, y, lo, hi, x) -> list:
+def _finding_marks(case, incidents, paths, lo, hi, pct) -> list:
     out = []
-    # context first, the cause last: on top where they overlap
-    order = {"context": 0, "effect": 1, "cause": 2}
-    pairs = sorted(((inc, f) for inc in case.incidents for f in inc.findings),
-                   key=lambda p: order.get(p[1].role or "", 0))
-    for inc, f in pairs:
-        if not f.aligned or not any(e.path == path for e in f.evidence[:1]):
+    pairs = sorted(((inc, i, f) for inc in incidents for i, f in enumerate(inc.findings, 1)),
+                   key=lambda p: ROLE_ORDER.get(p[2].role or "", 0))     # the cause drawn last, on top
+    for inc, i, f in pairs:
+        placed = _placed(f, case.tz, lo, hi) if f.aligned and any(e.path in paths for e in f.evidence[:1]) else None
+        if placed is None:
             continue
-        span = _in_view(f.start, f.end, lo, hi)
-        if span is None:
-            continue
-        a, b = span
-        colour = ROLE_COLOUR.get(f.role or "", "#78909c")
-        out.append(f'<rect x="{x(a):.1f}" y="{y + 6}" width="{max(x(b) - x(a), 3):.1f}" height="10" '
-                   f'fill="{colour}" fill-opacity="0.75"><title>#{inc.rank} {escape(f.role or "")}: '
-                   f'{escape(f.title)}</title></rect>')
+        a, b = placed
+        # a link to the finding's row; no text from an input in an attribute
+        out.append(f'<a class="fd {escape(f.role or "context")}" href="#finding-{escape(inc.id)}-{i}" '
+                   f'style="left:{pct(a):.2f}%;width:{max(pct(b) - pct(a), 0.6):.2f}%" '
+                   f'title="#{inc.rank} {escape(f.role or "")}: {escape(f.detector)}"></a>')
     return out
+
+
+def overview_html(case) -> str:
+    """Every span of the case, each on its own axis, the time between them said."""
+    out, last = [], None
+    for lo, hi in spans(case):
+        incidents = []
+        for inc in case.incidents:
+            a = _ts(inc.start)
+            try:
+                if a is not None and lo <= _on(a, case.tz) <= hi:
+                    incidents.append(inc)
+            except TypeError:
+                continue
+        if last is not None:
+            out.append(f'<p class="tl-gap">\u2026 {escape(gap_text((lo - last).total_seconds()))} \u2026</p>')
+        out.append(timeline_html(case, lo, hi, incidents))
+        last = hi
+    return "".join(out)
+
+
+def incident_timeline_html(case, inc) -> str:
+    """The incident's own span: the files its findings cite, and those of
+    its hosts with data then."""
+    a, b = _ts(inc.start), _ts(inc.end) or _ts(inc.start)
+    if a is None:
+        return ""
+    try:
+        a, b = _on(a, case.tz), _on(b, case.tz)
+        lo, hi = _padded(a, b)
+        lo, hi = lo - (hi - lo) / 4, hi + (hi - lo) / 4
+    except TypeError:
+        return ""
+    paths = {e.path for f in inc.findings for e in f.evidence}
+    paths |= {s.path for s in case.sources if s.host in inc.hosts and s.kind not in ("ps",)}
+    return timeline_html(case, lo, hi, [inc], paths=paths)

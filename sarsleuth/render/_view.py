@@ -57,3 +57,35 @@ def code_spans(text: str) -> list[tuple[str, bool]]:
 def plain(text: str) -> str:
     """A recommendation without its backticks (the terminal shows code as is)."""
     return "".join(t for t, _code in code_spans(text))
+
+
+def host_lines(hosts) -> list[str]:
+    """One line per host, however many bundles told about it (a host's
+    sosreport given alone and again inside a collect archive is one host,
+    its bundles named together)."""
+    groups: dict = {}
+    for h in hosts:
+        groups.setdefault(h.host or h.hostname or id(h), []).append(h)
+    return [g[0].summary(also=[x.bundle for x in g[1:]]) for g in groups.values()]
+
+
+#: How notes are grouped for a reader: (group title, words that put a note in it), first match wins.
+NOTE_GROUPS = (
+    ("window", ("--window",)),
+    ("copies not read", (" not read: ",)),
+    ("duplicates counted once", ("counted once", "read once", "is the same file as")),
+    ("clocks aligned", ("aligned to wall clock", "uptime", "clock")),
+    ("years assumed", ("year",)),
+    ("zones", ("zone",)),
+)
+
+
+def note_groups(notes) -> list[tuple[str, list]]:
+    """Notes in groups a reader can skim (copies not read, clocks,
+    years...), each group in the order its notes came."""
+    groups: dict = {}
+    for n in notes:
+        title = next((t for t, words in NOTE_GROUPS if any(w in n for w in words)), "other")
+        groups.setdefault(title, []).append(n)
+    order = [t for t, _ in NOTE_GROUPS] + ["other"]
+    return sorted(groups.items(), key=lambda kv: order.index(kv[0]))

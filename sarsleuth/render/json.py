@@ -52,6 +52,8 @@ def document(case) -> dict:
                    "metric_values": int(case.merged.get("metric_values", 0))},
         "checked": list(case.checked),
         "hosts": [h.to_dict() for h in getattr(case, "hosts", [])],
+        # what a redacted case says about itself (--redact), else null
+        "redacted": getattr(case, "redacted", None),
     }))
 
 

@@ -19,7 +19,7 @@ from sarsleuth.render._fleet import fleet_text
 from sarsleuth.render._safe import shown
 from sarsleuth.render._table import Column, cells, number
 from sarsleuth.render._table import Table as Rows
-from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, left_out
+from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, host_lines, left_out
 from sarsleuth.render.json import plain
 from sarsleuth.timebase.clock import when, zone_of
 
@@ -44,6 +44,8 @@ def render_text(case, console: Console | None = None, max_incidents: int | None 
     console = console or console_for(None)
     view = view or View(top=max_incidents)
     told = view.incidents(case)
+    if getattr(case, "redacted", None):
+        console.print(Text(shown(case.redacted), style="bold"))
     console.print(_summary(case, view, told) if case.incidents else _quiet(case))
     for inc in told:
         console.print(_incident_panel(inc, view))
@@ -77,6 +79,8 @@ def _summary(case, view: View, told: list) -> Table:
 
 
 def _quiet(case) -> Panel:
+    if case.empty_window:
+        return Panel(Text(shown(case.empty_window) + "."), title=Text("no data in the window"), border_style="yellow")
     checked = ", ".join(case.checked)
     return Panel(Text(f"No incident found in {len(case.sources)} source(s).\nChecked: {shown(checked)}"),
                  title=Text("all quiet"), border_style="green")
@@ -152,8 +156,8 @@ def _evidence(inc, view: View) -> Table:
 
 
 def _footer(case, console: Console, view: View) -> None:
-    for h in getattr(case, "hosts", []):
-        console.print(Text(f"host: {shown(h.summary())}", style="dim"))
+    for line in host_lines(getattr(case, "hosts", [])):
+        console.print(Text(f"host: {shown(line)}", style="dim"))
     if case.skipped:
         console.print(Text(f"skipped {len(case.skipped)} file(s):", style="dim"))
         for s in view.rows(case.skipped, 10):
