@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from sarsleuth import detectors, streams
+from sarsleuth import window as user_window
 from sarsleuth.attribution import attribute
 from sarsleuth.bundles.expand import expand, has_facts
 from sarsleuth.config import load_config
@@ -23,7 +24,7 @@ from sarsleuth.detectors import Context, run_all
 from sarsleuth.errors import InputError
 from sarsleuth.folding import Folds
 from sarsleuth.metric_store import MetricStore, combine
-from sarsleuth.model import SEVERITY_RANK, Finding, empty_events
+from sarsleuth.model import SEVERITY_RANK, empty_events
 from sarsleuth.narrative import quiet_summary
 from sarsleuth.options import check_options
 from sarsleuth.parsers import ParseOptions, parse, registry, sniff
@@ -35,7 +36,7 @@ from sarsleuth.render.html import case_fragment, write_html
 from sarsleuth.render.json import document
 from sarsleuth.streams import refusal
 from sarsleuth.timebase import settle
-from sarsleuth.timebase.clock import Clock, on_clock, zone_of
+from sarsleuth.timebase.clock import Clock, on_clock
 from sarsleuth.timebase.hosts import attach_bundles
 
 
@@ -195,14 +196,14 @@ class Case:
         self.clock = settled.clock
         self.notes.extend(settled.notes)
         self.warnings.extend(settled.warnings)
-        self.window = _window_on_clock(opts.window, self.tz)
+        self.window = user_window.window_on_clock(opts.window, self.tz)
         if self.window is not None:
-            placed = _place_untimed_reports(self.sources, self.window)
+            placed = user_window.place_untimed_reports(self.sources, self.window)
             # their place is the window now, not the file's modification time
             self.notes[:] = [n for n in self.notes
                              if not any(n.startswith(f"{path}: placed at its file's modification time")
                                         for path in placed)]
-            self.empty_window = _window_misses(self.sources, self.window, self.tz, opts.window)
+            self.empty_window = user_window.window_misses(self.sources, self.window, self.tz, opts.window)
             if self.empty_window:
                 self.notes.insert(0, self.empty_window)
 
@@ -249,7 +250,7 @@ class Case:
         self.warnings.extend(warns)
         attribute(findings, self.sources, self.reports)
         if self.window is not None:
-            findings = [f for f in findings if _in_window(f, self.window)]
+            findings = [f for f in findings if user_window.in_window(f, self.window)]
         if opts.min_severity:
             findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[opts.min_severity]]
         quote(findings, copies)       # before the story quotes them
@@ -398,75 +399,6 @@ def disagreement_warnings(disagreements, holders) -> list[str]:
                    f"{f' of {host}' if host else ''}: {what} at {when.strftime('%Y-%m-%d %H:%M:%S')} is "
                    f"{first.kept:g} in {a} and {first.dropped:g} in {b}; the story uses {a}{why}")
     return out
-
-
-def _in_window(f: Finding, window) -> bool:
-    """Does a finding overlap the window?  Both are on the case's clock;
-    an untimed finding is kept (it cannot be placed outside)."""
-    if f.start is None or pd.isna(f.start):
-        return True
-    start, end = window
-    f_end = f.end if f.end is not None and not pd.isna(f.end) else f.start
-    return not (f_end < start or f.start > end)
-
-
-def _window_misses(sources, window, zone, given) -> str | None:
-    """The sentence saying that ``window`` holds no data, when it misses
-    every source's span (on the case's clock), else None."""
-    spans = []
-    for s in sources:
-        a, b = s.span()
-        if a is None or b is None:
-            continue
-        a, b = on_clock(pd.Timestamp(a), zone), on_clock(pd.Timestamp(b), zone)
-        try:
-            if not (b < window[0] or a > window[1]):
-                return None
-        except TypeError:       # a wall clock beside the window's zone: cannot be placed outside
-            return None
-        spans.append((a, b))
-    if not spans:
-        return None
-    fmt = "%Y-%m-%d %H:%M:%S"
-    try:
-        lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
-        covered = f"{lo.strftime(fmt)} to {hi.strftime(fmt)} ({zone_of(lo)})"
-    except TypeError:
-        covered = "other times"
-    start, end = given
-    return f"--window {start.isoformat()}..{end.isoformat()} holds no data: the inputs cover {covered}"
-
-
-def _window_on_clock(window, zone):
-    """``--window`` ends on the case's clock: naive ends are in the case's
-    zone; with no zone known, aware ends are read as wall clock."""
-    if window is None:
-        return None
-    out = []
-    for ts in window:
-        if zone is None:
-            out.append(ts.tz_localize(None) if ts.tzinfo is not None else ts)
-        elif ts.tzinfo is None:
-            out.append(ts.tz_localize(zone, ambiguous=True, nonexistent="shift_forward"))
-        else:
-            out.append(ts.tz_convert(zone))
-    if out[1] < out[0]:
-        from sarsleuth.errors import UsageError
-        raise UsageError("--window: end is before start")
-    return tuple(out)
-
-
-def _place_untimed_reports(sources, window) -> None:
-    """Load-test reports that carry no time of their own were placed at the
-    file's mtime; the user's window says better when they ran.  Returns the
-    paths of the sources placed."""
-    placed = set()
-    for s in sources:
-        for r in s.reports:
-            if r.get("time_from") == "mtime":
-                r.update(start=window[0], end=window[1], time_from="window")
-                placed.add(s.path)
-    return placed
 
 
 def _size(path: Path) -> int | None:

@@ -19,7 +19,7 @@ import typer
 
 from sarsleuth import __version__, render
 from sarsleuth.errors import SarsleuthError, UsageError
-from sarsleuth.render._files import OutputFailed, StdoutClosed, refuse_inputs, silence_stdout, stdout
+from sarsleuth.render._files import OutputFailed, StdoutClosed, check_destination, silence_stdout, stdout
 from sarsleuth.render._safe import one_line
 from sarsleuth.signals import Terminated, terminate_as_interrupt
 
@@ -126,7 +126,7 @@ def analyze(
         raise UsageError("--redact-map FILE goes with --redact")
     for out in (html, plots, redact_map):
         if out is not None:
-            _check_destination(out, paths, directory=out is plots)
+            check_destination(out, paths, directory=out is plots)
     # --plots draws from one case's tables: with it, a few hosts stay one case
     if fleet or (fleet is None and (scheduler or workers or worker_memory
                                    or (plots is None and _names_a_fleet(paths)))):
@@ -226,21 +226,6 @@ def _skip_reason(skipped) -> str:
     return reason if reason.startswith(skipped.path) else f"{skipped.path}: {reason}"
 
 
-def _check_destination(out: Path, inputs, directory: bool = False) -> None:
-    """Before minutes of reading: an output that cannot be written, or would
-    overwrite an input, is refused now (the write itself checks again)."""
-    refuse_inputs(out, inputs)
-    parent = out if directory and out.is_dir() else Path(os.path.realpath(out)).parent
-    while directory and not parent.exists() and parent != parent.parent:
-        parent = parent.parent        # --plots creates the missing directories
-    if not parent.is_dir():
-        raise UsageError(f"{out}: cannot write: no such directory {parent}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{out}: cannot write: permission denied")
-    if not directory and out.is_dir():
-        raise UsageError(f"{out}: cannot write: is a directory")
-
-
 def _to_stdout(write) -> None:
     """Run ``write(out)`` on the guarded standard output, flushed inside the
     guard so a full disk is reported here, not at exit."""
@@ -274,7 +259,7 @@ def parse(
     from sarsleuth import export_metrics
     if export_metrics.asked(format.value, paths, kind=kind, labels=label):     # every metric of the inputs
         if output is not None:
-            _check_destination(output, paths)
+            check_destination(output, paths)
         export_metrics.export(paths, format.value, output, tz=tz, year=year, date_order=date_order, labels=label,
                               say=_say, to_stdout=_to_stdout, terminal=sys.stdout.isatty())
         return
@@ -283,7 +268,7 @@ def parse(
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
     binary = getattr(render.get(format.value), "BINARY", False)
     if output is not None:
-        _check_destination(output, [path])
+        check_destination(output, [path])
     elif binary and sys.stdout.isatty():
         raise UsageError(f"--format {format.value} is binary: give -o FILE or redirect the output")
     from sarsleuth.export import export_source
@@ -365,7 +350,7 @@ def compare(
     # here, not at the top: --help and sniff load this module
     from sarsleuth.compare import comparison_table, compare_reports, plot_comparison
     if plot is not None:
-        _check_destination(plot, paths)
+        check_destination(plot, paths)
     from sarsleuth.redaction import Redactor
     df = compare_reports([str(p) for p in paths], Redactor() if redact else None)
     if not len(df):

@@ -175,3 +175,18 @@ def silence_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
+
+
+def check_destination(out: Path, inputs, directory: bool = False) -> None:
+    """Before minutes of reading: an output that cannot be written, or would
+    overwrite an input, is refused now (the write itself checks again)."""
+    refuse_inputs(out, inputs)
+    parent = out if directory and out.is_dir() else Path(os.path.realpath(out)).parent
+    while directory and not parent.exists() and parent != parent.parent:
+        parent = parent.parent        # --plots creates the missing directories
+    if not parent.is_dir():
+        raise UsageError(f"{out}: cannot write: no such directory {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{out}: cannot write: permission denied")
+    if not directory and out.is_dir():
+        raise UsageError(f"{out}: cannot write: is a directory")
