@@ -9,7 +9,7 @@ command line starts fast.
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from sarsleuth.version import __version__
 
 __all__ = ["__version__", "load", "load_case", "Case"]
 

@@ -17,11 +17,12 @@ from typing import List, Optional
 
 import typer
 
-from sarsleuth import __version__, render
+from sarsleuth import render
 from sarsleuth.errors import SarsleuthError, UsageError
 from sarsleuth.render._files import OutputFailed, StdoutClosed, check_destination, silence_stdout, stdout
 from sarsleuth.render._safe import one_line
 from sarsleuth.signals import Terminated, terminate_as_interrupt
+from sarsleuth.version import __version__
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
@@ -195,17 +196,13 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
     render.writer(fmt, "fleet")         # a format that shows no fleet is refused before the analysis
     result = fleet_api.analyze(*paths, scheduler=scheduler, workers=workers, memory_limit=worker_memory,
-                               save=save, progress=progress, **options)
+                               save=save, progress=progress, redact=redact, **options)
     if not any(h.ok for h in result.hosts):
         reasons = "; ".join(f"{h.host}: {h.error}" for h in result.hosts[:3])
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
         _fail(f"no usable input: {reasons}")
-    if redact:
-        from sarsleuth.config import load_config
-        from sarsleuth.redaction.case import redact_fleet
-        redactor = redact_fleet(result, load_config(options.get("config")).redact_patterns)
-        if redact_map is not None:
-            _write_redact_map(redactor, redact_map, paths)
+    if redact_map is not None:
+        _write_redact_map(result.redactor, redact_map, paths)
     for path, reason in result.unplaced:
         _say(f"warning: skipped {path}: {reason}")
     for w in result.warnings:

@@ -43,13 +43,6 @@ EVENT_EXTRA_COLUMNS = ["level", "detail", "count", "uptime", "aligned", "repeat_
 SEVERITIES = ["low", "medium", "high", "critical"]
 SEVERITY_RANK = {name: i for i, name in enumerate(SEVERITIES)}
 
-def __getattr__(name: str):
-    # the incident categories are knowledge (kb.toml), read when first asked for
-    if name == "CATEGORIES":
-        from sarsleuth.knowledge import categories
-        return categories()
-    raise AttributeError(name)
-
 
 def empty_metrics():
     return empty_long()

@@ -157,6 +157,23 @@ def test_nothing_the_fleet_stands_on_imports_it():
     assert STILL_BELOW_FLEET - back == set(), "fixed: drop it from STILL_BELOW_FLEET"
 
 
+def test_nothing_inside_reads_the_package_face():
+    """``sarsleuth/__init__.py`` is the API's face and reaches up to the
+    case (``load``): a module of the package that took a name from it
+    (the version, say) would import the top from below."""
+    mods = _modules()
+    offenders = []
+    for name, path in mods.items():
+        if name == "sarsleuth":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "sarsleuth":
+                offenders += [f"{name}: {a.name}" for a in node.names if f"sarsleuth.{a.name}" not in mods]
+            elif isinstance(node, ast.Import) and any(a.name == "sarsleuth" for a in node.names):
+                offenders.append(f"{name}: import sarsleuth")
+    assert offenders == []
+
+
 #: modules still waiting for their split; an entry must go once its module is
 #: short, so the list can only shrink
 STILL_LONG: set = set()

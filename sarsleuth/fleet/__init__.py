@@ -13,24 +13,31 @@ never from folder names.
 from __future__ import annotations
 
 from sarsleuth.bundles.scan import is_bundle
+from sarsleuth.config import load_config
+from sarsleuth.errors import UsageError
 from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS, fleet_incidents
 from sarsleuth.fleet.hosts import Grouping, group_by_host, group_inputs, input_files
 from sarsleuth.fleet.model import Fleet
 from sarsleuth.fleet.run import FACTS_BATCH, executor
 from sarsleuth.options import check_options
 from sarsleuth.progress import progress_bar
+from sarsleuth.redaction.case import redact_fleet
 
 __all__ = ["analyze", "group_by_host", "group_inputs", "Grouping", "DEFAULT_TOLERANCE_SECONDS"]
 
 
 def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=True, save=None,
             progress=False, tolerance_seconds=DEFAULT_TOLERANCE_SECONDS, tz=None, year=None, window=None,
-            link_speed=None, config=None, date_order=None, min_severity=None):
+            link_speed=None, config=None, date_order=None, min_severity=None, redact=False):
     """Group the inputs by host, analyse every host (on Dask when
     installed), correlate across hosts; returns a :class:`Fleet`.  With
-    ``save``, the case is also written there as Parquet."""
+    ``save``, the case is also written there as Parquet; ``redact``: every
+    name replaced by its stand-in, the same on every host
+    (``fleet.redactor.mapping()`` says which)."""
     if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
         paths = tuple(paths[0])
+    if redact and save is not None:
+        raise UsageError("a fleet cannot be redacted and saved: its workers save each host before it is redacted")
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                   min_severity=min_severity)
     options = {"tz": tz, "year": year, "window": window, "link_speed": link_speed,
@@ -50,6 +57,8 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
     finally:
         if staging is not None:        # an interrupted or failed run leaves nothing under the case's name
             staging.discard()
+    if redact:
+        fleet.redactor = redact_fleet(fleet, load_config(config).redact_patterns)
     return fleet
 
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from sarsleuth import __version__
 from sarsleuth.bundles.facts import Limit
 from sarsleuth.detectors import registry
 from sarsleuth.model import SEVERITY_RANK, iso
 from sarsleuth.render._fleet_html import fleet_fragment
+from sarsleuth.version import __version__
 
 
 @dataclass
@@ -111,6 +111,7 @@ class Fleet:
     tolerance_seconds: float = 600.0
     workers: int = 0
     scheduler: str = ""
+    redactor: object = field(default=None, repr=False, compare=False)   # its stand-ins, when redacted
 
     @property
     def analysed(self) -> list:

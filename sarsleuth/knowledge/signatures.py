@@ -17,7 +17,8 @@ from importlib import resources
 
 import re2
 
-from sarsleuth.model import CATEGORIES, SEVERITIES
+from sarsleuth.knowledge import categories
+from sarsleuth.model import SEVERITIES
 
 try:  # Python 3.11+
     import tomllib
@@ -59,8 +60,8 @@ def read_table(text: str) -> list[Signature]:
         if severity is not None and severity not in SEVERITIES:
             raise ValueError(f"signature {sig_id!r}: severity {severity!r} is not one of {', '.join(SEVERITIES)}")
         category = entry.get("category")
-        if category is not None and category not in CATEGORIES:
-            raise ValueError(f"signature {sig_id!r}: category {category!r} is not one of {', '.join(CATEGORIES)}")
+        if category is not None and category not in categories():
+            raise ValueError(f"signature {sig_id!r}: category {category!r} is not one of {', '.join(categories())}")
         recs = entry.get("recommendations") or ([entry["recommendation"]] if entry.get("recommendation") else [])
         fields = entry.get("fields") or []
         if not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields):

@@ -9,13 +9,13 @@ from html import escape
 
 import pandas as pd
 
-from sarsleuth import __version__
 from sarsleuth.bundles.facts import disk_summary
 from sarsleuth.model import SEVERITY_RANK
 from sarsleuth.render._files import write_text_file
 from sarsleuth.render._safe import visible
 from sarsleuth.render._templates import environment, read
 from sarsleuth.timebase.clock import on_fleet_clock
+from sarsleuth.version import __version__
 
 #: How the group of files that name no host is shown.
 NO_HOST_LABEL = "(files naming no host)"

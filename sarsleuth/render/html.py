@@ -7,7 +7,6 @@ U+202E) are written as visible escapes over the whole page (the page's own
 markup holds none), hand-drawn SVG included."""
 from __future__ import annotations
 
-from sarsleuth import __version__
 from sarsleuth.devices import labelled, names_of_case
 from sarsleuth.plots import incident_panels, marked_events
 from sarsleuth.render._charts import CHART_STYLE, chart_svg
@@ -19,6 +18,7 @@ from sarsleuth.render._templates import template
 from sarsleuth.render._timeline import incident_timeline_html, overview_html
 from sarsleuth.render._view import EVIDENCE_LINES, View, host_lines, left_out, note_groups
 from sarsleuth.timebase.clock import on_clock, when, zone_of
+from sarsleuth.version import __version__
 
 #: Incidents given a plot (each costs a matplotlib figure).
 MAX_PLOTS = 10

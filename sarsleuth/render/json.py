@@ -19,13 +19,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from sarsleuth import __version__
 from sarsleuth.model import iso
 from sarsleuth.render._csv import iso_strings, labels, tidy_values
 from sarsleuth.render._rows import chunks
 from sarsleuth.render._safe import shown, utf8, visible_tree
 from sarsleuth.render._table import cells
 from sarsleuth.timebase.clock import on_clock
+from sarsleuth.version import __version__
 
 
 def document(case) -> dict:

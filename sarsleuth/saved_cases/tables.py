@@ -9,11 +9,11 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from sarsleuth import __version__
 from sarsleuth.errors import UsageError
 from sarsleuth.model import iso
 from sarsleuth.saved_cases.folder import Staging, place_problem, write_marker
 from sarsleuth.saved_cases.layout import TABLES
+from sarsleuth.version import __version__
 
 LIMIT_COLUMNS = ["host", "source", "name", "value", "number", "path", "line", "text", "conf", "pid"]
 EVENT_TEXT = ("host", "source", "kind", "process", "message", "file", "level", "detail")
