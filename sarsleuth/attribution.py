@@ -20,11 +20,16 @@ output name them.
 """
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
-from sarsleuth.knowledge import kb_entry
+import pandas as pd
+
+from sarsleuth.detectors._series import fmt_time
+from sarsleuth.knowledge import kb_entry, programs
 from sarsleuth.model import Evidence
 
 #: Interpreters whose process is named by the script they run.
@@ -88,7 +93,6 @@ def program_name(command: str) -> str:
 
 
 def _snapshots(sources, host) -> list[Snapshot]:
-    import pandas as pd
     out = []
     for src in sources:
         if src.kind != "ps" or (host is not None and src.host not in (None, host)):
@@ -103,7 +107,6 @@ def _snapshots(sources, host) -> list[Snapshot]:
 
 def _during(snaps: list[Snapshot], start, end) -> tuple[list[Snapshot], list[Snapshot]]:
     """(snapshots inside the finding, snapshots before it)."""
-    import pandas as pd
     if start is None or pd.isna(start):
         return [], []
     lo = pd.Timestamp(start) - pd.Timedelta(seconds=SLACK_SECONDS)
@@ -123,7 +126,6 @@ def _during(snaps: list[Snapshot], start, end) -> tuple[list[Snapshot], list[Sna
 
 
 def _rank(frame, column: str, minimum: float, unit: str) -> list[Group]:
-    import pandas as pd
     groups: dict[str, Group] = {}
     for r in frame.itertuples(index=False):
         name = program_name(str(r.command))
@@ -202,7 +204,6 @@ def by_disk_movers(snap: Snapshot) -> list[Group]:
     """Programs known to move data to and from disk, running (any CPU):
     who to name for a saturated disk when nothing waits in D state, as
     asynchronous I/O does not."""
-    from sarsleuth.knowledge import programs
     movers = programs("disk_movers")
     frame = _frame(snap)
     names = frame["command"].astype(str).map(program_name)
@@ -261,9 +262,6 @@ def _driven_by_load_test(f, groups: list[Group], reports: list) -> None:
     the time (wrk on the host it tests) is the load test's doing: metric
     ``loadtest_driven`` (kb.toml keeps it from being a cause) and a
     sentence saying so."""
-    import pandas as pd
-
-    from sarsleuth.knowledge import programs
     generators, names = programs("load_generators"), [g.name for g in groups]
     # the generator busiest, or busy beside only the web servers its requests go through
     if names[0] not in generators and not (
@@ -298,7 +296,6 @@ def _within_a_local_load_test(f, reports: list) -> None:
     a load test's run against this very host (a loopback address or the
     host's own name): the load generator and the server it drove kept the
     CPUs busy (``loadtest_driven``), said as an inference from the times."""
-    import pandas as pd
     for r in reports:
         start, end = r.get("start"), r.get("end")
         if start is None or end is None or not _targets_host(r.get("url") or "", f.host):
@@ -321,8 +318,6 @@ def _within_a_local_load_test(f, reports: list) -> None:
 
 def _targets_host(url: str, host) -> bool:
     """Does a load test's URL point at the host it ran on (loopback, or the host's own name)?"""
-    import ipaddress
-    from urllib.parse import urlsplit
     try:
         name = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()
     except ValueError:
@@ -380,7 +375,6 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
 
 
 def _attach(f, groups: list[Group], snap: Snapshot) -> None:
-    from sarsleuth.detectors._series import fmt_time
     when = fmt_time(snap.time) if snap.time is not None else "unknown time"
     where = os.path.basename(snap.path)
     phrase = " and ".join(g.phrase() for g in groups)

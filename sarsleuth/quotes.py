@@ -20,7 +20,9 @@ import bisect
 import os
 import stat
 
+from sarsleuth.errors import InputError
 from sarsleuth.model import QUOTE_CHARS
+from sarsleuth.textio import DECOMPRESSION_ERRORS, compression_of, decode, iter_lines
 
 #: Lines shown either side of an evidence line (folded under it in HTML).
 AROUND = 5
@@ -76,7 +78,6 @@ def _lines_near(path: str, offset: int, line: int, before: int, after: int) -> d
     """Lines ``line-before .. line+after`` of a plain file whose line
     ``line`` starts at byte ``offset``; None when the file is not plain,
     cannot be read, or has no line start at that offset."""
-    from sarsleuth.textio import compression_of, decode
     try:
         if not stat.S_ISREG(os.stat(path).st_mode) or compression_of(path) is not None:
             return None
@@ -117,8 +118,6 @@ def _settle(e, lines: dict) -> None:
 def read_lines(path: str, wanted: set) -> dict[int, str]:
     """{number: text} of the ``wanted`` lines (1-based, as the parsers
     number them) that the file has; {} when it cannot be read again."""
-    from sarsleuth.errors import InputError
-    from sarsleuth.textio import DECOMPRESSION_ERRORS, compression_of, decode, iter_lines
     if not wanted:
         return {}
     try:
@@ -141,7 +140,6 @@ def read_lines(path: str, wanted: set) -> dict[int, str]:
 def _plain_lines(path: str, size: int, mtime: int, wanted: list) -> dict[int, str]:
     """The wanted lines of a plain file, each stretch read from the line
     start remembered before it."""
-    from sarsleuth.textio import decode
     starts = _line_index(path, size, mtime)
     numbers = [s[0] for s in starts]
     out: dict[int, str] = {}

@@ -7,8 +7,13 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from sarsleuth.store.folder import write_marker
-from sarsleuth.store.layout import TABLES
+import pandas as pd
+
+from sarsleuth.errors import UsageError
+from sarsleuth.model import iso
+from sarsleuth.saved_cases.folder import Staging, place_problem, write_marker
+from sarsleuth.saved_cases.layout import TABLES
+from sarsleuth.version import __version__
 
 LIMIT_COLUMNS = ["host", "source", "name", "value", "number", "path", "line", "text", "conf", "pid"]
 EVENT_TEXT = ("host", "source", "kind", "process", "message", "file", "level", "detail")
@@ -24,12 +29,10 @@ def _need_pyarrow():
 
 
 def prepare_case_dir(path, inputs=()):
-    """A :class:`~sarsleuth.store.folder.Staging` for a case to be written
+    """A :class:`~sarsleuth.saved_cases.folder.Staging` for a case to be written
     at ``path`` (``.dir`` is where to write it, ``commit()`` puts it in
     place); refused when the case would sit among the inputs or replace
     anything but an earlier case."""
-    from sarsleuth.errors import UsageError
-    from sarsleuth.store.folder import Staging, place_problem
     _need_pyarrow()
     target = Path(os.path.abspath(path))
     for given in inputs:
@@ -54,6 +57,7 @@ def partition_name(host: str) -> str:
 
 def _write(table_frame, path: Path) -> None:
     """One part (the whole case folder is private until it is complete)."""
+    # an extra: the core works without it
     import pyarrow as pa
     import pyarrow.parquet as pq
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +66,6 @@ def _write(table_frame, path: Path) -> None:
 
 def utc(series):
     """Times as UTC instants (wall clock taken as UTC: the hosts table says which)."""
-    import pandas as pd
     s = pd.to_datetime(series, errors="coerce", utc=False)
     if getattr(s.dt, "tz", None) is None:
         return s.dt.tz_localize("UTC")
@@ -72,7 +75,6 @@ def utc(series):
 def write_host_tables(case_dir, host: str, store, events) -> None:
     """One host's metrics (a MetricStore) and events into their partitions
     (run on the worker)."""
-    import pandas as pd
     base = Path(case_dir)
     if not base.is_dir():
         return              # the run that asked for it was interrupted and its case folder removed
@@ -102,7 +104,6 @@ def write_host_tables(case_dir, host: str, store, events) -> None:
 
 
 def _finding_rows(host, findings, incident_of) -> list:
-    from sarsleuth.model import iso
     rows = []
     for f in findings:
         d = f.to_dict()
@@ -115,7 +116,6 @@ def _finding_rows(host, findings, incident_of) -> list:
 
 
 def _frame(rows, columns, times=()):
-    import pandas as pd
     df = pd.DataFrame(rows, columns=columns)
     for col in times:
         df[col] = utc(df[col].map(lambda t: _as_utc(t))) if len(df) else pd.Series([], dtype="datetime64[ns, UTC]")
@@ -123,7 +123,6 @@ def _frame(rows, columns, times=()):
 
 
 def _as_utc(t):
-    import pandas as pd
     if t is None or pd.isna(t):
         return pd.NaT
     t = pd.Timestamp(t)
@@ -132,8 +131,6 @@ def _as_utc(t):
 
 def write_fleet_tables(case_dir, fleet) -> None:
     """The small tables of a fleet (findings, incidents, hosts...) and the marker."""
-    import pandas as pd
-    from sarsleuth import __version__
     base = Path(case_dir)
     incident_of: dict = {}
     for h in fleet.hosts:
@@ -218,56 +215,8 @@ def _limit_rows(host, facts) -> list:
     return rows
 
 
-def save_case(case, path, inputs=()) -> str:
-    """A single case (``sarsleuth.load``) saved the way a fleet is: one
-    partition per host the case names; written whole or not at all."""
-    staging = prepare_case_dir(path, inputs)
-    try:
-        _save_case(case, staging.dir)
-        staging.commit()
-    finally:
-        staging.discard()
-    return str(staging.target)
-
-
-def _save_case(case, base) -> None:
-    from sarsleuth.fleet.model import Fleet, HostResult, metric_summary
-    hosts = {str(h) for h in case.store.hosts()} if case.store else set()
-    if case.events is not None and len(case.events):
-        hosts |= {str(h) for h in case.events["host"].astype(object).dropna().unique()}
-    hosts |= {f.host for f in case.findings if f.host}
-    results = []
-    for host in sorted(hosts) or [""]:
-        metrics = case.store.select(lambda key: (key[0] or "") == host) if case.store else case.store
-        events = _rows_of(case.events, host)
-        write_host_tables(base, host, metrics, events)
-        own = [s for s in case.sources if (s.host or s.meta.get("assigned_host") or "") == host]
-        results.append(HostResult(
-            host=host, files=[s.path for s in own], facts={"zone": str(case.tz) if case.tz else None,
-                                                           "wall_clock": case.tz is None,
-                                                           "metric_values": len(metrics or ()), "events": len(events)},
-            host_facts=_case_host_facts(case, host),
-            sources=[source_row(s) for s in own], findings=[f for f in case.findings if (f.host or "") == host],
-            incidents=[i for i in case.incidents if host in i.hosts or (not i.hosts and not host)],
-            summary=metric_summary(metrics)))
-    write_fleet_tables(base, Fleet(hosts=results, warnings=list(case.warnings), notes=list(case.notes)))
-
-
-def _case_host_facts(case, host):
-    facts = case.host_facts(host) if host and hasattr(case, "host_facts") else None
-    return facts.to_dict() if facts is not None else None
-
-
-def _rows_of(frame, host):
-    if frame is None or not len(frame):
-        return frame.iloc[0:0] if frame is not None else frame
-    names = frame["host"].astype(object).fillna("")
-    return frame[(names == host).to_numpy()]
-
-
 def source_row(s) -> dict:
     """What the tables keep of a source: where, what, when, how much."""
-    from sarsleuth.model import iso
     start, end = s.span()
     return {"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
             "records": int(s.records), "warnings": list(s.warnings)}

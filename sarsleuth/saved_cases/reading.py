@@ -16,9 +16,12 @@ import os
 import stat
 from pathlib import Path
 
-from sarsleuth.errors import CaseError
-from sarsleuth.store.folder import digest
-from sarsleuth.store.layout import MARKER, PARTITIONED, TABLES
+import pandas as pd
+
+from sarsleuth.errors import CaseError, UsageError
+from sarsleuth.saved_cases.folder import digest
+from sarsleuth.saved_cases.layout import MARKER, PARTITIONED, TABLES
+from sarsleuth.streams import Unreadable, read_named
 #: A marker is a few KB per host; past this it is not one.
 MAX_MARKER_BYTES = 256 << 20
 
@@ -31,7 +34,6 @@ def case_dir_of(path) -> Path:
 
 
 def read_marker(base: Path) -> dict:
-    from sarsleuth.streams import Unreadable, read_named
     try:
         info = json.loads(read_named(base / MARKER, MAX_MARKER_BYTES, "case marker"))
     except Unreadable as exc:
@@ -130,6 +132,7 @@ def part_schema(part: Path):
 def _plain(schema):
     """A part's schema with categories as their values: parts of one table
     may hold them with indexes of different widths, as SQL sees text."""
+    # an extra: the core works without it
     import pyarrow as pa
     return pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema])
 
@@ -153,7 +156,6 @@ class StoredCase:
         return [t for t in TABLES if _has(self.path, self.info, t)]
 
     def table(self, name: str):
-        import pandas as pd
         if name not in TABLES:
             raise KeyError(f"no table {name!r} (have: {', '.join(self.tables)})")
         if name not in self._tables:
@@ -189,7 +191,6 @@ def load_case(path) -> StoredCase:
 def run_sql(path, query: str):
     """The result of ``query`` over a saved case as a DataFrame (DuckDB over
     an Arrow dataset of each table's checked parts, times in UTC)."""
-    from sarsleuth.errors import UsageError
     try:
         import duckdb
         import pyarrow as pa

@@ -25,7 +25,8 @@ import signal
 import tempfile
 from pathlib import Path
 
-from sarsleuth.store.layout import MARKER
+from sarsleuth.errors import UsageError
+from sarsleuth.saved_cases.layout import MARKER
 
 _DIGEST_CHUNK = 1 << 20
 
@@ -45,7 +46,6 @@ class Staging:
     def commit(self) -> None:
         """Put the case in place (the earlier one there goes); refused when
         something else took the place meanwhile."""
-        from sarsleuth.errors import UsageError
         with _locked(self.target.parent), _interrupts_held():
             problem = place_problem(self.target)
             if problem:

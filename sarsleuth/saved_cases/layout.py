@@ -1,4 +1,4 @@
-"""What a case directory holds (see :mod:`sarsleuth.store`)."""
+"""What a case directory holds (see :mod:`sarsleuth.saved_cases`)."""
 
 #: Written last: what the directory holds, and every part's size and digest.
 MARKER = "sarsleuth-case.json"

@@ -1,5 +1,7 @@
-"""``parse PATH... --format openmetrics``: read the inputs as one case (no
-detectors run) or reopen a saved case, and write its metrics.
+"""What ``parse`` writes of every input at once: their metrics, in a
+format of the registry that writes them (``write_metrics``:
+``--format openmetrics``).  The inputs are read as one case (no detectors
+run), or a saved case is reopened.
 
 The store of the case is held (a quarter of the sa files' size, see
 :mod:`sarsleuth.metric_store`) because OpenMetrics writes each family's
@@ -11,8 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sarsleuth import render
+from sarsleuth.case import Case
 from sarsleuth.errors import InputError, UsageError
-from sarsleuth.openmetrics.names import LABEL, device_labels
+from sarsleuth.knowledge.metric_names import LABEL, device_labels
+from sarsleuth.metric_store import MetricStore, from_long
+from sarsleuth.render._files import atomic_output
+from sarsleuth.saved_cases.layout import MARKER
+from sarsleuth.saved_cases.reading import case_dir_of, read_marker, read_part, table_parts
 
 #: Labels sarsleuth sets itself; ``--label`` may not take them.
 RESERVED = frozenset({"host", "__name__"})
@@ -29,16 +37,18 @@ class Metrics:
 
 
 def asked(fmt: str, paths, *, kind=None, labels=None) -> bool:
-    """Does ``parse`` export OpenMetrics?  Refuses what only that format
-    takes (several inputs, ``--label``) with another, and ``--kind`` with it."""
-    if fmt == "openmetrics":
+    """Does ``parse`` write every metric of the inputs (a format that
+    writes metrics)?  Refuses what only those formats take (several
+    inputs, ``--label``) with another, and ``--kind`` with them."""
+    metric_formats = ", ".join(render.names("metrics"))
+    if render.writes(fmt, "metrics"):
         if kind is not None:
-            raise UsageError("--kind is for one file: --format openmetrics reads every input by its content")
+            raise UsageError(f"--kind is for one file: --format {fmt} reads every input by its content")
         return True
     if labels:
-        raise UsageError("--label is for --format openmetrics")
+        raise UsageError(f"--label is for --format {metric_formats}")
     if len(paths) != 1:
-        raise UsageError(f"--format {fmt} reads one file: several inputs are for --format openmetrics")
+        raise UsageError(f"--format {fmt} reads one file: several inputs are for --format {metric_formats}")
     return False
 
 
@@ -60,7 +70,6 @@ def extra_labels(texts) -> tuple:
 
 
 def is_saved_case(path) -> bool:
-    from sarsleuth.store.layout import MARKER
     return Path(path).is_dir() and (Path(path) / MARKER).is_file()
 
 
@@ -73,7 +82,6 @@ def read(paths, *, tz=None, year=None, date_order=None) -> Metrics:
         return Metrics(saved_store(paths[0]), notes=notes)
     if any(is_saved_case(p) for p in paths):
         raise UsageError("a saved case is exported on its own: give it as the only input")
-    from sarsleuth.case import Case
     case = Case.load(*paths, tz=tz, year=year, date_order=date_order, analyse=False)
     return Metrics(case.store, warnings=list(case.warnings), notes=list(case.notes),
                    skipped=[(s.path, s.reason) for s in case.skipped])
@@ -82,8 +90,6 @@ def read(paths, *, tz=None, year=None, date_order=None) -> Metrics:
 def saved_store(path):
     """The metric store of a saved case, one host's part at a time, each
     part checked against the case's marker first."""
-    from sarsleuth.metric_store import MetricStore, from_long
-    from sarsleuth.store.reading import case_dir_of, read_marker, read_part, table_parts
     base = case_dir_of(path)
     runs = {}
     for part in table_parts(base, read_marker(base), "metrics"):
@@ -107,12 +113,12 @@ def unmapped_warning(unmapped: dict) -> str:
             "(docs/metric-names.md lists every sar metric)")
 
 
-def export(paths, output, *, tz=None, year=None, date_order=None, labels=(), say, to_stdout,
+def export(paths, fmt: str, output, *, tz=None, year=None, date_order=None, labels=(), say, to_stdout,
            terminal: bool = False) -> None:
-    """The command: the metrics of ``paths`` onto ``output`` (stdout when
-    None, through ``to_stdout``), what was skipped, left out or guessed
-    said through ``say``."""
-    from sarsleuth.openmetrics.exposition import write
+    """The command: the metrics of ``paths`` in format ``fmt`` onto
+    ``output`` (stdout when None, through ``to_stdout``), what was skipped,
+    left out or guessed said through ``say``."""
+    write = render.writer(fmt, "metrics")
     extra = extra_labels(labels)
     metrics = read(paths, tz=tz, year=year, date_order=date_order)
     for path, reason in metrics.skipped:
@@ -127,7 +133,6 @@ def export(paths, output, *, tz=None, year=None, date_order=None, labels=(), say
         to_stdout(lambda out: done.append(write(metrics.store, out.buffer, labels=extra, terminal=terminal)))
         written = done[0]
     else:
-        from sarsleuth.render._files import atomic_output
         with atomic_output(output, paths, binary=True) as fh:
             written = write(metrics.store, fh, labels=extra)
     if written.unmapped:

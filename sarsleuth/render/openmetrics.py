@@ -1,4 +1,8 @@
-"""A metric store written as OpenMetrics text, family after family.
+"""``parse PATH... --format openmetrics``: a metric store as OpenMetrics
+text (``write_metrics``), which ``promtool tsdb create-blocks-from
+openmetrics`` turns into Prometheus blocks.  What each sar metric is called
+there is data (``knowledge/metric_names.toml``, read by
+:mod:`sarsleuth.knowledge.metric_names`).
 
 OpenMetrics wants each metric family's samples together, and each series'
 samples in time order; the store holds every series compactly (a quarter
@@ -18,7 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sarsleuth.openmetrics.names import Family, mapping_of
+import numpy as np
+import pandas as pd
+
+from sarsleuth.knowledge.metric_names import Family, mapping_of
+from sarsleuth.knowledge.metric_names import families as every_family
+from sarsleuth.render._csv import tidy_values
+from sarsleuth.render._safe import shown, utf8
 
 #: Samples formatted and written at a time.
 SLICE = 1 << 16
@@ -50,11 +60,10 @@ class _Part:
     factor: float
 
 
-def write(store, out, *, labels=(), terminal: bool = False) -> Written:
+def write_metrics(store, out, *, labels=(), terminal: bool = False) -> Written:
     """Every series of ``store`` onto ``out`` (a binary stream) as
     OpenMetrics text ending in ``# EOF``.  ``labels``: (name, value) pairs
     added to every series."""
-    from sarsleuth.render._safe import shown, utf8
     fix = shown if terminal else utf8
     written = Written()
     grouped: dict = {}
@@ -92,8 +101,7 @@ def write(store, out, *, labels=(), terminal: bool = False) -> Written:
 
 def _family_order(families: dict) -> list:
     """Families in the order of the mapping (sections as sar prints them)."""
-    from sarsleuth.openmetrics.names import families as every
-    rank = {f.name: i for i, f in enumerate(every())}
+    rank = {f.name: i for i, f in enumerate(every_family())}
     return sorted(families, key=lambda n: rank.get(n, len(rank)))
 
 
@@ -124,9 +132,6 @@ def _merged(parts: list) -> tuple:
     two runs hold a time (a figure under its current and its older sysstat
     name), the current name's value is kept; a time repeated within one run
     keeps its first value and is counted."""
-    import numpy as np
-
-    from sarsleuth.render._csv import tidy_values
     bases, position_parts, value_parts = [], [], []
     for part in sorted(parts, key=lambda p: (p.rank, p.order)):
         run = part.run
@@ -182,7 +187,6 @@ class _TimeTexts:
 
     def of(self, base):
         """(codes, texts): the text of ``base[i]`` is ``texts[codes[i]]``."""
-        import numpy as np
         hit = self.cache.get(id(base))
         if hit is not None and hit[0] is base:
             return hit[1], hit[2]
@@ -204,8 +208,6 @@ def _seconds(ns: int) -> str:
 def _lines(prefix: str, when, values, times: _TimeTexts) -> bytes:
     """The sample lines of one slice of a series (``when``: its time array
     and the positions of the slice's times in it)."""
-    import numpy as np
-    import pandas as pd
     n = len(values)
     if not n:
         return b""

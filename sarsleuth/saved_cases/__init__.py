@@ -24,10 +24,10 @@ stored as if they were UTC and ``wall_clock`` true in ``hosts``.
 (a private folder renamed into place), ``reading`` reads them back, every
 part checked against the marker first.
 """
-from sarsleuth.store.layout import MARKER, PARTITIONED, TABLES
-from sarsleuth.store.reading import StoredCase, load_case, run_sql
-from sarsleuth.store.tables import (partition_name, prepare_case_dir, save_case, source_row, write_fleet_tables,
+from sarsleuth.saved_cases.layout import MARKER, PARTITIONED, TABLES
+from sarsleuth.saved_cases.reading import StoredCase, load_case, run_sql
+from sarsleuth.saved_cases.tables import (partition_name, prepare_case_dir, source_row, write_fleet_tables,
                                     write_host_tables)
 
 __all__ = ["MARKER", "PARTITIONED", "TABLES", "StoredCase", "load_case", "run_sql", "partition_name",
-           "prepare_case_dir", "save_case", "source_row", "write_fleet_tables", "write_host_tables"]
+           "prepare_case_dir", "source_row", "write_fleet_tables", "write_host_tables"]
