@@ -6,6 +6,7 @@ file).  What a line names is read through its message definition's fields
 (``knowledge/signatures.toml``), never a pattern of its own."""
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from sarsleuth.detectors._events import bursts
@@ -15,6 +16,9 @@ from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence
 from sarsleuth.knowledge import burst_counters
 from sarsleuth.knowledge.signatures import fields_of
+
+
+_TRAILING_NUMBER = re.compile(r"\d+$")
 
 
 class LineCounter(Detector):
@@ -74,7 +78,9 @@ def _values(how: dict, fields: list[dict]) -> tuple[str, dict]:
         return "", {}
     order = how.get("order", "text")
     if order == "number":
-        values = sorted(lines, key=int)
+        # by the number a value ends with: a port, or a listener's address:port
+        values = sorted(lines, key=lambda v: (int(_TRAILING_NUMBER.search(v).group()) if _TRAILING_NUMBER.search(v)
+                                              else -1, v))
     elif order == "lines":
         values = sorted(lines, key=lambda v: -lines[v])
     else:
