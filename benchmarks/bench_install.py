@@ -15,9 +15,9 @@ Jobs (each prints markdown rows: wall seconds, CPU seconds, peak RSS):
     the install where Hyperscan has no wheel) against ``grep -cE``.
 ``memory``
     Peak RSS of ``analyze`` on a 300 MB and a 3 GB log of the same making,
-    and on a 300 MB nginx error.log whose every line is an event; whether
-    a progress bar reaches a pseudo-terminal for the 300 MB log while the
-    JSON on standard output stays whole.
+    and on a 300 MB nginx error.log whose every line is an event; for each,
+    whether a progress bar reaches a pseudo-terminal while the JSON on
+    standard output stays whole.
 ``sa``
     A one-second ``sadc -S XALL`` day (``bench_sa_binary.build``): ``sadf -d
     FILE -- -A`` against ``parse --format csv`` (long and wide layouts) and
@@ -108,7 +108,7 @@ def logs_job(args, scratch: Path) -> None:
             "gz": ([*analyze, gz], ours, None)}, args.runs)
         for label, ref, mine, ref_name in (("plain", "grep", "default", "grep -cE"),
                                            ("plain, RE2 engine", "grep", "re2", "grep -cE"),
-                                           ("gzip", "zgrep", "gz", "gzip -dc | grep -cE")):
+                                           ("gzip", "zgrep", "gz", "gzip -dc \\| grep -cE")):
             rw, rc, _, _ = r[ref]
             mw, mc, mp, out = r[mine]
             doc = json.loads(out)
@@ -143,20 +143,13 @@ def progress_on_a_terminal(sarsleuth: str, path: Path, scratch: Path) -> tuple[b
 
 def memory_job(args, scratch: Path) -> None:
     print(f"\n## memory: analyze --format json ({load()})")
-    print("| input | MiB | seconds (cpu) | peak MiB |")
-    print("|---|---|---|---|")
+    print("| input | MiB | seconds (cpu) | peak MiB | on a pseudo-terminal: progress bar, stdout whole JSON |")
+    print("|---|---|---|---|---|")
     for size in (int(x) for x in args.memory_mb.split(",")):
         log = scratch / f"messages-{size}"
         bench_logs.generate(log, size)
         try:
-            wall, cpu, peak, out = measure([args.sarsleuth, "analyze", "--format", "json", "--quiet", log],
-                                           dict(os.environ), None)
-            json.loads(out)
-            print(f"| /var/log/messages | {log.stat().st_size / MB:.0f} | {wall:.1f} ({cpu:.1f}) | {peak:.0f} |",
-                  flush=True)
-            if size == min(int(x) for x in args.memory_mb.split(",")):
-                shown, clean = progress_on_a_terminal(args.sarsleuth, log, scratch)
-                print(f"(on a pseudo-terminal: progress shown {shown}, standard output whole JSON {clean})")
+            memory_row(args.sarsleuth, "/var/log/messages", log, scratch)
         finally:
             if not args.keep:
                 log.unlink(missing_ok=True)
@@ -165,16 +158,20 @@ def memory_job(args, scratch: Path) -> None:
     folder.mkdir(exist_ok=True)
     log = make_matches(folder, min(int(x) for x in args.memory_mb.split(",")))
     try:
-        wall, cpu, peak, out = measure([args.sarsleuth, "analyze", "--format", "json", "--quiet", log],
-                                       dict(os.environ), None)
-        json.loads(out)
-        print(f"| nginx error.log, every line an event | {log.stat().st_size / MB:.0f} | {wall:.1f} ({cpu:.1f}) "
-              f"| {peak:.0f} |", flush=True)
-        shown, clean = progress_on_a_terminal(args.sarsleuth, log, scratch)
-        print(f"(on a pseudo-terminal: progress shown {shown}, standard output whole JSON {clean})")
+        memory_row(args.sarsleuth, "nginx error.log, every line an event", log, scratch)
     finally:
         if not args.keep:
             shutil.rmtree(folder)
+
+
+def memory_row(sarsleuth: str, label: str, log: Path, scratch: Path) -> None:
+    """One row: the run with ``--quiet`` (seconds, peak), then again on a
+    pseudo-terminal (the bar shows once reading has taken 2 s)."""
+    wall, cpu, peak, out = measure([sarsleuth, "analyze", "--format", "json", "--quiet", log], dict(os.environ), None)
+    json.loads(out)
+    shown, clean = progress_on_a_terminal(sarsleuth, log, scratch)
+    print(f"| {label} | {log.stat().st_size / MB:.0f} | {wall:.1f} ({cpu:.1f}) | {peak:.0f} | "
+          f"{'shown' if shown else 'not shown'}, {'yes' if clean else 'NO'} |", flush=True)
 
 
 # ------------------------------------------------------------------ sa

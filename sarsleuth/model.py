@@ -36,8 +36,9 @@ EVENT_COLUMNS = ["timestamp", "host", "source", "kind", "pid", "process", "messa
 #: shared clock), ``repeat_span`` (seconds from the first to the last of a
 #: row's ``repeats``), ``per_minute`` (their lines in each minute from the
 #: first's on, None unless repeated) and ``offset`` (byte offset of the line
-#: in its file, where evidence reads it back; NA when the file is not read as
-#: it lies on disk: compressed, re-encoded).
+#: in its file's content, decompressed for a compressed file, where evidence
+#: reads it back; NA when the content was changed on the way: re-encoded,
+#: line endings made uniform).
 EVENT_EXTRA_COLUMNS = ["level", "detail", "count", "uptime", "aligned", "repeat_span", "per_minute", "offset"]
 
 SEVERITIES = ["low", "medium", "high", "critical"]
@@ -158,8 +159,9 @@ class Evidence:
     #: after it (a report told in several lines): set until the file is
     #: read again (sarsleuth.quotes), ``text`` standing in until then
     find: str | None = field(default=None, compare=False, repr=False)
-    #: the byte offset where ``line`` starts in the file, when the scan
-    #: read the file's own bytes (quoting then seeks instead of counting lines)
+    #: the byte offset where ``line`` starts in the file's content (its
+    #: decompressed bytes when compressed), when the scan read that content
+    #: unchanged (quoting then reads there instead of counting lines)
     offset: int | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:

@@ -96,3 +96,44 @@ def test_a_window_without_data_says_so(tmp_path):
     # a window that holds data says nothing of the kind
     inside = run_cli("analyze", SAMPLES / "nginx-proxy-oom", "--window", "2014-05-06T15:00..2014-05-06T15:10")
     assert inside.returncode == 0 and "holds no data" not in inside.stdout
+
+
+@pytest.mark.parametrize("block", [64, 4096, 8 << 20])
+def test_lines_of_a_gzipped_file_are_read_back_across_its_blocks(block, tmp_path, monkeypatch):
+    """A compressed log is read again block by block, its newlines counted:
+    every line asked for is the file's, wherever the blocks cut it, and so
+    is the last line when no newline ends it."""
+    from sarsleuth import quotes
+    text = (SAMPLES / "nginx-proxy-oom" / "messages").read_bytes()
+    body = text.rstrip(b"\n") + b"\r\nlast line, no newline"
+    log = tmp_path / "messages.gz"
+    log.write_bytes(gzip.compress(body))
+    monkeypatch.setattr(quotes, "_COMPRESSED_BLOCK", block)
+    lines = body.decode("utf-8", "replace").split("\n")
+    wanted = {1, 2, 11, 49, len(lines) - 1, len(lines), len(lines) + 3}
+    got = quotes.read_lines(str(log), wanted)
+    assert got == {n: lines[n - 1].rstrip("\r") for n in wanted if n <= len(lines)}
+    assert got[len(lines)] == "last line, no newline"
+
+
+@pytest.mark.parametrize("block", [64, 4096, 8 << 20])
+def test_lines_around_offsets_read_back_alike_from_a_plain_and_a_gzipped_file(block, tmp_path, monkeypatch):
+    """Where the scan noted a line's offset in the content, a compressed
+    file is decompressed once up to the last offset asked and gives the
+    same lines as the plain file read around each offset; an offset that
+    is no line start (the file changed since) is said to be missed."""
+    from sarsleuth import quotes
+    body = (SAMPLES / "nginx-proxy-oom" / "messages").read_bytes()
+    plain, gz = tmp_path / "messages", tmp_path / "messages.gz"
+    plain.write_bytes(body)
+    gz.write_bytes(gzip.compress(body))
+    monkeypatch.setattr(quotes, "_COMPRESSED_BLOCK", block)
+    monkeypatch.setattr(quotes, "_BACK_BYTES", 2048)       # five lines above, fewer than a block
+    starts = [0] + [i + 1 for i, b in enumerate(body) if b == 0x0A][:-1]
+    lines = body.decode("utf-8", "replace").split("\n")[:-1]
+    asks = [(starts[n - 1], n, AROUND, 8) for n in (1, 11, 30, 49, len(lines))] + [(starts[20] + 3, 21, 2, 2)]
+    expected = {m: lines[m - 1] for n in (1, 11, 30, 49, len(lines))
+                for m in range(max(1, n - AROUND), min(len(lines), n + 8) + 1)}
+    for path in (plain, gz):
+        got, missed = quotes._lines_at_offsets(str(path), asks)
+        assert (got, missed) == (expected, {starts[20] + 3}), path.name

@@ -54,9 +54,14 @@ def test_offsets_are_where_each_line_starts(tmp_path, corpus):
     for row in ev.itertuples():
         assert row.offset == starts[row.line - 1]
         assert data[row.offset:].split(b"\n", 1)[0].decode().endswith(row.message)
+    # a compressed file's offsets are in its decompressed content
     gz = tmp_path / "messages.gz"
     gz.write_bytes(gzip.compress(data))
-    assert parse(gz).events["offset"].isna().all()        # a compressed stream has no offsets to seek
+    assert parse(gz).events["offset"].tolist() == ev["offset"].tolist()
+    # content changed on the way (CRLF made LF) has no offsets to read at
+    crlf = tmp_path / "messages-crlf"
+    crlf.write_bytes(data.replace(b"\n", b"\r\n"))
+    assert parse(crlf).events["offset"].isna().all()
 
 
 def test_evidence_is_read_back_at_its_offset_and_says_how_often(tmp_path):

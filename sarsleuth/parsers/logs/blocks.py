@@ -59,11 +59,11 @@ def normalised_chunks(path, warnings: list, block_bytes: int = BLOCK_BYTES,
     A CR at the end of a chunk waits for the next one (it may be half of a
     CRLF).  A UTF-16 log (it starts with its byte order mark) is decoded to
     UTF-8 on the way.  ``where["altered"]`` is set when the chunks are not
-    the file's own bytes (decompressed, or changed on the way): offsets in
-    them are then no offsets in the file."""
+    the file's content (changed on the way: line endings, UTF-16): offsets in
+    them are then no offsets in it.  A compressed file's content is its
+    decompressed bytes."""
     where = {} if where is None else where
     if _compressed(path):
-        where["altered"] = True
         chunks = _prefetched(read_chunks(path, block_bytes, warnings, where))
     else:
         # one buffer read into again and again: no fresh pages per block

@@ -104,14 +104,17 @@ class HyperscanFinder:
         # an extra: the core works without it
         import hyperscan
         everything = [p.encode("utf-8") for p in patterns + user_patterns]
-        flags = [hyperscan.HS_FLAG_MULTILINE] * len(everything)
+        # a construct Hyperscan lacks: search a superset for that pattern
+        # instead (prefilter), the line check below keeps only real matches;
+        # the ones Python's parse shows are known before compiling
+        flags = [hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_PREFILTER if _lacks(p) else 0)
+                 for p in patterns] + [hyperscan.HS_FLAG_MULTILINE] * len(user_patterns)
         self.db = hyperscan.Database()
         try:
             self.db.compile(expressions=everything, ids=list(range(len(everything))),
                             elements=len(everything), flags=flags)
         except hyperscan.error:
-            # a construct Hyperscan lacks: search a superset for that pattern
-            # instead, the line check below keeps only real matches
+            # one the parse did not show (a user's): each pattern tried alone
             for i, expr in enumerate(everything):
                 try:
                     hyperscan.Database().compile(expressions=[expr], ids=[0], elements=1, flags=[flags[i]])
@@ -156,6 +159,39 @@ class HyperscanFinder:
     def _held(self, data, start: int, end: int, ids) -> tuple:
         stop, checks = min(end, start + MAX_LINE_BYTES), self.checks
         return tuple(p for p in sorted(ids) if checks[p](data, start, stop))
+
+
+#: Python regex constructs Hyperscan refuses (zero-width assertions,
+#: back-references, atomic and possessive groups).
+_HYPERSCAN_LACKS = {_sre_c.ASSERT, _sre_c.ASSERT_NOT, _sre_c.GROUPREF, _sre_c.GROUPREF_EXISTS}
+_HYPERSCAN_LACKS_NAMED = {"ATOMIC_GROUP", "POSSESSIVE_REPEAT"}
+
+
+def _lacks(pattern: str) -> bool:
+    """Does Python's parse of ``pattern`` hold a construct Hyperscan lacks?
+    (Compiling the whole set to learn it, then each pattern alone, cost a
+    tenth of a second every run.)"""
+    try:
+        return _holds_lacking(list(_sre_p.parse(pattern)))
+    except (re.error, RecursionError):
+        return False
+
+
+def _holds_lacking(items) -> bool:
+    for op, av in items:
+        if op in _HYPERSCAN_LACKS or str(op) in _HYPERSCAN_LACKS_NAMED:
+            return True
+        if op is _sre_c.BRANCH:
+            subs = av[1]
+        elif op is _sre_c.SUBPATTERN:
+            subs = [av[-1]]
+        elif op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT):
+            subs = [av[2]]
+        else:
+            continue
+        if any(_holds_lacking(list(sub)) for sub in subs):
+            return True
+    return False
 
 
 class Re2Finder:

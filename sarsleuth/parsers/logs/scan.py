@@ -68,7 +68,7 @@ class ScanResult:
     engine: str
     warnings: list = field(default_factory=list)
     aggregated: int = 0                          # events counted in their burst's kept record
-    offsets: bool = True                         # the events' byte offsets are offsets in the file
+    offsets: bool = True                         # the events' byte offsets are offsets in the file's content
 
 
 def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = None,

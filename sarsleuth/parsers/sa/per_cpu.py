@@ -41,11 +41,28 @@ def _carry_offline(table: ItemTable, fields, segment_of_rec, offline_raw, seed=N
         offline_raw[first] = False
     if not offline_raw.any():
         return vals
-    frame = pd.DataFrame(vals)
-    frame[offline_raw] = np.nan
     group = segment_of_rec[table.rec].astype(np.int64) * (1 << 20) + table.pos
-    filled = frame.groupby(group).ffill().fillna(0.0)
-    return {f: filled[f].to_numpy() for f in fields}
+    return {f: _filled_forward(v, offline_raw | np.isnan(v), group) for f, v in vals.items()}
+
+
+def _filled_forward(values, missing, group):
+    """``values`` with each ``missing`` one replaced by the last present
+    value of its ``group`` before it (0 when there is none): pandas'
+    ``groupby(group).ffill().fillna(0)`` in numpy, so that reading an sa
+    file for an export does not import pandas."""
+    order = np.argsort(group, kind="stable")           # each group's rows together, in their order
+    g = group[order]
+    n = len(order)
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    start_of = np.repeat(starts, np.diff(np.r_[starts, n]))
+    here = np.arange(n)
+    # the last present row so far; a group with none yet gets its start - 1,
+    # above every index of the groups before it and below its own rows
+    last = np.maximum.accumulate(np.where(missing[order], start_of - 1, here))
+    picked = values[order][np.maximum(last, 0)]
+    out = np.empty_like(values)
+    out[order] = np.where(last >= start_of, picked, 0.0)
+    return out
 
 
 def _last_record_state(table: ItemTable, vals, fields) -> dict:
