@@ -9,7 +9,7 @@ command line starts fast.
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from sarsleuth.version import __version__
 
 __all__ = ["__version__", "load", "load_case", "Case"]
 
@@ -19,6 +19,7 @@ def load(*paths, tz=None, year=None, window=None, link_speed=None, config=None, 
     """Parse every path (files, directories, compressed files), run the
     detectors and correlate the findings.  Returns a :class:`Case`
     (``redact``: names replaced by stand-ins, see ``analyze --redact``)."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.case import Case
     return Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed,
                      config=config, progress=progress, date_order=date_order, redact=redact)
@@ -29,7 +30,8 @@ def load_case(path):
     pyarrow): its tables as DataFrames (``.metrics``, ``.findings``,
     ``.fleet_incidents``...) and ``.sql(query)`` with DuckDB, nothing parsed
     again."""
-    from sarsleuth.store import load_case as _load_case
+    # here, not at the top: --help and sniff load this module
+    from sarsleuth.saved_cases import load_case as _load_case
     return _load_case(path)
 
 

@@ -20,11 +20,16 @@ output name them.
 """
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
-from sarsleuth.knowledge import kb_entry
+import pandas as pd
+
+from sarsleuth.detectors._series import fmt_time
+from sarsleuth.knowledge import kb_entry, programs
 from sarsleuth.model import Evidence
 
 #: Interpreters whose process is named by the script they run.
@@ -88,7 +93,6 @@ def program_name(command: str) -> str:
 
 
 def _snapshots(sources, host) -> list[Snapshot]:
-    import pandas as pd
     out = []
     for src in sources:
         if src.kind != "ps" or (host is not None and src.host not in (None, host)):
@@ -103,7 +107,6 @@ def _snapshots(sources, host) -> list[Snapshot]:
 
 def _during(snaps: list[Snapshot], start, end) -> tuple[list[Snapshot], list[Snapshot]]:
     """(snapshots inside the finding, snapshots before it)."""
-    import pandas as pd
     if start is None or pd.isna(start):
         return [], []
     lo = pd.Timestamp(start) - pd.Timedelta(seconds=SLACK_SECONDS)
@@ -123,7 +126,6 @@ def _during(snaps: list[Snapshot], start, end) -> tuple[list[Snapshot], list[Sna
 
 
 def _rank(frame, column: str, minimum: float, unit: str) -> list[Group]:
-    import pandas as pd
     groups: dict[str, Group] = {}
     for r in frame.itertuples(index=False):
         name = program_name(str(r.command))
@@ -202,7 +204,6 @@ def by_disk_movers(snap: Snapshot) -> list[Group]:
     """Programs known to move data to and from disk, running (any CPU):
     who to name for a saturated disk when nothing waits in D state, as
     asynchronous I/O does not."""
-    from sarsleuth.knowledge import programs
     movers = programs("disk_movers")
     frame = _frame(snap)
     names = frame["command"].astype(str).map(program_name)
@@ -261,14 +262,15 @@ def _driven_by_load_test(f, groups: list[Group], reports: list) -> None:
     the time (wrk on the host it tests) is the load test's doing: metric
     ``loadtest_driven`` (kb.toml keeps it from being a cause) and a
     sentence saying so."""
-    import pandas as pd
-
-    from sarsleuth.knowledge import programs
-    if groups[0].name not in programs("load_generators"):
+    generators, names = programs("load_generators"), [g.name for g in groups]
+    # the generator busiest, or busy beside only the web servers its requests go through
+    if names[0] not in generators and not (
+            any(n in generators for n in names)
+            and all(n in generators or n in programs("web_servers") for n in names)):
         return
     for r in reports:
         start, end = r.get("start"), r.get("end")
-        if r.get("tool") != groups[0].name or start is None or end is None:
+        if r.get("tool") not in names or start is None or end is None:
             continue
         try:
             overlaps = pd.Timestamp(start) <= pd.Timestamp(f.end) and pd.Timestamp(end) >= pd.Timestamp(f.start)
@@ -281,6 +283,53 @@ def _driven_by_load_test(f, groups: list[Group], reports: list) -> None:
             f.explanation = (f"{f.explanation} The busiest program was the load generator itself, "
                              f"`{command}`, running on this host: the load test kept the CPUs busy.").strip()
             return
+
+
+#: Seconds a CPU finding may start before a load test's run or end after it
+#: and still lie within it (the run's times come from its file's mtime and
+#: duration; sar stamps a sample at its end).
+_RUN_SLACK_S = 10.0
+
+
+def _within_a_local_load_test(f, reports: list) -> None:
+    """A CPU finding with no ps snapshot taken during it that lies within
+    a load test's run against this very host (a loopback address or the
+    host's own name): the load generator and the server it drove kept the
+    CPUs busy (``loadtest_driven``), said as an inference from the times."""
+    for r in reports:
+        start, end = r.get("start"), r.get("end")
+        if start is None or end is None or not _targets_host(r.get("url") or "", f.host):
+            continue
+        try:
+            slack = max(pd.Timedelta(seconds=_RUN_SLACK_S), pd.Timedelta(f.resolution))
+            inside = (pd.Timestamp(start) - slack <= pd.Timestamp(f.start)
+                      and pd.Timestamp(f.end) <= pd.Timestamp(end) + slack)
+        except (TypeError, ValueError):
+            continue
+        if inside:
+            command = r.get("command") or r.get("tool") or "a load test"
+            f.metrics["loadtest_driven"] = 1
+            f.refs["driven_by"] = command
+            f.explanation = (f"{f.explanation} No ps snapshot was taken while it lasted, but it lies within "
+                             f"`{command}`'s run against this host: the load test (its generator and the "
+                             "server it drove) kept the CPUs busy.").strip()
+            return
+
+
+def _targets_host(url: str, host) -> bool:
+    """Does a load test's URL point at the host it ran on (loopback, or the host's own name)?"""
+    try:
+        name = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()
+    except ValueError:
+        return False
+    if not name:
+        return False
+    if name == "localhost" or (host is not None and name == str(host).lower()):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def attribute(findings: list, sources: list, reports: list = ()) -> None:
@@ -299,10 +348,10 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
         if f.host not in cache:
             cache[f.host] = _snapshots(sources, f.host)
         snaps = cache[f.host]
-        if not snaps:
-            continue
-        inside, before = _during(snaps, f.start, f.end)
+        inside, before = _during(snaps, f.start, f.end) if snaps else ([], [])
         if not inside:
+            if resource == "cpu":
+                _within_a_local_load_test(f, reports)
             continue
         snap = inside[len(inside) // 2] if resource != "memory" else inside[-1]
         if resource == "cpu":
@@ -326,7 +375,6 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
 
 
 def _attach(f, groups: list[Group], snap: Snapshot) -> None:
-    from sarsleuth.detectors._series import fmt_time
     when = fmt_time(snap.time) if snap.time is not None else "unknown time"
     where = os.path.basename(snap.path)
     phrase = " and ".join(g.phrase() for g in groups)

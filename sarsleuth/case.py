@@ -6,12 +6,39 @@ rendered from.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
+from sarsleuth import detectors, streams
 from sarsleuth import window as user_window
+from sarsleuth.attribution import attribute
+from sarsleuth.bundles.expand import expand, has_facts
+from sarsleuth.config import load_config
+from sarsleuth.correlate import correlate
+from sarsleuth.detectors import Context, run_all
 from sarsleuth.errors import InputError
-from sarsleuth.model import Finding, empty_events
+from sarsleuth.folding import Folds
+from sarsleuth.metric_store import MetricStore, combine
+from sarsleuth.model import SEVERITY_RANK, empty_events
+from sarsleuth.narrative import quiet_summary
+from sarsleuth.options import check_options
+from sarsleuth.parsers import ParseOptions, parse, registry, sniff
+from sarsleuth.plots import plot_metric
+from sarsleuth.progress import reading
+from sarsleuth.quotes import quote
+from sarsleuth.redaction.case import redact_case
+from sarsleuth.render.html import case_fragment, write_html
+from sarsleuth.render.json import document
+from sarsleuth.streams import refusal
+from sarsleuth.timebase import settle
+from sarsleuth.timebase.clock import Clock, on_clock
+from sarsleuth.timebase.hosts import attach_bundles
+
 
 @dataclass
 class Skipped:
@@ -30,31 +57,38 @@ class Case:
     incidents: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
-    tz: str | None = None
+    clock: Clock = field(default_factory=Clock)  # the zones, settled once (sarsleuth.timebase.clock)
     checked: list = field(default_factory=list)
     window: tuple | None = None
     merged: dict = field(default_factory=dict)   # duplicates counted once: {"events": n, "metric_values": n}
     hosts: list = field(default_factory=list)    # HostFacts of every bundle read (sarsleuth.bundles.facts)
-    host_zones: dict = field(default_factory=dict)  # host -> zone its wall-clock times were read in
     #: "--window ... holds no data: ...", when the window misses every input
     empty_window: str | None = None
     #: what a redacted case says about itself (sarsleuth.redaction), None when not redacted
     redacted: str | None = None
     redactor: object = field(default=None, repr=False, compare=False)   # its stand-ins, when redacted
 
+    @property
+    def tz(self) -> str | None:
+        """The zone every time of the case is on (None: the hosts' wall clock)."""
+        return self.clock.zone
+
+    @property
+    def host_zones(self) -> dict:
+        """{host: zone its wall-clock times were read in}."""
+        return dict(self.clock.host_zones)
+
     # ------------------------------------------------------------------ load
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
-             progress=False, date_order=None, min_severity=None, analyse=True, redact=False) -> "Case":
-        """Read, settle on one clock and analyse every input of a case
-        (``analyse`` False: read and settle only, no findings: an export);
-        ``redact``: then replace every host, domain, address, user name and
-        e-mail address by its stand-in (``case.redactor.mapping()`` says
-        which)."""
-        from sarsleuth.config import load_config
-        from sarsleuth.options import check_options
-        from sarsleuth.parsers import ParseOptions
-
+             progress=False, date_order=None, min_severity=None, select=None, analyse=True,
+             redact=False) -> "Case":
+        """Read, settle on one clock and analyse every input of a case.
+        ``select``: {archive path: labels of the bundles in it to read} (a
+        fleet's host reads its own node of a collect archive); ``analyse``
+        False: read and settle only, no findings (an export); ``redact``:
+        then replace every host, domain, address, user name and e-mail
+        address by its stand-in (``case.redactor.mapping()`` says which)."""
         if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
             paths = tuple(paths[0])
         opts = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
@@ -63,17 +97,16 @@ class Case:
         parse_options = ParseOptions(year=opts.year, date_order=opts.date_order,
                                      link_speed_bps=opts.link_speed_bps or cfg.link_speed_bps,
                                      signatures=cfg.signatures)
-        case = cls(tz=opts.tz)
+        case = cls()
         # the private copies of streams and archive members stay until the
         # findings quote them: evidence is the line as the file has it
         with contextlib.ExitStack() as copies:
-            readable = case._read(paths, parse_options, progress, copies)
+            readable = case._read(paths, parse_options, progress, copies, select)
             case._settle(opts)
             case._combine()
             if analyse:
                 case._analyse(cfg, opts, parse_options, readable)
         if redact:
-            from sarsleuth.redaction.case import redact_case
             case.redactor = redact_case(case, cfg.redact_patterns)
         return case
 
@@ -82,9 +115,6 @@ class Case:
         :attr:`skipped`).  Each file is sniffed and parsed in turn: parsing
         looks at the head again, which the sniff cache then still holds
         (however many files)."""
-        from sarsleuth import streams
-        from sarsleuth.parsers import parse, sniff
-        from sarsleuth.streams import refusal
         name = names.get(str(f), str(f))
         try:
             too_big = refusal(f)        # a file found in a folder is capped as a named one is
@@ -100,15 +130,11 @@ class Case:
             streams.relabel(src, str(f), names[str(f)])
         return src
 
-    def _read(self, paths, parse_options, progress, copies) -> dict:
+    def _read(self, paths, parse_options, progress, copies, select=None) -> dict:
         """Sniff and parse every input (folders walked, bundles and archives
         read by their layout, each file once, streams copied once so they
         can be sniffed and read).  Returns {name in outputs: the private
         copy it was read from}; ``copies`` (an ExitStack) removes them."""
-        from sarsleuth import streams
-        from sarsleuth.bundles.expand import expand
-        from sarsleuth.folding import Folds
-        from sarsleuth.progress import reading
         spooled = streams.Spooled()
         copies.callback(spooled.cleanup)
         folds = Folds()
@@ -120,7 +146,7 @@ class Case:
                 self.skipped.append(Skipped(str(p), "no such file or directory"))
                 continue
             given.append(p)
-        bundles = expand(given, spooled.names)
+        bundles = expand(given, spooled.names, select)
         copies.callback(bundles.cleanup)
         self.skipped.extend(Skipped(label, why) for label, why in bundles.refused)
         self.warnings.extend(spooled.warnings)
@@ -136,10 +162,11 @@ class Case:
         files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
         sizes = [_size(f) for f in files]
         with reading(sizes, progress) as shown:
+            told = dataclasses.replace(parse_options, progress=shown.within)
             for f, size in zip(files, sizes):
                 shown.open(names.get(str(f), str(f)), size)
                 try:
-                    src = self._read_one(f, names, parse_options)
+                    src = self._read_one(f, names, told)
                 finally:
                     shown.close()
                 if src is None:
@@ -156,8 +183,6 @@ class Case:
                 self.notes.append(f"{sum(len(s.meta['files']) for s in folded)} log files are held as "
                                   f"{len(folded)} source(s), one per kind, host and clock (their events keep "
                                   "their files and lines)")
-        from sarsleuth.bundles.expand import has_facts
-        from sarsleuth.timebase.hosts import attach_bundles
         found = bundles.bundles
         self.notes.extend(note for h in found for note in h.dropped)      # facts read but not used
         self.notes.extend(attach_bundles(self.sources, found))
@@ -166,11 +191,9 @@ class Case:
 
     def _settle(self, opts):
         """Every source on one clock (zones, years, dmesg anchors, hosts)."""
-        from sarsleuth.timebase import settle
-        settled = settle(self.sources, tz=opts.tz,
+        settled = settle(self.sources, registry(), tz=opts.tz,
                          host_zones={h.host: (h.timezone, h.timezone_from) for h in self.hosts if h.timezone})
-        self.tz = settled.zone
-        self.host_zones = {h: z for h, z in settled.host_zones.items() if h is not None}
+        self.clock = settled.clock
         self.notes.extend(settled.notes)
         self.warnings.extend(settled.warnings)
         self.window = user_window.window_on_clock(opts.window, self.tz)
@@ -186,10 +209,6 @@ class Case:
 
     # --------------------------------------------------------------- combine
     def _combine(self):
-        import numpy as np
-        import pandas as pd
-
-        from sarsleuth.metric_store import MetricStore, combine
         events = [s.events for s in self.sources if s.events is not None and len(s.events)]
         # the same sample from two renderings (sa06 and sar06.txt) counts once;
         # where they differ, what sadc wrote (a binary file) is what is used
@@ -224,31 +243,20 @@ class Case:
 
     # --------------------------------------------------------------- analyse
     def _analyse(self, cfg, opts, parse_options, copies=None):
-        from sarsleuth.correlate import correlate
-        from sarsleuth.detectors import Context, registry, run_all
-        from sarsleuth.model import SEVERITY_RANK
         ctx = Context(metrics=self.store, events=self.events, reports=self.reports, sources=self.sources,
                       params=cfg.params, link_speed_bps=parse_options.link_speed_bps,
-                      user_signatures=cfg.signatures, host_facts=list(self.hosts),
-                      host_zones=self.story_zones(opts))
+                      user_signatures=cfg.signatures, host_facts=list(self.hosts), clock=self.clock)
         findings, warns = run_all(ctx)
         self.warnings.extend(warns)
-        from sarsleuth.attribution import attribute
         attribute(findings, self.sources, self.reports)
         if self.window is not None:
             findings = [f for f in findings if user_window.in_window(f, self.window)]
         if opts.min_severity:
             findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[opts.min_severity]]
-        from sarsleuth.quotes import quote
         quote(findings, copies)       # before the story quotes them
         self.findings = findings
-        self.incidents = correlate(list(findings), host_zones=self.story_zones(opts), display_zone=self.tz)
-        self.checked = list(registry())
-
-    def story_zones(self, opts) -> dict:
-        """{host: zone} each host's story is told in: its own zone, unless
-        --tz says which clock to show everything on."""
-        return {} if opts.tz else dict(self.host_zones)
+        self.incidents = correlate(list(findings), self.clock)
+        self.checked = list(detectors.registry())
 
     # ------------------------------------------------------------------- API
     @property
@@ -267,8 +275,6 @@ class Case:
         is known, one column per metric (device "all"/"" by default; pass
         ``device=None`` to get a (device, metric) column MultiIndex when the
         section has devices)."""
-        import pandas as pd
-
         store = self.store
         keys = [k for k in (store.runs if store else ()) if k[1] == section and (host is None or k[0] == host)]
         if not keys:
@@ -288,7 +294,6 @@ class Case:
 
     def to_json(self) -> dict:
         """The JSON document of ``analyze --format json``, as a dict."""
-        from sarsleuth.render.json import document
         return document(self)
 
     def host_facts(self, host):
@@ -301,22 +306,18 @@ class Case:
     def headline(self) -> str:
         """One line on the whole case: the top incident, or that no incident
         was found and what was checked."""
-        from sarsleuth.narrative import quiet_summary
         if not self.incidents:
             return quiet_summary(self)
         top = self.incidents[0]
         return f"{len(self.incidents)} incident(s); most important: {top.title} ({top.severity})."
 
     def report(self, path, plots: bool = True) -> str:
-        from sarsleuth.render.html import write_html
         return write_html(self, path, plots=plots)
 
     def plot(self, section: str, metric: str, host=None, device=None, ax=None, events: bool = True):
-        from sarsleuth.plots import plot_metric
         return plot_metric(self, section, metric, host=host, device=device, ax=ax, events=events)
 
     def _repr_html_(self) -> str:
-        from sarsleuth.render.html import case_fragment
         return case_fragment(self)
 
     def __repr__(self) -> str:
@@ -328,7 +329,6 @@ def _distinct_files(files, notes, names=None) -> list:
     """Each file once, however often it was named (directly, through a
     folder, through a link).  ``names``: how the user knows a private copy
     (an archive member), for the note."""
-    import os
     seen, out = {}, []
     for f in files:
         try:
@@ -359,7 +359,6 @@ def _merge_duplicate_events(events, origin):
     another counts max(n, m) times (a row of repeats keeps the larger
     ``repeats`` and ``count``).  ``origin`` numbers the source of each row.
     Returns the events and how many lines were counted once."""
-    import pandas as pd
     stamp = events["uptime"].round(6).astype(object).where(events["uptime"].notna(),
                                                            events["timestamp"].astype(object))
     key = pd.DataFrame({"host": events["host"].astype(object).fillna(""),
@@ -384,11 +383,6 @@ def disagreement_warnings(disagreements, holders) -> list[str]:
     """One warning per pair of sources that give one series different
     values at the same times: where they differ most, how many values
     differ, and which source the story uses."""
-    import os
-
-    import pandas as pd
-
-    from sarsleuth.render._time import on_clock
     pairs: dict = {}
     for d in disagreements:
         pairs.setdefault((d.kept_store, d.dropped_store), []).append(d)

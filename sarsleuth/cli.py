@@ -10,16 +10,19 @@ stderr and exit 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import enum
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from sarsleuth import __version__, render
+from sarsleuth import render
 from sarsleuth.errors import SarsleuthError, UsageError
-from sarsleuth.render import _files
+from sarsleuth.render._files import OutputFailed, StdoutClosed, check_destination, silence_stdout, stdout
 from sarsleuth.render._safe import one_line
+from sarsleuth.signals import Terminated, terminate_as_interrupt
+from sarsleuth.version import __version__
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
@@ -30,14 +33,17 @@ app = typer.Typer(
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 _debug = False
 
-#: ``--format`` of analyze, detectors and compare: every output in the registry.
-OutFormat = enum.Enum("OutFormat", {name: name for name in render.names()}, type=str)
-#: ``parse --format``: the writers of :data:`sarsleuth.export.WRITERS` and
-#: :mod:`sarsleuth.openmetrics` (named here so that ``--help`` imports neither).
-ParseFormat = enum.Enum("ParseFormat", {name: name for name in ("csv", "json", "parquet", "openmetrics")}, type=str)
+#: ``--format`` of each command: the formats of the registry that write what it shows.
+CaseFormat = enum.Enum("CaseFormat", {name: name for name in render.names("case")}, type=str)
+TableFormat = enum.Enum("TableFormat", {name: name for name in render.names("table")}, type=str)
+#: ``parse``: a file's rows, or every metric of any inputs
+ParseFormat = enum.Enum("ParseFormat", {name: name for name in render.names("rows") + render.names("metrics")},
+                        type=str)
+#: ``sql``: ``table`` is what the text format was called there before
+#: every command took its formats from the registry
+SqlFormat = enum.Enum("SqlFormat", {name: name for name in [*render.names("result"), "table"]}, type=str)
 Layout = enum.Enum("Layout", {name: name for name in ("long", "wide")}, type=str)
 Severity = enum.Enum("Severity", {name: name for name in ("low", "medium", "high", "critical")}, type=str)
-SqlFormat = enum.Enum("SqlFormat", {name: name for name in ("table", "csv", "json")}, type=str)
 #: Inputs naming this many hosts or more are analysed as a fleet.
 FLEET_MIN_HOSTS = 3
 
@@ -82,7 +88,7 @@ def main_options(
 @app.command()
 def analyze(
     paths: List[Path] = typer.Argument(..., help="Files, directories (walked) or compressed files, in any order."),
-    format: OutFormat = typer.Option(render.DEFAULT, "--format", "-f", help="Output on stdout."),
+    format: CaseFormat = typer.Option(render.DEFAULT, "--format", "-f", help="Output on stdout."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Also write one SVG plot per incident into this directory."),
     tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of sources whose timestamps carry none."),
@@ -112,6 +118,7 @@ def analyze(
                                               "of the stand-ins into this private file (JSON, mode 0600)."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.options import check_options
     severity = min_severity.value if min_severity else None
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
@@ -120,7 +127,7 @@ def analyze(
         raise UsageError("--redact-map FILE goes with --redact")
     for out in (html, plots, redact_map):
         if out is not None:
-            _files.check_destination(out, paths, directory=out is plots)
+            check_destination(out, paths, directory=out is plots)
     # --plots draws from one case's tables: with it, a few hosts stay one case
     if fleet or (fleet is None and (scheduler or workers or worker_memory
                                    or (plots is None and _names_a_fleet(paths)))):
@@ -155,10 +162,10 @@ def analyze(
         write_html(case, html, inputs=paths, view=view)
         _say(f"wrote {html}")
     if plots is not None:
-        from sarsleuth.plots import write_plots
+        from sarsleuth.render._plot_files import write_plots
         _say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
     if save is not None:
-        from sarsleuth.store import save_case
+        from sarsleuth.fleet.save import save_case
         save_case(case, save, paths)
         _say(f"wrote the case into {save}")
     _to_stdout(lambda out: render.write_case(format.value, case, out, view=view))
@@ -166,6 +173,7 @@ def analyze(
 
 def _names_a_fleet(paths) -> bool:
     """Do the inputs name enough hosts to be a fleet?  (A sample of heads.)"""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.fleet.hosts import names_hosts
     from sarsleuth.streams import is_stream
     # a pipe gives its bytes once: it is never sniffed here, only by the case that copies it
@@ -173,6 +181,7 @@ def _names_a_fleet(paths) -> bool:
 
 
 def _write_redact_map(redactor, path: Path, inputs) -> None:
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.redaction import write_map
     write_map(redactor, path, inputs)
     _say(f"wrote the stand-ins' originals into {path} (keep it private)")
@@ -181,23 +190,19 @@ def _write_redact_map(redactor, path: Path, inputs) -> None:
 def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options,
                    redact=False, redact_map=None, progress=True) -> None:
     """Every host on its own pipeline (Dask), fleet incidents first."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth import fleet as fleet_api
-    from sarsleuth.render import _fleet
     if plots is not None:
         raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
-    _fleet.check_format(fmt)
+    render.writer(fmt, "fleet")         # a format that shows no fleet is refused before the analysis
     result = fleet_api.analyze(*paths, scheduler=scheduler, workers=workers, memory_limit=worker_memory,
-                               save=save, progress=progress, **options)
+                               save=save, progress=progress, redact=redact, **options)
     if not any(h.ok for h in result.hosts):
         reasons = "; ".join(f"{h.host}: {h.error}" for h in result.hosts[:3])
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
         _fail(f"no usable input: {reasons}")
-    if redact:
-        from sarsleuth.config import load_config
-        from sarsleuth.redaction.case import redact_fleet
-        redactor = redact_fleet(result, load_config(options.get("config")).redact_patterns)
-        if redact_map is not None:
-            _write_redact_map(redactor, redact_map, paths)
+    if redact_map is not None:
+        _write_redact_map(result.redactor, redact_map, paths)
     for path, reason in result.unplaced:
         _say(f"warning: skipped {path}: {reason}")
     for w in result.warnings:
@@ -208,7 +213,7 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         _say(f"wrote {html}")
     if save is not None:
         _say(f"wrote the case into {save}")
-    _to_stdout(lambda out: _fleet.write_fleet(fmt, result, out))
+    _to_stdout(lambda out: render.write_fleet(fmt, result, out))
 
 
 def _skip_reason(skipped) -> str:
@@ -221,7 +226,6 @@ def _skip_reason(skipped) -> str:
 def _to_stdout(write) -> None:
     """Run ``write(out)`` on the guarded standard output, flushed inside the
     guard so a full disk is reported here, not at exit."""
-    from sarsleuth.render._files import stdout
     out = stdout()
     write(out)
     out.flush()
@@ -231,7 +235,7 @@ def _to_stdout(write) -> None:
 def parse(
     paths: List[Path] = typer.Argument(..., help="One input file (openmetrics: any inputs, or a saved case)."),
     kind: Optional[str] = typer.Option(None, "--kind", "-k", help="Override content sniffing."),
-    format: ParseFormat = typer.Option("csv", "--format", "-f", help="csv, json (lines), parquet or openmetrics."),
+    format: ParseFormat = typer.Option("csv", "--format", "-f", help="csv, json (lines), parquet, openmetrics..."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write here instead of stdout."),
     tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of times that carry none."),
     year: Optional[int] = typer.Option(None, "--year", help="Year of syslog lines that carry none."),
@@ -243,55 +247,30 @@ def parse(
     label: Optional[List[str]] = typer.Option(None, "--label", help="NAME=VALUE on every series (openmetrics)."),
 ):
     """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.options import check_options
-    from sarsleuth.parsers import ParseOptions, kinds
+    from sarsleuth.parsers import kinds
     opts = check_options(tz=tz, year=year, date_order=date_order)
     if layout.value == "wide" and format.value != "csv":
         raise UsageError("--layout wide is a CSV layout (sadf -d's): use it with --format csv")
-    from sarsleuth.openmetrics import command as openmetrics
-    if openmetrics.asked(format.value, paths, kind=kind, labels=label):     # every metric of the inputs
+    from sarsleuth import export_metrics
+    if export_metrics.asked(format.value, paths, kind=kind, labels=label):     # every metric of the inputs
         if output is not None:
-            _files.check_destination(output, paths)
-        openmetrics.export(paths, output, tz=tz, year=year, date_order=date_order, labels=label, say=_say,
-                           to_stdout=_to_stdout, terminal=sys.stdout.isatty())
+            check_destination(output, paths)
+        export_metrics.export(paths, format.value, output, tz=tz, year=year, date_order=date_order, labels=label,
+                              say=_say, to_stdout=_to_stdout, terminal=sys.stdout.isatty())
         return
     path = paths[0]
     if kind is not None and kind not in kinds():
         raise UsageError(f"--kind {kind!r}: expected one of {', '.join(kinds())}")
-    from sarsleuth.export import BINARY_FORMATS
-    binary = format.value in BINARY_FORMATS
+    binary = getattr(render.get(format.value), "BINARY", False)
     if output is not None:
-        _files.check_destination(output, [path])
+        check_destination(output, [path])
     elif binary and sys.stdout.isatty():
         raise UsageError(f"--format {format.value} is binary: give -o FILE or redirect the output")
-    from sarsleuth import streams
-    from sarsleuth.export import file_size, read_for_export, streamed_table, write_parsed
-    from sarsleuth.progress import reading
-    spooled = streams.Spooled()
-    try:
-        given = streams.spool([path], spooled)      # a pipe is copied once, a device refused
-        for name, reason in spooled.unreadable:
-            _fail(f"{name}: {reason}")
-        size = file_size(given[0])
-        with reading([size], not quiet) as shown:
-            shown.open(spooled.names.get(str(given[0]), str(path)), size)
-            src, rest = read_for_export(given[0], kind, format.value,
-                                        ParseOptions(year=opts.year, date_order=opts.date_order), layout.value)
-            if str(given[0]) in spooled.names:
-                streams.relabel(src, str(given[0]), spooled.names[str(given[0])])
-            from sarsleuth.timebase import settle
-            settled = settle([src], tz=opts.tz)
-            for w in [*spooled.warnings, *src.warnings, *settled.warnings]:
-                _say(f"warning: {w}")
-            if rest is not None:
-                rest = streamed_table(src, rest, settled)
-            # an sa file is read as it is written
-            write_parsed(src, format.value, output, path, table=rest, layout=layout.value,
-                         terminal=sys.stdout.isatty())
-    finally:
-        spooled.cleanup()
-    for note in settled.notes:      # guesses (a year from the file's date, a zone), once the table is out
-        _say(f"note: {note}")
+    from sarsleuth.export import export_source
+    export_source(path, kind, format.value, output, opts, layout=layout.value, progress=not quiet, say=_say,
+                  terminal=sys.stdout.isatty())
 
 
 @app.command()
@@ -303,8 +282,7 @@ def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories."))
 
 
 def _sniff(paths) -> int:
-    import os
-
+    # here, not at the top: --help and sniff load this module
     from sarsleuth import streams
     from sarsleuth.bundles.expand import expand
     from sarsleuth.parsers import sniff as sniff_one
@@ -344,8 +322,9 @@ def _sniff(paths) -> int:
 
 
 @app.command()
-def detectors(format: OutFormat = typer.Option(render.DEFAULT, "--format", "-f")):
+def detectors(format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f")):
     """List the detectors with a line each."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.detectors import registry
     from sarsleuth.render._table import Column, Table, key
     records = [{"id": d.id, "category": d.category, "inputs": list(d.inputs), "summary": d.summary,
@@ -360,14 +339,15 @@ def detectors(format: OutFormat = typer.Option(render.DEFAULT, "--format", "-f")
 def compare(
     paths: List[Path] = typer.Argument(..., help="Load-test reports (ab, wrk, wrk2, httperf)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write a comparison plot (PNG, SVG or PDF) here."),
-    format: OutFormat = typer.Option(render.DEFAULT, "--format", "-f"),
+    format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f"),
     redact: bool = typer.Option(False, "--redact", help="Replace host names, addresses and user names in the "
                                 "runs' names by stand-ins."),
 ):
     """Compare several load-test runs: requests/s and latency percentiles."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.compare import comparison_table, compare_reports, plot_comparison
     if plot is not None:
-        _files.check_destination(plot, paths)
+        check_destination(plot, paths)
     from sarsleuth.redaction import Redactor
     df = compare_reports([str(p) for p in paths], Redactor() if redact else None)
     if not len(df):
@@ -388,13 +368,15 @@ def sql(
     case_dir: Path = typer.Argument(..., help="A case written by analyze --save."),
     query: str = typer.Argument(..., help="SQL over the tables metrics, events, findings, incidents, "
                                 "fleet_incidents, sources, hosts, summaries."),
-    format: SqlFormat = typer.Option("table", "--format", "-f", help="table, csv or json (records)."),
+    format: SqlFormat = typer.Option(render.DEFAULT, "--format", "-f",
+                                     help="text (a table), csv or json (records)."),
 ):
     """Run SQL (DuckDB) over a saved case."""
-    from sarsleuth.render._fleet import write_query_result
-    from sarsleuth.store import run_sql
+    # here, not at the top: --help and sniff load this module
+    from sarsleuth.saved_cases import run_sql
+    write = render.writer("text" if format.value == "table" else format.value, "result")
     frame = run_sql(case_dir, query)
-    _to_stdout(lambda out: write_query_result(frame, format.value, out, terminal=sys.stdout.isatty()))
+    _to_stdout(lambda out: write(frame, out, terminal=sys.stdout.isatty()))
 
 
 # ------------------------------------------------------------------ running
@@ -415,8 +397,6 @@ def run(argv=None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``) and
     return the exit code; nothing escapes but the code."""
     global _debug
-    from sarsleuth.render._files import OutputFailed, StdoutClosed, silence_stdout
-    from sarsleuth.signals import Terminated, terminate_as_interrupt
     argv = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     _debug = False
     restore = terminate_as_interrupt()

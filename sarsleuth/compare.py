@@ -11,6 +11,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
+
+from sarsleuth.model import Source
+from sarsleuth.parsers import parse
+from sarsleuth.render._table import Column, Table, number
+from sarsleuth.render.json import plain
+from sarsleuth.textio import walk_inputs
+
 #: Columns of the comparison table, in order.
 COMPARISON_COLUMNS = [
     "file", "line", "tool", "label", "concurrency", "requests", "requests_per_sec",
@@ -25,16 +33,12 @@ RUN_TOOLS = ("ab", "wrk", "wrk2", "httperf")
 def report_json(report: dict) -> dict:
     """A JSON-safe copy of a report dict: Timestamps become ISO 8601 strings,
     NaN and NaT become None, numpy scalars plain numbers, keys strings."""
-    from sarsleuth.render.json import plain
     return plain(dict(report))
 
 
 def _sources(paths_or_sources):
     """Sources from paths (files or directories, sniffed by content),
     Source objects, or report dicts (wrapped as they are)."""
-    from sarsleuth.model import Source
-    from sarsleuth.parsers import parse
-    from sarsleuth.textio import walk_inputs
     for item in paths_or_sources:
         if isinstance(item, Source):
             yield item
@@ -52,7 +56,6 @@ def compare_reports(paths_or_sources, redactor=None):
     :class:`~sarsleuth.errors.InputError` from the parser.  ``redactor``
     (:class:`~sarsleuth.redaction.Redactor`): names in the runs' files,
     servers and commands become stand-ins."""
-    import pandas as pd
     rows = []
     for source in _sources(paths_or_sources if isinstance(paths_or_sources, (list, tuple)) else [paths_or_sources]):
         for report in source.reports:
@@ -136,8 +139,6 @@ def comparison_table(df):
     """The runs as a :class:`~sarsleuth.render._table.Table` for every output
     format: JSON gets every column of :data:`COMPARISON_COLUMNS` as is;
     people read latencies in ms and transfer in MB/s."""
-    from sarsleuth.render._table import Column, Table, number
-    from sarsleuth.render.json import plain
     records = [plain(r) for r in df.to_dict("records")]
 
     def ms(name):
@@ -165,6 +166,7 @@ def plot_comparison(df, ax=None):
     """Requests/s (bars, left axis) and p50/p90/p99/max latency in ms (lines,
     right axis) for each run, against concurrency when every run has a
     distinct one, else against the run's file and line.  Returns the Axes."""
+    # matplotlib (a third of a second) loads only when a plot is drawn, never for analyze alone
     import matplotlib
     if ax is None:
         matplotlib.use("Agg", force=False)

@@ -18,10 +18,17 @@ A TOML file, e.g.::
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import re2
+
+from sarsleuth.detectors import registry
 from sarsleuth.errors import UsageError
+from sarsleuth.knowledge import signatures
+from sarsleuth.options import parse_link_speed as _parse_link_speed
+from sarsleuth.streams import Unreadable, read_named
 
 try:  # Python 3.11+
     import tomllib
@@ -54,7 +61,6 @@ def load_config(path) -> Config:
     naming the file (nothing a user wrote may surface as a traceback)."""
     if path is None:
         return Config()
-    from sarsleuth.streams import Unreadable, read_named
     p = Path(path)
     try:
         text = read_named(p, MAX_CONFIG_BYTES, "config file").decode("utf-8")
@@ -96,7 +102,6 @@ def _check_nesting(p: Path, text: str) -> None:
 
 def _detector_params(p: Path, section) -> dict:
     """``[detectors.<id>]`` tables: known detectors, known parameters."""
-    from sarsleuth.detectors import registry
     if section is None:
         return {}
     if not isinstance(section, dict):
@@ -148,8 +153,6 @@ def _user_signatures(p: Path, text: str, data: dict) -> tuple:
     syntax: no backreferences or lookaround), so no line can stall a scan."""
     if not data.get("signature"):
         return ()
-    from sarsleuth.detectors import registry
-    from sarsleuth.knowledge import signatures
     try:
         sigs = signatures.read_table(text)
     except (ValueError, TypeError) as exc:
@@ -172,7 +175,6 @@ def _user_signatures(p: Path, text: str, data: dict) -> tuple:
 def _redact_patterns(p: Path, section) -> tuple:
     """``[redact.patterns]``: name = pattern (RE2 syntax, so no text can
     stall the redaction); each match becomes ``name-1``, ``name-2``..."""
-    import re as _re
     if section is None:
         return ()
     if not isinstance(section, dict) or set(section) - {"patterns"}:
@@ -180,11 +182,9 @@ def _redact_patterns(p: Path, section) -> tuple:
     patterns = section.get("patterns") or {}
     if not isinstance(patterns, dict):
         raise UsageError(f"{p}: [redact.patterns] must be a table of name = 'pattern'")
-    import re2
-    from sarsleuth.knowledge import signatures
     out = []
     for name, pattern in patterns.items():
-        if not _re.fullmatch(r"[a-z][a-z0-9-]{0,30}", name):
+        if not re.fullmatch(r"[a-z][a-z0-9-]{0,30}", name):
             raise UsageError(f"{p}: [redact.patterns] name {name!r}: expected a short lower-case word (it begins "
                              "each stand-in)")
         if not isinstance(pattern, str) or not pattern:
@@ -202,7 +202,6 @@ def _redact_patterns(p: Path, section) -> tuple:
 def _link_speed(p: Path, data: dict):
     if data.get("link_speed") is None:
         return None
-    from sarsleuth.options import parse_link_speed as _parse_link_speed
     try:
         return _parse_link_speed(data["link_speed"])
     except UsageError:

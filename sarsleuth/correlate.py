@@ -24,9 +24,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from sarsleuth.knowledge import category_title, causal_chains, impact_weights, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
+from sarsleuth.narrative import after_category, narrate, prose
 from sarsleuth.recommend import holds, recommend
+from sarsleuth.timebase.clock import Clock, on_clock
 
 SEVERITY_WEIGHT = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
 
@@ -46,16 +50,14 @@ class _Group:
 
 
 def _tolerance():
-    import pandas as pd
     return pd.Timedelta(minutes=5)
 
 
-def correlate(findings: list[Finding], tolerance=None, host_zones: dict | None = None,
-              display_zone=None) -> list[Incident]:
+def correlate(findings: list[Finding], clock: Clock, tolerance=None) -> list[Incident]:
     """Group findings into incidents, name causes, score and rank them.
-    ``host_zones`` ({host: zone}) tells each incident on its host's clock
-    (see :func:`~sarsleuth.render._time.story_zone`); ``display_zone`` is
-    the case's clock, used for hosts of no known zone."""
+    Each incident is told on the clock ``clock`` (the case's
+    :class:`~sarsleuth.timebase.clock.Clock`) says: its hosts' own, UTC
+    across zones, the case's zone for hosts of no known zone."""
     if not findings:
         return []
     tol = tolerance if tolerance is not None else _tolerance()
@@ -75,7 +77,7 @@ def correlate(findings: list[Finding], tolerance=None, host_zones: dict | None =
         else:
             target.findings.append(f)
     groups = [g for g in _split_by_chain(groups) if not _only_context(g)]
-    incidents = [_incident(g, host_zones or {}, display_zone) for g in groups]
+    incidents = [_incident(g, clock) for g in groups]
     incidents.sort(key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
     for rank, inc in enumerate(incidents, 1):
         inc.rank = rank
@@ -88,7 +90,6 @@ def correlate(findings: list[Finding], tolerance=None, host_zones: dict | None =
 
 # ------------------------------------------------------------------ grouping
 def _has_time(f: Finding) -> bool:
-    import pandas as pd
     return f.start is not None and not pd.isna(f.start)
 
 
@@ -97,7 +98,6 @@ def _on_clock(f: Finding) -> bool:
 
 
 def _end_of(f: Finding):
-    import pandas as pd
     return f.end if f.end is not None and not pd.isna(f.end) else f.start
 
 
@@ -163,13 +163,25 @@ def _split_by_chain(groups: list[_Group]) -> list[_Group]:
                 break
             members = [f for f in stray if f is own_cause or (f.detector in own_chain["order"]
                                                               and not _before(f, own_cause))]
-            if _stands_alone(stray, cause):
+            # the same processes behind both (the CPUs burnt by the very
+            # processes the OOM killer took): one incident, whatever the chains
+            ours = set().union(*(_pids_of(f) for f in g.findings if not any(f is x for x in stray)))
+            shared = any(_pids_of(f) & ours for f in members)
+            if _stands_alone(stray, cause) and not shared:
                 # what the strays' own cause explains leaves; the rest stays as context
                 g.findings = [f for f in g.findings if not any(f is x for x in members)]
                 pending.append(_Group(g.host, members))
             stray = [f for f in stray if not any(f is x for x in members)]
         out.append(g)
     return out
+
+
+def _pids_of(f: Finding) -> set:
+    """The processes a finding names: PIDs from its log lines, the busiest
+    processes of the ps snapshot taken during it, respawned workers."""
+    refs = f.refs or {}
+    return {p for key in ("pids", "responsible_pids", "respawn_pids") for p in (refs.get(key) or [])
+            if isinstance(p, int)}
 
 
 def _stands_alone(findings: list[Finding], main_cause: Finding) -> bool:
@@ -245,7 +257,6 @@ def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
 
 
 def _sort_ts(f):
-    import pandas as pd
     try:
         return pd.Timestamp(f.onset).value if _on_clock(f) else 2**62
     except (TypeError, ValueError):
@@ -314,8 +325,7 @@ _IMPACT_WORDS = {"killed": "processes killed", "crashed": "processes crashed", "
                  "slowed": "traffic held back by a full link"}
 
 
-def _incident(g: _Group, host_zones: dict, display_zone) -> Incident:
-    import pandas as pd
+def _incident(g: _Group, clock: Clock) -> Incident:
     findings = g.findings
     cause, chain = cause_of(findings)
     assign_roles(findings, cause, chain)
@@ -347,26 +357,24 @@ def _incident(g: _Group, host_zones: dict, display_zone) -> Incident:
     score = sum(SCORE_WEIGHTS[k] * v for k, v in components.items())
     hosts = sorted({f.host for f in findings if f.host})
     title = _title(category, cause, hosts)
-    inc = Incident(rank=0, id=incident_id(category, hosts, start, cause.detector), title=title, category=category, severity=severity, score=score,
-                   start=start, end=end, hosts=hosts, summary="", findings=findings,
+    inc = Incident(rank=0, id=incident_id(category, hosts, start, cause.detector), title=title, category=category,
+                   severity=severity, score=score, start=start, end=end, hosts=hosts, summary="", findings=findings,
                    recommendations=recommend(findings, cause, chain, MAX_RECOMMENDATIONS),
                    cause=cause.detector, score_components=components)
     inc.impact = hurt
-    _on_story_clock(inc, host_zones, display_zone)
-    from sarsleuth.narrative import narrate
-    narrate(inc, cause, chain, host_zones)
+    _on_story_clock(inc, clock)
+    narrate(inc, cause, chain, clock)
     return inc
 
 
-def _on_story_clock(inc: Incident, host_zones: dict, display_zone) -> None:
+def _on_story_clock(inc: Incident, clock: Clock) -> None:
     """The same instants, read on the clocks the story is told on: the
     incident's on its zone, each finding's on its host's (so that JSON
     times carry the host's offset)."""
-    from sarsleuth.render._time import on_clock, story_zone
-    inc.zone = story_zone(inc.hosts, host_zones, display_zone)
+    inc.zone = clock.story_zone(inc.hosts, otherwise=clock.zone)
     inc.start, inc.end = on_clock(inc.start, inc.zone), on_clock(inc.end, inc.zone)
     for f in inc.findings:
-        zone = story_zone([f.host], host_zones, inc.zone)
+        zone = clock.story_zone([f.host], otherwise=inc.zone)
         f.start, f.end = on_clock(f.start, zone), on_clock(f.end, zone)
 
 
@@ -379,7 +387,6 @@ def _title(category, cause, hosts) -> str:
     """The category once, then what is specific: the numbers, the host."""
     head = category_title(category)
     where = f" on {', '.join(hosts)}" if hosts else ""
-    from sarsleuth.narrative import after_category, prose
     what = prose(after_category(category, cause.title, commands=False))
     what = what if len(what) <= 110 else what[:107] + "..."
     return f"{head}{where}: {what}" if what else f"{head}{where}"

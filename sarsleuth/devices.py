@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 #: The sar section of disks.
 DISK_SECTION = "disk"
 #: How sar labels a disk it cannot name.
@@ -149,7 +151,6 @@ def paired_by_values(sources, host) -> dict:
 def _agree(a, b):
     """Do values read exactly (or as printed) and values sar printed agree
     to its two decimals?  Element-wise."""
-    import numpy as np
     tolerance = PRINTED_HALF_UNIT + 1e-9 * np.maximum(np.abs(a), np.abs(b))
     with np.errstate(invalid="ignore"):
         return np.abs(a - b) <= tolerance
@@ -169,7 +170,6 @@ class _SharedTimes:
     def common(self, a_stamps, b_stamps, head: int | None = None) -> tuple:
         """(positions in a, positions in b) of the times both hold, the
         first position of each (as the store gives a series)."""
-        import numpy as np
         key = (id(a_stamps), id(b_stamps), head)
         found = self._found.get(key)
         if found is None or found[0] is not a_stamps or found[1] is not b_stamps:
@@ -199,7 +199,6 @@ def _agreeing_samples(left: dict, right: dict, shared: _SharedTimes) -> int:
     """How many common samples the two disks share when every compared
     value agrees to sar's two decimals at each of them and some are not
     zero; 0 when they disagree anywhere, share no time or only zeros."""
-    import numpy as np
     metrics = sorted(set(left) & set(right), key=lambda m: m != "tps")
     if not metrics or metrics[0] != "tps" or len(metrics) < 2:
         return 0

@@ -17,6 +17,10 @@ from __future__ import annotations
 import os
 from collections import Counter
 
+import pandas as pd
+
+from sarsleuth.model import Source
+
 #: Files a case holds one by one; past this, small logs are folded.
 FOLD_AFTER = 1000
 #: Files of one group held before they are folded into the group.
@@ -114,7 +118,6 @@ class _Group:
 
     def fold(self) -> None:
         """Add the pending sources to what the group holds, and drop them."""
-        import pandas as pd
         if not self.pending:
             return
         self.first = self.first or self.pending[0]
@@ -143,9 +146,6 @@ class _Group:
 
     def finish(self) -> list:
         """The group as one source (a group of one file stays that file)."""
-        import pandas as pd
-
-        from sarsleuth.model import Source
         if not self.files and len(self.pending) == 1:
             return self.pending
         self.fold()
@@ -170,7 +170,6 @@ class _Group:
 
 def _summed(volumes):
     """Lines per minute of several files, added up minute by minute."""
-    import pandas as pd
     if len(volumes) == 1:
         return volumes[0]
     both = pd.concat(volumes)

@@ -3,8 +3,8 @@
 Parsers turn files into :class:`Source` objects carrying two long tables
 (metrics and events) and, for load-test reports, a list of report dicts.
 Detectors read those tables and return :class:`Finding` objects; the
-correlator groups findings into :class:`Incident` objects.  Nothing here
-imports pandas at module import time for the benefit of CLI start-up.
+correlator groups findings into :class:`Incident` objects.  Start-up
+(``--help``, ``sniff``) never loads it.
 """
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ import dataclasses
 import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
+
+import pandas as pd
+
+from sarsleuth.metric_store import empty_long, from_long
 
 #: Columns of the long metrics table (``parse --format csv`` on metric sources).
 METRIC_COLUMNS = ["timestamp", "host", "section", "device", "metric", "value"]
@@ -40,21 +44,12 @@ EVENT_EXTRA_COLUMNS = ["level", "detail", "count", "uptime", "aligned", "repeat_
 SEVERITIES = ["low", "medium", "high", "critical"]
 SEVERITY_RANK = {name: i for i, name in enumerate(SEVERITIES)}
 
-def __getattr__(name: str):
-    # the incident categories are knowledge (kb.toml), read when first asked for
-    if name == "CATEGORIES":
-        from sarsleuth.knowledge import categories
-        return categories()
-    raise AttributeError(name)
-
 
 def empty_metrics():
-    from sarsleuth.metric_store import empty_long
     return empty_long()
 
 
 def empty_events():
-    import pandas as pd
     cols = {c: pd.Series([], dtype=object) for c in EVENT_COLUMNS + EVENT_EXTRA_COLUMNS}
     cols["timestamp"] = pd.Series([], dtype="datetime64[ns]")
     cols["line"] = pd.Series([], dtype="Int64")
@@ -97,7 +92,6 @@ class Source:
         return None if self.store is None else self.store.to_long()
 
     def _store_metrics(self, frame) -> None:
-        from sarsleuth.metric_store import from_long
         self.store = None if frame is None else from_long(frame)
 
     def span(self):
@@ -137,7 +131,6 @@ Source.metrics = property(Source._long_metrics, Source._store_metrics)
 
 
 def _minute():
-    import pandas as pd
     return pd.Timedelta(seconds=59)
 
 
@@ -195,7 +188,6 @@ def repeated(times, first, span_seconds, per_minute) -> dict | None:
     """How an event row's identical lines are told: ``times`` printed,
     ``first`` and ``last`` times (None when untimed), the most in one
     minute; None for a line printed once."""
-    import pandas as pd
     try:
         times = int(times)
     except (TypeError, ValueError):
@@ -242,7 +234,6 @@ class Finding:
         t = (self.refs or {}).get("onset")
         if t is None:
             return self.start
-        import pandas as pd
         return pd.Timestamp(t)
 
     @property
@@ -250,7 +241,6 @@ class Finding:
         """How early before its onset the anomaly may have begun: the
         sampling interval of a metric finding (a 10-minute sar sample
         stamped 03:20:01 covers 03:10:01 onwards), nothing for a log line."""
-        import pandas as pd
         return pd.Timedelta(seconds=float((self.refs or {}).get("sample_seconds") or 0))
 
     def to_dict(self) -> dict:
@@ -293,7 +283,7 @@ class Incident:
     #: how users were hurt: "killed", "crashed", "refused", "dropped", "failed", "slowed"
     impact: list = field(default_factory=list)
     #: the zone its story is told in: its host's, UTC across hosts of
-    #: different zones, None on the hosts' wall clock (render._time.story_zone)
+    #: different zones, None on the hosts' wall clock (timebase.clock.Clock.story_zone)
     zone: str | None = None
 
     def to_dict(self) -> dict:
@@ -318,7 +308,8 @@ class Incident:
         }
 
     def _repr_html_(self) -> str:
-        from sarsleuth.render.html import incident_fragment
+        # a notebook's display only: the data model never loads the outputs otherwise
+        from sarsleuth.render._templates import incident_fragment
         return incident_fragment(self)
 
 
@@ -327,7 +318,6 @@ def iso(ts) -> str | None:
     if ts is None:
         return None
     try:
-        import pandas as pd
         if pd.isna(ts):
             return None
         ts = pd.Timestamp(ts)

@@ -12,8 +12,11 @@ from __future__ import annotations
 import os
 import re
 
+import pandas as pd
+
+from sarsleuth.knowledge import category_title, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
-from sarsleuth.render._time import on_clock, when, zone_of, zones_differ
+from sarsleuth.timebase.clock import Clock, on_clock, when, zone_of
 
 
 _BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{3,})(?![\w.:/\]-])")
@@ -55,7 +58,6 @@ def _stem(word: str) -> str:
 
 def category_stems(category: str) -> list[str]:
     """The stems of a category's phrase ("Memory exhaustion": memor, exhau)."""
-    from sarsleuth.knowledge import category_title
     return [_stem(w) for w in _WORD.findall(category_title(category))]
 
 
@@ -100,7 +102,6 @@ def after_category(category: str, title: str, commands: bool = True) -> str:
 
 
 def _on_clock(f: Finding) -> bool:
-    import pandas as pd
     return bool(f.aligned) and f.start is not None and not pd.isna(f.start)
 
 
@@ -124,7 +125,6 @@ def quote(finding: Finding, limit: int = 1) -> str:
 
 
 def _same_day(a, b) -> bool:
-    import pandas as pd
     try:
         return pd.Timestamp(a).date() == pd.Timestamp(b).date()
     except (TypeError, ValueError):
@@ -132,7 +132,6 @@ def _same_day(a, b) -> bool:
 
 
 def _peak(f: Finding):
-    import pandas as pd
     peak = (f.refs or {}).get("peak_time")
     if not peak or not _on_clock(f):
         return None
@@ -151,7 +150,6 @@ def span(f: Finding, zone=None) -> str:
     """When a finding held: ``at T``, ``from A to B``, with its peak time
     when that is neither end, and dates when it crosses midnight; on
     ``zone``'s clock (the finding's own when None)."""
-    import pandas as pd
     if not _on_clock(f):
         if (f.refs or {}).get("nginx_exit_pids"):
             return "(kernel lines without a time on the shared clock, dated by the same PIDs' exits in error.log)"
@@ -170,7 +168,6 @@ def span(f: Finding, zone=None) -> str:
 def _shared_processes(f: Finding, cause: Finding) -> int:
     """How many processes ``f`` shares with the cause (PIDs both name) when
     both count dead processes: the same crash or kill seen twice."""
-    from sarsleuth.knowledge import kb_entry
     if not (kb_entry(f.detector).get("process_deaths") and kb_entry(cause.detector).get("process_deaths")):
         return 0
     return len(set(f.refs.get("pids") or []) & set(cause.refs.get("pids") or []))
@@ -204,13 +201,11 @@ def timeline(inc: Incident) -> list[dict]:
     return timed + [r for r in rows if r["time"] is None]
 
 
-def _headline(inc: Incident, cause: Finding, effects: list[Finding], host_zones: dict) -> str:
-    import pandas as pd
-    from sarsleuth.knowledge import category_title
+def _headline(inc: Incident, cause: Finding, effects: list[Finding], clock: Clock) -> str:
     where_ = f" on {', '.join(inc.hosts)}" if inc.hosts else ""
     if inc.start is not None and not pd.isna(inc.start):
         dated = inc.end is not None and not _same_day(inc.start, inc.end)
-        period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)}{_across_zones(inc, host_zones)})"
+        period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)}{_across_zones(inc, clock)})"
     else:
         period = " (time not on the shared clock)"
     # the decisive effects: medium or worse, on the shared clock first
@@ -233,10 +228,10 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding], host_zones:
     return text.rstrip(".") + "."
 
 
-def _across_zones(inc: Incident, host_zones: dict) -> str:
+def _across_zones(inc: Incident, clock: Clock) -> str:
     """What says why an incident is told in UTC: its hosts keep different
     clocks."""
-    return f": {', '.join(inc.hosts)} are in different time zones" if zones_differ(inc.hosts, host_zones) else ""
+    return f": {', '.join(inc.hosts)} are in different time zones" if clock.zones_differ(inc.hosts) else ""
 
 
 def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: list[Finding]) -> str:
@@ -279,9 +274,9 @@ def responsible_names(inc: Incident, cause: Finding) -> list[str]:
     return list((f.refs or {}).get("responsible_names") or []) if f is not None else []
 
 
-def narrate(inc: Incident, cause: Finding, chain: dict | None, host_zones: dict | None = None) -> None:
+def narrate(inc: Incident, cause: Finding, chain: dict | None, clock: Clock) -> None:
     """Fill ``inc.story`` and ``inc.summary``, on the clock of ``inc.zone``
-    (``host_zones``: {host: zone}, to say why it is UTC across hosts)."""
+    (``clock``: the case's, to say why it is UTC across hosts)."""
     effects = [f for f in inc.findings if f.role == "effect" or (f.role == "cause" and f is not cause)]
     context = [f for f in inc.findings if f.role == "context"]
     cause_text = f"{prose(cause.title)} {span(cause, inc.zone)}"
@@ -317,7 +312,7 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None, host_zones: dict 
         unaligned_note = (f"{len(unaligned)} finding(s) ({names}) come from sources without a time on the shared "
                           "clock and were attached by PID or causal chain, not by time.")
     inc.story = {
-        "headline": _headline(inc, cause, effects, host_zones or {}),
+        "headline": _headline(inc, cause, effects, clock),
         "timeline": timeline(inc),
         "cause": cause_text,
         "explanation": cause.explanation,

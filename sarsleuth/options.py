@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+from zoneinfo import ZoneInfo
+
+import pandas as pd
 
 from sarsleuth.errors import UsageError
 
@@ -49,7 +52,6 @@ def check_options(*, tz=None, year=None, window=None, link_speed=None, date_orde
 
 def check_tz(tz: str) -> str:
     try:
-        from zoneinfo import ZoneInfo
         ZoneInfo(tz)
     except Exception:
         raise UsageError(f"--tz {tz!r}: not a known IANA time zone (e.g. Asia/Shanghai, Europe/Paris, UTC)") from None
@@ -72,7 +74,6 @@ def parse_window(window):
     ends is the case's, known only once every source is read."""
     if window is None:
         return None
-    import pandas as pd
     if isinstance(window, tuple):
         start, end = (pd.Timestamp(t) for t in window)
     else:

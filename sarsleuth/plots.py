@@ -6,6 +6,14 @@ Decimation keeps the min and the max of each pixel-wide bucket, so a day at
 """
 from __future__ import annotations
 
+import io
+
+import numpy as np
+import pandas as pd
+
+from sarsleuth.devices import labelled, names_of_case
+from sarsleuth.knowledge import kb_entry, unmarked_event_kinds
+
 #: Event kinds drawn with a colour of their own; more kinds share the last.
 EVENT_COLOURS = ["tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray"]
 
@@ -13,7 +21,6 @@ EVENT_COLOURS = ["tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive", 
 def _series_of(detector: str) -> list:
     """Which series illustrate a detector (knowledge base ``series``):
     (section, metric, device or None for the busiest device, unit)."""
-    from sarsleuth.knowledge import kb_entry
     return [(sec, met, None if dev == "*" else dev, unit) for sec, met, dev, unit in kb_entry(detector).get("series", [])]
 
 
@@ -22,8 +29,6 @@ MAX_POINTS = 2000
 
 def decimate(series, max_points: int = MAX_POINTS):
     """Min/max per bucket so at most ~max_points points remain, peaks kept."""
-    import numpy as np
-    import pandas as pd
     n = len(series)
     if n <= max_points:
         return series
@@ -43,6 +48,7 @@ def decimate(series, max_points: int = MAX_POINTS):
 
 
 def _figure(nrows: int):
+    # matplotlib (a third of a second) loads only when a plot is drawn, never for analyze alone
     import matplotlib
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
@@ -76,9 +82,7 @@ def _series(case, section, metric, device, host):
     return _devices_of(case, section, metric, host).get(device)
 
 
-def _marked_events(events, start=None, end=None):
-    import pandas as pd
-    from sarsleuth.knowledge import unmarked_event_kinds
+def marked_events(events, start=None, end=None):
     if events is None or not len(events):
         return None
     ev = events[events["timestamp"].notna()]
@@ -95,7 +99,7 @@ def _mark_events(ax, events, start=None, end=None, label=True):
     """Log events as thin vertical lines, one colour per kind.  Their names
     go in a legend below the plot, never on it: labels at event times pile
     up on each other when events cluster, as they do in an incident."""
-    ev = _marked_events(events, start, end)
+    ev = marked_events(events, start, end)
     if ev is None:
         return []
     handles = []
@@ -115,7 +119,7 @@ def _mark_events(ax, events, start=None, end=None, label=True):
 def _time_axis(ax, index) -> None:
     """Readable time ticks: enough of them (5 to 10), labelled concisely
     (the date once, then times), whatever the span."""
-    import matplotlib.dates as mdates
+    import matplotlib.dates as mdates  # with the figure (see _figure)
     tz = getattr(index, "tz", None)
     locator = mdates.AutoDateLocator(minticks=6, maxticks=14, tz=tz)
     ax.xaxis.set_major_locator(locator)
@@ -131,7 +135,6 @@ def _legend_below(fig, axes, handles) -> None:
 def _disk_label(names: dict, host, device) -> str:
     """A device as outputs show it: ``dev253-0 (rhel-root)`` where the case
     names a disk sar labelled by its numbers (see sarsleuth.devices)."""
-    from sarsleuth.devices import labelled
     if host is not None:
         return labelled(device, names.get(host))
     named = {n.name if hasattr(n, "name") else n for per_host in names.values()
@@ -141,7 +144,6 @@ def _disk_label(names: dict, host, device) -> str:
 
 def plot_metric(case, section, metric, host=None, device=None, ax=None, events=True):
     """One metric over time with log events marked; returns the Axes."""
-    from sarsleuth.devices import names_of_case
     if device is None:
         devs = list(_devices_of(case, section, metric, host))
         device = "all" if "all" in devs else (devs[0] if len(devs) else "")
@@ -169,7 +171,6 @@ def incident_panels(case, incident):
     its findings' detectors; the busiest or the named disk), as
     ``[(section, metric, device, unit, series)]``, and the span to draw
     ``(lo, hi)``: the incident and as long again either side."""
-    import pandas as pd
     panels, seen = [], set()
     host = incident.hosts[0] if incident.hosts else None
     start, end = incident.start, incident.end
@@ -196,7 +197,6 @@ def incident_figure(case, incident):
     """A figure with one panel per relevant metric on a shared time axis
     (each panel with its own time labels), the incident window shaded and
     its log events marked; None when the incident has no metric to show."""
-    from sarsleuth.devices import names_of_case
     panels, bounds = incident_panels(case, incident)
     if not panels:
         return None
@@ -249,8 +249,7 @@ def _zone_label(index) -> str:
 
 
 def figure_svg(fig) -> str:
-    import io
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # with the figure (see _figure)
     buf = io.StringIO()
     # no metadata block: no date (reproducible output) and no RDF namespaces
     fig.savefig(buf, format="svg", bbox_inches="tight",
@@ -258,26 +257,3 @@ def figure_svg(fig) -> str:
     plt.close(fig)
     svg = buf.getvalue()
     return svg[svg.index("<svg"):] if "<svg" in svg else svg
-
-
-def write_plots(case, directory, inputs=()) -> int:
-    """One SVG per incident with metrics into ``directory`` (``--plots``);
-    returns how many were written."""
-    from pathlib import Path
-
-    from sarsleuth.render._files import cannot_write, write_text_file
-    directory = Path(directory)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise cannot_write(directory, exc) from None
-    n = 0
-    for inc in case.incidents:
-        fig = incident_figure(case, inc)
-        if fig is None:
-            continue
-        # a name sarsleuth chose: a symlink planted there is replaced, not followed
-        write_text_file(directory / f"incident-{inc.rank:02d}-{inc.category}.svg", figure_svg(fig), inputs,
-                        follow=False)
-        n += 1
-    return n

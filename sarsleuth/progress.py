@@ -7,32 +7,28 @@ quiet, so pipes, ``--format json`` and tests see nothing of it; and for
 reading, only once it has taken :data:`SHOW_AFTER_S` seconds, so a small
 file's run prints nothing but its result.
 
-Readers do not know who shows their progress: they call :func:`advance`
-with how far they are in the file they read, in their own units (bytes of
-a log read, including compressed ones; bytes of an sa file's records), and
-the :class:`Reading` active in the calling thread, if any, turns it into
-bytes of the file on disk and of all the inputs.
+Readers do not know who shows their progress: they are handed a callable
+(``ParseOptions.progress``, a :class:`Reading`'s :meth:`~Reading.within`)
+and tell it how far they are in the file they read, in their own units
+(bytes of a log read, including compressed ones; bytes of an sa file's
+records); the Reading turns it into bytes of the file on disk and of all
+the inputs.
 """
 from __future__ import annotations
 
 import sys
 import time
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Callable
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+from sarsleuth.render._safe import one_line
 
 #: Seconds of reading before the progress shows.
 SHOW_AFTER_S = 2.0
-
-_READING: ContextVar["Reading | None"] = ContextVar("sarsleuth_reading", default=None)
-
-
-def advance(done: int, total: int | None) -> None:
-    """A reader is ``done`` of ``total`` (its own units) into its file."""
-    reading = _READING.get()
-    if reading is not None:
-        reading.within(done, total)
-
 
 class Reading:
     """Bytes read of the inputs, overall and of the file being read."""
@@ -53,6 +49,7 @@ class Reading:
         self._tick()
 
     def within(self, done: int, total: int | None) -> None:
+        """The reader is ``done`` of ``total`` (its own units) into its file."""
         if total:
             self.inside = int(self.size * min(max(done / total, 0.0), 1.0))
             self._tick()
@@ -85,15 +82,13 @@ class Reading:
 
 @contextmanager
 def reading(sizes, enabled: bool = True):
-    """A :class:`Reading` of files of these sizes, active for :func:`advance`
-    in this thread; nothing is shown when ``enabled`` is false or standard
-    error is no terminal."""
+    """A :class:`Reading` of files of these sizes (hand its ``within`` to the
+    readers); nothing is shown when ``enabled`` is false or standard error
+    is no terminal."""
     state = Reading(sizes, enabled and _terminal())
-    token = _READING.set(state)
     try:
         yield state
     finally:
-        _READING.reset(token)
         state.stop()
 
 
@@ -108,9 +103,6 @@ class _Bars:
     """Two rich bars: every input, and the file being read."""
 
     def __init__(self, total: int):
-        from rich.console import Console
-        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
-                                   TransferSpeedColumn)
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                                  TransferSpeedColumn(), TimeRemainingColumn(),
                                  console=Console(stderr=True), transient=True)
@@ -119,8 +111,6 @@ class _Bars:
         self.progress.start()
 
     def show(self, r: Reading) -> None:
-        from rich.markup import escape
-        from sarsleuth.render._safe import one_line
         name = r.name.rsplit("/", 1)[-1]
         self.progress.update(self.overall, completed=r.done_bytes + r.inside,
                              description=f"read {r.done_files} of {r.files} file(s)")
@@ -137,8 +127,6 @@ def progress_bar(enabled: bool, total: int, describe: Callable[[int, str], str])
     after that step.  Shown only on a terminal and for more than one step."""
     if not enabled or total < 2 or not _terminal():
         return lambda _name: None
-    from rich.console import Console
-    from rich.progress import Progress
     prog = Progress(console=Console(stderr=True), transient=True)
     task = prog.add_task(describe(0, ""), total=total)
     prog.start()

@@ -23,7 +23,9 @@ import bisect
 import os
 import stat
 
+from sarsleuth.errors import InputError
 from sarsleuth.model import QUOTE_CHARS
+from sarsleuth.textio import DECOMPRESSION_ERRORS, compression_of, decode, iter_lines
 
 #: Lines shown either side of an evidence line (folded under it in HTML).
 AROUND = 5
@@ -84,8 +86,6 @@ def _lines_at_offsets(path: str, asks: list) -> tuple[dict[int, str], set]:
     ``offset`` of the file's content (decompressed, for a compressed file),
     and the offsets that are no line start there (the file changed since
     the scan) or could not be read."""
-    from sarsleuth.errors import InputError
-    from sarsleuth.textio import DECOMPRESSION_ERRORS, compression_of
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return {}, {a[0] for a in asks}      # a pipe gives its bytes once: never opened again
@@ -274,7 +274,6 @@ def _compressed_lines(path: str, wanted: list) -> dict[int, str]:
 def _plain_lines(path: str, size: int, mtime: int, wanted: list) -> dict[int, str]:
     """The wanted lines of a plain file, each stretch read from the line
     start remembered before it."""
-    from sarsleuth.textio import decode
     starts = _line_index(path, size, mtime)
     numbers = [s[0] for s in starts]
     out: dict[int, str] = {}

@@ -8,6 +8,9 @@ program is, so every ``finally`` on the way removes what the run made.
 """
 from __future__ import annotations
 
+import signal
+import threading
+
 
 class Terminated(BaseException):
     """SIGTERM (a BaseException, as KeyboardInterrupt is, which typer would
@@ -17,8 +20,6 @@ class Terminated(BaseException):
 def terminate_as_interrupt():
     """Turn SIGTERM into :class:`Terminated` while a command runs; returns
     what puts the earlier handler back."""
-    import signal
-    import threading
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 

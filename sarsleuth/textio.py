@@ -8,16 +8,18 @@ here reads a whole file into memory.
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import io
 import lzma
 import os
+import tempfile
 import zlib
 from pathlib import Path
 from typing import Iterator
 
 from sarsleuth.decompressors import GZIP_MAGIC, decompressor, zstd_reader
-from sarsleuth.errors import InputError, size_text
+from sarsleuth.errors import InputError, located, size_text
 
 XZ_MAGIC = b"\xfd7zXZ\x00"
 BZ2_MAGIC = b"BZh"
@@ -176,7 +178,6 @@ def _kind_or_input_error(path: str) -> str | None:
 
 def _damage_warning(path: str, raw, decompressed: int, exc) -> str:
     """Where a compressed stream broke and what of it was lost."""
-    from sarsleuth.errors import located
     try:
         total = os.fstat(raw.fileno()).st_size
         reached = min(raw.tell(), total)
@@ -265,7 +266,6 @@ def spool_decompressed(path, limit: int):
     """Decompress ``path`` into an anonymous temporary file (on disk, not in
     memory) and return it open for reading at offset 0, so binary readers can
     map it.  ``limit`` bounds the disk a decompression bomb may take."""
-    import tempfile
     spool = tempfile.TemporaryFile(prefix="sarsleuth-")
     try:
         for chunk in decompressed_chunks(path, limit, "refusing it"):
@@ -283,7 +283,6 @@ def utf16_head_as_utf8(head: bytes) -> bytes | None:
     else None.  A code unit cut at the head's end is dropped."""
     if not head.startswith(UTF16_BOMS):
         return None
-    import codecs
     text = codecs.getincrementaldecoder("utf-16")(errors="replace").decode(head, final=False)
     return text.encode("utf-8", "surrogatepass")
 
@@ -362,6 +361,7 @@ def whole_text_lines(path, warnings: list, what: str) -> list[tuple[int, str]]:
 def file_mtime(path):
     """The file's modification time as an aware UTC pandas Timestamp, or the
     gzip header's own mtime when the file is gzip (the original file's)."""
+    # here, not at the top: sniff loads this module
     import pandas as pd
     path = os.fspath(path)
     if compression_of(path) == "gzip":

@@ -3,13 +3,16 @@ fall inside it, what a window that misses every input says, and where
 load-test reports without a time of their own are placed."""
 from __future__ import annotations
 
+import pandas as pd
+
+from sarsleuth.errors import UsageError
 from sarsleuth.model import Finding
+from sarsleuth.timebase.clock import on_clock, zone_of
 
 
 def in_window(f: Finding, window) -> bool:
     """Does a finding overlap the window?  Both are on the case's clock;
     an untimed finding is kept (it cannot be placed outside)."""
-    import pandas as pd
     if f.start is None or pd.isna(f.start):
         return True
     start, end = window
@@ -20,9 +23,6 @@ def in_window(f: Finding, window) -> bool:
 def window_misses(sources, window, zone, given) -> str | None:
     """The sentence saying that ``window`` holds no data, when it misses
     every source's span (on the case's clock), else None."""
-    import pandas as pd
-
-    from sarsleuth.render._time import on_clock, zone_of
     spans = []
     for s in sources:
         a, b = s.span()
@@ -61,7 +61,6 @@ def window_on_clock(window, zone):
         else:
             out.append(ts.tz_convert(zone))
     if out[1] < out[0]:
-        from sarsleuth.errors import UsageError
         raise UsageError("--window: end is before start")
     return tuple(out)
 

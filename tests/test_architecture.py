@@ -1,5 +1,7 @@
-"""The shape of the code: no import cycles, small modules, every detector id
-known only to the detectors and the knowledge base, a core that imports
+"""The shape of the code: no import cycles, floors that only look down (the
+analysis never reaches up to the outputs, nothing the fleet stands on
+reaches up to it), state passed explicitly, small modules, every detector
+id known only to the detectors and the knowledge base, a core that imports
 without the optional extras, and a command line that starts light."""
 from __future__ import annotations
 
@@ -88,6 +90,88 @@ def test_no_import_cycles():
     for name in list(graph):
         graph[name] = {t for t in graph[name] if not (name.startswith(t + ".") or t.startswith(name + "."))}
     assert _cycles(graph) == []
+
+
+def _room(module: str) -> str:
+    """The room of a module: the top-level module or package of sarsleuth it
+    is in (``sarsleuth`` itself for the package's face)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _under(module: str, places) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in places)
+
+
+#: The analysis: what a case means, told on the case's clock.  Outputs show
+#: it; it never asks them anything (a zone, a format).
+ANALYSIS = ("sarsleuth.detectors", "sarsleuth.correlate", "sarsleuth.narrative", "sarsleuth.timebase")
+
+
+def test_the_analysis_never_imports_the_outputs():
+    graph = _import_graph()
+    offenders = sorted(f"{m} -> {t}" for m, targets in graph.items() if _under(m, ANALYSIS)
+                       for t in targets if _under(t, ("sarsleuth.render",)))
+    assert offenders == []
+
+
+def test_no_context_variables():
+    """A value a call depends on is passed to it: a ContextVar (or a module
+    global set for the length of a call) hides it from whoever reads the
+    call."""
+    offenders = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import) and any(a.name == "contextvars" for a in node.names):
+                offenders.append(name)
+            elif isinstance(node, ast.ImportFrom) and node.module == "contextvars":
+                offenders.append(name)
+            elif isinstance(node, (ast.Name, ast.Attribute)) and getattr(node, "id", getattr(node, "attr", "")) \
+                    == "ContextVar":
+                offenders.append(name)
+    assert sorted(set(offenders)) == []
+
+
+#: rooms the fleet stands on that still import it; an entry must go once it
+#: no longer does, so the list can only shrink
+STILL_BELOW_FLEET: set = set()
+
+
+def test_nothing_the_fleet_stands_on_imports_it():
+    """``fleet/`` analyses many hosts with what a single case uses: no room
+    it reaches (directly or through others) may import it back (an arrow
+    that runs back up a floor)."""
+    rooms: dict = collections.defaultdict(set)
+    for module, targets in _import_graph().items():
+        for target in targets:
+            if _room(module) != _room(target):
+                rooms[_room(module)].add(_room(target))
+    below, todo = set(), ["fleet"]
+    while todo:
+        for room in rooms.get(todo.pop(), ()):
+            if room not in below and room != "fleet":
+                below.add(room)
+                todo.append(room)
+    back = {room for room in below if "fleet" in rooms[room]}
+    assert back - STILL_BELOW_FLEET == set()
+    assert STILL_BELOW_FLEET - back == set(), "fixed: drop it from STILL_BELOW_FLEET"
+
+
+def test_nothing_inside_reads_the_package_face():
+    """``sarsleuth/__init__.py`` is the API's face and reaches up to the
+    case (``load``): a module of the package that took a name from it
+    (the version, say) would import the top from below."""
+    mods = _modules()
+    offenders = []
+    for name, path in mods.items():
+        if name == "sarsleuth":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "sarsleuth":
+                offenders += [f"{name}: {a.name}" for a in node.names if f"sarsleuth.{a.name}" not in mods]
+            elif isinstance(node, ast.Import) and any(a.name == "sarsleuth" for a in node.names):
+                offenders.append(f"{name}: import sarsleuth")
+    assert offenders == []
 
 
 #: modules still waiting for their split; an entry must go once its module is

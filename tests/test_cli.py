@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import io
 import json
 import re
@@ -131,14 +132,40 @@ def test_markdown_and_html(tmp_path):
 
 
 def test_every_registered_format_renders_a_case_and_a_table():
-    assert set(render.names()) >= {"text", "markdown", "json", "html"}
-    assert render.names()[0] == "text"
-    for name in render.names():
+    assert set(render.names("case")) >= {"text", "markdown", "json", "html"}
+    assert render.names("case")[0] == "text"
+    for name in render.names("case"):
         proc = run("analyze", SAMPLES / "tengine-720k", "--format", name)
         assert proc.returncode == 0, (name, proc.stderr)
         assert "Socket table exhaustion" in proc.stdout, name
+    for name in render.names("table"):
         proc = run("detectors", "--format", name)
         assert proc.returncode == 0 and "tcp-timewait" in proc.stdout, (name, proc.stderr)
+
+
+def test_one_registry_of_formats_for_every_command(tmp_path):
+    """Each command offers the formats of the registry that write what it
+    shows; a format that cannot show it is one line naming those that can."""
+    assert render.names("rows") == ["csv", "json", "parquet"]
+    assert render.names("result") == ["text", "csv", "json"]
+    assert render.names("reports") == ["json"]
+    assert render.names("metrics") == ["openmetrics"]
+    assert set(render.names("case")) >= {"jsonl", "jira"} and set(render.names("table")) >= {"jsonl", "jira"}
+    assert set(render.names("fleet")) >= {"text", "markdown", "json", "jsonl", "html"}
+    assert "jira" not in render.names("fleet")
+    for name in render.names("rows"):
+        if name == "parquet" and importlib.util.find_spec("pyarrow") is None:
+            continue        # the parquet extra
+        proc = run("parse", SAMPLES / "nginx-proxy-oom" / "messages", "--format", name, "-o", tmp_path / name)
+        assert proc.returncode == 0 and (tmp_path / name).stat().st_size > 300, (name, proc.stderr)
+    proc = run("detectors", "--format", "parquet")
+    assert proc.returncode == 2 and "'parquet'" in proc.stderr and "text" in proc.stderr
+    # the formats that write every metric of the inputs take several; the others one file
+    inputs = [SAMPLES / "nginx-proxy-oom" / name for name in ("sa06", "sar06.txt")]
+    proc = run("parse", *inputs, "--format", "csv")
+    assert proc.returncode == 2 and "several inputs are for --format openmetrics" in proc.stderr
+    proc = run("parse", *inputs, "--format", "openmetrics", "-o", tmp_path / "om")
+    assert proc.returncode == 0 and (tmp_path / "om").read_text().endswith("# EOF\n"), proc.stderr
 
 
 def test_json_document_is_built_by_the_json_output(sample_case):
@@ -313,8 +340,8 @@ def _awkward_table():
 
 def test_csv_writers_with_and_without_pyarrow_agree():
     import csv
-    from sarsleuth.export import write_csv
     from sarsleuth.model import iso
+    from sarsleuth.render.csv import write_rows as write_csv
     from sarsleuth.render._csv import tidy_values
     frame = _awkward_table()
     fast, plain = io.BytesIO(), io.BytesIO()
@@ -338,7 +365,7 @@ def test_csv_of_labels_times_and_numbers_is_the_same_from_byte_blocks():
     """A metrics-like table (no free text) is written from fixed-width byte
     blocks without pyarrow: the same bytes as pyarrow's and as the columns
     of text joined."""
-    from sarsleuth.export import write_csv
+    from sarsleuth.render.csv import write_rows as write_csv
     from sarsleuth.render._csv import NumpyColumns
     frame = _awkward_table().drop(columns="message")
     fast, blocks = io.BytesIO(), io.BytesIO()
@@ -384,6 +411,7 @@ def test_tidy_values_drop_only_float_noise():
 def test_csv_goes_out_in_bounded_chunks(monkeypatch):
     import sarsleuth.export as export
     from sarsleuth.parsers import parse
+    from sarsleuth.render import _rows, csv
     table = export.source_table(parse(SAMPLES / "nginx-proxy-oom" / "sa06"))
 
     class Recording(io.BytesIO):
@@ -394,10 +422,10 @@ def test_csv_goes_out_in_bounded_chunks(monkeypatch):
             return super().write(data)
 
     whole = io.BytesIO()
-    export.write_csv(table, whole)
-    monkeypatch.setattr(export, "CHUNK_ROWS", 1000)
+    csv.write_rows(table, whole)
+    monkeypatch.setattr(_rows, "CHUNK_ROWS", 1000)
     chunked = Recording()
-    export.write_csv(table, chunked)
+    csv.write_rows(table, chunked)
     assert chunked.getvalue() == whole.getvalue()
     assert len(chunked.sizes) == 1 + -(-len(table) // 1000)
     assert max(chunked.sizes) < 1000 * 80

@@ -384,6 +384,20 @@ def test_worker_pid_gaps_from_ps():
     assert [(e.path, e.line, e.text) for e in f[0].evidence] == [("ps-after.txt", n, rows[n - 3]) for n in (4, 3, 5, 6, 7)]
 
 
+
+def test_workers_forked_next_to_their_master_with_a_pid_between_are_a_start():
+    """ps right after nginx started on a busy host: another fork took one
+    PID between the two workers (a start, not a respawn); two workers ten
+    PIDs past their master, one PID apart, were respawned."""
+    def snap(master, workers):
+        return pd.DataFrame({"pid": [master] + workers, "role": ["nginx-master"] + ["nginx-worker"] * len(workers),
+                             "start": ["20:51"] * (1 + len(workers))})
+    start = Source(path="ps-aux-205122.txt", kind="ps", meta={"snapshots": [("snapshot-1", snap(14961, [14962, 14964]))]})
+    assert run("worker-pid-gaps", ctx(sources=[start])) == []
+    respawned = Source(path="ps-aux-202009.txt", kind="ps", meta={"snapshots": [("snapshot-1", snap(14801, [14811, 14813]))]})
+    (f,) = run("worker-pid-gaps", ctx(sources=[respawned]))
+    assert f.refs["pids"] == [14811, 14813] and f.metrics["pid_span"] == 3
+
 def test_loadtest_detectors():
     r50 = {"tool": "ab", "latency_p50_s": 0.018, "latency_p99_s": 0.264, "latency_max_s": 1.026, "failed_requests": 0,
            "non_2xx": 0, "requests_completed": 7000, "transfer_rate_Bps": 179098.09 * 1024, "path": "a.txt", "line": 1}
@@ -549,7 +563,7 @@ LOG_POSITIVES = {
                       ['no live upstreams while connecting to upstream, client: 127.0.0.1, server: app, '
                        'request: "GET /api/ HTTP/1.1", upstream: "http://app_backend/api/", host: "a"'] * 8,
                       lambda f: f.metrics == {"lines": 12, "refused": 2, "unreachable": 1, "no_live": 8, "disabled": 1,
-                                              "servers": 2, "groups": 1}
+                                              "servers": 2, "groups": 1, "connect_failures": 3}
                       and "127.0.0.1:9001 refused 2 x" in f.title and "10.20.0.12:8080 no route to host 1 x" in f.title
                       and "8 x no live upstreams in app_backend" in f.title and f.category == "upstream-failure"
                       and f.refs["upstreams"] == ["10.20.0.12:8080", "127.0.0.1:9001"]

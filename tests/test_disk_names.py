@@ -328,7 +328,7 @@ def test_no_disk_recorded_no_busiest_disk():
     import pandas as pd
 
     from sarsleuth.detectors.cpu_io import IowaitSpike
-    from sarsleuth.detectors.base import Context
+    from sarsleuth.detectors.context import Context
     times = pd.date_range("2026-01-01 10:00", periods=120, freq="10s", tz="UTC")
     iowait = [0.5] * 60 + [55.0] * 30 + [0.5] * 30
     long = pd.DataFrame({"timestamp": times, "host": "h", "section": "cpu", "device": "all",
@@ -350,7 +350,7 @@ def test_a_fleets_host_line_names_the_disks_its_bundle_names():
 
 
 def test_the_busiest_disk_of_an_sa_file_and_its_sar_d_p_text_is_one_disk():
-    from sarsleuth.detectors.base import Context
+    from sarsleuth.detectors.context import Context
     from sarsleuth.detectors.cpu_io import _disk_evidence, busiest_disk
     case = _case(DISKS / "vm.sa", DISKS / "vm-sar-d-p.txt")
     ctx = Context(metrics=case.store, events=None, reports=[], sources=case.sources, host_facts=case.hosts)

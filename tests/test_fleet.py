@@ -323,7 +323,7 @@ def test_single_case_save_reopens_with_the_same_numbers(sample_case, tmp_path):
 
 
 def test_host_names_from_inputs_are_made_safe(tmp_path, scheduler):
-    from sarsleuth.store import partition_name
+    from sarsleuth.saved_cases import partition_name
     assert partition_name("../../etc") == "host=..%2F..%2Fetc"
     assert partition_name("..") == "host=%2E%2E" or "/" not in partition_name("..")
     hostile = "<b>x</b>\x1b]0;pwn\x07"
@@ -384,10 +384,10 @@ def test_no_fleet_tells_many_hosts_as_one_case(fleet_dir):
 def test_a_fleet_as_json_lines_and_its_metrics_as_openmetrics(analysed, fleet_dir):
     import io
 
-    from sarsleuth.render._fleet import write_fleet
+    from sarsleuth import render
     fleet, made, _case = analysed
     out = io.StringIO()
-    write_fleet("jsonl", fleet, out)
+    render.write_fleet("jsonl", fleet, out)
     events = [json.loads(line) for line in out.getvalue().splitlines()]
     shared = [e for e in events if e["type"] == "fleet-incident"]
     assert len(shared) == len(fleet.incidents) and shared[0]["host"] == ", ".join(made["shared"])

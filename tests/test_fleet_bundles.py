@@ -287,7 +287,7 @@ def test_a_hosts_limits_from_python_and_a_single_sosreport_saved(analysed, tmp_p
     assert analysed.host("db-1").limit("worker_connections") is None
     pytest.importorskip("duckdb", reason="DuckDB (the sql extra) is not installed")
     import sarsleuth
-    from sarsleuth.store import save_case
+    from sarsleuth.fleet.save import save_case
     save_case(sarsleuth.load(WEB07), tmp_path / "one")
     got = sarsleuth.load_case(tmp_path / "one").sql(
         "SELECT host, source, value, text FROM limits WHERE name IN ('net.ipv4.tcp_max_tw_buckets', "

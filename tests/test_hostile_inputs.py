@@ -29,15 +29,19 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sarsleuth.errors import InputError
 from sarsleuth.model import EVENT_COLUMNS, METRIC_COLUMNS, Source
-from sarsleuth.parsers import KINDS, ParseOptions, registry, sniff_bytes
+from sarsleuth.parsers import ParseOptions, kinds, registry, sniff_bytes
 
 from . import conftest
 from .conftest import SAMPLES, corpus_dir
 
 # --------------------------------------------------------------------------------------------
 # Seeds: real samples, small hand-written documents for kinds the samples lack, and (when it
-# is there) every corpus file of the kind.
+# is there) every corpus file of the kind.  Every registered kind needs one: the properties
+# run on each.
 # --------------------------------------------------------------------------------------------
+
+#: Every kind a parser reads.
+KINDS = kinds()
 
 SAMPLE_SEEDS = {
     "sa": ["nginx-proxy-oom/sa06"],
@@ -648,28 +652,23 @@ def one_line(proc) -> str:
 
 
 def _partly_readable(kind: str) -> bytes:
-    """The smallest seed of ``kind`` with damage in its middle."""
+    """The smallest seed of ``kind`` with damage in its middle: a binary
+    file or a document cut inside a record (what comes after it is lost),
+    text with garbage lines in its middle."""
     data = base_seed(kind)
-    if kind == "sa":
-        return data[:len(data) * 2 // 3]                     # a record cut in half
-    if kind == "sadf-json":
-        return data[:len(data) - 200]                          # cut inside the second sample
-    if kind == "sadf-xml":
-        return data[:data.rindex(b"<cpu-load>", 0, data.rindex(b"</statistics>"))] + b"<cpu-load><cpu number"
+    if registry()[kind].shape in ("records", "document"):
+        return data[:len(data) * 2 // 3]
     lines = data.split(b"\n")
     mid = max(1, len(lines) // 2)
     return b"\n".join(lines[:mid] + [b"\x00\xff garbage \x1b[2J" * 3, b"x" * 1500] + lines[mid:])
 
 
 def _unusable(kind: str) -> bytes:
-    """Something that sniffs as ``kind`` (or is forced to it) but holds nothing usable."""
-    data = base_seed(kind)
-    if kind == "sa":
-        return data[:600]                                      # headers only
-    if kind == "sadf-json":
-        return b'{"sysstat": {"hosts": 7}}'
-    if kind == "sadf-xml":
-        return b'<?xml version="1.0"?>\n<sysstat><sysdata-version>3</sysdata-version><host'
+    """Something that sniffs as ``kind`` (or is forced to it) but holds
+    nothing usable: the head of a binary file or document, before its first
+    record is whole; text that is no line of it."""
+    if registry()[kind].shape in ("records", "document"):
+        return base_seed(kind)[:600]
     return b"\x00\x01\x02 nothing here\n" * 20 + b"\xff" * 100
 
 

@@ -232,3 +232,71 @@ def test_a_fork_storm_is_told_as_the_process_limit_with_the_busy_cpus_its_effect
                                     "plist-sz 179 at ")
     assert refused.title.endswith("; the kernel logs only a cgroup's first refusal")
     assert "1 x" not in refused.title
+
+
+def test_upstreams_nginx_marked_failed_after_timeouts_are_the_timeouts_effect():
+    """ab against two backends that answer in 2.5 s behind a 2 s
+    proxy_read_timeout, recorded: one timeout per server (max_fails=1)
+    and nginx answered the other 599 requests 'no live upstreams' without
+    trying them. The timeouts are the cause, the empty group their effect,
+    and the advice says how max_fails turned two slow answers into 599
+    errors; no advice to bring back a backend that never stopped."""
+    case = sarsleuth.load(LAB_CASES / "upstream-slow-ab" / "billing-lab-01.tar.xz")
+    top = case.incidents[0]
+    roles = {f.detector: f.role for f in top.findings}
+    assert roles == {"upstream-timeout": "cause", "upstream-down": "effect", "loadtest-errors": "effect"}
+    cause = next(f for f in top.findings if f.role == "cause")
+    assert cause.title == "2 x upstream timeout over 2 s (http://127.0.0.1:9001: 1, http://127.0.0.1:9002: 1)"
+    down = next(f for f in top.findings if f.detector == "upstream-down")
+    assert down.metrics["no_live"] == 599 and down.metrics["connect_failures"] == 0
+    advice = " ".join(top.recommendations)
+    assert "`max_fails`" in advice
+    assert "Bring back the backend" not in advice
+
+
+def test_cpus_busy_within_a_local_load_test_without_ps_are_its_doing():
+    """wrk against the host's own nginx for 40 s while two workers abort,
+    recorded: no ps snapshot fell inside the run, but the CPUs were busy
+    exactly while wrk ran against 127.0.0.1. One incident, the crashes,
+    with the busy CPUs as its context, not a second incident."""
+    case = sarsleuth.load(LAB_CASES / "nginx-abrt-under-load" / "edge-lab-04.tar.xz")
+    assert [i.category for i in case.incidents] == ["worker-crash"]
+    cpu = next(f for f in case.incidents[0].findings if f.detector == "cpu-saturation")
+    assert cpu.role == "context" and cpu.metrics["loadtest_driven"] == 1
+    assert cpu.refs["driven_by"] == "wrk -t2 -c100 -d40s --latency http://127.0.0.1:8080/"
+    assert "No ps snapshot was taken while it lasted" in cpu.explanation
+
+
+@pytest.mark.parametrize("url, host, local", [
+    ("http://127.0.0.1:8080/", "web1", True), ("http://[::1]/x", "web1", True),
+    ("https://localhost/", "web1", True), ("http://web1:80/", "web1", True),
+    ("http://10.0.0.5/", "web1", False), ("example.org", "web1", False), ("", "web1", False)])
+def test_a_load_test_targets_its_own_host_by_loopback_or_name(url, host, local):
+    from sarsleuth.attribution import _targets_host
+    assert _targets_host(url, host) is local
+
+
+def test_cpus_burnt_by_the_processes_the_oom_killer_took_are_one_incident_with_the_kills():
+    """stress-ng bigheap workers in a 400 MB cgroup, recorded: they kept
+    both CPUs busy while the OOM killer took them one after another. The
+    busiest processes of the ps snapshot are PIDs the kill lines name:
+    one incident, not a second "CPU saturation"."""
+    case = sarsleuth.load(LAB_CASES / "cgroup-oom-bigheap" / "worker-lab-01.tar.xz")
+    assert [i.category for i in case.incidents] == ["memory-exhaustion"]
+    cpu = next(f for f in case.incidents[0].findings if f.detector == "cpu-saturation")
+    kill = next(f for f in case.incidents[0].findings if f.detector == "oom-kill" and f.refs.get("pids"))
+    assert set(cpu.refs["responsible_pids"]) & set(kill.refs["pids"])
+
+
+def test_a_slow_backends_listen_queue_overflowing_is_the_slowness_effect():
+    """wrk through nginx to a backend slower than proxy_read_timeout,
+    recorded on Linux 6.x: the kernel printed the backend's listener as
+    address:port ('Possible SYN flooding on port 127.0.0.1:9001'). Read
+    whole, and told as an effect of the upstream timeouts, not as a
+    'socket table exhaustion' of its own."""
+    case = sarsleuth.load(LAB_CASES / "upstream-slow-backend" / "search-lab-01.tar.xz")
+    assert len(case.incidents) == 1
+    roles = {f.detector: f.role for f in case.incidents[0].findings}
+    assert roles["upstream-timeout"] == "cause" and roles["syn-flood"] == "effect"
+    syn = next(f for f in case.incidents[0].findings if f.detector == "syn-flood")
+    assert syn.title == "1 x possible SYN flooding on port 127.0.0.1:9001"

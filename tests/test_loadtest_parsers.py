@@ -13,7 +13,7 @@ import pytest
 
 from sarsleuth.compare import report_json
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import parse, sniff
+from sarsleuth.parsers import parse, registry, sniff
 from sarsleuth.parsers.base import ParseOptions
 
 LOADTEST_KINDS = ("ab", "wrk", "wrk2", "httperf", "tsar")
@@ -154,7 +154,7 @@ def test_tsar_timestamps_take_the_given_zone(loadtest_dir):
     from sarsleuth.timebase import settle
     source = parse(loadtest_dir / "tsar-live-traffic-pps-millions.txt")
     assert source.metrics["timestamp"].dt.tz is None          # tsar prints wall clock
-    settle([source], tz="Asia/Shanghai")
+    settle([source], registry(), tz="Asia/Shanghai")
     assert str(source.metrics["timestamp"].dt.tz) == "Asia/Shanghai"
     assert report_json(source.reports[0])["first_timestamp"] == "2022-09-16T12:41:07+08:00"
 
@@ -268,7 +268,7 @@ def test_reports_without_timestamps_sit_at_mtime_or_window(tmp_path):
     assert first["time_from"] == "mtime"
     assert first["end"] - first["start"] == pd.Timedelta(seconds=2.084)
     assert str(first["end"].tzinfo) == "UTC"                 # the file's mtime: an instant
-    settle([source], tz="Asia/Shanghai")
+    settle([source], registry(), tz="Asia/Shanghai")
     assert str(source.reports[0]["start"].tzinfo) == "Asia/Shanghai"
     # a --window places a run that carries no time of its own
     case = sarsleuth.load(path, window="2019-10-13T10:00..2019-10-13T11:00")
@@ -543,7 +543,7 @@ def test_ab_values_keep_their_own_lines(tmp_path):
 
 
 def test_loadtest_findings_quote_the_value_line(tmp_path):
-    from sarsleuth.detectors.base import Context
+    from sarsleuth.detectors.context import Context
     from sarsleuth.detectors.loadtest import LoadtestErrors
     path = tmp_path / "ab-2m.txt"
     path.write_text(AB_REPORT)

@@ -9,7 +9,7 @@ import pandas as pd
 from sarsleuth.timebase import dmesg as dmesg_clock
 from sarsleuth.timebase import settle
 from sarsleuth.timebase.years import choose_base_year, rollover_segments
-from sarsleuth.parsers import parse
+from sarsleuth.parsers import parse, registry
 from sarsleuth.parsers.base import ParseOptions
 
 
@@ -18,7 +18,7 @@ def test_dmesg_aligned_to_kern_log_without_hand_anchor(corpus):
     kern = parse(logs / "kernlog-ubuntu-5.4-two-boots-hotsos-compute4.log")
     dmesg = parse(logs / "dmesg-ubuntu-5.4-hotsos-compute4.log")
     assert dmesg.meta["volume_unit"] == "uptime-minute"
-    notes = dmesg_clock.align([kern, dmesg])
+    notes = dmesg_clock.align([kern, dmesg], registry())
     assert len(notes) == 1 and "aligned" in notes[0] and "kernlog" in notes[0]
     clock = dmesg.meta["clock"]
     assert clock["absolute"] and clock["pairs"] >= 2 and clock["uncertainty_s"] <= 2.0
@@ -49,7 +49,7 @@ def test_dmesg_events_get_wall_clock(corpus, tmp_path):
         "[65300.500000] TCP: time wait bucket table overflow\n")
     k, d = parse(kern, options=ParseOptions(year=2019)), parse(dmesg)
     assert d.events["timestamp"].isna().all() and not d.events["aligned"].any()
-    dmesg_clock.align([k, d])
+    dmesg_clock.align([k, d], registry())
     ev = d.events
     assert ev["aligned"].all()
     assert abs((ev["timestamp"].iloc[0] - pd.Timestamp("2019-11-15 06:46:39.5")).total_seconds()) < 1.0
@@ -58,7 +58,7 @@ def test_dmesg_events_get_wall_clock(corpus, tmp_path):
 
 def test_dmesg_alone_uses_its_audit_records(corpus):
     dmesg = parse(corpus / "logs" / "dmesg-ubuntu-5.4-hotsos-compute4.log")
-    notes = dmesg_clock.align([dmesg])
+    notes = dmesg_clock.align([dmesg], registry())
     assert "audit" in notes[0]
     boot = dmesg.meta["clock"]["boot"]
     assert str(boot.tz) == "UTC"
@@ -67,7 +67,7 @@ def test_dmesg_alone_uses_its_audit_records(corpus):
 
 def test_dmesg_without_anchor_stays_unaligned(corpus):
     dmesg = parse(corpus / "logs" / "dmesg-syn-flooding-request-sock-4.4.log")
-    notes = dmesg_clock.align([dmesg])
+    notes = dmesg_clock.align([dmesg], registry())
     assert "unaligned" in notes[0]
     assert dmesg.events["timestamp"].isna().all() and not dmesg.events["aligned"].any()
     assert dmesg.meta["clock"]["anchor"] is None
@@ -81,7 +81,7 @@ def test_dmesg_aligned_from_a_dmesg_T_copy(tmp_path):
     human.write_text("[Thu Jun 30 04:27:42 2022] nginx invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE), "
                      "order=0\n")
     r, h = parse(raw), parse(human)
-    notes = dmesg_clock.align([r, h])
+    notes = dmesg_clock.align([r, h], registry())
     assert "dmesg -T" in notes[0]
     assert abs((r.events["timestamp"].iloc[1] - pd.Timestamp("2022-06-30 04:27:49.85")).total_seconds()) < 1.0
 
@@ -92,7 +92,7 @@ def test_syslog_year_taken_from_other_sources(corpus, tmp_path):
     s = parse(syslog)
     n = parse(corpus / "logs" / "pair-A-nginx-error-signal11-statsd-2.6.32.log")
     assert s.meta["year_from"] == "mtime" and s.events["timestamp"].iloc[0].year != 2012
-    notes = settle([s, n]).notes
+    notes = settle([s, n], registry()).notes
     assert s.meta["year_from"] == "other-sources" and any("syslog year taken from the other sources" in x for x in notes)
     assert s.events["timestamp"].iloc[0] == pd.Timestamp("2012-12-12 01:25:56")
     assert s.meta["volume"].index[0] == pd.Timestamp("2012-12-12 01:25")
@@ -102,7 +102,7 @@ def test_syslog_year_taken_from_other_sources(corpus, tmp_path):
 def test_strong_year_is_kept(corpus):
     s = parse(corpus / "logs" / "pair-A-syslog-segfault-statsd-2.6.32.log", options=ParseOptions(year=2013))
     n = parse(corpus / "logs" / "pair-A-nginx-error-signal11-statsd-2.6.32.log")
-    settle([s, n])
+    settle([s, n], registry())
     assert s.events["timestamp"].iloc[0].year == 2013
 
 

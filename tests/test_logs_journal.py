@@ -5,7 +5,7 @@ import json
 
 import pandas as pd
 
-from sarsleuth.parsers import parse, sniff
+from sarsleuth.parsers import parse, registry, sniff
 
 
 def _record(us, message, transport="kernel", mono=None, ident="kernel", pid=None, prio="3"):
@@ -44,7 +44,7 @@ def test_journal_json(tmp_path):
     assert (ev.iloc[2]["process"], ev.iloc[2]["pid"], ev.iloc[2]["message"]) == ("nginx", 4300, "Too many open files")
     assert src.meta["volume"].sum() == 5
     from sarsleuth.timebase import settle
-    settle([src], tz="Asia/Shanghai")
+    settle([src], registry(), tz="Asia/Shanghai")
     shanghai = src.events
     assert shanghai["timestamp"].iloc[0] == pd.Timestamp("2022-02-11 00:19:13.546078", tz="Asia/Shanghai")
 

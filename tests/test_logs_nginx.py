@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.parsers import parse, sniff
+from sarsleuth.parsers import parse, registry, sniff
 from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.logs.nginx_error import parse_line, read_events
 
@@ -95,7 +95,7 @@ def test_tz_option(corpus):
     from sarsleuth.timebase import settle
     src = read_events(corpus / "logs" / "pair-B-nginx-error-signal11-modsecurity-5.4.log", ParseOptions())
     assert src.events["timestamp"].dt.tz is None          # wall clock as recorded
-    settle([src], tz="Europe/Paris")
+    settle([src], registry(), tz="Europe/Paris")
     assert src.events["timestamp"].iloc[0] == pd.Timestamp("2022-06-30 04:27:49", tz="Europe/Paris")
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import parse, sniff
+from sarsleuth.parsers import parse, registry, sniff
 from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.logs.syslog import parse_line, read_events
 
@@ -143,7 +143,7 @@ def test_year_from_other_sources(corpus, tmp_path):
     assert src.meta["year_from"] in ("mtime", "gzip-mtime")
     dated = tmp_path / "error.log"
     dated.write_text("2014/05/06 15:00:01 [alert] 2211#0: 1024 worker_connections are not enough\n")
-    settle([src, parse(dated)])
+    settle([src, parse(dated)], registry())
     assert src.meta["year_from"] == "other-sources"
     assert src.events["timestamp"].iloc[0].year == 2014
 
@@ -188,7 +188,7 @@ def test_rfc3339_lines_are_tz_aware(tmp_path):
     assert (ev.iloc[1]["process"], ev.iloc[1]["pid"], ev.iloc[1]["level"]) == ("nginx", 2211, "crit")
     assert src.meta["year_from"] == "line"
     from sarsleuth.timebase import settle
-    settle([src], tz="Asia/Shanghai")
+    settle([src], registry(), tz="Asia/Shanghai")
     assert str(src.events["timestamp"].dt.tz) == "Asia/Shanghai"
 
 
@@ -207,7 +207,7 @@ def test_rfc5424_and_priority(tmp_path):
 def test_tz_option_localizes_wall_clock(corpus):
     from sarsleuth.timebase import settle
     src = parse(corpus / "logs" / "pair-A-syslog-segfault-statsd-2.6.32.log", options=ParseOptions(year=2012))
-    settle([src], tz="Asia/Shanghai")
+    settle([src], registry(), tz="Asia/Shanghai")
     ev = src.events
     assert ev["timestamp"].iloc[0] == pd.Timestamp("2012-12-12 01:25:56", tz="Asia/Shanghai")
     assert (ev.iloc[0]["pid"], ev.iloc[0]["uptime"]) == (18247, 5066.291028)

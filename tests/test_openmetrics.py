@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 
-from sarsleuth.openmetrics.names import BASE_UNITS, LABEL, NAME, data, families, mapping_of, mappings, markdown_table
+from sarsleuth.knowledge.metric_names import BASE_UNITS, LABEL, NAME, data, families, mapping_of, mappings, markdown_table
 from sarsleuth.parsers.sar_text import sections
 
 from .conftest import ROOT, SAMPLES, run_cli

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sarsleuth.openmetrics.names import families, mapping_of, mappings
+from sarsleuth.knowledge.metric_names import families, mapping_of, mappings
 from sarsleuth.render._csv import tidy_values
 
 from .conftest import SAMPLES, run_cli

@@ -32,3 +32,22 @@ def test_config_example_works(tmp_path):
     custom = [f for f in doc["findings"] if f["detector"] == "custom-signature"]
     assert custom and custom[0]["severity"] == "high"
     assert "myapp crashed" in (custom[0]["explanation"] or "")
+
+
+def test_the_readme_reads_straight_through():
+    """No run of ten words said twice (a paragraph pasted again), and no
+    paragraph whose parentheses do not close (a sentence cut in two)."""
+    prose = re.sub(r"^```.*?^```", "", README, flags=re.M | re.S)
+    paragraphs = [p for p in re.split(r"\n\s*\n", prose) if p.strip() and not p.lstrip().startswith(("|", "    "))]
+    first_said: dict = {}
+    repeated, unbalanced = set(), []
+    for i, paragraph in enumerate(paragraphs):
+        words = re.findall(r"[\w'%.-]+", paragraph.lower())
+        for k in range(len(words) - 9):
+            run = " ".join(words[k:k + 10])
+            if first_said.setdefault(run, i) != i:
+                repeated.add(run)
+        plain = re.sub(r"`[^`]*`", "", paragraph)
+        if plain.count("(") != plain.count(")"):
+            unbalanced.append(paragraph[:80])
+    assert sorted(repeated) == [] and unbalanced == []

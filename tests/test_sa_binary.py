@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import sniff_bytes
+from sarsleuth.parsers import registry, sniff_bytes
 from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.sa.compute import writer_version
 from sarsleuth.parsers.sa.formulas import USED_WITHOUT_CACHE_SINCE
@@ -358,7 +358,7 @@ def test_comments_restarts_and_zones(corpus):
     assert source.tz == "+02:00"
     from sarsleuth.timebase import settle
     in_tokyo = parse(corpus / "sysstat" / "binary" / "data-12.0.0")
-    settle([in_tokyo], tz="Asia/Tokyo")       # shown in Tokyo: the same instants
+    settle([in_tokyo], registry(), tz="Asia/Tokyo")       # shown in Tokyo: the same instants
     first = in_tokyo.metrics["timestamp"].iloc[0]
     assert str(first.tz) == "Asia/Tokyo" and first.hour == 14
 

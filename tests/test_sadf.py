@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import sniff_bytes
+from sarsleuth.parsers import registry, sniff_bytes
 from sarsleuth.parsers.base import ParseOptions
 from sarsleuth.parsers.sadf.reader import SadfCsvParser, SadfJsonParser, SadfXmlParser
 from sarsleuth.parsers.sar_text.reader import SarTextParser
@@ -105,7 +105,7 @@ def test_local_time_stamps_are_wall_clock(expected):
     assert any("--tz" in w for w in local.warnings)
     from sarsleuth.timebase import settle
     placed = parse(SadfCsvParser, expected / "expected.sadf-d-t-tz")
-    settle([placed], tz="Europe/Paris")
+    settle([placed], registry(), tz="Europe/Paris")
     # the same instant as the UTC rendering
     utc = parse(SadfCsvParser, expected / "expected.sadf-d-tz")
     assert placed.metrics.timestamp.iloc[0] == utc.metrics.timestamp.iloc[0]
@@ -281,3 +281,17 @@ def test_reformatted_json_values_keep_the_line_of_their_member(tmp_path, expecte
                                     ("ldavg-1", "", '"ldavg-1": 3.16,')]:
         row = first[(first.metric == metric) & (first.device == device)].iloc[0]
         assert text[row.line - 1].strip() == printed, metric
+
+
+@pytest.mark.parametrize("kind, text", [
+    ("sadf-json", '{"sysstat": {"hosts": 7}}'),
+    ("sadf-xml", '<?xml version="1.0"?>\n<sysstat><sysdata-version>3</sysdata-version><host')])
+def test_a_document_naming_no_host_is_one_line_and_exit_2(kind, text, tmp_path):
+    """Well-formed as far as it goes, but no host with statistics in it."""
+    from .conftest import run_cli
+    bad = tmp_path / f"unusable-{kind}"
+    bad.write_text(text)
+    proc = run_cli("parse", "--kind", kind, bad)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("sarsleuth: ") and str(bad) in lines[0], proc.stderr

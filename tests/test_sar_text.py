@@ -215,7 +215,7 @@ def test_paste_without_banner_and_with_prompt(tmp_path):
     log = tmp_path / "messages"
     log.write_text("May  6 15:04:13 web1 kernel: nginx: page allocation failure. order:0, mode:0x20\n")
     hinted = parse(path)
-    notes = settle([hinted, parse_any(log, options=ParseOptions(year=2014))]).notes
+    notes = settle([hinted, parse_any(log, options=ParseOptions(year=2014))], registry()).notes
     assert value(hinted.metrics, "cpu", "all", "%iowait", "2014-05-06 15:05:03") == 64.94
     assert hinted.meta["date_unknown"] is False
     assert any("rows dated 2014-05-06 from the other sources" in n for n in notes)
@@ -240,7 +240,7 @@ def test_tz_option_localizes(corpus):
     from sarsleuth.timebase import settle
     source = parse(corpus / "sar-text" / "scansar--sarb.txt")
     assert source.metrics.timestamp.dt.tz is None        # sar prints wall clock
-    settle([source], tz="Asia/Shanghai")
+    settle([source], registry(), tz="Asia/Shanghai")
     assert str(source.metrics.timestamp.dt.tz) == "Asia/Shanghai"
     assert source.metrics.timestamp.min() == pd.Timestamp("2024-12-18 00:19:14", tz="Asia/Shanghai")
 

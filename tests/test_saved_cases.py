@@ -27,7 +27,7 @@ FINDINGS = "SELECT count(*) AS n FROM findings"
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory, sample_case):
     """The proxy sample saved once; each test works on a copy."""
-    from sarsleuth.store import save_case
+    from sarsleuth.fleet.save import save_case
     case = tmp_path_factory.mktemp("saved") / "case"
     analysed = sample_case("nginx-proxy-oom")
     save_case(analysed, case)
@@ -147,12 +147,12 @@ def test_a_part_the_marker_does_not_list_is_not_read(saved, tmp_path):
 
 _INTERRUPTED = textwrap.dedent("""
     import os, signal, sys
-    import sarsleuth.store.tables as tables
-    write = tables.write_host_tables
+    import sarsleuth.fleet.save as save
+    write = save.write_host_tables
     def write_then_stop(*args, **kwargs):
         write(*args, **kwargs)
         os.kill(os.getpid(), getattr(signal, sys.argv[1]))    # after the first part is written
-    tables.write_host_tables = write_then_stop
+    save.write_host_tables = write_then_stop
     from sarsleuth.cli import run
     sys.exit(run(sys.argv[2:]))
 """)

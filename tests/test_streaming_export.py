@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from .conftest import SAMPLES, run_cli
-from sarsleuth import export
+from sarsleuth import render
 from sarsleuth.parsers import ParseOptions
 from sarsleuth.parsers.sa import reader
 from sarsleuth.parsers.sa.parser import SaBinaryParser
@@ -36,7 +36,8 @@ def _both(monkeypatch, *args):
     """(streamed run, whole-table run) of ``sarsleuth parse ARGS``."""
     streamed = run_cli("parse", *args)
     with monkeypatch.context() as m:
-        m.setattr(export, "STREAMED_FORMATS", ())
+        for name in render.names("rows"):
+            m.setattr(render.get(name), "STREAMS", False, raising=False)
         whole = run_cli("parse", *args)
     return streamed, whole
 

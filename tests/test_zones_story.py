@@ -11,11 +11,11 @@ import pytest
 from rich.console import Console
 
 import sarsleuth
-from sarsleuth.render._time import story_zone
 from sarsleuth.render.html import build_html
 from sarsleuth.render.json import document
 from sarsleuth.render.markdown import render_markdown
 from sarsleuth.render.text import render_text
+from sarsleuth.timebase.clock import Clock
 
 from .conftest import SAMPLES
 
@@ -135,12 +135,14 @@ def test_each_sar_host_is_told_on_its_own_clock(two_zone_case):
 
 
 def test_story_zone_decides_one_clock_per_incident():
-    zones = {"a": "Asia/Shanghai", "b": "Europe/Paris", "c": "Asia/Shanghai"}
-    assert story_zone(["a"], zones) == "Asia/Shanghai"
-    assert story_zone(["a", "c"], zones) == "Asia/Shanghai"
-    assert story_zone(["a", "b"], zones) == "UTC"
-    assert story_zone(["x"], zones, "UTC") == "UTC"
-    assert story_zone(["x"], {}) is None
+    clock = Clock(zone="UTC", host_zones={"a": "Asia/Shanghai", "b": "Europe/Paris", "c": "Asia/Shanghai"})
+    assert clock.story_zone(["a"]) == "Asia/Shanghai"
+    assert clock.story_zone(["a", "c"]) == "Asia/Shanghai"
+    assert clock.story_zone(["a", "b"]) == "UTC"
+    assert clock.story_zone(["x"], otherwise=clock.zone) == "UTC"
+    assert Clock().story_zone(["x"]) is None
+    # --tz names one clock for every story
+    assert Clock(zone="Europe/Paris", host_zones=clock.host_zones, one_clock=True).story_zone(["a"]) is None
 
 
 # ------------------------------------------------------- a zone that is a guess
@@ -172,8 +174,8 @@ def test_an_incident_across_hosts_of_two_zones_is_told_in_utc_and_says_so():
                     end=start + pd.Timedelta(minutes=5), host="sh", refs={"pids": [4242]})
     untimed = Finding(detector="oom-kill", title="1 process(es) killed by the OOM killer", severity="critical",
                       start=None, end=None, host="par", aligned=False, refs={"pids": [4242]})
-    zones = {"sh": "Asia/Shanghai", "par": "Europe/Paris"}
-    (inc,) = correlate([timed, untimed], host_zones=zones, display_zone="UTC")
+    clock = Clock(zone="UTC", host_zones={"sh": "Asia/Shanghai", "par": "Europe/Paris"})
+    (inc,) = correlate([timed, untimed], clock)
     assert inc.hosts == ["par", "sh"] and inc.zone == "UTC"
     assert "from 2014-05-06 07:02:03 to 07:07:03 (UTC: par, sh are in different time zones)" in inc.summary
     assert inc.story["timeline"][0]["clock"] == "07:02:03"

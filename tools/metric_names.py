@@ -8,7 +8,7 @@ Run it after changing the mapping::
     python tools/metric_names.py            # writes the table
     python tools/metric_names.py --check    # exit 1 when the table is stale
 
-``tests/test_openmetrics_names.py`` fails while the table differs from what
+``tests/test_openmetrics.py`` fails while the table differs from what
 this writes.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sarsleuth.openmetrics.names import markdown_table  # noqa: E402
+from sarsleuth.knowledge.metric_names import markdown_table  # noqa: E402
 
 TABLE = ROOT / "docs" / "metric-names.md"
 

@@ -58,9 +58,18 @@ def _blocked() -> int:
     return 0
 
 
-def _foreign_usage(staged: set[int]) -> dict[int, tuple[str, int, int]]:
+def _swapped_in() -> int:
+    """Pages read back from swap since boot (/proc/vmstat pswpin)."""
+    for line in Path("/proc/vmstat").read_text().splitlines():
+        if line.startswith("pswpin "):
+            return int(line.split()[1])
+    return 0
+
+
+def _foreign_usage(staged: set[int]) -> dict[int, tuple[str, int, int, int]]:
     """Per process of the machine that is not the recording's (other work
-    sharing the machine): its command, CPU ticks and I/O bytes used so far."""
+    sharing the machine): its command, CPU ticks, bytes read and bytes
+    written so far."""
     usage = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or int(d.name) in staged:
@@ -74,25 +83,30 @@ def _foreign_usage(staged: set[int]) -> dict[int, tuple[str, int, int]]:
             continue
         # utime + stime: a reaped child's time (cutime) would land as one
         # lump in the second its parent collects it
-        ticks, io = int(stat[11]) + int(stat[12]), 0
+        ticks, read, written = int(stat[11]) + int(stat[12]), 0, 0
         try:
             for line in (d / "io").read_text().splitlines():
-                if line.startswith(("read_bytes", "write_bytes")):
-                    io += int(line.split()[1])
+                if line.startswith("read_bytes"):
+                    read = int(line.split()[1])
+                elif line.startswith("write_bytes"):
+                    written = int(line.split()[1])
         except OSError:
             pass
-        usage[int(d.name)] = (head.split("(", 1)[-1], ticks, io)
+        usage[int(d.name)] = (head.split("(", 1)[-1], ticks, read, written)
     return usage
 
 
-def _foreign_delta(before: dict, after: dict) -> tuple[int, int, str, str]:
+def _foreign_delta(before: dict, after: dict, reads: bool = True) -> tuple[int, int, str, str]:
     """CPU ticks and I/O bytes other work used between two readings, and
-    the commands that used the most of each (named in a refusal)."""
+    the commands that used the most of each (named in a refusal).
+    ``reads`` False: only what it wrote counts (while the staged fault
+    swaps, every process that runs faults its pages back in, and the
+    kernel counts those reads as the process's own)."""
     ticks = io = 0
     top_cpu = top_io = (0, "")
-    for pid, (comm, t, b) in after.items():
-        t0, b0 = before.get(pid, (comm, t, b))[1:]
-        dt, db = max(0, t - t0), max(0, b - b0)
+    for pid, (comm, t, r, w) in after.items():
+        t0, r0, w0 = before.get(pid, (comm, t, r, w))[1:]
+        dt, db = max(0, t - t0), max(0, w - w0) + (max(0, r - r0) if reads else 0)
         ticks, io = ticks + dt, io + db
         top_cpu, top_io = max(top_cpu, (dt, comm)), max(top_io, (db, comm))
     return ticks, io, top_cpu[1], top_io[1]
@@ -114,12 +128,17 @@ class Probes(threading.Thread):
 
         root = os.getpid()
         prev_cpu, prev_disk, prev_t = _cpu_times(), _disk_busy_ms(), time.time()
-        prev_foreign = _foreign_usage(staged_pids(root))
+        # the recorder stages the scenario itself: its own I/O is part of it
+        prev_foreign = _foreign_usage(staged_pids(root) | {root})
+        prev_swapped_in = _swapped_in()
         while not self._halt.wait(1.0):
             now = time.time()
             cpu, disk = _cpu_times(), _disk_busy_ms()
-            foreign = _foreign_usage(staged_pids(root))
-            f_ticks, f_io, f_cpu_comm, f_io_comm = _foreign_delta(prev_foreign, foreign)
+            foreign = _foreign_usage(staged_pids(root) | {root})
+            swapped_in = _swapped_in()
+            f_ticks, f_io, f_cpu_comm, f_io_comm = _foreign_delta(prev_foreign, foreign,
+                                                                 reads=swapped_in == prev_swapped_in)
+            prev_swapped_in = swapped_in
             dt_ticks = max(1, cpu[0] - prev_cpu[0])
             mem = _meminfo()
             util = [100.0 * (disk[d] - prev_disk.get(d, disk[d])) / max(1.0, (now - prev_t) * 1000)

@@ -10,6 +10,7 @@ the archive is still read.
 """
 from __future__ import annotations
 
+import datetime as dt
 import io
 import os
 import posixpath
@@ -23,6 +24,7 @@ from typing import IO, Callable, Iterator
 
 from sarsleuth.bundles.layout import layout
 from sarsleuth.errors import size_text
+from sarsleuth.textio import DECOMPRESSION_ERRORS
 
 #: Separator between an archive and a member in the names sarsleuth prints.
 MEMBER_SEP = "!"
@@ -245,7 +247,6 @@ def _zip_members(fh, label, said: Refusals, workdir, depth, follow=None) -> Iter
 
 
 def _zip_mtime(info) -> float:
-    import datetime as dt
     try:
         return dt.datetime(*info.date_time).timestamp()
     except (ValueError, OverflowError):
@@ -323,7 +324,6 @@ def spool_member(member: Member, dest: str, limit: int) -> str | None:
     None when whole, else why not: the member held more than ``limit`` bytes
     (the copy is then removed), or the archive broke inside it (what was
     read is kept)."""
-    from sarsleuth.textio import DECOMPRESSION_ERRORS
     if member.size > limit:         # its header says so: nothing is copied (it was, up to the limit)
         return (f"{member.size} bytes, more than {size_text(limit)}, the most a member is copied to be read "
                 "(max_spool_bytes); not read")
@@ -351,7 +351,6 @@ def spool_member(member: Member, dest: str, limit: int) -> str | None:
 
 def read_member(member: Member, limit: int) -> tuple[bytes | None, str | None]:
     """A small member's bytes (None past ``limit``), and why it is cut short."""
-    from sarsleuth.textio import DECOMPRESSION_ERRORS
     try:
         raw = member.open().read(limit + 1)
     except (tarfile.TarError, zipfile.BadZipFile, *DECOMPRESSION_ERRORS) as exc:

@@ -11,8 +11,6 @@ directly from the stream.
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
 import shutil
 import tempfile
@@ -21,10 +19,8 @@ from pathlib import Path
 
 from sarsleuth.bundles import archive, layout as lay, readers
 from sarsleuth.bundles.facts import HostFacts
-
-#: Archive path -> labels of the bundles in it to read (the others are
-#: passed over): one host of a fleet reads its own node of a collect archive.
-_SELECTED: contextvars.ContextVar = contextvars.ContextVar("sarsleuth_selected_bundles", default={})
+from sarsleuth.errors import InputError
+from sarsleuth.textio import read_head
 
 #: Configuration files larger than this are not host facts (sysctl -a is ~50 KB).
 MAX_FACT_BYTES = 32 << 20
@@ -46,6 +42,9 @@ class Expanded:
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     refused: list = field(default_factory=list)   # (ARCHIVE!MEMBER, why): members not read, inputs skipped
+    #: archive path -> labels of the bundles in it to read (the others are
+    #: passed over): one host of a fleet reads its own node of a collect archive
+    select: dict = field(default_factory=dict)
     _workdir: str | None = None
 
     def workdir(self) -> str:
@@ -59,10 +58,13 @@ class Expanded:
             self._workdir = None
 
 
-def expand(paths, names: dict | None = None) -> Expanded:
+def expand(paths, names: dict | None = None, select: dict | None = None) -> Expanded:
     """``names``: how the user knows a path given here (a stream's private
-    copy is ``<stdin>``), for the members of an archive read from it."""
-    out = Expanded()
+    copy is ``<stdin>``), for the members of an archive read from it;
+    ``select``: of the archive at each key, read only the bundles whose
+    labels are listed (nested archives of other bundles are not even
+    decompressed)."""
+    out = Expanded(select={str(k): set(v) for k, v in (select or {}).items()})
     try:
         for p in paths:
             p = Path(p)
@@ -76,18 +78,6 @@ def expand(paths, names: dict | None = None) -> Expanded:
         out.cleanup()      # no private copy outlives a failure or an interrupt
         raise
     return out
-
-
-@contextlib.contextmanager
-def selecting(selection: dict):
-    """Within this block, :func:`expand` reads of the archive at each key
-    of ``selection`` only the bundles whose labels are listed (nested
-    archives of other bundles are not even decompressed)."""
-    token = _SELECTED.set({str(k): set(v) for k, v in selection.items()})
-    try:
-        yield
-    finally:
-        _SELECTED.reset(token)
 
 
 def follower(wanted):
@@ -119,8 +109,6 @@ def has_facts(h: HostFacts) -> bool:
 
 
 def _is_archive(path: Path) -> bool:
-    from sarsleuth.errors import InputError
-    from sarsleuth.textio import read_head
     try:
         return archive.archive_kind(read_head(path, 512)) is not None
     except (InputError, OSError):
@@ -234,7 +222,7 @@ def _archive(path: Path, out: Expanded, label: str | None = None) -> None:
     bundles: dict = {}
     limit = int(lay.layout()["archives"]["max_spool_bytes"])
     sos = lay.layout()["sosreport"]
-    wanted = _SELECTED.get().get(str(path))
+    wanted = out.select.get(str(path))
     for member in archive.members(path, label or str(path), out.warnings, workdir=out.workdir(),
                                   follow=follower(wanted), refused=out.refused):
         # one archive, one host (a /var/log tarball, however it was rooted),

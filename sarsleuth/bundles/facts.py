@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sarsleuth.bundles.layout import layout
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -86,6 +88,7 @@ def disk_summary(names: dict) -> str:
     the devices sar itself labels by their numbers (its device table cannot
     name them), the ones whose name is worth a place in a one-line summary;
     "" when there are none."""
+    # here, not at the top: sniff loads this module
     from sarsleuth.parsers.sa.compute import disk_name
     worth = []
     for dev, name in sorted(names.items(), key=lambda kv: _device_order(kv[0])):
@@ -155,7 +158,6 @@ class HostFacts:
         else for nginx ``worker_rlimit_nofile`` (what its workers set),
         else its systemd unit's setting (``LimitNOFILE``); None when the
         bundle does not say."""
-        from sarsleuth.bundles.layout import layout
         where = layout()["limits"].get("rows", {}).get(row, {})
         for proc in self.processes.get(program, []):
             found = proc["limits"].get(row)

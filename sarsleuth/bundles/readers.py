@@ -116,7 +116,7 @@ def _zone(facts: HostFacts, zone: str, where: str) -> None:
 
 def _valid_zone(zone: str) -> bool:
     try:
-        from zoneinfo import ZoneInfo
+        from zoneinfo import ZoneInfo  # here, not at the top: sniff loads this module
         ZoneInfo(zone)
         return True
     except (ValueError, KeyError, OSError, Exception):

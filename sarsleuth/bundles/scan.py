@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sarsleuth.bundles import archive, layout as lay, readers
-from sarsleuth.bundles.expand import (Expanded, _collect_file, _member_text, _read_fact, bundle_of,
+from sarsleuth.bundles.expand import (Expanded, _collect_file, _is_archive, _member_text, _read_fact, bundle_of,
                                       sos_folder_files)
 from sarsleuth.bundles.facts import HostFacts
+from sarsleuth.textio import DECOMPRESSION_ERRORS, HEAD_BYTES
 
 #: Data files of one bundle naming a host whose heads are read; and at most
 #: this many heads in all (dmesg and ps name none).
@@ -53,7 +54,6 @@ def is_bundle(path) -> bool:
             return lay.is_sos_root(os.listdir(p))
         except OSError:
             return False
-    from sarsleuth.bundles.expand import _is_archive
     return p.is_file() and _is_archive(p)
 
 
@@ -94,7 +94,6 @@ def _folder(root: Path, out: Expanded, tmp: str) -> BundleScan:
 
 
 def _archive(path: Path, out: Expanded, tmp: str) -> list:
-    from sarsleuth.textio import DECOMPRESSION_ERRORS, HEAD_BYTES
     sos = lay.layout()["sosreport"]
     found: dict = {}
     for member in archive.members(path, str(path), out.warnings, workdir=tmp):

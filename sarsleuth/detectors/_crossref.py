@@ -8,6 +8,10 @@ say so (and the ranking counts it once).
 """
 from __future__ import annotations
 
+import os
+
+import pandas as pd
+
 from sarsleuth.knowledge.signatures import all_fields_of, fields_of
 from sarsleuth.model import Evidence
 
@@ -95,7 +99,6 @@ def oom_victims(ctx) -> dict:
 def close_in_time(a, b, seconds: float) -> bool:
     """Are two event times within ``seconds``?  When either is not on the
     shared clock (NaT) the PID alone decides."""
-    import pandas as pd
     ta, tb = getattr(a, "timestamp", None), getattr(b, "timestamp", None)
     if ta is None or tb is None or pd.isna(ta) or pd.isna(tb):
         return True
@@ -107,7 +110,6 @@ def close_in_time(a, b, seconds: float) -> bool:
 
 def where(row) -> str:
     """``error.log:12`` for an event row."""
-    import os
     line = _line(row.line)
     return os.path.basename(str(row.file)) + (f":{line}" if line else "")
 

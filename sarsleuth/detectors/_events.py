@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
 
 @dataclass
 class Burst:
@@ -48,8 +51,6 @@ def bursts(events, gap_seconds: float = 600.0, by_host: bool = True) -> list[Bur
     """Split events into bursts separated by more than ``gap_seconds``.
     Events whose time is not on the shared clock (NaT) form one unaligned
     burst per host."""
-    import numpy as np
-    import pandas as pd
     out: list[Burst] = []
     if events is None or not len(events):
         return out

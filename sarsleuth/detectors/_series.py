@@ -3,6 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
+from sarsleuth.model import iso
+
 
 @dataclass
 class Episode:
@@ -27,8 +32,6 @@ def episodes(series, mask, max_gap_samples: int = 1, peak="max", *, bridge_secon
     blip in 1-second data is not an incident while a single 10-minute sample
     still is.
     """
-    import numpy as np
-    import pandas as pd
     flags = np.asarray(mask, dtype=bool)
     if not flags.any():
         return []
@@ -62,7 +65,6 @@ def onset_ref(series, ep: Episode, base: float) -> dict:
     """Refs ``onset``: the first sample of the episode at or above a
     quarter of its rise from ``base`` to its peak, when that is later than
     the episode's start (the series crept over its threshold first)."""
-    from sarsleuth.model import iso
     if base != base or ep.peak <= base:
         return {}
     level = base + ONSET_FRACTION * (ep.peak - base)
@@ -76,7 +78,6 @@ def onset_ref(series, ep: Episode, base: float) -> dict:
 def baseline(series, quantile: float = 0.5) -> float:
     """The host's own usual level: a quantile over the whole series (robust to
     a short incident inside a long day)."""
-    import numpy as np
     v = series.to_numpy(dtype=float)
     v = v[~np.isnan(v)]
     return float(np.quantile(v, quantile)) if len(v) else float("nan")
@@ -89,8 +90,16 @@ def value_at(series, ts) -> float | None:
         return None
 
 
+def fmt_elapsed(seconds: float) -> str:
+    """How long, as an operator says it: "24 s", "3 min", "2 h 5 min"."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 120:
+        return f"{seconds} s"
+    minutes = int(round(seconds / 60))
+    return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60} min"
+
+
 def fmt_time(ts) -> str:
-    import pandas as pd
     if ts is None or pd.isna(ts):
         return "unknown time"
     return pd.Timestamp(ts).strftime("%H:%M:%S")
@@ -121,7 +130,6 @@ def peak_ref(ep: Episode) -> dict:
     and the sampling interval (``sample_seconds``): a value sar stamps at T
     stands for the interval before T, so what it shows may have begun that
     much earlier."""
-    from sarsleuth.model import iso
     out = {"peak_time": iso(ep.peak_time)}
     if ep.step_s:
         out["sample_seconds"] = ep.step_s

@@ -3,9 +3,13 @@ restarted.  Context for a story, and its cause when errors that were not
 there before begin right after the change."""
 from __future__ import annotations
 
+import pandas as pd
+
 from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import fmt_time
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.knowledge import causal_chains
 from sarsleuth.knowledge.signatures import fields_of
 
@@ -29,7 +33,6 @@ def followed_by(ctx: Context, det_id: str, host, when, before_s: float, after_s:
     chain in the knowledge base lists after it, none of which the host
     logged in the ``before_s`` seconds before, that begin within
     ``after_s`` seconds after.  [(kind, first time, lines)], first first."""
-    import pandas as pd
     events = _on_host(ctx.events_of(*_effects(det_id)), host)
     if events is None or not len(events) or when is None or pd.isna(when):
         return []
@@ -51,7 +54,6 @@ def in_a_story(ctx: Context, det_id: str, burst, seconds: float) -> bool:
     """Did the host log errors a change may cause within ``seconds`` of it
     (before it, or too late to be its effects)?  Then the change is
     context of their story."""
-    import pandas as pd
     events = _on_host(ctx.events_of(*_effects(det_id)), burst.host)
     if events is None or not len(events) or not burst.aligned:
         return False
@@ -130,7 +132,7 @@ class ConfigReload(Detector):
             out.append(self.finding(
                 title=title, severity="high" if after else "medium" if failed else "low",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics,
-                evidence=evidence_from_events(b.rows, 4), refs=refs,
+                evidence=evidence_from_events(ctx.clock, b.rows, 4), refs=refs,
                 explanation=(f"Errors that the host had not logged in the {self.params['before_seconds'] / 60:.0f} "
                              f"minutes before began {metrics.get('seconds_to_first_error', 0):.0f} s after the "
                              "reload: the new configuration is the first suspect." if after else
@@ -165,7 +167,7 @@ class HostRestart(Detector):
                 title=f"host restarted at {fmt_time(b.start) if b.aligned else 'an unknown time'}: {', '.join(parts)}",
                 severity="low", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"restarts": restarts, "boots": len(kernels)},
-                evidence=evidence_from_events(b.rows, 3), refs={"kernels": kernels},
+                evidence=evidence_from_events(ctx.clock, b.rows, 3), refs={"kernels": kernels},
             ))
         return out
 
@@ -226,7 +228,7 @@ class PackageChange(Detector):
                           + f" from {fmt_time(first)}")
             out.append(self.finding(
                 title=title, severity="high" if after else "low", start=b.start, end=b.end, host=b.host,
-                aligned=b.aligned, metrics=metrics, evidence=evidence_from_events(b.rows, 4),
+                aligned=b.aligned, metrics=metrics, evidence=evidence_from_events(ctx.clock, b.rows, 4),
                 refs={"packages": sorted({c["package"] for c in changes if c.get("package")})[:40],
                       "changed": ", ".join(named[:4])},
             ))

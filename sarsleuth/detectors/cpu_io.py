@@ -3,8 +3,14 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+import pandas as pd
+
 from sarsleuth.detectors._series import baseline, episodes, fmt_time, onset_ref, peak_ref, severity_for
-from sarsleuth.detectors.base import Context, Detector, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import metric_evidence
+from sarsleuth.devices import disk_names, labelled
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.model import Evidence, iso
 
@@ -20,7 +26,6 @@ def above_prior_baseline(series, threshold_for, hold_samples: int):
     burst that fills most of a short recording is still measured against
     what came before it).  ``threshold_for`` takes numpy arrays.  Returns
     (mask, baseline per sample)."""
-    import numpy as np
     values = series.to_numpy(dtype=float)
     prior = series.rolling(PRIOR_WINDOW, closed="left", min_periods=1).median().to_numpy(dtype=float)
     # nothing before the first sample: the series' own low quartile stands
@@ -63,8 +68,6 @@ def busiest_disk(ctx: Context, host, start, end, names: dict):
     is the same disk: it is counted once, under the label recorded.  Read
     from the store's runs, so a host's hundreds of disks over a one-second
     day are never all held as series."""
-    import numpy as np
-    import pandas as pd
     store = ctx.metrics
     index = {(metric, dev): key for (metric, dev, h), key in store.section_index("disk").items() if h == host}
     devices = sorted(dev for metric, dev in index if metric == "%util")
@@ -96,14 +99,13 @@ def busiest_disk(ctx: Context, host, start, end, names: dict):
         at = np.flatnonzero(run.stamps == stamp)[:1]
         if len(at) and not np.isnan(float(run.values[at[0]])):
             figures[metric] = float(run.values[at[0]])
-    when = ctx.on_host_clock(pd.Timestamp(stamp, tz="UTC"), host) if aware else pd.Timestamp(stamp)
+    when = ctx.clock.on_host_clock(pd.Timestamp(stamp, tz="UTC"), host) if aware else pd.Timestamp(stamp)
     return dev, when, figures
 
 
 def _utc_ns(ts) -> int:
     """A time as the store keeps it: UTC nanoseconds, or wall-clock ones
     for a time without a zone."""
-    import pandas as pd
     t = pd.Timestamp(ts)
     if t.tzinfo is not None:
         t = t.tz_convert("UTC").tz_localize(None)
@@ -121,14 +123,13 @@ def _disk_evidence(ctx: Context, host, dev, when, figures: dict, names: dict) ->
     (the recorded label's, else the ``sar -d -p`` row of its name), or for
     a binary sa file a sentence with its label, name and numbers; the
     sentence says it all, and where the name was read."""
-    from sarsleuth.devices import labelled
     latencies = ", ".join(f"{m} {figures[m]:.2f} ms" for m in DISK_LATENCIES if m in figures)
     said = (f"{labelled(dev, names)}, %util {figures['%util']:.2f} at {fmt_time(when)}"
             + (f", {latencies}" if latencies else ""))
     ev = metric_evidence(ctx, "disk", host, when, f"busiest disk {said}", device=dev, metric="%util")
     named = names.get(dev)
     if ev.line is None and named is not None:
-        row = ctx.row_line("disk", host, when, device=named.name, metric="%util")
+        row = ctx.printed.row_line("disk", host, when, device=named.name, metric="%util")
         if row is not None:
             ev = Evidence(path=row[0], line=row[1], text=row[2])
     if named is not None:
@@ -137,7 +138,6 @@ def _disk_evidence(ctx: Context, host, dev, when, figures: dict, names: dict) ->
 
 
 def _hold_samples(series, max_gap_samples: int, bridge_seconds: float = 60.0) -> int:
-    import numpy as np
     if len(series) < 2:
         return max_gap_samples
     step = float(np.median(np.diff(series.index.asi8))) / 1e9 or 1.0
@@ -166,9 +166,6 @@ class IowaitSpike(Detector):
     }
 
     def run(self, ctx: Context):
-        import numpy as np
-
-        from sarsleuth.devices import disk_names
         out = []
         metric = "%iowait"
         names = None
@@ -288,7 +285,6 @@ class LoadSpike(Detector):
     }
 
     def run(self, ctx: Context):
-        import numpy as np
         out = []
         for host in ctx.hosts("queue"):
             load = ctx.series("queue", "ldavg-1", host=host)
@@ -348,7 +344,6 @@ class SarGap(Detector):
     defaults = {"factor": 3.0, "min_gap_seconds": 10.0}
 
     def run(self, ctx: Context):
-        import numpy as np
         out = []
         if not ctx.metrics:
             return out

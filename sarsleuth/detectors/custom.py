@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from sarsleuth.detectors._events import bursts
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
 
 
 class CustomSignature(Detector):
@@ -39,7 +41,7 @@ class CustomSignature(Detector):
                 f = self.finding(
                     title=title, severity=sig.severity or "medium", start=b.start, end=b.end, host=b.host,
                     aligned=b.aligned, metrics={"lines": n, "processes": len(procs)},
-                    evidence=evidence_from_events(b.rows, 5), explanation=explanation,
+                    evidence=evidence_from_events(ctx.clock, b.rows, 5), explanation=explanation,
                     refs={"signature": sig.id, **({"pids": pids} if pids else {})},
                 )
                 if sig.category:

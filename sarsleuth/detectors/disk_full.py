@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from sarsleuth.detectors._events import bursts, lines_of, writer
 from sarsleuth.detectors._series import episodes, fmt_time, peak_ref, severity_for
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events, metric_evidence
 from sarsleuth.knowledge.signatures import fields_of
 
 #: What fills up, per sar -F column: (metric, what it counts)
@@ -123,7 +125,7 @@ class Enospc(Detector):
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"lines": b.lines, "programs": len(programs),
                          "paths": sum(len(p) for p in paths.values())},
-                evidence=evidence_from_events(b.rows, 6),
+                evidence=evidence_from_events(ctx.clock, b.rows, 6),
                 refs={"programs": sorted(programs), "paths": sorted({p for v in paths.values() for p in v})[:20]},
             ))
         return out

@@ -9,9 +9,14 @@ so the latency and the queue decide the severity.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref
-from sarsleuth.detectors.base import Context, Detector, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import metric_evidence
 from sarsleuth.detectors.cpu_io import DISK_LATENCIES, _hold_samples, above_prior_baseline
+from sarsleuth.devices import disk_names, labelled
 
 
 class DiskSaturation(Detector):
@@ -37,9 +42,6 @@ class DiskSaturation(Detector):
     }
 
     def run(self, ctx: Context):
-        import numpy as np
-
-        from sarsleuth.devices import disk_names, labelled
         out = []
         names = None
         p = self.params

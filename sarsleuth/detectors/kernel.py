@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+
 from sarsleuth.detectors._events import bursts, printed
 from sarsleuth.detectors._series import fmt_kib, severity_for
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.detectors._crossref import (close_in_time, evidence_of, kills_of, nginx_exits, oom_context,
                                            oomd_usage, where)
 from sarsleuth.knowledge.signatures import all_fields_of, fields_of
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
 
 
 def _line_no(v) -> int:
@@ -119,7 +123,7 @@ class PageAllocationFailure(Detector):
                 title=title, severity=sev, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"failures": n, "order": order, "mode": mode, "atomic": atomic,
                          "nic_receive_path": rx_path, "processes": len(procs)},
-                evidence=evidence_from_events(b.rows, 4), explanation=explanation.strip(),
+                evidence=evidence_from_events(ctx.clock, b.rows, 4), explanation=explanation.strip(),
             ))
         return out
 
@@ -158,7 +162,7 @@ class NicRxAllocFailure(Detector):
                 severity=severity_for(n, [(5, "high")], "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"failures": n, "interfaces": len(ifaces)},
-                evidence=evidence_from_events(b.rows, 8),
+                evidence=evidence_from_events(ctx.clock, b.rows, 8),
             ))
         return out
 
@@ -227,7 +231,7 @@ class OomKill(Detector):
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"victims": len(victims), "kill_reports": reports, "max_victim_rss_kb": rss_kb or None,
                          "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None},
-                evidence=evidence_from_events(b.rows.iloc[with_kill], 6),
+                evidence=evidence_from_events(ctx.clock, b.rows.iloc[with_kill], 6),
                 explanation=("A memory cgroup hit its limit: the host may have had memory to spare."
                              if constraint == "CONSTRAINT_MEMCG" else
                              "systemd-oomd killed the unit's whole cgroup before the kernel ran out of memory: "
@@ -269,7 +273,7 @@ class OomKill(Detector):
             out.append(self.finding(
                 title=f"OOM killer invoked {b.lines} time(s) by {', '.join(invokers) or 'a process'} (victim not in the log)",
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"invocations": b.lines}, evidence=evidence_from_events(b.rows, 3),
+                metrics={"invocations": b.lines}, evidence=evidence_from_events(ctx.clock, b.rows, 3),
             ))
         return out
 
@@ -277,7 +281,6 @@ class OomKill(Detector):
 def _paired(invoked, kills):
     """A boolean Series over ``invoked``: has the invocation its kill (the
     first oom-kill event after it in its file, before the next invocation)?"""
-    import pandas as pd
     paired = pd.Series(False, index=invoked.index)
     if kills is None or not len(kills):
         return paired
@@ -310,7 +313,6 @@ def _cores_dumped(ctx: Context, parsed: list, burst, window: float) -> int:
     writer of the core (systemd-coredump, ABRT, the shell) or nginx's
     ``exited on signal 11 (core dumped)`` says, matched by PID near the
     crash (or by command when the line names no PID)."""
-    import pandas as pd
     pids = {p["pid"] for p in parsed}
     comms = {p["comm"] for p in parsed}
     cored = set()
@@ -366,7 +368,7 @@ class Segfault(Detector):
                 title=title, severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"segfaults": n, "processes": len({p['pid'] for p in parsed}), "faulting_libraries": len(libs),
                          "nginx_segfaults": sum(c for comm, c in per_comm.items() if comm in _NGINX_COMMS)},
-                evidence=evidence_from_events(b.rows, 6),
+                evidence=evidence_from_events(ctx.clock, b.rows, 6),
             )
             finding.metrics["cores_dumped"] = _cores_dumped(ctx, parsed, b, self.params["match_window_seconds"])
             if per_comm:
@@ -416,6 +418,6 @@ class KernelOops(Detector):
                 severity="critical" if panic else "high",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"reports": b.lines, "panic": panic},
-                evidence=evidence_from_events(b.rows, 4),
+                evidence=evidence_from_events(ctx.clock, b.rows, 4),
             ))
         return out

@@ -3,9 +3,13 @@ thread slots (pids.max, RLIMIT_NPROC, pid_max), file descriptors
 (RLIMIT_NOFILE, fs.file-max) and local ports (ip_local_port_range)."""
 from __future__ import annotations
 
+import pandas as pd
+
 from sarsleuth.detectors._events import bursts, lines_of, writer
 from sarsleuth.detectors._series import fmt_time, severity_for
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events, limit_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence
 from sarsleuth.knowledge.signatures import fields_of
 
 
@@ -68,7 +72,7 @@ class ForkRejected(Detector):
                 # pids.events "max" counts them all): a count would mislead
                 title = f"New processes or threads refused: {'; '.join(parts)}"
             metrics = {"lines": b.lines, "programs": len(writers), "cgroups": len(cgroups), "thread_failures": threads}
-            evidence = evidence_from_events(b.rows, 6)
+            evidence = evidence_from_events(ctx.clock, b.rows, 6)
             tasks = self._tasks(ctx, b)
             if tasks is not None:
                 peak, when, before = tasks
@@ -93,7 +97,6 @@ class ForkRejected(Detector):
     def _tasks(self, ctx: Context, b):
         """(peak plist-sz around the burst, its time, its median before the
         burst) or None."""
-        import pandas as pd
         if not b.aligned or b.host not in ctx.hosts("queue"):
             return None
         s = ctx.series("queue", "plist-sz", host=b.host)
@@ -151,7 +154,7 @@ class TooManyOpenFiles(Detector):
             per_process = sum(writers.values())
             metrics = {"lines": b.lines, "per_process": per_process, "system_wide": system, "programs": len(writers)}
             refs: dict = {"programs": sorted(writers)}
-            evidence = evidence_from_events(b.rows, 5)
+            evidence = evidence_from_events(ctx.clock, b.rows, 5)
             parts = []
             for who, n in sorted(writers.items(), key=lambda kv: -kv[1])[:4]:
                 limit = ctx.process_limit(b.host, who, "Max open files")
@@ -208,7 +211,6 @@ class PortExhaustion(Detector):
     defaults = {"burst_gap_seconds": 600.0, "local_ports": 28232, "context_seconds": 300.0}
 
     def run(self, ctx: Context):
-        import pandas as pd
         out = []
         ports = float(self.params["local_ports"])
         for b in bursts(ctx.events_of("port-exhaustion"), self.params["burst_gap_seconds"]):
@@ -251,7 +253,7 @@ class PortExhaustion(Detector):
                       f"{over}{to}{by}",
                 severity=severity_for(n, [(1000, "critical"), (10, "high")], "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics,
-                evidence=evidence_from_events(b.rows, 5),
+                evidence=evidence_from_events(ctx.clock, b.rows, 5),
                 explanation=("Every local port of net.ipv4.ip_local_port_range was in use or held in TIME_WAIT "
                              "towards the same destination, so connect() failed with EADDRNOTAVAIL and the "
                              "requests failed (502 from nginx)" + tw_text + "."),

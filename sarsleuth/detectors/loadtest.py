@@ -1,9 +1,12 @@
 """Load-test detectors over parsed ab/wrk/wrk2/httperf/tsar reports."""
 from __future__ import annotations
 
+import numpy as np
+
 from sarsleuth.model import Evidence
 from sarsleuth.detectors._series import severity_for
-from sarsleuth.detectors.base import Context, Detector
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.network import link_capacity_Bps
 
 
@@ -215,7 +218,7 @@ class LoadtestLinkSaturation(Detector):
                      f"{frac * 100:.0f} % of the {cap * 8 / 1e9:.0f} Gbit/s link")
             ev = _evidence(r, f"Transfer rate {rate / 1024:.2f} KB/s per client", "transfer_rate_Bps")
             if match:
-                row = ctx.row_line("net-dev", match["host"], match["start"], device=match["iface"])
+                row = ctx.printed.row_line("net-dev", match["host"], match["start"], device=match["iface"])
                 ev.append(Evidence(*row) if row else Evidence(
                     match["path"], None, f"{match['iface']} sent {match['server_Bps'] / 1e9:.2f} GB/s "
                     f"(%ifutil {match['ifutil']:.1f}) from {match['start']:%H:%M:%S} to {match['end']:%H:%M:%S}"))
@@ -236,7 +239,6 @@ class LoadtestLinkSaturation(Detector):
         """Where sar shows an interface sending a whole multiple k of one
         client's ``rate`` (k concurrent clients, 1 <= k <= max_clients):
         the window, k and the link capacity.  The busiest match wins."""
-        import numpy as np
         best = None
         for host in ctx.hosts("net-dev"):
             for iface in ctx.devices("net-dev", "txkB/s", host=host):
@@ -259,7 +261,7 @@ class LoadtestLinkSaturation(Detector):
                 cand = {"host": host, "iface": iface, "start": busy.index.min(), "end": busy.index.max(),
                         "server_Bps": server, "clients": clients, "capacity_Bps": link_capacity_Bps(ctx, host, iface),
                         "ifutil": float(util.reindex(busy.index).max()) if util is not None else float("nan"),
-                        "path": ctx.source_with("net-dev", host)}
+                        "path": ctx.printed.source_with("net-dev", host)}
                 if best is None or server > best["server_Bps"]:
                     best = cand
         return best

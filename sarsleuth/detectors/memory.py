@@ -1,8 +1,14 @@
 """Memory detectors over sar data: swap climb and memory pressure."""
 from __future__ import annotations
 
-from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_time, severity_for, value_at
-from sarsleuth.detectors.base import Context, Detector, metric_evidence
+import re
+
+import pandas as pd
+
+from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_elapsed, fmt_time, severity_for, value_at
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import limit_evidence, metric_evidence
 
 
 class SwapClimb(Detector):
@@ -64,7 +70,7 @@ class SwapClimb(Detector):
                 # is reported as a level, not as a longer climb
                 metrics["swpused_at_episode_end_pct"] = float(s.loc[ep.end])
                 out.append(self.finding(
-                    title=f"Swap climbed from {base:.0f} % to {ep.peak:.2f} % in {rise_minutes:.0f} min",
+                    title=f"Swap climbed from {base:.0f} % to {ep.peak:.2f} % in {fmt_elapsed((ep.peak_time - ep.start).total_seconds())}",
                     severity=sev, start=ep.start, end=ep.peak_time, host=host, metrics=metrics,
                     refs=peak_ref(ep), evidence=[metric_evidence(ctx, "swap", host, ep.peak_time, text)],
                 ))
@@ -93,7 +99,6 @@ class MemoryPressure(Detector):
     }
 
     def run(self, ctx: Context):
-        import pandas as pd
         out = []
         hosts = sorted(set(ctx.hosts("memory")) | set(ctx.hosts("paging")))
         for host in hosts:
@@ -180,7 +185,6 @@ _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 def nginx_size(text: str) -> int | None:
     """An nginx size (``256k``, ``8m``, ``4096``) in bytes."""
-    import re
     m = re.fullmatch(r"(\d+)([kKmMgG]?)", text.strip())
     return int(m.group(1)) * _SIZE_UNITS[m.group(2).lower()] if m else None
 
@@ -191,7 +195,6 @@ def proxy_buffer_bound(ctx: Context, host, ep) -> dict | None:
     such connections fill its RAM, and the TCP sockets in use at the peak:
     the arithmetic behind a proxy that ate all memory.  None without an
     ``nginx -T`` in the bundle."""
-    from sarsleuth.detectors.base import limit_evidence
     buffers = ctx.limit(host, "proxy_buffers")
     facts = ctx.facts(host)
     if buffers is None or facts is None or len(buffers.value.split()) != 2:

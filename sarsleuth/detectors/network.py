@@ -1,8 +1,12 @@
 """Network detectors over sar data: NIC saturation/drops and TIME_WAIT."""
 from __future__ import annotations
 
+from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import peak_ref, episodes, fmt_time, severity_for
-from sarsleuth.detectors.base import Context, Detector, limit_evidence, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence, metric_evidence
+from sarsleuth.model import iso
 
 
 def link_capacity_Bps(ctx: Context, host, iface) -> float | None:
@@ -188,7 +192,6 @@ class TcpTimewait(Detector):
 
     @staticmethod
     def _refs(tw, peak_time) -> dict:
-        from sarsleuth.model import iso
         step = tw.index.to_series().diff().dt.total_seconds().median()
         return {"peak_time": iso(peak_time), **({"sample_seconds": float(step)} if step == step and step else {})}
 
@@ -226,8 +229,6 @@ class NicLinkDown(Detector):
     defaults = {"burst_gap_seconds": 600.0, "flap_count": 3}
 
     def run(self, ctx: Context):
-        from sarsleuth.detectors._events import bursts
-        from sarsleuth.detectors.base import evidence_from_events
         out = []
         for b in bursts(ctx.events_of("nic-link-down"), self.params["burst_gap_seconds"]):
             ifaces = sorted({m for m in b.rows["message"].astype(str).str.extract(_IFACE_RE)[0].dropna()})
@@ -236,6 +237,7 @@ class NicLinkDown(Detector):
                 title=f"{n} link-down event(s)" + (f" on {', '.join(ifaces[:4])}" if ifaces else ""),
                 severity="high" if n >= self.params["flap_count"] else "medium",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"link_down": n, "interfaces": len(ifaces)}, evidence=evidence_from_events(b.rows, 4),
+                metrics={"link_down": n, "interfaces": len(ifaces)},
+                evidence=evidence_from_events(ctx.clock, b.rows, 4),
             ))
         return out

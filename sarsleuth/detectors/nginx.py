@@ -1,18 +1,20 @@
-"""nginx detectors: workers dying on signals, PID gaps from respawns,
-connection and file-descriptor limits."""
+"""nginx detectors: workers dying on signals, PID gaps from respawns (its
+connection, memory and shared-memory limits are counted as declared in
+``knowledge/kb.toml``)."""
 from __future__ import annotations
 
 import re
 
-from sarsleuth.model import Evidence
-from sarsleuth.detectors._events import bursts
-from sarsleuth.quotes import cut
-from sarsleuth.detectors._series import severity_for
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events
 from sarsleuth.detectors._crossref import close_in_time, evidence_of, oom_victims, where
+from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._series import severity_for
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.detectors.kernel import parse_segfault
-from sarsleuth.detectors.sockets import _BurstCounter
 from sarsleuth.knowledge.signatures import fields_of
+from sarsleuth.model import Evidence
+from sarsleuth.quotes import cut
 
 SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
                 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
@@ -105,7 +107,7 @@ class WorkerSignalExit(Detector):
                 title += f", {cores} core dumped"
             if oom_matched and not all_oom:
                 title += f" ({len(oom_matched)} by the OOM killer)"
-            evidence = evidence_from_events(b.rows, 6)
+            evidence = evidence_from_events(ctx.clock, b.rows, 6)
             for pid, (row, seg) in matched[:4]:
                 evidence.append(evidence_of(row, str(row.message)))
             for pid, (row, comm) in oom_matched[:4]:
@@ -202,6 +204,11 @@ class WorkerPidGaps(Detector):
         pids = sorted(int(p) for p in workers["pid"])
         span = pids[-1] - pids[0] + 1
         gaps = [(a, b) for a, b in zip(pids, pids[1:]) if b - a >= self.params["min_gap"]]
+        master_pid = int(masters["pid"].iloc[0]) if len(masters) else None
+        if master_pid is not None and 0 < pids[0] - master_pid <= len(pids) and span <= 2 * len(pids):
+            # forked together next to their master, a few PIDs taken in
+            # between by whatever else forked at that moment: a start, not respawns
+            gaps = []
         master_start = str(masters["start"].iloc[0]) if len(masters) and "start" in masters else None
         younger = []
         if master_start and "start" in workers:
@@ -250,7 +257,7 @@ class WorkerPidGaps(Detector):
                 severity="medium", start=respawned["timestamp"].min(), end=respawned["timestamp"].max(),
                 host=respawned["host"].dropna().iloc[0] if respawned["host"].notna().any() else None,
                 metrics={"respawned": len(r_pids)},
-                evidence=evidence_from_events(respawned, 4), refs={"pids": r_pids},
+                evidence=evidence_from_events(ctx.clock, respawned, 4), refs={"pids": r_pids},
             ))
         return out
 
@@ -278,63 +285,3 @@ def _snapshots(src):
     if "snapshot" in table:
         return [(label, df) for label, df in table.groupby("snapshot", sort=False)]
     return [("", table)]
-
-
-class WorkerConnectionsExhausted(_BurstCounter):
-    """nginx ``worker_connections are not enough``, and the start-up warning
-    that worker_connections exceed the open-file limit."""
-
-    id = "worker-connections-exhausted"
-    summary = "nginx 'worker_connections are not enough' (connections refused)"
-    inputs = ("events",)
-    category = "connection-limit"
-    event_kind = "worker-connections-exhausted"
-    noun = "'worker_connections are not enough'"
-    limit_names = ("worker_connections", "worker_processes")
-    severities = [(10, "high")]
-
-    def describe(self, burst):
-        msgs = burst.rows["message"].astype(str)
-        rlimit = msgs.str.extract(r"(\d+) worker_connections exceed open file resource limit: (\d+)").dropna()
-        if len(rlimit):
-            wc, lim = rlimit.iloc[0]
-            return f" (worker_connections {wc} > open file limit {lim})", {"worker_connections": int(wc), "nofile": int(lim)}
-        return "", {}
-
-
-class Enomem(_BurstCounter):
-    """nginx (or another daemon) failing allocations with ENOMEM:
-    ``posix_memalign(...) failed (12: Cannot allocate memory)``.
-
-    Why it matters: report 000's nginx ended with exactly this once its
-    workers had eaten RAM and swap."""
-
-    id = "enomem"
-    summary = "allocations failing with 'Cannot allocate memory' (ENOMEM) in nginx or other daemons"
-    inputs = ("events",)
-    category = "memory-exhaustion"
-    event_kind = "enomem"
-    noun = "'Cannot allocate memory'"
-    limit_names = ("proxy_buffers",)
-    severities = [(5, "high")]
-
-    def describe(self, burst):
-        calls = burst.rows["message"].astype(str).str.extract(r"(\w+)\([^)]*\) failed \(12")[0].dropna()
-        return (f" in {', '.join(sorted(set(calls))[:3])}" if len(calls) else ""), {}
-
-
-class NginxSharedMemoryFull(_BurstCounter):
-    """nginx shared-memory zones out of space: the SSL session cache or a
-    ``limit_req``/``proxy_cache`` zone (``ngx_slab_alloc() failed: no memory``)."""
-
-    id = "nginx-shm-exhausted"
-    summary = "nginx shared memory zone full (SSL session cache, limit_req/cache zones)"
-    inputs = ("events",)
-    category = "other"
-    event_kind = "nginx-shm-exhausted"
-    noun = "nginx shared memory zone full"
-    severities = [(100, "high")]
-
-    def describe(self, burst):
-        zones = [f["zone"] for f in (fields_of(self.event_kind, x) for x in burst.rows["message"].astype(str)) if f]
-        return (f" (zone {', '.join(sorted(set(zones))[:3])})" if len(zones) else ""), {}

@@ -11,8 +11,12 @@ one read here.
 """
 from __future__ import annotations
 
+import pandas as pd
+
 from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref, severity_for
-from sarsleuth.detectors.base import Context, Detector, limit_evidence, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import limit_evidence, metric_evidence
 
 
 class _PressureStall(Detector):
@@ -30,7 +34,7 @@ class _PressureStall(Detector):
         recorded = set(ctx.hosts(section))
         for facts in ctx.host_facts:
             if facts.host not in recorded and facts.pressure.get(_file):
-                out.extend(self._at_collection(facts, words, ctx.host_zones.get(facts.host)))
+                out.extend(self._at_collection(facts, words, ctx.clock.host_zone(facts.host)))
         for host in sorted(recorded):
             some = ctx.series(section, some_col, host=host)
             if some is None or len(some) < 2:
@@ -70,7 +74,6 @@ class _PressureStall(Detector):
         of the last minute and five minutes before it was made.  On the
         shared clock only when both the bundle's time and the host's zone
         are known."""
-        import pandas as pd
         p = self.params
         kinds = facts.pressure[self.resource[4]]
         some, some_line = kinds.get("some", ({}, None))

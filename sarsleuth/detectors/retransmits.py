@@ -9,8 +9,12 @@ the host's own usual share.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref, severity_for
-from sarsleuth.detectors.base import Context, Detector, metric_evidence
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import metric_evidence
 
 #: How sysstat names retransmitted segments: retrans/s, retrseg/s in 12.7.6.
 RETRANS_METRICS = ("retrans/s", "retrseg/s")
@@ -39,7 +43,6 @@ class TcpRetransmits(Detector):
     }
 
     def run(self, ctx: Context):
-        import numpy as np
         out = []
         p = self.params
         for host in ctx.hosts("net-etcp"):

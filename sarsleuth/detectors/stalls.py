@@ -3,9 +3,14 @@ kernel names), CPUs locked up, RCU grace periods that do not end, NFS
 servers that stopped answering."""
 from __future__ import annotations
 
+import pandas as pd
+
 from sarsleuth.detectors._events import bursts
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.knowledge.signatures import fields_of
+from sarsleuth.model import iso
 
 
 def _detail_lines(detail) -> list[str]:
@@ -63,7 +68,7 @@ class HungTask(Detector):
                 metrics={"reports": b.lines,
                          "blocked_seconds": max((int(t["seconds"]) for t in tasks if "seconds" in t), default=None),
                          "lock_holders": len({(o, p) for o, p, _ in holders})},
-                evidence=evidence_from_events(b.rows, 4), explanation=explanation,
+                evidence=evidence_from_events(ctx.clock, b.rows, 4), explanation=explanation,
                 refs={"pids": sorted({int(t["pid"]) for t in tasks}),
                       "holder_pids": sorted({p for _, p, _ in holders})},
             ))
@@ -78,9 +83,6 @@ def _stuck_since(b, tasks: list) -> dict:
     CPU "stuck for Ns") at T was stuck by T - N at the latest (the kernel
     prints the time it measured); the first report of a burst dates the
     stall."""
-    import pandas as pd
-
-    from sarsleuth.model import iso
     first = tasks[0] if tasks else {}
     if not b.aligned or "seconds" not in first or b.start is None or pd.isna(b.start):
         return {}
@@ -149,7 +151,7 @@ class KernelLockup(Detector):
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"reports": b.lines, "panic": panic, "cpus": len(cpus) or None, "stuck_seconds": seconds,
                          **{k: n for k, n in kinds.items()}},
-                evidence=evidence_from_events(b.rows, 4),
+                evidence=evidence_from_events(ctx.clock, b.rows, 4),
                 refs={"pids": sorted({p for _, p in tasks}), **_stuck_since(b, found)},
             )
             if cpus:
@@ -177,7 +179,6 @@ class NfsServerDown(Detector):
     defaults = {"burst_gap_seconds": 900.0}
 
     def run(self, ctx: Context):
-        import pandas as pd
         out = []
         events = ctx.events_of(self.id)
         if events is None or not len(events):
@@ -206,7 +207,7 @@ class NfsServerDown(Detector):
                 title=title, severity="high", start=b.start, end=end, host=b.host, aligned=b.aligned,
                 metrics={"lines": b.lines, "servers": len(servers), "soft_mount": soft,
                          "seconds": lasted, "recovered": end > b.end if b.aligned else None},
-                evidence=evidence_from_events(rows.drop(columns=["_server", "_ok", "_soft"]), 6),
+                evidence=evidence_from_events(ctx.clock, rows.drop(columns=["_server", "_ok", "_soft"]), 6),
                 explanation=("The mount is soft: calls to the server failed with EIO, so applications saw I/O "
                              "errors." if soft else "The mount is hard: every process touching it waited "
                              "(D state) until the server answered."),

@@ -1,11 +1,13 @@
-"""Upstream detectors: backends that are slow (timeouts) and backends that
-are down (refused, unreachable, none left alive), as a proxy logs them."""
+"""Upstream detectors: backends that are down (refused, unreachable, none
+left alive), as a proxy logs them (slow ones, timeouts, are counted as
+``upstream-timeout`` in ``knowledge/kb.toml``)."""
 from __future__ import annotations
 
 from sarsleuth.detectors._events import bursts
 from sarsleuth.detectors._series import severity_for
-from sarsleuth.detectors.base import Context, Detector, evidence_from_events
-from sarsleuth.detectors.sockets import _BurstCounter
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.knowledge.signatures import fields_of
 
 #: errno of a failed connect() -> how it reads in a title
@@ -13,30 +15,6 @@ _CONNECT_ERRORS = {"111": "refused", "113": "no route to host", "101": "network 
                    "112": "host down", "2": "socket file missing"}
 #: errnos that say the address could not be reached at all (ICMP, routing)
 _UNREACHABLE = {"113", "101", "112"}
-
-
-class UpstreamTimeout(_BurstCounter):
-    """nginx ``upstream timed out``: a backend answered too slowly (or
-    never) within proxy_connect/read/send_timeout."""
-
-    id = "upstream-timeout"
-    summary = "nginx 'upstream timed out': backends slower than the proxy's timeouts"
-    inputs = ("events:upstream-timeout",)
-    category = "upstream-failure"
-    event_kind = "upstream-timeout"
-    noun = "upstream timeout"
-    severities = [(100, "high")]
-
-    def describe(self, burst):
-        ups = {}
-        for m in (fields_of(self.event_kind, x) for x in burst.rows["message"].astype(str)):
-            if m and m.get("upstream"):
-                host = m.get("upstream_origin", m["upstream"])
-                ups[host] = ups.get(host, 0) + 1
-        if ups:
-            top = sorted(ups.items(), key=lambda kv: -kv[1])[:3]
-            return " (" + ", ".join(f"{u}: {n}" for u, n in top) + ")", {"upstreams": len(ups)}
-        return "", {}
 
 
 class UpstreamDown(Detector):
@@ -109,8 +87,11 @@ class UpstreamDown(Detector):
                 severity=severity_for(n, [(1000, "critical"), (10, "high")], "high" if no_live else "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"lines": n, "refused": refused, "unreachable": unreachable, "no_live": no_live,
+                         # connections that failed, or servers a health check marked down
+                         "connect_failures": sum(c for per in servers.values() for c in per.values())
+                         + sum(down.values()),
                          "disabled": sum(disabled.values()), "servers": len(named), "groups": len(groups)},
-                evidence=evidence_from_events(b.rows, 6),
+                evidence=evidence_from_events(ctx.clock, b.rows, 6),
                 explanation=_explain(errors, groups, disabled) or None,
                 refs={"upstreams": sorted(named), "groups": sorted(groups),
                       "errnos": {e: n for e, (_, n) in sorted(errors.items())}},

@@ -12,21 +12,32 @@ never from folder names.
 """
 from __future__ import annotations
 
-from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS
-from sarsleuth.fleet.hosts import Grouping, group_by_host, group_inputs
+from sarsleuth.bundles.scan import is_bundle
+from sarsleuth.config import load_config
+from sarsleuth.errors import UsageError
+from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS, fleet_incidents
+from sarsleuth.fleet.hosts import Grouping, group_by_host, group_inputs, input_files
+from sarsleuth.fleet.model import Fleet
+from sarsleuth.fleet.run import FACTS_BATCH, executor
+from sarsleuth.options import check_options
+from sarsleuth.progress import progress_bar
+from sarsleuth.redaction.case import redact_fleet
 
 __all__ = ["analyze", "group_by_host", "group_inputs", "Grouping", "DEFAULT_TOLERANCE_SECONDS"]
 
 
 def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=True, save=None,
             progress=False, tolerance_seconds=DEFAULT_TOLERANCE_SECONDS, tz=None, year=None, window=None,
-            link_speed=None, config=None, date_order=None, min_severity=None):
+            link_speed=None, config=None, date_order=None, min_severity=None, redact=False):
     """Group the inputs by host, analyse every host (on Dask when
     installed), correlate across hosts; returns a :class:`Fleet`.  With
-    ``save``, the case is also written there as Parquet."""
-    from sarsleuth.options import check_options
+    ``save``, the case is also written there as Parquet; ``redact``: every
+    name replaced by its stand-in, the same on every host
+    (``fleet.redactor.mapping()`` says which)."""
     if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
         paths = tuple(paths[0])
+    if redact and save is not None:
+        raise UsageError("a fleet cannot be redacted and saved: its workers save each host before it is redacted")
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                   min_severity=min_severity)
     options = {"tz": tz, "year": year, "window": window, "link_speed": link_speed,
@@ -34,26 +45,24 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
                "min_severity": min_severity}
     staging = None
     if save is not None:
-        from sarsleuth.store import prepare_case_dir
+        from sarsleuth.saved_cases import prepare_case_dir
         staging = prepare_case_dir(save, paths)
     try:
         fleet = _analyze(paths, scheduler, workers, memory_limit, processes, progress, tolerance_seconds, options,
                          staging.dir if staging else None)
         if staging is not None:
-            from sarsleuth.store import write_fleet_tables
+            from sarsleuth.saved_cases import write_fleet_tables
             write_fleet_tables(staging.dir, fleet)
             staging.commit()
     finally:
         if staging is not None:        # an interrupted or failed run leaves nothing under the case's name
             staging.discard()
+    if redact:
+        fleet.redactor = redact_fleet(fleet, load_config(config).redact_patterns)
     return fleet
 
 
 def _analyze(paths, scheduler, workers, memory_limit, processes, progress, tolerance_seconds, options, save_dir):
-    from sarsleuth.fleet.correlate import fleet_incidents
-    from sarsleuth.fleet.hosts import input_files
-    from sarsleuth.fleet.model import Fleet
-    from sarsleuth.fleet.run import FACTS_BATCH, executor
     files, refused = input_files(paths)
     notes: list = []
     with executor(scheduler, workers, memory_limit, processes, notes) as ex:
@@ -83,7 +92,6 @@ def _batches(files: list, size: int) -> list:
     """Units for the facts tasks: plain files ``size`` at a time (a head
     each), every bundle on its own (its whole archive is streamed), so the
     bundles spread over the workers."""
-    from sarsleuth.bundles.scan import is_bundle
     bundles, plain = [], []
     for f in files:
         (bundles if is_bundle(f) else plain).append(f)
@@ -92,5 +100,4 @@ def _batches(files: list, size: int) -> list:
 
 def _progress(enabled: bool, total: int):
     """A progress bar over hosts on stderr (a terminal only)."""
-    from sarsleuth.progress import progress_bar
     return progress_bar(enabled, total, lambda done, _host: f"hosts ({done}/{total})")

@@ -15,11 +15,13 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from sarsleuth.correlate import SEVERITY_WEIGHT, cause_of
 from sarsleuth.knowledge import category_title
-from sarsleuth.fleet.clock import on_fleet_clock
 from sarsleuth.fleet.model import FleetIncident
 from sarsleuth.model import SEVERITY_RANK
+from sarsleuth.timebase.clock import on_fleet_clock
 
 #: Starts of findings of one kind this close (seconds) are one fleet event:
 #: ten minutes, sa1's usual interval, since a metric finding starts at the
@@ -42,7 +44,6 @@ class _Cluster:
 
 def fleet_incidents(host_results, tolerance_seconds: float = DEFAULT_TOLERANCE_SECONDS) -> list:
     """Ranked fleet incidents from every analysed host's findings."""
-    import pandas as pd
     tol = pd.Timedelta(seconds=float(tolerance_seconds))
     hosts = [h for h in host_results if h.ok and h.host]   # files naming no host are no host
     analysed = sorted(h.host for h in hosts)

@@ -20,23 +20,22 @@ hosts, whatever produced them.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from sarsleuth.bundles.expand import _is_archive
+from sarsleuth.bundles.layout import is_sos_root
+from sarsleuth.bundles.scan import count_bundles, is_bundle, scan
+from sarsleuth.errors import InputError
+from sarsleuth.parsers import registry, sniff
+from sarsleuth.streams import is_stream, refusal
+from sarsleuth.textio import HEAD_BYTES, read_head
 
 #: The group of files that name no host and cannot be placed beside one:
 #: still read and analysed together, as a single case would, but never
 #: counted as a host of the fleet.
 NO_HOST = ""
-
-#: Lines of a log's head whose host field is counted.
-HEAD_LINES = 200
-#: A log naming several hosts in its head (a central syslog server) belongs to
-#: each host that has at least this share of those lines.
-MIN_HOST_SHARE = 0.05
-
-_SADF_JSON_HOST = re.compile(r'"nodename"\s*:\s*"((?:[^"\\]|\\.){1,255})"')
-_SADF_XML_HOST = re.compile(r'<host\s[^>]*nodename="([^"]{1,255})"')
 
 
 @dataclass
@@ -73,10 +72,8 @@ class Grouping:
 
 
 def file_facts(path) -> FileFacts:
-    """Kind and host facts of one file, from its first bytes."""
-    from sarsleuth.errors import InputError
-    from sarsleuth.parsers import sniff
-    from sarsleuth.textio import HEAD_BYTES, decode, read_head
+    """Kind and host facts of one file, from its first bytes (as its
+    parser reads them: :meth:`~sarsleuth.parsers.base.Parser.hosts_in`)."""
     path = str(path)
     kind, reason = sniff(path)
     if kind is None:
@@ -85,18 +82,13 @@ def file_facts(path) -> FileFacts:
         head = read_head(path, HEAD_BYTES)
     except InputError as exc:
         return FileFacts(path, None, reason=exc.reason)
-    if kind == "sa":
-        return _sa_facts(path, head)
-    text = decode(head)
-    reader = _TEXT_READERS.get(kind)
-    hosts = reader(text) if reader else ()
-    return FileFacts(path, kind, tuple(h for h in hosts if h))
+    hosts, facts = registry()[kind].hosts_in(path, head)
+    return FileFacts(path, kind, tuple(h for h in hosts if h), facts)
 
 
 def unit_facts(path) -> list:
     """The facts of one input unit: a file, or every bundle (one host each)
     of an archive or extracted sosreport."""
-    from sarsleuth.bundles.scan import is_bundle, scan
     if not is_bundle(path):
         return [file_facts(path)]
     try:
@@ -134,83 +126,6 @@ def _bundle_facts(path: str, b) -> FileFacts:
              "zone": h.timezone, "hostname": h.hostname}
     return FileFacts(path, "bundle", (host,) if host else (), {k: v for k, v in facts.items() if v is not None},
                      bundle=b.label)
-
-
-def _sa_facts(path, head) -> FileFacts:
-    from sarsleuth.errors import InputError
-    from sarsleuth.parsers.sa.layout import read_layout
-    try:
-        layout = read_layout(path, head)
-    except InputError:
-        # the header did not fit the head, or is damaged: the parser says
-        # which byte when the host's pipeline reads it
-        return FileFacts(path, "sa")
-    facts = {"kernel": layout.kernel, "ncpu": layout.ncpu}
-    return FileFacts(path, "sa", (layout.host,) if layout.host else (), facts)
-
-
-def _sar_text_hosts(text: str) -> tuple:
-    from sarsleuth.parsers.sar_text.reader import BANNER_RE
-    found = []
-    for line in text.splitlines()[:HEAD_LINES * 50]:
-        m = BANNER_RE.match(line)
-        if m and m.group("host").strip() and m.group("host").strip() not in found:
-            found.append(m.group("host").strip())
-    return tuple(found)
-
-
-def _sadf_csv_hosts(text: str) -> tuple:
-    found = []
-    for line in text.splitlines()[:HEAD_LINES]:
-        if line.startswith("#") or ";" not in line:
-            continue
-        host = line.split(";", 1)[0].strip()
-        if host and host not in found:
-            found.append(host)
-    return tuple(found)
-
-
-def _log_hosts(parse_line):
-    def hosts(text: str) -> tuple:
-        counts: Counter = Counter()
-        lines = text.splitlines()[:HEAD_LINES]
-        for line in lines[:-1] if len(lines) > 1 else lines:   # the last may be cut
-            try:
-                info = parse_line(line)
-            except (ValueError, TypeError):
-                continue
-            if info is not None and info.host and info.stamp is not None:
-                counts[info.host] += 1
-        total = sum(counts.values())
-        return tuple(h for h, n in counts.most_common() if n >= MIN_HOST_SHARE * total)
-    return hosts
-
-
-def _syslog_hosts(text: str) -> tuple:
-    from sarsleuth.parsers.logs.syslog import parse_line
-    return _log_hosts(parse_line)(text)
-
-
-def _journal_hosts(text: str) -> tuple:
-    from sarsleuth.parsers.logs import journal
-    first = text.lstrip()[:1]
-    return _log_hosts(journal.parse_json_line if first == "{" else journal.parse_text_line)(text)
-
-
-def _pattern_hosts(pattern):
-    def hosts(text: str) -> tuple:
-        return tuple(dict.fromkeys(m.group(1) for m in pattern.finditer(text)))
-    return hosts
-
-
-_TEXT_READERS = {
-    "sar-text": _sar_text_hosts,
-    "sadf-csv": _sadf_csv_hosts,
-    "sadf-json": _pattern_hosts(_SADF_JSON_HOST),
-    "sadf-xml": _pattern_hosts(_SADF_XML_HOST),
-    "syslog": _syslog_hosts,
-    "journal": _journal_hosts,
-}
 
 
 def group_by_host(facts: list) -> Grouping:
@@ -275,9 +190,6 @@ def input_files(paths) -> tuple:
     folder as a whole), each once, and ``(path, why)`` of those not read:
     missing, a device or a file over the size cap, a pipe (the workers read
     each host's files where they are: a pipe gives its bytes once)."""
-    from pathlib import Path
-
-    from sarsleuth.streams import is_stream, refusal
     refused = []
     for p in paths:
         why = ("no such file or directory" if str(p) != "-" and not Path(p).exists() else refusal(p)
@@ -305,8 +217,6 @@ def input_files(paths) -> tuple:
 def _units(paths):
     """Files under ``paths`` (sorted, hidden ones skipped); a sosreport
     folder is one unit, its files are the bundle's."""
-    from pathlib import Path
-    from sarsleuth.bundles.layout import is_sos_root
     for p in paths:
         p = Path(p)
         if not p.is_dir():
@@ -336,9 +246,6 @@ def names_hosts(paths, at_least: int, sample: int = FLEET_SAMPLE_FILES) -> bool:
     if len(files) > sample:
         step = len(files) / sample
         files = [files[int(k * step)] for k in range(sample)]
-    from sarsleuth.bundles.expand import _is_archive
-    from pathlib import Path
-    from sarsleuth.bundles.scan import count_bundles
     seen: set = set()
     archives: list = []
     for f in files:

@@ -6,7 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sarsleuth.model import iso
+import pandas as pd
+
+from sarsleuth.bundles.facts import Limit
+from sarsleuth.detectors import registry
+from sarsleuth.model import SEVERITY_RANK, iso
+from sarsleuth.render._fleet_html import fleet_fragment
+from sarsleuth.version import __version__
 
 
 @dataclass
@@ -31,7 +37,6 @@ class HostResult:
     def limit(self, name: str):
         """A limit of the host's bundle as :class:`~sarsleuth.bundles.facts.Limit`
         (a sysctl name, or an nginx directive: its last value), else None."""
-        from sarsleuth.bundles.facts import Limit
         b = self.host_facts or {}
         found = b.get("limits", {}).get(name) or (b.get("nginx", {}).get(name) or [None])[-1]
         if found is None:
@@ -53,7 +58,6 @@ class HostResult:
 
     @property
     def worst(self) -> str | None:
-        from sarsleuth.model import SEVERITY_RANK
         if not self.findings:
             return None
         return max((f.severity for f in self.findings), key=SEVERITY_RANK.__getitem__)
@@ -107,6 +111,7 @@ class Fleet:
     tolerance_seconds: float = 600.0
     workers: int = 0
     scheduler: str = ""
+    redactor: object = field(default=None, repr=False, compare=False)   # its stand-ins, when redacted
 
     @property
     def analysed(self) -> list:
@@ -141,9 +146,6 @@ class Fleet:
         and findings; incidents ranked across hosts) plus the fleet:
         ``fleet_incidents`` with the hosts that saw each and those that did
         not, and ``hosts`` with each host's own story."""
-        from sarsleuth import __version__
-        from sarsleuth.detectors import registry
-        from sarsleuth.model import SEVERITY_RANK
         incidents = sorted((i for h in self.hosts for i in h.incidents),
                            key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
         ranked = [dict(i.to_dict(), rank=n) for n, i in enumerate(incidents, 1)]
@@ -168,7 +170,6 @@ class Fleet:
         }
 
     def _repr_html_(self) -> str:
-        from sarsleuth.render._fleet_html import fleet_fragment
         return fleet_fragment(self)
 
     def __repr__(self) -> str:
@@ -179,7 +180,6 @@ def metric_summary(store):
     """Per (section, device, metric): samples, mean, max and when the max
     was reached: a few hundred rows however long the host recorded.  Read
     from a :class:`~sarsleuth.metric_store.MetricStore`, series by series."""
-    import pandas as pd
     cols = ["section", "device", "metric", "samples", "mean", "max", "max_at"]
     rows: dict = {}
     for key in (store.runs if store else ()):

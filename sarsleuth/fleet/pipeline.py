@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import time
 
+from sarsleuth.case import Case
+from sarsleuth.correlate import correlate
 from sarsleuth.fleet.model import HostResult, metric_summary
 from sarsleuth.model import iso
+from sarsleuth.saved_cases import source_row
 
 
 def analyse_host(group, options: dict, save_dir: str | None = None) -> HostResult:
@@ -29,13 +32,9 @@ def analyse_host(group, options: dict, save_dir: str | None = None) -> HostResul
 
 
 def _run(group, options, save_dir, result) -> None:
-    from sarsleuth.bundles.expand import selecting
-    from sarsleuth.case import Case
-    from sarsleuth.correlate import correlate
     # archives are read in place here, on the worker; of a collect archive
     # only this host's node
-    with selecting(group.select):
-        case = Case.load(*group.files, **options)
+    case = Case.load(*group.files, select=group.select, **options)
     result.skipped = [(s.path, s.reason) for s in case.skipped]
     if not case.sources:
         # a bundle cut before its data says so in a warning, not as a skipped file
@@ -52,15 +51,12 @@ def _run(group, options, save_dir, result) -> None:
     result.findings = findings
     if group.shared:
         # told on this host's clock, as a single-host analysis tells it
-        from sarsleuth.options import check_options
-        zones = case.story_zones(check_options(tz=options.get("tz")))
-        result.incidents = correlate(list(findings), host_zones=zones, display_zone=case.tz)
+        result.incidents = correlate(list(findings), case.clock)
     else:
         result.incidents = case.incidents
     result.warnings = list(case.warnings)
     result.notes += list(case.notes)
     metrics, events = _own_series(case.store, group), _own_rows(case.events, group)
-    from sarsleuth.store import source_row
     result.sources = [source_row(s) for s in case.sources]
     result.facts.update(_facts(case, metrics, events, group.host))
     own = _host_facts(case, group.host)
@@ -68,7 +64,7 @@ def _run(group, options, save_dir, result) -> None:
         result.host_facts = own.to_dict()
     result.summary = metric_summary(metrics)
     if save_dir is not None:
-        from sarsleuth.store import write_host_tables
+        from sarsleuth.saved_cases import write_host_tables
         write_host_tables(save_dir, group.host, metrics, events)
 
 
@@ -101,7 +97,7 @@ def _host_facts(case, host):
 
 def _facts(case, metrics, events, host) -> dict:
     own = _host_facts(case, host)
-    zone = (own.timezone if own is not None else None) or getattr(case, "host_zones", {}).get(host) or case.tz
+    zone = (own.timezone if own is not None else None) or case.clock.host_zones.get(host) or case.tz
     facts = {"zone": str(zone) if zone else None, "wall_clock": zone is None,
              "metric_values": int(len(metrics)) if metrics is not None else 0,
              "events": int(len(events)) if events is not None else 0}

@@ -9,7 +9,13 @@ a real cluster)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import uuid
+
+from sarsleuth.fleet.hosts import unit_facts
+from sarsleuth.fleet.model import HostResult
+from sarsleuth.fleet.pipeline import analyse_host
 
 #: Files whose host facts one task reads.
 FACTS_BATCH = 64
@@ -23,7 +29,6 @@ def worker_count(workers: int | None) -> int:
 
 
 def facts_batch(paths: list) -> list:
-    from sarsleuth.fleet.hosts import unit_facts
     return [f for p in paths for f in unit_facts(p)]
 
 
@@ -37,7 +42,6 @@ class SerialExecutor:
         return [f for b in batches for f in facts_batch(b)]
 
     def hosts(self, groups, options, save_dir):
-        from sarsleuth.fleet.pipeline import analyse_host
         for g in groups:
             yield analyse_host(g, options, save_dir)
 
@@ -52,10 +56,8 @@ class DaskExecutor:
         return [f for batch in self.client.gather(futures) for f in batch]
 
     def hosts(self, groups, options, save_dir):
+        # an extra: the core works without it
         from distributed import as_completed
-        from sarsleuth.fleet.model import HostResult
-        from sarsleuth.fleet.pipeline import analyse_host
-        import uuid
         run = uuid.uuid4().hex[:12]    # keys of one run: never the cached result of an earlier one
         futures = self.client.map(analyse_host, groups, options=options, save_dir=save_dir, pure=False,
                                   key=[f"sarsleuth-host-{run}-{i}" for i in range(len(groups))])
@@ -98,8 +100,8 @@ def executor(scheduler: str | None = None, workers: int | None = None, memory_li
         with client:
             yield DaskExecutor(client, scheduler)
         return
-    import logging
 
+    # an extra: the core works without it
     import dask
     n = worker_count(workers)
     # Dask's sampling profiler keeps a call tree of every stack it sees: over

@@ -25,6 +25,13 @@ def kb_entry(detector_id: str) -> dict:
     return knowledge_base().get("detector", {}).get(detector_id, {})
 
 
+def burst_counters() -> dict:
+    """{detector id: its ``[detector.ID.burst]`` table}: the detectors
+    declared as data (see ``sarsleuth.detectors.counters``)."""
+    return {det_id: entry["burst"] for det_id, entry in knowledge_base().get("detector", {}).items()
+            if "burst" in entry}
+
+
 def causal_chains() -> list[dict]:
     return knowledge_base().get("chain", [])
 

@@ -28,7 +28,13 @@ from __future__ import annotations
 
 import unicodedata
 from functools import lru_cache
+from importlib.resources import files
 from typing import Iterable
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore
 
 #: English (C locale) names: the fast path, no Babel needed.
 _ENGLISH_MONTHS = {name: i for i, name in enumerate(
@@ -176,11 +182,6 @@ def _tables() -> tuple[dict, dict]:
 
 def _glibc_names() -> dict:
     """glibc_time_names.toml: {"months"|"weekdays": {language: {name: number(s)}}}."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore
-    from importlib.resources import files
     return tomllib.loads(files(__package__).joinpath("glibc_time_names.toml").read_text(encoding="utf-8"))
 
 
@@ -191,6 +192,7 @@ def cldr_tables() -> tuple[dict, dict]:
 
 
 def _read_cldr() -> tuple[dict, dict]:
+    # here, not at the top: sniff loads this module
     from babel import Locale, localedata
     months: dict = {}
     weekdays: dict = {}

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+import re2
+
+from sarsleuth.knowledge import categories
+from sarsleuth.model import SEVERITIES
+
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -36,7 +41,6 @@ class Signature:
 
 def read_table(text: str) -> list[Signature]:
     """Signatures of a TOML table (``[[signature]]`` entries), checked."""
-    from sarsleuth.model import CATEGORIES, SEVERITIES
     data = tomllib.loads(text)
     out = []
     for n, entry in enumerate(data.get("signature", []), 1):
@@ -56,8 +60,8 @@ def read_table(text: str) -> list[Signature]:
         if severity is not None and severity not in SEVERITIES:
             raise ValueError(f"signature {sig_id!r}: severity {severity!r} is not one of {', '.join(SEVERITIES)}")
         category = entry.get("category")
-        if category is not None and category not in CATEGORIES:
-            raise ValueError(f"signature {sig_id!r}: category {category!r} is not one of {', '.join(CATEGORIES)}")
+        if category is not None and category not in categories():
+            raise ValueError(f"signature {sig_id!r}: category {category!r} is not one of {', '.join(categories())}")
         recs = entry.get("recommendations") or ([entry["recommendation"]] if entry.get("recommendation") else [])
         fields = entry.get("fields") or []
         if not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields):
@@ -180,7 +184,6 @@ def unbounded_pattern(pattern: str) -> str | None:
 @lru_cache(maxsize=8)
 def _user_matchers(user: tuple):
     """(compiled RE2 pattern, signature id) for each user pattern."""
-    import re2
     return [(re2.compile(_scoped(pat)), sig.id) for sig in user for pat in sig.patterns]
 
 
@@ -212,7 +215,6 @@ def user_candidate_matcher(user: tuple):
     signatures could classify, or None without user signatures."""
     if not user:
         return None
-    import re2
     loose = [_scoped(p)[1:] if p.startswith("^") else _scoped(p) for sig in user for p in sig.patterns]
     return re2.compile("|".join(f"(?:{p})" for p in loose).encode("utf-8"))
 

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
 from sarsleuth.metric_store.runs import KEY_COLUMNS, Run, _stamps_of
 from sarsleuth.metric_store.store import MetricStore
 
@@ -11,8 +14,6 @@ def from_long(frame) -> MetricStore:
     """The store of a long table (``METRIC_COLUMNS``, ``line`` kept when
     present).  Rows with a NaN value are dropped, as the long table
     never held them for a time the writer did not record."""
-    import numpy as np
-    import pandas as pd
     if frame is None or not len(frame):
         return MetricStore()
     ts = frame["timestamp"]
@@ -54,7 +55,6 @@ class StoreBuilder:
 
     def put(self, key, stamps, values, *, tz=None, lines=None) -> None:
         """Append times and values to series ``key``."""
-        import numpy as np
         if not len(values):
             return
         entry = self.pieces.get(key)
@@ -68,7 +68,6 @@ class StoreBuilder:
         entry[2].append(None if lines is None else np.asarray(lines, dtype=np.int32))
 
     def finish(self) -> MetricStore:
-        import numpy as np
         shared: dict = {}
 
         def once(arr):
@@ -134,7 +133,6 @@ def combine(stores) -> tuple:
     -A`` rendering) keeps one value per time, the first store's; where the
     other store says something else at that time (an edited paste, another
     host of the same name), it is kept as a :class:`Disagreement`."""
-    import numpy as np
     stores = [s for s in stores if s]
     if len(stores) == 1:
         return stores[0], 0, []
@@ -177,7 +175,6 @@ def combine(stores) -> tuple:
 def _compare(key, part, index: int, repeated, seen, seen_values, seen_owner, out: list) -> None:
     """Note where ``part`` says something else than the values already
     kept at the same times."""
-    import numpy as np
     if not repeated.any():
         return
     s, v = part.stamps[repeated], part.values.astype(np.float64)[repeated]
@@ -201,7 +198,6 @@ def narrowest(values):
     """``values`` in the narrowest type that gives back every value exactly:
     small integers as int8/int16/int32, then float32, else float64.  -0.0
     (sar can print ``-0.00``) and NaN keep a float type."""
-    import numpy as np
     v = values
     if v.dtype.kind in "iu" and v.dtype.itemsize <= 4:
         return v

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
 #: Label columns of the long table, in the order of a series key.
 KEY_COLUMNS = ("host", "section", "device", "metric")
 
@@ -36,7 +39,6 @@ class Run:
 
 def empty_long():
     """The long table with no rows (its columns typed)."""
-    import pandas as pd
     return pd.DataFrame({
         "timestamp": pd.Series([], dtype="datetime64[ns]"),
         "host": pd.Series([], dtype=object),
@@ -50,7 +52,6 @@ def empty_long():
 def joined_series(parts):
     """Pieces of one series (from several sources or hosts) as one, in time
     order, one value per time (the first piece's)."""
-    import pandas as pd
     out = pd.concat(parts)
     return out[~out.index.duplicated(keep="first")].sort_index(kind="stable")
 
@@ -58,8 +59,6 @@ def joined_series(parts):
 def run_series(run):
     """A run as a float64 Series on a DatetimeIndex named ``timestamp``:
     in time order, one value per time (the first seen), NaN left out."""
-    import numpy as np
-    import pandas as pd
     stamps, values = run.stamps, run.values
     if values.dtype.kind == "f":
         keep = ~np.isnan(values)
@@ -77,7 +76,6 @@ def run_series(run):
 
 
 def _index(stamps, tz):
-    import pandas as pd
     index = pd.DatetimeIndex(stamps.view("M8[ns]"))
     if tz is not None:
         index = index.tz_localize("UTC").tz_convert(tz)
@@ -87,8 +85,6 @@ def _index(stamps, tz):
 def _stamps_of(times) -> tuple:
     """(int64 ns, tz) of a Series or index of timestamps: UTC for aware
     times, the wall clock for naive ones."""
-    import numpy as np
-    import pandas as pd
     index = pd.DatetimeIndex(times)
     if index.unit != "ns":
         index = index.as_unit("ns")
@@ -96,6 +92,5 @@ def _stamps_of(times) -> tuple:
 
 
 def _timestamp(ns: int, tz):
-    import pandas as pd
     ts = pd.Timestamp(ns, unit="ns")
     return ts.tz_localize("UTC").tz_convert(tz) if tz is not None else ts

@@ -1,6 +1,9 @@
 """Runs of every series of a source or a case, keyed by host, section, device and metric."""
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
 from sarsleuth.metric_store.runs import (KEY_COLUMNS, _index, _stamps_of, _timestamp, empty_long, joined_series,
                                          run_series)
 
@@ -62,7 +65,6 @@ class MetricStore:
 
     def span(self):
         """(first, last) sample time as Timestamps, or (None, None)."""
-        import numpy as np
         lows, highs = [], []
         for stamps, tz in self._distinct():
             real = stamps[stamps != np.iinfo(np.int64).min]     # NaT
@@ -81,7 +83,6 @@ class MetricStore:
         """Replace every time by ``fn(times)``, ``times`` a Series of
         timestamps; each distinct time array is converted once and stays
         shared."""
-        import pandas as pd
         done: dict = {}
         for run in self.runs.values():
             key = (id(run.stamps), str(run.tz))
@@ -102,8 +103,6 @@ class MetricStore:
     def sample_times(self, host=None):
         """Sorted distinct times at which ``host`` (every host: None)
         recorded anything, as a Series of timestamps."""
-        import numpy as np
-        import pandas as pd
         parts = self._distinct(host)
         if not parts:
             return pd.Series([], dtype="datetime64[ns]")
@@ -148,9 +147,6 @@ class MetricStore:
         values came from a text file): one row per value, labels as
         categoricals, in time order (series in their stored order within a
         time)."""
-        import numpy as np
-        import pandas as pd
-
         runs = list(self.runs.items())
         with_lines = self.has_lines() if lines is None else lines
         if not runs:
@@ -186,7 +182,6 @@ def _rows_in_time_order(runs, with_lines: bool, sort: bool):
     order with the runs in their order within a time (``sort`` False, for
     runs on different clocks: run after run).  Runs sharing one sorted time array (the usual sa file) are
     laid side by side as a matrix read row by row: no sort, no gather."""
-    import numpy as np
     first = runs[0][1]
     shared = all(r.stamps is first.stamps and r.tz is first.tz for _k, r in runs)
     k = len(runs)
@@ -236,5 +231,4 @@ def _rows_in_time_order(runs, with_lines: bool, sort: bool):
 
 def _code_type(count: int):
     """The code type pandas gives a categorical of ``count`` categories."""
-    import numpy as np
     return np.int8 if count < 127 else np.int16 if count < 32767 else np.int32

@@ -8,11 +8,15 @@ transparent decompression), never from its name.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import tempfile
 from pathlib import Path
 
+from sarsleuth import streams
 from sarsleuth.errors import InputError
-from sarsleuth.textio import HEAD_BYTES, decode, read_head, utf16_head_as_utf8
+from sarsleuth.parsers import pastes
+from sarsleuth.textio import HEAD_BYTES, decode, iter_text_lines, read_head, utf16_head_as_utf8
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 #: Kinds fixed by the contract, in the order ``sniff`` documents them.
@@ -180,7 +184,6 @@ def _paste_of(head: bytes, raw_score: float):
     (None, None)."""
     if b"\0" in head[:4096]:
         return None, None
-    from sarsleuth.parsers import pastes
     peeling = pastes.detect(decode(head))
     if peeling is None:
         return None, None
@@ -215,12 +218,6 @@ def parse(path, kind: str | None = None, options: ParseOptions | None = None):
 def _parse_peeled(path, kind, options, peeling):
     """Parse a pasted log from a cleaned copy (private, removed after), one
     line per line of the file, and name the file as the user gave it."""
-    import os
-    import tempfile
-
-    from sarsleuth import streams
-    from sarsleuth.parsers import pastes
-    from sarsleuth.textio import iter_text_lines
     peeling.done.clear()     # counted again over the whole file
     fd, copy = tempfile.mkstemp(prefix="sarsleuth-paste-")
     try:

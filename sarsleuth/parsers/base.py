@@ -9,20 +9,30 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
 
 if TYPE_CHECKING:
     from sarsleuth.model import Source
 
 
+#: Lines (rows) of a file's head in which :meth:`Parser.hosts_in` reads host
+#: names.
+HEAD_LINES = 200
+
+
 @dataclass
 class ParseOptions:
-    """Options that change how inputs are read (not what is detected)."""
+    """Options that change how inputs are read (not what is detected), and
+    who is told how far the reading got."""
 
     year: int | None = None          # --year: year of syslog lines that carry none
     link_speed_bps: float | None = None  # NIC capacity in bits/s, for load tests
     date_order: str | None = None    # "mdy" or "dmy" to settle ambiguous sar banners
     signatures: tuple = ()           # the case's own [[signature]] entries (config file)
+    #: told ``(done, total)`` as a reader goes through its file, in its own
+    #: units (bytes of a log, of an sa file's records): the progress shown
+    #: (:class:`sarsleuth.progress.Reading`); None when nobody shows it
+    progress: Callable[[int, int | None], None] | None = None
 
     # Zones are not an option of parsing: a parser returns times as the file
     # records them (aware when it records an offset or instant, naive wall
@@ -42,6 +52,35 @@ class Parser(ABC):
     #: such a file is sniffed from its head in UTF-8.
     reads_utf16: ClassVar[bool] = False
 
+    # What a file of this kind says of where and when it comes from, and how
+    # it is read: the rest of sarsleuth asks these (``registry()[kind]``),
+    # never the kind's name.
+    #: False: its times may lack the year (syslog's ``May  6 15:04:13``); a
+    #: year only guessed (``meta["year_from"]``) is settled from the host's
+    #: other files
+    carries_year: ClassVar[bool] = True
+    #: False: its times may lack the date (a sar text without its banner,
+    #: ``meta["date_unknown"]``), settled the same way
+    carries_date: ClassVar[bool] = True
+    #: False: its times may be seconds since boot (dmesg's ``[123.456789]``),
+    #: put on the wall clock by an anchor (``meta["clock"]``)
+    carries_wall_clock: ClassVar[bool] = True
+    #: its kernel lines keep the kernel's uptime stamp beside their wall
+    #: time, and ``meta["clock"]`` its clock's offset from UTC: the anchor of
+    #: the host's dmesg
+    anchors_uptime: ClassVar[bool] = False
+    #: how a file is read: "lines" (text, a line at a time), "log" (the log
+    #: scan, in blocks), "document" (parsed whole: JSON, XML) or "records"
+    #: (a binary file of records)
+    shape: ClassVar[str] = "lines"
+
+    @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        """The hosts a file's first bytes name, and what else they say of
+        its machine (kernel, CPUs); ``((), {})`` for a kind that names none.
+        Cheap: a fleet asks it of every file before reading any."""
+        return (), {}
+
     @classmethod
     @abstractmethod
     def sniff(cls, head: bytes, text: str) -> float:
@@ -57,6 +96,7 @@ class Parser(ABC):
 
 def metrics_frame(columns: dict | None = None, rows: Iterable | None = None):
     """Build a long metrics frame with the contract's columns and dtypes."""
+    # here, not at the top: sniff loads this module
     import pandas as pd
 
     # the model loads with the first frame built, not when a parser is registered
@@ -79,6 +119,7 @@ def metrics_frame(columns: dict | None = None, rows: Iterable | None = None):
 def events_frame(records: list[dict]):
     """Build an events frame from dicts keyed by column name (missing keys get
     defaults: count 1, aligned True)."""
+    # here, not at the top: sniff loads this module
     import pandas as pd
 
     from sarsleuth.model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS, empty_events
@@ -103,6 +144,7 @@ def events_frame(records: list[dict]):
 def _int_column(series):
     """Whole numbers as nullable Int64; anything else (text, fractions,
     numbers too big to be exact) becomes NA rather than a made-up integer."""
+    # here, not at the top: sniff loads this module
     import pandas as pd
     num = pd.to_numeric(series, errors="coerce")
     if num.dtype.kind == "f" or num.dtype == object:

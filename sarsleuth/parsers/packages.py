@@ -19,6 +19,7 @@ import re
 
 from sarsleuth.errors import InputError
 from sarsleuth.parsers.base import ParseOptions, Parser, events_frame
+from sarsleuth.textio import decode, iter_lines
 
 RE_DPKG = re.compile(r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (?P<action>startup|status|configure|trigproc|install|"
                      r"upgrade|remove|purge|conffile)\b(?P<rest>.*)$")
@@ -57,8 +58,8 @@ class PackageLogParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.model import Source
-        from sarsleuth.textio import decode, iter_lines
         warnings: list = []
         events, read, skipped, first_skipped, layout = [], 0, 0, None, None
         for n, raw in iter_lines(path, warnings):
@@ -113,6 +114,7 @@ def _read(line: str, layout: str | None):
 
 
 def _record(when, process: str, message: str) -> dict:
+    # here, not at the top: sniff loads this module
     import pandas as pd
     return {"timestamp": pd.Timestamp(when), "host": None, "source": "package-log", "kind": "package",
             "pid": None, "process": process, "message": message, "level": "info"}

@@ -150,6 +150,7 @@ def _record(label: str, number: int, layout: str, match) -> dict:
 
 
 def _frame(records: list):
+    # here, not at the top: sniff loads this module
     import pandas as pd
     frame = pd.DataFrame(records, columns=PROCESS_COLUMNS)
     for col in ("pid", "ppid", "vsz_kb", "rss_kb", "line"):
@@ -208,6 +209,7 @@ def summarise_snapshot(frame, info: dict) -> str:
 
 
 def _source(path, snapshots: list[Snapshot], start, time_from: str, warnings: list):
+    # here, not at the top: sniff loads this module
     from sarsleuth.parsers.loadtest.grammars import build_source
     labelled, events, records = [], [], []
     for index, snapshot in enumerate(snapshots, 1):

@@ -4,7 +4,10 @@ leaves the company (:mod:`~sarsleuth.redaction.names` says which stand-in
 each gets; :mod:`~sarsleuth.redaction.case` applies them to a case)."""
 from __future__ import annotations
 
+import json
+
 from sarsleuth.redaction.names import Redactor
+from sarsleuth.render._files import atomic_output
 
 __all__ = ["Redactor", "write_map"]
 
@@ -12,8 +15,5 @@ __all__ = ["Redactor", "write_map"]
 def write_map(redactor, path, inputs=()) -> None:
     """Which original each stand-in replaces (``{kind: {original:
     stand-in}}``), readable by its owner only, never over an input."""
-    import json
-
-    from sarsleuth.render._files import atomic_output
     with atomic_output(path, inputs, mode=0o600) as fh:
         fh.write(json.dumps(redactor.mapping(), indent=2, ensure_ascii=False) + "\n")

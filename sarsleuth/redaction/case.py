@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
+
+from sarsleuth.correlate import incident_id
 from sarsleuth.redaction.names import Redactor
 
 
@@ -121,7 +124,6 @@ def _walk(value, fn, rewrite: bool, seen: set):
 
 
 def _strings(series) -> bool:
-    import pandas as pd
     dtype = series.dtype
     return (dtype == object or pd.api.types.is_string_dtype(dtype)
             or isinstance(dtype, pd.CategoricalDtype))
@@ -159,6 +161,5 @@ def _series(series, fn, rewrite: bool):
 def _renumber(case) -> None:
     """Incident ids are digests of their hosts' names: made again from the
     stand-ins, so that no digest can confirm a guessed name."""
-    from sarsleuth.correlate import incident_id
     for inc in case.incidents:
         inc.id = incident_id(inc.category, inc.hosts, inc.start, inc.cause or "")

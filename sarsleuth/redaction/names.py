@@ -27,6 +27,14 @@ from __future__ import annotations
 import ipaddress
 import re
 from functools import lru_cache
+from importlib import resources
+
+from publicsuffixlist import PublicSuffixList
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 #: A dotted name; not part of a longer word, path-like token or sysctl name.
@@ -44,11 +52,6 @@ KINDS = ("host", "domain", "ipv4", "ipv6", "mac", "user", "email")
 
 @lru_cache(maxsize=1)
 def _knowledge() -> dict:
-    from importlib import resources
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore
     text = resources.files("sarsleuth.knowledge").joinpath("redaction.toml").read_text("utf-8")
     data = tomllib.loads(text)
     return {"file_suffixes": frozenset(data["file_suffixes"]),
@@ -62,7 +65,6 @@ def _knowledge() -> dict:
 
 @lru_cache(maxsize=1)
 def _suffixes():
-    from publicsuffixlist import PublicSuffixList
     return PublicSuffixList(accept_unknown=False)
 
 

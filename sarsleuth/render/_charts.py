@@ -10,7 +10,13 @@ are placed apart by construction (at most :data:`TIME_LABELS` times, three
 values)."""
 from __future__ import annotations
 
+import math
 from html import escape
+
+import numpy as np
+import pandas as pd
+
+from sarsleuth.render._table import number
 
 WIDTH, HEIGHT = 360, 150
 LEFT, RIGHT, TOP, BOTTOM = 46, 8, 8, 20
@@ -39,7 +45,6 @@ def time_ticks(lo, hi, most: int, steps=None):
 
 
 def _ticks_every(lo, hi, step: int) -> list:
-    import pandas as pd
     if step >= 86400:
         first = lo.normalize() + pd.Timedelta(days=1) if lo != lo.normalize() else lo
         fmt = "%Y-%m-%d" if step >= 30 * 86400 else "%m-%d"
@@ -55,7 +60,6 @@ def _ticks_every(lo, hi, step: int) -> list:
 
 def _nice(lo: float, hi: float) -> list[float]:
     """Three round values from at most ``lo`` to at least ``hi`` (the y labels)."""
-    import math
     if hi <= lo:
         hi = lo + (abs(lo) or 1.0)
     mag = 10 ** math.floor(math.log10((hi - lo) / 2))
@@ -67,7 +71,6 @@ def _nice(lo: float, hi: float) -> list[float]:
 
 
 def _number(v: float) -> str:
-    from sarsleuth.render._table import number
     if abs(v) >= 1e6:
         return f"{v / 1e6:g}M"
     if abs(v) >= 1e4:
@@ -77,7 +80,6 @@ def _number(v: float) -> str:
 
 def decimated(series, columns: int = COLUMNS):
     """(times, values) of a series kept to the min and max of each column."""
-    import numpy as np
     values = series.to_numpy(dtype=float)
     index = series.index
     n = len(values)
@@ -96,8 +98,6 @@ def decimated(series, columns: int = COLUMNS):
 def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "") -> str:
     """One metric as an SVG line chart (its time axis labelled); ``window``:
     (start, end) shaded; ``events``: times marked by a thin line."""
-    import numpy as np
-    import pandas as pd
     series = series.dropna()
     if lo is not None:
         series = series[(series.index >= lo) & (series.index <= hi)]

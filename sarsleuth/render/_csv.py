@@ -9,6 +9,10 @@ Python call per row.
 """
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
+from sarsleuth.render._bytecols import column, floats, place, squeezed, text_table
 from sarsleuth.render._safe import shown, utf8
 
 #: Python writes floats in positional notation from 1e-4 up to 1e16; pyarrow
@@ -30,7 +34,6 @@ def tidy_values(values):
     is exact here: the scaled value is below 2**53 and 10**k (k <= 22) is
     a double, so the division rounds once, to the double nearest the
     15-digit decimal."""
-    import numpy as np
     v = np.array(values, dtype="float64", copy=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         a = np.abs(v)
@@ -47,8 +50,6 @@ def iso_strings(times):
     :func:`sarsleuth.model.iso` writes one: seconds, or milliseconds or
     microseconds when the time has them, the UTC offset when the zone is
     known; '' for a missing time.  Returns an object array."""
-    import numpy as np
-    import pandas as pd
     idx = pd.DatetimeIndex(times)
     wall = idx.tz_localize(None) if idx.tz is not None else idx
     missing = np.asarray(idx.isna())
@@ -88,8 +89,6 @@ def csv_field(text: str) -> str:
 def labels(fmt, col):
     """``fmt`` applied once per distinct value of ``col``: (codes, labels),
     code -1 for a missing value."""
-    import numpy as np
-    import pandas as pd
     codes, distinct = pd.factorize(col)
     texts = fmt(distinct) if len(distinct) else np.array([], dtype=object)
     return np.asarray(codes), [str(t) for t in texts]
@@ -102,7 +101,6 @@ def _category_labels(col, fix):
 def _float_kinds(v):
     """Masks of a float column: missing, whole (int text + ".0"), where
     pyarrow's text is Python's, and the rest (Python's repr, rare)."""
-    import numpy as np
     finite = np.isfinite(v)
     a = np.abs(v)
     negative_zero = (v == 0) & np.signbit(v)
@@ -117,6 +115,7 @@ class ArrowColumns:
     """Chunks of a table as CSV lines, with pyarrow compute kernels."""
 
     def __init__(self, terminal: bool = False):
+        # an extra: the core works without it
         import pyarrow as pa
         import pyarrow.compute as pc
         self.pa, self.pc = pa, pc
@@ -125,7 +124,6 @@ class ArrowColumns:
 
     def lines(self, chunk):
         """The CSV lines of ``chunk`` (each ending in a newline), as a buffer."""
-        import numpy as np
         pa, pc = self.pa, self.pc
         if not len(chunk):
             return b""
@@ -143,12 +141,10 @@ class ArrowColumns:
 
     def _take(self, codes, texts):
         pa, pc = self.pa, self.pc
-        import numpy as np
         table = pa.array(texts + [""], type=pa.large_string())
         return pc.take(table, pa.array(np.where(codes < 0, len(texts), codes)))
 
     def _column(self, name, col):
-        import pandas as pd
         pa, pc = self.pa, self.pc
         dtype = col.dtype
         if pd.api.types.is_datetime64_any_dtype(dtype):
@@ -164,7 +160,6 @@ class ArrowColumns:
         return self._text(col)
 
     def _floats(self, values):
-        import numpy as np
         pa, pc = self.pa, self.pc
         v = tidy_values(values)
         missing, whole, agrees, rest = _float_kinds(v)
@@ -218,9 +213,6 @@ class NumpyColumns:
         (:mod:`~sarsleuth.render._bytecols`): the same bytes as the
         columns of text joined, in half the time; None for a chunk with
         free text, or a label holding a NUL."""
-        import numpy as np
-        import pandas as pd
-        from sarsleuth.render._bytecols import column, floats, place, squeezed, text_table
         parts = []
         for name in chunk.columns:
             col = chunk[name]
@@ -251,8 +243,6 @@ class NumpyColumns:
         return squeezed(parts)
 
     def _column(self, name, col):
-        import numpy as np
-        import pandas as pd
         dtype = col.dtype
         if pd.api.types.is_datetime64_any_dtype(dtype):
             codes, texts = labels(iso_strings, col)
@@ -274,7 +264,6 @@ class NumpyColumns:
 
     @staticmethod
     def _floats(values):
-        import numpy as np
         v = tidy_values(values)
         text = np.array(list(map(float.__repr__, v.tolist())), dtype=object)
         missing, whole, _agrees, _rest = _float_kinds(v)
@@ -282,7 +271,6 @@ class NumpyColumns:
         return text
 
     def _text(self, col):
-        import numpy as np
         values = col.astype(object).where(col.notna(), None).to_numpy()
         fix = self.fix
         return np.array(["" if v is None else csv_field(fix(str(v))) for v in values], dtype=object)

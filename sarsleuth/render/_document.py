@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sarsleuth.render._table import number
-from sarsleuth.render._time import when, zone_of
 from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, host_lines, left_out
+from sarsleuth.timebase.clock import when, zone_of
 
 #: Incidents listed in the summary table unless --all.
 MAX_LISTED = 30

@@ -4,6 +4,9 @@ sar data: host, then sar section, then device, one small chart per metric
 at once.  Self-contained: inline SVG, no script, no network."""
 from __future__ import annotations
 
+import re
+
+from sarsleuth.devices import labelled, names_of_case
 from sarsleuth.render._charts import chart_svg
 
 #: Charts drawn unless --all (a 1-second XALL day holds thousands of series).
@@ -13,7 +16,6 @@ MAX_CHARTS = 1500
 def explorer(case, everything: bool = False) -> tuple[list, int]:
     """([{host, charts, sections: [{name, charts, devices: [{label, charts: [{metric, svg}]}]}]}],
     number of series not drawn)."""
-    from sarsleuth.devices import labelled, names_of_case
     store = case.store
     if not store:
         return [], 0
@@ -48,7 +50,6 @@ def explorer(case, everything: bool = False) -> tuple[list, int]:
 
 def _device_order(device: str):
     """all first, then CPUs and numbered devices in number order."""
-    import re
     if device in ("all", ""):
         return (0, 0, "")
     m = re.fullmatch(r"(\D*)(\d+)", str(device))

@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import sys
+import tempfile
 from pathlib import Path
 
 from sarsleuth.errors import UsageError
@@ -40,6 +42,7 @@ def cannot_write(path, exc: OSError) -> UsageError:
 def refuse_inputs(out, inputs) -> None:
     """Raise if ``out`` is one of the inputs (the same path, a symlink or a
     hard link to it) or a file inside an input directory."""
+    # here, not at the top: --help and sniff load this module
     from sarsleuth.textio import walk_inputs
     out = Path(out)
     if not out.exists():
@@ -60,7 +63,6 @@ def _mode_for(target: Path) -> int:
     file's if it exists, else 0666 less the umask (mkstemp's temporary file
     is 0600)."""
     try:
-        import stat
         return stat.S_IMODE(os.stat(target).st_mode)
     except OSError:
         mask = os.umask(0)
@@ -79,7 +81,6 @@ def atomic_output(path, inputs=(), *, binary: bool = False, follow: bool = True,
     ``path``; ``mode``: these permissions whatever the old file's (0600
     for a private file).
     """
-    import tempfile
     shown_path = path
     target = Path(path)
     if follow and target.is_symlink():

@@ -1,40 +1,15 @@
-"""The fleet view in text, markdown and JSON: fleet incidents first (with the
+"""The fleet view in text and markdown: fleet incidents first (with the
 hosts that saw each and those that did not), then each host's own story in
-one line, then what could not be read.  Query results of ``sarsleuth sql``
-are shown here too."""
+one line, then what could not be read."""
 from __future__ import annotations
 
-import json
-
 from sarsleuth.render._fleet_html import NO_HOST_LABEL, host_facts_line
-from sarsleuth.render._safe import shown, utf8, visible_tree
+from sarsleuth.render._safe import shown, utf8
 
-FORMATS = ("text", "markdown", "json", "jsonl", "html")
 #: Hosts named in a line before "and N more".
 NAMED_HOSTS = 12
 #: Hosts whose facts are listed one a line.
 MAX_FACT_LINES = 50
-
-
-def check_format(fmt: str) -> None:
-    if fmt not in FORMATS:
-        from sarsleuth.errors import UsageError
-        raise UsageError(f"--format {fmt}: a fleet is shown as {', '.join(FORMATS)}")
-
-
-def write_fleet(fmt: str, fleet, out) -> None:
-    check_format(fmt)
-    if fmt == "html":
-        from sarsleuth.render._fleet_html import build_fleet_html  # noqa: F811 - jinja2 only when asked
-        out.write(build_fleet_html(fleet))
-    elif fmt == "jsonl":
-        from sarsleuth.render.jsonl import write_fleet as write_jsonl
-        write_jsonl(fleet, out)
-    elif fmt == "json":
-        from sarsleuth.render.json import plain
-        out.write(json.dumps(visible_tree(plain(fleet.to_json())), indent=1, ensure_ascii=False) + "\n")
-    else:
-        out.write(fleet_text(fleet, markdown=fmt == "markdown"))
 
 
 def host_list(hosts, limit: int = NAMED_HOSTS) -> str:
@@ -42,10 +17,10 @@ def host_list(hosts, limit: int = NAMED_HOSTS) -> str:
     return named + (f" and {len(hosts) - limit} more" if len(hosts) > limit else "") if hosts else "none"
 
 
-def fleet_text(fleet, markdown: bool = False) -> str:
-    """The fleet view as plain text or markdown (everything from inputs made
-    safe for the medium)."""
-    from sarsleuth.render.markdown import md_escape
+def fleet_text(fleet, md_escape=None) -> str:
+    """The fleet view as plain text, or as markdown with ``md_escape``
+    (everything from inputs made safe for the medium)."""
+    markdown = md_escape is not None
     safe = md_escape if markdown else shown
     lines = [f"# Fleet: {len(fleet.named)} hosts" if markdown else f"FLEET: {len(fleet.named)} hosts",
              "", safe(fleet.headline()), ""]
@@ -84,33 +59,3 @@ def fleet_text(fleet, markdown: bool = False) -> str:
     for note in fleet.notes[:6]:
         lines.append(f"note: {safe(note)}")
     return utf8("\n".join(lines) + "\n") if markdown else "\n".join(lines) + "\n"
-
-
-def write_query_result(frame, fmt: str, out, terminal: bool = False) -> None:
-    """A query result as a table (terminal), CSV or JSON records; CSV on a
-    terminal shows control characters escaped."""
-    from sarsleuth.render.json import plain
-    frame = frame.map(lambda v: list(v) if hasattr(v, "tolist") and not isinstance(v, str) and getattr(v, "ndim", 0)
-                      else v)
-    if fmt == "json":
-        records = frame.to_dict(orient="records")
-        out.write(json.dumps(visible_tree(plain(records)), indent=1, ensure_ascii=False) + "\n")
-        return
-    if fmt == "csv":
-        out.write((shown if terminal else utf8)(frame.to_csv(index=False)))
-        return
-    from sarsleuth.render._table import Column, Table, number
-    from sarsleuth.render.text import write_table
-
-    def cell(name):
-        def show(record):
-            value = record.get(name)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return number(value)
-            if isinstance(value, list):
-                return ", ".join(str(v) for v in value)
-            return "" if value is None else str(plain(value))
-        return show
-    columns = [Column(str(c), cell(c), numeric=frame[c].dtype.kind in "iuf") for c in frame.columns]
-    write_table(Table(title="", columns=columns, records=frame.to_dict(orient="records"),
-                      note=f"{len(frame)} row(s)"), out)

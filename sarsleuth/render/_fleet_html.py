@@ -4,8 +4,18 @@ section the heatmap and the incidents link to).  Self-contained, no script;
 Jinja2 autoescaping makes everything from inputs text."""
 from __future__ import annotations
 
+import math
+from html import escape
+
+import pandas as pd
+
+from sarsleuth.bundles.facts import disk_summary
 from sarsleuth.model import SEVERITY_RANK
+from sarsleuth.render._files import write_text_file
 from sarsleuth.render._safe import visible
+from sarsleuth.render._templates import environment, read
+from sarsleuth.timebase.clock import on_fleet_clock
+from sarsleuth.version import __version__
 
 #: How the group of files that name no host is shown.
 NO_HOST_LABEL = "(files naming no host)"
@@ -35,7 +45,6 @@ def host_facts_line(h) -> str:
     n_limits = len(b.get("limits", {})) + sum(len(v) for v in b.get("nginx", {}).values())
     if n_limits:
         parts.append(f"{n_limits} limits read")
-    from sarsleuth.bundles.facts import disk_summary
     disks = disk_summary(b.get("disk_names") or {})
     if disks:
         parts.append(disks)
@@ -53,23 +62,13 @@ def host_limits(h) -> list:
     return rows
 
 
-def _env():
-    from sarsleuth.render.html import _env as report_env
-    return report_env()
-
-
 def _template(name: str):
-    from importlib import resources
-    return _env().from_string(resources.files("sarsleuth.render").joinpath("templates", name).read_text("utf-8"))
+    return environment().from_string(read(name))
 
 
 def heatmap(fleet, columns: int = HEAT_COLUMNS) -> dict:
     """Rows of hosts with findings, cells of the worst severity in each time
     bin (on the fleet clock), and how many hosts had none."""
-    import math
-
-    import pandas as pd
-    from sarsleuth.fleet.clock import on_fleet_clock
     timed = []
     for h in fleet.hosts:
         for f in h.findings:
@@ -98,7 +97,6 @@ def heatmap(fleet, columns: int = HEAT_COLUMNS) -> dict:
 
 
 def build_fleet_html(fleet) -> str:
-    from sarsleuth import __version__
     heat = heatmap(fleet)
     anchors = {h.host: f"host-{i}" for i, h in enumerate(fleet.hosts)}
     wall = any(h.facts.get("wall_clock") for h in fleet.hosts if h.ok)
@@ -110,14 +108,12 @@ def build_fleet_html(fleet) -> str:
 
 
 def write_fleet_html(fleet, path, inputs=()) -> str:
-    from sarsleuth.render._files import write_text_file
     write_text_file(path, build_fleet_html(fleet), inputs)
     return str(path)
 
 
 def fleet_fragment(fleet) -> str:
     """A notebook's view of a fleet: the fleet incidents."""
-    from html import escape
     rows = "".join(f"<tr><td>{i.rank}</td><td>{escape(i.severity)}</td><td>{escape(visible(i.title))}</td>"
                    f"<td>{len(i.hosts)}</td></tr>" for i in fleet.incidents[:20])
     return (f"<div><b>sarsleuth fleet</b>: {len(fleet.hosts)} hosts, {len(fleet.incidents)} fleet incidents"

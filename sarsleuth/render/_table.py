@@ -1,7 +1,7 @@
-"""A table every output format can show: the detector listing and the
-comparison of load-test runs.  ``records`` hold the raw values (what JSON
-prints); each column says how its cell reads for people (text, markdown,
-HTML)."""
+"""A table every output format can show: the detector listing, the
+comparison of load-test runs and a query's result.  ``records`` hold the
+raw values (what JSON prints); each column says how its cell reads for
+people (text, markdown, HTML)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,3 +55,9 @@ def number(value: Any, scale: float = 1.0) -> str:
     if abs(v) < 1:
         return f"{v:.3g}"      # 0.012 s stays 0.012, not 0.01
     return f"{v:,.2f}"
+
+
+def cells(frame):
+    """A query's result with array cells (DuckDB lists) as lists."""
+    return frame.map(lambda v: list(v) if hasattr(v, "tolist") and not isinstance(v, str) and getattr(v, "ndim", 0)
+                     else v)

@@ -19,7 +19,11 @@ from __future__ import annotations
 import os
 from html import escape
 
+import pandas as pd
+
+from sarsleuth.knowledge import unmarked_event_kinds
 from sarsleuth.render._charts import time_ticks
+from sarsleuth.timebase.clock import on_clock, zone_of
 
 ROLE_ORDER = {"context": 0, "effect": 1, "cause": 2}
 #: Labels per level: every width shows level 1, wider tracks 2, the widest 3.
@@ -30,7 +34,6 @@ MIN_GAP_SECONDS = 3600.0
 
 
 def _ts(value):
-    import pandas as pd
     if value is None:
         return None
     try:
@@ -41,7 +44,6 @@ def _ts(value):
 
 
 def _on(t, zone):
-    from sarsleuth.render._time import on_clock
     return on_clock(t, zone) if t is not None else None
 
 
@@ -60,7 +62,6 @@ def _placed(thing, zone, lo, hi):
 
 
 def _padded(lo, hi):
-    import pandas as pd
     pad = max((hi - lo) / 10, pd.Timedelta(seconds=30))
     return lo - pad, hi + pad
 
@@ -128,7 +129,6 @@ def _lanes(case, lo, hi, paths=None) -> list:
 def timeline_html(case, lo, hi, incidents, paths=None, caption: str = "") -> str:
     """One span of the timeline: ``incidents`` shaded and their findings
     drawn; ``paths``: only these files' lanes."""
-    from sarsleuth.render._time import zone_of
     span = max((hi - lo).total_seconds(), 1.0)
 
     def pct(t) -> float:
@@ -193,7 +193,6 @@ def _event_ticks(case, paths, lo, hi, pct) -> list:
     events = case.events
     if events is None or not len(events) or "file" not in events.columns:
         return []
-    from sarsleuth.knowledge import unmarked_event_kinds
     ev = events[events["file"].isin(paths) & events["timestamp"].notna()]
     if "aligned" in ev.columns:
         ev = ev[ev["aligned"].fillna(True).astype(bool)]

@@ -7,44 +7,24 @@ U+202E) are written as visible escapes over the whole page (the page's own
 markup holds none), hand-drawn SVG included."""
 from __future__ import annotations
 
-from importlib import resources
-
+from sarsleuth.devices import labelled, names_of_case
+from sarsleuth.plots import incident_panels, marked_events
+from sarsleuth.render._charts import CHART_STYLE, chart_svg
+from sarsleuth.render._explorer import explorer
+from sarsleuth.render._files import write_text_file
+from sarsleuth.render._fleet_html import build_fleet_html
 from sarsleuth.render._safe import visible
-from sarsleuth.render._time import on_clock, when, zone_of
-from sarsleuth.render._view import EVIDENCE_LINES, View, code_spans, host_lines, left_out, note_groups
+from sarsleuth.render._templates import template
+from sarsleuth.render._timeline import incident_timeline_html, overview_html
+from sarsleuth.render._view import EVIDENCE_LINES, View, host_lines, left_out, note_groups
+from sarsleuth.timebase.clock import on_clock, when, zone_of
+from sarsleuth.version import __version__
 
 #: Incidents given a plot (each costs a matplotlib figure).
 MAX_PLOTS = 10
 
 
-def _env():
-    from jinja2 import Environment, select_autoescape
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    # ``ts|when`` on the time's own clock, ``ts|when(zone)`` on zone's
-    env.filters["when"] = lambda ts, zone=None: when(ts, zone=zone)
-    env.filters["basename"] = lambda p: str(p).replace("\\", "/").rsplit("/", 1)[-1]
-    env.filters["spans"] = code_spans
-    env.filters["zone"] = lambda ts, zone=None: zone_of(ts, zone)
-    env.filters["string_id"] = lambda obj: str(id(obj))
-    env.globals["zip"] = zip
-    return env
-
-
-def _read(name: str) -> str:
-    return resources.files("sarsleuth.render").joinpath("templates", name).read_text("utf-8")
-
-
-def _template(name: str):
-    # the report embeds the incident fragment, so both share one template
-    text = _read(name).replace("{% include_incident %}", _read("incident.html.j2"))
-    return _env().from_string(text)
-
-
 def build_html(case, plots: bool = True, view: View | None = None) -> str:
-    from sarsleuth import __version__
-    from sarsleuth.render._charts import CHART_STYLE
-    from sarsleuth.render._explorer import explorer
-    from sarsleuth.render._timeline import incident_timeline_html, overview_html
     view = view or View()
     drawn = list(case.incidents) if view.everything else list(case.incidents[:MAX_PLOTS])
     figures = {inc.id: incident_charts(case, inc) for inc in drawn} if plots else {}
@@ -62,7 +42,7 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
     plots_note = left_out(len(case.incidents), len(drawn), "incident(s) without a chart",
                           "--all draws a chart for every one") if plots else ""
     charts, charts_left = explorer(case, view.everything) if plots else ([], 0)
-    return visible(_template("report.html.j2").render(
+    return visible(template("report.html.j2").render(
         case=case, incidents=case.incidents, findings=findings, sources=sources, figures=figures,
         version=__version__, zone=zone, skipped=case.skipped, timeline=overview_html(case),
         timelines={inc.id: incident_timeline_html(case, inc) for inc in case.incidents},
@@ -76,15 +56,12 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
 def incident_charts(case, inc) -> list:
     """[{caption, svg, events}]: the metrics of an incident, each on its
     own chart with its time axis, the window shaded, its events marked."""
-    from sarsleuth.devices import labelled, names_of_case
-    from sarsleuth.plots import _marked_events, incident_panels
-    from sarsleuth.render._charts import chart_svg
     panels, bounds = incident_panels(case, inc)
     if not panels:
         return []
     lo, hi = bounds
     host = inc.hosts[0] if inc.hosts else None
-    ev = _marked_events(case.events, inc.start, inc.end)
+    ev = marked_events(case.events, inc.start, inc.end)
     if ev is not None and host is not None:
         ev = ev[ev["host"] == host]
     times = list(ev["timestamp"].drop_duplicates()[:200]) if ev is not None else []
@@ -110,19 +87,17 @@ def write_case(case, out, view: View | None = None) -> None:
 def write_html(case, path, plots: bool = True, inputs=(), view: View | None = None) -> str:
     """Write the report to ``path`` whole or not at all (a temporary file
     renamed over it), never over one of ``inputs``."""
-    from sarsleuth.render._files import write_text_file
     write_text_file(path, build_html(case, plots=plots, view=view), inputs)
     return str(path)
 
 
+def write_fleet(fleet, out) -> None:
+    out.write(build_fleet_html(fleet))
+
+
 def write_table(table, out) -> None:
-    out.write(visible(_template("table.html.j2").render(table=table, rows=table.rows())) + "\n")
-
-
-def incident_fragment(inc) -> str:
-    return visible(_template("incident.html.j2").render(inc=inc, figure=None, inc_timeline=None,
-                                                         evidence_lines=EVIDENCE_LINES + 1))
+    out.write(visible(template("table.html.j2").render(table=table, rows=table.rows())) + "\n")
 
 
 def case_fragment(case) -> str:
-    return visible(_template("case.html.j2").render(case=case))
+    return visible(template("case.html.j2").render(case=case))

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import re
 
-from sarsleuth.render._document import (Emph, Grid, Heading, Items, Para, Strong, Verbatim, case_blocks,
-                                        table_blocks)
+from sarsleuth.render._document import Emph, Grid, Heading, Items, Para, Strong, Verbatim, case_blocks, table_blocks
 from sarsleuth.render._safe import shown, utf8
 from sarsleuth.render._view import View
 

@@ -1,5 +1,7 @@
-"""The JSON document of ``analyze --format json`` (CONTRACT.md), and tables
-as JSON arrays of records.
+"""JSON: the document of ``analyze --format json`` (CONTRACT.md) and of a
+fleet, tables and query results as arrays of records, a load-test report's
+fields, and a parsed source's long table as JSON lines (one object per row,
+streamed a chunk at a time: times as ISO 8601 text, missing values null).
 
 Everything is made JSON-safe here, once: times become ISO 8601 text, numpy
 and pandas scalars plain numbers, NaN and missing values ``null``, file
@@ -14,19 +16,25 @@ import datetime as _dt
 import json as _json
 import math
 
-from sarsleuth.render._safe import visible_tree
+import numpy as np
+import pandas as pd
+
+from sarsleuth.model import iso
+from sarsleuth.render._csv import iso_strings, labels, tidy_values
+from sarsleuth.render._rows import chunks
+from sarsleuth.render._safe import shown, utf8, visible_tree
+from sarsleuth.render._table import cells
+from sarsleuth.timebase.clock import on_clock
+from sarsleuth.version import __version__
 
 
 def document(case) -> dict:
     """The analysis as the contract's JSON document (a dict)."""
-    from sarsleuth import __version__
-    from sarsleuth.model import iso
     sources = []
     for s in case.sources:
         start, end = s.span()
         sources.append({"path": s.path, "kind": s.kind, "host": s.host, "start": iso(start), "end": iso(end),
                         "records": int(s.records), "warnings": list(s.warnings)})
-    from sarsleuth.render._time import on_clock
     # each finding carries its host's offset: ordered on the case's clock
     findings = sorted(case.findings, key=lambda f: (iso(on_clock(f.start, case.tz)) or "~", f.detector))
     return visible_tree(plain({
@@ -89,3 +97,54 @@ def write_case(case, out) -> None:
 
 def write_table(table, out) -> None:
     out.write(dumps(table.records) + "\n")
+
+
+def write_fleet(fleet, out) -> None:
+    out.write(_json.dumps(visible_tree(plain(fleet.to_json())), indent=1, ensure_ascii=False) + "\n")
+
+
+def write_reports(reports, out) -> None:
+    """Load-test reports' fields (``compare.report_json`` of each)."""
+    out.write(dumps(reports) + "\n")
+
+
+def write_result(frame, out, terminal: bool = False) -> None:
+    """A query's result as an array of records."""
+    records = cells(frame).to_dict(orient="records")
+    out.write(_json.dumps(visible_tree(plain(records)), indent=1, ensure_ascii=False) + "\n")
+
+
+#: Written row by row: an sa file's table can stream through it.
+STREAMS = True
+
+
+def write_rows(df, out, *, terminal: bool = False, **_ignored) -> None:
+    """``df`` as JSON lines (one object per row) onto ``out`` (binary):
+    times as ISO 8601 text, missing values null."""
+    for chunk in chunks(df):
+        try:
+            text = _jsonl_chunk(chunk, terminal, fix_text=terminal)
+        except UnicodeError:
+            # a file name or message that was not UTF-8: U+FFFD per bad byte
+            text = _jsonl_chunk(chunk, terminal, fix_text=True)
+        out.write(text.encode("utf-8"))
+
+
+def _jsonl_chunk(chunk, terminal: bool, fix_text: bool) -> str:
+    fix = shown if terminal else utf8
+    frame = {}
+    for name in chunk.columns:
+        col = chunk[name]
+        if pd.api.types.is_datetime64_any_dtype(col.dtype):
+            codes, texts = labels(iso_strings, col)
+            col = np.array([*texts, None], dtype=object)[codes]
+        elif pd.api.types.is_float_dtype(col.dtype):
+            col = tidy_values(col.to_numpy(dtype="float64", na_value=float("nan")))
+        elif isinstance(col.dtype, pd.CategoricalDtype):
+            codes = col.cat.codes.to_numpy()
+            col = np.array([fix(str(c)) for c in col.cat.categories] + [None], dtype=object)[codes]
+        elif fix_text and not pd.api.types.is_numeric_dtype(col.dtype):
+            col = col.astype(object).map(lambda v: None if v is None or v != v else fix(str(v)))
+        frame[name] = pd.Series(col, index=chunk.index, dtype=col.dtype) if isinstance(col, np.ndarray) else col
+    text = pd.DataFrame(frame).to_json(orient="records", lines=True, force_ascii=False, double_precision=15)
+    return text if not text or text.endswith("\n") else text + "\n"

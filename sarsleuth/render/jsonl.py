@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
+
 from sarsleuth.render._safe import visible_tree
+from sarsleuth.render.json import plain
 
 
 def _dumps(record: dict) -> str:
     """One line; keys whose value is missing are left out (log viewers show
     a missing field as absent, a null as the word)."""
-    from sarsleuth.render.json import plain
     line = {}
     for key, value in record.items():
         line[key] = value
@@ -44,7 +46,6 @@ def wall_clock(t) -> str:
     """The time as the host's clock read it, always in one shape
     (``2014-05-06T15:02:03.000000``): log viewers lock on to the first
     line's shape, and show a host's logs on its wall clock."""
-    import pandas as pd
     ts = pd.Timestamp(t)
     if ts.tzinfo is not None:
         ts = ts.tz_localize(None)
@@ -52,13 +53,11 @@ def wall_clock(t) -> str:
 
 
 def _timed(t) -> bool:
-    import pandas as pd
     return t is not None and not pd.isna(t)
 
 
 def _instant(t) -> int:
     """Nanoseconds for ordering: instants in UTC, wall clocks as they read."""
-    import pandas as pd
     ts = pd.Timestamp(t)
     return (ts.tz_convert("UTC").tz_localize(None) if ts.tzinfo is not None else ts).value
 

@@ -8,10 +8,11 @@ Evidence lines are fenced code blocks, as the files have them.
 """
 from __future__ import annotations
 
+import io
 import re
 
-from sarsleuth.render._document import (Emph, Grid, Heading, Items, Para, Strong, Verbatim, case_blocks,
-                                        table_blocks)
+from sarsleuth.render._document import Emph, Grid, Heading, Items, Para, Strong, Verbatim, case_blocks, table_blocks
+from sarsleuth.render._fleet import fleet_text
 from sarsleuth.render._safe import shown, utf8
 from sarsleuth.render._view import View
 
@@ -122,7 +123,6 @@ def write_blocks(blocks, out) -> None:
 
 
 def render_markdown(case, max_incidents: int | None = None, view: View | None = None) -> str:
-    import io
     buf = io.StringIO()
     write_blocks(case_blocks(case, view or View(top=max_incidents)), buf)
     return buf.getvalue()
@@ -135,3 +135,7 @@ def write_case(case, out, view: View | None = None) -> None:
 def write_table(table, out) -> None:
     """A pipe table (GitHub-flavoured markdown)."""
     write_blocks(table_blocks(table), out)
+
+
+def write_fleet(fleet, out) -> None:
+    out.write(fleet_text(fleet, md_escape))

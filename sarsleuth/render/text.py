@@ -15,9 +15,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from sarsleuth.render._fleet import fleet_text
 from sarsleuth.render._safe import shown
-from sarsleuth.render._time import when, zone_of
+from sarsleuth.render._table import Column, cells, number
+from sarsleuth.render._table import Table as Rows
 from sarsleuth.render._view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, host_lines, left_out
+from sarsleuth.render.json import plain
+from sarsleuth.timebase.clock import when, zone_of
 
 SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critical": "bold white on red"}
 ROLE_STYLE = {"cause": "bold", "effect": "", "context": "dim"}
@@ -177,3 +181,27 @@ def write_table(table, out) -> None:
     if table.note:
         t.caption = Text(shown(table.note))
     console_for(out).print(t)
+
+
+def write_fleet(fleet, out) -> None:
+    out.write(fleet_text(fleet))
+
+
+def write_result(frame, out, terminal: bool = False) -> None:
+    """A query's result as a table people read: numbers as
+    :func:`~sarsleuth.render._table.number` says, lists joined, the count of
+    rows under it."""
+    frame = cells(frame)
+
+    def cell(name):
+        def show(record):
+            value = record.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return number(value)
+            if isinstance(value, list):
+                return ", ".join(str(v) for v in value)
+            return "" if value is None else str(plain(value))
+        return show
+    columns = [Column(str(c), cell(c), numeric=frame[c].dtype.kind in "iuf") for c in frame.columns]
+    write_table(Rows(title="", columns=columns, records=frame.to_dict(orient="records"), note=f"{len(frame)} row(s)"),
+                out)

@@ -15,7 +15,9 @@ is read:
 5. the display zone: ``--tz``, else the one zone the hosts share, else UTC;
    without any zone the case stays on the hosts' wall clock.
 
-Every frame is then put on the display clock in place.  A ``--tz`` that
+Every frame is then put on the display clock in place, and the
+:class:`~sarsleuth.timebase.clock.Clock` of the case (its zones, the clock
+each story is told on) is ``Settlement.clock``.  A ``--tz`` that
 contradicts a zone a host's files record is a warning naming both: the
 host's wall-clock times are read in the recorded zone (that is the clock
 that wrote them) and merely shown in ``--tz``, so nothing is counted twice.
@@ -25,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sarsleuth.timebase import dmesg, hosts, years, zones
+from sarsleuth.timebase.clock import Clock
 
 
 @dataclass
@@ -33,17 +36,25 @@ class Settlement:
     host_zones: dict = field(default_factory=dict)   # host -> zone its wall-clock times are read in
     notes: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    one_clock: bool = False                          # --tz: every story told on ``zone``
+
+    @property
+    def clock(self) -> Clock:
+        """The case's clock (hosts known by name)."""
+        return Clock(zone=self.zone, host_zones={h: z for h, z in self.host_zones.items() if h is not None},
+                     one_clock=self.one_clock)
 
 
-def settle(sources: list, tz: str | None = None, host_zones: dict | None = None) -> Settlement:
+def settle(sources: list, readers, tz: str | None = None, host_zones: dict | None = None) -> Settlement:
     """Put ``sources`` on one clock (in place); see the module doc.
-    ``host_zones``: {host: (zone, where it was read)} from bundles' host
-    facts (etc/localtime, timedatectl): the host's configured zone, used
-    like a zone its files record."""
-    out = Settlement()
+    ``readers``: {kind: its parser}, which says what a kind's files carry
+    (``sarsleuth.parsers.registry()``); ``host_zones``: {host: (zone, where
+    it was read)} from bundles' host facts (etc/localtime, timedatectl):
+    the host's configured zone, used like a zone its files record."""
+    out = Settlement(one_clock=bool(tz))
     out.notes.extend(hosts.assign(sources))
-    out.notes.extend(years.redate(sources, hosts.host_of))
-    out.notes.extend(dmesg.align(sources))
+    out.notes.extend(years.redate(sources, hosts.host_of, readers))
+    out.notes.extend(dmesg.align(sources, readers))
     _decide_zones(sources, tz, out, host_zones or {})
     for src in sources:
         _to_display(src, out.host_zones.get(hosts.host_of(src)), out.zone)

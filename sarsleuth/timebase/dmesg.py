@@ -9,10 +9,15 @@ and a note says so.
 """
 from __future__ import annotations
 
+import pandas as pd
 
-def align(sources: list) -> list[str]:
-    """Anchor every dmesg source that needs it; returns notes."""
-    return [_align_dmesg(src, sources) for src in sources if src.kind == "dmesg" and _needs_alignment(src)]
+
+def align(sources: list, readers) -> list[str]:
+    """Anchor every source of seconds since boot that needs it (a kind
+    whose parser, ``readers[kind]``, does not carry the wall clock);
+    returns notes."""
+    return [_align_dmesg(src, sources, readers) for src in sources
+            if not readers[src.kind].carries_wall_clock and _needs_alignment(src)]
 
 
 def _needs_alignment(src) -> bool:
@@ -42,13 +47,13 @@ def _uptime_rows(src):
         yield row["uptime"], row.get("timestamp"), row["message"]
 
 
-def _align_dmesg(src, sources) -> str:
+def _align_dmesg(src, sources, readers) -> str:
     own = [(up, msg) for up, _ts, msg in _uptime_rows(src)]
-    anchor = _anchor_from_syslog(src, own, sources)
+    anchor = _anchor_from_syslog(src, own, [o for o in sources if readers[o.kind].anchors_uptime])
     if anchor is None:
-        anchor = _anchor_from_audit(src, sources)
+        anchor = _anchor_from_audit(src, [o for o in sources if readers[o.kind].anchors_uptime])
     if anchor is None:
-        anchor = _anchor_from_dmesg_t(src, own, sources)
+        anchor = _anchor_from_dmesg_t(src, own, [o for o in sources if not readers[o.kind].carries_wall_clock])
     if anchor is None:
         src.meta["clock"] = {"anchor": None, "absolute": False}
         return (f"{src.path}: dmesg uptime stamps could not be put on the wall clock (no anchor in the "
@@ -58,11 +63,12 @@ def _align_dmesg(src, sources) -> str:
             f"({anchor['pairs']} pair(s), ±{anchor['uncertainty_s']:.1f} s)")
 
 
-def _anchor_from_syslog(src, own, sources) -> dict | None:
-    import pandas as pd
+def _anchor_from_syslog(src, own, anchors) -> dict | None:
+    """From the same kernel lines in a log that keeps their uptime
+    (``anchors``: the sources that do)."""
     wanted = {(round(up, 6), msg) for up, msg in own}
-    for other in sources:
-        if other is src or other.kind not in ("syslog", "journal"):
+    for other in anchors:
+        if other is src:
             continue
         pairs = _pairs_by_message(other)
         matched = [(key[0], pairs[key]) for key in wanted if key in pairs]
@@ -79,8 +85,7 @@ def _anchor_from_syslog(src, own, sources) -> dict | None:
     return None
 
 
-def _anchor_from_audit(src, sources) -> dict | None:
-    import pandas as pd
+def _anchor_from_audit(src, anchors) -> dict | None:
     rows = [a for a in src.meta.get("audit_anchors", []) if a.get("uptime") is not None]
     if not rows:
         return None
@@ -90,7 +95,7 @@ def _anchor_from_audit(src, sources) -> dict | None:
     label = "audit(epoch) records of the dmesg itself"
     # an audit epoch is an instant; on a bundle whose syslog is wall clock,
     # the syslog's own offset from UTC puts the dmesg on that same clock
-    utc_offset = _syslog_utc_offset(sources)
+    utc_offset = _syslog_utc_offset(anchors)
     if utc_offset is not None:
         boot = (boot + pd.Timedelta(seconds=utc_offset)).tz_localize(None)
         label += f", on the syslog wall clock (UTC{utc_offset / 3600:+g} h)"
@@ -99,22 +104,24 @@ def _anchor_from_audit(src, sources) -> dict | None:
             "source": src.path}
 
 
-def _syslog_utc_offset(sources) -> float | None:
-    for other in sources:
-        off = other.meta.get("clock", {}).get("utc_offset_s") if other.kind in ("syslog", "journal") else None
+def _syslog_utc_offset(anchors) -> float | None:
+    for other in anchors:
+        off = other.meta.get("clock", {}).get("utc_offset_s")
         if off is not None:
             return off
     return None
 
 
-def _anchor_from_dmesg_t(src, own, sources) -> dict | None:
-    import pandas as pd
+def _anchor_from_dmesg_t(src, own, uptime_kinds) -> dict | None:
+    """From a ``dmesg -T`` copy: a source of the same kind whose lines carry
+    the wall time instead (``uptime_kinds``: the sources of kinds that may
+    carry uptime)."""
     counts: dict = {}
     for up, msg in set(own):
         counts.setdefault(msg, []).append(up)
     unique_own = {m: ups[0] for m, ups in counts.items() if len(ups) == 1}
-    for other in sources:
-        if other is src or other.kind != "dmesg" or other.events is None or not len(other.events):
+    for other in uptime_kinds:
+        if other is src or other.events is None or not len(other.events):
             continue
         ev = other.events[other.events["uptime"].isna() & other.events["timestamp"].notna()]
         if not len(ev):
@@ -133,7 +140,6 @@ def _anchor_from_dmesg_t(src, own, sources) -> dict | None:
 
 
 def _apply_boot_time(src, anchor: dict) -> None:
-    import pandas as pd
     boot = anchor["boot"]
     ev = src.events
     if ev is not None and len(ev):

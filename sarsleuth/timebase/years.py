@@ -17,6 +17,8 @@ import datetime as _dt
 import statistics
 from typing import Iterable
 
+import pandas as pd
+
 #: A backward jump larger than this (days) is a year rollover, not disorder.
 ROLLOVER_DAYS = 183
 #: Syslog sources whose year came from one of these may be re-dated from the
@@ -124,30 +126,33 @@ def _key_datetime(year: int, key: tuple, ref: _dt.datetime) -> _dt.datetime:
 # Re-dating guessed years and dates from the other sources of a host
 # --------------------------------------------------------------------------
 
-def redate(sources: list, host_of) -> list[str]:
+def redate(sources: list, host_of, readers) -> list[str]:
     """Move sources whose year (syslog) or date (sar text without banner)
     was only guessed onto the dates the other sources of the same host
-    record; ``host_of(source)`` names a source's host.  Returns notes."""
+    record; ``host_of(source)`` names a source's host, ``readers[kind]``
+    the parser of a kind (what its files carry: ``carries_year``...).
+    Returns notes."""
     notes = []
     # the well-dated sources' spans, worked out once (a bundle may hold
     # thousands of files: per weak source it was quadratic)
     strong: dict = {_ALL: []}
     for o in sources:
-        span = None if _is_weak(o) else _span_walls(o)
+        span = None if _is_weak(o, readers[o.kind]) else _span_walls(o)
         if span is not None:
             strong.setdefault(host_of(o), []).append(span)
             strong[_ALL].append(span)
     for src in sources:
-        if src.kind in ("syslog", "journal") and src.meta.get("year_from") in WEAK_YEAR_CLUES:
+        reader = readers[src.kind]
+        if _year_guessed(src, reader):
             refs = _reference_spans(src, strong, host_of)
             note = _redate_years(src, refs) if refs else _guessed_year(src)
             if note:
                 notes.append(note)
             if refs and (note := _years_turned(src)):
                 notes.append(note)
-        elif src.kind in ("syslog", "journal") and (note := _years_turned(src)):
+        elif not reader.carries_year and (note := _years_turned(src)):
             notes.append(note)
-        elif src.kind == "sar-text" and src.meta.get("date_unknown"):
+        elif _date_unknown(src, reader):
             refs = _reference_spans(src, strong, host_of)
             note = _redate_days(src, refs)
             if note:
@@ -155,12 +160,18 @@ def redate(sources: list, host_of) -> list[str]:
     return notes
 
 
-def _is_weak(src) -> bool:
-    if src.kind in ("syslog", "journal") and src.meta.get("year_from") in WEAK_YEAR_CLUES:
+def _year_guessed(src, reader) -> bool:
+    return not reader.carries_year and src.meta.get("year_from") in WEAK_YEAR_CLUES
+
+
+def _date_unknown(src, reader) -> bool:
+    return not reader.carries_date and bool(src.meta.get("date_unknown"))
+
+
+def _is_weak(src, reader) -> bool:
+    if _year_guessed(src, reader) or _date_unknown(src, reader):
         return True
-    if src.kind == "sar-text" and src.meta.get("date_unknown"):
-        return True
-    if src.kind == "dmesg" and not src.meta.get("clock", {}).get("absolute", True):
+    if not reader.carries_wall_clock and not src.meta.get("clock", {}).get("absolute", True):
         return True
     # a ps snapshot or load-test report placed at the file's mtime says
     # nothing of the date (a bundle's ps is from when it was collected)
@@ -189,7 +200,6 @@ def _span_walls(src):
 
 
 def _redate_years(src, refs) -> str | None:
-    import pandas as pd
     own = _span_walls(src)
     if own is None or not refs:
         return None

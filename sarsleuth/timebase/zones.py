@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import datetime as _dt
 
+import numpy as np
+import pandas as pd
+
 #: Names that mean "UTC" wherever a zone name is recorded.
 UTC_NAMES = frozenset({"UTC", "GMT", "Z", "UCT", "Etc/UTC", "Etc/GMT", "UTC+00:00", "+00:00", "tzutc()"})
 
@@ -24,7 +27,6 @@ def is_utc(zone) -> bool:
 
 def offset_at(zone, when) -> _dt.timedelta | None:
     """UTC offset of ``zone`` (IANA name, ``+08:00`` or tzinfo) at ``when``."""
-    import pandas as pd
     try:
         ts = pd.Timestamp(when)
         ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts
@@ -39,7 +41,6 @@ def localize_wall(series, zone):
     The order of the Series is taken as the order the times were written
     (file order, or per-series order in a long metrics table, where a jump
     back to an earlier time starts over)."""
-    import numpy as np
     if not len(series):
         return series.dt.tz_localize(zone)
     try:
@@ -67,8 +68,6 @@ def _old_offset_after_gap(series, out, gap, zone):
     keep its old offset while the new one would send them back before the
     last gap time (02:59:59 then 03:20 is 03:20 standard time, not 20
     minutes earlier).  A run that starts over earlier is a new series."""
-    import numpy as np
-    import pandas as pd
     walls = series.to_numpy()
     inst = out.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy().copy()
     offset = None
@@ -92,7 +91,6 @@ def _second_pass(walls, ambiguous):
     step back while inside it means the clock went back, and the rest of
     that run is winter time.  Leaving the repeated hour (or starting over
     earlier, as a new series in a long table does) resets the pass."""
-    import numpy as np
     out = np.zeros(len(walls), dtype=bool)
     idx = np.flatnonzero(ambiguous)
     second = False
@@ -111,7 +109,6 @@ def _came_from_fold_end(w, i) -> bool:
     """A run that starts after a later time: a step back from just after the
     repeated hour (03:00 -> 02:10 would be a new series) is only a second pass
     when less than the hour went by; a new series starting earlier is not."""
-    import numpy as np
     step = (w[i - 1] - w[i]) / np.timedelta64(1, "m")
     return 0 < step <= 60
 
@@ -119,7 +116,6 @@ def _came_from_fold_end(w, i) -> bool:
 def _in_gap(walls, zone):
     """Times in a spring-forward gap, as written by a clock still on the
     old offset: shifted forward by the size of the gap."""
-    import pandas as pd
     out = []
     for wall in walls:
         before = offset_at(zone, wall - pd.Timedelta(days=1))
@@ -146,7 +142,6 @@ def to_clock(series, source_zone, display_zone):
 
 def ts_to_clock(ts, source_zone, display_zone):
     """One Timestamp on the display clock (see :func:`to_clock`)."""
-    import pandas as pd
     if ts is None or ts is pd.NaT:
         return ts
     ts = pd.Timestamp(ts)

@@ -40,6 +40,7 @@ class AbParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.loadtest.ab import parse_ab
         return parse_ab(path, options)
 
@@ -70,6 +71,7 @@ class HttperfParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.loadtest.httperf import parse_httperf
         return parse_httperf(path, options)
 
@@ -101,6 +103,7 @@ class TsarParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.loadtest.tsar import parse_tsar
         return parse_tsar(path, options)
 
@@ -162,6 +165,7 @@ class WrkParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.loadtest.wrk import parse_wrk_family
         return parse_wrk_family(path, options, cls.kind)
 
@@ -180,5 +184,6 @@ class Wrk2Parser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.loadtest.wrk import parse_wrk_family
         return parse_wrk_family(path, options, cls.kind)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+
 from sarsleuth.errors import located
 from sarsleuth.parsers.base import ParseOptions, metrics_frame
 from sarsleuth.parsers.loadtest.grammars import (Statement, build_source, exact, fail_without_reports, numbered_lines,
@@ -294,7 +296,6 @@ def _keyed(columns, numbers) -> dict:
 
 
 def _timestamp(text: str):
-    import pandas as pd
     m = _STAMP.match(text + " ")
     day, month, year, hour, minute, second = m.groups()
     return pd.Timestamp(year=2000 + int(year), month=int(month), day=int(day), hour=int(hour),
@@ -364,7 +365,6 @@ def _place(report: dict, path, clock, options) -> None:
 
 
 def _metrics(rows: list, host, options):
-    import pandas as pd
     if not rows:
         return metrics_frame()
     frame = pd.DataFrame(rows, columns=["timestamp", "section", "device", "metric", "value"])

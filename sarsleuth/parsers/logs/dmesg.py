@@ -149,7 +149,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     fmt = LogFormat(source="dmesg", parse_line=syslog.line_parser(months, parse_line),
                     volume=VolumeSpec(regex=_VOLUME_REGEX),
                     variant="dmesg-T" if human else "dmesg")
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, sample_every=12,
+                          progress=progress or options.progress,
                           user_signatures=options.signatures)
     unsettled: dict = {}
     source = logscan.build_source(path, "dmesg", fmt, result, options, _minute_key_for(months, unsettled),
@@ -178,6 +179,8 @@ class DmesgParser(Parser):
     kind = "dmesg"
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     description = "kernel ring buffer dumps: dmesg, dmesg -T, dmesg -x, stamp-less RHEL 6 dmesg"
+    carries_wall_clock = False      # "[  123.456789]": seconds since boot
+    shape = "log"
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:

@@ -28,6 +28,9 @@ import re
 import threading
 from functools import lru_cache
 
+import numpy as np
+import re2
+
 from sarsleuth.knowledge import signatures
 from sarsleuth.textio import MAX_LINE_BYTES
 
@@ -98,6 +101,7 @@ class HyperscanFinder:
     name = "hyperscan"
 
     def __init__(self, patterns: tuple, user_patterns: tuple = ()):
+        # an extra: the core works without it
         import hyperscan
         everything = [p.encode("utf-8") for p in patterns + user_patterns]
         # a construct Hyperscan lacks: search a superset for that pattern
@@ -125,7 +129,6 @@ class HyperscanFinder:
         """Candidate lines within ``data[lo:hi]``: (start, end, numbers of
         the patterns the line holds); ``newlines`` are the positions of its
         newlines when the caller has them (numpy array)."""
-        import numpy as np
         hi = len(data) if hi is None else hi
         ends: list[int] = []
         ids: list[int] = []
@@ -207,7 +210,6 @@ class Re2Finder:
     name = "re2"
 
     def __init__(self, patterns: tuple, user_patterns: tuple = ()):
-        import re2
         options = re2.Options()
         options.encoding = re2.Options.Encoding.LATIN1      # bytes, as Python's bytes patterns see them
         options.max_mem = RE2_MAX_MEM
@@ -244,7 +246,6 @@ class Re2Finder:
 def _user_pattern(pattern: str, options) -> bytes:
     """A user's pattern for RE2: as written (RE2 syntax), or, should RE2
     refuse it, its superset read as Python reads it."""
-    import re2
     try:
         re2.compile(pattern.encode("utf-8"), options)
     except re2.error:
@@ -372,6 +373,7 @@ def _repeat(low: int, high) -> bytes:
 def _finder(engine: str, patterns: tuple, user_patterns: tuple):
     if engine == "re2":
         return Re2Finder(patterns, user_patterns)
+    # an extra: the core works without it
     import hyperscan
     try:
         return HyperscanFinder(patterns, user_patterns)

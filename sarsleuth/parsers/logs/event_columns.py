@@ -25,6 +25,9 @@ import datetime as dt
 from array import array
 from collections import Counter
 
+import numpy as np
+import pandas as pd
+
 #: Seconds between two printings of one message that make them one row.
 REPEAT_GAP_S = 1.0
 #: Open repeat runs kept at most; the oldest half goes beyond (it cannot
@@ -203,8 +206,6 @@ class EventColumns:
         """The event columns (without times: the caller settles them),
         ``offset`` left unknown unless ``offsets`` (the file's bytes are the
         scanned ones)."""
-        import numpy as np
-        import pandas as pd
         n = len(self.message)
         strings = np.array(self.strings, dtype=object)
 

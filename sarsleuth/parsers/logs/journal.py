@@ -21,8 +21,8 @@ import json
 import re
 
 from sarsleuth.knowledge import locales
-from sarsleuth.parsers.logs.lines import LineInfo, head_lines
-from sarsleuth.textio import read_head
+from sarsleuth.parsers.logs.lines import LineInfo, head_lines, hosts_named
+from sarsleuth.textio import decode, read_head
 from sarsleuth.parsers.logs import stamp_names, syslog
 from sarsleuth.parsers.base import ParseOptions, Parser
 
@@ -140,7 +140,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
                         variant=f"short-{variant}")
         unsettled: dict = {}
         key = syslog.minute_key_for(months, unsettled)
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, sample_every=12,
+                          progress=progress or options.progress,
                           user_signatures=options.signatures)
     source = logscan.build_source(path, "journal", fmt, result, options, key,
                                   first_line_time=_logs_begin_at(head))
@@ -178,6 +179,14 @@ class JournalParser(Parser):
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     priority = 2
     description = "systemd journal: journalctl -o json, short, short-iso, short-precise, short-full"
+    carries_year = False    # journalctl's short format: "May 06 15:04:13"
+    anchors_uptime = True   # the kernel's lines keep their [uptime]
+    shape = "log"
+
+    @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        text = decode(head)
+        return hosts_named(text, parse_json_line if text.lstrip()[:1] == "{" else parse_text_line), {}
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections import Counter
+
+from sarsleuth.parsers.base import HEAD_LINES
 
 #: Characters of one line that are decoded; the middle of a huge line is cut.
 MAX_DECODED_CHARS = 16 * 1024
@@ -11,6 +14,9 @@ MAX_DECODED_CHARS = 16 * 1024
 KEPT_TAIL = 4 * 1024
 
 _BOM = "\ufeff"
+#: A log naming several hosts in its head (a central syslog server) belongs to
+#: each host that has at least this share of those lines.
+MIN_HOST_SHARE = 0.05
 
 
 class LineInfo:
@@ -94,3 +100,20 @@ def _filled_lines(text: str) -> list[str]:
     if len(lines) > 1 and not text.endswith(("\n", "\r")):
         lines = lines[:-1]
     return [ln for ln in lines if ln.strip()]
+
+
+def hosts_named(text: str, parse_line) -> tuple:
+    """The hosts the first :data:`HEAD_LINES` lines of a log name, by
+    ``parse_line``: each that has at least :data:`MIN_HOST_SHARE` of the
+    dated lines that name one, most first."""
+    counts: Counter = Counter()
+    lines = text.splitlines()[:HEAD_LINES]
+    for line in lines[:-1] if len(lines) > 1 else lines:   # the last may be cut
+        try:
+            info = parse_line(line)
+        except (ValueError, TypeError):
+            continue
+        if info is not None and info.host and info.stamp is not None:
+            counts[info.host] += 1
+    total = sum(counts.values())
+    return tuple(h for h, n in counts.most_common() if n >= MIN_HOST_SHARE * total)

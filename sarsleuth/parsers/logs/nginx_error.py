@@ -68,6 +68,7 @@ def minute_key(raw: bytes) -> tuple | None:
 
 def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
     """Fixed-position counting when every head line starts with the date."""
+    # here, not at the top: sniff loads this module
     from sarsleuth.parsers.logs.volumes import VolumeSpec
     lines = [ln for ln in head.split(b"\n")[:200] if ln.strip()]
     prefixed = [ln for ln in lines if RE_LINE.match(ln.decode("utf-8", "replace"))]
@@ -85,7 +86,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     options = options or ParseOptions()
     variant, spec = volume_spec(read_head(path))
     fmt = LogFormat(source="nginx-error", parse_line=parse_line, volume=spec, variant=variant)
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=8,
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, sample_every=8,
+                          progress=progress or options.progress,
                           user_signatures=options.signatures)
     names = {k.decode() if isinstance(k, bytes) else k: v for k, v in LEVEL_BY_PREFIX.items()}
     source = logscan.build_source(path, "nginx-error", fmt, result, options, minute_key, names)
@@ -97,6 +99,7 @@ class NginxErrorParser(Parser):
     kind = "nginx-error"
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     description = "nginx / Tengine / OpenResty error.log (docker-compose prefixes too)"
+    shape = "log"
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:

@@ -25,6 +25,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from sarsleuth.errors import located
 from sarsleuth.parsers.logs import assembly
 from sarsleuth.parsers.logs.assembly import Assembler, known_ratelimiters
@@ -34,7 +36,6 @@ from sarsleuth.parsers.logs.event_columns import EventColumns
 from sarsleuth.parsers.logs.lines import MAX_DECODED_CHARS, LineInfo, decode_line, head_lines, stamp_seconds
 from sarsleuth.parsers.logs.sources import build_source
 from sarsleuth.parsers.logs.volumes import VolumeCounter, VolumeSpec
-from sarsleuth.progress import advance
 
 SUPPRESSED_BYTES_RE = re.compile(rb"(?:([\w.]+): )?(\d+) callbacks suppressed")
 
@@ -77,19 +78,23 @@ def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = Non
 
     ``sample_every`` > 0 additionally decodes a few lines per block (for
     clock anchors); ``progress(bytes_done, total)`` is called per block
-    (by default :func:`sarsleuth.progress.advance`);
+    (``ParseOptions.progress`` of the reader);
     ``user_signatures`` are the case's own ``[[signature]]`` entries;
     ``engine`` forces a candidate finder (``"hyperscan"``, ``"re2"``).
     """
     state = _ScanState(path, fmt, all_lines, engine, sample_every, tuple(user_signatures))
     total = total_size(path)
-    report = progress or advance
+    report = progress or _untold
     where: dict = {}
     for block in iter_blocks(path, state.warnings, block_bytes, where):
         state.block(block)
         done = where.get("read", 0)
         report(min(done, total) if total else done, total)
     return state.result(offsets=not where.get("altered"))
+
+
+def _untold(done: int, total: int | None) -> None:
+    """Progress nobody shows."""
 
 
 class _ScanState:
@@ -115,7 +120,6 @@ class _ScanState:
         self.last_event: tuple | None = None
 
     def block(self, block: Block) -> None:
-        import numpy as np
         data, lo, hi = block.data, block.start, block.end
         window = np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)
         ends = np.flatnonzero(window == 10)
@@ -213,7 +217,6 @@ class _ScanState:
 def _samples(data: bytes, lo: int, hi: int, ends, first_line: int, fmt: LogFormat, every: int) -> list:
     """Decode a few lines spread over ``data[lo:hi]``, plus a few
     ``audit(...)`` records: clock anchors that cost nothing to find."""
-    import numpy as np
     if len(ends) <= every:   # a short block: every line is a sample
         ordered = [lo] + (ends[:-1] + 1).tolist()
         return [(first_line + i, fmt.parse_line(decode_line(data, pos, end)[0]))

@@ -2,12 +2,21 @@
 volumes and clock anchors settled for one log file."""
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from collections import Counter
 from typing import Callable
 
+import numpy as np
+import pandas as pd
+
+from sarsleuth.errors import InputError
+from sarsleuth.model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS, Source
+from sarsleuth.parsers.base import events_frame
 from sarsleuth.parsers.logs.lines import LineInfo
+from sarsleuth.textio import compression_of, file_mtime
+from sarsleuth.timebase import years as clock
 
 AUDIT_RE = re.compile(r"audit\((?P<epoch>\d{9,})\.(?P<frac>\d+):(?P<serial>\d+)\)")
 
@@ -25,9 +34,6 @@ def build_source(path, kind: str, fmt, result, options,
     ``first_line_time`` is a full datetime the file states for its start
     (journalctl's ``-- Logs begin at`` header): a year clue.
     """
-    from sarsleuth.errors import InputError
-    from sarsleuth.model import Source
-
     spath = os.fspath(path)
     volume_keys, _unreadable = _normalize_keys(result.volume_keys, key_parser)
     recognised = recognised or (lambda info: info.prefixed)
@@ -42,7 +48,7 @@ def build_source(path, kind: str, fmt, result, options,
     md_keys = [k[1:] for k in volume_keys if k[0] == "md"]
     if not md_keys:  # no volume key read: fall back on the events' own stamps
         md_keys = list(dict.fromkeys(s[1:5] for s in stamps if s and s[0] == "md"))
-    segments = _clock().rollover_segments(md_keys)
+    segments = clock.rollover_segments(md_keys)
     seg_of = dict(zip(md_keys, segments))
     meta: dict = {"format": fmt.variant, "engine": result.engine}
     year = None
@@ -83,10 +89,6 @@ def _events_frame(stored, offsets: bool):
     """The events frame of a file's stored events (its times set by the
     caller); a file without events (most files of a big bundle) gets a copy
     of one empty frame built once per process."""
-    import pandas as pd
-
-    from sarsleuth.model import EVENT_COLUMNS, EVENT_EXTRA_COLUMNS
-    from sarsleuth.parsers.base import events_frame
     if not len(stored):
         if not _EMPTY_EVENTS:
             _EMPTY_EVENTS.append(events_frame([]))
@@ -99,11 +101,6 @@ def _events_frame(stored, offsets: bool):
                           "aligned": pd.Series(True, index=range(n))})
     extra = [c for c in frame.columns if c not in EVENT_COLUMNS + EVENT_EXTRA_COLUMNS]
     return frame[EVENT_COLUMNS + EVENT_EXTRA_COLUMNS + extra]
-
-
-def _clock():
-    from sarsleuth.timebase import years as clock
-    return clock
 
 
 def _normalize_keys(raw: dict, key_parser) -> tuple[dict, int]:
@@ -119,8 +116,6 @@ def _normalize_keys(raw: dict, key_parser) -> tuple[dict, int]:
 
 
 def _resolve_year(spath, md_keys, segments, result, stamps, options, first_line_time=None):
-    import datetime as dt
-    from sarsleuth.textio import compression_of, file_mtime
     clues = [(md_keys[0], first_line_time)] if first_line_time is not None else []
     found = [(info.message, info.stamp) for _, info in result.samples]
     found += zip(result.events.messages(), stamps)
@@ -137,7 +132,7 @@ def _resolve_year(spath, md_keys, segments, result, stamps, options, first_line_
             mtime = file_mtime(spath)
     except OSError:
         pass
-    return _clock().choose_base_year(
+    return clock.choose_base_year(
         md_keys, segments, year=getattr(options, "year", None), clues=clues,
         gzip_mtime=gzip_mtime, mtime=mtime)
 
@@ -148,7 +143,6 @@ _YEARS = (1678, 2261)
 
 
 def _stamp_datetime(stamp, year, seg_of):
-    import datetime as dt
     if stamp is None:
         return None
     if stamp[0] == "md":
@@ -169,7 +163,6 @@ def _target_zone(stamps):
     """The zone events are expressed in: the one offset the lines carry,
     else UTC for mixed offsets; None = naive wall clock (settled later by
     the case, see sarsleuth.timebase)."""
-    import datetime as dt
     offsets = set()
     for s in stamps:
         if s and s[0] == "aware":
@@ -184,8 +177,6 @@ def _target_zone(stamps):
 def _series(walls: list, zone):
     """datetime64 Series: aware values converted to ``zone`` (naive ones
     among them taken to be in it); all naive: wall clock."""
-    import datetime as dt
-    import pandas as pd
     if zone is not None:
         conv = []
         for w in walls:
@@ -209,7 +200,6 @@ def _pandas_zone(zone):
 
 
 def _volume_series(keys: dict, year, seg_of, zone):
-    import pandas as pd
     if not keys:
         return pd.Series([], dtype="int64", name="lines"), "minute"
     if all(k[0] == "up" for k in keys):
@@ -235,8 +225,6 @@ def _volume_series(keys: dict, year, seg_of, zone):
 def _naive_minutes(walls: list, counts: list):
     """Lines per wall-clock minute, summed and sorted, in numpy (a bundle
     may hold thousands of small logs: no per-file pandas group-by)."""
-    import numpy as np
-    import pandas as pd
     stamps = np.array(walls, dtype="datetime64[ns]")
     values = np.asarray(counts, dtype="int64")
     keep = ~np.isnat(stamps)
@@ -265,7 +253,6 @@ def _levels(raw: Counter, stored, names: dict | None) -> dict:
 
 def _clock_meta(result, year, seg_of) -> dict:
     """Uptime/wall pairs and audit epochs for :func:`sarsleuth.timebase.align.align_sources`."""
-    import pandas as pd
     samples, audits, utc_offsets = [], [], []
     for _, info in result.samples:
         if info.uptime is None:

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs import stamp_names
-from sarsleuth.parsers.logs.lines import LineInfo, head_lines
-from sarsleuth.textio import read_head
+from sarsleuth.parsers.logs.lines import LineInfo, head_lines, hosts_named
+from sarsleuth.textio import decode, read_head
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 if TYPE_CHECKING:
@@ -324,6 +324,7 @@ def volume_spec(head: bytes) -> tuple[str, VolumeSpec]:
     """Pick the fastest way to read minute keys for this file: a fixed slice
     when every stamped head line has the English RFC 3164 or the ISO stamp
     at the start, a regex otherwise."""
+    # here, not at the top: sniff loads this module
     from sarsleuth.parsers.logs.volumes import VolumeSpec
     lines = [ln for ln in head.split(b"\n")[:200] if ln.strip()]
     fixed_3164 = sum(1 for ln in lines if _FIXED_3164.match(ln))
@@ -397,7 +398,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     variant, spec = volume_spec(head)
     months = file_months(head.decode("utf-8", "replace"))
     fmt = LogFormat(source=kind, parse_line=line_parser(months), volume=spec, variant=variant)
-    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, progress=progress, sample_every=12,
+    result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, sample_every=12,
+                          progress=progress or options.progress,
                           user_signatures=options.signatures)
     unsettled: dict = {}
     source = logscan.build_source(path, kind, fmt, result, options, minute_key_for(months, unsettled))
@@ -420,6 +422,13 @@ class SyslogParser(Parser):
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     priority = 1
     description = "syslog files (RFC 3164, RFC 3339 high precision, RFC 5424): messages, kern.log"
+    carries_year = False    # RFC 3164: "May  6 15:04:13"
+    anchors_uptime = True   # kern.log keeps the kernel's [uptime]
+    shape = "log"
+
+    @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        return hosts_named(decode(head), parse_line), {}
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:

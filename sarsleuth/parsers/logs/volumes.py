@@ -10,6 +10,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass
 class VolumeSpec:
@@ -60,7 +62,6 @@ class VolumeCounter:
                 keys[key] = keys.get(key, 0) + 1
 
     def _add_fixed(self, data: bytes, lo: int, ends) -> None:
-        import numpy as np
         if not len(ends):
             return
         starts = np.empty_like(ends)
@@ -82,7 +83,6 @@ class VolumeCounter:
     def _count_runs(self, keys) -> None:
         """Count keys by runs (logs are nearly sorted, so runs are few);
         fall back to a sort when they are not."""
-        import numpy as np
         change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
         table = self.keys
         if len(change) > 20000:
@@ -101,6 +101,5 @@ class VolumeCounter:
 def _fixed_width_items(data: bytes, positions, width: int):
     """``data[p:p+width]`` for every p, as a numpy ``S<width>`` array: one
     gather on an overlapping view of the buffer, no per-byte index."""
-    import numpy as np
     view = np.ndarray(shape=(len(data) - width + 1,), dtype=f"S{width}", buffer=data, strides=(1,))
     return view[positions]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
+import pandas as pd
 
 from sarsleuth.errors import located
 
@@ -150,6 +151,5 @@ def tz_name(tz) -> str:
 
 
 def timestamps(ust: np.ndarray, tz):
-    import pandas as pd
     stamps = pd.to_datetime(ust.astype("int64"), unit="s", utc=True).as_unit("ns")
     return stamps.tz_convert(tz)

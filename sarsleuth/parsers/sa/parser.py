@@ -4,6 +4,7 @@ nor the reader; :meth:`SaBinaryParser.parse` loads the reader when a file is
 read."""
 from __future__ import annotations
 
+from sarsleuth.errors import InputError
 from sarsleuth.parsers.base import ParseOptions, Parser
 from sarsleuth.parsers.sa import header_2169
 from sarsleuth.parsers.sa.magic import FORMAT_MAGICS, sniff_magic
@@ -14,6 +15,20 @@ class SaBinaryParser(Parser):
     priority = 10
     binary = True           # sniffed on raw bytes, NUL bytes included
     description = "sysstat binary activity file (sa01..sa31), any format since sysstat 6.1"
+    shape = "records"
+
+    @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        """The header's nodename, kernel and CPUs."""
+        # here, not at the top: sniff loads this module
+        from sarsleuth.parsers.sa.layout import read_layout
+        try:
+            layout = read_layout(path, head)
+        except InputError:
+            # the header did not fit the head, or is damaged: the parser says
+            # which byte when the host's pipeline reads it
+            return (), {}
+        return ((layout.host,) if layout.host else ()), {"kernel": layout.kernel, "ncpu": layout.ncpu}
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:
@@ -24,6 +39,7 @@ class SaBinaryParser(Parser):
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.sa.reader import read_file
         return read_file(path, options)
 
@@ -33,5 +49,6 @@ class SaBinaryParser(Parser):
         iterator of the frames of the other slices or None when the Source
         is whole): the long table a slice at a time, for writers that need
         never hold all of it."""
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.sa.stream import stream_file
         return stream_file(path, options)

@@ -4,7 +4,10 @@ over, tickless CPUs, intervals held unsigned as sysstat's are).
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
+import pandas as pd
 
 from sarsleuth.parsers.sa import activities as A
 from sarsleuth.parsers.sa.compute import U32_MOD, Context, ItemTable, Rows, item_keys, numbered, pair_rows
@@ -245,7 +248,6 @@ def irq_rows_per_cpu(spec, table: ItemTable, prev_rec, itv_rec) -> list:
     carry the interrupt's name: a CPU's items are matched by their slot.  A
     CPU whose total (its first item, "sum") is 0 now or in the record before
     is offline or new: sysstat does not show it."""
-    import copy
     block = table.cpu_block
     cpu_of_item = table.pos // block
     every, part = copy.copy(table), copy.copy(table)

@@ -46,7 +46,6 @@ from sarsleuth.parsers.sa.records import RecordIndex, Walker
 from sarsleuth.parsers.sa.spool import spool
 from sarsleuth.parsers.sa.table import SeriesTable
 from sarsleuth.parsers.base import ParseOptions, events_frame
-from sarsleuth.progress import advance
 
 #: Compressed sa files are decompressed in memory; refuse absurd sizes.
 MAX_DECOMPRESSED = 8 << 30
@@ -133,7 +132,7 @@ def read_source(path, buf, options: ParseOptions, pager=None) -> Source:
         return _read_2169(path, buf, endian)
     layout, index, warnings, offset, tz = _walk(path, buf, pager)
     u8 = np.frombuffer(buf, dtype=np.uint8)
-    metrics = _read_metrics(path, u8, layout, index, warnings, tz, pager)
+    metrics = _read_metrics(path, u8, layout, index, warnings, tz, pager, options.progress)
     del u8
     return _source(path, layout, index, warnings, offset, tz, metrics)
 
@@ -304,9 +303,9 @@ def _intervals(uptime: np.ndarray, prev_rec: np.ndarray, layout: FileLayout) -> 
 
 # --- the long table ------------------------------------------------------------------
 
-def _read_metrics(path, u8, layout: FileLayout, index: RecordIndex, warnings, tz, pager):
+def _read_metrics(path, u8, layout: FileLayout, index: RecordIndex, warnings, tz, pager, progress):
     """The figures as a MetricStore, filled a slice of records at a time."""
-    slices = _Slices(path, u8, layout, index, warnings, pager)
+    slices = _Slices(path, u8, layout, index, warnings, pager, progress)
     table = SeriesTable(layout.host, tz)
     if slices.activities and index.count:
         for start in slices.starts():
@@ -319,8 +318,9 @@ class _Slices:
     the long table; the rows of consecutive slices, put end to end, are the
     whole table."""
 
-    def __init__(self, path, u8, layout: FileLayout, index: RecordIndex, warnings, pager):
+    def __init__(self, path, u8, layout: FileLayout, index: RecordIndex, warnings, pager, progress):
         self.u8, self.layout, self.index, self.pager = u8, layout, index, pager
+        self.progress = progress      # ParseOptions.progress
         self.activities = _readable_activities(path, layout, warnings)
         count = index.count
         self.prev_rec = _previous_records(index.segment)
@@ -352,7 +352,8 @@ class _Slices:
             del items
         if self.pager is not None:
             self.pager(index.offsets[stop - 1])
-        advance(int(index.offsets[stop - 1]), len(self.u8))
+        if self.progress is not None:
+            self.progress(int(index.offsets[stop - 1]), len(self.u8))
 
     def stores(self, tz):
         """The figures a slice of records at a time, each slice a

@@ -38,7 +38,7 @@ def stream_file(path, options: ParseOptions):
             return source, None
         layout, index, warnings, offset, tz = _walk(path, buf, pager)
         u8 = np.frombuffer(buf, dtype=np.uint8)
-        slices = _Slices(path, u8, layout, index, warnings, pager)
+        slices = _Slices(path, u8, layout, index, warnings, pager, (options or ParseOptions()).progress)
         stores = slices.stores(tz) if slices.activities and index.count else iter(())
         first = next((store for store in stores if store), None)
         source = _source(path, layout, index, warnings, offset, tz, first)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sarsleuth.metric_store import StoreBuilder
 from sarsleuth.parsers.sa.compute import Rows
 
 
@@ -14,7 +15,6 @@ class SeriesTable:
     slice sharing that slice's time array."""
 
     def __init__(self, host: str, tz, ranks: dict | None = None):
-        from sarsleuth.metric_store import StoreBuilder
         self.host, self.tz = host, tz
         self.builder = StoreBuilder(ranks)
 

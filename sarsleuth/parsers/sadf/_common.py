@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+import pandas as pd
+
 from sarsleuth.errors import InputError, located
+from sarsleuth.model import Source
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.base import ParseOptions, events_frame, metrics_frame
 
@@ -47,8 +51,6 @@ class _Collector:
         self.lines.extend(lines)
 
     def frame(self):
-        import numpy as np
-        import pandas as pd
         if not self.values:
             return metrics_frame()
         out = metrics_frame(columns={
@@ -80,7 +82,6 @@ class _Clock:
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        import pandas as pd
         try:
             if date_time.isdigit():
                 ts = pd.Timestamp(int(date_time), unit="s", tz="UTC")
@@ -129,7 +130,6 @@ def _event(ts, host, kind, message, path, line=None):
 
 
 def _finish(cls, path, options, metrics, events, host, meta, warnings, clock: _Clock):
-    import numpy as np
     warnings = warnings + clock.warnings()
     if clock.bad_stamps:
         import pandas as pd
@@ -152,7 +152,6 @@ def _finish(cls, path, options, metrics, events, host, meta, warnings, clock: _C
     if len(ev):
         ev["timestamp"] = _uniform_times(ev["timestamp"])
     meta.setdefault("hosts", sorted(set(metrics["host"].unique())) if len(metrics) else [])
-    from sarsleuth.model import Source
     return Source(path=str(path), kind=cls.kind, host=host, metrics=metrics, events=ev,
                   warnings=warnings, tz=_recorded_zone(metrics),
                   records=int(metrics["timestamp"].nunique()) if len(metrics) else 0, meta=meta)
@@ -161,7 +160,6 @@ def _finish(cls, path, options, metrics, events, host, meta, warnings, clock: _C
 def _uniform_times(series):
     """A column of Timestamps as one datetime64 dtype (UTC when they mix
     zones, as the same instant)."""
-    import pandas as pd
     try:
         return pd.to_datetime(series)
     except (ValueError, TypeError):

@@ -6,7 +6,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+import pandas as pd
+
 from sarsleuth.errors import InputError, located
+from sarsleuth.parsers.sar_text._values import to_float
 from sarsleuth.textio import iter_text_lines
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.base import ParseOptions, metrics_frame
@@ -234,8 +238,6 @@ def _csv_stamp(clock: _Clock, text: str):
 
 def _csv_frames(blocks: dict, clock: _Clock):
     """Vectorized build of the long table from the rows of each header."""
-    import numpy as np
-    import pandas as pd
     frames = []
     short = unnamed = 0
     online = _online_cpus(blocks)
@@ -276,10 +278,6 @@ def _csv_frames(blocks: dict, clock: _Clock):
 
 
 def _csv_block(layout, rows, stamps, hosts, lines, clock):
-    import numpy as np
-
-    from sarsleuth.parsers.sar_text._values import to_float
-    import pandas as pd
     matrix = np.array(rows, dtype=object)
     positions = [p for p, _s, _m in layout.value_columns]
     metrics = [m for _p, _s, m in layout.value_columns]
@@ -306,7 +304,6 @@ def _wide_interrupts(layout) -> bool:
 
 
 def _csv_devices(layout, matrix):
-    import numpy as np
     parts = layout.device_parts
     if not parts:
         return np.full(len(matrix), "", dtype=object)
@@ -328,7 +325,6 @@ def _csv_interrupts(layout, rows, stamps, hosts, lines, clock, online: dict):
     Rows that neither decides keep only their all-CPU rate (counted in the
     returned number).
     """
-    import pandas as pd
     out = {"timestamp": [], "host": [], "section": [], "device": [], "metric": [], "value": [], "line": []}
     dev_at = layout.device_parts[0] if layout.device_parts else 0
     first_value = layout.value_columns[0][0]

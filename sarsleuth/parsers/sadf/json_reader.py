@@ -8,6 +8,8 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from sarsleuth.errors import InputError, located
 from sarsleuth.textio import decode, read_all_bytes
 from sarsleuth.parsers.base import ParseOptions
@@ -105,7 +107,6 @@ def _objects(text: str) -> list[tuple]:
 def _structural_braces(text: str) -> tuple[list, list, list]:
     """The braces outside strings, in order, their offsets in ``text``
     (None where not known) and the line of each."""
-    import numpy as np
     data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     if 0x5C not in data:
         # no backslash, so no escaped quote: a brace is inside a string when

@@ -7,10 +7,18 @@ from __future__ import annotations
 
 import re
 
-from sarsleuth.parsers.base import ParseOptions, Parser
+from sarsleuth.parsers.base import HEAD_LINES, ParseOptions, Parser
+from sarsleuth.textio import decode
 
 SADF_HEAD_RE = re.compile(r"^#\s*hostname;interval;timestamp(?:;|$)")
 SADF_ROW_RE = re.compile(r"^[^;\s]+;-?\d+;(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: \S+)?|\d{9,});")
+#: Where sadf -j and -x name the host
+_JSON_HOST = re.compile(r'"nodename"\s*:\s*"((?:[^"\\]|\\.){1,255})"')
+_XML_HOST = re.compile(r'<host\s[^>]*nodename="([^"]{1,255})"')
+
+
+def _hosts_matching(pattern, head: bytes) -> tuple:
+    return tuple(dict.fromkeys(m.group(1) for m in pattern.finditer(decode(head))))
 
 
 class SadfCsvParser(Parser):
@@ -31,7 +39,20 @@ class SadfCsvParser(Parser):
         return 0.8 if rows >= max(1, len(lines) // 2) else 0.0
 
     @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        """The hostname column of its first rows."""
+        found = []
+        for line in decode(head).splitlines()[:HEAD_LINES]:
+            if line.startswith("#") or ";" not in line:
+                continue
+            host = line.split(";", 1)[0].strip()
+            if host and host not in found:
+                found.append(host)
+        return tuple(found), {}
+
+    @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.sadf.csv_reader import read_csv
         return read_csv(cls, path, options)
 
@@ -42,6 +63,7 @@ class SadfJsonParser(Parser):
     kind = "sadf-json"
     priority = 10
     description = "sadf -j JSON ({\"sysstat\": {\"hosts\": ...}})"
+    shape = "document"
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:
@@ -53,7 +75,12 @@ class SadfJsonParser(Parser):
         return 0.0
 
     @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        return _hosts_matching(_JSON_HOST, head), {}
+
+    @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.sadf.json_reader import read_json
         return read_json(cls, path, options)
 
@@ -64,6 +91,7 @@ class SadfXmlParser(Parser):
     kind = "sadf-xml"
     priority = 10
     description = "sadf -x XML (<sysstat> ... <timestamp>)"
+    shape = "document"
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:
@@ -75,6 +103,11 @@ class SadfXmlParser(Parser):
         return 0.0
 
     @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        return _hosts_matching(_XML_HOST, head), {}
+
+    @classmethod
     def parse(cls, path, options: ParseOptions):
+        # here, not at the top: sniff loads this module
         from sarsleuth.parsers.sadf.xml_reader import read_xml
         return read_xml(cls, path, options)

@@ -2,7 +2,10 @@
 keeping the line its element starts on (evidence quotes that line)."""
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
+from xml.parsers import expat
+from xml.parsers.expat import ExpatError
 
 from sarsleuth.errors import InputError, located
 from sarsleuth.textio import DECOMPRESSION_ERRORS, open_binary
@@ -18,7 +21,6 @@ if TYPE_CHECKING:
 
 def read_xml(parser, path, options: ParseOptions) -> Source:
     """A ``sadf -x`` document, as a Source of ``parser``'s kind."""
-    from xml.parsers.expat import ExpatError
     options = options or ParseOptions()
     clock = _Clock(path, options)
     out = _Collector()
@@ -99,8 +101,6 @@ def _elements(fh):
     for the elements the reader acts on only; every element keeps the line
     its start tag is on (``LINE_KEY``).  expat is driven directly because
     ElementTree does not say where an element was."""
-    import xml.etree.ElementTree as ET
-    from xml.parsers import expat
     builder = ET.TreeBuilder()
     parser = expat.ParserCreate(namespace_separator="}")
     parser.buffer_text = True

@@ -3,7 +3,9 @@ of a block: each device's rows of a piece become pieces of its series."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from sarsleuth.metric_store import StoreBuilder
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.sar_text._rows import Block, RowReader
 from sarsleuth.parsers.sar_text._values import to_float
@@ -21,7 +23,6 @@ class Assembler:
     their date once the banners are settled (:meth:`run`)."""
 
     def __init__(self, reader: RowReader):
-        from sarsleuth.metric_store import StoreBuilder
         self.reader = reader
         self.builder = StoreBuilder()
         self.avg_parts: list = []
@@ -169,7 +170,6 @@ class Assembler:
         return self.builder.finish()
 
     def averages(self):
-        import pandas as pd
         cols = ["host", "label", "section", "device", "metric", "value"]
         if not self.avg_parts:
             return pd.DataFrame({c: pd.Series([], dtype=object if c != "value" else "float64")

@@ -5,6 +5,7 @@ same way, so that line numbers are those an editor shows; and the patterns
 that recognise banners, clocks and prompts."""
 from __future__ import annotations
 
+import bisect
 import re
 
 from sarsleuth.errors import InputError, located
@@ -137,7 +138,6 @@ class LineIndex:
     def read_line(self, lineno: int) -> str | None:
         """The text of line ``lineno`` (1-based) as the reader saw it
         (colours removed), or None when it cannot be found again."""
-        import bisect
         if not self.first_lines:
             self._scan()
         k = bisect.bisect_right(self.first_lines, lineno) - 1

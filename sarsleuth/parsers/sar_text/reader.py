@@ -40,7 +40,8 @@ from sarsleuth.errors import InputError, located
 from sarsleuth.parsers.sar_text import sections
 from sarsleuth.parsers.sar_text._lines import AM_PM, ANSI_RE, BANNER_RE, CJK_TIME_RE, CLOCK_RE, DATE_TOKEN_RE, \
     numeric_start, strip_bom
-from sarsleuth.parsers.base import ParseOptions, Parser, events_frame
+from sarsleuth.parsers.base import HEAD_LINES, ParseOptions, Parser, events_frame
+from sarsleuth.textio import decode
 
 if TYPE_CHECKING:
     from sarsleuth.model import Source
@@ -52,6 +53,17 @@ class SarTextParser(Parser):
     kind = "sar-text"
     priority = 10
     description = "sar text output (sar -A, sar -u -r ...), any sysstat version and locale"
+    carries_date = False    # the date is the banner's: an excerpt without it has none
+
+    @classmethod
+    def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:
+        """The hosts its banners name (``Linux ... (host)``)."""
+        found = []
+        for line in decode(head).splitlines()[:HEAD_LINES * 50]:
+            m = BANNER_RE.match(line)
+            if m and m.group("host").strip() and m.group("host").strip() not in found:
+                found.append(m.group("host").strip())
+        return tuple(found), {}
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:
@@ -155,6 +167,7 @@ def _is_header_line(line: str) -> bool:
 
 
 def _events(path, reader, dates: list):
+    # here, not at the top: sniff loads this module
     import pandas as pd
     records = []
     for ev in reader.events:

@@ -110,6 +110,7 @@ def __getattr__(name: str):
 
 def read_document(name: str, lines, recognise_extra=None, starts=None) -> Reading:
     """Both passes over one file's lines (``starts``: see split_reports)."""
+    # the engine (and lark) load with the first report read; it imports this package's names
     from sarsleuth.parsers.loadtest.grammars._engine import read_statements, split_reports
     statements, problems, unknown = read_statements(name, lines, recognise_extra)
     reports, order_problems = split_reports(name, statements, frozenset(starts) if starts else None)

@@ -3,6 +3,7 @@ into its options."""
 from __future__ import annotations
 
 import re
+import shlex
 
 _PROMPT_GLYPHS = "$#>%❯➜»"
 #: Longer lines are not command lines (and would make the prompt search slow).
@@ -28,7 +29,6 @@ def command_options(command: str) -> dict:
     Short options glued to their value (``-c100``) and long ``--opt=value``
     forms are both understood; a bare word that looks like a URL or a
     host:port is the target."""
-    import shlex
     try:
         words = shlex.split(command)
     except ValueError:

@@ -1,7 +1,13 @@
 """Report dicts placed on the clock and gathered into a Source."""
 from __future__ import annotations
 
+import pandas as pd
+
+from sarsleuth.errors import InputError, located
+from sarsleuth.model import Source, quoted
+from sarsleuth.parsers.base import events_frame, metrics_frame
 from sarsleuth.parsers.loadtest.grammars import Reading, read_document
+from sarsleuth.textio import file_mtime, whole_text_lines
 
 # turning report dicts into a Source
 
@@ -10,7 +16,6 @@ def report_clock(path, options):
     ``(start, end, time_from)``: the file's mtime, an instant (UTC) that the
     case puts on its host's clock.  It is a guess (the file was written when
     the run ended), so ``time_from`` says so."""
-    from sarsleuth.textio import file_mtime
     mtime = file_mtime(path)
     return mtime, mtime, "mtime"
 
@@ -18,7 +23,6 @@ def report_clock(path, options):
 def place_report(report: dict, path, line: int, clock) -> None:
     """Fill ``path``, ``line``, ``start``, ``end`` and ``time_from`` of a report
     without timestamps: the file was written when the run ended."""
-    import pandas as pd
     start, end, time_from = clock
     report["path"] = str(path)
     report["line"] = line
@@ -34,8 +38,6 @@ def place_report(report: dict, path, line: int, clock) -> None:
 def build_source(path, kind: str, reports: list, warnings: list, summarise, *,
                  host=None, metrics=None, meta=None, records=0):
     """A Source with one ``loadtest-run`` event per report."""
-    from sarsleuth.model import Source
-    from sarsleuth.parsers.base import events_frame, metrics_frame
     events = [{
         "timestamp": r.get("start"), "host": host, "source": r.get("tool", kind), "kind": "loadtest-run",
         "pid": None, "process": r.get("tool", kind), "message": summarise(r), "file": str(path),
@@ -48,14 +50,12 @@ def build_source(path, kind: str, reports: list, warnings: list, summarise, *,
 
 
 def problems_as_warnings(path, problems) -> list:
-    from sarsleuth.errors import located
     return [located(path, p.describe(), line=p.line) for p in problems]
 
 
 def fail_without_reports(path, tool: str, reading: Reading):
     """Raise the InputError of a file where no report of ``tool`` remains,
     naming the first syntax problem (line and column) when there is one."""
-    from sarsleuth.errors import InputError
     if reading.problems:
         first = reading.problems[0]
         raise InputError(path, f"malformed {tool} report: {first.describe()}", line=first.line)
@@ -65,7 +65,6 @@ def fail_without_reports(path, tool: str, reading: Reading):
 def numbered_lines(path, warnings: list):
     """``(line_number, text)`` of a small report file (decompressed),
     refused past the size a document read whole may have."""
-    from sarsleuth.textio import whole_text_lines
     return whole_text_lines(path, warnings, "load-test reports and ps snapshots")
 
 
@@ -84,7 +83,6 @@ def parse_report_file(path, options, kind: str, grammar: str, recognise_command,
     """Read a file of one tool's reports (ab, httperf, wrk, wrk2): statements,
     reports split and built, placed on the clock, gathered into a Source.
     ``build_report`` turns one statement group into a report dict or None."""
-    from sarsleuth.errors import located
     warnings: list = []
     reading = read_document(grammar, numbered_lines(path, warnings), recognise_command, starts)
     reports = [r for r in (build_report(group) for group in reading.reports) if r is not None]
@@ -103,7 +101,6 @@ def handle(handler, report: dict, statement, *args) -> None:
     set, the line it was read from: ``report["value_lines"][key]`` is
     ``{"line": n, "text": the line verbatim}``, so evidence quotes the
     value's own line (ab's ``Transfer rate:``), not the report's first."""
-    from sarsleuth.model import quoted
     before = {k: repr(v) for k, v in report.items() if k != "value_lines"}
     handler(report, statement.fields, *args)
     lines = report.setdefault("value_lines", {})

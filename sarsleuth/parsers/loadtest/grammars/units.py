@@ -3,6 +3,7 @@ printed digits), with their units."""
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 _TIME_FACTORS = {"us": "0.000001", "usec": "0.000001", "ms": "0.001", "msec": "0.001",
                  "s": "1", "sec": "1", "m": "60", "min": "60", "h": "3600"}
@@ -14,7 +15,6 @@ _NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 
 def exact(number, factor="1") -> float:
     """``number * factor`` computed in decimal, so 111.91 ms gives 0.11191."""
-    from decimal import Decimal
     return float(Decimal(str(number)) * Decimal(str(factor)))
 
 
@@ -49,7 +49,6 @@ def integer(text) -> int:
 
 def percentile_key(text: str) -> str:
     """``'99.900%'`` -> ``'99.9'``; ``'50%'`` -> ``'50'``."""
-    from decimal import Decimal
     value = Decimal(text.strip().rstrip("%")).normalize()
     return format(value, "f")
 

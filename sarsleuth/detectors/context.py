@@ -1,0 +1,162 @@
+"""What detectors read: the normalized inputs of a case.
+
+Detectors never read files and never talk to each other: they see the
+case's series, events, load-test reports, host facts and clock through
+:class:`Context` only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sarsleuth.detectors.evidence import PrintedRows
+from sarsleuth.metric_store import MetricStore, from_long
+from sarsleuth.timebase.clock import Clock
+
+
+@dataclass
+class Context:
+    """The normalized inputs of a case, as detectors see them.
+
+    Metrics come as a :class:`~sarsleuth.metric_store.MetricStore` (a long
+    DataFrame given instead is stored first): a series is read straight
+    from its run, so it costs its own length, whatever the size of the
+    case."""
+
+    metrics: Any                 # MetricStore of all sources (deduplicated), or a long DataFrame
+    events: Any                  # events DataFrame (all log sources)
+    reports: list                # load-test report dicts
+    sources: list                # parsed Source objects (for meta: ncpu, ps tables...)
+    params: dict = field(default_factory=dict)   # {detector_id: {param: value}}
+    link_speed_bps: float | None = None
+    user_signatures: tuple = ()  # the case's own [[signature]] entries (config file)
+    host_facts: list = field(default_factory=list)  # HostFacts read from bundles (sarsleuth.bundles.facts)
+    #: the case's clock: a host's series are indexed on the clock its story
+    #: is told on, so the times detectors write into titles and evidence
+    #: are the host's wall clock (same instants)
+    clock: Clock = field(default_factory=Clock)
+    #: the printed rows metric values were read from (for evidence)
+    printed: PrintedRows = field(init=False)
+    _series_cache: dict = field(default_factory=dict)
+    _sections: dict = field(default_factory=dict)
+    _kinds: frozenset | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.metrics, MetricStore):
+            self.metrics = from_long(self.metrics)
+        self.printed = PrintedRows(self.metrics, self.sources, self._section)
+
+    # ---------------------------------------------------------------- inputs
+    def available(self, name: str) -> bool:
+        """Is an input a detector declares present?  ``metrics``,
+        ``metrics:<section>``, ``events``, ``events:<kind>``, ``reports``, ``ps``,
+        ``facts`` (a support bundle's host facts)."""
+        what, _, detail = name.partition(":")
+        if what == "metrics":
+            return bool(self.metrics) and (not detail or self._section(detail) is not None)
+        if what == "events":
+            ev = self.events
+            if ev is None or not len(ev):
+                return False
+            if not detail:
+                return True
+            if self._kinds is None:
+                self._kinds = frozenset(ev["kind"].astype(str).unique())
+            return detail in self._kinds
+        if what == "reports":
+            return bool(self.reports)
+        if what == "ps":
+            return bool(self.sources_of("ps"))
+        if what == "facts":
+            return bool(self.host_facts)
+        raise ValueError(f"unknown detector input {name!r}")
+
+    # --------------------------------------------------------------- metrics
+    def _section(self, section: str):
+        """``{(metric, device, host): series key}`` of one section, built
+        once; None when the section is absent."""
+        if section not in self._sections:
+            self._sections[section] = self.metrics.section_index(section) or None
+        return self._sections[section]
+
+    def hosts(self, section: str | None = None) -> list:
+        if section is None:
+            return sorted(str(h) for h in self.metrics.hosts())
+        index = self._section(section) or {}
+        return sorted({k[2] for k in index if k[2] is not None})
+
+    def series(self, section: str, metric: str, device: str = "", host=None):
+        """One metric as a time-indexed Series for one host and device
+        (sorted, duplicates dropped), or None when absent."""
+        key = (section, metric, device, host)
+        if key in self._series_cache:
+            return self._series_cache[key]
+        out = None
+        if host is not None:
+            found = (self._section(section) or {}).get((metric, device, host))
+            out = self.metrics.series(found) if found is not None else None
+            if out is not None and len(out):
+                out.index = self.clock.on_host_clock(out.index, host)
+            else:
+                out = None
+        elif self._section(section):
+            out = self.metrics.grouped(section, lambda key: 0, metric=metric, device=device).get(0)
+        self._series_cache[key] = out
+        return out
+
+    def devices(self, section: str, metric: str, host=None) -> list:
+        index = self._section(section) or {}
+        return sorted({dev for (mt, dev, h) in index if mt == metric and (host is None or h == host)})
+
+    def sample_times(self, host):
+        """Sorted distinct times at which the host's sar recorded anything."""
+        key = ("__times__", host)
+        if key not in self._series_cache:
+            self._series_cache[key] = self.metrics.sample_times(host)
+        return self._series_cache[key]
+
+    # ------------------------------------------------------------ host facts
+    def facts(self, host):
+        """The HostFacts of ``host`` (any name it goes by), or None."""
+        for h in self.host_facts:
+            if host is not None and host in h.names():
+                return h
+        if host is None and len(self.host_facts) == 1:
+            return self.host_facts[0]
+        return None
+
+    def limit(self, host, name: str):
+        """A limit of the host as its bundle recorded it: a sysctl
+        (``net.ipv4.tcp_max_tw_buckets``) or an nginx directive
+        (``proxy_buffers``), as a :class:`~sarsleuth.bundles.facts.Limit`
+        (value, path, line, the line verbatim), or None when unknown."""
+        facts = self.facts(host)
+        return facts.limit(name) if facts is not None else None
+
+    def process_limit(self, host, program: str, row: str = "Max open files"):
+        """The limit ``program`` ran with on ``host`` for a row of
+        /proc/PID/limits, as its bundle recorded it (its /proc/PID/limits,
+        nginx's ``worker_rlimit_nofile``, its systemd unit's
+        ``LimitNOFILE``...), or None."""
+        facts = self.facts(host)
+        return facts.process_limit(program, row) if facts is not None else None
+
+    def ncpu(self, host) -> int | None:
+        for s in self.sources:
+            if s.host == host and s.meta.get("ncpu"):
+                return int(s.meta["ncpu"])
+        facts = self.facts(host)
+        if facts is not None and facts.ncpu:
+            return int(facts.ncpu)
+        cpus = [d for d in self.devices("cpu", "%idle", host) if d not in ("all", "")]
+        return len(cpus) or None
+
+    # ---------------------------------------------------------------- events
+    def events_of(self, *kinds: str):
+        ev = self.events
+        if ev is None or not len(ev):
+            return ev
+        return ev[ev["kind"].isin(kinds)]
+
+    def sources_of(self, kind: str) -> list:
+        return [s for s in self.sources if s.kind == kind]

@@ -1,0 +1,118 @@
+"""Detectors declared as data: each counts the lines of one message per
+burst, quotes the host limits the message means were reached, and says
+what the lines name, as its ``[detector.ID.burst]`` table in
+``knowledge/kb.toml`` declares (the vocabulary is at the head of that
+file).  What a line names is read through its message definition's fields
+(``knowledge/signatures.toml``), never a pattern of its own."""
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._series import severity_for
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence
+from sarsleuth.knowledge import burst_counters
+from sarsleuth.knowledge.signatures import fields_of
+
+
+_TRAILING_NUMBER = re.compile(r"\d+$")
+
+
+class LineCounter(Detector):
+    """Counts the lines of one message per burst, as ``declared``."""
+
+    #: the detector's ``[detector.ID.burst]`` table
+    declared: ClassVar[dict] = {}
+    defaults = {"burst_gap_seconds": 600.0}
+
+    def run(self, ctx: Context):
+        spec = self.declared
+        kind = spec.get("events", self.id)
+        severities = [(float(at), severity) for at, severity in spec.get("severities", [])]
+        out = []
+        for b in bursts(ctx.events_of(kind), self.params["burst_gap_seconds"]):
+            n = b.lines
+            extra_title, extra = said(spec, [fields_of(kind, m) or {} for m in b.rows["message"].astype(str)])
+            limits = [lim for lim in (ctx.limit(b.host, name) for name in spec.get("limits", ())) if lim is not None]
+            if limits:
+                # config values in backticks: quoted as written, never reformatted
+                extra_title += " (" + ", ".join(f"`{lim.name} = {lim.value}`" for lim in limits) + ")"
+                extra = {**extra, **{lim.name: lim.number() if lim.number() is not None else lim.value
+                                     for lim in limits}}
+            span = (b.end - b.start).total_seconds() if b.aligned else None
+            over = f" over {span:.0f} s" if span else ""
+            out.append(self.finding(
+                title=f"{n} x {spec['noun']}{over}{extra_title}",
+                severity=severity_for(n, severities, "medium"),
+                start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"lines": n, **extra},
+                evidence=evidence_from_events(ctx.clock, b.rows, 5) + [limit_evidence(lim) for lim in limits],
+            ))
+        return out
+
+
+def said(spec: dict, fields: list[dict]) -> tuple[str, dict]:
+    """(what follows the title's noun, metrics) for the fields of a burst's
+    lines, as ``values``, ``first`` or ``counts`` of the declaration say."""
+    if "values" in spec:
+        return _values(spec["values"], fields)
+    if "first" in spec:
+        return _first(spec["first"], fields)
+    if "counts" in spec:
+        return _counts(spec["counts"], spec.get("counts_text", "{}"), fields)
+    return "", {}
+
+
+def _values(how: dict, fields: list[dict]) -> tuple[str, dict]:
+    """The distinct values of a field, by text, number or most lines first
+    (each with its lines when ``counted``), at most ``most`` of them."""
+    lines: dict = {}
+    for f in fields:
+        value = f.get(how["field"])
+        if value:
+            lines[value] = lines.get(value, 0) + 1
+    if not lines:
+        return "", {}
+    order = how.get("order", "text")
+    if order == "number":
+        # by the number a value ends with: a port, or a listener's address:port
+        values = sorted(lines, key=lambda v: (int(_TRAILING_NUMBER.search(v).group()) if _TRAILING_NUMBER.search(v)
+                                              else -1, v))
+    elif order == "lines":
+        values = sorted(lines, key=lambda v: -lines[v])
+    else:
+        values = sorted(lines)
+    values = values[:how["most"]] if how.get("most") else values
+    shown = [f"{v}: {lines[v]}" if how.get("counted") else str(v) for v in values]
+    metrics = {how["metric"]: len(lines)} if how.get("metric") else {}
+    return how["text"].format(", ".join(shown)), metrics
+
+
+def _first(how: dict, fields: list[dict]) -> tuple[str, dict]:
+    """The first line that names every one of ``fields``: the text filled
+    with them, and metrics (whole numbers) named after them."""
+    for f in fields:
+        if all(f.get(name) for name in how["fields"]):
+            return how["text"].format(**f), {metric: int(f[name]) for metric, name in how.get("metrics", {}).items()}
+    return "", {}
+
+
+def _counts(counts: list, text: str, fields: list[dict]) -> tuple[str, dict]:
+    """Lines naming each field: every count a metric, the ones seen said."""
+    found = [(c, sum(1 for f in fields if f.get(c["field"]))) for c in counts]
+    parts = [c["text"].format(n) for c, n in found if n]
+    return (text.format(", ".join(parts)) if parts else ""), {c["metric"]: n for c, n in found}
+
+
+def declared() -> dict[str, type[Detector]]:
+    """A detector class for each ``[detector.ID.burst]`` of the knowledge base."""
+    out = {}
+    for det_id, spec in burst_counters().items():
+        name = "".join(part.capitalize() for part in det_id.split("-"))
+        out[det_id] = type(name, (LineCounter,), {
+            "__module__": __name__, "__doc__": spec["summary"], "id": det_id, "summary": spec["summary"],
+            "inputs": tuple(spec["inputs"]), "category": spec["category"], "declared": spec})
+    return out
