@@ -10,7 +10,6 @@ import itertools
 import os
 
 from sarsleuth import render, streams
-from sarsleuth.compare import report_json
 from sarsleuth.errors import InputError
 from sarsleuth.model import EVENT_COLUMNS, METRIC_COLUMNS, empty_events
 from sarsleuth.parsers import ParseOptions, parse, registry, sniff
@@ -137,4 +136,7 @@ def streamed_table(src, rest, settled) -> Frames:
 
 def reports_json(src) -> list:
     """Load-test reports as JSON-safe dicts."""
+    # here, not at the top: the comparison module (pandas, the JSON writer)
+    # is start-up an sa file's export does not need
+    from sarsleuth.compare import report_json
     return [report_json(r) for r in src.reports]

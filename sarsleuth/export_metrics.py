@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sarsleuth import render
-from sarsleuth.case import Case
 from sarsleuth.errors import InputError, UsageError
 from sarsleuth.knowledge.metric_names import LABEL, device_labels
 from sarsleuth.metric_store import MetricStore, from_long
@@ -82,6 +81,9 @@ def read(paths, *, tz=None, year=None, date_order=None) -> Metrics:
         return Metrics(saved_store(paths[0]), notes=notes)
     if any(is_saved_case(p) for p in paths):
         raise UsageError("a saved case is exported on its own: give it as the only input")
+    # here, not at the top: ``parse`` of one file asks :func:`asked` and
+    # reads no case (the case and its detectors are 50 ms of start-up)
+    from sarsleuth.case import Case
     case = Case.load(*paths, tz=tz, year=year, date_order=date_order, analyse=False)
     return Metrics(case.store, warnings=list(case.warnings), notes=list(case.notes),
                    skipped=[(s.path, s.reason) for s in case.skipped])

@@ -21,10 +21,6 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
-
 from sarsleuth.render._safe import one_line
 
 #: Seconds of reading before the progress shows.
@@ -103,6 +99,11 @@ class _Bars:
     """Two rich bars: every input, and the file being read."""
 
     def __init__(self, total: int):
+        # here, not at the top: rich is 20 ms of start-up, and most runs show
+        # no bar (a pipe, --quiet, or done within 2 s)
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, \
+            TransferSpeedColumn
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                                  TransferSpeedColumn(), TimeRemainingColumn(),
                                  console=Console(stderr=True), transient=True)
@@ -111,6 +112,7 @@ class _Bars:
         self.progress.start()
 
     def show(self, r: Reading) -> None:
+        from rich.markup import escape
         name = r.name.rsplit("/", 1)[-1]
         self.progress.update(self.overall, completed=r.done_bytes + r.inside,
                              description=f"read {r.done_files} of {r.files} file(s)")
@@ -127,6 +129,8 @@ def progress_bar(enabled: bool, total: int, describe: Callable[[int, str], str])
     after that step.  Shown only on a terminal and for more than one step."""
     if not enabled or total < 2 or not _terminal():
         return lambda _name: None
+    from rich.console import Console
+    from rich.progress import Progress
     prog = Progress(console=Console(stderr=True), transient=True)
     task = prog.add_task(describe(0, ""), total=total)
     prog.start()

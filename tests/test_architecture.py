@@ -253,3 +253,20 @@ def test_sniff_imports_nothing_heavy(name, kind):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines() == [f"{path}\t{kind}", "heavy:"]
+
+
+def test_parse_of_an_sa_file_loads_no_case_and_no_progress_bar(tmp_path):
+    """``parse`` of one file pays for reading and writing it: not for the
+    case and its detectors (what ``--format openmetrics`` reads through),
+    nor for rich while no bar is shown."""
+    path = PACKAGE.parent / "samples" / "nginx-proxy-oom" / "sa06"
+    code = ("import sys\n"
+            "from sarsleuth.cli import run\n"
+            f"assert run(['parse', '-q', {str(path)!r}, '-o', {str(tmp_path / 'out.csv')!r}]) == 0\n"
+            "loaded = sorted(m for m in ('sarsleuth.case', 'sarsleuth.detectors', 'rich.progress', 'matplotlib')\n"
+            "                if m in sys.modules)\n"
+            "print('loaded:' + ','.join(loaded))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["loaded:"]
+    assert (tmp_path / "out.csv").read_text().startswith("timestamp,host,section,device,metric,value\n")
