@@ -22,10 +22,13 @@ from __future__ import annotations
 import bisect
 import os
 import stat
+from contextlib import closing
+
+import numpy as np
 
 from sarsleuth.errors import InputError
 from sarsleuth.model import QUOTE_CHARS
-from sarsleuth.textio import DECOMPRESSION_ERRORS, compression_of, decode, iter_lines
+from sarsleuth.textio import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, compression_of, decode, read_chunks
 
 #: Lines shown either side of an evidence line (folded under it in HTML).
 AROUND = 5
@@ -121,9 +124,6 @@ def _compressed_near(path: str, asks: list) -> tuple[dict[int, str], set]:
     the last offset asked (``asks`` in the order of their offsets): only
     the blocks holding an offset are looked into (counting the lines of a
     500 MB log instead took longer than its scan)."""
-    from contextlib import closing
-
-    from sarsleuth.textio import read_chunks
     out: dict[int, str] = {}
     missed: set = set()
     window, base, i = b"", 0, 0          # window: the content from byte ``base`` on
@@ -164,7 +164,6 @@ def _around(data: bytes, pos: int, whole: bool, line: int, before: int, after: i
     file's start; ``ended``: the file ends where ``data`` does).  None
     when no line starts at ``pos``, :data:`_SHORT` when ``data`` ends
     before the lines asked for."""
-    from sarsleuth.textio import MAX_LINE_BYTES, decode
     if pos > len(data):
         return None if ended else _SHORT
     if pos and data[pos - 1] != 10:
@@ -211,8 +210,6 @@ def _settle(e, lines: dict) -> None:
 def read_lines(path: str, wanted: set) -> dict[int, str]:
     """{number: text} of the ``wanted`` lines (1-based, as the parsers
     number them) that the file has; {} when it cannot be read again."""
-    from sarsleuth.errors import InputError
-    from sarsleuth.textio import DECOMPRESSION_ERRORS, compression_of
     if not wanted:
         return {}
     try:
@@ -236,9 +233,6 @@ def _compressed_lines(path: str, wanted: list) -> dict[int, str]:
     and only a block holding a wanted line is cut into lines (a line-by-line
     loop over a 500 MB log took longer than the scan itself).  A damaged
     tail ends the reading where the scan's reading ended."""
-    import numpy as np
-
-    from sarsleuth.textio import MAX_LINE_BYTES, decode, read_chunks
     out: dict[int, str] = {}
     i, first = 0, 1          # first: the number of the line starting at the block's start
     carry = b""              # a line whose end is not read yet (its first MAX_LINE_BYTES)

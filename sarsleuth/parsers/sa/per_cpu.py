@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-import pandas as pd
 
 from sarsleuth.parsers.sa import activities as A
 from sarsleuth.parsers.sa.compute import U32_MOD, Context, ItemTable, Rows, item_keys, numbered, pair_rows
