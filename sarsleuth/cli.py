@@ -444,6 +444,10 @@ def run(argv=None) -> int:
 
 
 def main(argv=None):
+    # no linear algebra here: numpy's OpenBLAS threads would only spin beside
+    # the work (0.1 s of the other core on each run), so one, unless the
+    # user chose (set before numpy loads: the command line imports it later)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     code = run(argv)
     # the interpreter's collections at exit walk every object the run made,
     # pandas' and pydantic's classes included (50 ms of a small file's
