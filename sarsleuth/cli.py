@@ -283,43 +283,11 @@ def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories."))
 
 
 def _sniff(paths) -> int:
-    # here, not at the top: --help and sniff load this module
-    from sarsleuth import streams
-    from sarsleuth.bundles.expand import expand
-    from sarsleuth.parsers import sniff as sniff_one
-    from sarsleuth.streams import refusal
-    paths = [str(p) for p in paths]
-    missing = [p for p in paths if p != "-" and not os.path.exists(p)]
-    for p in missing:
-        _say(f"{p}: no such file or directory")
-    spooled = streams.Spooled()
-    bundles = None
-    lines = []
-    try:
-        given = streams.spool([p for p in paths if p not in missing], spooled)
-        for name, reason in spooled.unreadable:
-            _say(f"{name}: {reason}")
-        # archives and sosreports list the members read, as ARCHIVE!MEMBER
-        bundles = expand(given, spooled.names)
-        files = bundles.entries
-        for w in [*spooled.warnings, *bundles.warnings]:
-            _say(w)
-        for label, why in bundles.refused:
-            _say(f"{label}: {why}")
-        for f in files:
-            name = spooled.names.get(str(f.path), f.name)
-            too_big = refusal(f.path)       # a file found in a folder is capped as a named one is
-            if too_big:
-                _say(f"{name}: {too_big}")
-            kind = None if too_big else sniff_one(f.path)[0]
-            lines.append(f"{one_line(name)}\t{kind or 'unknown'}\n")
-    finally:
-        spooled.cleanup()
-        if bundles is not None:
-            bundles.cleanup()
-    missing += [name for name, _ in spooled.unreadable]
-    _to_stdout(lambda out: out.write("".join(lines)))
-    return EXIT_INPUT if missing and not files else EXIT_OK
+    # here, not at the top: --help loads this module
+    from sarsleuth.sniffing import kinds_of
+    listing, nothing_found = kinds_of(paths, say=_say)
+    _to_stdout(lambda out: out.write(listing))
+    return EXIT_INPUT if nothing_found else EXIT_OK
 
 
 @app.command()

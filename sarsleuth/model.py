@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, ClassVar
 
 import pandas as pd
 
@@ -285,6 +285,10 @@ class Incident:
     #: the zone its story is told in: its host's, UTC across hosts of
     #: different zones, None on the hosts' wall clock (timebase.clock.Clock.story_zone)
     zone: str | None = None
+    #: how a notebook shows an incident (HTML): filled in by the outputs
+    #: when they load (``render/_templates.py``), since the data model sits
+    #: below them and never imports them
+    notebook_html: ClassVar[Callable[[Incident], str] | None] = None
 
     def to_dict(self) -> dict:
         return {
@@ -307,10 +311,9 @@ class Incident:
             "story": self.story,
         }
 
-    def _repr_html_(self) -> str:
-        # a notebook's display only: the data model never loads the outputs otherwise
-        from sarsleuth.render._templates import incident_fragment
-        return incident_fragment(self)
+    def _repr_html_(self) -> str | None:
+        # None: the notebook falls back to the text repr
+        return Incident.notebook_html(self) if Incident.notebook_html else None
 
 
 def iso(ts) -> str | None:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "sarsleuth"
-#: "no module over about 450 lines"
-MAX_MODULE_LINES = 480
+#: "no module over 450 lines"
+MAX_MODULE_LINES = 450
 
 
 def _modules() -> dict[str, Path]:
@@ -103,9 +103,10 @@ def _under(module: str, places) -> bool:
     return any(module == p or module.startswith(p + ".") for p in places)
 
 
-#: The analysis: what a case means, told on the case's clock.  Outputs show
-#: it; it never asks them anything (a zone, a format).
-ANALYSIS = ("sarsleuth.detectors", "sarsleuth.correlate", "sarsleuth.narrative", "sarsleuth.timebase")
+#: The analysis: what a case means, told on the case's clock, and the data
+#: model it is told in.  Outputs show it; it never asks them anything (a
+#: zone, a format, how a notebook draws an incident).
+ANALYSIS = ("sarsleuth.model", "sarsleuth.detectors", "sarsleuth.correlate", "sarsleuth.narrative", "sarsleuth.timebase")
 
 
 def test_the_analysis_never_imports_the_outputs():

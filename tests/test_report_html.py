@@ -49,6 +49,17 @@ def test_html_escapes_hostile_log_lines(hostile_bundle):
     assert not any(value and "javascript:" in value for _, attrs in tags for _, value in attrs)
 
 
+def test_a_notebook_shows_an_incident_as_escaped_html(hostile_bundle):
+    """``case.incidents[0]`` displayed in Jupyter: the incident fragment the
+    report embeds, its hostile names as text."""
+    case = sarsleuth.load(hostile_bundle, year=2014)
+    html = case.incidents[0]._repr_html_()
+    assert html.startswith(f'<section class="incident sev-critical" id="incident-{case.incidents[0].id}">')
+    assert "killed 1 process(es): &#34;&gt;&lt;svg onload=alert(2 (largest rss 516.0 MiB)" in html
+    assert "&lt;script&gt;alert(&#34;pwned&#34;)&lt;/script&gt;" in html
+    assert [tag for tag, _ in _tags(html) if tag in ("script", "img", "svg")] == []
+
+
 def _tags(html):
     """Every start tag in the document, as a browser's tokenizer sees it."""
     from html.parser import HTMLParser

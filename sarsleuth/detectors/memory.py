@@ -119,7 +119,7 @@ class MemoryPressure(Detector):
                 conds.append(direct.rename("direct_reclaim"))
             if not conds:
                 continue
-            frame = pd.concat(conds, axis=1).fillna(False).astype(bool)
+            frame = pd.concat(conds, axis=1, sort=True).fillna(False).astype(bool)
             # low availability alone is common on cache-heavy hosts with an
             # old sysstat; require it together with reclaim/faults when those exist
             if "low_avail" in frame and len(frame.columns) > 1:

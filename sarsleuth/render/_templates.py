@@ -7,6 +7,7 @@ from importlib import resources
 
 from jinja2 import Environment, select_autoescape
 
+from sarsleuth.model import Incident
 from sarsleuth.render._safe import visible
 from sarsleuth.render._view import EVIDENCE_LINES, code_spans
 from sarsleuth.timebase.clock import when, zone_of
@@ -38,3 +39,6 @@ def incident_fragment(inc) -> str:
     """An incident as a notebook shows it."""
     return visible(template("incident.html.j2").render(inc=inc, figure=None, inc_timeline=None,
                                                         evidence_lines=EVIDENCE_LINES + 1))
+
+
+Incident.notebook_html = incident_fragment

@@ -29,18 +29,12 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
 from sarsleuth.knowledge import signatures
+from sarsleuth.knowledge.reports import ReportRule, knowledge
 from sarsleuth.parsers.logs.event_columns import EventColumns
 from sarsleuth.parsers.logs.lines import LineInfo, stamp_seconds, unescape_rsyslog
 from sarsleuth.parsers.logs.summaries import SUPPRESSED_RE, Summaries
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore
 
 #: Continuation lines kept in an event's ``detail``.
 MAX_DETAIL_LINES = 200
@@ -60,55 +54,6 @@ MAX_BURSTS = 100_000
 OPEN_EVENTS = 64
 #: Seconds (of time stamp or uptime) a report's continuation may be from its header.
 REPORT_SPREAD_S = 2.0
-
-
-@dataclass(frozen=True)
-class ReportRule:
-    kind: str
-    follow_lines: int
-    pid_from_detail: bool = False
-    repeats_join: bool = False
-    tail: str | None = None       # the definition of the lines it takes (glued to its message)
-    joins: frozenset = frozenset()  # other kinds whose lines inside the report are part of it
-
-
-@dataclass(frozen=True)
-class Knowledge:
-    """``knowledge/reports.toml``, compiled."""
-
-    reports: dict                 # kind -> ReportRule
-    task_header: str              # definition of a dump's task line
-    task_header_lines: int
-    kill_kind: str
-    kill_line_gap: int
-    kill_seconds: float
-    reaper_seconds: float
-    continued_sources: dict       # source -> follow lines
-    ratelimit: dict               # limiter function -> set of kinds
-    never_suppressed: frozenset
-
-
-@lru_cache(maxsize=1)
-def knowledge() -> Knowledge:
-    text = resources.files("sarsleuth.knowledge").joinpath("reports.toml").read_text("utf-8")
-    data = tomllib.loads(text)
-    reports = {}
-    for entry in data["report"]:
-        reports[entry["kind"]] = ReportRule(
-            entry["kind"], int(entry["follow_lines"]), bool(entry.get("pid_from_detail")),
-            bool(entry.get("repeats_join")), entry.get("tail"), frozenset(entry.get("joins", ())))
-    kg = data["kill_group"]
-    return Knowledge(
-        reports, data["detail_task"]["definition"], int(data["detail_task"]["detail_lines"]),
-        kg["kind"], int(kg["max_line_gap"]), float(kg["max_seconds"]), float(kg["reaper_max_seconds"]),
-        {e["source"]: int(e["follow_lines"]) for e in data.get("continued_source", [])},
-        {e["function"]: frozenset(e["kinds"]) for e in data.get("ratelimit", [])},
-        frozenset(data["suppression"]["never"]))
-
-
-def known_ratelimiters() -> frozenset:
-    """Limiter functions whose count goes to an event of their kinds."""
-    return frozenset(knowledge().ratelimit)
 
 
 @dataclass

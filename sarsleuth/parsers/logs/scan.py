@@ -28,8 +28,9 @@ from typing import Callable
 import numpy as np
 
 from sarsleuth.errors import located
+from sarsleuth.knowledge.reports import known_ratelimiters
 from sarsleuth.parsers.logs import assembly
-from sarsleuth.parsers.logs.assembly import Assembler, known_ratelimiters
+from sarsleuth.parsers.logs.assembly import Assembler
 from sarsleuth.parsers.logs.blocks import BLOCK_BYTES, Block, iter_blocks, total_size
 from sarsleuth.parsers.logs.engine import candidate_patterns, candidate_regex, make_finder
 from sarsleuth.parsers.logs.event_columns import EventColumns
