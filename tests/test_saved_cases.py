@@ -143,6 +143,39 @@ def test_a_part_the_marker_does_not_list_is_not_read(saved, tmp_path):
     assert ran.stdout == "n\n1\n"
 
 
+@pytest.mark.parametrize("rel", ["metrics/../../elsewhere/part-0.parquet", "metrics//part-0.parquet",
+                                 "metrics/host=a/b/c/part-0.parquet"])
+def test_a_marker_naming_a_file_outside_the_case_reads_nothing(saved, tmp_path, rel):
+    """A marker rewritten to list another case's metrics, with that file's
+    true size and digest: the part is no file of this case (exit 2, the
+    marker named), never read."""
+    case = _copy(saved, tmp_path)
+    other = _copy(saved, tmp_path, "elsewhere")
+    outside = _metrics_part(other)
+    (other / "part-0.parquet").write_bytes(outside.read_bytes())
+    marker = case / "sarsleuth-case.json"
+    info = json.loads(marker.read_text())
+    facts = info["parts"].pop(_metrics_part(case).relative_to(case).as_posix())
+    info["parts"][rel] = facts
+    marker.write_text(json.dumps(info))
+    ran = run_cli("sql", case, "SELECT count(*) FROM metrics")
+    assert (ran.returncode, ran.stdout, ran.stderr) == (
+        2, "", f"sarsleuth: {marker}: damaged case marker: part {rel!r} is not a file of the case folder; "
+               "nothing read\n")
+
+
+def test_a_marker_part_without_its_size_and_digest_is_damage(saved, tmp_path):
+    case = _copy(saved, tmp_path)
+    marker = case / "sarsleuth-case.json"
+    info = json.loads(marker.read_text())
+    info["parts"]["findings.parquet"] = 5
+    marker.write_text(json.dumps(info))
+    ran = run_cli("sql", case, FINDINGS)
+    assert (ran.returncode, ran.stderr) == (
+        2, f"sarsleuth: {case / 'findings.parquet'}: damaged case marker: no size and digest recorded for "
+           "this part\n")
+
+
 # --- writing: whole or not at all -----------------------------------------------------------------
 
 _INTERRUPTED = textwrap.dedent("""

@@ -53,9 +53,20 @@ def table_parts(base: Path, info: dict, name: str) -> list:
     out = []
     for rel, facts in sorted(listed.items()):
         if rel == f"{name}.parquet" or (name in PARTITIONED and rel.startswith(f"{name}/")):
-            part = base.joinpath(*rel.split("/"))
-            out.append(_checked(part, base, facts))
+            out.append(_checked(_inside(base, rel), base, facts))
     return out
+
+
+def _inside(base: Path, rel: str) -> Path:
+    """The file a marker's part name stands for, only ever inside the case:
+    sarsleuth writes ``TABLE.parquet`` or ``TABLE/KEY=VALUE/PART.parquet``,
+    so a name that climbs out (``..``), starts at the root or holds an
+    empty step is no part of it."""
+    steps = rel.split("/")
+    if any(step in ("", ".", "..") or "\\" in step or "\x00" in step for step in steps) or len(steps) > 3:
+        raise CaseError(base / MARKER, f"damaged case marker: part {rel!r} is not a file of the case folder; "
+                                       "nothing read")
+    return base.joinpath(*steps)
 
 
 def _found(base: Path, name: str) -> list:
@@ -94,6 +105,8 @@ def _checked(part: Path, base: Path, facts: dict | None = None) -> Path:
                 else "not a regular file")
         raise CaseError(part, f"part of the saved case is {what}, not the file sarsleuth wrote; not read")
     if facts is not None:
+        if not isinstance(facts, dict):
+            raise CaseError(part, "damaged case marker: no size and digest recorded for this part")
         if st.st_size != facts.get("bytes"):
             raise CaseError(part, f"part of the saved case is damaged: {st.st_size} bytes where "
                                   f"{facts.get('bytes')} were written (cut or replaced)")
