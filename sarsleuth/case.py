@@ -142,8 +142,9 @@ class Case:
         spooled_paths = streams.spool(paths, spooled)
         self.skipped.extend(Skipped(name, why) for name, why in spooled.unreadable)
         for p in spooled_paths:
-            if not Path(p).exists():
-                self.skipped.append(Skipped(str(p), "no such file or directory"))
+            why = streams.missing(p)
+            if why:
+                self.skipped.append(Skipped(str(p), why))
                 continue
             given.append(p)
         bundles = expand(given, spooled.names, select)

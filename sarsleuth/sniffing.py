@@ -4,7 +4,6 @@ archive and sosreport members as ``ARCHIVE!MEMBER``, a pipe by the name
 the user gave it.  Only the heads are read; nothing is parsed."""
 from __future__ import annotations
 
-import os
 from typing import Callable
 
 from sarsleuth import streams
@@ -18,9 +17,9 @@ def kinds_of(paths, say: Callable[[str], None]) -> tuple[str, bool]:
     (every path missing or unreadable).  What is skipped and why goes to
     ``say``, a line each."""
     paths = [str(p) for p in paths]
-    missing = [p for p in paths if p != "-" and not os.path.exists(p)]
+    missing = [p for p in paths if streams.missing(p)]
     for p in missing:
-        say(f"{p}: no such file or directory")
+        say(f"{p}: {streams.missing(p)}")
     spooled = streams.Spooled()
     bundles = None
     files: list = []

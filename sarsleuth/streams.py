@@ -16,6 +16,7 @@ regular file larger than any real input (:data:`MAX_FILE_BYTES`).
 """
 from __future__ import annotations
 
+import errno
 import os
 import select
 import shutil
@@ -61,6 +62,25 @@ def refusal(path, cap: int | None = None, what: str = "input") -> str | None:
     if stat.S_ISREG(mode) and st.st_size > cap:
         return f"{st.st_size} bytes, larger than the {size_text(cap)} {_article(what)} {what} may hold; not read"
     return None
+
+
+def missing(path) -> str | None:
+    """Why ``path`` names nothing to read (None when it does): no such
+    file, or a link to nothing; ``-`` (standard input) is never missing."""
+    if str(path) == "-" or os.path.exists(path):
+        return None
+    try:
+        os.readlink(path)
+    except (OSError, ValueError):
+        return "no such file or directory"
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a loop of symbolic links, not a file"
+    except ValueError:
+        pass
+    return f"a symbolic link to {os.readlink(path)}, which does not exist"
 
 
 def _article(word: str) -> str:

@@ -73,6 +73,27 @@ def test_a_device_named_as_input_or_config_is_one_line_at_once(device, tmp_path)
     assert time.perf_counter() - t0 < 30
 
 
+def test_a_link_to_nothing_or_a_loop_of_links_says_so(tmp_path):
+    """Not "no such file" for a name that is there: a link whose target is
+    gone (its target said, control characters visible) or a loop of
+    links, one line each from analyze, sniff and a fleet's listing."""
+    from sarsleuth.fleet.hosts import input_files
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "rotated").symlink_to("/var/log/\x1b[2Jmessages.1")
+    said = {tmp_path / "a": "a loop of symbolic links, not a file",
+            tmp_path / "rotated": "a symbolic link to /var/log/\\x1b[2Jmessages.1, which does not exist",
+            tmp_path / "gone": "no such file or directory"}
+    for path, why in said.items():
+        ran = run_cli("analyze", path)
+        assert (ran.returncode, ran.stderr) == (2, f"sarsleuth: no usable input: {path}: {why}\n")
+        ran = run_cli("sniff", path)
+        assert (ran.returncode, ran.stdout, ran.stderr) == (2, "", f"sarsleuth: {path}: {why}\n")
+    assert input_files([str(p) for p in said])[1][:2] == [
+        (str(tmp_path / "a"), "a loop of symbolic links, not a file"),
+        (str(tmp_path / "rotated"), "a symbolic link to /var/log/\x1b[2Jmessages.1, which does not exist")]
+
+
 def _sparse(path: Path, size: int, head: bytes) -> Path:
     with open(path, "wb") as fh:
         fh.write(head)

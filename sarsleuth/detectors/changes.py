@@ -126,7 +126,7 @@ class ConfigReload(Detector):
             if after:
                 first = after[0][1]
                 metrics["seconds_to_first_error"] = (first - b.start).total_seconds()
-                title += "; then, absent before: " + ", ".join(f"{n} x {kind}" for kind, _, n in after[:4])
+                title += "; then, absent before: " + ", ".join(f"{n:,} x {kind}" for kind, _, n in after[:4])
                 title += f" from {fmt_time(first)}"
                 refs["new_error_kinds"] = [k for k, _, _ in after]
             out.append(self.finding(
@@ -217,14 +217,14 @@ class PackageChange(Detector):
                 if c.get("action"):
                     actions[c["action"].lower()] = actions.get(c["action"].lower(), 0) + 1
             title = (f"{len(changes)} package change(s) at {fmt_time(b.start) if b.aligned else 'an unknown time'} "
-                     f"({', '.join(f'{n} x {a}' for a, n in sorted(actions.items()))}): {', '.join(named[:4])}"
+                     f"({', '.join(f'{n:,} x {a}' for a, n in sorted(actions.items()))}): {', '.join(named[:4])}"
                      + (f" and {len(named) - 4} more" if len(named) > 4 else ""))
             metrics = {"packages": len(changes), "new_errors": sum(n for _, _, n in after),
                        "new_error_kinds": len(after)}
             if after:
                 first = after[0][1]
                 metrics["seconds_to_first_error"] = (first - b.end).total_seconds()
-                title += ("; then, absent before: " + ", ".join(f"{n} x {kind}" for kind, _, n in after[:4])
+                title += ("; then, absent before: " + ", ".join(f"{n:,} x {kind}" for kind, _, n in after[:4])
                           + f" from {fmt_time(first)}")
             out.append(self.finding(
                 title=title, severity="high" if after else "low", start=b.start, end=b.end, host=b.host,

@@ -45,7 +45,7 @@ class LineCounter(Detector):
             span = (b.end - b.start).total_seconds() if b.aligned else None
             over = f" over {span:.0f} s" if span else ""
             out.append(self.finding(
-                title=f"{n} x {spec['noun']}{over}{extra_title}",
+                title=f"{n:,} x {spec['noun']}{over}{extra_title}",
                 severity=severity_for(n, severities, "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"lines": n, **extra},

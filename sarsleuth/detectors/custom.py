@@ -35,7 +35,7 @@ class CustomSignature(Detector):
                 over = f" over {span:.0f} s" if span else ""
                 procs = sorted({str(p) for p in b.rows["process"].dropna() if str(p) not in ("", "None")})
                 pids = sorted({int(p) for p in b.rows["pid"].dropna()})
-                title = f"{n} x '{sig.id}' (your signature){over}" + (f" from {', '.join(procs[:3])}" if procs else "")
+                title = f"{n:,} x '{sig.id}' (your signature){over}" + (f" from {', '.join(procs[:3])}" if procs else "")
                 explanation = sig.explanation or (
                     f"Lines matching your signature {sig.id!r} ({' | '.join(sig.patterns)}).")
                 f = self.finding(

@@ -249,7 +249,7 @@ class PortExhaustion(Detector):
             by = (f" by {', '.join(f'{w} ({c})' for w, c in sorted(writers.items(), key=lambda kv: -kv[1])[:3])}"
                   if set(writers) != {"a process"} else "")
             out.append(self.finding(
-                title=f"{n} x no free local port for outgoing connections (99: Cannot assign requested address)"
+                title=f"{n:,} x no free local port for outgoing connections (99: Cannot assign requested address)"
                       f"{over}{to}{by}",
                 severity=severity_for(n, [(1000, "critical"), (10, "high")], "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics,

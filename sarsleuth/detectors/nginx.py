@@ -92,7 +92,7 @@ class WorkerSignalExit(Detector):
                     respawns.append(nxt)
             if not pids:
                 continue
-            sig_text = ", ".join([f"{n} x signal {s} ({SIGNAL_NAMES.get(s, '?')})" for s, n in sorted(signals.items())]
+            sig_text = ", ".join([f"{n:,} x signal {s} ({SIGNAL_NAMES.get(s, '?')})" for s, n in sorted(signals.items())]
                                  + ([f"{fatal} x fatal exit (not respawned)"] if fatal else []))
             crash = any(s in CRASH_SIGNALS for s in signals) or bool(fatal)
             n = len(pids)

@@ -106,7 +106,7 @@ def _explain(errors: dict, groups: dict, disabled: dict) -> str:
                      "the backend's address, so its process was down, restarting or listening elsewhere.")
     reach = {e: v for e, v in errors.items() if e in _UNREACHABLE}
     if reach:
-        parts.append(", ".join(f"{n} x {e} ({text})" for e, (text, n) in sorted(reach.items()))
+        parts.append(", ".join(f"{n:,} x {e} ({text})" for e, (text, n) in sorted(reach.items()))
                      + ": the backend's address could not be reached (an ICMP unreachable or no route: "
                        "a firewall rule, a route, the host itself).")
     if "2" in errors:

@@ -29,7 +29,7 @@ from sarsleuth.bundles.layout import is_sos_root
 from sarsleuth.bundles.scan import count_bundles, is_bundle, scan
 from sarsleuth.errors import InputError
 from sarsleuth.parsers import registry, sniff
-from sarsleuth.streams import is_stream, refusal
+from sarsleuth.streams import is_stream, missing, refusal
 from sarsleuth.textio import HEAD_BYTES, read_head
 
 #: The group of files that name no host and cannot be placed beside one:
@@ -192,7 +192,7 @@ def input_files(paths) -> tuple:
     each host's files where they are: a pipe gives its bytes once)."""
     refused = []
     for p in paths:
-        why = ("no such file or directory" if str(p) != "-" and not Path(p).exists() else refusal(p)
+        why = (missing(p) or refusal(p)
                or (is_stream(p) and "a pipe, read once: a fleet's workers read files where they are "
                                     "(analyse it with --no-fleet)"))
         if why:
