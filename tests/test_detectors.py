@@ -797,6 +797,18 @@ def test_segfault_title_names_the_faulting_object_only_when_it_is_not_the_progra
     assert run("segfault", ctx(events=events_frame(lib)))[0].title == "1 segfault(s) in nginx (faulting in libc-2.17.so)"
 
 
+def test_segfault_title_lists_the_programs_that_crashed_most_and_counts_the_rest():
+    """A fuzzed service crashing under 1,200 names: the title stays a line
+    (the four that crashed most, then how many more), the refs keep every PID."""
+    rows = [ev("segfault", f"{name}[{1000 + i}]: segfault at 0 ip 0000000000412c3e sp 00007ffc1d7d95f0 error 4 in "
+               f"{name}[400000+2f000]", ts=f"2024-03-12 03:{i // 60 % 60:02d}:{i % 60:02d}", line=i + 1,
+               file="messages")
+            for i, name in enumerate(["php-fpm"] * 5 + ["worker"] * 3 + ["ab", "zz"] * 2 + [f"job{k}" for k in range(1200)])]
+    f = run("segfault", ctx(events=events_frame(rows)))[0]
+    assert f.title == "1,212 segfault(s) in php-fpm, worker, ab, zz and 1,200 more"
+    assert len(f.refs["pids"]) == 1212 and f.metrics["segfaults"] == 1212
+
+
 #: detectors whose positive case is one of the dedicated tests above
 DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-saturation", "load-spike", "nic-saturation",
                        "tcp-timewait", "sar-gap", "page-allocation-failure", "nic-rx-alloc-failure", "oom-kill",

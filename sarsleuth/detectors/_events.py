@@ -22,6 +22,18 @@ class Burst:
         return int(self.rows["count"].fillna(1).sum())
 
 
+#: Names a title lists before it says how many more there are.
+TITLE_NAMES = 4
+
+
+def listed(names, shown: int = TITLE_NAMES) -> str:
+    """``a, b, c, d and 973 more``: a title stays a line however many
+    programs, servers or packages a burst names (the refs keep them all)."""
+    names = list(names)
+    more = f" and {len(names) - shown:,} more" if len(names) > shown else ""
+    return ", ".join(str(n) for n in names[:shown]) + more
+
+
 def printed(rows) -> int:
     """Times the lines of event rows were printed: a row of identical lines
     stored once counts each of its ``repeats``."""

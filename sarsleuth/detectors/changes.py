@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors._events import bursts, listed
 from sarsleuth.detectors._series import fmt_time
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -217,8 +217,7 @@ class PackageChange(Detector):
                 if c.get("action"):
                     actions[c["action"].lower()] = actions.get(c["action"].lower(), 0) + 1
             title = (f"{len(changes)} package change(s) at {fmt_time(b.start) if b.aligned else 'an unknown time'} "
-                     f"({', '.join(f'{n:,} x {a}' for a, n in sorted(actions.items()))}): {', '.join(named[:4])}"
-                     + (f" and {len(named) - 4} more" if len(named) > 4 else ""))
+                     f"({', '.join(f'{n:,} x {a}' for a, n in sorted(actions.items()))}): {listed(named)}")
             metrics = {"packages": len(changes), "new_errors": sum(n for _, _, n in after),
                        "new_error_kinds": len(after)}
             if after:

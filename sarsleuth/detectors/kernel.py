@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from sarsleuth.detectors._events import bursts, printed
+from sarsleuth.detectors._events import bursts, listed, printed
 from sarsleuth.detectors._series import fmt_kib, severity_for
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.detectors._crossref import (close_in_time, evidence_of, kills_of, nginx_exits, oom_context,
@@ -359,11 +359,13 @@ class Segfault(Detector):
             # the object the fault was in, when it is not the program itself (libc, a module)
             libs = sorted({p["lib"] for p in parsed if p["lib"]} - set(comms))
             n = b.lines
-            title = (f"{n} segfault(s) in {', '.join(comms) or 'a process'}"
-                     + (f" (faulting in {', '.join(libs)})" if libs else ""))
             per_comm: dict = {}
             for p in parsed:
                 per_comm[p["comm"]] = per_comm.get(p["comm"], 0) + 1
+            # the programs that crashed most first, then by name
+            named = sorted(comms, key=lambda c: (-per_comm.get(c, 0), c))
+            title = (f"{n:,} segfault(s) in {listed(named) or 'a process'}"
+                     + (f" (faulting in {listed(libs)})" if libs else ""))
             finding = self.finding(
                 title=title, severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"segfaults": n, "processes": len({p['pid'] for p in parsed}), "faulting_libraries": len(libs),
