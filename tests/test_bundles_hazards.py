@@ -227,3 +227,47 @@ def test_a_member_expanding_past_the_spool_limit_is_named_with_the_limit(tmp_pat
     assert (ran.returncode, ran.stderr) == (2, f"sarsleuth: no usable input: {path}!nodes/web07.zip: refused: a zip "
                                                f"archive of {len(zipped.getvalue()) + (2 << 20)} bytes inside an "
                                                "archive, larger than the 1 MiB copied to be read; not read\n")
+
+
+def test_members_past_the_cap_of_one_input_are_refused_with_the_cap(tmp_path, monkeypatch):
+    """An archive of more members than any support bundle holds (200,000;
+    lowered to 40 here): a tar is read up to the cap, nested archives
+    counted in, and the rest refused once, naming the cap; a zip whose
+    directory lists more is refused before its directory is read (zipfile
+    holds 600 bytes an entry: 300,000 empty members took 408 MB)."""
+    from sarsleuth.bundles.layout import layout
+    monkeypatch.setitem(layout()["archives"], "max_members", 40)
+    logs = {f"var/log/app/{i:03d}.log": b"" for i in range(30)}
+    logs["var/log/messages"] = GOOD
+    inner = _tar_bytes({f"node/{i:03d}.txt": b"" for i in range(20)})
+    path = tmp_path / "flood.tar"
+    path.write_bytes(_tar_bytes({**logs, "var/log/inner.tar": inner}))
+    ran = run_cli("analyze", path, "--year", "2014", "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads(ran.stdout)
+    assert [s["path"] for s in doc["sources"]] == [f"{path}!var/log/messages"]
+    cap = ("refused: more than 40 members in one input (max_members); the members from there on are not read")
+    assert {"path": f"{path}!var/log/inner.tar", "reason": cap} in doc["skipped"]
+    # 31 of the top tar, the nested tar itself, 8 of its members: 40
+    assert sum(s["path"].startswith(f"{path}!var/log/inner.tar!node/") for s in doc["skipped"]) == 8
+    zipped = tmp_path / "flood.zip"
+    with zipfile.ZipFile(zipped, "w") as zf:
+        for i in range(41):
+            zf.writestr(f"var/log/app/{i:03d}.log", GOOD)
+    ran = run_cli("analyze", zipped)
+    assert (ran.returncode, ran.stderr) == (2, f"sarsleuth: no usable input: {zipped}: refused: a zip of 41 members, "
+                                               "more than the 40 read from one input (max_members); not read\n")
+
+
+@pytest.mark.parametrize("entries", [3, 70_000])
+def test_a_zip_says_its_members_from_its_end_records(tmp_path, entries):
+    """The count of the end of central directory record, and zip64's past
+    65,535 members (APPNOTE 4.3.14-16), read without the directory."""
+    from sarsleuth.bundles.archive import zip_entries
+    path = tmp_path / "n.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for i in range(entries):
+            zf.writestr(f"{i}", b"")
+    with open(path, "rb") as fh:
+        assert zip_entries(fh) == entries
+    assert zip_entries(io.BytesIO(b"PK\x03\x04 not a whole zip")) is None

@@ -65,16 +65,36 @@ def is_archive_name(name: str) -> bool:
 class Refusals:
     """Where members that are not read go: ``(member label, why)`` in
     ``refused`` when the caller keeps them as inputs not read, else a
-    warning naming the archive and the member."""
+    warning naming the archive and the member.  Also counts the members
+    met in one input, nested archives included, against ``max_members``."""
 
     def __init__(self, warnings: list, refused: list | None = None):
         self.warnings, self.refused = warnings, refused
+        self.met = 0
+        self.cap = int(layout()["archives"]["max_members"])
 
     def refuse(self, label: str, name: str, reason: str) -> None:
         if self.refused is not None:
             self.refused.append((f"{label}{MEMBER_SEP}{name}", f"refused: {reason}"))
         else:
             self.warnings.append(f"{label}: member {name!r} refused: {reason}")
+
+    def refuse_archive(self, label: str, reason: str) -> None:
+        if self.refused is not None:
+            self.refused.append((label, f"refused: {reason}"))
+        else:
+            self.warnings.append(f"{label}: refused: {reason}")
+
+    def one_more(self, label: str) -> bool:
+        """Count a member; False (and the rest of ``label`` refused, once)
+        past the cap."""
+        self.met += 1
+        if self.met <= self.cap:
+            return True
+        if self.met == self.cap + 1:
+            self.refuse_archive(label, f"more than {self.cap:,} members in one input (max_members); the members "
+                                       "from there on are not read")
+        return False
 
 
 def members(path, label: str, warnings: list, workdir: str | None = None,
@@ -119,6 +139,8 @@ def _tar_members(raw, label, said: Refusals, workdir, depth, follow=None) -> Ite
         return
     try:
         for info in _tar_infos(tf, label, warnings):
+            if not said.one_more(label):
+                return
             name = _normal(info.name)
             reason = _tar_hazard(info, name)
             if reason and reason.startswith(_ABSURD):
@@ -156,6 +178,9 @@ def _tar_infos(tf, label, warnings):
             return
         if info is None:
             return
+        # stream mode never goes back: the list tarfile keeps of every
+        # member read would only grow (600 bytes a member)
+        tf.members.clear()
         yield info
 
 
@@ -216,6 +241,12 @@ class _spooled:
 
 
 def _zip_members(fh, label, said: Refusals, workdir, depth, follow=None) -> Iterator[Member]:
+    entries = zip_entries(fh)
+    if entries is not None and said.met + entries > said.cap:
+        # zipfile reads the whole directory into memory (600 bytes an entry) before the first member
+        said.refuse_archive(label, f"a zip of {entries:,} members, more than the {said.cap:,} read from one input "
+                                   "(max_members); not read")
+        return
     try:
         zf = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -223,6 +254,8 @@ def _zip_members(fh, label, said: Refusals, workdir, depth, follow=None) -> Iter
         return
     with zf:
         for info in zf.infolist():
+            if not said.one_more(label):
+                return
             name = _normal(info.filename)
             reason = _zip_hazard(info, name)
             if reason:
@@ -244,6 +277,38 @@ def _zip_members(fh, label, said: Refusals, workdir, depth, follow=None) -> Iter
                 yield from _nested(member, said, workdir, depth + 1, follow)
             else:
                 yield member
+
+
+#: A zip's end of central directory record, and zip64's record and locator.
+_EOCD, _EOCD64, _EOCD64_LOCATOR = b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07"
+
+
+def zip_entries(fh) -> int | None:
+    """The members a zip's directory lists, read from its end records
+    (APPNOTE 4.3.16 and, for zip64, 4.3.14-15) without reading the
+    directory; None when they cannot be found (zipfile then says why)."""
+    try:
+        size = fh.seek(0, os.SEEK_END)
+        tail_at = max(0, size - (22 + 0xFFFF))
+        fh.seek(tail_at)
+        tail = fh.read()
+    except OSError:
+        return None
+    at = tail.rfind(_EOCD)
+    if at == -1 or len(tail) < at + 22:
+        return None
+    total = int.from_bytes(tail[at + 10:at + 12], "little")
+    locator = at - 20
+    if total == 0xFFFF and locator >= 0 and tail[locator:locator + 4] == _EOCD64_LOCATOR:
+        record_at = int.from_bytes(tail[locator + 8:locator + 16], "little")
+        try:
+            fh.seek(record_at)
+            record = fh.read(56)
+        except (OSError, ValueError, OverflowError):
+            return None
+        if record[:4] == _EOCD64 and len(record) == 56:
+            total = int.from_bytes(record[32:40], "little")
+    return total
 
 
 def _zip_mtime(info) -> float:
