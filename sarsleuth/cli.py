@@ -148,7 +148,7 @@ def analyze(
         reasons = ("; ".join(_skip_reason(s) for s in case.skipped[:3]) or "; ".join(case.warnings[:3])
                    or "no input files")
         if len(case.skipped) > 3:
-            reasons += f"; and {len(case.skipped) - 3} more"
+            reasons += f"; and {len(case.skipped) - 3:,} more"
         _fail(f"no usable input: {reasons}")
     for skipped in case.skipped:
         _say(f"warning: skipped {_skip_reason(skipped)}")
