@@ -15,10 +15,14 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore
 
 
+def read_toml(name: str) -> dict:
+    """One of the knowledge files shipped in this package, parsed."""
+    return tomllib.loads(resources.files(__name__).joinpath(name).read_text("utf-8"))
+
+
 @lru_cache(maxsize=1)
 def knowledge_base() -> dict:
-    text = resources.files(__name__).joinpath("kb.toml").read_text("utf-8")
-    return tomllib.loads(text)
+    return read_toml("kb.toml")
 
 
 def kb_entry(detector_id: str) -> dict:

@@ -28,13 +28,9 @@ from __future__ import annotations
 
 import unicodedata
 from functools import lru_cache
-from importlib.resources import files
 from typing import Iterable
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore
+from sarsleuth.knowledge import read_toml
 
 #: English (C locale) names: the fast path, no Babel needed.
 _ENGLISH_MONTHS = {name: i for i, name in enumerate(
@@ -182,7 +178,7 @@ def _tables() -> tuple[dict, dict]:
 
 def _glibc_names() -> dict:
     """glibc_time_names.toml: {"months"|"weekdays": {language: {name: number(s)}}}."""
-    return tomllib.loads(files(__package__).joinpath("glibc_time_names.toml").read_text(encoding="utf-8"))
+    return read_toml("glibc_time_names.toml")
 
 
 @lru_cache(maxsize=1)

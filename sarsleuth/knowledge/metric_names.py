@@ -12,12 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore
+from sarsleuth.knowledge import read_toml
 
 #: Units a name may end with, written as the family's ``# UNIT`` (rates and
 #: plain counts carry none).
@@ -85,8 +81,7 @@ def _pattern(key: str):
 
 @lru_cache(maxsize=1)
 def data() -> dict:
-    text = resources.files("sarsleuth.knowledge").joinpath("metric_names.toml").read_text("utf-8")
-    return tomllib.loads(text)
+    return read_toml("metric_names.toml")
 
 
 @lru_cache(maxsize=1)

@@ -11,12 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore
+from sarsleuth.knowledge import read_toml
 
 
 @dataclass(frozen=True)
@@ -47,8 +43,7 @@ class Knowledge:
 
 @lru_cache(maxsize=1)
 def knowledge() -> Knowledge:
-    text = resources.files("sarsleuth.knowledge").joinpath("reports.toml").read_text("utf-8")
-    data = tomllib.loads(text)
+    data = read_toml("reports.toml")
     reports = {}
     for entry in data["report"]:
         reports[entry["kind"]] = ReportRule(
