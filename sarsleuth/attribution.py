@@ -41,6 +41,10 @@ MIN_MEM_PCT = 5.0
 MIN_GROWTH_PCT = 3.0
 #: How far around a finding a snapshot still shows its processes.
 SLACK_SECONDS = 5.0
+#: How long after a memory finding a snapshot still shows who holds the
+#: memory: resident memory stays where it was taken (a CPU share does not),
+#: and what grew since the snapshot before the finding is what took it.
+MEMORY_HELD_SECONDS = 120.0
 #: Groups named at most.
 MAX_GROUPS = 3
 
@@ -103,6 +107,20 @@ def _snapshots(sources, host) -> list[Snapshot]:
             t = times[i] if i < len(times) else None
             out.append(Snapshot(src.path, None if t is None or pd.isna(t) else pd.Timestamp(t), frame))
     return out
+
+
+def _soon_after(snaps: list[Snapshot], end, seconds: float) -> Snapshot | None:
+    """The first snapshot taken within ``seconds`` after ``end``."""
+    if end is None or pd.isna(end):
+        return None
+    lo, hi = pd.Timestamp(end), pd.Timestamp(end) + pd.Timedelta(seconds=seconds)
+    for s in sorted((s for s in snaps if s.time is not None), key=lambda s: s.time):
+        try:
+            if lo < s.time <= hi:
+                return s
+        except TypeError:          # a wall-clock snapshot beside aware times
+            continue
+    return None
 
 
 def _during(snaps: list[Snapshot], start, end) -> tuple[list[Snapshot], list[Snapshot]]:
@@ -349,6 +367,11 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
             cache[f.host] = _snapshots(sources, f.host)
         snaps = cache[f.host]
         inside, before = _during(snaps, f.start, f.end) if snaps else ([], [])
+        after = None
+        if not inside and resource == "memory" and before:
+            # the memory is still held a little later: the snapshot then, against the one before
+            after = _soon_after(snaps, f.end, MEMORY_HELD_SECONDS)
+            inside = [after] if after is not None else []
         if not inside:
             if resource == "cpu":
                 _within_a_local_load_test(f, reports)
@@ -367,15 +390,20 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
             groups = by_count(snap)
         else:
             continue
+        if after is not None:
+            # only what grew since the snapshot before: a process that was large all along did not take it
+            groups = [g for g in groups if g.grew]
         if not groups:
             continue
-        _attach(f, groups, snap)
+        _attach(f, groups, snap, after=f.end if after is not None else None)
         if resource == "cpu":
             _driven_by_load_test(f, groups, reports)
 
 
-def _attach(f, groups: list[Group], snap: Snapshot) -> None:
+def _attach(f, groups: list[Group], snap: Snapshot, after=None) -> None:
     when = fmt_time(snap.time) if snap.time is not None else "unknown time"
+    if after is not None:
+        when += f", {(pd.Timestamp(snap.time) - pd.Timestamp(after)).total_seconds():.0f} s after it"
     where = os.path.basename(snap.path)
     phrase = " and ".join(g.phrase() for g in groups)
     f.refs["responsible"] = f"{phrase} in ps at {when} ({where})"
