@@ -114,13 +114,14 @@ def _soon_after(snaps: list[Snapshot], end, seconds: float) -> Snapshot | None:
     if end is None or pd.isna(end):
         return None
     lo, hi = pd.Timestamp(end), pd.Timestamp(end) + pd.Timedelta(seconds=seconds)
-    for s in sorted((s for s in snaps if s.time is not None), key=lambda s: s.time):
+    found = []
+    for s in snaps:
         try:
-            if lo < s.time <= hi:
-                return s
+            if s.time is not None and lo < s.time <= hi:
+                found.append(s)
         except TypeError:          # a wall-clock snapshot beside aware times
             continue
-    return None
+    return min(found, key=lambda s: s.time, default=None)
 
 
 def _during(snaps: list[Snapshot], start, end) -> tuple[list[Snapshot], list[Snapshot]]:
@@ -395,15 +396,17 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
             groups = [g for g in groups if g.grew]
         if not groups:
             continue
-        _attach(f, groups, snap, after=f.end if after is not None else None)
+        _attach(f, groups, snap, finding_end=f.end if after is not None else None)
         if resource == "cpu":
             _driven_by_load_test(f, groups, reports)
 
 
-def _attach(f, groups: list[Group], snap: Snapshot, after=None) -> None:
+def _attach(f, groups: list[Group], snap: Snapshot, finding_end=None) -> None:
+    """``finding_end``: given when the snapshot was taken after the finding
+    (the phrase says how long after)."""
     when = fmt_time(snap.time) if snap.time is not None else "unknown time"
-    if after is not None:
-        when += f", {(pd.Timestamp(snap.time) - pd.Timestamp(after)).total_seconds():.0f} s after it"
+    if finding_end is not None:
+        when += f", {(pd.Timestamp(snap.time) - pd.Timestamp(finding_end)).total_seconds():.0f} s after it"
     where = os.path.basename(snap.path)
     phrase = " and ".join(g.phrase() for g in groups)
     f.refs["responsible"] = f"{phrase} in ps at {when} ({where})"

@@ -350,6 +350,35 @@ def _distinct_files(files, notes, names=None) -> list:
     return out
 
 
+#: Seconds between a line's wall time in ``dmesg -T`` (boot time plus the
+#: uptime, printed to the second) and in the syslog copy of it (when
+#: rsyslog received it) that still make them one line.
+COPY_SECONDS = 2.0
+
+
+def _uptime_of_the_copy(events, origin):
+    """Each row's uptime stamp; a row printed without one (``dmesg -T``)
+    takes that of the same host's same message in another file within
+    :data:`COPY_SECONDS`, so that the kernel's one line read from both
+    files is known by one stamp."""
+    uptime = events["uptime"]
+    if not uptime.isna().any() or not uptime.notna().any():
+        return uptime
+    when = pd.to_datetime(events["timestamp"], utc=True, errors="coerce")
+    rows = pd.DataFrame({"host": events["host"].astype(object).fillna("").astype(str),
+                         "message": events["message"].astype(object).fillna("").astype(str),
+                         "t": (when - pd.Timestamp(0, tz="UTC")).dt.total_seconds(),
+                         "origin": origin, "uptime": uptime.to_numpy(dtype=float)})
+    rows = rows[rows["t"].notna()].sort_values("t")
+    without = rows[rows["uptime"].isna()].drop(columns="uptime")
+    found = pd.merge_asof(without.reset_index(), rows[rows["uptime"].notna()].rename(columns={"origin": "theirs"}),
+                          on="t", by=["host", "message"], direction="nearest", tolerance=COPY_SECONDS)
+    found = found[found["uptime"].notna() & (found["theirs"] != found["origin"])]
+    out = uptime.copy()
+    out.loc[found["index"].to_numpy()] = found["uptime"].to_numpy()
+    return out
+
+
 def _merge_duplicate_events(events, origin):
     """The same event read through two files (syslog and kern.log, a file
     given twice, overlapping excerpts, a dmesg and the syslog that copied
@@ -360,8 +389,8 @@ def _merge_duplicate_events(events, origin):
     another counts max(n, m) times (a row of repeats keeps the larger
     ``repeats`` and ``count``).  ``origin`` numbers the source of each row.
     Returns the events and how many lines were counted once."""
-    stamp = events["uptime"].round(6).astype(object).where(events["uptime"].notna(),
-                                                           events["timestamp"].astype(object))
+    uptime = _uptime_of_the_copy(events, origin)
+    stamp = uptime.round(6).astype(object).where(uptime.notna(), events["timestamp"].astype(object))
     key = pd.DataFrame({"host": events["host"].astype(object).fillna(""),
                         "message": events["message"].astype(object), "stamp": stamp})
     key["origin"] = origin

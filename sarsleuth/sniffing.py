@@ -17,9 +17,10 @@ def kinds_of(paths, say: Callable[[str], None]) -> tuple[str, bool]:
     (every path missing or unreadable).  What is skipped and why goes to
     ``say``, a line each."""
     paths = [str(p) for p in paths]
-    missing = [p for p in paths if streams.missing(p)]
-    for p in missing:
-        say(f"{p}: {streams.missing(p)}")
+    why_missing = {p: why for p in paths if (why := streams.missing(p))}
+    for p, why in why_missing.items():
+        say(f"{p}: {why}")
+    missing = list(why_missing)
     spooled = streams.Spooled()
     bundles = None
     files: list = []

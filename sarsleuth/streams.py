@@ -67,20 +67,20 @@ def refusal(path, cap: int | None = None, what: str = "input") -> str | None:
 def missing(path) -> str | None:
     """Why ``path`` names nothing to read (None when it does): no such
     file, or a link to nothing; ``-`` (standard input) is never missing."""
-    if str(path) == "-" or os.path.exists(path):
+    if str(path) == "-":
         return None
     try:
-        os.readlink(path)
-    except (OSError, ValueError):
-        return "no such file or directory"
-    try:
         os.stat(path)
+        return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "a loop of symbolic links, not a file"
-    except ValueError:
+    except ValueError:          # a NUL in the name
         pass
-    return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    try:
+        return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    except (OSError, ValueError):
+        return "no such file or directory"
 
 
 def _article(word: str) -> str:

@@ -321,20 +321,6 @@ def test_oom_kill_memcg():
     assert f[0].metrics["max_victim_rss_kb"] == 524288 + 4096 and f[0].severity == "critical"
 
 
-def test_an_oom_kill_in_dmesg_and_the_syslog_is_one_report():
-    """The kernel's one line read from both files (a sosreport has both):
-    "killed 2 process(es)", not "reported 4 times"."""
-    kills = [("Memory cgroup out of memory: Killed process 25432 (tail) total-vm:394980kB, anon-rss:392064kB, "
-              "file-rss:1680kB, shmem-rss:0kB, UID:0 pgtables:824kB oom_score_adj:0", "18:40:00"),
-             ("Memory cgroup out of memory: Killed process 25440 (tail) total-vm:394980kB, anon-rss:392100kB, "
-              "file-rss:1680kB, shmem-rss:0kB, UID:0 pgtables:824kB oom_score_adj:0", "18:40:09")]
-    rows = [ev("oom-kill", msg, ts=f"2026-11-24 {t}", line=100 + i, file=file, source=source)
-            for file, source in (("dmesg.txt", "dmesg"), ("messages", "syslog")) for i, (msg, t) in enumerate(kills)]
-    [f] = run("oom-kill", ctx(events=events_frame(rows)))
-    assert f.title == "OOM killer killed 2 process(es) in a memory cgroup: tail (largest rss 384.6 MiB)"
-    assert f.metrics["kill_reports"] == 2 and f.metrics["victims"] == 2
-
-
 def test_segfault_parse_forms():
     a = parse_segfault("nginx[24721]: segfault at 0000000000000001 rip 0000000000000001 rsp 00007ffff58d8180 error 14")
     assert a == {"comm": "nginx", "pid": 24721, "addr": "0000000000000001", "ip": "0000000000000001",

@@ -56,6 +56,26 @@ def test_an_overlapping_excerpt_adds_nothing(tmp_path):
     assert [(f.detector, f.title) for f in both.findings] == [(f.detector, f.title) for f in one.findings]
 
 
+def test_an_oom_kill_in_dmesg_t_and_the_syslog_is_one_report(tmp_path):
+    """``dmesg -T`` prints no uptime, only its wall time (boot time plus
+    the uptime, a second off the syslog's at times): the kernel's one line
+    read from both files is still one kill report, "killed 2 process(es)",
+    not "reported 4 times"."""
+    kills = [("18:40:00", "18:40:00", "35754.042262", 25432, "392064"),
+             ("18:40:16", "18:40:17", "35770.460252", 25440, "392100")]
+    line = ("Memory cgroup out of memory: Killed process {pid} (tail) total-vm:394980kB, anon-rss:{rss}kB, "
+            "file-rss:1680kB, shmem-rss:0kB, UID:0 pgtables:824kB oom_score_adj:0")
+    (tmp_path / "dmesg.txt").write_text("".join(f"[Tue Nov 24 {t} 2026] {line.format(pid=pid, rss=rss)}\n"
+                                                for t, _, _, pid, rss in kills))
+    (tmp_path / "messages").write_text("".join(f"Nov 24 {t} jobs-lab-02 kernel: [{up}] {line.format(pid=pid, rss=rss)}\n"
+                                               for _, t, up, pid, rss in kills))
+    case = sarsleuth.load(tmp_path, year=2026)
+    [f] = [f for f in case.findings if f.detector == "oom-kill"]
+    assert f.title == "OOM killer killed 2 process(es) in a memory cgroup: tail (largest rss 384.6 MiB)"
+    assert f.metrics["kill_reports"] == 2 and f.metrics["victims"] == 2
+    assert case.merged["events"] == 2
+
+
 def test_a_dmesg_copy_of_syslog_lines_is_identified_by_its_uptime_stamp(tmp_path):
     (tmp_path / "kern.log").write_text("\n".join(SEGFAULTS[1:]) + "\n")
     # dmesg as saved by sos: uptime stamps only; its wall time is only aligned (about a second off)

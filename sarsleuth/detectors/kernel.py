@@ -221,10 +221,8 @@ class OomKill(Detector):
             who = "OOM killer" if pids or not units else "systemd-oomd"
             noun = "unit(s)" if who == "systemd-oomd" else "process(es)"
             why = [r for r in sorted(reasons)] + [f"{u} used {m}" for u, m in sorted(units.items()) if m][:2]
-            # the same kill printed again and again (a flood of one line) is one kill; a
-            # kill in dmesg and in the syslog is the kernel's one report read twice
-            killing = b.rows.iloc[with_kill]
-            reports = max(printed(rows) for _, rows in killing.groupby("file", sort=False, dropna=False))
+            # the same kill printed again and again (a flood of one line) is one kill
+            reports = printed(b.rows.iloc[with_kill])
             out.append(self.finding(
                 title=f"{who} killed {len(victims)} {noun}{scope}: {', '.join(comms)}"
                       + (f" (largest rss {fmt_kib(rss_kb)})" if rss_kb else "")
