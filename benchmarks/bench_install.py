@@ -89,7 +89,7 @@ def logs_job(args, scratch: Path) -> None:
     with open(gz, "wb") as out:
         subprocess.run(["gzip", "-c", str(log)], stdout=out, check=True)
     patterns = scratch / "signatures.ere"
-    from sarsleuth.parsers.logs.engine import candidate_patterns
+    from sarsleuth.inputs.parsers.logs.engine import candidate_patterns
     patterns.write_text(ere.grep_expression(candidate_patterns()) + "\n")
     grep = ere.gnu_grep() or "grep"
     ours = dict(os.environ)

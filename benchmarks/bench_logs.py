@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import ere  # noqa: E402
-from sarsleuth.parsers.logs.engine import candidate_patterns, hyperscan_available  # noqa: E402
-from sarsleuth.parsers.logs import syslog  # noqa: E402
+from sarsleuth.inputs.parsers.logs.engine import candidate_patterns, hyperscan_available  # noqa: E402
+from sarsleuth.inputs.parsers.logs import syslog  # noqa: E402
 from sarsleuth.knowledge.signatures import classify  # noqa: E402
 
 FILLER_FILES = ["kernlog-ubuntu-5.4-two-boots-hotsos-compute4.log", "messages-2.6.5-fedora-loghub-linux2k.log",
@@ -137,7 +137,7 @@ def _mib(rss: int | None) -> str:
 
 PARSE_CHILD = """
 import json, sys
-from sarsleuth.parsers import parse
+from sarsleuth.inputs.parsers import parse
 src = parse(sys.argv[1])
 print(json.dumps({"events": len(src.events), "records": src.records, "engine": src.meta["engine"],
                   "kinds": src.events["kind"].value_counts().to_dict(),

@@ -35,8 +35,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sarsleuth.parsers.sa.layout import read_layout  # noqa: E402
-from sarsleuth.parsers.sa.records import Walker  # noqa: E402
+from sarsleuth.inputs.parsers.sa.layout import read_layout  # noqa: E402
+from sarsleuth.inputs.parsers.sa.records import Walker  # noqa: E402
 
 SADC = "/usr/lib/sysstat/sadc"
 ENV = dict(os.environ, TZ="UTC", LC_ALL="C")
@@ -108,8 +108,8 @@ def hwm():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
 import pandas                                     # imported first: its size is not the reader's
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sa.parser import SaBinaryParser
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.sa.parser import SaBinaryParser
 base = hwm()
 t0 = time.perf_counter()
 source = SaBinaryParser.parse({path!r}, ParseOptions())

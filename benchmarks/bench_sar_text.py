@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sarsleuth.parsers.base import ParseOptions  # noqa: E402
-from sarsleuth.parsers.sar_text.reader import SarTextParser  # noqa: E402
+from sarsleuth.inputs.parsers.base import ParseOptions  # noqa: E402
+from sarsleuth.inputs.parsers.sar_text.reader import SarTextParser  # noqa: E402
 
 DEFAULT_SA = Path("sar-text") / "generated" / "local-12.6.1_sa20261121_sadc-XALL-1s-x399.xz"
 SAR_ENV = {**os.environ, "LC_ALL": "C", "TZ": "UTC"}

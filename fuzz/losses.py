@@ -89,8 +89,8 @@ def excerpts(draw):
 # --- clocks --------------------------------------------------------------------------------------
 
 def sa_original(corpus: Path):
-    from sarsleuth.parsers.sa.layout import read_layout
-    from sarsleuth.parsers.sa.records import Walker
+    from sarsleuth.inputs.parsers.sa.layout import read_layout
+    from sarsleuth.inputs.parsers.sa.records import Walker
     path = corpus / "sysstat" / "binary" / SA_NAME
     raw = path.read_bytes()
     layout = read_layout(str(path), raw)
@@ -98,8 +98,8 @@ def sa_original(corpus: Path):
 
 
 def check_clock_step(original, at: int, back_s: int, scratch: Path, stats: dict) -> None:
-    from sarsleuth.parsers.base import ParseOptions
-    from sarsleuth.parsers.sa.parser import SaBinaryParser
+    from sarsleuth.inputs.parsers.base import ParseOptions
+    from sarsleuth.inputs.parsers.sa.parser import SaBinaryParser
     raw, offsets, layout = original
     data = bytearray(raw)
     where = offsets[at] + layout.record.ust_off
@@ -157,8 +157,8 @@ CODECS = {
 
 def check_truncation(ext: str, lines: int, fraction: float, scratch: Path, stats: dict) -> None:
     from sarsleuth.errors import InputError
-    from sarsleuth.parsers import parse
-    from sarsleuth.parsers.base import ParseOptions
+    from sarsleuth.inputs.parsers import parse
+    from sarsleuth.inputs.parsers.base import ParseOptions
     compress, reference = CODECS[ext]
     whole = syslog_bytes(lines)
     packed = compress(whole)

@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))
 import atheris  # noqa: E402
 
 with atheris.instrument_imports(include=["sarsleuth"]):
-    from sarsleuth.parsers import KINDS, registry  # noqa: E402
+    from sarsleuth.inputs.parsers import KINDS, registry  # noqa: E402
     from tests.test_hostile_inputs import check_parse, seeds  # noqa: E402
     registry()          # imports every parser module, so they are instrumented too
-    import sarsleuth.parsers.logs.scan, sarsleuth.timebase.align  # noqa: E401,F401,E402
+    import sarsleuth.inputs.parsers.logs.scan, sarsleuth.timebase.align  # noqa: E401,F401,E402
 
 COUNT = {"inputs": 0, "sources": 0, "errors": 0, "worst_s": 0.0}
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
-from sarsleuth.parsers import KINDS  # noqa: E402
+from sarsleuth.inputs.parsers import KINDS  # noqa: E402
 from tests.test_hostile_inputs import any_damage, check_parse  # noqa: E402
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from sarsleuth.parsers.sa.writer import write_sa  # noqa: E402
+from sarsleuth.inputs.parsers.sa.writer import write_sa  # noqa: E402
 
 DAY = dt.date(2026, 11, 20)
 STEP_MINUTES = 10

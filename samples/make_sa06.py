@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from sarsleuth.parsers.sa.writer import write_sa  # noqa: E402
+from sarsleuth.inputs.parsers.sa.writer import write_sa  # noqa: E402
 
 HOST = "Cangke_107_176"
 KERNEL = "2.6.32-358.el6.x86_64"

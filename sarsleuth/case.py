@@ -14,27 +14,28 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sarsleuth import detectors, streams
-from sarsleuth import window as user_window
-from sarsleuth.attribution import attribute
-from sarsleuth.bundles.expand import expand, has_facts
+from sarsleuth import detectors
+from sarsleuth.inputs import named_paths as streams
+from sarsleuth.analysis import user_window
+from sarsleuth.analysis.attribution import attribute
+from sarsleuth.inputs.bundles.expand import expand, has_facts
 from sarsleuth.config import load_config
-from sarsleuth.correlate import correlate
+from sarsleuth.analysis.correlate import correlate
 from sarsleuth.detectors import Context, run_all
 from sarsleuth.errors import InputError
-from sarsleuth.folding import Folds
+from sarsleuth.inputs.many_small_logs import Folds
 from sarsleuth.metric_store import MetricStore, combine
 from sarsleuth.model import SEVERITY_RANK, empty_events
-from sarsleuth.narrative import quiet_summary
+from sarsleuth.analysis.narrative import quiet_summary
 from sarsleuth.options import check_options
-from sarsleuth.parsers import ParseOptions, parse, registry, sniff
-from sarsleuth.plots import plot_metric
+from sarsleuth.inputs.parsers import ParseOptions, parse, registry, sniff
+from sarsleuth.render.plots import plot_metric
 from sarsleuth.progress import reading
-from sarsleuth.quotes import quote
+from sarsleuth.inputs.evidence_lines import quote
 from sarsleuth.redaction.case import redact_case
-from sarsleuth.render.html import case_fragment, write_html
-from sarsleuth.render.json import document
-from sarsleuth.streams import refusal
+from sarsleuth.render.formats.html import case_fragment, write_html
+from sarsleuth.render.formats.json import document
+from sarsleuth.inputs.named_paths import refusal
 from sarsleuth.timebase import settle
 from sarsleuth.timebase.clock import Clock, on_clock
 from sarsleuth.timebase.hosts import attach_bundles
@@ -61,7 +62,7 @@ class Case:
     checked: list = field(default_factory=list)
     window: tuple | None = None
     merged: dict = field(default_factory=dict)   # duplicates counted once: {"events": n, "metric_values": n}
-    hosts: list = field(default_factory=list)    # HostFacts of every bundle read (sarsleuth.bundles.facts)
+    hosts: list = field(default_factory=list)    # HostFacts of every bundle read (sarsleuth.inputs.bundles.facts)
     #: "--window ... holds no data: ...", when the window misses every input
     empty_window: str | None = None
     #: what a redacted case says about itself (sarsleuth.redaction), None when not redacted

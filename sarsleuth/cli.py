@@ -4,7 +4,7 @@ Heavy libraries (pandas, matplotlib, rich) are imported inside the commands,
 so ``sarsleuth --help`` stays fast, and ``sniff`` with plain paths skips
 building the typer app altogether.  Every output format comes from the
 registry in :mod:`sarsleuth.render`; files are written whole or not at all
-(:mod:`sarsleuth.render._files`).  Errors the user can fix print one line on
+(:mod:`sarsleuth.render.files`).  Errors the user can fix print one line on
 stderr and exit 2; ``--debug`` shows the traceback instead.
 """
 from __future__ import annotations
@@ -20,9 +20,9 @@ import typer
 
 from sarsleuth import render
 from sarsleuth.errors import SarsleuthError, UsageError
-from sarsleuth.render._files import OutputFailed, StdoutClosed, check_destination, silence_stdout, stdout
-from sarsleuth.render._safe import one_line
-from sarsleuth.signals import Terminated, terminate_as_interrupt
+from sarsleuth.render.files import OutputFailed, StdoutClosed, check_destination, silence_stdout, stdout
+from sarsleuth.safe_text import one_line
+from sarsleuth.termination import Terminated, terminate_as_interrupt
 from sarsleuth.version import __version__
 
 app = typer.Typer(
@@ -156,14 +156,14 @@ def analyze(
         _say(f"warning: {w}")
     if redact_map is not None:
         _write_redact_map(case.redactor, redact_map, paths)
-    from sarsleuth.render._view import View
+    from sarsleuth.render.view import View
     view = View(top=top, everything=everything)
     if html is not None:
-        from sarsleuth.render.html import write_html
+        from sarsleuth.render.formats.html import write_html
         write_html(case, html, inputs=paths, view=view)
         _say(f"wrote {html}")
     if plots is not None:
-        from sarsleuth.render._plot_files import write_plots
+        from sarsleuth.render.plot_files import write_plots
         _say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
     if save is not None:
         from sarsleuth.fleet.save import save_case
@@ -176,7 +176,7 @@ def _names_a_fleet(paths) -> bool:
     """Do the inputs name enough hosts to be a fleet?  (A sample of heads.)"""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.fleet.hosts import names_hosts
-    from sarsleuth.streams import is_stream
+    from sarsleuth.inputs.named_paths import is_stream
     # a pipe gives its bytes once: it is never sniffed here, only by the case that copies it
     return names_hosts([p for p in paths if not is_stream(p)], FLEET_MIN_HOSTS)
 
@@ -209,7 +209,7 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
     for w in result.warnings:
         _say(f"warning: {w}")
     if html is not None:
-        from sarsleuth.render._fleet_html import write_fleet_html
+        from sarsleuth.render.fleet_html import write_fleet_html
         write_fleet_html(result, html, inputs=paths)
         _say(f"wrote {html}")
     if save is not None:
@@ -250,11 +250,11 @@ def parse(
     """Parse one file into the normalized table (metrics or events), or the fields of its load-test reports."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.options import check_options
-    from sarsleuth.parsers import kinds
+    from sarsleuth.inputs.parsers import kinds
     opts = check_options(tz=tz, year=year, date_order=date_order)
     if layout.value == "wide" and format.value != "csv":
         raise UsageError("--layout wide is a CSV layout (sadf -d's): use it with --format csv")
-    from sarsleuth import export_metrics
+    from sarsleuth.render import export_metrics
     if export_metrics.asked(format.value, paths, kind=kind, labels=label):     # every metric of the inputs
         if output is not None:
             check_destination(output, paths)
@@ -269,7 +269,7 @@ def parse(
         check_destination(output, [path])
     elif binary and sys.stdout.isatty():
         raise UsageError(f"--format {format.value} is binary: give -o FILE or redirect the output")
-    from sarsleuth.export import export_source
+    from sarsleuth.render.export import export_source
     export_source(path, kind, format.value, output, opts, layout=layout.value, progress=not quiet, say=_say,
                   terminal=sys.stdout.isatty())
 
@@ -284,7 +284,7 @@ def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories."))
 
 def _sniff(paths) -> int:
     # here, not at the top: --help loads this module
-    from sarsleuth.sniffing import kinds_of
+    from sarsleuth.inputs.kinds import kinds_of
     listing, nothing_found = kinds_of(paths, say=_say)
     _to_stdout(lambda out: out.write(listing))
     return EXIT_INPUT if nothing_found else EXIT_OK
@@ -295,7 +295,7 @@ def detectors(format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f
     """List the detectors with a line each."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.detectors import registry
-    from sarsleuth.render._table import Column, Table, key
+    from sarsleuth.render.table import Column, Table, key
     records = [{"id": d.id, "category": d.category, "inputs": list(d.inputs), "summary": d.summary,
                 "parameters": dict(d.defaults)} for d in registry().values()]
     table = Table(title=f"{len(records)} detectors", records=records, columns=[
@@ -314,7 +314,7 @@ def compare(
 ):
     """Compare several load-test runs: requests/s and latency percentiles."""
     # here, not at the top: --help and sniff load this module
-    from sarsleuth.compare import comparison_table, compare_reports, plot_comparison
+    from sarsleuth.analysis.compare import comparison_table, compare_reports, plot_comparison
     if plot is not None:
         check_destination(plot, paths)
     from sarsleuth.redaction import Redactor
@@ -322,7 +322,7 @@ def compare(
     if not len(df):
         _fail("no load-test report found in " + ", ".join(map(str, paths)))
     if plot is not None:
-        from sarsleuth.render._files import atomic_output
+        from sarsleuth.render.files import atomic_output
         ax = plot_comparison(df)
         kind = plot.suffix.lstrip(".").lower() or "png"
         with atomic_output(plot, paths, binary=True) as fh:

@@ -28,7 +28,7 @@ from sarsleuth.detectors import registry
 from sarsleuth.errors import UsageError
 from sarsleuth.knowledge import signatures
 from sarsleuth.options import parse_link_speed as _parse_link_speed
-from sarsleuth.streams import Unreadable, read_named
+from sarsleuth.inputs.named_paths import Unreadable, read_named
 
 try:  # Python 3.11+
     import tomllib

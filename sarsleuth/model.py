@@ -157,7 +157,7 @@ class Evidence:
     around: list = field(default_factory=list, compare=False, repr=False)
     #: the message an event's evidence quotes, at ``line`` or a few lines
     #: after it (a report told in several lines): set until the file is
-    #: read again (sarsleuth.quotes), ``text`` standing in until then
+    #: read again (sarsleuth.inputs.evidence_lines), ``text`` standing in until then
     find: str | None = field(default=None, compare=False, repr=False)
     #: the byte offset where ``line`` starts in the file's content (its
     #: decompressed bytes when compressed), when the scan read that content
@@ -278,7 +278,7 @@ class Incident:
     score_components: dict = field(default_factory=dict)
     why_first: str = ""
     #: the story as an SRE writes it: headline, timeline, cause and why,
-    #: effects, context, what is left out (see :mod:`sarsleuth.narrative`)
+    #: effects, context, what is left out (see :mod:`sarsleuth.analysis.narrative`)
     story: dict = field(default_factory=dict)
     #: how users were hurt: "killed", "crashed", "refused", "dropped", "failed", "slowed"
     impact: list = field(default_factory=list)

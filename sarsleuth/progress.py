@@ -21,7 +21,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
-from sarsleuth.render._safe import one_line
+from sarsleuth.safe_text import one_line
 
 #: Seconds of reading before the progress shows.
 SHOW_AFTER_S = 2.0

@@ -106,7 +106,7 @@ def _under(module: str, places) -> bool:
 #: The analysis: what a case means, told on the case's clock, and the data
 #: model it is told in.  Outputs show it; it never asks them anything (a
 #: zone, a format, how a notebook draws an incident).
-ANALYSIS = ("sarsleuth.model", "sarsleuth.detectors", "sarsleuth.correlate", "sarsleuth.narrative", "sarsleuth.timebase")
+ANALYSIS = ("sarsleuth.model", "sarsleuth.detectors", "sarsleuth.analysis.correlate", "sarsleuth.analysis.narrative", "sarsleuth.timebase")
 
 
 def test_the_analysis_never_imports_the_outputs():

@@ -324,7 +324,7 @@ def test_json_with_hosts_validates_against_shipped_schema(collect):
     import jsonschema
     from importlib import resources
     schema = json.loads(resources.files("sarsleuth.schema").joinpath("analysis.schema.json").read_text())
-    from sarsleuth.render.json import document
+    from sarsleuth.render.formats.json import document
     doc = document(collect)
     jsonschema.validate(doc, schema)
     assert {h["host"] for h in doc["hosts"]} == {"web07", "Cangke_107_176"}

@@ -6,10 +6,10 @@ import os
 import socket
 
 from .conftest import make_sosreport
-from sarsleuth.bundles import readers
-from sarsleuth.bundles.expand import expand
-from sarsleuth.bundles.facts import HostFacts
-from sarsleuth.bundles.layout import fact_of
+from sarsleuth.inputs.bundles import readers
+from sarsleuth.inputs.bundles.expand import expand
+from sarsleuth.inputs.bundles.facts import HostFacts
+from sarsleuth.inputs.bundles.layout import fact_of
 
 # nginx -T: the test lines on stderr, then each file after its header
 NGINX_T = """\

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sarsleuth.bundles.archive import members
+from sarsleuth.inputs.bundles.archive import members
 from tests.conftest import run_cli
 
 #: a syslog line as rsyslog writes it (traditional format)
@@ -114,7 +114,7 @@ def test_zip_member_claiming_an_absurd_size_is_refused(tmp_path):
     raw[central + 24:central + 28] = (0xFFFFFFF0).to_bytes(4, "little")
     path.write_bytes(bytes(raw))
     warnings: list = []
-    from sarsleuth.bundles import layout
+    from sarsleuth.inputs.bundles import layout
     limit = layout.layout()["archives"]["max_member_bytes"]
     layout.layout()["archives"]["max_member_bytes"] = 1 << 30     # a 4 GiB claim is absurd at this bound
     try:
@@ -170,7 +170,7 @@ def test_an_archive_nested_past_the_depth_limit_is_named_with_the_limit(tmp_path
     """Four archives inside the top one: the three the limit allows are
     read, the fourth is refused by name (it was handed on as a file no
     parser knows, and the run said only "no input files")."""
-    from sarsleuth.bundles.layout import layout
+    from sarsleuth.inputs.bundles.layout import layout
     assert layout()["archives"]["max_depth"] == 3
     inner = _tar_bytes({"var/log/messages": GOOD})
     for name in ("d.tar", "c.tar", "b.tar", "a.tar"):
@@ -204,7 +204,7 @@ def test_a_member_expanding_past_the_spool_limit_is_named_with_the_limit(tmp_pat
     the spool limit: one whose header says it is bigger is refused by name
     and limit before a byte is copied; the other members are read.  The
     limit is 8 GiB: lowered to 1 MiB here."""
-    from sarsleuth.bundles.layout import layout
+    from sarsleuth.inputs.bundles.layout import layout
     monkeypatch.setitem(layout()["archives"], "max_spool_bytes", 1 << 20)
     big = GOOD * ((2 << 20) // len(GOOD))            # 2 MiB of a log: 16 KB compressed
     path = tmp_path / "var-log.tar.gz"
@@ -235,7 +235,7 @@ def test_members_past_the_cap_of_one_input_are_refused_with_the_cap(tmp_path, mo
     counted in, and the rest refused once, naming the cap; a zip whose
     directory lists more is refused before its directory is read (zipfile
     holds 600 bytes an entry: 300,000 empty members took 408 MB)."""
-    from sarsleuth.bundles.layout import layout
+    from sarsleuth.inputs.bundles.layout import layout
     monkeypatch.setitem(layout()["archives"], "max_members", 40)
     logs = {f"var/log/app/{i:03d}.log": b"" for i in range(30)}
     logs["var/log/messages"] = GOOD
@@ -263,7 +263,7 @@ def test_members_past_the_cap_of_one_input_are_refused_with_the_cap(tmp_path, mo
 def test_a_zip_says_its_members_from_its_end_records(tmp_path, entries):
     """The count of the end of central directory record, and zip64's past
     65,535 members (APPNOTE 4.3.14-16), read without the directory."""
-    from sarsleuth.bundles.archive import zip_entries
+    from sarsleuth.inputs.bundles.archive import zip_entries
     path = tmp_path / "n.zip"
     with zipfile.ZipFile(path, "w") as zf:
         for i in range(entries):

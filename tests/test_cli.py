@@ -169,7 +169,7 @@ def test_one_registry_of_formats_for_every_command(tmp_path):
 
 
 def test_json_document_is_built_by_the_json_output(sample_case):
-    from sarsleuth.render.json import document
+    from sarsleuth.render.formats.json import document
     case = sample_case("nginx-proxy-oom")
     doc = document(case)
     assert doc == json.loads(json.dumps(case.to_json(), default=str))
@@ -341,8 +341,8 @@ def _awkward_table():
 def test_csv_writers_with_and_without_pyarrow_agree():
     import csv
     from sarsleuth.model import iso
-    from sarsleuth.render.csv import write_rows as write_csv
-    from sarsleuth.render._csv import tidy_values
+    from sarsleuth.render.formats.csv import write_rows as write_csv
+    from sarsleuth.render.csv_columns import tidy_values
     frame = _awkward_table()
     fast, plain = io.BytesIO(), io.BytesIO()
     write_csv(frame, fast, arrow=True)
@@ -365,8 +365,8 @@ def test_csv_of_labels_times_and_numbers_is_the_same_from_byte_blocks():
     """A metrics-like table (no free text) is written from fixed-width byte
     blocks without pyarrow: the same bytes as pyarrow's and as the columns
     of text joined."""
-    from sarsleuth.render.csv import write_rows as write_csv
-    from sarsleuth.render._csv import NumpyColumns
+    from sarsleuth.render.formats.csv import write_rows as write_csv
+    from sarsleuth.render.csv_columns import NumpyColumns
     frame = _awkward_table().drop(columns="message")
     fast, blocks = io.BytesIO(), io.BytesIO()
     write_csv(frame, fast, arrow=True)
@@ -382,8 +382,8 @@ def test_floats_written_digit_by_digit_are_what_repr_writes():
     decimals that read back as the value) and leaves to repr only what it
     cannot: exponents, infinities, more than 15 digits."""
     import numpy as np
-    from sarsleuth.render._bytecols import floats, place
-    from sarsleuth.render._csv import tidy_values
+    from sarsleuth.render.byte_columns import floats, place
+    from sarsleuth.render.csv_columns import tidy_values
     rng = np.random.default_rng(11)
     n = 20_000
     mags = 10.0 ** rng.uniform(-8, 17, n) * rng.choice([-1, 1], n)
@@ -402,16 +402,17 @@ def test_floats_written_digit_by_digit_are_what_repr_writes():
 
 
 def test_tidy_values_drop_only_float_noise():
-    from sarsleuth.render._csv import tidy_values
+    from sarsleuth.render.csv_columns import tidy_values
     got = tidy_values([1.3599999999999999, 0.30000000000000004, 79.3103448275862, 2**53 + 0.0, 1e-9 / 3, 4.5])
     assert [repr(float(v)) for v in got] == ["1.36", "0.3", "79.3103448275862", "9007199254740992.0",
                                              repr(1e-9 / 3), "4.5"]
 
 
 def test_csv_goes_out_in_bounded_chunks(monkeypatch):
-    import sarsleuth.export as export
-    from sarsleuth.parsers import parse
-    from sarsleuth.render import _rows, csv
+    import sarsleuth.render.export as export
+    from sarsleuth.inputs.parsers import parse
+    from sarsleuth.render import rows as _rows
+    from sarsleuth.render.formats import csv
     table = export.source_table(parse(SAMPLES / "nginx-proxy-oom" / "sa06"))
 
     class Recording(io.BytesIO):
@@ -435,7 +436,7 @@ def test_parquet_columns_are_typed(tmp_path):
     pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (the parquet extra) is not installed")
     import numpy as np
     import pandas as pd
-    from sarsleuth.parsers import parse
+    from sarsleuth.inputs.parsers import parse
     out = tmp_path / "sa06.parquet"
     assert run("parse", SAMPLES / "nginx-proxy-oom" / "sa06", "--format", "parquet", "-o", out).returncode == 0
     schema = pq.read_schema(out)
@@ -474,7 +475,7 @@ def _render(name, case, **view):
     import io
 
     from sarsleuth import render
-    from sarsleuth.render._view import View
+    from sarsleuth.render.view import View
     out = io.StringIO()
     render.write_case(name, case, out, view=View(**view))
     return out.getvalue()
@@ -495,13 +496,13 @@ def test_text_and_markdown_tell_every_incident_or_say_how_many_they_leave_out(ma
         else:
             assert "more incident(s) not shown" not in out
     # the guesses are said in every output, whatever is cut
-    from sarsleuth.render.markdown import md_escape
+    from sarsleuth.render.formats.markdown import md_escape
     for note in many_incidents.notes:
         assert "".join(note.split()) in "".join(text.split()) and md_escape(note) in md
 
 
 def test_html_shows_every_incident(many_incidents):
-    from sarsleuth.render.html import build_html
+    from sarsleuth.render.formats.html import build_html
     html = build_html(many_incidents, plots=False)
     for inc in many_incidents.incidents:
         assert f'id="incident-{inc.id}"' in html and f'href="#incident-{inc.id}"' in html

@@ -94,8 +94,8 @@ def test_one_stray_november_line_after_january_moves_only_itself(tmp_path):
 
 @pytest.fixture(scope="module")
 def sa_file(corpus):
-    from sarsleuth.parsers.sa.layout import read_layout
-    from sarsleuth.parsers.sa.records import Walker
+    from sarsleuth.inputs.parsers.sa.layout import read_layout
+    from sarsleuth.inputs.parsers.sa.records import Walker
     path = corpus / "sysstat" / "binary" / "pcp-sysstat-9.0.4-0x2170"
     raw = path.read_bytes()
     layout = read_layout(str(path), raw)

@@ -11,8 +11,8 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from sarsleuth.compare import COMPARISON_COLUMNS, compare_reports, plot_comparison, report_json  # noqa: E402
-from sarsleuth.parsers import parse  # noqa: E402
+from sarsleuth.analysis.compare import COMPARISON_COLUMNS, compare_reports, plot_comparison, report_json  # noqa: E402
+from sarsleuth.inputs.parsers import parse  # noqa: E402
 
 
 

@@ -11,7 +11,7 @@ import pytest
 from sarsleuth.detectors import Context, registry
 from sarsleuth.detectors.kernel import decode_gfp, parse_segfault
 from sarsleuth.model import Source
-from sarsleuth.parsers.base import events_frame
+from sarsleuth.inputs.parsers.base import events_frame
 
 
 def metrics(host, section, start, step_s, columns: dict, device=""):
@@ -259,7 +259,7 @@ def test_filesystem_full_against_its_level_before():
 
 
 def test_a_full_filesystem_is_named_with_its_mount_point_where_a_bundle_says():
-    from sarsleuth.bundles.facts import HostFacts, Limit
+    from sarsleuth.inputs.bundles.facts import HostFacts, Limit
     facts = HostFacts(bundle="b", host="h")
     facts.mounts["/dev/loop0"] = Limit("/dev/loop0", "/srv/data", "b!proc/mounts", 7, "/dev/loop0 /srv/data ext4 rw 0 0")
     full = np.minimum(100.0, np.linspace(20.0, 130.0, 60))
@@ -857,7 +857,7 @@ def test_a_detector_is_listed_under_the_category_of_the_chains_it_roots():
     first sign of that chain's cause (a hung task before the I/O wait of a
     coarse sar sample): alone, it is still told under its own category."""
     import pandas as pd
-    from sarsleuth.correlate import cause_of
+    from sarsleuth.analysis.correlate import cause_of
     from sarsleuth.model import Finding
     found = registry()
     roots = {root for chain in causal_chains() for root in chain["roots"]}

@@ -15,11 +15,11 @@ from types import SimpleNamespace
 import pytest
 
 from .conftest import make_sosreport
-from sarsleuth.bundles import readers
-from sarsleuth.bundles.expand import expand
-from sarsleuth.bundles.facts import HostFacts
-from sarsleuth.bundles.layout import fact_of
-from sarsleuth.devices import disk_names, labelled, paired_by_values
+from sarsleuth.inputs.bundles import readers
+from sarsleuth.inputs.bundles.expand import expand
+from sarsleuth.inputs.bundles.facts import HostFacts
+from sarsleuth.inputs.bundles.layout import fact_of
+from sarsleuth.metric_store.disk_names import disk_names, labelled, paired_by_values
 
 DISKS = Path(__file__).resolve().parent / "disks"
 
@@ -285,14 +285,14 @@ def test_iowait_spike_names_the_busiest_disk_beside_its_label(tmp_path, corpus):
     assert incident.story["cause"].startswith("Disk dev252-0 (vda) saturated: %util 110.27 %")
     d = case.to_json()
     assert d["hosts"][0]["disk_names"] == {"dev252-0": "vda", "dev252-1": "vda1"}
-    from sarsleuth.plots import incident_figure
+    from sarsleuth.render.plots import incident_figure
     fig = incident_figure(case, incident)
     assert "disk dev252-0 (vda)" in [ax.get_title(loc="right") for ax in fig.axes]
 
 
 def test_host_facts_lines_name_the_disks_in_every_output(tmp_path, corpus):
-    from sarsleuth.render import markdown, text
-    from sarsleuth.render.html import build_html
+    from sarsleuth.render.formats import markdown, text
+    from sarsleuth.render.formats.html import build_html
     root = _sosreport_with(tmp_path, corpus, "major minor  #blocks  name\n\n 252        0   20971520 vda\n")
     case = _case(root)
     out = io.StringIO()
@@ -340,7 +340,7 @@ def test_no_disk_recorded_no_busiest_disk():
 
 def test_a_fleets_host_line_names_the_disks_its_bundle_names():
     from sarsleuth.fleet.model import HostResult
-    from sarsleuth.render._fleet_html import host_facts_line
+    from sarsleuth.render.fleet_html import host_facts_line
     facts = HostFacts(bundle="b", hostname="db01", kernel="4.18.0-513.el8.x86_64")
     _read("proc/partitions", PROC_PARTITIONS, facts)
     _read("sos_commands/block/lsblk", LSBLK_ASCII, facts)

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import sarsleuth
-from sarsleuth.parsers import sniff
+from sarsleuth.inputs.parsers import sniff
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -24,7 +24,7 @@ def test_a_bundle_with_its_own_reports_and_readme_tells_the_same_story(tmp_path)
     before.report(tmp_path / "report.html")
     shutil.move(tmp_path / "report.html", bundle / "report.html")
     (bundle / "analysis.json").write_text(json.dumps(before.to_json(), indent=2))
-    from sarsleuth.render.markdown import render_markdown
+    from sarsleuth.render.formats.markdown import render_markdown
     (bundle / "summary.md").write_text(render_markdown(before))
     shutil.copy(ROOT / "README.md", bundle / "README.md")
     (bundle / "notes.txt").write_text(

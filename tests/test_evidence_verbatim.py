@@ -11,7 +11,7 @@ import tarfile
 import pytest
 
 import sarsleuth
-from sarsleuth.quotes import AROUND, cut
+from sarsleuth.inputs.evidence_lines import AROUND, cut
 
 from .conftest import SAMPLES, run_cli
 
@@ -103,7 +103,7 @@ def test_lines_of_a_gzipped_file_are_read_back_across_its_blocks(block, tmp_path
     """A compressed log is read again block by block, its newlines counted:
     every line asked for is the file's, wherever the blocks cut it, and so
     is the last line when no newline ends it."""
-    from sarsleuth import quotes
+    from sarsleuth.inputs import evidence_lines as quotes
     text = (SAMPLES / "nginx-proxy-oom" / "messages").read_bytes()
     body = text.rstrip(b"\n") + b"\r\nlast line, no newline"
     log = tmp_path / "messages.gz"
@@ -122,7 +122,7 @@ def test_lines_around_offsets_read_back_alike_from_a_plain_and_a_gzipped_file(bl
     file is decompressed once up to the last offset asked and gives the
     same lines as the plain file read around each offset; an offset that
     is no line start (the file changed since) is said to be missed."""
-    from sarsleuth import quotes
+    from sarsleuth.inputs import evidence_lines as quotes
     body = (SAMPLES / "nginx-proxy-oom" / "messages").read_bytes()
     plain, gz = tmp_path / "messages", tmp_path / "messages.gz"
     plain.write_bytes(body)

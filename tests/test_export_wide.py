@@ -31,7 +31,7 @@ def wide(path) -> list[str]:
 def test_restarts_and_rounded_intervals_as_sadf_prints_them(tmp_path):
     """A restart before the first record and one between two stretches, an
     interval of 60.5 s: sadf's output, byte for byte."""
-    from sarsleuth.parsers.sa.writer import write_sa
+    from sarsleuth.inputs.parsers.sa.writer import write_sa
     t0 = dt.datetime(2024, 3, 1, 10, 0, 0, tzinfo=dt.timezone(dt.timedelta(hours=-5)))
 
     def stats(k, uptime):
@@ -106,7 +106,7 @@ def test_the_wide_layout_is_for_sa_files_and_csv():
 
 
 def test_integer_and_two_decimal_columns():
-    from sarsleuth.export_wide import _hundredths, _integers
+    from sarsleuth.render.export_wide import _hundredths, _integers
     import numpy as np
     printed = (0.125, 0.135, 1.005, -0.004, -0.05, -12.345, 99.995, 1e7 / 3, 1.8e17, 123456789012345.67)
     text = _hundredths(np.array(printed + (float("nan"),)))

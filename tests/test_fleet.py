@@ -165,7 +165,7 @@ def test_the_peak_is_what_sar_prints(analysed, fleet_dir):
 
 def test_one_unreadable_host_is_a_warning(fleet_dir, scheduler, tmp_path):
     import sarsleuth.fleet
-    from sarsleuth.parsers.sa.writer import write_sa
+    from sarsleuth.inputs.parsers.sa.writer import write_sa
     out, made = fleet_dir
     small = tmp_path / "fleet"
     shutil.copytree(out, small)

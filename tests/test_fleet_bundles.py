@@ -43,7 +43,7 @@ def _sysctl_a(host: str) -> bytes:
 
 def _sosreport_members(host: str, zone: str, offset: int, tmp: Path) -> tuple[str, dict, list]:
     import numpy as np
-    from sarsleuth.parsers.sa.writer import write_sa
+    from sarsleuth.inputs.parsers.sa.writer import write_sa
     import datetime as dt
     root = f"sosreport-{host}-2026-11-20-{host.replace('-', '')}x"
     times = _sample_times(offset)
@@ -189,7 +189,7 @@ def test_host_facts_reach_json_text_and_parquet(analysed, fleet_dir):
     lim = hosts["db-2"]["limits"]["net.ipv4.tcp_max_tw_buckets"]
     assert (lim["value"], lim["line"], lim["text"]) == ("131072", 6, "net.ipv4.tcp_max_tw_buckets = 131072")
     assert lim["path"] == f"{fleet / roots['db-2']}.tar.xz!{roots['db-2']}/sos_commands/kernel/sysctl_-a"
-    from sarsleuth.render._fleet import fleet_text
+    from sarsleuth.render.fleet_text import fleet_text
     text = fleet_text(analysed)
     assert f"- db-3: kernel {KERNEL}, {NCPU} CPUs, 7.7 GiB RAM, zone America/New_York, 10 limits read" in text
     import sarsleuth

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sarsleuth.errors import InputError
 from sarsleuth.model import EVENT_COLUMNS, METRIC_COLUMNS, Source
-from sarsleuth.parsers import ParseOptions, kinds, registry, sniff_bytes
+from sarsleuth.inputs.parsers import ParseOptions, kinds, registry, sniff_bytes
 
 from . import conftest
 from .conftest import SAMPLES, corpus_dir
@@ -558,7 +558,7 @@ def test_sa_header_bit_flips(flips, cut):
 def test_sa_percentages_of_damaged_values_are_finite():
     """Found by the fuzz run: an sa file whose power-in record was damaged
     printed ``%in`` as inf and -inf."""
-    from sarsleuth.parsers.sa.activities import _pct
+    from sarsleuth.inputs.parsers.sa.activities import _pct
     out = _pct(np.array([1e300, -1e300, 5.0]), np.array([1e-300, 1e-300, 50.0]))
     assert not np.isinf(out).any(), out
 
@@ -1009,8 +1009,8 @@ def _outside_code(md: str) -> str:
 
 def test_reports_escape_hostile_hosts_devices_metrics_and_commands(hostile_fields_bundle, tmp_path):
     import sarsleuth
-    from sarsleuth.render.html import build_html
-    from sarsleuth.render.markdown import render_markdown
+    from sarsleuth.render.formats.html import build_html
+    from sarsleuth.render.formats.markdown import render_markdown
     bundle, bad = hostile_fields_bundle
     case = sarsleuth.load(bundle, year=2014)
     assert len(case.sources) == 3, [(s.path, s.reason) for s in case.skipped]
@@ -1084,7 +1084,7 @@ def test_control_and_bidi_characters_are_visible_escapes_in_every_output(tmp_pat
     report = tmp_path.parent / f"{tmp_path.name}.html"
     assert run_cli("analyze", log, "--year", "2014", "--html", report).returncode == 0
     outputs["html"] = report.read_text("utf-8")
-    from sarsleuth.render.markdown import md_escape
+    from sarsleuth.render.formats.markdown import md_escape
     for fmt, text in outputs.items():
         assert not re.search("[\x07\x1b\x9b\u202e]", text), fmt
         shown = {"markdown": md_escape(HOSTILE_NAME), "json": json.dumps(HOSTILE_SHOWN)[1:-1]}

@@ -317,7 +317,7 @@ def test_a_good_reload_is_context_not_a_cause(tmp_path):
     (tmp_path / "error.log").write_text("\n".join(lines) + "\n")
     found = [f for f in sarsleuth.load(tmp_path).findings if f.detector == "config-reload"]
     assert len(found) == 1 and found[0].severity == "low" and found[0].metrics["new_errors"] == 0
-    from sarsleuth.correlate import cause_of
+    from sarsleuth.analysis.correlate import cause_of
     assert cause_of(found)[1] is None          # no chain: it cannot be a cause
 
 

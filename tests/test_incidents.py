@@ -12,7 +12,7 @@ import pytest
 
 import sarsleuth
 from sarsleuth.model import SEVERITY_RANK
-from sarsleuth.narrative import prose
+from sarsleuth.analysis.narrative import prose
 
 from .conftest import run_cli
 
@@ -436,8 +436,8 @@ def test_no_incident_title_repeats_its_category(every_case):
     import re
 
     from sarsleuth.knowledge import category_title
-    from sarsleuth.narrative import category_stems
-    from sarsleuth.render.markdown import md_escape, render_markdown
+    from sarsleuth.analysis.narrative import category_stems
+    from sarsleuth.render.formats.markdown import md_escape, render_markdown
 
     def times(phrase, text):
         words = re.findall(r"[A-Za-z0-9/]+", text.lower())
@@ -472,12 +472,12 @@ def test_no_incident_title_repeats_its_category(every_case):
     ("memory-exhaustion", "Memory exhausted", ""),
 ])
 def test_a_title_says_what_its_category_does_not(category, title, told):
-    from sarsleuth.narrative import after_category
+    from sarsleuth.analysis.narrative import after_category
     assert after_category(category, title) == told
 
 
 def test_incident_titles_leave_the_command_line_to_the_finding():
-    from sarsleuth.narrative import after_category
+    from sarsleuth.analysis.narrative import after_category
     title = "wrk c=400 `wrk -t4 -c400 -H 'Host: a: b' http://10.0.0.7/`: 1234 read errors"
     assert after_category("load-test-failure", title, commands=False) == "wrk c=400, 1234 read errors"
     assert after_category("load-test-failure", title) == title

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import sarsleuth
-from sarsleuth.attribution import attribute, program_name
+from sarsleuth.analysis.attribution import attribute, program_name
 from sarsleuth.model import Finding
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -272,7 +272,7 @@ def test_cpus_busy_within_a_local_load_test_without_ps_are_its_doing():
     ("https://localhost/", "web1", True), ("http://web1:80/", "web1", True),
     ("http://10.0.0.5/", "web1", False), ("example.org", "web1", False), ("", "web1", False)])
 def test_a_load_test_targets_its_own_host_by_loopback_or_name(url, host, local):
-    from sarsleuth.attribution import _targets_host
+    from sarsleuth.analysis.attribution import _targets_host
     assert _targets_host(url, host) is local
 
 

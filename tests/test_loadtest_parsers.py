@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sarsleuth.compare import report_json
+from sarsleuth.analysis.compare import report_json
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import parse, registry, sniff
-from sarsleuth.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers import parse, registry, sniff
+from sarsleuth.inputs.parsers.base import ParseOptions
 
 LOADTEST_KINDS = ("ab", "wrk", "wrk2", "httperf", "tsar")
 
@@ -472,7 +472,7 @@ def test_httperf_all_sections(tmp_path):
 
 
 def test_grammars_ship_in_the_package_and_compile_once():
-    from sarsleuth.parsers.loadtest import grammars
+    from sarsleuth.inputs.parsers.loadtest import grammars
     for tool in ("ab", "wrk", "httperf", "tsar"):
         assert "start: statement" in grammars.grammar_text(tool)
         assert "start: report" in grammars.grammar_text(f"{tool}-document")

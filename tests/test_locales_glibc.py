@@ -18,7 +18,7 @@ import pytest
 
 import sarsleuth
 from sarsleuth.knowledge import locales
-from sarsleuth.parsers import parse, sniff
+from sarsleuth.inputs.parsers import parse, sniff
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = Path("/usr/share/i18n/locales")

@@ -9,8 +9,8 @@ import pandas as pd
 from sarsleuth.timebase import dmesg as dmesg_clock
 from sarsleuth.timebase import settle
 from sarsleuth.timebase.years import choose_base_year, rollover_segments
-from sarsleuth.parsers import parse, registry
-from sarsleuth.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers import parse, registry
+from sarsleuth.inputs.parsers.base import ParseOptions
 
 
 def test_dmesg_aligned_to_kern_log_without_hand_anchor(corpus):
@@ -142,7 +142,7 @@ def test_yearless_lines_that_run_across_years_say_which_years_were_taken(tmp_pat
     --year nothing at all."""
     import json
 
-    from sarsleuth.render.markdown import md_escape
+    from sarsleuth.render.formats.markdown import md_escape
 
     from .conftest import run_cli
     log = tmp_path / "messages"

@@ -14,10 +14,10 @@ import zlib
 import pytest
 
 from sarsleuth.knowledge.signatures import Signature
-from sarsleuth.parsers.logs import engine as log_engine
-from sarsleuth.parsers import parse, sniff
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.logs import assembly
+from sarsleuth.inputs.parsers.logs import engine as log_engine
+from sarsleuth.inputs.parsers import parse, sniff
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.logs import assembly
 
 #: rsyslog's traditional file format: one event every tenth line.
 EVENT = "May  6 15:{m:02d}:{s:02d} web1 kernel: TCP: time wait bucket table overflow"
@@ -116,8 +116,8 @@ def test_line_endings(tmp_path, eol):
 
 
 def test_cr_pair_split_by_a_read_is_one_line_end(tmp_path):
-    from sarsleuth.parsers.logs.scan import LogFormat, scan
-    from sarsleuth.parsers.logs import syslog
+    from sarsleuth.inputs.parsers.logs.scan import LogFormat, scan
+    from sarsleuth.inputs.parsers.logs import syslog
     data = as_bytes(syslog_lines(500), "\r\n")
     path = tmp_path / "messages"
     path.write_bytes(data)
@@ -144,7 +144,7 @@ def test_utf16_log_is_read_as_text(tmp_path):
     lines = syslog_lines(300)
     path = tmp_path / "messages"
     path.write_bytes(("\r\n".join(lines) + "\r\n").encode("utf-16"))
-    from sarsleuth.parsers.logs import syslog
+    from sarsleuth.inputs.parsers.logs import syslog
     src = syslog.read_events(path, ParseOptions(year=2014))
     assert (len(src.events), src.records) == (30, 300)
     assert any("UTF-16" in w for w in src.warnings)
@@ -262,7 +262,7 @@ def test_decompression_thread_stops_with_the_reader(tmp_path):
     """A reader that stops early (an error, a closed pipe) leaves no
     decompression thread behind."""
     import threading
-    from sarsleuth.parsers.logs.blocks import normalised_chunks
+    from sarsleuth.inputs.parsers.logs.blocks import normalised_chunks
     path = tmp_path / "messages.gz"
     path.write_bytes(gzip.compress(as_bytes(syslog_lines(20_000))))
     chunks = normalised_chunks(path, [], block_bytes=4096)

@@ -5,7 +5,7 @@ import json
 
 import pandas as pd
 
-from sarsleuth.parsers import parse, registry, sniff
+from sarsleuth.inputs.parsers import parse, registry, sniff
 
 
 def _record(us, message, transport="kernel", mono=None, ident="kernel", pid=None, prio="3"):

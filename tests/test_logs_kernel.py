@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.parsers import parse, sniff
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.logs.dmesg import read_events
+from sarsleuth.inputs.parsers import parse, sniff
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.logs.dmesg import read_events
 
 
 def events(corpus, name, **opts):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import sarsleuth
-from sarsleuth.parsers import parse, sniff
+from sarsleuth.inputs.parsers import parse, sniff
 
 #: strftime("%b") under each locale, January to December.
 ABMON = {

@@ -3,7 +3,7 @@ in kern.log, and as the wall broadcast rsyslog sends to every terminal."""
 from __future__ import annotations
 
 import sarsleuth
-from sarsleuth.parsers import sniff
+from sarsleuth.inputs.parsers import sniff
 
 #: rsyslog's omusrmsg broadcast of kernel emergencies (``*.emerg :omusrmsg:*``).
 WALL = """\

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.parsers import parse, registry, sniff
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.logs.nginx_error import parse_line, read_events
+from sarsleuth.inputs.parsers import parse, registry, sniff
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.logs.nginx_error import parse_line, read_events
 
 SEED_003 = "2012/12/24 16:39:56 [alert] 13661#0: worker process 13666 exited on signal 11 (core dumped)\n"
 
@@ -110,7 +110,7 @@ def test_notes_quoting_a_few_error_log_lines_are_no_error_log(tmp_path):
                     "The backend team says the pool was resized at 10:15, which could explain the timeouts.\n"
                     "Please check whether keepalive to the upstream is configured, and raise the timeout.\n"
                     "We will follow up after the maintenance window tonight.\n")
-    from sarsleuth.parsers import sniff
+    from sarsleuth.inputs.parsers import sniff
     assert sniff(path)[0] is None
 
 

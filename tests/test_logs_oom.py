@@ -156,7 +156,7 @@ def test_an_oom_kill_whose_process_name_overflows_the_line_cap_is_analysed_as_pa
     taken for part of the cut one."""
     import json
 
-    from sarsleuth.parsers.logs.lines import KEPT_TAIL, MAX_DECODED_CHARS
+    from sarsleuth.inputs.parsers.logs.lines import KEPT_TAIL, MAX_DECODED_CHARS
 
     from .conftest import run_cli
     name = "A" * 20_000

@@ -7,8 +7,8 @@ import json
 
 import pandas as pd
 
-from sarsleuth.parsers import parse
-from sarsleuth.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers import parse
+from sarsleuth.inputs.parsers.base import ParseOptions
 
 from .conftest import run_cli
 

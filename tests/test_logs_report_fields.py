@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from sarsleuth.knowledge.signatures import builtin_signatures, fields_of
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers import parse, sniff
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers import parse, sniff
 
 try:  # Python 3.11+
     import tomllib

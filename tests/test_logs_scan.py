@@ -9,13 +9,13 @@ import re
 import pandas as pd
 import pytest
 
-from sarsleuth.parsers.logs import engine as log_engine
-from sarsleuth.parsers.logs import scan as logscan
-from sarsleuth.parsers.logs.pattern_syntax import re2_superset
-from sarsleuth.parsers.logs.scan import LogFormat, scan
-from sarsleuth.parsers import parse, sniff
-from sarsleuth.parsers.logs import syslog as syslog_parser
-from sarsleuth.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.logs import engine as log_engine
+from sarsleuth.inputs.parsers.logs import scan as logscan
+from sarsleuth.inputs.parsers.logs.pattern_syntax import re2_superset
+from sarsleuth.inputs.parsers.logs.scan import LogFormat, scan
+from sarsleuth.inputs.parsers import parse, sniff
+from sarsleuth.inputs.parsers.logs import syslog as syslog_parser
+from sarsleuth.inputs.parsers.base import ParseOptions
 
 
 ENGINES = [pytest.param("hyperscan", marks=pytest.mark.skipif(
@@ -63,7 +63,7 @@ def test_engines_find_every_signature_line(corpus, engine):
 
 @pytest.mark.skipif(not log_engine.hyperscan_available(), reason="hyperscan has no wheel for this platform")
 def test_both_engines_give_the_same_events(corpus):
-    from sarsleuth.parsers.logs import dmesg, journal, nginx_error
+    from sarsleuth.inputs.parsers.logs import dmesg, journal, nginx_error
     modules = {"syslog": syslog_parser, "dmesg": dmesg, "nginx-error": nginx_error, "journal": journal}
     for path in sorted((corpus / "logs").glob("*.log")):
         kind = sniff(path)[0]
@@ -113,7 +113,7 @@ def test_finders_are_built_once_per_pattern_set():
 
 def test_reports_spanning_block_boundaries(corpus):
     path = corpus / "logs" / "dmesg-oom-sysrq-5.4-hotsos.log"
-    from sarsleuth.parsers.logs import dmesg
+    from sarsleuth.inputs.parsers.logs import dmesg
     fmt = LogFormat("dmesg", dmesg.parse_line, logscan.VolumeSpec(regex=dmesg._VOLUME_REGEX))
     whole = scan(path, fmt)
     small = scan(path, fmt, block_bytes=1000)
@@ -190,7 +190,7 @@ def test_hostile_input_with_small_reads(tmp_path):
 def test_long_lines_of_word_characters_stay_fast(tmp_path, kind):
     """No regex may go quadratic on a 2 MB line without spaces or colons."""
     import time
-    from sarsleuth.parsers import parse as parse_kind
+    from sarsleuth.inputs.parsers import parse as parse_kind
     first = {"nginx-error": b"2012/12/24 16:39:56 [alert] 13661#0: worker process 13666 exited on signal 11\n",
              "syslog": b"May  6 15:04:13 web1 kernel: Out of socket memory\n",
              "dmesg": b"[  12.000001] TCP: too many orphaned sockets\n",
@@ -231,7 +231,7 @@ def test_kinds_read_from_the_patterns_a_line_holds_are_classifys(corpus, engine)
     """The scan classifies a candidate line by the patterns its engine saw
     on it: the same kind as the whole table gives its message."""
     from sarsleuth.knowledge.signatures import classify
-    from sarsleuth.parsers.logs import dmesg, nginx_error
+    from sarsleuth.inputs.parsers.logs import dmesg, nginx_error
     finder, kinds = log_engine.make_finder(engine=engine)
     parsers = {"syslog": syslog_parser.parse_line, "dmesg": dmesg.parse_line, "nginx-error": nginx_error.parse_line}
     compared = 0

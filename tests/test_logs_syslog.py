@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import parse, registry, sniff
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.logs.syslog import parse_line, read_events
+from sarsleuth.inputs.parsers import parse, registry, sniff
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.logs.syslog import parse_line, read_events
 
 # /var/log/messages of the 10GbE nginx proxy in field report 000 (kernel 2.6.32-358.el6)
 SEED_000 = """\

@@ -246,7 +246,7 @@ def test_a_named_fifo_on_the_command_line_is_read_once(tmp_path, monkeypatch):
     legitimate reader still holds the pipe open."""
     import time
 
-    from sarsleuth import streams
+    from sarsleuth.inputs import named_paths as streams
     copied = threading.Event()
     spool = streams.spool
 

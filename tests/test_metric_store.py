@@ -9,7 +9,7 @@ import pytest
 from .conftest import SAMPLES
 from sarsleuth.metric_store import build
 from sarsleuth.metric_store import combine, from_long, narrowest
-from sarsleuth.parsers import ParseOptions, parse
+from sarsleuth.inputs.parsers import ParseOptions, parse
 
 CORPUS_FILES = ["data-9.1.6", "data-11.6.5", "data-12.0.0", "data-extra-12.1.7", "data-ppc-11.7.2",
                 "pcp-f16-sa20-0x2171-suspend", "pcp-sysstat-11.2.0-0x2173-duplex", "pcp-sysstat-9.0.4-0x2170",

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from sarsleuth.knowledge.metric_names import BASE_UNITS, LABEL, NAME, data, families, mapping_of, mappings, markdown_table
-from sarsleuth.parsers.sar_text import sections
+from sarsleuth.inputs.parsers.sar_text import sections
 
 from .conftest import ROOT, SAMPLES, run_cli
 
@@ -222,7 +222,7 @@ def test_every_sample_and_bundle_metric_has_a_name(sample_case):
 def test_every_corpus_metric_has_a_name(corpus):
     """Real files of every sysstat generation (sa files, sar and sadf texts)."""
     from sarsleuth.case import Case
-    from sarsleuth.parsers import sniff
+    from sarsleuth.inputs.parsers import sniff
     files = [p for p in sorted(corpus.rglob("*")) if p.is_file() and p.suffix != ".md"
              and sniff(p)[0] in ("sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml")]
     assert len(files) > 50

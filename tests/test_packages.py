@@ -7,9 +7,9 @@ import pytest
 
 from sarsleuth.errors import InputError
 from sarsleuth.knowledge.signatures import fields_of
-from sarsleuth.parsers import sniff
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.packages import PackageLogParser
+from sarsleuth.inputs.parsers import sniff
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.packages import PackageLogParser
 
 #: dnf 4 on RHEL 9: the new version's line, then the old one cleaned up.
 DNF_RPM_LOG = """\

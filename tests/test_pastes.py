@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import sarsleuth
-from sarsleuth.parsers import sniff
+from sarsleuth.inputs.parsers import sniff
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 ERROR_LOG = (SAMPLES / "nginx-proxy-oom" / "error.log").read_text().splitlines()

@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from sarsleuth.knowledge.metric_names import families, mapping_of, mappings
-from sarsleuth.render._csv import tidy_values
+from sarsleuth.render.csv_columns import tidy_values
 
 from .conftest import SAMPLES, run_cli
 
@@ -38,7 +38,7 @@ WINDOW_GAP, WINDOW_SPAN = 120, 3000
 
 def _metric_files(folder: Path) -> list:
     """The recorded metric files (the scripts that made them hold sar text in strings)."""
-    from sarsleuth.parsers import sniff
+    from sarsleuth.inputs.parsers import sniff
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix not in (".py", ".sh", ".md")
                   and sniff(p)[0] in METRIC_KINDS)
 
@@ -58,7 +58,7 @@ def _inputs(tmp: Path) -> list:
     for f in _metric_files(SAMPLES):
         if "bundles" not in f.relative_to(SAMPLES).parts:
             out.append((str(f.relative_to(SAMPLES)), f, [f]))
-    from sarsleuth.parsers import sniff
+    from sarsleuth.inputs.parsers import sniff
     for archive in sorted((SAMPLES / "bundles").glob("*.tar.*")):
         into = tmp / "bundles" / archive.name
         _extract(archive, into)

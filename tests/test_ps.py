@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import parse, sniff
+from sarsleuth.inputs.parsers import parse, sniff
 
 # seed report 003: healthy workers, then after crashes and respawns
 SEED_003_PASTES = """\

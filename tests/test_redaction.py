@@ -189,7 +189,7 @@ def redacted(request, sample_case):
 
 
 def test_no_original_name_in_any_output_and_the_story_unchanged(redacted, tmp_path):
-    from sarsleuth.plots import figure_svg, incident_figure
+    from sarsleuth.render.plots import figure_svg, incident_figure
     from sarsleuth.fleet.save import save_case
     name, plain, red = redacted
     mapping = red.redactor.mapping()

@@ -7,8 +7,8 @@ import re
 import pytest
 
 import sarsleuth
-from sarsleuth.render.html import build_html
-from sarsleuth.render.markdown import render_markdown
+from sarsleuth.render.formats.html import build_html
+from sarsleuth.render.formats.markdown import render_markdown
 
 
 HOSTILE = [

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import ParseOptions, kinds, registry
-from sarsleuth.textio import MAX_LINE_BYTES
+from sarsleuth.inputs.parsers import ParseOptions, kinds, registry
+from sarsleuth.inputs.reading import MAX_LINE_BYTES
 
 from .conftest import SAMPLES
 from .test_hostile_inputs import base_seed, check_parse, one_line
@@ -192,7 +192,7 @@ TEXT_KINDS = [k for k in kinds() if registry()[k].shape != "records"]
 
 
 def shape(kind: str) -> str:
-    """How the parser reads a file (:attr:`~sarsleuth.parsers.base.Parser.shape`):
+    """How the parser reads a file (:attr:`~sarsleuth.inputs.parsers.base.Parser.shape`):
     logs are scanned in 8 MB blocks (a 5 MB line fits a block and is scanned
     whole; only the candidate lines are decoded, and those are cut at 16 K),
     documents are parsed whole, other text is read a line at a time."""
@@ -337,7 +337,7 @@ def test_a_stream_of_repeated_ps_rows_is_refused_at_the_whole_read_limit(tmp_pat
     """ps snapshots and load-test reports are held as lines: a stream of
     ps rows past the limit (64 MiB; 1 MiB here) is refused naming it and
     the byte, where a 10 GB gzip of them was held whole."""
-    from sarsleuth import textio
+    from sarsleuth.inputs import reading as textio
     from .conftest import run_cli
     header = b"USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n"
     row = b"nginx    12345  2.0  1.5 123456 65432 ?        S    10:00   0:01 nginx: worker process\n"
@@ -387,7 +387,7 @@ def test_many_small_logs_are_folded_into_few_sources_and_lose_nothing(tmp_path, 
     import tarfile
 
     import sarsleuth
-    from sarsleuth import folding
+    from sarsleuth.inputs import many_small_logs as folding
     path = tmp_path / "var-log.tar.gz"
     dmesg = b"[    0.000000] Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org) #1 SMP\n"
     with tarfile.open(path, "w:gz") as tf:

@@ -16,12 +16,12 @@ import pandas as pd
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import registry, sniff_bytes
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sa.compute import writer_version
-from sarsleuth.parsers.sa.formulas import USED_WITHOUT_CACHE_SINCE
-from sarsleuth.parsers.sa.parser import SaBinaryParser
-from sarsleuth.parsers.sa.per_cpu import SUMMED_ALL_SINCE
+from sarsleuth.inputs.parsers import registry, sniff_bytes
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.sa.compute import writer_version
+from sarsleuth.inputs.parsers.sa.formulas import USED_WITHOUT_CACHE_SINCE
+from sarsleuth.inputs.parsers.sa.parser import SaBinaryParser
+from sarsleuth.inputs.parsers.sa.per_cpu import SUMMED_ALL_SINCE
 
 # --- sadf -d reference files ------------------------------------------------------------
 
@@ -517,7 +517,7 @@ def test_sample_matches_sadf_d_everywhere(sa06, tmp_path):
 
 def test_writer_round_trip_with_restart_and_comment(tmp_path):
     import datetime as dt
-    from sarsleuth.parsers.sa.writer import write_sa
+    from sarsleuth.inputs.parsers.sa.writer import write_sa
     zone = dt.timezone(dt.timedelta(hours=-5))
     t0 = dt.datetime(2024, 3, 1, 10, 0, 0, tzinfo=zone)
 
@@ -556,7 +556,7 @@ def _sorted_long(metrics) -> pd.DataFrame:
 def test_slices_of_any_size_give_the_same_table(corpus, monkeypatch, name, records):
     """Offline CPUs (ppc), restarts (12.0.0) and new devices carry over from
     one slice of records to the next."""
-    from sarsleuth.parsers.sa import reader as sa_binary
+    from sarsleuth.inputs.parsers.sa import reader as sa_binary
     whole = parse(corpus / "sysstat" / "binary" / name).metrics
     monkeypatch.setattr(sa_binary, "SLICE_ITEMS", 1)
     monkeypatch.setattr(sa_binary, "SLICE_RECORDS", (records, records))
@@ -581,7 +581,7 @@ def test_table_columns_are_compact(corpus):
 def test_big_file_pages_are_given_back(corpus, tmp_path, monkeypatch):
     """A mapped file is not kept resident: the reader hands back the pages
     it is done with, in order, during both passes."""
-    from sarsleuth.parsers.sa import reader as sa_binary
+    from sarsleuth.inputs.parsers.sa import reader as sa_binary
     raw = (corpus / "sysstat" / "binary" / "data-ppc-11.7.2").read_bytes()
     released = []
     original = sa_binary._Pager.__call__

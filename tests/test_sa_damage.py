@@ -14,10 +14,10 @@ import struct
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sa.layout import read_layout
-from sarsleuth.parsers.sa.parser import SaBinaryParser
-from sarsleuth.parsers.sa.records import Walker
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.sa.layout import read_layout
+from sarsleuth.inputs.parsers.sa.parser import SaBinaryParser
+from sarsleuth.inputs.parsers.sa.records import Walker
 
 NAME = "pcp-sysstat-9.0.4-0x2170"
 

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import sniff_bytes
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sa.parser import SaBinaryParser
+from sarsleuth.inputs.parsers import sniff_bytes
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.sa.parser import SaBinaryParser
 
 from .test_sa_binary import SECTION_BY_FIRST_METRIC
 

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import registry, sniff_bytes
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sadf.reader import SadfCsvParser, SadfJsonParser, SadfXmlParser
-from sarsleuth.parsers.sar_text.reader import SarTextParser
+from sarsleuth.inputs.parsers import registry, sniff_bytes
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.sadf.reader import SadfCsvParser, SadfJsonParser, SadfXmlParser
+from sarsleuth.inputs.parsers.sar_text.reader import SarTextParser
 
 KEY = ["timestamp", "section", "device", "metric"]
 

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import registry, sniff_bytes
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sadf.reader import SadfCsvParser
-from sarsleuth.parsers.sar_text.reader import SarTextParser
+from sarsleuth.inputs.parsers import registry, sniff_bytes
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.sadf.reader import SadfCsvParser
+from sarsleuth.inputs.parsers.sar_text.reader import SarTextParser
 
 KEY = ["timestamp", "section", "device", "metric"]
 
@@ -74,7 +74,7 @@ def test_compressed_binary_in_sar_text_folder_is_not_sar_text(corpus):
     assert SarTextParser.sniff(head, head.decode("utf-8", "replace")) == 0.0
     if "sa" not in registry():
         pytest.skip("the binary sa parser is not in this tree")
-    from sarsleuth.parsers import parse as parse_any
+    from sarsleuth.inputs.parsers import parse as parse_any
     assert len(parse_any(path).metrics) > 0
 
 
@@ -210,7 +210,7 @@ def test_paste_without_banner_and_with_prompt(tmp_path):
     assert any("no sar banner" in w for w in unknown.warnings)
     assert value(unknown.metrics, "cpu", "all", "%iowait", "1970-01-01 15:05:03") == 64.94
     # another source of the case dates it (the timebase re-dates guessed dates)
-    from sarsleuth.parsers import parse as parse_any
+    from sarsleuth.inputs.parsers import parse as parse_any
     from sarsleuth.timebase import settle
     log = tmp_path / "messages"
     log.write_text("May  6 15:04:13 web1 kernel: nginx: page allocation failure. order:0, mode:0x20\n")
@@ -300,7 +300,7 @@ SAR_U_LINES = [
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r", "mixed"], ids=["lf", "crlf", "cr", "mixed"])
 @pytest.mark.parametrize("chunk", [4 << 20, 7], ids=["one-chunk", "tiny-chunks"])
 def test_line_endings_and_bom_keep_date_host_and_lines(tmp_path, monkeypatch, bom, eol, chunk):
-    from sarsleuth.parsers.sar_text import _lines
+    from sarsleuth.inputs.parsers.sar_text import lines as _lines
     monkeypatch.setattr(_lines, "CHUNK_BYTES", chunk)
     ends = [b"\r\n", b"\n", b"\r"] * 3 if eol == "mixed" else [eol] * len(SAR_U_LINES)
     raw = bom + b"".join(line.encode() + end for line, end in zip(SAR_U_LINES, ends))
@@ -351,7 +351,7 @@ def test_metric_findings_quote_the_sar_row(tmp_path):
 def test_rows_converted_while_reading_give_the_same_table(corpus, monkeypatch):
     """Rows are turned into numbers a few at a time as the file is read (a
     big file is never held whole as text): the table is the same."""
-    from sarsleuth.parsers.sar_text import _assemble, _lines
+    from sarsleuth.inputs.parsers.sar_text import assemble as _assemble, lines as _lines
     path = corpus / "sysstat" / "expected" / "expected.data-12.0.0"
     whole = parse(path).metrics
     monkeypatch.setattr(_lines, "CHUNK_BYTES", 512)

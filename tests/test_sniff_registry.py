@@ -8,18 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-import sarsleuth.parsers as parsers
-from sarsleuth.parsers import registry
-from sarsleuth.parsers.base import Parser
-from sarsleuth.parsers.logs.lines import head_lines
+import sarsleuth.inputs.parsers as parsers
+from sarsleuth.inputs.parsers import registry
+from sarsleuth.inputs.parsers.base import Parser
+from sarsleuth.inputs.parsers.logs.lines import head_lines
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "nginx-proxy-oom"
 
 #: Modules that read files, loaded only when a file is parsed.
-READING_MODULES = ("sarsleuth.parsers.logs.scan", "sarsleuth.knowledge.signatures", "sarsleuth.model",
-                   "sarsleuth.parsers.sa.layout", "sarsleuth.parsers.sa.reader", "sarsleuth.parsers.loadtest.ab",
-                   "sarsleuth.parsers.loadtest.grammars", "sarsleuth.parsers.sadf.csv_reader",
-                   "sarsleuth.parsers.sadf._common", "sarsleuth.parsers.sar_text._rows")
+READING_MODULES = ("sarsleuth.inputs.parsers.logs.scan", "sarsleuth.knowledge.signatures", "sarsleuth.model",
+                   "sarsleuth.inputs.parsers.sa.layout", "sarsleuth.inputs.parsers.sa.reader", "sarsleuth.inputs.parsers.loadtest.ab",
+                   "sarsleuth.inputs.parsers.loadtest.grammars", "sarsleuth.inputs.parsers.sadf.csv_reader",
+                   "sarsleuth.inputs.parsers.sadf.assembly", "sarsleuth.inputs.parsers.sar_text.rows")
 
 
 def _parser_kinds_of(module) -> set:
@@ -32,7 +32,7 @@ def test_every_module_holding_a_parser_is_named_by_its_family():
     """A family's PARSER_MODULES is what the registry imports: a parser in a
     module left out of it would never be sniffed nor read."""
     found = {}
-    for family in pkgutil.iter_modules(parsers.__path__, prefix="sarsleuth.parsers."):
+    for family in pkgutil.iter_modules(parsers.__path__, prefix="sarsleuth.inputs.parsers."):
         if not family.ispkg:
             continue
         package = importlib.import_module(family.name)
@@ -49,7 +49,7 @@ def test_every_module_holding_a_parser_is_named_by_its_family():
                 raise AssertionError(f"{info.name} holds parsers below its family's top level")
             for kind in kinds:
                 found[kind] = info.name
-    for module in ("sarsleuth.parsers.ps", "sarsleuth.parsers.packages"):
+    for module in ("sarsleuth.inputs.parsers.ps", "sarsleuth.inputs.parsers.packages"):
         for kind in _parser_kinds_of(importlib.import_module(module)):
             found[kind] = module
     assert {kind: cls.__module__ for kind, cls in registry().items()} == found

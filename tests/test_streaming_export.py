@@ -12,9 +12,9 @@ import pytest
 
 from .conftest import SAMPLES, run_cli
 from sarsleuth import render
-from sarsleuth.parsers import ParseOptions
-from sarsleuth.parsers.sa import reader
-from sarsleuth.parsers.sa.parser import SaBinaryParser
+from sarsleuth.inputs.parsers import ParseOptions
+from sarsleuth.inputs.parsers.sa import reader
+from sarsleuth.inputs.parsers.sa.parser import SaBinaryParser
 
 SA06 = SAMPLES / "nginx-proxy-oom" / "sa06"
 

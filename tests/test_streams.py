@@ -105,7 +105,7 @@ def test_a_file_over_the_size_cap_is_refused_before_a_byte_is_read(tmp_path):
     """A sparse file of 64 GiB + 1 behind a syslog head (it costs no disk):
     refused, as input and as config, naming the cap."""
     from sarsleuth.config import MAX_CONFIG_BYTES
-    from sarsleuth.streams import MAX_FILE_BYTES
+    from sarsleuth.inputs.named_paths import MAX_FILE_BYTES
     huge = _sparse(tmp_path / "messages", MAX_FILE_BYTES + 1, MESSAGES[:4096])
     ran = run_cli("analyze", huge)
     assert (ran.returncode, ran.stderr) == (2, f"sarsleuth: no usable input: {huge}: {MAX_FILE_BYTES + 1} bytes, "
@@ -120,7 +120,7 @@ def test_a_file_over_the_size_cap_is_refused_before_a_byte_is_read(tmp_path):
 
 
 def test_a_named_pipe_without_a_writer_is_refused_instead_of_blocking(tmp_path, monkeypatch):
-    from sarsleuth import streams
+    from sarsleuth.inputs import named_paths as streams
     monkeypatch.setattr(streams, "WRITER_WAIT_SECONDS", 0.3)
     fifo = tmp_path / "kern.fifo"
     os.mkfifo(fifo)
@@ -163,7 +163,7 @@ def test_a_fleet_refuses_what_its_workers_cannot_read(tmp_path):
     """A fleet's workers read each host's files where they are: devices,
     pipes and files over the cap are listed with why, never opened."""
     from sarsleuth.fleet.hosts import input_files
-    from sarsleuth.streams import MAX_FILE_BYTES
+    from sarsleuth.inputs.named_paths import MAX_FILE_BYTES
     fifo = tmp_path / "kern.fifo"
     os.mkfifo(fifo)
     folder = tmp_path / "logs"

@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sa.parser import SaBinaryParser
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.sa.parser import SaBinaryParser
 
 from .test_sa_binary import DEVICE_COLUMNS, SECTION_BY_FIRST_METRIC, SKIPPED_COLUMNS, match_ratio
 

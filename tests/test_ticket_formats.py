@@ -61,7 +61,7 @@ def test_markdown_reads_as_plain_text_and_renders_as_written(sample_case, bundle
 
 
 def test_markdown_escapes_what_would_be_markup():
-    from sarsleuth.render.markdown import md_escape
+    from sarsleuth.render.formats.markdown import md_escape
     assert md_escape("proxy_buffers 1024 256k (nginx_-T:28) -> swap") == "proxy_buffers 1024 256k (nginx\\_-T:28) -> swap"
     assert md_escape("<script>alert(1)</script> &amp; [x](javascript:y) *b* `c`") == \
         "\\<script>alert(1)\\</script> \\&amp; [x\\](javascript:y) \\*b\\* \\`c\\`"
@@ -93,7 +93,7 @@ def test_jira_renders_tables_and_code_blocks(sample_case, bundle_case):
 
 def _detectors_table():
     from sarsleuth.detectors import registry
-    from sarsleuth.render._table import Column, Table, key
+    from sarsleuth.render.table import Column, Table, key
     records = [{"id": d.id, "category": d.category, "summary": d.summary} for d in registry().values()]
     return Table(title="detectors", records=records, columns=[
         Column("detector", key("id"), code=True), Column("category", key("category")),
@@ -101,7 +101,7 @@ def _detectors_table():
 
 
 def test_jira_escapes_what_would_be_markup():
-    from sarsleuth.render.jira import jira_escape
+    from sarsleuth.render.formats.jira import jira_escape
     assert jira_escape("tcp_max_tw_buckets 2014-05-06 a - b") == "tcp_max_tw_buckets 2014-05-06 a - b"
     assert jira_escape("{code} [x|http://e] !img.png! *b* --all (x)") == \
         "\\{code\\} \\[x\\|http://e\\] \\!img.png\\! \\*b\\* \\-\\-all &#40;x)"

@@ -11,10 +11,10 @@ import pytest
 from rich.console import Console
 
 import sarsleuth
-from sarsleuth.render.html import build_html
-from sarsleuth.render.json import document
-from sarsleuth.render.markdown import render_markdown
-from sarsleuth.render.text import render_text
+from sarsleuth.render.formats.html import build_html
+from sarsleuth.render.formats.json import document
+from sarsleuth.render.formats.markdown import render_markdown
+from sarsleuth.render.formats.text import render_text
 from sarsleuth.timebase.clock import Clock
 
 from .conftest import SAMPLES
@@ -167,7 +167,7 @@ def test_an_incident_across_hosts_of_two_zones_is_told_in_utc_and_says_so():
     by PID to memory running out on the Shanghai host: one incident, told
     in UTC with the reason, each finding's time keeping its host's offset."""
     import pandas as pd
-    from sarsleuth.correlate import correlate
+    from sarsleuth.analysis.correlate import correlate
     from sarsleuth.model import Finding
     start = pd.Timestamp("2014-05-06 15:02:03", tz="Asia/Shanghai")
     timed = Finding(detector="memory-pressure", title="Memory exhausted", severity="high", start=start,

@@ -327,7 +327,7 @@ def dated_lines(lc_time: dict, scratch: Path) -> tuple[int, int, int, list]:
     """(locales whose journal lines are dated right, whose dmesg -T lines
     are, locales measured, names of the locales missed) by sniffing and
     parsing a file of each as a user's would be."""
-    from sarsleuth.parsers import parse, sniff
+    from sarsleuth.inputs.parsers import parse, sniff
     journal_ok = dmesg_ok = total = 0
     missed = []
     for name, fields in sorted(lc_time.items()):

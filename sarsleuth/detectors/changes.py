@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.detectors._events import bursts, listed
-from sarsleuth.detectors._series import fmt_time
+from sarsleuth.detectors.event_bursts import bursts, listed
+from sarsleuth.detectors.series import fmt_time
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events

@@ -30,7 +30,7 @@ class Context:
     params: dict = field(default_factory=dict)   # {detector_id: {param: value}}
     link_speed_bps: float | None = None
     user_signatures: tuple = ()  # the case's own [[signature]] entries (config file)
-    host_facts: list = field(default_factory=list)  # HostFacts read from bundles (sarsleuth.bundles.facts)
+    host_facts: list = field(default_factory=list)  # HostFacts read from bundles (sarsleuth.inputs.bundles.facts)
     #: the case's clock: a host's series are indexed on the clock its story
     #: is told on, so the times detectors write into titles and evidence
     #: are the host's wall clock (same instants)
@@ -128,7 +128,7 @@ class Context:
     def limit(self, host, name: str):
         """A limit of the host as its bundle recorded it: a sysctl
         (``net.ipv4.tcp_max_tw_buckets``) or an nginx directive
-        (``proxy_buffers``), as a :class:`~sarsleuth.bundles.facts.Limit`
+        (``proxy_buffers``), as a :class:`~sarsleuth.inputs.bundles.facts.Limit`
         (value, path, line, the line verbatim), or None when unknown."""
         facts = self.facts(host)
         return facts.limit(name) if facts is not None else None

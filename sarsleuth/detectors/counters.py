@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from sarsleuth.detectors._events import bursts
-from sarsleuth.detectors._series import severity_for
+from sarsleuth.detectors.event_bursts import bursts
+from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence

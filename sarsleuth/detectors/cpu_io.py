@@ -6,11 +6,11 @@ import os
 import numpy as np
 import pandas as pd
 
-from sarsleuth.detectors._series import baseline, episodes, fmt_time, onset_ref, peak_ref, severity_for
+from sarsleuth.detectors.series import baseline, episodes, fmt_time, onset_ref, peak_ref, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import metric_evidence
-from sarsleuth.devices import disk_names, labelled
+from sarsleuth.metric_store.disk_names import disk_names, labelled
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.model import Evidence, iso
 
@@ -64,7 +64,7 @@ def busiest_disk(ctx: Context, host, start, end, names: dict):
     peaked several times), {metric: value sar gave at that time}), or None
     when the host recorded no disk then.  A named disk that is the name of
     a ``devM-N`` disk of the same host (``names``, from
-    :mod:`sarsleuth.devices`: a ``sar -d -p`` rendering beside the sa file)
+    :mod:`sarsleuth.metric_store.disk_names`: a ``sar -d -p`` rendering beside the sa file)
     is the same disk: it is counted once, under the label recorded.  Read
     from the store's runs, so a host's hundreds of disks over a one-second
     day are never all held as series."""

@@ -1,7 +1,7 @@
 """The user's own log signatures (``[[signature]]`` in a config file)."""
 from __future__ import annotations
 
-from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors.event_bursts import bursts
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events

@@ -3,8 +3,8 @@ writes that failed with ENOSPC (28: No space left on device) in any
 program's log."""
 from __future__ import annotations
 
-from sarsleuth.detectors._events import bursts, lines_of, writer
-from sarsleuth.detectors._series import episodes, fmt_time, peak_ref, severity_for
+from sarsleuth.detectors.event_bursts import bursts, lines_of, writer
+from sarsleuth.detectors.series import episodes, fmt_time, peak_ref, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, metric_evidence

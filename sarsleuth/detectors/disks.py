@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref
+from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import metric_evidence
 from sarsleuth.detectors.cpu_io import DISK_LATENCIES, _hold_samples, above_prior_baseline
-from sarsleuth.devices import disk_names, labelled
+from sarsleuth.metric_store.disk_names import disk_names, labelled
 
 
 class DiskSaturation(Detector):

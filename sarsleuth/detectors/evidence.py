@@ -145,7 +145,7 @@ def limit_evidence(limit) -> Evidence:
 def evidence_from_events(clock, rows, limit: int = 8) -> list[Evidence]:
     """Evidence lines from event rows (first ``limit``): the file and line
     of each, quoted verbatim once the findings are known
-    (:func:`sarsleuth.quotes.quote`); the message, after its time on its
+    (:func:`sarsleuth.inputs.evidence_lines.quote`); the message, after its time on its
     host's clock (``clock``: the case's
     :class:`~sarsleuth.timebase.clock.Clock`), stands in until then, and
     where the file cannot be read again."""

@@ -6,10 +6,10 @@ import re
 
 import pandas as pd
 
-from sarsleuth.detectors._events import bursts, listed, printed
-from sarsleuth.detectors._series import fmt_kib, severity_for
+from sarsleuth.detectors.event_bursts import bursts, listed, printed
+from sarsleuth.detectors.series import fmt_kib, severity_for
 from sarsleuth.knowledge import kb_entry
-from sarsleuth.detectors._crossref import (close_in_time, evidence_of, kills_of, nginx_exits, oom_context,
+from sarsleuth.detectors.crossref import (close_in_time, evidence_of, kills_of, nginx_exits, oom_context,
                                            oomd_usage, where)
 from sarsleuth.knowledge.signatures import all_fields_of, fields_of
 from sarsleuth.detectors.base import Detector

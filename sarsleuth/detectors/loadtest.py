@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from sarsleuth.model import Evidence
-from sarsleuth.detectors._series import severity_for
+from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.network import link_capacity_Bps

@@ -5,7 +5,7 @@ import re
 
 import pandas as pd
 
-from sarsleuth.detectors._series import peak_ref, baseline, episodes, fmt_elapsed, fmt_time, severity_for, value_at
+from sarsleuth.detectors.series import peak_ref, baseline, episodes, fmt_elapsed, fmt_time, severity_for, value_at
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import limit_evidence, metric_evidence

@@ -1,8 +1,8 @@
 """Network detectors over sar data: NIC saturation/drops and TIME_WAIT."""
 from __future__ import annotations
 
-from sarsleuth.detectors._events import bursts
-from sarsleuth.detectors._series import peak_ref, episodes, fmt_time, severity_for
+from sarsleuth.detectors.event_bursts import bursts
+from sarsleuth.detectors.series import peak_ref, episodes, fmt_time, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence, metric_evidence

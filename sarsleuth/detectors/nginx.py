@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import re
 
-from sarsleuth.detectors._crossref import close_in_time, evidence_of, oom_victims, where
-from sarsleuth.detectors._events import bursts
-from sarsleuth.detectors._series import severity_for
+from sarsleuth.detectors.crossref import close_in_time, evidence_of, oom_victims, where
+from sarsleuth.detectors.event_bursts import bursts
+from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.detectors.kernel import parse_segfault
 from sarsleuth.knowledge.signatures import fields_of
 from sarsleuth.model import Evidence
-from sarsleuth.quotes import cut
+from sarsleuth.inputs.evidence_lines import cut
 
 SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
                 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref, severity_for
+from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import limit_evidence, metric_evidence

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sarsleuth.detectors._series import episodes, fmt_time, onset_ref, peak_ref, severity_for
+from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import metric_evidence

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.detectors._events import bursts
+from sarsleuth.detectors.event_bursts import bursts
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events

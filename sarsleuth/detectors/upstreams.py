@@ -3,8 +3,8 @@ left alive), as a proxy logs them (slow ones, timeouts, are counted as
 ``upstream-timeout`` in ``knowledge/kb.toml``)."""
 from __future__ import annotations
 
-from sarsleuth.detectors._events import bursts
-from sarsleuth.detectors._series import severity_for
+from sarsleuth.detectors.event_bursts import bursts
+from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events

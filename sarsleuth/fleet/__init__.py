@@ -12,7 +12,7 @@ never from folder names.
 """
 from __future__ import annotations
 
-from sarsleuth.bundles.scan import is_bundle
+from sarsleuth.inputs.bundles.scan import is_bundle
 from sarsleuth.config import load_config
 from sarsleuth.errors import UsageError
 from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS, fleet_incidents

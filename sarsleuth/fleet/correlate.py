@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from sarsleuth.correlate import SEVERITY_WEIGHT, cause_of
+from sarsleuth.analysis.correlate import SEVERITY_WEIGHT, cause_of
 from sarsleuth.knowledge import category_title
 from sarsleuth.fleet.model import FleetIncident
 from sarsleuth.model import SEVERITY_RANK

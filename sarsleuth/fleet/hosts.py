@@ -7,7 +7,7 @@ say nothing reliable, so every file is asked for the host it names: the
 ``sadf`` output (its hostname column, ``nodename`` attribute or key), and the
 host field of syslog and journal lines.  A support bundle (a sosreport
 archive or folder, each node of a ``sos collect`` archive) is one host: the
-name its own data files use, else its hostname (:mod:`sarsleuth.bundles.scan`),
+name its own data files use, else its hostname (:mod:`sarsleuth.inputs.bundles.scan`),
 so loose files of that host given elsewhere join it.  Files that name no host (nginx
 error.log, dmesg, ps snapshots, load-test reports) join the one host whose
 files sit in the same folder, as for a single case; the others are analysed
@@ -24,13 +24,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sarsleuth.bundles.expand import _is_archive
-from sarsleuth.bundles.layout import is_sos_root
-from sarsleuth.bundles.scan import count_bundles, is_bundle, scan
+from sarsleuth.inputs.bundles.expand import _is_archive
+from sarsleuth.inputs.bundles.layout import is_sos_root
+from sarsleuth.inputs.bundles.scan import count_bundles, is_bundle, scan
 from sarsleuth.errors import InputError
-from sarsleuth.parsers import registry, sniff
-from sarsleuth.streams import is_stream, missing, refusal
-from sarsleuth.textio import HEAD_BYTES, read_head
+from sarsleuth.inputs.parsers import registry, sniff
+from sarsleuth.inputs.named_paths import is_stream, missing, refusal
+from sarsleuth.inputs.reading import HEAD_BYTES, read_head
 
 #: The group of files that name no host and cannot be placed beside one:
 #: still read and analysed together, as a single case would, but never
@@ -73,7 +73,7 @@ class Grouping:
 
 def file_facts(path) -> FileFacts:
     """Kind and host facts of one file, from its first bytes (as its
-    parser reads them: :meth:`~sarsleuth.parsers.base.Parser.hosts_in`)."""
+    parser reads them: :meth:`~sarsleuth.inputs.parsers.base.Parser.hosts_in`)."""
     path = str(path)
     kind, reason = sniff(path)
     if kind is None:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from sarsleuth.bundles.facts import Limit
+from sarsleuth.inputs.bundles.facts import Limit
 from sarsleuth.detectors import registry
 from sarsleuth.model import SEVERITY_RANK, iso
-from sarsleuth.render._fleet_html import fleet_fragment
+from sarsleuth.render.fleet_html import fleet_fragment
 from sarsleuth.version import __version__
 
 
@@ -35,7 +35,7 @@ class HostResult:
     seconds: float = 0.0             # wall time of the host's pipeline on its worker
 
     def limit(self, name: str):
-        """A limit of the host's bundle as :class:`~sarsleuth.bundles.facts.Limit`
+        """A limit of the host's bundle as :class:`~sarsleuth.inputs.bundles.facts.Limit`
         (a sysctl name, or an nginx directive: its last value), else None."""
         b = self.host_facts or {}
         found = b.get("limits", {}).get(name) or (b.get("nginx", {}).get(name) or [None])[-1]

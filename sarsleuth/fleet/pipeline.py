@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from sarsleuth.case import Case
-from sarsleuth.correlate import correlate
+from sarsleuth.analysis.correlate import correlate
 from sarsleuth.fleet.model import HostResult, metric_summary
 from sarsleuth.model import iso
 from sarsleuth.saved_cases import source_row

@@ -5,7 +5,7 @@ Which kinds of message are followed by lines of their own (a call trace, an
 OOM report's tables, an nginx message's continuation), how many and for how
 long, how the lines of one OOM kill are grouped, and which rate-limit
 summaries (``N callbacks suppressed``) count for which kinds.  The log
-assembler (:mod:`sarsleuth.parsers.logs.assembly`) applies it.
+assembler (:mod:`sarsleuth.inputs.parsers.logs.assembly`) applies it.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from sarsleuth.redaction.names import Redactor
-from sarsleuth.render._files import atomic_output
+from sarsleuth.render.files import atomic_output
 
 __all__ = ["Redactor", "write_map"]
 

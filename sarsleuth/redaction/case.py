@@ -15,7 +15,7 @@ import dataclasses
 
 import pandas as pd
 
-from sarsleuth.correlate import incident_id
+from sarsleuth.analysis.correlate import incident_id
 from sarsleuth.redaction.names import Redactor
 
 

@@ -1,17 +1,19 @@
-"""Outputs, one module each: every public module of this package is an
+"""The outputs wing.  Every module of :mod:`sarsleuth.render.formats` is an
 output format named after it (``text``, ``markdown``, ``json``, ``html``,
-``csv``, ``parquet``...); helpers are the ``_``-prefixed modules.  What a
+``csv``, ``parquet``...); the modules beside it here are what the formats
+share (safe files, tables, the ticket document, the HTML report's timeline,
+charts and explorer, matplotlib plots, what ``parse`` writes).  What a
 format writes is what its module defines, one function per kind of thing,
 each writing onto ``out``:
 
 ``write_case(case, out)``
     the analysis of a :class:`~sarsleuth.case.Case` (``analyze``);
 ``write_table(table, out)``
-    a :class:`~sarsleuth.render._table.Table` (``detectors``, ``compare``);
+    a :class:`~sarsleuth.render.table.Table` (``detectors``, ``compare``);
 ``write_fleet(fleet, out)``
     the analysis of many hosts (``analyze`` of a fleet);
 ``write_rows(table, out, terminal=False)``
-    a parsed source's long table, a frame or :class:`~sarsleuth.render._rows.Frames`,
+    a parsed source's long table, a frame or :class:`~sarsleuth.render.rows.Frames`,
     onto a binary stream (``parse``);
 ``write_reports(reports, out)``
     a load-test report's fields (``parse`` of ab, wrk...);
@@ -36,6 +38,8 @@ from functools import lru_cache
 from importlib import resources
 from types import ModuleType
 
+from sarsleuth.render import formats
+
 #: What a command shows -> the function a format's module writes it with.
 WRITERS = {"case": "write_case", "table": "write_table", "fleet": "write_fleet", "rows": "write_rows",
            "reports": "write_reports", "result": "write_result", "metrics": "write_metrics"}
@@ -51,10 +55,10 @@ DEFAULT = "text"
 def _formats() -> dict[str, frozenset]:
     """{format: what its module writes}, from the modules' source."""
     out = {}
-    for info in pkgutil.iter_modules(__path__):
+    for info in pkgutil.iter_modules(formats.__path__):
         if info.name.startswith("_") or info.ispkg:
             continue
-        tree = ast.parse(resources.files(__name__).joinpath(f"{info.name}.py").read_text("utf-8"))
+        tree = ast.parse(resources.files(formats.__name__).joinpath(f"{info.name}.py").read_text("utf-8"))
         defined = set()
         for node in tree.body:
             if isinstance(node, ast.FunctionDef):
@@ -83,7 +87,7 @@ def get(name: str) -> ModuleType:
     if name not in _formats():
         from sarsleuth.errors import UsageError
         raise UsageError(f"--format {name!r}: expected one of {', '.join(sorted(_formats()))}")
-    return importlib.import_module(f"{__name__}.{name}")
+    return importlib.import_module(f"{formats.__name__}.{name}")
 
 
 def writer(name: str, what: str):
@@ -96,7 +100,7 @@ def writer(name: str, what: str):
 
 
 def write_case(name: str, case, out, view=None) -> None:
-    """``view`` (:class:`~sarsleuth.render._view.View`: ``--top``, ``--all``)
+    """``view`` (:class:`~sarsleuth.render.view.View`: ``--top``, ``--all``)
     goes to the formats that cut anything."""
     write = writer(name, "case")
     if view is not None and "view" in inspect.signature(write).parameters:

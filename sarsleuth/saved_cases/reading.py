@@ -21,7 +21,7 @@ import pandas as pd
 from sarsleuth.errors import CaseError, UsageError
 from sarsleuth.saved_cases.folder import digest
 from sarsleuth.saved_cases.layout import MARKER, PARTITIONED, TABLES
-from sarsleuth.streams import Unreadable, read_named
+from sarsleuth.inputs.named_paths import Unreadable, read_named
 #: A marker is a few KB per host; past this it is not one.
 MAX_MARKER_BYTES = 256 << 20
 

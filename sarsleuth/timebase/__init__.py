@@ -48,7 +48,7 @@ class Settlement:
 def settle(sources: list, readers, tz: str | None = None, host_zones: dict | None = None) -> Settlement:
     """Put ``sources`` on one clock (in place); see the module doc.
     ``readers``: {kind: its parser}, which says what a kind's files carry
-    (``sarsleuth.parsers.registry()``); ``host_zones``: {host: (zone, where
+    (``sarsleuth.inputs.parsers.registry()``); ``host_zones``: {host: (zone, where
     it was read)} from bundles' host facts (etc/localtime, timedatectl):
     the host's configured zone, used like a zone its files record."""
     out = Settlement(one_clock=bool(tz))

@@ -1,0 +1,418 @@
+"""Which processes a finding is about: the programs a story names.
+
+A finding about a resource (CPU, memory, a disk, the process table) is
+joined with what the case shows of the processes at that time:
+
+- ``ps`` snapshots taken during the finding: the processes with the most
+  %CPU (cpu), the largest resident memory and what grew since an earlier
+  snapshot (memory), the ones in D state (disk), the commands with the
+  most processes (pids);
+- the kernel's and the programs' own lines the finding rests on: a hung
+  task and the lock owner the kernel names, an OOM victim, the program
+  that logged the error; joined with ``ps`` rows by PID for their command.
+
+What each detector is about is data (``resource`` in ``knowledge/kb.toml``).
+The result goes into the finding's refs: ``responsible`` (a phrase:
+``stress-ng (2 processes, 99.0 % and 98.7 % CPU)``), ``responsible_pids``
+and ``responsible_where`` (the ps file and line), and the ps rows join its
+evidence, so the narrative, the advice (``{responsible}``) and every
+output name them.
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import pandas as pd
+
+from sarsleuth.detectors.series import fmt_time
+from sarsleuth.knowledge import kb_entry, programs
+from sarsleuth.model import Evidence
+
+#: Interpreters whose process is named by the script they run.
+INTERPRETERS = {"python", "python2", "python3", "perl", "ruby", "node", "php", "sh", "bash", "dash", "java"}
+#: A group of processes is named only when it holds at least this share of
+#: one CPU (%CPU as ps prints it), of RAM (%MEM), or grew by this much RAM.
+MIN_CPU_PCT = 20.0
+MIN_MEM_PCT = 5.0
+MIN_GROWTH_PCT = 3.0
+#: How far around a finding a snapshot still shows its processes.
+SLACK_SECONDS = 5.0
+#: How long after a memory finding a snapshot still shows who holds the
+#: memory: resident memory stays where it was taken (a CPU share does not),
+#: and what grew since the snapshot before the finding is what took it.
+MEMORY_HELD_SECONDS = 120.0
+#: Groups named at most.
+MAX_GROUPS = 3
+
+
+@dataclass
+class Snapshot:
+    path: str
+    time: object          # on the shared clock, or None
+    frame: object         # the ps rows (sarsleuth.inputs.parsers.ps.PROCESS_COLUMNS)
+
+
+@dataclass
+class Group:
+    """Processes of one program, as a story names them."""
+
+    name: str
+    pids: list = field(default_factory=list)
+    figures: list = field(default_factory=list)   # "99.0 % CPU" per process
+    total: float = 0.0
+    rows: list = field(default_factory=list)      # (line, text) of their ps rows, heaviest first
+    grew: str = ""                                # a note after the figures (growth, how it was chosen)
+    members: list = field(default_factory=list)   # (value, pid, line, text)
+
+    def phrase(self) -> str:
+        count = len(self.pids)
+        what = (f"{count} processes" if count > 1 else f"PID {self.pids[0]}") if self.pids else ""
+        figures = ", ".join(self.figures[:3])
+        inner = "; ".join(x for x in (what + (f": {figures}" if figures else ""), self.grew) if x)
+        return f"{self.name} ({inner})" if inner else self.name
+
+
+def program_name(command: str) -> str:
+    """The program a ps COMMAND runs: ``stress-ng-matrix [run]`` ->
+    ``stress-ng-matrix``; ``nginx: worker process`` -> ``nginx``;
+    ``python3 /srv/app/grower.py --name x`` -> ``grower.py``; kernel
+    threads keep their bracketed name."""
+    text = command.strip().lstrip("\\|_ ")
+    if text.startswith("["):
+        return text.split("]")[0] + "]"
+    head = text.split(":", 1)[0] if re.match(r"^[\w.-]+:\s", text) else text
+    words = head.split()
+    if not words:
+        return text
+    prog = os.path.basename(words[0])
+    if re.sub(r"[\d.]+$", "", prog) in INTERPRETERS or prog in INTERPRETERS:
+        script = next((w for w in words[1:] if not w.startswith("-")), None)
+        if script and "=" not in script:
+            return os.path.basename(script)
+    return prog
+
+
+def _snapshots(sources, host) -> list[Snapshot]:
+    out = []
+    for src in sources:
+        if src.kind != "ps" or (host is not None and src.host not in (None, host)):
+            continue
+        ev = src.events
+        times = list(ev.loc[ev["kind"] == "ps-snapshot", "timestamp"]) if ev is not None and len(ev) else []
+        for i, (_label, frame) in enumerate(src.meta.get("snapshots", [])):
+            t = times[i] if i < len(times) else None
+            out.append(Snapshot(src.path, None if t is None or pd.isna(t) else pd.Timestamp(t), frame))
+    return out
+
+
+def _soon_after(snaps: list[Snapshot], end, seconds: float) -> Snapshot | None:
+    """The first snapshot taken within ``seconds`` after ``end``."""
+    if end is None or pd.isna(end):
+        return None
+    lo, hi = pd.Timestamp(end), pd.Timestamp(end) + pd.Timedelta(seconds=seconds)
+    found = []
+    for s in snaps:
+        try:
+            if s.time is not None and lo < s.time <= hi:
+                found.append(s)
+        except TypeError:          # a wall-clock snapshot beside aware times
+            continue
+    return min(found, key=lambda s: s.time, default=None)
+
+
+def _during(snaps: list[Snapshot], start, end) -> tuple[list[Snapshot], list[Snapshot]]:
+    """(snapshots inside the finding, snapshots before it)."""
+    if start is None or pd.isna(start):
+        return [], []
+    lo = pd.Timestamp(start) - pd.Timedelta(seconds=SLACK_SECONDS)
+    hi = pd.Timestamp(end if end is not None and not pd.isna(end) else start) + pd.Timedelta(seconds=SLACK_SECONDS)
+    inside, before = [], []
+    for s in snaps:
+        if s.time is None:
+            continue
+        try:
+            if lo <= s.time <= hi:
+                inside.append(s)
+            elif s.time < lo:
+                before.append(s)
+        except TypeError:          # a wall-clock snapshot beside aware times
+            continue
+    return inside, before
+
+
+def _rank(frame, column: str, minimum: float, unit: str) -> list[Group]:
+    groups: dict[str, Group] = {}
+    for r in frame.itertuples(index=False):
+        name = program_name(str(r.command))
+        if name.startswith("[") or name == "ps":
+            continue
+        v = r._asdict().get(column) if column != "count" else 1
+        v = 0.0 if v is None or pd.isna(v) else float(v)
+        g = groups.setdefault(name, Group(name))
+        g.members.append((v, int(r.pid), int(r.line), str(r.text)))
+        g.total += v
+    picked = sorted((g for g in groups.values() if g.total >= minimum), key=lambda g: -g.total)
+    for g in picked:
+        # the heaviest first: they are the ones a story names
+        g.members.sort(key=lambda m: -m[0])
+        g.pids = [m[1] for m in g.members]
+        g.rows = [(m[2], m[3]) for m in g.members]
+        if unit:
+            g.figures = [f"{m[0]:.1f} {unit}" for m in g.members if m[0] >= g.members[0][0] / 10]
+    return picked[:MAX_GROUPS]
+
+
+def _frame(snap: Snapshot):
+    """ps rows with identifier-safe column names (``%cpu`` -> ``cpu_pct``)."""
+    return snap.frame.rename(columns={"%cpu": "cpu_pct", "%mem": "mem_pct"})
+
+
+def by_cpu(snap: Snapshot) -> list[Group]:
+    return _rank(_frame(snap), "cpu_pct", MIN_CPU_PCT, "% CPU")
+
+
+def by_memory(snap: Snapshot, earlier: Snapshot | None) -> list[Group]:
+    """The programs holding the most resident memory, and how much each
+    grew since an earlier snapshot: named when they hold a noticeable share
+    of RAM (%MEM) or grew by one."""
+    frame = _frame(snap)
+    ram_kb = _ram_kb(frame)
+    old = {}
+    if earlier is not None:
+        for g in _rank(_frame(earlier), "rss_kb", 0.0, ""):
+            old[g.name] = g.total
+    out = []
+    for g in _rank(frame, "rss_kb", 0.0, "")[:MAX_GROUPS * 3]:
+        share = 100.0 * g.total / ram_kb if ram_kb else 0.0
+        grown = g.total - old.get(g.name, 0.0) if earlier is not None else 0.0
+        grew_share = 100.0 * grown / ram_kb if ram_kb else 0.0
+        if share < MIN_MEM_PCT and grew_share < MIN_GROWTH_PCT:
+            continue
+        g.figures = [f"RSS {_size(g.total)}"]
+        if grew_share >= MIN_GROWTH_PCT:
+            g.grew = (f"up from {_size(old[g.name])} in the earlier snapshot" if g.name in old
+                      else "not in the earlier snapshot")
+        out.append((grew_share, share, g))
+    out.sort(key=lambda x: (-x[0], -x[1]))
+    return [g for _, _, g in out[:MAX_GROUPS]]
+
+
+def _ram_kb(frame) -> float:
+    """RAM as ps divides by it: RSS over %MEM of the largest process."""
+    rows = frame[(frame["mem_pct"] > 0) & frame["rss_kb"].notna()]
+    if not len(rows):
+        return 0.0
+    top = rows.sort_values("rss_kb").iloc[-1]
+    return float(top["rss_kb"]) * 100.0 / float(top["mem_pct"])
+
+
+def by_state(snap: Snapshot, state: str = "D") -> list[Group]:
+    frame = _frame(snap)
+    stuck = frame[frame["stat"].fillna("").astype(str).str.startswith(state)]
+    groups = _rank(stuck, "count", 1.0, "")
+    for g in groups:
+        g.figures = [f"{state} state"]
+    return groups
+
+
+def by_disk_movers(snap: Snapshot) -> list[Group]:
+    """Programs known to move data to and from disk, running (any CPU):
+    who to name for a saturated disk when nothing waits in D state, as
+    asynchronous I/O does not."""
+    movers = programs("disk_movers")
+    frame = _frame(snap)
+    names = frame["command"].astype(str).map(program_name)
+    running = frame[names.isin(movers) & ~frame["stat"].fillna("").astype(str).str.startswith("Z")]
+    groups = _rank(running, "cpu_pct", 0.0, "% CPU")
+    for g in groups:
+        g.grew = "none waiting in D state: a program known to move data"
+    return groups
+
+
+def by_count(snap: Snapshot) -> list[Group]:
+    groups = _rank(_frame(snap), "count", 8.0, "")
+    for g in groups:
+        g.figures = []
+    return groups
+
+
+def _size(kb: float) -> str:
+    """A size the kernel gave in KiB, as people read it (never 0 for a
+    non-zero value)."""
+    if kb >= 1 << 20:
+        return f"{kb / (1 << 20):.1f} GiB"
+    if kb >= 1024:
+        return f"{kb / 1024:.0f} MiB"
+    return f"{kb:.0f} KiB"
+
+
+def _by_pid(snaps: list[Snapshot]) -> dict:
+    """{pid: (path, line, row, command)} over every snapshot, the latest
+    snapshot's row for a PID seen in several."""
+    rows: dict = {}
+    for snap in snaps:
+        for r in snap.frame.itertuples(index=False):
+            rows[int(r.pid)] = (snap.path, int(r.line), str(r.text), str(r.command).strip())
+    return rows
+
+
+def _join_pids(f, snaps: list[Snapshot]) -> None:
+    """A finding the logs tie to PIDs (an OOM victim, a hung task, a
+    crashed worker): the command each ran, as ps shows it, joined by PID."""
+    pids = [p for p in (f.refs or {}).get("pids") or [] if isinstance(p, int)]
+    if not pids:
+        return
+    rows = _by_pid(snaps)
+    found = [(p, rows[p]) for p in pids if p in rows]
+    if not found:
+        return
+    f.refs["pid_commands"] = {str(p): row[3][:120] for p, row in found[:8]}
+    for _p, (path, line, text, _cmd) in found[:2]:
+        f.evidence.append(Evidence(path=path, line=line, text=text))
+    f.sources = sorted(set(f.sources) | {row[0] for _p, row in found[:2]})
+
+
+def _driven_by_load_test(f, groups: list[Group], reports: list) -> None:
+    """A CPU finding whose busiest program is a load generator running at
+    the time (wrk on the host it tests) is the load test's doing: metric
+    ``loadtest_driven`` (kb.toml keeps it from being a cause) and a
+    sentence saying so."""
+    generators, names = programs("load_generators"), [g.name for g in groups]
+    # the generator busiest, or busy beside only the web servers its requests go through
+    if names[0] not in generators and not (
+            any(n in generators for n in names)
+            and all(n in generators or n in programs("web_servers") for n in names)):
+        return
+    for r in reports:
+        start, end = r.get("start"), r.get("end")
+        if r.get("tool") not in names or start is None or end is None:
+            continue
+        try:
+            overlaps = pd.Timestamp(start) <= pd.Timestamp(f.end) and pd.Timestamp(end) >= pd.Timestamp(f.start)
+        except (TypeError, ValueError):
+            continue
+        if overlaps:
+            f.metrics["loadtest_driven"] = 1
+            command = r.get("command") or r["tool"]
+            f.refs["driven_by"] = command
+            f.explanation = (f"{f.explanation} The busiest program was the load generator itself, "
+                             f"`{command}`, running on this host: the load test kept the CPUs busy.").strip()
+            return
+
+
+#: Seconds a CPU finding may start before a load test's run or end after it
+#: and still lie within it (the run's times come from its file's mtime and
+#: duration; sar stamps a sample at its end).
+_RUN_SLACK_S = 10.0
+
+
+def _within_a_local_load_test(f, reports: list) -> None:
+    """A CPU finding with no ps snapshot taken during it that lies within
+    a load test's run against this very host (a loopback address or the
+    host's own name): the load generator and the server it drove kept the
+    CPUs busy (``loadtest_driven``), said as an inference from the times."""
+    for r in reports:
+        start, end = r.get("start"), r.get("end")
+        if start is None or end is None or not _targets_host(r.get("url") or "", f.host):
+            continue
+        try:
+            slack = max(pd.Timedelta(seconds=_RUN_SLACK_S), pd.Timedelta(f.resolution))
+            inside = (pd.Timestamp(start) - slack <= pd.Timestamp(f.start)
+                      and pd.Timestamp(f.end) <= pd.Timestamp(end) + slack)
+        except (TypeError, ValueError):
+            continue
+        if inside:
+            command = r.get("command") or r.get("tool") or "a load test"
+            f.metrics["loadtest_driven"] = 1
+            f.refs["driven_by"] = command
+            f.explanation = (f"{f.explanation} No ps snapshot was taken while it lasted, but it lies within "
+                             f"`{command}`'s run against this host: the load test (its generator and the "
+                             "server it drove) kept the CPUs busy.").strip()
+            return
+
+
+def _targets_host(url: str, host) -> bool:
+    """Does a load test's URL point at the host it ran on (loopback, or the host's own name)?"""
+    try:
+        name = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()
+    except ValueError:
+        return False
+    if not name:
+        return False
+    if name == "localhost" or (host is not None and name == str(host).lower()):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def attribute(findings: list, sources: list, reports: list = ()) -> None:
+    """Name the processes behind each finding: by what it is about
+    (``resource`` in kb.toml) from the ps snapshot taken during it, and by
+    the PIDs its log lines name, in place."""
+    cache: dict = {}
+    for f in findings:
+        if f.host not in cache:
+            cache[f.host] = _snapshots(sources, f.host)
+        if cache[f.host] and not (f.refs or {}).get("pid_commands"):
+            _join_pids(f, cache[f.host])
+        resource = kb_entry(f.detector).get("resource")
+        if not resource:
+            continue
+        if f.host not in cache:
+            cache[f.host] = _snapshots(sources, f.host)
+        snaps = cache[f.host]
+        inside, before = _during(snaps, f.start, f.end) if snaps else ([], [])
+        after = None
+        if not inside and resource == "memory" and before:
+            # the memory is still held a little later: the snapshot then, against the one before
+            after = _soon_after(snaps, f.end, MEMORY_HELD_SECONDS)
+            inside = [after] if after is not None else []
+        if not inside:
+            if resource == "cpu":
+                _within_a_local_load_test(f, reports)
+            continue
+        snap = inside[len(inside) // 2] if resource != "memory" else inside[-1]
+        if resource == "cpu":
+            groups = by_cpu(snap)
+        elif resource == "memory":
+            earlier = before[-1] if before else (inside[0] if len(inside) > 1 else None)
+            groups = by_memory(snap, earlier)
+        elif resource == "disk":
+            # who waits on the disk (D state), else who is known to move data
+            found = [(s, g) for rank in (by_state, by_disk_movers) for s in inside for g in [rank(s)] if g]
+            snap, groups = found[0] if found else (snap, [])
+        elif resource == "pids":
+            groups = by_count(snap)
+        else:
+            continue
+        if after is not None:
+            # only what grew since the snapshot before: a process that was large all along did not take it
+            groups = [g for g in groups if g.grew]
+        if not groups:
+            continue
+        _attach(f, groups, snap, finding_end=f.end if after is not None else None)
+        if resource == "cpu":
+            _driven_by_load_test(f, groups, reports)
+
+
+def _attach(f, groups: list[Group], snap: Snapshot, finding_end=None) -> None:
+    """``finding_end``: given when the snapshot was taken after the finding
+    (the phrase says how long after)."""
+    when = fmt_time(snap.time) if snap.time is not None else "unknown time"
+    if finding_end is not None:
+        when += f", {(pd.Timestamp(snap.time) - pd.Timestamp(finding_end)).total_seconds():.0f} s after it"
+    where = os.path.basename(snap.path)
+    phrase = " and ".join(g.phrase() for g in groups)
+    f.refs["responsible"] = f"{phrase} in ps at {when} ({where})"
+    f.refs["responsible_names"] = [g.name for g in groups]
+    f.refs["responsible_pids"] = [p for g in groups for p in g.pids][:16]
+    for g in groups:
+        for line, text in g.rows[:2]:
+            f.evidence.append(Evidence(path=snap.path, line=line, text=text))
+    f.sources = sorted(set(f.sources) | {snap.path})

@@ -1,0 +1,428 @@
+"""From findings to ranked incidents.
+
+Grouping: findings on the same host whose time windows overlap (with a
+tolerance) become one incident; unaligned findings (no time on the shared
+clock) join the incident they share identifiers with (PIDs) or whose causal
+chain they belong to.
+
+Cause and roles follow the evidence: the causal chains in the knowledge base
+give the order in which signals can explain each other, time gives the
+order in which they happened.  The cause is the finding earliest on a chain
+that can stand as a cause (a limit must be near before it explains
+anything); findings later on its chain that start with or after it are its
+effects; anything that started before it, or that its chain does not
+explain, is context.  Co-occurring findings on another chain make an
+incident of their own only when they carry evidence of their own.
+
+Ranking is an explainable weighted score whose components are kept in the
+output.  What each detector means for these steps (impact, whether it can be
+a cause, its recommendations and the evidence they need) is data in
+``knowledge/kb.toml``: no detector is named here.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from sarsleuth.knowledge import category_title, causal_chains, impact_weights, kb_entry
+from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
+from sarsleuth.analysis.narrative import after_category, narrate, prose
+from sarsleuth.analysis.recommend import holds, recommend
+from sarsleuth.timebase.clock import Clock, on_clock
+
+SEVERITY_WEIGHT = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
+
+#: Weights of the score components (they sum to 1).
+SCORE_WEIGHTS = {"severity": 0.40, "breadth": 0.20, "impact": 0.20, "chain": 0.10, "duration": 0.10}
+
+#: Recommendations an incident gets at most.
+MAX_RECOMMENDATIONS = 5
+
+
+@dataclass
+class _Group:
+    host: object
+    findings: list = field(default_factory=list)
+    start: object = None
+    end: object = None
+
+
+def _tolerance():
+    return pd.Timedelta(minutes=5)
+
+
+def correlate(findings: list[Finding], clock: Clock, tolerance=None) -> list[Incident]:
+    """Group findings into incidents, name causes, score and rank them.
+    Each incident is told on the clock ``clock`` (the case's
+    :class:`~sarsleuth.timebase.clock.Clock`) says: its hosts' own, UTC
+    across zones, the case's zone for hosts of no known zone."""
+    if not findings:
+        return []
+    tol = tolerance if tolerance is not None else _tolerance()
+    hosts = {f.host for f in findings if f.host}
+    if len(hosts) == 1:  # hostless sources (error.log, ab) belong to the one host there is
+        only = next(iter(hosts))
+        for f in findings:
+            if f.host is None:
+                f.host = only
+    timed = [f for f in findings if _on_clock(f)]
+    untimed = [f for f in findings if not _on_clock(f)]
+    groups = _group_in_time(timed, tol)
+    for f in untimed:
+        target = _home_for(f, groups)
+        if target is None:
+            groups.append(_Group(f.host, [f]))
+        else:
+            target.findings.append(f)
+    groups = [g for g in _split_by_chain(groups) if not _only_context(g)]
+    incidents = [_incident(g, clock) for g in groups]
+    incidents.sort(key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
+    for rank, inc in enumerate(incidents, 1):
+        inc.rank = rank
+    if len(incidents) > 1:
+        incidents[0].why_first = _why_first(incidents[0], incidents[1])
+    elif incidents:
+        incidents[0].why_first = f"It is the only incident found (score {incidents[0].score:.2f})."
+    return incidents
+
+
+# ------------------------------------------------------------------ grouping
+def _has_time(f: Finding) -> bool:
+    return f.start is not None and not pd.isna(f.start)
+
+
+def _on_clock(f: Finding) -> bool:
+    return bool(f.aligned) and _has_time(f)
+
+
+def _end_of(f: Finding):
+    return f.end if f.end is not None and not pd.isna(f.end) else f.start
+
+
+def _group_in_time(findings: list[Finding], tol) -> list[_Group]:
+    groups: list[_Group] = []
+    by_host: dict = {}
+    for f in findings:
+        by_host.setdefault(f.host, []).append(f)
+    for host, fs in by_host.items():
+        fs.sort(key=lambda f: f.start)
+        current = None
+        for f in fs:
+            end = _end_of(f)
+            if current is not None and f.start <= current.end + tol:
+                current.findings.append(f)
+                current.end = max(current.end, end)
+            else:
+                current = _Group(host, [f], f.start, end)
+                groups.append(current)
+    return groups
+
+
+def _chains_of(detector: str) -> list[dict]:
+    return [c for c in causal_chains() if detector in c["order"]]
+
+
+def _home_for(f: Finding, groups: list[_Group]):
+    """The incident an unaligned finding belongs to: one sharing PIDs, else
+    the only one on its causal chain."""
+    pids = set(f.refs.get("pids") or [])
+    if pids:
+        for g in groups:
+            if any(pids & set(o.refs.get("pids") or []) | pids & set(o.refs.get("respawn_pids") or [])
+                   for o in g.findings):
+                return g
+    related = {d for c in _chains_of(f.detector) for d in c["order"]} - {f.detector}
+    homes = [g for g in groups if any(o.detector in related for o in g.findings)
+             and (f.host is None or g.host is None or g.host == f.host)]
+    return homes[0] if len(homes) == 1 else None
+
+
+def _split_by_chain(groups: list[_Group]) -> list[_Group]:
+    """Overlap in time is not causation: findings on a causal chain other
+    than the one the group's cause heads (workers dying on SIGSEGV while
+    connections run out) become an incident of their own, but only when
+    they carry evidence of their own (a cause that can stand alone, at
+    medium severity or more).  Otherwise they stay, as context."""
+    out: list[_Group] = []
+    pending = list(groups)
+    while pending:
+        g = pending.pop(0)
+        cause, chain = cause_of(g.findings)
+        if chain is None:
+            out.append(g)
+            continue
+        stray = [f for f in g.findings if f.detector not in chain["order"] and _chains_of(f.detector)]
+        # each other chain among the strays is weighed on its own: a CPU
+        # saturation that was already there does not keep worker crashes
+        # that came later from making their own incident
+        while stray and len(stray) < len(g.findings):
+            own_cause, own_chain = cause_of(stray)
+            if own_chain is None:
+                break
+            members = [f for f in stray if f is own_cause or (f.detector in own_chain["order"]
+                                                              and not _before(f, own_cause))]
+            # the same processes behind both (the CPUs burnt by the very
+            # processes the OOM killer took): one incident, whatever the chains
+            ours = set().union(*(_pids_of(f) for f in g.findings if not any(f is x for x in stray)))
+            shared = any(_pids_of(f) & ours for f in members)
+            if _stands_alone(stray, cause) and not shared:
+                # what the strays' own cause explains leaves; the rest stays as context
+                g.findings = [f for f in g.findings if not any(f is x for x in members)]
+                pending.append(_Group(g.host, members))
+            stray = [f for f in stray if not any(f is x for x in members)]
+        out.append(g)
+    return out
+
+
+def _pids_of(f: Finding) -> set:
+    """The processes a finding names: PIDs from its log lines, the busiest
+    processes of the ps snapshot taken during it, respawned workers."""
+    refs = f.refs or {}
+    return {p for key in ("pids", "responsible_pids", "respawn_pids") for p in (refs.get(key) or [])
+            if isinstance(p, int)}
+
+
+def _stands_alone(findings: list[Finding], main_cause: Finding) -> bool:
+    """Evidence of their own: a cause that can stand alone, at medium
+    severity or more, that did not start before the group's own cause (one
+    that did is told as context: what was already going on)."""
+    cause, chain = cause_of(findings)
+    return (chain is not None and kb_entry(cause.detector).get("alone", True)
+            and SEVERITY_RANK[cause.severity] >= SEVERITY_RANK["medium"] and not _before(cause, main_cause))
+
+
+# ------------------------------------------------------------- cause & roles
+def _can_cause(f: Finding) -> bool:
+    kb = kb_entry(f.detector)
+    if kb.get("cause", True) is False:
+        return False
+    if any(holds(c, f.metrics) for c in kb.get("cause_unless", [])):
+        return False
+    return all(holds(c, f.metrics) for c in kb.get("cause_if", []))
+
+
+def _only_context(g: _Group) -> bool:
+    """A group no finding of which can be a cause, all of them findings
+    that never make an incident alone (a good reload, a restart, CPUs a
+    load test on the host kept busy): they are on the timeline of whatever
+    happens near them, not an incident."""
+    return all(not _can_cause(f) and (kb_entry(f.detector).get("alone", True) is False
+                                       or f.metrics.get("loadtest_driven")) for f in g.findings)
+
+
+def _before(f: Finding, cause: Finding) -> bool:
+    """Did ``f``'s anomaly take off before ``cause``'s could have, on the
+    shared clock?  A cause seen in a sample may have begun anywhere in the
+    interval that sample covers: hung tasks logged at 03:14:50 come after
+    an I/O wait sar stamped 03:20:01 from a 10-minute interval."""
+    return _on_clock(f) and _on_clock(cause) and f.onset < cause.onset - cause.resolution
+
+
+def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
+    """The likely cause and the chain it heads.  For each chain, the cause
+    candidate is the finding earliest on it (then earliest in time) that can
+    be a cause; it explains the findings later on the chain that do not
+    start before it.  The chain whose cause explains the most (weighted by
+    severity) wins; on a tie, the one the cause heads most directly."""
+    best, best_key = None, None
+    for ci, chain in enumerate(causal_chains()):
+        order = chain["order"]
+        roots = set(chain.get("roots") or order[:1])
+        on = [f for f in findings if f.detector in order]
+        cands = [f for f in on if f.detector in roots and _can_cause(f)]
+        if not cands:
+            continue
+        idx = min(order.index(f.detector) for f in cands)
+        heads = [f for f in cands if order.index(f.detector) == idx]
+        cause = min(heads, key=lambda f: (_sort_ts(f), -SEVERITY_RANK[f.severity]))
+        explained = [f for f in on if f is not cause and order.index(f.detector) >= idx and not _before(f, cause)]
+        # one signal seen three times (three failed load-test runs) is one
+        # piece of evidence: each detector counts once, at its worst; pure
+        # symptoms (failed requests, respawned PIDs) follow from any chain,
+        # so they only break ties
+        worst: dict = {cause.detector: SEVERITY_WEIGHT[cause.severity]}
+        for f in explained:
+            worst[f.detector] = max(worst.get(f.detector, 0), SEVERITY_WEIGHT[f.severity])
+        weight = sum(w for d, w in worst.items() if kb_entry(d).get("cause", True) is not False)
+        key = (weight, sum(worst.values()), -idx, -ci)
+        if best_key is None or key > best_key:
+            best, best_key = (cause, chain), key
+    if best is not None:
+        return best
+    pool = [f for f in findings if _can_cause(f)] or findings
+    top = min(pool, key=lambda f: (-SEVERITY_RANK[f.severity], _sort_ts(f)))
+    return top, None
+
+
+def _sort_ts(f):
+    try:
+        return pd.Timestamp(f.onset).value if _on_clock(f) else 2**62
+    except (TypeError, ValueError):
+        return 2**62
+
+
+def assign_roles(findings: list[Finding], cause: Finding, chain: dict | None) -> None:
+    """cause / effect / context on each finding (see the module docstring)."""
+    order = chain["order"] if chain else []
+    at = order.index(cause.detector) if cause.detector in order else 0
+    for f in findings:
+        if f is cause:
+            f.role = "cause"
+        elif _before(f, cause):
+            f.role = "context"
+        elif f.detector == cause.detector:
+            f.role = "cause"
+        elif f.detector in order and order.index(f.detector) >= at:
+            f.role = "effect"
+        else:
+            f.role = "context"
+
+
+# ------------------------------------------------------------------- scoring
+def _impact(findings: list[Finding]) -> tuple[float, list[str]]:
+    """User impact in [0, 1] and how users were hurt (``killed``,
+    ``crashed``, ``refused``...), from the knowledge base's ``impact`` of
+    each detector.  A process seen dying from two sides (the kernel's kill
+    or segfault and nginx's ``exited on signal``, same PID) counts once."""
+    w = impact_weights()
+    score = 0.0
+    kinds: list[str] = []
+    killed: set = set()
+    for f in findings:
+        if kb_entry(f.detector).get("impact") == "killed":
+            score += w.get("killed", 0.5)
+            killed |= set(f.refs.get("pids") or [])
+            kinds.append("killed")
+    crashed: set = set()
+    unnamed = 0
+    for f in findings:
+        kb = kb_entry(f.detector)
+        kind = kb.get("impact")
+        if kind == "crashed":
+            pids = set(f.refs.get("pids") or [])
+            if pids:
+                crashed |= pids - killed
+            else:
+                unnamed = max(unnamed, int(f.metrics.get(kb.get("process_deaths", "")) or 1))
+        elif kind == "failed":
+            frac = float(f.metrics.get("error_fraction") or 0)
+            if frac > 0 or f.metrics.get("aborted"):
+                score += min(0.5, frac * w.get("failed", 2.0) + (0.3 if f.metrics.get("aborted") else 0))
+                kinds.append("failed")
+        elif kind in ("refused", "dropped", "slowed"):
+            score += w.get(kind, 0.2)
+            kinds.append(kind)
+    if crashed or unnamed:
+        score += min(0.5, w.get("crashed", 0.1) * (len(crashed) + unnamed))
+        kinds.append("crashed")
+    return min(1.0, score), list(dict.fromkeys(kinds))
+
+
+_IMPACT_WORDS = {"killed": "processes killed", "crashed": "processes crashed", "refused": "requests refused",
+                 "dropped": "packets dropped", "failed": "load-test requests failed",
+                 "slowed": "traffic held back by a full link"}
+
+
+def _incident(g: _Group, clock: Clock) -> Incident:
+    findings = g.findings
+    cause, chain = cause_of(findings)
+    assign_roles(findings, cause, chain)
+    category = chain["category"] if chain else cause.category
+    order = chain["order"] if chain else []
+    rank_of_role = {"cause": 0, "effect": 1, "context": 2}
+    findings.sort(key=lambda f: (rank_of_role[f.role], order.index(f.detector) if f.detector in order else len(order),
+                                 _sort_ts(f)))
+    own = [f for f in findings if f.role != "context"]
+    severity = max((f.severity for f in own), key=lambda s: SEVERITY_RANK[s])
+    timed = [f for f in own if _on_clock(f)]
+    # low-severity effects (a small TIME_WAIT rise) do not stretch the window
+    framing = [f for f in timed if SEVERITY_RANK[f.severity] >= SEVERITY_RANK["medium"]] or timed
+    start = min((f.onset for f in timed), default=None)
+    end = max((_end_of(f) for f in framing), default=None)
+    if start is not None and end is not None and end < start:
+        end = start
+    sources = {p for f in own for p in f.sources}
+    detectors = {f.detector for f in own}
+    duration = (pd.Timestamp(end) - pd.Timestamp(start)).total_seconds() if start is not None and end is not None else 0
+    impact, hurt = _impact(own)
+    components = {
+        "severity": SEVERITY_WEIGHT[severity],
+        "breadth": min(1.0, (len(sources) - 1) * 0.25 + (len(detectors) - 1) * 0.15 + 0.1),
+        "impact": impact,
+        "chain": min(1.0, len([d for d in order if d in detectors]) / 3.0) if chain else 0.0,
+        "duration": min(1.0, duration / 1800.0),
+    }
+    score = sum(SCORE_WEIGHTS[k] * v for k, v in components.items())
+    hosts = sorted({f.host for f in findings if f.host})
+    title = _title(category, cause, hosts)
+    inc = Incident(rank=0, id=incident_id(category, hosts, start, cause.detector), title=title, category=category,
+                   severity=severity, score=score, start=start, end=end, hosts=hosts, summary="", findings=findings,
+                   recommendations=recommend(findings, cause, chain, MAX_RECOMMENDATIONS),
+                   cause=cause.detector, score_components=components)
+    inc.impact = hurt
+    _on_story_clock(inc, clock)
+    narrate(inc, cause, chain, clock)
+    return inc
+
+
+def _on_story_clock(inc: Incident, clock: Clock) -> None:
+    """The same instants, read on the clocks the story is told on: the
+    incident's on its zone, each finding's on its host's (so that JSON
+    times carry the host's offset)."""
+    inc.zone = clock.story_zone(inc.hosts, otherwise=clock.zone)
+    inc.start, inc.end = on_clock(inc.start, inc.zone), on_clock(inc.end, inc.zone)
+    for f in inc.findings:
+        zone = clock.story_zone([f.host], otherwise=inc.zone)
+        f.start, f.end = on_clock(f.start, zone), on_clock(f.end, zone)
+
+
+def incident_id(category: str, hosts, start, cause: str) -> str:
+    """A stable id: the same case gives the same ids, run after run."""
+    return hashlib.sha1(f"{category}|{','.join(hosts)}|{iso(start)}|{cause}".encode()).hexdigest()[:12]
+
+
+def _title(category, cause, hosts) -> str:
+    """The category once, then what is specific: the numbers, the host."""
+    head = category_title(category)
+    where = f" on {', '.join(hosts)}" if hosts else ""
+    what = prose(after_category(category, cause.title, commands=False))
+    what = what if len(what) <= 110 else what[:107] + "..."
+    return f"{head}{where}: {what}" if what else f"{head}{where}"
+
+
+def _why_first(first: Incident, second: Incident) -> str:
+    """One sentence on why rank 1 beats rank 2, in words, from the score
+    components that gave it the largest lead."""
+    a, b = first.score_components, second.score_components
+    lead = sorted(((a.get(k, 0) - b.get(k, 0)) * SCORE_WEIGHTS[k], k) for k in SCORE_WEIGHTS)
+    reasons = []
+    for d, k in reversed(lead):
+        if d <= 0 or len(reasons) == 2:
+            break
+        reasons.append(_reason(k, first, second))
+    if not reasons:  # equal scores: the tie-break was severity, then time
+        reasons.append(f"it is at least as severe ({first.severity}) and started earlier")
+    return (f"Ranked first (score {first.score:.2f} against {second.score:.2f} for #2, "
+            f"\"{second.title}\") because " + " and ".join(reasons) + ".")
+
+
+def _reason(component: str, first: Incident, second: Incident) -> str:
+    def count(inc):
+        own = [f for f in inc.findings if f.role != "context"]
+        return len({p for f in own for p in f.sources}), len({f.detector for f in own})
+
+    if component == "severity":
+        return f"it is {first.severity} where #2 is {second.severity}"
+    if component == "breadth":
+        (s1, d1), (s2, d2) = count(first), count(second)
+        return f"more evidence agrees on it ({s1} source(s), {d1} detector(s) against {s2} and {d2})"
+    if component == "impact":
+        hurt = [_IMPACT_WORDS[k] for k in getattr(first, "impact", []) if k in _IMPACT_WORDS]
+        return "it hurt users more (" + (", ".join(hurt) or "more of them affected") + ")"
+    if component == "chain":
+        return "its findings form a known cause-and-effect chain"
+    if component == "duration":
+        return "it lasted longer"
+    return f"its {component} is higher"
