@@ -121,9 +121,8 @@ def analyze(
     """Parse every input, detect signals, and print the ranked incident narrative."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.options import check_options
-    severity = min_severity.value if min_severity else None
-    check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
-                  min_severity=severity)
+    opts = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
+                         min_severity=min_severity.value if min_severity else None, config=config)
     if redact_map is not None and not redact:
         raise UsageError("--redact-map FILE goes with --redact")
     for out in (html, plots, redact_map):
@@ -134,14 +133,11 @@ def analyze(
                                    or (plots is None and _names_a_fleet(paths)))):
         if redact and save is not None:     # the workers save each host before it could be redacted
             raise UsageError("--redact --save: a fleet's hosts are saved unredacted; add --no-fleet")
-        _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory,
-                       dict(tz=tz, year=year, window=window, link_speed=link_speed, config=config,
-                            date_order=date_order, min_severity=severity), redact, redact_map,
-                       progress=not quiet)
+        _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory, opts, redact,
+                       redact_map, progress=not quiet)
         return
     from sarsleuth.case import Case
-    case = Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed, config=config,
-                     progress=not quiet, date_order=date_order, min_severity=severity, redact=redact)
+    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact)
     if not case.sources:
         # one line: every file named once, with why it was refused
         # (an archive cut before its data says so in a warning, not as a skipped file)
@@ -197,7 +193,7 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
     render.writer(fmt, "fleet")         # a format that shows no fleet is refused before the analysis
     result = fleet_api.analyze(*paths, scheduler=scheduler, workers=workers, memory_limit=worker_memory,
-                               save=save, progress=progress, redact=redact, **options)
+                               save=save, progress=progress, redact=redact, options=options)
     if not any(h.ok for h in result.hosts):
         reasons = "; ".join(f"{h.host}: {h.error}" for h in result.hosts[:3])
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
@@ -258,8 +254,8 @@ def parse(
     if export_metrics.asked(format.value, paths, kind=kind, labels=label):     # every metric of the inputs
         if output is not None:
             check_destination(output, paths)
-        export_metrics.export(paths, format.value, output, tz=tz, year=year, date_order=date_order, labels=label,
-                              say=_say, to_stdout=_to_stdout, terminal=sys.stdout.isatty())
+        export_metrics.export(paths, format.value, output, opts, labels=label, say=_say, to_stdout=_to_stdout,
+                              terminal=sys.stdout.isatty())
         return
     path = paths[0]
     if kind is not None and kind not in kinds():
@@ -314,7 +310,8 @@ def compare(
 ):
     """Compare several load-test runs: requests/s and latency percentiles."""
     # here, not at the top: --help and sniff load this module
-    from sarsleuth.analysis.compare import comparison_table, compare_reports, plot_comparison
+    from sarsleuth.analysis.compare import compare_reports
+    from sarsleuth.render.comparison import comparison_table, plot_comparison
     if plot is not None:
         check_destination(plot, paths)
     from sarsleuth.redaction import Redactor

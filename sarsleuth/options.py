@@ -1,9 +1,12 @@
-"""The options a user gives, checked in one place.
+"""The options a user gives, checked in one place, once.
 
-``analyze``, ``parse`` and :meth:`sarsleuth.Case.load` all go through
-:func:`check_options`, so a bad ``--tz`` or ``--window`` is the same one-line
-usage error whichever way it came in.  Nothing here needs pandas until a
-window is given.
+Whoever takes options from the user (the command line, :meth:`sarsleuth.Case.load`
+and :func:`sarsleuth.fleet.analyze` called with keywords) makes them into
+one immutable :class:`Options` with :func:`check_options`, and hands that
+object down: the stages of the analysis, a fleet's workers (it pickles)
+and the exports read it and never check again.  A bad ``--tz`` or
+``--window`` is the same one-line usage error whichever way it came in.
+Nothing here needs pandas until a window is given.
 """
 from __future__ import annotations
 
@@ -33,10 +36,11 @@ class Options:
     link_speed_bps: float | None = None   # NIC capacity in bits/s
     date_order: str | None = None         # "mdy" or "dmy" for ambiguous sar banners
     min_severity: str | None = None
+    config: str | None = None             # the user's TOML configuration file (sarsleuth.config)
 
 
 def check_options(*, tz=None, year=None, window=None, link_speed=None, date_order=None,
-                  min_severity=None) -> Options:
+                  min_severity=None, config=None) -> Options:
     """Every option checked, or one UsageError naming the option."""
     if tz is not None:
         check_tz(tz)
@@ -47,7 +51,8 @@ def check_options(*, tz=None, year=None, window=None, link_speed=None, date_orde
     if min_severity is not None and min_severity not in SEVERITY_NAMES:
         raise UsageError(f"--min-severity {min_severity!r}: expected one of {', '.join(SEVERITY_NAMES)}")
     return Options(tz=tz, year=year, window=parse_window(window), link_speed_bps=parse_link_speed(link_speed),
-                   date_order=date_order, min_severity=min_severity)
+                   date_order=date_order, min_severity=min_severity,
+                   config=str(config) if config is not None else None)
 
 
 def check_tz(tz: str) -> str:

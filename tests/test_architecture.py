@@ -1,8 +1,12 @@
-"""The shape of the code: no import cycles, floors that only look down (the
-analysis never reaches up to the outputs, nothing the fleet stands on
-reaches up to it), state passed explicitly, small modules, every detector
-id known only to the detectors and the knowledge base, a core that imports
-without the optional extras, and a command line that starts light."""
+"""The shape of the code: three wings (inputs, analysis, render) and a few
+modules at the root, no import cycles, floors that only look down (the
+inputs never reach the analysis or the outputs, the analysis never reaches
+up to the outputs, nothing the fleet stands on reaches up to it), nobody
+reaching into another package's private modules, state passed
+explicitly, small modules, every detector id known only to the detectors
+and the knowledge base, every list of input kinds and output formats made
+from its registry, a core that imports without the optional extras, and a
+command line that starts light."""
 from __future__ import annotations
 
 import ast
@@ -113,6 +117,45 @@ def test_the_analysis_never_imports_the_outputs():
     graph = _import_graph()
     offenders = sorted(f"{m} -> {t}" for m, targets in graph.items() if _under(m, ANALYSIS)
                        for t in targets if _under(t, ("sarsleuth.render",)))
+    assert offenders == []
+
+
+#: The inputs wing: from what the user named to parsed sources.  It knows
+#: nothing of what is made of them.
+INPUTS = ("sarsleuth.inputs",)
+ABOVE_INPUTS = ("sarsleuth.analysis", "sarsleuth.detectors", "sarsleuth.render", "sarsleuth.case",
+                "sarsleuth.fleet", "sarsleuth.redaction", "sarsleuth.saved_cases", "sarsleuth.cli")
+#: The wings and the other packages; at most this many modules stand at the
+#: package root beside them.
+WINGS = ("inputs", "analysis", "render")
+MAX_ROOT_MODULES = 12
+
+
+def test_the_inputs_never_import_the_analysis_or_the_outputs():
+    graph = _import_graph()
+    offenders = sorted(f"{m} -> {t}" for m, targets in graph.items() if _under(m, INPUTS)
+                       for t in targets if _under(t, ABOVE_INPUTS))
+    assert offenders == []
+
+
+def test_the_package_root_holds_the_wings_and_a_few_modules():
+    assert all((PACKAGE / wing / "__init__.py").is_file() for wing in WINGS)
+    root = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(root) <= MAX_ROOT_MODULES, root
+
+
+def test_nobody_reaches_into_another_package_s_private_modules():
+    """A module named ``_x`` is its package's own: importing it from
+    outside that package (the module's parent) ties the two together
+    behind the back of their public names."""
+    offenders = []
+    for module, targets in _import_graph().items():
+        for target in targets:
+            leaf = target.rsplit(".", 1)[-1]
+            if leaf.startswith("_") and not leaf.startswith("__"):
+                owner = target.rsplit(".", 1)[0]
+                if not (module == owner or module.startswith(owner + ".")):
+                    offenders.append(f"{module} -> {target}")
     assert offenders == []
 
 
@@ -271,3 +314,44 @@ def test_parse_of_an_sa_file_loads_no_case_and_no_progress_bar(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines() == ["loaded:"]
     assert (tmp_path / "out.csv").read_text().startswith("timestamp,host,section,device,metric,value\n")
+
+
+def test_every_input_kind_is_in_the_schema_the_contract_and_the_readme():
+    """The parser registry is the one list of input kinds: the JSON
+    document's schema, CONTRACT.md and the README's table are written from
+    it by ``tools/input_kinds.py``, and a kind missing from any fails here."""
+    import json
+
+    from sarsleuth.inputs.parsers import kinds
+    root = PACKAGE.parent
+    schema = json.loads((PACKAGE / "schema" / "analysis.schema.json").read_text("utf-8"))
+    enum = schema["properties"]["sources"]["items"]["properties"]["kind"]["enum"]
+    contract = (root / "CONTRACT.md").read_text("utf-8")
+    readme = (root / "README.md").read_text("utf-8")
+    for kind in kinds():
+        assert kind in enum, f"{kind}: not in the schema's kind enum (run tools/input_kinds.py)"
+        assert f"`{kind}`" in contract.split("<!-- input kinds")[1].split("-->", 2)[1], \
+            f"{kind}: not in CONTRACT.md's kinds (run tools/input_kinds.py)"
+        assert f"| `{kind}` |" in readme, f"{kind}: not in the README's table (run tools/input_kinds.py)"
+    assert set(enum) == set(kinds())
+    proc = subprocess.run([sys.executable, str(root / "tools" / "input_kinds.py"), "--check"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+_USAGE_FORMATS = {"sarsleuth analyze PATH...": "case", "sarsleuth detectors": "table",
+                  "sarsleuth compare REPORT...": "table", "sarsleuth parse PATH [": "rows", "sarsleuth sql DIR": "result"}
+
+
+def test_the_readme_offers_the_formats_the_registry_has():
+    """Each command's ``--format`` in the README's usage lists exactly the
+    formats of the registry that write what the command shows."""
+    import re
+
+    from sarsleuth import render
+    usage = (PACKAGE.parent / "README.md").read_text("utf-8")
+    for command, shows in _USAGE_FORMATS.items():
+        line = next(line for line in usage.splitlines() if line.strip().startswith(command))
+        listed = re.search(r"--format ([a-z|]+)", line).group(1).split("|")
+        assert sorted(listed) == sorted(render.names(shows)), (command, listed)
+

@@ -11,7 +11,9 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from sarsleuth.analysis.compare import COMPARISON_COLUMNS, compare_reports, plot_comparison, report_json  # noqa: E402
+from sarsleuth.analysis.compare import COMPARISON_COLUMNS, compare_reports  # noqa: E402
+from sarsleuth.render.comparison import plot_comparison  # noqa: E402
+from sarsleuth.render.formats.json import report_json  # noqa: E402
 from sarsleuth.inputs.parsers import parse  # noqa: E402
 
 

@@ -6,7 +6,8 @@ A block names its file after its language: ``new:PATH`` (a new file),
 ``append:PATH``, ``into:PATH:NAME`` (lines added after the first line of
 ``NAME = ...``, a literal that goes on) or ``replace:PATH:NAME`` (the line
 ``NAME = ...`` replaced).  An example's ``sh`` block says which tests to run
-(``python -m pytest ...``).
+(``python -m pytest ...``), or runs a tool of the tree (``python tools/...``)
+where it stands in the page.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ PAGE = ROOT / "CONTRIBUTING.md"
 FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```$", re.M | re.S)
 TARGET = re.compile(r"^\w+ (?P<how>new|append|into|replace):(?P<path>[^:\s]+)(?::(?P<name>\w+))?$")
 #: What a copy of the tree needs to run the tests
-TREE = ("sarsleuth", "tests", "samples", "pyproject.toml", "README.md", "CONTRACT.md", "CONTRIBUTING.md")
+TREE = ("sarsleuth", "tests", "samples", "tools", "pyproject.toml", "README.md", "CONTRACT.md", "CONTRIBUTING.md")
 
 
 def examples() -> list[tuple[str, list, list]]:
@@ -43,6 +44,8 @@ def examples() -> list[tuple[str, list, list]]:
                 blocks.append((target["how"], target["path"], target["name"], body))
             elif info == "sh" and body.startswith("python -m pytest "):
                 commands.append(shlex.split(body.strip())[3:])
+            elif info == "sh" and body.startswith("python tools/"):
+                blocks.append(("run", None, None, body.strip()))
         if blocks or commands:
             out.append((title, blocks, commands))
     return out
@@ -51,7 +54,12 @@ def examples() -> list[tuple[str, list, list]]:
 EXAMPLES = examples()
 
 
-def apply(tree: Path, how: str, path: str, name: str | None, body: str) -> None:
+def apply(tree: Path, how: str, path: str | None, name: str | None, body: str) -> None:
+    if how == "run":            # a tool of the tree that writes what the example changes
+        proc = subprocess.run([sys.executable, *shlex.split(body)[1:]], cwd=tree, capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "PYTHONPATH": str(tree)})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return
     target = tree / path
     if how == "new":
         assert not target.exists(), f"{path} exists already"

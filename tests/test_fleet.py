@@ -119,6 +119,7 @@ def test_hosts_of_a_central_log_are_told_on_their_own_clocks(tmp_path):
     analysis tells them."""
     from sarsleuth.fleet.hosts import group_inputs
     from sarsleuth.fleet.pipeline import analyse_host
+    from sarsleuth.options import Options
     made = write_fleet(tmp_path, hosts=3, shared_percent=67)
     assert made["shared"] == ["web-0000", "web-0001"]
     logs = sorted(tmp_path.glob("logs/*/messages"))
@@ -128,7 +129,7 @@ def test_hosts_of_a_central_log_are_told_on_their_own_clocks(tmp_path):
     told = {}
     for group in group_inputs([tmp_path]).groups:
         assert group.shared == [str(tmp_path / "central.log")]
-        result = analyse_host(group, {"tz": None})
+        result = analyse_host(group, Options())
         assert result.ok, result.error
         told[group.host] = result.incidents
     # the storage stall, 03:12 UTC, dated by its hung tasks (blocked for 120 s when reported; the

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sarsleuth.analysis.compare import report_json
+from sarsleuth.render.formats.json import report_json
 from sarsleuth.errors import InputError
 from sarsleuth.inputs.parsers import parse, registry, sniff
 from sarsleuth.inputs.parsers.base import ParseOptions

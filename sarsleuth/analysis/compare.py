@@ -1,10 +1,9 @@
-"""Comparing load-test runs, and the JSON form of one report.
+"""Comparing load-test runs.
 
 ``compare_reports`` lines up every run found in ab, wrk, wrk2 and httperf
 reports (one row per run, whatever the tool), so runs at different
-concurrencies, or before and after a fix, can be read side by side;
-``plot_comparison`` draws that table.  ``report_json`` is what
-``sarsleuth parse FILE --format json`` prints for a load-test report.
+concurrencies, or before and after a fix, can be read side by side
+(:mod:`sarsleuth.render.comparison` shows and draws that table).
 """
 from __future__ import annotations
 
@@ -15,9 +14,7 @@ import pandas as pd
 
 from sarsleuth.model import Source
 from sarsleuth.inputs.parsers import parse
-from sarsleuth.render.table import Column, Table, number
-from sarsleuth.render.formats.json import plain
-from sarsleuth.inputs.reading import walk_inputs
+from sarsleuth.inputs.folders import files_under
 
 #: Columns of the comparison table, in order.
 COMPARISON_COLUMNS = [
@@ -30,12 +27,6 @@ COMPARISON_COLUMNS = [
 RUN_TOOLS = ("ab", "wrk", "wrk2", "httperf")
 
 
-def report_json(report: dict) -> dict:
-    """A JSON-safe copy of a report dict: Timestamps become ISO 8601 strings,
-    NaN and NaT become None, numpy scalars plain numbers, keys strings."""
-    return plain(dict(report))
-
-
 def _sources(paths_or_sources):
     """Sources from paths (files or directories, sniffed by content),
     Source objects, or report dicts (wrapped as they are)."""
@@ -45,7 +36,7 @@ def _sources(paths_or_sources):
         elif isinstance(item, dict):
             yield Source(path=str(item.get("path", "")), kind=item.get("tool", ""), reports=[item])
         else:
-            for path in walk_inputs([os.fspath(item)]):
+            for path in files_under([os.fspath(item)]):
                 yield parse(path)
 
 
@@ -133,74 +124,3 @@ def _failures(report: dict):
     if tool == "httperf":
         return report.get("errors_total")
     return None
-
-
-def comparison_table(df):
-    """The runs as a :class:`~sarsleuth.render.table.Table` for every output
-    format: JSON gets every column of :data:`COMPARISON_COLUMNS` as is;
-    people read latencies in ms and transfer in MB/s."""
-    records = [plain(r) for r in df.to_dict("records")]
-
-    def ms(name):
-        return lambda r: number(r.get(name), 1000)
-
-    def errors(r):
-        if r.get("aborted"):
-            return "aborted"
-        return number(sum(float(r.get(k) or 0) for k in ("failures", "non_2xx")))
-
-    columns = [
-        Column("run", lambda r: f"{r.get('label') or ''} ({r.get('tool') or ''})"),
-        Column("c", lambda r: number(r.get("concurrency")), numeric=True),
-        Column("req/s", lambda r: number(r.get("requests_per_sec")), numeric=True),
-        Column("p50", ms("latency_p50_s"), numeric=True), Column("p90", ms("latency_p90_s"), numeric=True),
-        Column("p99", ms("latency_p99_s"), numeric=True), Column("max", ms("latency_max_s"), numeric=True),
-        Column("errors", errors, numeric=True),
-        Column("MB/s", lambda r: number(r.get("transfer_rate_Bps"), 1 / 2**20), numeric=True),
-    ]
-    return Table(title=f"{len(records)} load-test run(s)", columns=columns, records=records,
-                 note="latencies in ms; errors: failed requests plus non-2xx responses; MB/s: 2^20 bytes/s")
-
-
-def plot_comparison(df, ax=None):
-    """Requests/s (bars, left axis) and p50/p90/p99/max latency in ms (lines,
-    right axis) for each run, against concurrency when every run has a
-    distinct one, else against the run's file and line.  Returns the Axes."""
-    # matplotlib (a third of a second) loads only when a plot is drawn, never for analyze alone
-    import matplotlib
-    if ax is None:
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-        _, ax = plt.subplots(figsize=(8, 4.5))
-    if df is None or not len(df):
-        ax.set_title("no load-test runs to compare")
-        ax.set_xlabel("run")
-        ax.set_ylabel("requests/s")
-        return ax
-    df = df.reset_index(drop=True)
-    by_concurrency = df["concurrency"].notna().all() and df["concurrency"].is_unique
-    if by_concurrency:
-        df = df.sort_values("concurrency").reset_index(drop=True)
-        labels = [str(int(c)) for c in df["concurrency"]]
-        xlabel = "concurrency (connections)"
-    else:
-        labels = list(df["label"])
-        xlabel = "run (file:line)"
-    positions = list(range(len(df)))
-    ax.bar(positions, df["requests_per_sec"].fillna(0.0), color="#4c78a8", alpha=0.8, label="requests/s")
-    ax.set_xticks(positions)
-    ax.set_xticklabels(labels, rotation=30 if not by_concurrency else 0, ha="right" if not by_concurrency else "center")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("requests/s")
-    latency_ax = ax.twinx()
-    for column, style in (("latency_p50_s", "o-"), ("latency_p90_s", "s-"), ("latency_p99_s", "^-"),
-                          ("latency_max_s", "x--")):
-        values = df[column] * 1000.0
-        if values.notna().any():
-            latency_ax.plot(positions, values, style, label=column.replace("latency_", "").replace("_s", ""))
-    latency_ax.set_ylabel("latency (ms)")
-    handles, names = ax.get_legend_handles_labels()
-    more_handles, more_names = latency_ax.get_legend_handles_labels()
-    ax.legend(handles + more_handles, names + more_names, loc="upper left", fontsize="small")
-    ax.set_title("load-test runs compared")
-    return ax

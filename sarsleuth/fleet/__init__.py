@@ -19,7 +19,7 @@ from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS, fleet_incidents
 from sarsleuth.fleet.hosts import Grouping, group_by_host, group_inputs, input_files
 from sarsleuth.fleet.model import Fleet
 from sarsleuth.fleet.run import FACTS_BATCH, executor
-from sarsleuth.options import check_options
+from sarsleuth.options import Options, check_options
 from sarsleuth.progress import progress_bar
 from sarsleuth.redaction.case import redact_fleet
 
@@ -28,21 +28,23 @@ __all__ = ["analyze", "group_by_host", "group_inputs", "Grouping", "DEFAULT_TOLE
 
 def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=True, save=None,
             progress=False, tolerance_seconds=DEFAULT_TOLERANCE_SECONDS, tz=None, year=None, window=None,
-            link_speed=None, config=None, date_order=None, min_severity=None, redact=False):
+            link_speed=None, config=None, date_order=None, min_severity=None, redact=False,
+            options: Options | None = None):
     """Group the inputs by host, analyse every host (on Dask when
     installed), correlate across hosts; returns a :class:`Fleet`.  With
     ``save``, the case is also written there as Parquet; ``redact``: every
     name replaced by its stand-in, the same on every host
-    (``fleet.redactor.mapping()`` says which)."""
+    (``fleet.redactor.mapping()`` says which).  ``options``: the checked
+    options (:func:`sarsleuth.options.check_options`); without it the
+    keywords are checked here, once: every worker is handed the same
+    object."""
     if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
         paths = tuple(paths[0])
     if redact and save is not None:
         raise UsageError("a fleet cannot be redacted and saved: its workers save each host before it is redacted")
-    check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
-                  min_severity=min_severity)
-    options = {"tz": tz, "year": year, "window": window, "link_speed": link_speed,
-               "config": str(config) if config is not None else None, "date_order": date_order,
-               "min_severity": min_severity}
+    if options is None:
+        options = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
+                                min_severity=min_severity, config=config)
     staging = None
     if save is not None:
         from sarsleuth.saved_cases import prepare_case_dir
@@ -58,7 +60,7 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
         if staging is not None:        # an interrupted or failed run leaves nothing under the case's name
             staging.discard()
     if redact:
-        fleet.redactor = redact_fleet(fleet, load_config(config).redact_patterns)
+        fleet.redactor = redact_fleet(fleet, load_config(options.config).redact_patterns)
     return fleet
 
 

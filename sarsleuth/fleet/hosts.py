@@ -22,14 +22,11 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from sarsleuth.inputs.bundles.expand import _is_archive
-from sarsleuth.inputs.bundles.layout import is_sos_root
 from sarsleuth.inputs.bundles.scan import count_bundles, is_bundle, scan
 from sarsleuth.errors import InputError
 from sarsleuth.inputs.parsers import registry, sniff
-from sarsleuth.inputs.named_paths import is_stream, missing, refusal
+from sarsleuth.inputs.gathering import gather, is_unit_archive
 from sarsleuth.inputs.reading import HEAD_BYTES, read_head
 
 #: The group of files that name no host and cannot be placed beside one:
@@ -186,52 +183,12 @@ def _folder(path) -> str:
 
 
 def input_files(paths) -> tuple:
-    """Every input unit under ``paths`` (a file, or an extracted sosreport
-    folder as a whole), each once, and ``(path, why)`` of those not read:
-    missing, a device or a file over the size cap, a pipe (the workers read
-    each host's files where they are: a pipe gives its bytes once)."""
-    refused = []
-    for p in paths:
-        why = (missing(p) or refusal(p)
-               or (is_stream(p) and "a pipe, read once: a fleet's workers read files where they are "
-                                    "(analyse it with --no-fleet)"))
-        if why:
-            refused.append((str(p), why))
-    files, seen = [], set()
-    for f in _units([p for p in paths if str(p) not in {r for r, _ in refused}]):
-        why = refusal(f)                  # a file found in a folder is capped as a named one is
-        if why:
-            refused.append((str(f), why))
-            continue
-        try:
-            st = os.stat(f)
-            key = (st.st_dev, st.st_ino)
-        except OSError:
-            key = os.path.abspath(str(f))
-        if key not in seen:
-            seen.add(key)
-            files.append(str(f))
-    return files, refused
-
-
-def _units(paths):
-    """Files under ``paths`` (sorted, hidden ones skipped); a sosreport
-    folder is one unit, its files are the bundle's."""
-    for p in paths:
-        p = Path(p)
-        if not p.is_dir():
-            yield p
-            continue
-        for here, dirs, names in os.walk(p):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            if is_sos_root(dirs + names):
-                dirs[:] = []
-                yield Path(here)
-                continue
-            for name in sorted(names):
-                full = Path(here) / name
-                if not name.startswith(".") and full.is_file():
-                    yield full
+    """Every input unit under ``paths`` (a file, an archive, or an
+    extracted sosreport folder as a whole), each once, and ``(path, why)``
+    of those not read: missing, a device or a file over the size cap, a
+    pipe (the workers read each host's files where they are)."""
+    units = gather(paths, in_place=True)
+    return units.files, units.refused
 
 
 #: Files whose host facts are read to decide whether inputs are a fleet.
@@ -249,7 +206,7 @@ def names_hosts(paths, at_least: int, sample: int = FLEET_SAMPLE_FILES) -> bool:
     seen: set = set()
     archives: list = []
     for f in files:
-        if os.path.isfile(f) and _is_archive(Path(f)):
+        if is_unit_archive(f):
             # a collect archive of enough nodes is a fleet by itself: counted
             # from member names, without decompressing the nodes
             n = count_bundles(f, at_least)

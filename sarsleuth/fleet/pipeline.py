@@ -11,10 +11,11 @@ from sarsleuth.case import Case
 from sarsleuth.analysis.correlate import correlate
 from sarsleuth.fleet.model import HostResult, metric_summary
 from sarsleuth.model import iso
+from sarsleuth.options import Options
 from sarsleuth.saved_cases import source_row
 
 
-def analyse_host(group, options: dict, save_dir: str | None = None) -> HostResult:
+def analyse_host(group, options: Options, save_dir: str | None = None) -> HostResult:
     """Analyse one host's files; a failure is the host's result, not an
     exception (one unreadable host never stops the fleet)."""
     began = time.perf_counter()
@@ -34,7 +35,7 @@ def analyse_host(group, options: dict, save_dir: str | None = None) -> HostResul
 def _run(group, options, save_dir, result) -> None:
     # archives are read in place here, on the worker; of a collect archive
     # only this host's node
-    case = Case.load(*group.files, select=group.select, **options)
+    case = Case.load(*group.files, select=group.select, options=options)
     result.skipped = [(s.path, s.reason) for s in case.skipped]
     if not case.sources:
         # a bundle cut before its data says so in a warning, not as a skipped file

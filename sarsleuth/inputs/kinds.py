@@ -4,10 +4,11 @@ archive and sosreport members as ``ARCHIVE!MEMBER``, a pipe by the name
 the user gave it.  Only the heads are read; nothing is parsed."""
 from __future__ import annotations
 
+import contextlib
 from typing import Callable
 
-from sarsleuth.inputs import named_paths as streams
-from sarsleuth.inputs.bundles.expand import expand
+from sarsleuth.inputs import named_paths
+from sarsleuth.inputs.gathering import gather
 from sarsleuth.inputs.parsers import sniff
 from sarsleuth.safe_text import one_line
 
@@ -16,35 +17,18 @@ def kinds_of(paths, say: Callable[[str], None]) -> tuple[str, bool]:
     """The listing, and whether nothing could be read of what was named
     (every path missing or unreadable).  What is skipped and why goes to
     ``say``, a line each."""
-    paths = [str(p) for p in paths]
-    why_missing = {p: why for p in paths if (why := streams.missing(p))}
-    for p, why in why_missing.items():
-        say(f"{p}: {why}")
-    missing = list(why_missing)
-    spooled = streams.Spooled()
-    bundles = None
-    files: list = []
     lines = []
-    try:
-        given = streams.spool([p for p in paths if p not in missing], spooled)
-        for name, reason in spooled.unreadable:
-            say(f"{name}: {reason}")
-        bundles = expand(given, spooled.names)
-        files = bundles.entries
-        for w in [*spooled.warnings, *bundles.warnings]:
+    with contextlib.ExitStack() as copies:
+        gathered = gather([str(p) for p in paths], copies)
+        for name, why in gathered.refused:
+            say(f"{name}: {why}")
+        for w in gathered.warnings:
             say(w)
-        for label, why in bundles.refused:
-            say(f"{label}: {why}")
-        for f in files:
-            name = spooled.names.get(str(f.path), f.name)
-            too_big = streams.refusal(f.path)       # a file found in a folder is capped as a named one is
+        for f in gathered.files:
+            name = gathered.name(f)
+            too_big = named_paths.refusal(f)       # a file found in a folder is capped as a named one is
             if too_big:
                 say(f"{name}: {too_big}")
-            kind = None if too_big else sniff(f.path)[0]
+            kind = None if too_big else sniff(f)[0]
             lines.append(f"{one_line(name)}\t{kind or 'unknown'}\n")
-    finally:
-        spooled.cleanup()
-        if bundles is not None:
-            bundles.cleanup()
-    missing += [name for name, _ in spooled.unreadable]
-    return "".join(lines), bool(missing) and not files
+    return "".join(lines), bool(gathered.named_refused) and not gathered.files

@@ -19,13 +19,13 @@ from collections import Counter
 
 import pandas as pd
 
+from sarsleuth.inputs.parsers import registry
 from sarsleuth.model import Source
 
 #: Files a case holds one by one; past this, small logs are folded.
 FOLD_AFTER = 1000
 #: Files of one group held before they are folded into the group.
 BATCH = 256
-FOLDABLE_KINDS = ("syslog", "journal", "nginx-error")
 #: Uptime and audit pairs a folded source keeps (dmesg alignment reads a few).
 MAX_CLOCK_PAIRS = 1000
 
@@ -39,11 +39,16 @@ def fold_key(src):
     """What sources must share to be folded together, or None when ``src``
     is kept on its own (metrics, reports, a dmesg, anything this module
     does not know how to add up)."""
-    if src.kind not in FOLDABLE_KINDS or src.store or src.reports or set(src.meta) - _KNOWN:
+    if not _foldable(src.kind) or src.store or src.reports or set(src.meta) - _KNOWN:
         return None
     start, _ = src.span()
     return (src.kind, src.host, src.tz, tuple(repr(src.meta.get(k)) for k in _SAME),
             None if src.host else os.path.dirname(src.path), getattr(start, "year", None))
+
+
+def _foldable(kind: str) -> bool:
+    parser = registry().get(kind)
+    return parser is not None and parser.foldable
 
 
 def _stamp_type(src) -> str | None:

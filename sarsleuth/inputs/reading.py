@@ -15,7 +15,6 @@ import lzma
 import os
 import tempfile
 import zlib
-from pathlib import Path
 from typing import Iterator
 
 from sarsleuth.inputs.compression import GZIP_MAGIC, decompressor, zstd_reader
@@ -372,17 +371,3 @@ def file_mtime(path):
             if mtime:
                 return pd.Timestamp(mtime, unit="s", tz="UTC")
     return pd.Timestamp(os.stat(path).st_mtime, unit="s", tz="UTC")
-
-
-def walk_inputs(paths) -> list[Path]:
-    """Expand directories (recursively, sorted, hidden files skipped)."""
-    out: list[Path] = []
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            for sub in sorted(p.rglob("*")):
-                if sub.is_file() and not any(part.startswith(".") for part in sub.relative_to(p).parts):
-                    out.append(sub)
-        else:
-            out.append(p)
-    return out

@@ -139,5 +139,5 @@ def reports_json(src) -> list:
     """Load-test reports as JSON-safe dicts."""
     # here, not at the top: the comparison module (pandas, the JSON writer)
     # is start-up an sa file's export does not need
-    from sarsleuth.analysis.compare import report_json
+    from sarsleuth.render.formats.json import report_json
     return [report_json(r) for r in src.reports]

@@ -17,6 +17,7 @@ from sarsleuth import render
 from sarsleuth.errors import InputError, UsageError
 from sarsleuth.knowledge.metric_names import LABEL, device_labels
 from sarsleuth.metric_store import MetricStore, from_long
+from sarsleuth.options import Options
 from sarsleuth.render.files import atomic_output
 from sarsleuth.saved_cases.layout import MARKER
 from sarsleuth.saved_cases.reading import case_dir_of, read_marker, read_part, table_parts
@@ -72,21 +73,22 @@ def is_saved_case(path) -> bool:
     return Path(path).is_dir() and (Path(path) / MARKER).is_file()
 
 
-def read(paths, *, tz=None, year=None, date_order=None) -> Metrics:
+def read(paths, options: Options) -> Metrics:
     """The metrics of ``paths`` on one clock: a saved case's as saved (UTC
     instants), anything else read as ``analyze`` reads it."""
     if len(paths) == 1 and is_saved_case(paths[0]):
         notes = [f"--{name} has no effect on a saved case: its times are instants"
-                 for name, given in (("tz", tz), ("year", year), ("date-order", date_order)) if given]
+                 for name, given in (("tz", options.tz), ("year", options.year), ("date-order", options.date_order))
+                 if given]
         return Metrics(saved_store(paths[0]), notes=notes)
     if any(is_saved_case(p) for p in paths):
         raise UsageError("a saved case is exported on its own: give it as the only input")
     # here, not at the top: ``parse`` of one file asks :func:`asked` and
-    # reads no case (the case and its detectors are 50 ms of start-up)
-    from sarsleuth.case import Case
-    case = Case.load(*paths, tz=tz, year=year, date_order=date_order, analyse=False)
-    return Metrics(case.store, warnings=list(case.warnings), notes=list(case.notes),
-                   skipped=[(s.path, s.reason) for s in case.skipped])
+    # reads no case (the analysis and its detectors are 50 ms of start-up)
+    from sarsleuth.analysis.pipeline import run
+    done = run(paths, options, analyse=False)
+    return Metrics(done.store, warnings=list(done.warnings), notes=list(done.notes),
+                   skipped=[(s.path, s.reason) for s in done.skipped])
 
 
 def saved_store(path):
@@ -115,14 +117,13 @@ def unmapped_warning(unmapped: dict) -> str:
             "(docs/metric-names.md lists every sar metric)")
 
 
-def export(paths, fmt: str, output, *, tz=None, year=None, date_order=None, labels=(), say, to_stdout,
-           terminal: bool = False) -> None:
+def export(paths, fmt: str, output, options: Options, *, labels=(), say, to_stdout, terminal: bool = False) -> None:
     """The command: the metrics of ``paths`` in format ``fmt`` onto
     ``output`` (stdout when None, through ``to_stdout``), what was skipped,
     left out or guessed said through ``say``."""
     write = render.writer(fmt, "metrics")
     extra = extra_labels(labels)
-    metrics = read(paths, tz=tz, year=year, date_order=date_order)
+    metrics = read(paths, options)
     for path, reason in metrics.skipped:
         say(f"warning: skipped {path}: {reason}")
     for w in metrics.warnings:

@@ -43,14 +43,14 @@ def refuse_inputs(out, inputs) -> None:
     """Raise if ``out`` is one of the inputs (the same path, a symlink or a
     hard link to it) or a file inside an input directory."""
     # here, not at the top: --help and sniff load this module
-    from sarsleuth.inputs.reading import walk_inputs
+    from sarsleuth.inputs.folders import files_under
     out = Path(out)
     if not out.exists():
         return
     for given in inputs:
         given = Path(given)
         try:
-            candidates = walk_inputs([given]) if given.is_dir() else [given]
+            candidates = files_under([given]) if given.is_dir() else [given]
             for f in candidates:
                 if Path(f).exists() and os.path.samefile(out, f):
                     raise UsageError(f"{one_line(out)}: refusing to overwrite an input file ({one_line(f)})")

@@ -12,16 +12,10 @@ import numpy as np
 import pandas as pd
 
 from sarsleuth.metric_store.disk_names import labelled, names_of_case
-from sarsleuth.knowledge import kb_entry, unmarked_event_kinds
+from sarsleuth.analysis.charted import devices_of, incident_panels, marked_events, series
 
 #: Event kinds drawn with a colour of their own; more kinds share the last.
 EVENT_COLOURS = ["tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray"]
-
-
-def _series_of(detector: str) -> list:
-    """Which series illustrate a detector (knowledge base ``series``):
-    (section, metric, device or None for the busiest device, unit)."""
-    return [(sec, met, None if dev == "*" else dev, unit) for sec, met, dev, unit in kb_entry(detector).get("series", [])]
 
 
 MAX_POINTS = 2000
@@ -57,42 +51,6 @@ def _figure(nrows: int):
     plt.rcParams["svg.fonttype"] = "none"
     fig, axes = plt.subplots(nrows, 1, figsize=(9, 1.9 * nrows + 0.6), sharex=True, squeeze=False)
     return fig, [a[0] for a in axes]
-
-
-def _devices_of(case, section, metric, host):
-    """{device: Series} of one metric (every host's pieces of a device joined)."""
-    if not case.store:
-        return {}
-    return case.store.grouped(section, lambda key: key[2], host=host, metric=metric)
-
-
-def _busiest_device(case, section, metric, host, start, end):
-    best, peak = None, None
-    for device, series in _devices_of(case, section, metric, host).items():
-        if device == "lo":
-            continue
-        if start is not None:
-            series = series[(series.index >= start) & (series.index <= end)]
-        if len(series) and (peak is None or series.max() > peak):
-            best, peak = device, series.max()
-    return best
-
-
-def _series(case, section, metric, device, host):
-    return _devices_of(case, section, metric, host).get(device)
-
-
-def marked_events(events, start=None, end=None):
-    if events is None or not len(events):
-        return None
-    ev = events[events["timestamp"].notna()]
-    if "aligned" in ev.columns:
-        ev = ev[ev["aligned"].fillna(True).astype(bool)]
-    if start is not None:
-        pad = pd.Timedelta(minutes=10)
-        ev = ev[(ev["timestamp"] >= start - pad) & (ev["timestamp"] <= end + pad)]
-    ev = ev[~ev["kind"].isin(sorted(unmarked_event_kinds()))]
-    return ev if len(ev) else None
 
 
 def _mark_events(ax, events, start=None, end=None, label=True):
@@ -145,9 +103,9 @@ def _disk_label(names: dict, host, device) -> str:
 def plot_metric(case, section, metric, host=None, device=None, ax=None, events=True):
     """One metric over time with log events marked; returns the Axes."""
     if device is None:
-        devs = list(_devices_of(case, section, metric, host))
+        devs = list(devices_of(case, section, metric, host))
         device = "all" if "all" in devs else (devs[0] if len(devs) else "")
-    s = _series(case, section, metric, device, host)
+    s = series(case, section, metric, device, host)
     if s is None:
         raise KeyError(f"no {section}/{metric} (device {device!r}) in this case")
     if ax is None:
@@ -164,33 +122,6 @@ def plot_metric(case, section, metric, host=None, device=None, ax=None, events=T
     if events and _mark_events(ax, case.events):
         ax.legend(loc="upper left", fontsize=7, framealpha=0.8)
     return ax
-
-
-def incident_panels(case, incident):
-    """The series that illustrate an incident (knowledge base ``series`` of
-    its findings' detectors; the busiest or the named disk), as
-    ``[(section, metric, device, unit, series)]``, and the span to draw
-    ``(lo, hi)``: the incident and as long again either side."""
-    panels, seen = [], set()
-    host = incident.hosts[0] if incident.hosts else None
-    start, end = incident.start, incident.end
-    if start is None:
-        return [], None
-    for f in incident.findings:
-        for section, metric, device, unit in _series_of(f.detector):
-            # the disk a finding names (the iowait spike's busiest) is the one drawn
-            chosen = (f.refs or {}).get("busiest_disk") if section == "disk" else None
-            dev = device if device is not None else (
-                chosen or _busiest_device(case, section, metric, host, start, end))
-            if dev is None or (section, metric, dev) in seen:
-                continue
-            s = _series(case, section, metric, dev, host)
-            if s is None:
-                continue
-            seen.add((section, metric, dev))
-            panels.append((section, metric, dev, unit, s))
-    span = max(pd.Timestamp(end) - pd.Timestamp(start), pd.Timedelta(minutes=5))
-    return panels, (pd.Timestamp(start) - span, pd.Timestamp(end) + span)
 
 
 def incident_figure(case, incident):

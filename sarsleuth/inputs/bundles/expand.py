@@ -20,6 +20,7 @@ from pathlib import Path
 from sarsleuth.inputs.bundles import archive, layout as lay, readers
 from sarsleuth.inputs.bundles.facts import HostFacts
 from sarsleuth.errors import InputError
+from sarsleuth.inputs.folders import walk
 from sarsleuth.inputs.reading import read_head
 
 #: Configuration files larger than this are not host facts (sysctl -a is ~50 KB).
@@ -70,7 +71,7 @@ def expand(paths, names: dict | None = None, select: dict | None = None) -> Expa
             p = Path(p)
             if p.is_dir():
                 _folder(p, out)
-            elif p.is_file() and _is_archive(p):
+            elif p.is_file() and is_archive(p):
                 _archive(p, out, label=(names or {}).get(str(p), str(p)))
             else:
                 out.entries.append(Entry(str(p), str(p)))
@@ -108,7 +109,8 @@ def has_facts(h: HostFacts) -> bool:
     return bool(h.hostname or h.kernel or h.limits or h.nginx or h.timezone or h.ncpu)
 
 
-def _is_archive(path: Path) -> bool:
+def is_archive(path: Path) -> bool:
+    """Is ``path`` an archive (told by its first bytes)?"""
     try:
         return archive.archive_kind(read_head(path, 512)) is not None
     except (InputError, OSError):
@@ -117,22 +119,13 @@ def _is_archive(path: Path) -> bool:
 
 # ------------------------------------------------------------------ folders
 def _folder(root: Path, out: Expanded) -> None:
-    for here, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        if lay.is_sos_root(dirs + files):
-            _sos_folder(Path(here), out)
-            dirs[:] = []
-            continue
-        for f in sorted(files):
-            if f.startswith("."):
-                continue
-            full = Path(here) / f
-            if not full.is_file():
-                continue
-            if _is_archive(full):
-                _archive(full, out)
-            else:
-                out.entries.append(Entry(str(full), str(full)))
+    for full, sos in walk(root):
+        if sos:
+            _sos_folder(full, out)
+        elif is_archive(full):
+            _archive(full, out)
+        else:
+            out.entries.append(Entry(str(full), str(full)))
 
 
 def sos_folder_files(root: Path, facts: HostFacts, out: Expanded):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sarsleuth.inputs.bundles import archive, layout as lay, readers
-from sarsleuth.inputs.bundles.expand import (Expanded, _collect_file, _is_archive, _member_text, _read_fact, bundle_of,
+from sarsleuth.inputs.bundles.expand import (Expanded, _collect_file, is_archive, _member_text, _read_fact, bundle_of,
                                       sos_folder_files)
 from sarsleuth.inputs.bundles.facts import HostFacts
 from sarsleuth.inputs.reading import DECOMPRESSION_ERRORS, HEAD_BYTES
@@ -54,7 +54,7 @@ def is_bundle(path) -> bool:
             return lay.is_sos_root(os.listdir(p))
         except OSError:
             return False
-    return p.is_file() and _is_archive(p)
+    return p.is_file() and is_archive(p)
 
 
 def scan(path, head_facts) -> tuple[list, list]:

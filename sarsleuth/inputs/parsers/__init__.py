@@ -71,9 +71,23 @@ def _parser_modules():
 
 
 def kinds() -> list[str]:
+    """Every registered kind: the contract's in its order, then the others."""
     reg = registry()
     ordered = [k for k in KINDS if k in reg]
     return ordered + sorted(k for k in reg if k not in ordered)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def kinds_table() -> str:
+    """The markdown table of every kind and what it reads (its parser's
+    ``description``): the README's, written by ``tools/input_kinds.py``."""
+    reg = registry()
+    rows = ["| kind | what |", "|---|---|"]
+    rows += [f"| `{kind}` | {_cell(reg[kind].description)} |" for kind in kinds()]
+    return "\n".join(rows) + "\n"
 
 
 #: Answers for heads already sniffed, by a digest of the head: parsing a

@@ -73,6 +73,10 @@ class Parser(ABC):
     #: scan, in blocks), "document" (parsed whole: JSON, XML) or "records"
     #: (a binary file of records)
     shape: ClassVar[str] = "lines"
+    #: its files, once a case holds a thousand, may be held as one source
+    #: per host and clock (:mod:`sarsleuth.inputs.many_small_logs`): a log
+    #: whose source is only events and line counts, which add up
+    foldable: ClassVar[bool] = False
 
     @classmethod
     def hosts_in(cls, path, head: bytes) -> tuple[tuple, dict]:

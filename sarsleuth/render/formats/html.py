@@ -8,7 +8,7 @@ markup holds none), hand-drawn SVG included."""
 from __future__ import annotations
 
 from sarsleuth.metric_store.disk_names import labelled, names_of_case
-from sarsleuth.render.plots import incident_panels, marked_events
+from sarsleuth.analysis.charted import incident_panels, marked_events
 from sarsleuth.render.charts import CHART_STYLE, chart_svg
 from sarsleuth.render.explorer import explorer
 from sarsleuth.render.files import write_text_file

@@ -104,7 +104,7 @@ def write_fleet(fleet, out) -> None:
 
 
 def write_reports(reports, out) -> None:
-    """Load-test reports' fields (``compare.report_json`` of each)."""
+    """Load-test reports' fields (:func:`report_json` of each)."""
     out.write(dumps(reports) + "\n")
 
 
@@ -148,3 +148,9 @@ def _jsonl_chunk(chunk, terminal: bool, fix_text: bool) -> str:
         frame[name] = pd.Series(col, index=chunk.index, dtype=col.dtype) if isinstance(col, np.ndarray) else col
     text = pd.DataFrame(frame).to_json(orient="records", lines=True, force_ascii=False, double_precision=15)
     return text if not text or text.endswith("\n") else text + "\n"
+
+
+def report_json(report: dict) -> dict:
+    """A JSON-safe copy of a report dict: Timestamps become ISO 8601 strings,
+    NaN and NaT become None, numpy scalars plain numbers, keys strings."""
+    return plain(dict(report))

@@ -14,7 +14,9 @@ class SaBinaryParser(Parser):
     kind = "sa"
     priority = 10
     binary = True           # sniffed on raw bytes, NUL bytes included
-    description = "sysstat binary activity file (sa01..sa31), any format since sysstat 6.1"
+    description = ("sysstat binary activity files (sa01..sa31) of every release since 6.1: 0x2169 (sysstat "
+                   "6.1-7.0, RHEL 5), 0x2170 (9.0-9.1.5, RHEL 6.0-6.4), 0x1170 (Red Hat's 9.0.4 of RHEL 6.5-6.10), "
+                   "0x2171, 0x2173, 0x2175; either byte order, 32- or 64-bit writers")
     shape = "records"
 
     @classmethod

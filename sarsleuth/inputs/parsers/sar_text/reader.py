@@ -52,7 +52,8 @@ class SarTextParser(Parser):
 
     kind = "sar-text"
     priority = 10
-    description = "sar text output (sar -A, sar -u -r ...), any sysstat version and locale"
+    description = ("sar text output (sar -A, sar -u -r ..., any section pasted by hand), any sysstat version and "
+                   "locale; 12/24-hour clocks, ISO and localized dates")
     carries_date = False    # the date is the banner's: an excerpt without it has none
 
     @classmethod

@@ -1,0 +1,36 @@
+"""Stage 4, detect: every detector over the case's metrics, events and
+reports; the processes behind each finding named; what falls outside the
+user's ``--window`` or under ``--min-severity`` left out; and every cited
+line read again from its file, verbatim, before the story quotes it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sarsleuth.analysis import user_window
+from sarsleuth.analysis.attribution import attribute
+from sarsleuth.detectors import Context, run_all
+from sarsleuth.inputs.evidence_lines import quote
+from sarsleuth.model import SEVERITY_RANK
+
+
+@dataclass
+class Detected:
+    findings: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+
+def detect(*, store, events, reports, sources, hosts, clock, config, options, link_speed_bps, window=None,
+           copies=None) -> Detected:
+    """The findings of one case.  ``copies``: {name in outputs: private
+    copy} of streams and archive members, still on disk, to quote from."""
+    ctx = Context(metrics=store, events=events, reports=reports, sources=sources, params=config.params,
+                  link_speed_bps=link_speed_bps, user_signatures=config.signatures, host_facts=list(hosts),
+                  clock=clock)
+    findings, warnings = run_all(ctx)
+    attribute(findings, sources, reports)
+    if window is not None:
+        findings = [f for f in findings if user_window.in_window(f, window)]
+    if options.min_severity:
+        findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[options.min_severity]]
+    quote(findings, copies)       # before the story quotes them
+    return Detected(findings=findings, warnings=list(warnings))
