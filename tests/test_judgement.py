@@ -56,8 +56,8 @@ root         2  0.0  0.0      0     0 ?        S    13:44   0:00 [kthreadd]
 root      6013  0.0  0.0 221816  4400 ?        Ssl  14:12   0:00 rsyslogd -n -f /etc/rsyslog.conf
 root      6041  0.0  0.0   2576   900 ?        S    14:13   0:00 sh /srv/app/supervise.sh report-cache
 root      8700  0.0  0.0  77312 10200 ?        SLs  14:23   0:00 stress-ng --matrix 0 --timeout 55s
-root      8701 {cpu1}  0.0  77504  2880 ?        R    14:23   0:03 stress-ng-matrix [run]
-root      8702 {cpu2}  0.0  77504  2884 ?        R    14:23   0:03 stress-ng-matrix [run]
+root      8701 {cpu1}  0.0  77504  2880 ?        R    14:23   0:29 stress-ng-matrix [run]
+root      8702 {cpu2}  0.0  77504  2884 ?        R    14:23   0:29 stress-ng-matrix [run]
 root      8760  {dd}  0.1  19360 18236 ?        {st}   14:23   0:00 dd if=/dev/zero of=/srv/data/restore.img bs=16M oflag=direct
 root      8800  0.0  0.0   7060  2900 ?        R    14:23   0:00 ps aux
 """
@@ -272,7 +272,7 @@ def test_cpus_busy_within_a_local_load_test_without_ps_are_its_doing():
     ("https://localhost/", "web1", True), ("http://web1:80/", "web1", True),
     ("http://10.0.0.5/", "web1", False), ("example.org", "web1", False), ("", "web1", False)])
 def test_a_load_test_targets_its_own_host_by_loopback_or_name(url, host, local):
-    from sarsleuth.analysis.attribution import _targets_host
+    from sarsleuth.analysis.load_tests import _targets_host
     assert _targets_host(url, host) is local
 
 
