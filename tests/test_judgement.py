@@ -244,7 +244,9 @@ def test_upstreams_nginx_marked_failed_after_timeouts_are_the_timeouts_effect():
     case = sarsleuth.load(LAB_CASES / "upstream-slow-ab" / "billing-lab-01.tar.xz")
     top = case.incidents[0]
     roles = {f.detector: f.role for f in top.findings}
-    assert roles == {"upstream-timeout": "cause", "upstream-down": "effect", "loadtest-errors": "effect"}
+    # ab's own connections, opened and accepted on the host, are the load that drove it: context
+    assert roles == {"upstream-timeout": "cause", "upstream-down": "effect", "loadtest-errors": "effect",
+                     "connection-surge": "context"}
     cause = next(f for f in top.findings if f.role == "cause")
     assert cause.title == "2 x upstream timeout over 2 s (http://127.0.0.1:9001: 1, http://127.0.0.1:9002: 1)"
     down = next(f for f in top.findings if f.detector == "upstream-down")
@@ -300,3 +302,23 @@ def test_a_slow_backends_listen_queue_overflowing_is_the_slowness_effect():
     assert roles["upstream-timeout"] == "cause" and roles["syn-flood"] == "effect"
     syn = next(f for f in case.incidents[0].findings if f.detector == "syn-flood")
     assert syn.title == "1 x possible SYN flooding on port 127.0.0.1:9001"
+
+
+def test_the_web07_sample_tells_the_local_traffic_as_one_incident():
+    """The web07 sosreport: CPUs busy from the first sample (work outside
+    the host's namespace: no process of its ps), then two ab runs against
+    its nginx from the host itself fill the TIME_WAIT table to its cap
+    (4,096, the host's sysctl) and run nginx out of its 256
+    worker_connections. One incident, both limits in it, the surge of
+    connections that filled them as what drove it; sos is named nowhere."""
+    case = sarsleuth.load(SAMPLES / "bundles" / "sosreport-web07-2026-11-23-pvrqaru.tar.xz")
+    (inc,) = case.incidents
+    roles = {f.detector: f.role for f in inc.findings}
+    assert inc.category == "socket-exhaustion" and inc.cause == "tcp-timewait"
+    assert roles["worker-connections-exhausted"] == "effect"
+    assert roles["connection-surge"] == "context" and roles["cpu-saturation"] == "context"
+    surge = next(f for f in inc.findings if f.detector == "connection-surge")
+    assert surge.metrics["peak_accepted_per_s"] == 11818.0 and surge.metrics["local_clients"] == 1
+    told = " ".join([inc.title, inc.summary, *inc.recommendations,
+                     *(f.title + str((f.refs or {}).get("responsible", "")) for f in inc.findings)])
+    assert "sos" not in told

@@ -45,8 +45,8 @@ def bundle_case():
 
 def test_each_bundle_host_is_told_on_its_own_clock(bundle_case):
     """sa06 of Cangke_107_176 records +08:00: memory ran out at 07:02:03
-    UTC, 15:02:03 there; web07 (+01:00) saturated its CPUs at 05:24:58
-    UTC, 06:24:58 in Paris."""
+    UTC, 15:02:03 there; web07 (+01:00) filled its TIME_WAIT table at
+    05:25:03 UTC, 06:25:03 in Paris."""
     out = outputs(bundle_case)
     tengine = incident_on(out["json"], "Cangke_107_176")
     web = incident_on(out["json"], "web07")
@@ -54,8 +54,8 @@ def test_each_bundle_host_is_told_on_its_own_clock(bundle_case):
     assert tengine["story"]["headline"].startswith(
         "Memory exhaustion on Cangke_107_176 from 2014-05-06 15:02:03 to 15:07:01 (UTC+08:00)")
     assert tengine["start"] == "2014-05-06T15:02:03+08:00"
-    assert "from 2026-11-23 06:24:58 to 06:25:36 (UTC+01:00)" in web["summary"]
-    assert web["start"].endswith("+01:00") and web["start"].startswith("2026-11-23T06:24:58")
+    assert "from 2026-11-23 06:25:03 to 06:25:36 (UTC+01:00)" in web["summary"]
+    assert web["start"].endswith("+01:00") and web["start"].startswith("2026-11-23T06:25:03")
     # the story's own times: the timeline, the cause's span and the evidence
     assert tengine["story"]["timeline"][0]["clock"] == "14:50:01"
     assert "use from 15:02:03 to 15:07:01, peak at 15:06:05" in tengine["story"]["cause"]
@@ -69,7 +69,7 @@ def test_each_bundle_host_is_told_on_its_own_clock(bundle_case):
     for fmt in ("text", "markdown", "html"):
         shown = out[fmt]
         assert "2014-05-06 15:02:03 to 15:07:01 (UTC+08:00)" in shown, fmt
-        assert "2026-11-23 06:24:58 to 06:25:36 (UTC+01:00)" in shown, fmt
+        assert "2026-11-23 06:25:03 to 06:25:36 (UTC+01:00)" in shown, fmt
         assert "Timeline (UTC+08:00)" in shown and "Timeline (UTC+01:00)" in shown, fmt
 
 
@@ -79,9 +79,9 @@ def test_the_list_across_hosts_is_on_one_stated_zone(bundle_case):
     assert "times: UTC" in out["text"] and "times: UTC." in out["markdown"] and "times: UTC;" in out["html"]
     # the incident list: both hosts on UTC, side by side
     assert re.search(r"\| 1 \| critical \| 2014-05-06 07:02:03 \| 2014-05-06 07:07:01 \|", out["markdown"])
-    assert re.search(r"\| 2 \| high \| 2026-11-23 05:24:58 \|", out["markdown"])
+    assert re.search(r"\| 2 \| high \| 2026-11-23 05:25:03 \|", out["markdown"])
     assert re.search(r"│ critical +│ 2014-05-06 07:02:03 +│", out["text"])
-    assert re.search(r"│ high +│ 2026-11-23 05:24:58 +│", out["text"])
+    assert re.search(r"│ high +│ 2026-11-23 05:25:03 +│", out["text"])
     assert "hosts record different time zones (+01:00, +08:00); times are shown in UTC" in out["json"]["notes"]
 
 

@@ -300,7 +300,9 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None, clock: Clock) -> 
         effect_lines.append(item + _cited(f))
     context_lines = []
     for f in context:
-        if _on_clock(f) and _on_clock(cause) and f.onset < cause.onset:
+        if kb_entry(f.detector).get("driver"):
+            why = "the load that drove it"
+        elif _on_clock(f) and _on_clock(cause) and f.onset < cause.onset:
             why = "already before the cause"
         else:
             why = "at the same time, not explained by the cause"
