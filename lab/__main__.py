@@ -4,8 +4,10 @@
     python -m lab check                    which scenarios this machine can stage, and why not
     python -m lab record ID|PATH... [--all] [--missing] [--out DIR]
                                            stage and record (root; minutes each)
-    python -m lab score [CASE...] [--format text|json|markdown] [--cases-dir DIR] [--set-floor]
-                                           run sarsleuth on every recorded case against its truth
+    python -m lab score [CASE...] [--interval N] [--format text|json|markdown] [--cases-dir DIR]
+                        [--cache DIR] [--set-floor]
+                                           run sarsleuth on every recorded case against its truth,
+                                           at 1 s, 10 s and 60 s (and 10 minutes for the long cases)
 """
 from __future__ import annotations
 
@@ -180,7 +182,7 @@ def cmd_stage(args) -> int:
 
 
 def cmd_score(args) -> int:
-    from lab.scoring.score import main as score_main
+    from lab.scoring.report import main as score_main
 
     return score_main(args)
 
@@ -210,6 +212,9 @@ def main(argv=None) -> int:
     p.add_argument("cases", nargs="*")
     p.add_argument("--cases-dir", default=str(LAB / "cases"))
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument("--interval", type=int, help="only this interval (seconds), as a detailed table")
+    p.add_argument("--cache", help="folder of the cases derived at coarser intervals "
+                                   "(default $SARSLEUTH_LAB_CACHE or ~/.cache/sarsleuth-lab)")
     p.add_argument("--set-floor", action="store_true",
                    help="write these totals to lab/scores.toml: the test suite holds the lab to them")
     p.set_defaults(fn=cmd_score)
