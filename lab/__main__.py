@@ -172,13 +172,55 @@ def cmd_stage(args) -> int:
 
     os.chdir("/")
     _interrupt_as_exit()
+    _adopt_orphans()
     host = Host(load(Path(args.scenario)), Path(args.work), Path(args.out))
     try:
         host.record()
     except CaseRefused as exc:
         print(f"{host.scenario.id}: refused: {exc}", file=sys.stderr)
         return REFUSED
+    finally:
+        _end_descendants()
     return 0
+
+
+def _adopt_orphans() -> None:
+    """The staged host's orphans (a daemon's detached child) stay its own:
+    this process becomes their parent (a child subreaper), so that they
+    are in the host's process table and ended with the recording."""
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _end_descendants() -> None:
+    import signal
+
+    from lab.recorder.snapshots import staged_pids
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        left = [p for p in staged_pids() if p != 2 and _parent_of(p) != 2]
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        if left and sig == signal.SIGTERM:
+            import time
+            time.sleep(2)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+
+
+def _parent_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def cmd_score(args) -> int:
