@@ -29,6 +29,7 @@ def main() -> None:
     ap.add_argument("--threads-per-request", type=int, default=0)
     ap.add_argument("--call", default="", help="HOST:PORT of a service called once a request, "
                     "on a new connection each time (no connection pool)")
+    ap.add_argument("--bind", default="127.0.0.1", help="the address it listens on")
     ap.add_argument("--work-ms", type=float, default=0.0)
     ap.add_argument("--db", default="", help="libpq connection string of the service's database")
     ap.add_argument("--leak-db-every", type=int, default=0)
@@ -93,11 +94,11 @@ def main() -> None:
         def log_message(self, fmt, *a):     # no access log: only errors reach syslog
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server = ThreadingHTTPServer((args.bind, args.port), Handler)
     server.daemon_threads = True
     if args.fork_export_after:
         threading.Timer(args.fork_export_after, export, (args,)).start()
-    print(f"listening on 127.0.0.1:{args.port} (pid {os.getpid()})", file=sys.stderr, flush=True)
+    print(f"listening on {args.bind}:{args.port} (pid {os.getpid()})", file=sys.stderr, flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -3,10 +3,12 @@
 The staged host shares its kernel with the machine that records it, so the
 real ``ps`` lists the machine's unrelated processes too.  This runs the
 real ``ps`` with the arguments given (its output as ps prints it) and keeps
-the header, the kernel's threads and the host's processes (descendants of
-the process named in ``/srv/app/host-root``), as ``ps aux | grep -v``
-would; itself left out.  ``/srv/app/bin/ps`` runs it, so that every ``ps``
-run on the host (a collector's script, an agent, an admin) sees the host.
+the header, the kernel's threads and the host's processes (those in the
+host's UTS namespace: the one this runs in), as ``ps aux | grep -v``
+would; itself, the recorder (``/srv/app/host-root``) and the processes
+that stand for other machines (``/srv/app/elsewhere``) left out.
+``/srv/app/bin/ps`` runs it, so that every ``ps`` run on the host (a
+collector's script, an agent, an admin) sees the host.
 """
 import os
 import subprocess
@@ -56,6 +58,31 @@ def host_pids(root: int, away: set = frozenset()) -> set:
     return keep
 
 
+def _uts(pid) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/uts")
+    except OSError:
+        return ""
+
+
+def same_host(recorder: int, away: set) -> set:
+    """The processes of this host: in this process's UTS namespace (but
+    not the recorder, nor a process of ``away`` or its descendants), and
+    the kernel's threads."""
+    par = parents()
+    mine = _uts("self")
+    keep = {pid for pid in par if pid == 2 or par[pid] == 2}
+    for pid in par:
+        if pid == recorder or _uts(pid) != mine:
+            continue
+        p, seen = pid, 0
+        while p > 1 and seen < 64 and p not in away:
+            p, seen = par.get(p, 0), seen + 1
+        if p not in away:
+            keep.add(pid)
+    return keep
+
+
 def main() -> int:
     proc = subprocess.run(["ps", *sys.argv[1:]], executable="/usr/bin/ps", capture_output=True, text=True)
     lines = proc.stdout.splitlines()
@@ -64,7 +91,7 @@ def main() -> int:
     except (OSError, ValueError, IndexError):
         sys.stdout.write(proc.stdout)
         return proc.returncode
-    keep = host_pids(root, elsewhere()) - {os.getpid()}
+    keep = same_host(root, elsewhere()) - {os.getpid()}
     head = lines[0].split() if lines else []
     col = head.index("PID") if "PID" in head else None
     out = lines[:1]

@@ -128,9 +128,10 @@ def write(host, probes, watch, faults: list[float], dmesg: Path | None, sos: Pat
         hi = t_sign + float(truth.get("after", 10))
         start_between = [_iso(lo), _iso(hi)]
         notes.append(f"Fault step at {_iso(t_fault)}; first sign: {how} at {_iso(t_sign)}.")
+    peer_files = host.peer.files() if host.peer else []
     responsible, missing = [], []
     for name in truth.get("responsible", []):
-        (responsible if _found_in(name, files) else missing).append(name)
+        (responsible if _found_in(name, files + peer_files) else missing).append(name)
     if missing:
         notes.append(f"Named in the scenario but in none of the operator's files, so left out of the truth: "
                      f"{', '.join(missing)}.")
@@ -146,13 +147,9 @@ def write(host, probes, watch, faults: list[float], dmesg: Path | None, sos: Pat
         shutil.copy2(sos, out / sos.name)
         archived = [(arc, p) for arc, p in files if p.parent == OPS_DIR and arc != "dmesg.txt"]
     if archived:
-        with tarfile.open(out / f"{hostname}.tar.xz", "w:xz", preset=9) as tar:
-            for arc, path in archived:
-                info = tar.gettarinfo(str(path), arcname=f"{hostname}/{arc}")
-                info.uname = info.gname = "root"
-                info.uid = info.gid = 0
-                with open(path, "rb") as fh:
-                    tar.addfile(info, fh)
+        _archive(out, hostname, archived)
+    if peer_files:      # the second host's files, in an archive of its own
+        _archive(out, host.peer.hostname, peer_files)
     tools = ["sadc 1 s -S XALL"] + (["sadc 60 s -S DISK (cron)", "debian-sa1 600 s -S DISK (cron)"]
                                      if host.background.bg["sadc_cron"] else []) + sorted(host.tool_versions)
     collector = [COLLECTORS[name] for name in sc.collector]
@@ -167,6 +164,8 @@ def write(host, probes, watch, faults: list[float], dmesg: Path | None, sos: Pat
               f"confounders = {_toml_list(truth.get('confounders', []))}"]
     if collector:
         lines.append(f"collector = {_toml_list(collector)}")
+    if truth.get("hosts"):
+        lines.append(f"hosts = {_toml_list(truth['hosts'])}")
     lines += [f"quiet = {'true' if quiet else 'false'}",
               f"args = {_toml_list(truth.get('args', []))}", "",
               "[recorded]",
@@ -179,6 +178,16 @@ def write(host, probes, watch, faults: list[float], dmesg: Path | None, sos: Pat
     (out / "truth.toml").write_text("\n".join(lines + [""]))
     _write_recorded(host, out, files, sos, notes, probes, faults)
     return out
+
+
+def _archive(out: Path, hostname: str, files: list[tuple[str, Path]]) -> None:
+    with tarfile.open(out / f"{hostname}.tar.xz", "w:xz", preset=9) as tar:
+        for arc, path in files:
+            info = tar.gettarinfo(str(path), arcname=f"{hostname}/{arc}")
+            info.uname = info.gname = "root"
+            info.uid = info.gid = 0
+            with open(path, "rb") as fh:
+                tar.addfile(info, fh)
 
 
 def _background_text(bg: dict) -> str:
@@ -241,6 +250,14 @@ def _write_recorded(host, out: Path, files, sos, notes, probes, faults) -> None:
         md.append(f"- `{sos.name}`: `sos report` of the staged host after the incident")
         files = [(arc, p) for arc, p in files if p.parent == OPS_DIR and arc != "dmesg.txt"]
     md += [f"- `{sc.host['hostname']}/{arc}` ({p.stat().st_size:,} bytes)" for arc, p in files]
+    if host.peer:
+        md += [f"- `{host.peer.hostname}/{arc}` ({p.stat().st_size:,} bytes)" for arc, p in host.peer.files()]
+        notes = notes + [f"Two hosts share the recording machine's kernel: `{sc.host['hostname']}` and "
+                         f"`{host.peer.hostname}` (its own host name, network namespace reached over a veth pair, "
+                         "files and services). Their sa files' CPU, memory, disk and PSI figures are the machine's, "
+                         "the same in both; their network figures are each host's own. The kernel's messages "
+                         f"went to `{host.peer.hostname if host.peer.spec.get('kernel_log') else sc.host['hostname']}` "
+                         "only."]
     md += ["", "## Notes", ""] + [f"- {n}" for n in notes] + [
         "- The kernel's ring buffer was cleared when the recording began, so that `dmesg` holds this "
         "recording only; syslog started with it too.",

@@ -15,13 +15,14 @@ from pathlib import Path
 
 from lab.recorder.background import BACKGROUND_KEYS, PROFILES
 from lab.recorder.background import DEFAULTS as BACKGROUND_DEFAULTS
+from lab.recorder.peer import PEER_KEYS
 
 LAB = Path(__file__).resolve().parent.parent
 
 #: The actions a step may take, each with the keys it accepts besides the
 #: common ones.
 ACTIONS = {
-    "run": {"cgroup", "nofile", "core", "oom_score_adj", "syslog_tag", "cwd", "user", "env"},
+    "run": {"cgroup", "nofile", "core", "oom_score_adj", "syslog_tag", "cwd", "user", "env", "on"},
     "load": {"save", "rate", "cgroup", "nofile", "elsewhere"},   # elsewhere: clients of other machines
     "signal": {"target"},
     "reload": set(),          # nginx: the value is a table of [nginx] keys to change
@@ -31,7 +32,7 @@ ACTIONS = {
     "sysctl": set(),          # a table of sysctl = value, restored at `until` or the end
     "nft": {"port", "percent", "reject"},   # drop or reject packets to a port
     "qdisc": set(),           # tc qdisc on lo, removed at `until`
-    "ps": set(),
+    "ps": {"on"},
     "logger": {"tag", "priority"},   # a line an admin or a script sent to syslog
     "mark": set(),            # only a line in the recording's timeline
 }
@@ -40,7 +41,7 @@ COMMON = {"at", "until", "fault", "name", "note"}
 HOST_KEYS = {"hostname", "tz", "duration", "sa_dir", "syslog", "dmesg", "ps", "ps_style", "swap",
              "hung_task_timeout", "sysctl", "sos", "sa_name", "messages", "logs"}
 TRUTH_KEYS = {"category", "cause", "responsible", "confounders", "quiet", "args", "sign", "sign_log",
-              "after", "before"}
+              "after", "before", "hosts"}
 #: What gathered the files after the incident, at its second of the
 #: recording: the real ``sos report``, the on-call's ``collect-diag``
 #: script (ps, free, a tarball of /var/log), the monitoring agent's dump.
@@ -95,6 +96,7 @@ class Scenario:
     files: dict = field(default_factory=dict)
     background: dict = field(default_factory=dict)
     collector: dict = field(default_factory=dict)
+    peer: dict | None = None
 
     @property
     def needs(self) -> list[str]:
@@ -138,7 +140,7 @@ def load(path: Path) -> Scenario:
         raise ScenarioError(f"{path}: {exc}") from None
     where = path.name
     _check_keys(where, data, {"id", "kind", "summary", "host", "truth", "nginx", "backend", "cgroup",
-                              "filesystem", "step", "file", "background", "collector"})
+                              "filesystem", "step", "file", "background", "collector", "peer"})
     for key in ("id", "kind", "summary", "host", "truth"):
         if key not in data:
             raise ScenarioError(f"{where}: missing `{key}`")
@@ -160,6 +162,12 @@ def load(path: Path) -> Scenario:
     if data.get("background", {}).get("profile", "production") not in PROFILES:
         raise ScenarioError(f"{where} [background]: profile is one of {', '.join(PROFILES)}")
     _check_keys(f"{where} [collector]", data.get("collector", {}), set(COLLECTORS))
+    if "peer" in data:
+        _check_keys(f"{where} [peer]", data["peer"], PEER_KEYS)
+        for b in data["peer"].get("backend", []):
+            _check_keys(f"{where} [[peer.backend]]", b, BACKEND_KEYS)
+        if "hostname" not in data["peer"]:
+            raise ScenarioError(f"{where} [peer]: missing `hostname`")
     steps = []
     for i, raw in enumerate(data.get("step", []), 1):
         actions = [k for k in raw if k in ACTIONS]
@@ -195,7 +203,7 @@ def load(path: Path) -> Scenario:
                     truth=data["truth"], nginx=data.get("nginx"), backends=data.get("backend", []),
                     cgroups=data.get("cgroup", {}), filesystems=data.get("filesystem", []), steps=steps,
                     files=data.get("file", {}), background=data.get("background", {}),
-                    collector=data.get("collector", {}))
+                    collector=data.get("collector", {}), peer=data.get("peer"))
 
 
 def all_scenarios() -> list[Scenario]:

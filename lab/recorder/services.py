@@ -52,14 +52,14 @@ def _routing(messages: Path) -> str:
 
 
 class Rsyslog:
-    def __init__(self, style: str, messages: Path, run: Path):
+    def __init__(self, style: str, messages: Path, run: Path, kernel: bool = True):
         self.messages = messages
         conf = run / "rsyslog.conf"
         (run / "rsyslog").mkdir(parents=True, exist_ok=True)
         conf.write_text(
             f'global(workDirectory="{run}/rsyslog")\n'
             'module(load="imuxsock")\n'
-            'module(load="imklog")\n'
+            + ('module(load="imklog")\n' if kernel else "") +
             f"$ActionFileDefaultTemplate {RSYSLOG_TEMPLATES[style]}\n" + _routing(messages))
         self.proc = subprocess.Popen(["rsyslogd", "-n", "-f", str(conf), "-i", str(run / "rsyslogd.pid")],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -195,15 +195,15 @@ class Nginx:
             self.proc.wait()
 
 
-def wait_listening(port: int, timeout: float = 10.0) -> None:
+def wait_listening(port: int, timeout: float = 10.0, host: str = "127.0.0.1") -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            socket.create_connection((host, port), timeout=1).close()
             return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout:g} s")
+    raise RuntimeError(f"nothing listens on {host}:{port} after {timeout:g} s")
 
 
 class Backend:

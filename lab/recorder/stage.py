@@ -21,6 +21,7 @@ from pathlib import Path
 
 from lab.recorder import case as case_files
 from lab.recorder.machine import Borrowed, device_numbers, version_of
+from lab.recorder.peer import Peer
 from lab.recorder.probes import LogWatch, Probes
 from lab.recorder.scenario import Scenario
 from lab.recorder.services import Backend, Nginx, Rsyslog, Sadc, drain_kernel_log
@@ -57,6 +58,7 @@ class Host:
         self.tool_versions: set[str] = set()
         self.background = Background(self, background_settings(scenario))
         self.collectors: dict[str, subprocess.Popen] = {}
+        self.peer = Peer(scenario.peer, self.cgroups) if scenario.peer else None
 
     def mark(self, text: str, at: float | None = None) -> None:
         at = at if at is not None else time.time()
@@ -86,6 +88,7 @@ class Host:
         subprocess.run(["hostname", hostname], check=True)
         Path("/etc/hostname").write_text(hostname + "\n")
         subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        self.tz = tz
         for d in ("/srv/app", "/srv/www", "/srv/ops", "/srv/data"):
             Path(d).mkdir(parents=True, exist_ok=True)
         for prog in (LAB / "programs").iterdir():
@@ -130,6 +133,8 @@ class Host:
             self.borrowed.sysctl(name, value)
         for name, limits in sc.cgroups.items():
             self.cgroups[name] = self.borrowed.cgroup(name, limits, self.devices)
+        if self.peer:
+            self.peer.setup(tz)
         mem = {line.split(":")[0]: int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()}
         port = (sc.nginx or {}).get("port", 8080)
         self.variables = {
@@ -160,6 +165,10 @@ class Host:
         if target.startswith("backend:"):
             b = self.backends[int(target.split(":")[1])]
             return [b.proc.pid] if b.proc and b.proc.poll() is None else []
+        if target.startswith("peer:"):      # a process of the peer by its name
+            uts = os.readlink(f"/proc/{self.peer.anchor.pid}/ns/uts")
+            out = subprocess.run(["pgrep", "-x", target[5:]], capture_output=True, text=True).stdout
+            return [int(p) for p in out.split() if _uts_of(int(p)) == uts]
         out = subprocess.run(["pgrep", "-x", target], capture_output=True, text=True).stdout
         return [int(p) for p in out.split()]
 
@@ -169,6 +178,10 @@ class Host:
         if name.startswith("backend:"):
             b = self.backends[int(name.split(":")[1])]
             return Service(b.stop, b.start)
+        if name.startswith("peer:backend:"):
+            port = int(name.rsplit(":", 1)[1])
+            return Service(lambda: self.peer.stop_backend(port),
+                           lambda: self.peer.start_backend(self.peer.backend_spec(port)))
         raise ValueError(f"no service named {name!r} (nginx, backend:PORT)")
 
     # -------------------------------------------------------------------- run
@@ -176,6 +189,8 @@ class Host:
         try:
             return self._record()
         finally:
+            if self.peer:
+                self.peer.close()
             self.borrowed.close()
 
     def _record(self) -> Path:
@@ -184,12 +199,17 @@ class Host:
         self.setup()
         self.tool_versions = tool_versions(sc)
         drain_kernel_log()
-        rsyslog = Rsyslog(h.get("syslog", "traditional"), self._messages_path(), Path("/srv")) \
+        peer_kernel = bool(self.peer and self.peer.spec.get("kernel_log"))
+        rsyslog = Rsyslog(h.get("syslog", "traditional"), self._messages_path(), Path("/srv"), kernel=not peer_kernel) \
             if h.get("syslog", "traditional") != "none" else None
+        if self.peer:
+            self.peer.start_rsyslog()
         probes = Probes()
         probes.start()
         watch = None
         logs = [self._messages_path(), Path("/var/log/nginx/error.log")]
+        if self.peer:
+            logs.append(self.peer.root / str(self.peer.messages_path()).lstrip("/"))
         if sc.truth.get("sign_log"):
             watch = LogWatch(logs, sc.truth["sign_log"])
             watch.start()
@@ -211,10 +231,14 @@ class Host:
         self.t0 = time.time()
         sadc = Sadc(self._sa_path(), duration)
         self.mark(f"sadc -S XALL 1 {duration} {self._sa_path()} started")
+        if self.peer:
+            self.peer.start_sadc(self.t0, duration)
+            self.mark(f"{self.peer.hostname}: sadc -S XALL 1 {duration} {self.peer.sa_path(self.t0)} started")
         try:
             if not running:
                 self._start_services()
             schedule = sorted([(float(t), "ps-host", None) for t in h.get("ps", [])] +
+                              [(float(t), "ps-peer", None) for t in (sc.peer or {}).get("ps", [])] +
                               [(s.at, "step", s) for s in sc.steps if s.at >= 0] +
                               [(t, "background", what) for t, what in self.background.due()] +
                               [(float(t), "collector", name) for name, t in sc.collector.items()],
@@ -225,6 +249,9 @@ class Host:
                 now = time.time()
                 if what == "ps-host":
                     self.mark(runner.ps(), now)
+                    continue
+                if what == "ps-peer":
+                    self.mark(self.peer.ps(), now)
                     continue
                 if what == "background":
                     self.mark(self.background.run_timed(step), now)
@@ -243,6 +270,8 @@ class Host:
                 self.nginx.stop()
             for b in self.backends.values():
                 b.stop()
+            if self.peer:
+                self.peer.stop()
             sadc.wait(SETTLE + 5)
             self.mark("sadc finished; services stopped")
         finally:
@@ -252,7 +281,10 @@ class Host:
             if watch:
                 watch.stop()
         sos = self._collected_sos()
-        dmesg = self._dmesg()
+        dmesg = self._dmesg() if not peer_kernel else None
+        if self.peer:
+            self.peer.dmesg()
+            self.peer.stop_rsyslog()
         if rsyslog:
             rsyslog.stop()
         if h.get("sos"):
@@ -261,6 +293,9 @@ class Host:
 
     def _start_services(self, when: str = "") -> None:
         sc = self.scenario
+        if self.peer:      # the backend host first: the proxy sends to it
+            for spec in self.peer.spec.get("backend", []):
+                self.mark(f"{when}{self.peer.start_backend(spec)}")
         nginx_cfg = sc.nginx if sc.nginx is not None else ({} if self.background.on else None)
         if nginx_cfg is None:
             return
@@ -364,6 +399,13 @@ def tool_versions(sc: Scenario) -> set[str]:
                         "supervisord", "psql", "pgbench"):
                 used.add(prog)
     return {version_of(p) for p in used}
+
+
+def _uts_of(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/uts")
+    except OSError:
+        return ""
 
 
 def _device_of(path: str) -> str:

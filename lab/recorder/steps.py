@@ -61,6 +61,11 @@ class StepRunner:
     def run(self, step) -> str:
         argv = shlex.split(self.expand(step.value))
         tag = step.opts.get("syslog_tag")
+        if step.opts.get("on") == "peer":       # a command on the second host
+            proc = self.host.peer.run(argv, tag)
+            if step.until is not None:
+                self.undo.append((step.until, "stop-process", proc))
+            return f"{self.host.peer.hostname}: `{shlex.join(argv)}` started (pid {proc.pid})"
         proc = self._spawn(argv, step, stdout=subprocess.PIPE if tag else subprocess.DEVNULL)
         if tag:   # a service's output goes to syslog, as a unit's would go to the journal
             logger = subprocess.Popen(["logger", "-t", f"{tag}[{proc.pid}]"], stdin=proc.stdout)
@@ -172,6 +177,8 @@ class StepRunner:
         return f"tc qdisc add dev lo root {step.value}"
 
     def ps(self, step=None) -> str:
+        if step is not None and step.opts.get("on") == "peer":
+            return self.host.peer.ps()
         self.ps_count += 1
         path = ps_snapshot(OPS_DIR, self.host.scenario.host.get("ps_style", "aux"))
         return f"ps snapshot {path.name}"

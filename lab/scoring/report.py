@@ -47,6 +47,8 @@ def verdict(s: CaseScore) -> str:
         wrong.append(f"cause {s.cause}")
     if s.named is False and s.rank1 != "none":
         wrong.append("not named")
+    if s.host_ok is False and s.rank1 != "none":
+        wrong.append("wrong host")
     if s.contradicted:
         wrong.append(f"{len(s.contradicted)} contradicted")
     return "; ".join(wrong) or "ok"
@@ -101,13 +103,13 @@ def overview(by_interval: dict[int, list[CaseScore]], fmt: str = "text") -> str:
 
 def totals_table(by_interval: dict[int, list[CaseScore]], fmt: str = "text") -> list[str]:
     head = ["interval", "cases", "top-1 category", "start within one interval + 10 s", "cause detector",
-            "responsible named", "contradicted advice", "incidents on quiet days"]
+            "responsible named", "right host", "contradicted advice", "incidents on quiet days"]
     rows = []
     for i in sorted(by_interval):
         t = totals(by_interval[i])
         rows.append([interval_name(i), f"{t['cases']} ({t['quiet_cases']} quiet)", _pct(t["category"]),
                      _pct(t["start"]), _pct(t["cause"]), f"{_pct(t['named'])} of {t['named_cases']}",
-                     str(t["contradicted"]), str(t["quiet_incidents"])])
+                     _pct(t["host"]), str(t["contradicted"]), str(t["quiet_incidents"])])
     return _render(head, rows, fmt)
 
 
@@ -122,7 +124,7 @@ def lab_counts(folders: list[Path]) -> dict:
         "quiet_days": sum(1 for t in truths if t.get("quiet")),
         "long": sum(1 for f in folders if 600 in intervals_of(f)),
         "collector": sum(1 for t in truths if t.get("collector")),
-        "two_host": sum(1 for t in truths if len(t.get("hosts") or []) > 1),
+        "two_host": sum(1 for t in truths if t.get("hosts")),
     }
 
 
@@ -131,7 +133,7 @@ def floor_values(by_interval: dict[int, list[CaseScore]]) -> dict[str, dict]:
     for i, scores in sorted(by_interval.items()):
         t = totals(scores)
         out[f"at_{i}s"] = {"cases": t["cases"], "category": t["category"] or 0.0, "start": t["start"] or 0.0,
-                           "cause": t["cause"] or 0.0, "named": t["named"] or 0.0,
+                           "cause": t["cause"] or 0.0, "named": t["named"] or 0.0, "host": t["host"] or 0.0,
                            "contradicted": t["contradicted"], "quiet_incidents": t["quiet_incidents"]}
     return out
 

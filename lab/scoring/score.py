@@ -12,6 +12,8 @@ json`` with the truth's ``args`` and compares rank 1 with the truth:
   coarser interval (an sa row stamped at the end of the interval it
   averages shows an onset up to one interval late); within 10 s counts;
 - **cause**: rank 1's ``cause`` detector is one of ``cause``;
+- **host**: in a case of several hosts, rank 1's hosts include the one
+  ``hosts`` names;
 - **named**: one of ``responsible`` (process names, devices) is named in
   rank 1's title, headline, cause, explanation or recommendations (quoted
   evidence lines do not count: they name whatever the log named);
@@ -57,6 +59,7 @@ class CaseScore:
     cause_ok: bool | None = None
     start_error_s: float | None = None
     named: bool | None = None
+    host_ok: bool | None = None          # cases of several hosts: rank 1 names the truth's host
     contradicted: list = field(default_factory=list)
     incidents: int = 0
     exit_code: int = 0
@@ -172,6 +175,7 @@ def score_case(folder: Path, interval: int = 1, cache: Path | None = None) -> Ca
     if not incidents:
         s.rank1, s.category_ok, s.cause_ok = "none", False, False
         s.named = False if truth.get("responsible") else None
+        s.host_ok = False if truth.get("hosts") else None
         return s
     top = incidents[0]
     s.rank1, s.cause = top["category"], top.get("cause") or "-"
@@ -181,6 +185,8 @@ def score_case(folder: Path, interval: int = 1, cache: Path | None = None) -> Ca
                                   widen_s=interval if interval > 1 else 0.0)
     if truth.get("responsible"):
         s.named = _names(story_text(top), truth["responsible"])
+    if truth.get("hosts"):
+        s.host_ok = bool(set(top.get("hosts") or []) & set(truth["hosts"]))
     return s
 
 
@@ -216,6 +222,7 @@ def totals(scores: list[CaseScore]) -> dict:
                        and s.start_error_s <= START_TOLERANCE_S),
         "named": share(named, lambda s: s.named),
         "named_cases": len(named),
+        "host": share([s for s in incident_cases if s.host_ok is not None], lambda s: s.host_ok),
         "contradicted": sum(len(s.contradicted) for s in scores),
         "quiet_incidents": sum(s.incidents for s in quiet),
     }
