@@ -80,7 +80,7 @@ class Peer:
         msgs = self.messages_path()
         routing = (f"*.*;auth,authpriv.none {msgs}\n" if msgs.name == "syslog" else
                    f"*.info;mail.none;authpriv.none;cron.none {msgs}\ncron.* {msgs.parent / 'cron'}\n")
-        conf = (f'global(workDirectory="/run")\n'
+        conf = (f'global(workDirectory="/run" processInternalMessages="on")\n'
                 'module(load="imuxsock" SysSock.Name="/run/devlog")\n'
                 + ('module(load="imklog")\n' if self.spec.get("kernel_log") else "")
                 + f"$ActionFileDefaultTemplate {RSYSLOG_TEMPLATES[style]}\n" + routing)
