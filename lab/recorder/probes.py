@@ -51,6 +51,15 @@ def _disk_busy_ms() -> dict:
     return busy
 
 
+def _net_bytes() -> int:
+    """Bytes received on every interface of the recording's network
+    namespace so far (/proc/net/dev)."""
+    total = 0
+    for line in Path("/proc/net/dev").read_text().splitlines()[2:]:
+        total += int(line.split(":", 1)[1].split()[0])
+    return total
+
+
 def _blocked() -> int:
     for line in Path("/proc/stat").read_text().splitlines():
         if line.startswith("procs_blocked"):
@@ -128,12 +137,13 @@ class Probes(threading.Thread):
 
         root = os.getpid()
         prev_cpu, prev_disk, prev_t = _cpu_times(), _disk_busy_ms(), time.time()
+        prev_net = _net_bytes()
         # the recorder stages the scenario itself: its own I/O is part of it
         prev_foreign = _foreign_usage(staged_pids(root) | {root})
         prev_swapped_in = _swapped_in()
         while not self._halt.wait(1.0):
             now = time.time()
-            cpu, disk = _cpu_times(), _disk_busy_ms()
+            cpu, disk, net = _cpu_times(), _disk_busy_ms(), _net_bytes()
             foreign = _foreign_usage(staged_pids(root) | {root})
             swapped_in = _swapped_in()
             f_ticks, f_io, f_cpu_comm, f_io_comm = _foreign_delta(prev_foreign, foreign,
@@ -151,12 +161,13 @@ class Probes(threading.Thread):
                 "timewait": _timewait(),
                 "disk_util_pct": max(util, default=0.0),
                 "blocked": _blocked(),
+                "net_mbps": (net - prev_net) / (1 << 20) / max(0.1, now - prev_t),
                 # other work on the recording machine, which must stay out of a case
                 "foreign_cpu_pct": 100.0 * f_ticks / dt_ticks,
                 "foreign_io_mbps": f_io / (1 << 20) / max(0.1, now - prev_t),
             }))
             self.foreign_top.append((f_cpu_comm, f_io_comm))
-            prev_cpu, prev_disk, prev_t, prev_foreign = cpu, disk, now, foreign
+            prev_cpu, prev_disk, prev_t, prev_foreign, prev_net = cpu, disk, now, foreign, net
 
     def stop(self) -> None:
         self._halt.set()
