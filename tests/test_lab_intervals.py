@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from lab.intervals import derive, safile
-from sarsleuth.parsers.base import ParseOptions
-from sarsleuth.parsers.sa.parser import SaBinaryParser
+from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.sa.parser import SaBinaryParser
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = REPO / "lab" / "cases"

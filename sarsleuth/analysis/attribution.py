@@ -344,7 +344,8 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
             continue
         snap = inside[len(inside) // 2] if resource != "memory" else inside[-1]
         if resource == "cpu":
-            groups = by_cpu(snap, f.start, f.end, before[-1] if before else None)
+            # a sample stamped at its end covers the interval before it
+            groups = by_cpu(snap, f.start - f.resolution, f.end, before[-1] if before else None)
         elif resource == "memory":
             earlier = before[-1] if before else (inside[0] if len(inside) > 1 else None)
             groups = by_memory(snap, earlier)
