@@ -322,3 +322,17 @@ def test_the_web07_sample_tells_the_local_traffic_as_one_incident():
     told = " ".join([inc.title, inc.summary, *inc.recommendations,
                      *(f.title + str((f.refs or {}).get("responsible", "")) for f in inc.findings)])
     assert "sos" not in told
+
+
+def test_a_run_without_a_time_is_not_told_as_another_run_s_effect():
+    """Field report 001: two ab runs pasted whole. The 2 MB run fills the
+    link (placed where sar shows the server sending at its rate); the
+    50 KB run's long tail has no time: nothing ties it to the other run,
+    so it is told beside that incident, as context, never as its effect.
+    A tail in the same run's report would be its effect."""
+    case = sarsleuth.load(SAMPLES / "image-service-ab")
+    (inc,) = case.incidents
+    roles = {f.detector: f.role for f in inc.findings}
+    assert roles == {"loadtest-link-saturation": "cause", "nic-saturation": "effect",
+                     "loadtest-tail-latency": "context"}
+    assert "another run, which no time ties to this incident" in " ".join(inc.story["context"])
