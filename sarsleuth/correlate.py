@@ -30,6 +30,7 @@ from sarsleuth.knowledge import category_title, causal_chains, impact_weights, k
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
 from sarsleuth.narrative import after_category, narrate, prose
 from sarsleuth.recommend import holds, recommend
+from sarsleuth.textcut import cut_words
 from sarsleuth.timebase.clock import Clock, on_clock
 
 SEVERITY_WEIGHT = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
@@ -383,12 +384,18 @@ def incident_id(category: str, hosts, start, cause: str) -> str:
     return hashlib.sha1(f"{category}|{','.join(hosts)}|{iso(start)}|{cause}".encode()).hexdigest()[:12]
 
 
+def fleet_incident_id(kinds, start, hosts) -> str:
+    """A fleet incident's stable id, from its kinds, start and hosts (a
+    redacted fleet's from the stand-ins: no digest confirms a guessed name)."""
+    return "fleet-" + hashlib.sha1(f"{' + '.join(kinds)}|{start}|{','.join(hosts)}".encode()).hexdigest()[:10]
+
+
 def _title(category, cause, hosts) -> str:
     """The category once, then what is specific: the numbers, the host."""
     head = category_title(category)
     where = f" on {', '.join(hosts)}" if hosts else ""
     what = prose(after_category(category, cause.title, commands=False))
-    what = what if len(what) <= 110 else what[:107] + "..."
+    what = cut_words(what, 110, "...")
     return f"{head}{where}: {what}" if what else f"{head}{where}"
 
 

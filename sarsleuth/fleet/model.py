@@ -33,6 +33,8 @@ class HostResult:
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     seconds: float = 0.0             # wall time of the host's pipeline on its worker
+    #: {"host": [...], "user": [...]}: the names its files give as such (what --redact learns first)
+    names: dict = field(default_factory=dict)
 
     def limit(self, name: str):
         """A limit of the host's bundle as :class:`~sarsleuth.bundles.facts.Limit`

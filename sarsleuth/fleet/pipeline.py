@@ -11,6 +11,7 @@ from sarsleuth.case import Case
 from sarsleuth.correlate import correlate
 from sarsleuth.fleet.model import HostResult, metric_summary
 from sarsleuth.model import iso
+from sarsleuth.redaction.case import names_given
 from sarsleuth.saved_cases import source_row
 
 
@@ -58,6 +59,7 @@ def _run(group, options, save_dir, result) -> None:
     result.notes += list(case.notes)
     metrics, events = _own_series(case.store, group), _own_rows(case.events, group)
     result.sources = [source_row(s) for s in case.sources]
+    result.names = {kind: sorted(found) for kind, found in names_given(case).items()}
     result.facts.update(_facts(case, metrics, events, group.host))
     own = _host_facts(case, group.host)
     if own is not None:
