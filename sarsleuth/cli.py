@@ -20,7 +20,8 @@ import typer
 
 from sarsleuth import render
 from sarsleuth.errors import SarsleuthError, UsageError
-from sarsleuth.render._files import OutputFailed, StdoutClosed, check_destination, silence_stdout, stdout
+from sarsleuth.render._files import OutputFailed, StdoutClosed, check_destination, refuse_collisions, \
+    silence_stdout, stdout
 from sarsleuth.render._safe import one_line
 from sarsleuth.signals import Terminated, terminate_as_interrupt
 from sarsleuth.version import __version__
@@ -129,6 +130,7 @@ def analyze(
     for out in (html, plots, redact_map):
         if out is not None:
             check_destination(out, paths, directory=out is plots)
+    refuse_collisions({"--html": html, "--plots": plots, "--save": save, "--redact-map": redact_map})
     # --plots draws from one case's tables: with it, a few hosts stay one case
     if fleet or (fleet is None and (scheduler or workers or worker_memory
                                    or (plots is None and _names_a_fleet(paths)))):
@@ -142,6 +144,8 @@ def analyze(
     from sarsleuth.case import Case
     case = Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed, config=config,
                      progress=not quiet, date_order=date_order, min_severity=severity, redact=redact)
+    # every line on stderr from here on, and every output, of a redacted case names no original
+    say = say_redacted(case.redactor, _say)
     if not case.sources:
         # one line: every file named once, with why it was refused
         # (an archive cut before its data says so in a warning, not as a skipped file)
@@ -149,27 +153,32 @@ def analyze(
                    or "no input files")
         if len(case.skipped) > 3:
             reasons += f"; and {len(case.skipped) - 3:,} more"
-        _fail(f"no usable input: {reasons}")
-    for skipped in case.skipped:
-        _say(f"warning: skipped {_skip_reason(skipped)}")
-    for w in case.warnings:
-        _say(f"warning: {w}")
-    if redact_map is not None:
-        _write_redact_map(case.redactor, redact_map, paths)
+        say(f"no usable input: {reasons}")
+        raise _Failed(EXIT_INPUT)
     from sarsleuth.render._view import View
     view = View(top=top, everything=everything)
-    if html is not None:
-        from sarsleuth.render.html import write_html
-        write_html(case, html, inputs=paths, view=view)
-        _say(f"wrote {html}")
-    if plots is not None:
-        from sarsleuth.render._plot_files import write_plots
-        _say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
-    if save is not None:
-        from sarsleuth.fleet.save import save_case
-        save_case(case, save, paths)
-        _say(f"wrote the case into {save}")
-    _to_stdout(lambda out: render.write_case(format.value, case, out, view=view))
+    with refusals_redacted(case.redactor):
+        # the report is made before anything is written: a redacted one that would
+        # name an original is refused before any other output
+        report = _rendered(lambda out: render.write_case(format.value, case, out, view=view), case.redactor)
+        for skipped in case.skipped:
+            say(f"warning: skipped {_skip_reason(skipped)}")
+        for w in case.warnings:
+            say(f"warning: {w}")
+        if redact_map is not None:
+            _write_redact_map(case.redactor, redact_map, paths, say)
+        if html is not None:
+            from sarsleuth.render.html import write_html
+            write_html(case, html, inputs=paths, view=view)
+            say(f"wrote {html}")
+        if plots is not None:
+            from sarsleuth.render._plot_files import write_plots
+            say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
+        if save is not None:
+            from sarsleuth.fleet.save import save_case
+            save_case(case, save, paths)
+            say(f"wrote the case into {save}")
+    _to_stdout(lambda out: out.write(report))
 
 
 def _names_a_fleet(paths) -> bool:
@@ -181,11 +190,35 @@ def _names_a_fleet(paths) -> bool:
     return names_hosts([p for p in paths if not is_stream(p)], FLEET_MIN_HOSTS)
 
 
-def _write_redact_map(redactor, path: Path, inputs) -> None:
+def _write_redact_map(redactor, path: Path, inputs, say=_say) -> None:
     # here, not at the top: --help and sniff load this module
     from sarsleuth.redaction import write_map
     write_map(redactor, path, inputs)
-    _say(f"wrote the stand-ins' originals into {path} (keep it private)")
+    say(f"wrote the stand-ins' originals into {path} (keep it private)")
+
+
+def say_redacted(redactor, say):
+    # here, not at the top: --help and sniff load this module
+    from sarsleuth.redaction.check import say_redacted as redacting
+    return redacting(redactor, say)
+
+
+def refusals_redacted(redactor):
+    # here, not at the top: --help and sniff load this module
+    from sarsleuth.redaction.check import refusals_redacted as redacting
+    return redacting(redactor)
+
+
+def _rendered(write, redactor) -> str:
+    """What ``write(out)`` writes, as text, looked over when redacted."""
+    # here, not at the top: --help and sniff load this module
+    import io
+    from sarsleuth.redaction.check import refuse_leak
+    buf = io.StringIO()
+    write(buf)
+    text = buf.getvalue()
+    refuse_leak(redactor, text, "standard output")
+    return text
 
 
 def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options,
@@ -198,23 +231,27 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
     render.writer(fmt, "fleet")         # a format that shows no fleet is refused before the analysis
     result = fleet_api.analyze(*paths, scheduler=scheduler, workers=workers, memory_limit=worker_memory,
                                save=save, progress=progress, redact=redact, **options)
+    say = say_redacted(result.redactor, _say)
     if not any(h.ok for h in result.hosts):
         reasons = "; ".join(f"{h.host}: {h.error}" for h in result.hosts[:3])
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
-        _fail(f"no usable input: {reasons}")
-    if redact_map is not None:
-        _write_redact_map(result.redactor, redact_map, paths)
-    for path, reason in result.unplaced:
-        _say(f"warning: skipped {path}: {reason}")
-    for w in result.warnings:
-        _say(f"warning: {w}")
-    if html is not None:
-        from sarsleuth.render._fleet_html import write_fleet_html
-        write_fleet_html(result, html, inputs=paths)
-        _say(f"wrote {html}")
-    if save is not None:
-        _say(f"wrote the case into {save}")
-    _to_stdout(lambda out: render.write_fleet(fmt, result, out))
+        say(f"no usable input: {reasons}")
+        raise _Failed(EXIT_INPUT)
+    with refusals_redacted(result.redactor):
+        report = _rendered(lambda out: render.write_fleet(fmt, result, out), result.redactor)
+        if redact_map is not None:
+            _write_redact_map(result.redactor, redact_map, paths, say)
+        for path, reason in result.unplaced:
+            say(f"warning: skipped {path}: {reason}")
+        for w in result.warnings:
+            say(f"warning: {w}")
+        if html is not None:
+            from sarsleuth.render._fleet_html import write_fleet_html
+            write_fleet_html(result, html, inputs=paths)
+            say(f"wrote {html}")
+        if save is not None:
+            say(f"wrote the case into {save}")
+    _to_stdout(lambda out: out.write(report))
 
 
 def _skip_reason(skipped) -> str:
@@ -318,18 +355,34 @@ def compare(
     if plot is not None:
         check_destination(plot, paths)
     from sarsleuth.redaction import Redactor
-    df = compare_reports([str(p) for p in paths], Redactor() if redact else None)
+    redactor = Redactor() if redact else None
+    df = compare_reports([str(p) for p in paths], redactor)
+    say = say_redacted(redactor, _say)
     if not len(df):
-        _fail("no load-test report found in " + ", ".join(map(str, paths)))
-    if plot is not None:
-        from sarsleuth.render._files import atomic_output
-        ax = plot_comparison(df)
-        kind = plot.suffix.lstrip(".").lower() or "png"
-        with atomic_output(plot, paths, binary=True) as fh:
-            ax.figure.savefig(fh, format=kind if kind in ("png", "svg", "pdf") else "png", bbox_inches="tight")
-        _say(f"wrote {plot}")
-    table = comparison_table(df)
-    _to_stdout(lambda out: render.write_table(format.value, table, out))
+        say("no load-test report found in " + ", ".join(map(str, paths)))
+        raise _Failed(EXIT_INPUT)
+    with refusals_redacted(redactor):
+        table = comparison_table(df)
+        report = _rendered(lambda out: render.write_table(format.value, table, out), redactor)
+        if plot is not None:
+            _write_comparison_plot(plot_comparison(df), plot, paths, redactor)
+            say(f"wrote {plot}")
+    _to_stdout(lambda out: out.write(report))
+
+
+def _write_comparison_plot(ax, plot: Path, inputs, redactor) -> None:
+    import io
+    from sarsleuth.redaction.check import refuse_figure_leak, refuse_leak
+    from sarsleuth.render._files import atomic_output
+    kind = plot.suffix.lstrip(".").lower() or "png"
+    kind = kind if kind in ("png", "svg", "pdf") else "png"
+    refuse_figure_leak(redactor, ax.figure, plot)
+    buf = io.BytesIO()
+    ax.figure.savefig(buf, format=kind, bbox_inches="tight")
+    if kind == "svg":
+        refuse_leak(redactor, buf.getvalue().decode("utf-8", "replace"), plot)
+    with atomic_output(plot, inputs, binary=True) as fh:
+        fh.write(buf.getvalue())
 
 
 @app.command()

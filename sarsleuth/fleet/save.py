@@ -5,6 +5,7 @@ tables (:mod:`sarsleuth.saved_cases`)."""
 from __future__ import annotations
 
 from sarsleuth.fleet.model import Fleet, HostResult, metric_summary
+from sarsleuth.redaction.check import refuse_folder_leak
 from sarsleuth.saved_cases import prepare_case_dir, source_row, write_fleet_tables, write_host_tables
 
 
@@ -14,6 +15,8 @@ def save_case(case, path, inputs=()) -> str:
     staging = prepare_case_dir(path, inputs)
     try:
         _save_case(case, staging.dir)
+        # a redacted case's last look, before it is put in place
+        refuse_folder_leak(getattr(case, "redactor", None), staging.dir, path)
         staging.commit()
     finally:
         staging.discard()

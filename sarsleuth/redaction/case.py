@@ -58,7 +58,7 @@ def _learn_given(given: dict, r: Redactor) -> None:
     for name in sorted((str(h) for h in given["host"] if h), key=len, reverse=True):
         r.host(name, own=True)
     for name in sorted(str(u) for u in given["user"] if u):
-        r.user(name)
+        r.user(name, given=True)
 
 
 def names_given(case) -> dict:

@@ -46,7 +46,7 @@ from sarsleuth.redaction.knowledge import knowledge, public_suffix, registrable
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 #: A dotted name; not part of a longer word, path-like token or sysctl name.
-_DOTTED = re.compile(rf"(?<![\w.-])({_LABEL}(?:\.{_LABEL})+)(?![\w-]|\.[A-Za-z0-9])")
+_DOTTED = re.compile(rf"(?<![\w.%-])({_LABEL}(?:\.{_LABEL})+)(?![\w-]|\.[A-Za-z0-9])")
 _EMAIL = re.compile(rf"(?<![\w.+-])([A-Za-z0-9._%+-]+)@({_LABEL}(?:\.{_LABEL})+)(?![\w-])")
 #: Where a word starts and ends for a name to be replaced in it: "_" and
 #: "-" join words (a folder ``zqweb77_logs``, a volume group ``rhel_web07``);
@@ -110,18 +110,20 @@ class Redactor:
         """A host name (``web07``, ``db1.example.com``); ``own``: a file
         gives it as its machine's name, so its first label alone names the
         machine too (a name in a URL, in the domain of a public suffix,
-        names it only whole)."""
+        names it only whole).  A word of the logs' vocabulary is a host
+        name only when a file gives it as its machine's name."""
         name = str(name or "").strip().rstrip(".")
-        if not _could_be_host(name):
+        if not _could_be_host(name, own):
             return None
         if self.known(name):
             return self.known(name)
         if not own and "." in name and public_suffix(name):
             return self.domain(name)
         first, _, rest = name.partition(".")
-        if not _could_be_host(first):
-            return None
         domain = self.domain(rest) if rest and public_suffix(rest) else None
+        if not _could_be_host(first, own):
+            # "app.lab.example": the whole name is one, its first word alone none
+            return self._add(name, "host", f"host-{self._next('host')}" + (f".{domain}" if domain else ""))
         short = self.known(first) or self._add(first, "host", f"host-{self._next('host')}")
         if rest:
             return self._add(name, "host", f"{short}.{domain}" if domain else short)
@@ -145,10 +147,12 @@ class Redactor:
         host = self.known(prefix) or f"host-{self._next('host')}"
         return self._add(name, "host", f"{host}.{base}")
 
-    def user(self, name) -> str | None:
+    def user(self, name, given: bool = False) -> str | None:
+        """A user name; ``given``: a file gives it as one (a ps snapshot's
+        user column), so even a word of the logs' vocabulary is taken."""
         name = str(name or "").strip().rstrip(".")
         low = name.lower()
-        if (len(name) < 2 or low in knowledge()["system_users"] or low in knowledge()["not_names"]
+        if (len(name) < 2 or low in knowledge()["system_users"] or (low in knowledge()["not_names"] and not given)
                 or name.isdigit() or not _HOST_CHARS.match(name)):
             return None
         return self.known(name) or self._add(name, "user", f"user-{self._next('user')}")
@@ -190,9 +194,6 @@ class Redactor:
             for m in pattern.finditer(text):
                 if m.group(0) and not self.known(m.group(0)):
                     self._add(m.group(0), name, f"{name}-{self._next(name)}")
-        if "@" in text:
-            for m in _EMAIL.finditer(text):
-                self.email(m.group(1), m.group(2))
         for found in self._found(text):
             if (found.kind, found.key) not in self._fakes and not _kept(found):
                 self._note(found)
@@ -207,6 +208,10 @@ class Redactor:
         for pattern in knowledge()["host_patterns"]:
             for m in pattern.finditer(text):
                 self.host(m.group(1))
+        # after the user names: a local part that is a user's name takes its stand-in
+        if "@" in text:
+            for m in _EMAIL.finditer(text):
+                self.email(m.group(1), m.group(2))
 
     # ----------------------------------------------------------- addresses
     def _note(self, found) -> None:
@@ -391,10 +396,10 @@ def _spellings(original: str, kind: str, stand_in: str):
         yield low.replace("@", "%40"), stand_in.replace("@", "%40")
 
 
-def _could_be_host(name: str) -> bool:
+def _could_be_host(name: str, own: bool = False) -> bool:
     low = name.lower()
     return (len(name) >= 2 and bool(_HOST_CHARS.match(name)) and not name.replace(".", "").isdigit()
-            and low not in knowledge()["anonymous_hosts"] and low not in knowledge()["not_names"]
+            and low not in knowledge()["anonymous_hosts"] and (own or low not in knowledge()["not_names"])
             and not _is_address(name))
 
 
