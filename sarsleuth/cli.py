@@ -127,10 +127,10 @@ def analyze(
                   min_severity=severity)
     if redact_map is not None and not redact:
         raise UsageError("--redact-map FILE goes with --redact")
+    refuse_collisions({"--html": html, "--plots": plots, "--save": save, "--redact-map": redact_map})
     for out in (html, plots, redact_map):
         if out is not None:
             check_destination(out, paths, directory=out is plots)
-    refuse_collisions({"--html": html, "--plots": plots, "--save": save, "--redact-map": redact_map})
     # --plots draws from one case's tables: with it, a few hosts stay one case
     if fleet or (fleet is None and (scheduler or workers or worker_memory
                                    or (plots is None and _names_a_fleet(paths)))):
