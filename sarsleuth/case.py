@@ -101,7 +101,7 @@ class Case:
         # the private copies of streams and archive members stay until the
         # findings quote them: evidence is the line as the file has it
         with contextlib.ExitStack() as copies:
-            readable = case._read(paths, parse_options, progress, copies, select)
+            readable = case._read(paths, parse_options, progress, copies, select, named=not redact)
             case._settle(opts)
             case._combine()
             if analyse:
@@ -130,10 +130,11 @@ class Case:
             streams.relabel(src, str(f), names[str(f)])
         return src
 
-    def _read(self, paths, parse_options, progress, copies, select=None) -> dict:
+    def _read(self, paths, parse_options, progress, copies, select=None, named=True) -> dict:
         """Sniff and parse every input (folders walked, bundles and archives
         read by their layout, each file once, streams copied once so they
-        can be sniffed and read).  Returns {name in outputs: the private
+        can be sniffed and read); ``named`` False: the progress on a
+        terminal counts files without naming them (a redacted run).  Returns {name in outputs: the private
         copy it was read from}; ``copies`` (an ExitStack) removes them."""
         spooled = streams.Spooled()
         copies.callback(spooled.cleanup)
@@ -164,8 +165,8 @@ class Case:
         sizes = [_size(f) for f in files]
         with reading(sizes, progress) as shown:
             told = dataclasses.replace(parse_options, progress=shown.within)
-            for f, size in zip(files, sizes):
-                shown.open(names.get(str(f), str(f)), size)
+            for i, (f, size) in enumerate(zip(files, sizes), 1):
+                shown.open(names.get(str(f), str(f)) if named else f"file {i:,} of {len(files):,}", size)
                 try:
                     src = self._read_one(f, names, told)
                 finally:

@@ -20,6 +20,7 @@ from typing import Iterator
 
 from sarsleuth.decompressors import GZIP_MAGIC, decompressor, zstd_reader
 from sarsleuth.errors import InputError, located, size_text
+from sarsleuth.folders import files_under
 
 XZ_MAGIC = b"\xfd7zXZ\x00"
 BZ2_MAGIC = b"BZh"
@@ -380,8 +381,9 @@ def walk_inputs(paths) -> list[Path]:
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            for sub in sorted(p.rglob("*")):
-                if sub.is_file() and not any(part.startswith(".") for part in sub.relative_to(p).parts):
+            for rel in files_under(p):
+                sub = p / rel
+                if sub.is_file():
                     out.append(sub)
         else:
             out.append(p)

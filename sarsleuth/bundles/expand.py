@@ -20,6 +20,7 @@ from pathlib import Path
 from sarsleuth.bundles import archive, layout as lay, readers
 from sarsleuth.bundles.facts import HostFacts
 from sarsleuth.errors import InputError
+from sarsleuth.folders import walk
 from sarsleuth.textio import read_head
 
 #: Configuration files larger than this are not host facts (sysctl -a is ~50 KB).
@@ -117,7 +118,7 @@ def _is_archive(path: Path) -> bool:
 
 # ------------------------------------------------------------------ folders
 def _folder(root: Path, out: Expanded) -> None:
-    for here, dirs, files in os.walk(root):
+    for here, dirs, files in walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         if lay.is_sos_root(dirs + files):
             _sos_folder(Path(here), out)
@@ -140,7 +141,7 @@ def sos_folder_files(root: Path, facts: HostFacts, out: Expanded):
     read into ``facts`` on the way: yields ``(full path, relative path,
     whether it was a fact file)`` for the files that are not links (a link
     in a sosreport is a copy of something listed elsewhere)."""
-    for here, dirs, files in os.walk(root):
+    for here, dirs, files in walk(root):
         dirs.sort()
         for f in sorted(files):
             full = Path(here) / f

@@ -28,6 +28,7 @@ from sarsleuth.bundles.expand import _is_archive
 from sarsleuth.bundles.layout import is_sos_root
 from sarsleuth.bundles.scan import count_bundles, is_bundle, scan
 from sarsleuth.errors import InputError
+from sarsleuth.folders import walk
 from sarsleuth.parsers import registry, sniff
 from sarsleuth.streams import is_stream, missing, refusal
 from sarsleuth.textio import HEAD_BYTES, read_head
@@ -222,7 +223,7 @@ def _units(paths):
         if not p.is_dir():
             yield p
             continue
-        for here, dirs, names in os.walk(p):
+        for here, dirs, names in walk(p):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             if is_sos_root(dirs + names):
                 dirs[:] = []

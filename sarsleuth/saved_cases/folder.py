@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from sarsleuth.errors import UsageError
+from sarsleuth.folders import walk
 from sarsleuth.saved_cases.layout import MARKER
 
 _DIGEST_CHUNK = 1 << 20
@@ -79,7 +80,7 @@ def write_marker(base, info: dict) -> None:
     """The marker, written last: ``info`` and every part with its size and digest."""
     base = Path(base)
     parts = {}
-    for here, dirs, files in os.walk(base):
+    for here, dirs, files in walk(base):
         dirs.sort()
         for name in sorted(files):
             full = Path(here) / name
