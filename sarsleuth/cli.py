@@ -361,6 +361,8 @@ def compare(
     if not len(df):
         say("no load-test report found in " + ", ".join(map(str, paths)))
         raise _Failed(EXIT_INPUT)
+    for w in df.attrs.get("warnings", ()):
+        say(f"warning: {w}")
     with refusals_redacted(redactor):
         table = comparison_table(df)
         report = _rendered(lambda out: render.write_table(format.value, table, out), redactor)

@@ -55,9 +55,11 @@ def compare_reports(paths_or_sources, redactor=None):
     transfer in bytes/s.  Inputs that are not load-test reports raise
     :class:`~sarsleuth.errors.InputError` from the parser.  ``redactor``
     (:class:`~sarsleuth.redaction.Redactor`): names in the runs' files,
-    servers and commands become stand-ins."""
-    rows = []
+    servers and commands become stand-ins.  The parsers' warnings (a value
+    out of any measured range, left out) are ``frame.attrs["warnings"]``."""
+    rows, warnings = [], []
     for source in _sources(paths_or_sources if isinstance(paths_or_sources, (list, tuple)) else [paths_or_sources]):
+        warnings.extend(source.warnings)
         for report in source.reports:
             if report.get("tool") in RUN_TOOLS:
                 if redactor is not None:
@@ -74,6 +76,7 @@ def compare_reports(paths_or_sources, redactor=None):
                 "transfer_rate_Bps", "duration_s"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
     frame["aborted"] = frame["aborted"].fillna(False).astype(bool)
+    frame.attrs["warnings"] = [redactor.text(w) for w in warnings] if redactor is not None else warnings
     return frame
 
 
@@ -189,7 +192,9 @@ def plot_comparison(df, ax=None):
     positions = list(range(len(df)))
     ax.bar(positions, df["requests_per_sec"].fillna(0.0), color="#4c78a8", alpha=0.8, label="requests/s")
     ax.set_xticks(positions)
-    ax.set_xticklabels(labels, rotation=30 if not by_concurrency else 0, ha="right" if not by_concurrency else "center")
+    # file names are text: "$\mathbf{X}$" is drawn as written, never as TeX
+    ax.set_xticklabels(labels, rotation=30 if not by_concurrency else 0, ha="right" if not by_concurrency else "center",
+                       parse_math=False, usetex=False)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("requests/s")
     latency_ax = ax.twinx()
