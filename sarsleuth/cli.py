@@ -24,6 +24,7 @@ from sarsleuth.render._files import OutputFailed, StdoutClosed, check_destinatio
     silence_stdout, stdout
 from sarsleuth.render._safe import one_line
 from sarsleuth.signals import Terminated, terminate_as_interrupt
+from sarsleuth.stdio import settle_standard_streams
 from sarsleuth.version import __version__
 
 app = typer.Typer(
@@ -121,10 +122,11 @@ def analyze(
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     # here, not at the top: --help and sniff load this module
-    from sarsleuth.options import check_options
+    from sarsleuth.options import check_options, check_worker_memory
     severity = min_severity.value if min_severity else None
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                   min_severity=severity)
+    check_worker_memory(worker_memory)
     if redact_map is not None and not redact:
         raise UsageError("--redact-map FILE goes with --redact")
     refuse_collisions({"--html": html, "--plots": plots, "--save": save, "--redact-map": redact_map})
@@ -471,6 +473,8 @@ def main(argv=None):
     # the work (0.1 s of the other core on each run), so one, unless the
     # user chose (set before numpy loads: the command line imports it later)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # a shell may have closed standard output or error (>&-, 2>&-)
+    settle_standard_streams()
     code = run(argv)
     # the interpreter's collections at exit walk every object the run made,
     # pandas' and pydantic's classes included (50 ms of a small file's

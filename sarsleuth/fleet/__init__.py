@@ -19,7 +19,7 @@ from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS, fleet_incidents
 from sarsleuth.fleet.hosts import Grouping, group_by_host, group_inputs, input_files
 from sarsleuth.fleet.model import Fleet
 from sarsleuth.fleet.run import FACTS_BATCH, executor
-from sarsleuth.options import check_options
+from sarsleuth.options import check_options, check_worker_memory
 from sarsleuth.progress import progress_bar
 from sarsleuth.redaction.case import redact_fleet
 
@@ -40,6 +40,7 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
         raise UsageError("a fleet cannot be redacted and saved: its workers save each host before it is redacted")
     check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                   min_severity=min_severity)
+    memory_limit = check_worker_memory(memory_limit)
     options = {"tz": tz, "year": year, "window": window, "link_speed": link_speed,
                "config": str(config) if config is not None else None, "date_order": date_order,
                "min_severity": min_severity}
@@ -52,8 +53,10 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
                          staging.dir if staging else None)
         if staging is not None:
             from sarsleuth.saved_cases import write_fleet_tables
-            write_fleet_tables(staging.dir, fleet)
-            staging.commit()
+            from sarsleuth.saved_cases.folder import writing
+            with writing(save):
+                write_fleet_tables(staging.dir, fleet)
+                staging.commit()
     finally:
         if staging is not None:        # an interrupted or failed run leaves nothing under the case's name
             staging.discard()

@@ -66,6 +66,18 @@ class Staging:
             self.dir = None
 
 
+@contextlib.contextmanager
+def writing(target):
+    """Turn a write that fails (a full or read-only filesystem, under
+    pyarrow or our own code) into one line naming the case's folder."""
+    try:
+        yield
+    except OSError as exc:
+        errno = getattr(exc, "errno", None)
+        reason = os.strerror(errno) if errno else (exc.strerror or str(exc).splitlines()[0])
+        raise UsageError(f"{target}: cannot write the case: {reason}") from None
+
+
 def place_problem(target: Path) -> str | None:
     """Why a case may not be written at ``target`` (None: absent, an empty
     folder or an earlier case)."""
