@@ -34,6 +34,7 @@ from sarsleuth.quotes import quote
 from sarsleuth.redaction.case import redact_case
 from sarsleuth.render.html import case_fragment, write_html
 from sarsleuth.render.json import document
+from sarsleuth.sniffing import stream_head_problem
 from sarsleuth.streams import refusal
 from sarsleuth.timebase import settle
 from sarsleuth.timebase.clock import Clock, on_clock
@@ -140,7 +141,7 @@ class Case:
         copies.callback(spooled.cleanup)
         folds = Folds()
         given = []
-        spooled_paths = streams.spool(paths, spooled)
+        spooled_paths = streams.spool(paths, spooled, judge=stream_head_problem)
         self.skipped.extend(Skipped(name, why) for name, why in spooled.unreadable)
         for p in spooled_paths:
             why = streams.missing(p)

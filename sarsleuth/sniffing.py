@@ -4,12 +4,22 @@ archive and sosreport members as ``ARCHIVE!MEMBER``, a pipe by the name
 the user gave it.  Only the heads are read; nothing is parsed."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 from sarsleuth import streams
-from sarsleuth.bundles.expand import expand
+from sarsleuth.bundles.expand import _is_archive, expand
 from sarsleuth.parsers import sniff
 from sarsleuth.render._safe import one_line
+
+
+def stream_head_problem(path) -> str | None:
+    """Why the copied head of a stream is no input (no parser takes it and
+    it is no archive), or None: judged before the rest is copied."""
+    if _is_archive(Path(path)):
+        return None
+    kind, reason = sniff(path)
+    return None if kind else f"no input kind reads it ({reason})"
 
 
 def kinds_of(paths, say: Callable[[str], None]) -> tuple[str, bool]:
@@ -26,7 +36,7 @@ def kinds_of(paths, say: Callable[[str], None]) -> tuple[str, bool]:
     files: list = []
     lines = []
     try:
-        given = streams.spool([p for p in paths if p not in missing], spooled)
+        given = streams.spool([p for p in paths if p not in missing], spooled, judge=stream_head_problem)
         for name, reason in spooled.unreadable:
             say(f"{name}: {reason}")
         bundles = expand(given, spooled.names)
