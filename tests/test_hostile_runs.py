@@ -35,16 +35,18 @@ def test_a_folder_1500_levels_deep_is_read(tmp_path):
         os.mkdir(path)
     with open(os.path.join(path, "messages"), "w") as fh:
         fh.write(OOM.format(s=10, pid=4242))
-    ran = run_cli("analyze", here, "--format", "json", "--year", "2026")
-    assert ran.returncode == 0, ran.stderr
-    assert [f["detector"] for f in json.loads(ran.stdout)["findings"]] == ["oom-kill"]
-    listed = run_cli("sniff", here)
-    assert listed.returncode == 0 and listed.stdout.rstrip().endswith("/a/messages\tsyslog")
-    # removed here, a level at a time (the temporary folders' own cleanup recurses)
-    os.unlink(os.path.join(path, "messages"))
-    while path != str(here):
-        os.rmdir(path)
-        path = os.path.dirname(path)
+    try:
+        ran = run_cli("analyze", here, "--format", "json", "--year", "2026")
+        assert ran.returncode == 0, ran.stderr
+        assert [f["detector"] for f in json.loads(ran.stdout)["findings"]] == ["oom-kill"]
+        listed = run_cli("sniff", here)
+        assert listed.returncode == 0 and listed.stdout.rstrip().endswith("/a/messages\tsyslog")
+    finally:
+        # removed here, a level at a time (the temporary folders' own cleanup recurses)
+        os.unlink(os.path.join(path, "messages"))
+        while path != str(here):
+            os.rmdir(path)
+            path = os.path.dirname(path)
 
 
 def test_a_load_test_count_of_400_digits_is_a_warning(tmp_path):
