@@ -21,6 +21,7 @@ from sarsleuth.knowledge import locales
 from sarsleuth.parsers.logs.lines import LineInfo, head_lines
 from sarsleuth.textio import read_head
 from sarsleuth.parsers.logs import stamp_names, syslog
+from sarsleuth.parsers.wall_clock import wall_time
 from sarsleuth.parsers.base import ParseOptions, Parser
 
 RE_RAW = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
@@ -97,8 +98,8 @@ def human_stamp(text: str):
 def _human_stamp(m, token: str, months=None):
     mon = syslog.month_number(token, months)
     try:
-        when = dt.datetime(int(m.group("Y")), mon, int(m.group("day")), int(m.group("H")),
-                           int(m.group("M")), int(m.group("S")), syslog._frac_us(m.group("frac")))
+        when = wall_time(m.group("Y"), mon, m.group("day"), m.group("H"), m.group("M"), m.group("S"),
+                         syslog._frac_us(m.group("frac")))
     except (TypeError, ValueError):
         return None
     return ("abs", when)
