@@ -200,6 +200,7 @@ class Case:
         self.notes.extend(settled.notes)
         self.warnings.extend(settled.warnings)
         self.window = user_window.window_on_clock(opts.window, self.tz)
+        self.notes.extend(user_window.window_readings(opts.window, self.tz))
         if self.window is not None:
             placed = user_window.place_untimed_reports(self.sources, self.window)
             # their place is the window now, not the file's modification time
