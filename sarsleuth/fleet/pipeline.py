@@ -45,7 +45,7 @@ def _run(group, options, save_dir, result) -> None:
     if group.shared:
         # a file naming several hosts (a central syslog) was read whole:
         # keep this host's part only
-        findings = [f for f in findings if f.host in (None, group.host)]
+        findings = [f for f in findings if f.host is None or str(f.host).casefold() == str(group.host).casefold()]
         result.notes.append(f"{len(group.shared)} file(s) also name other hosts; only {group.host}'s lines count")
     for f in findings:
         f.host = f.host or group.host or None
