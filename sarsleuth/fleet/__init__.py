@@ -19,6 +19,7 @@ from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS, fleet_incidents
 from sarsleuth.fleet.hosts import Grouping, group_by_host, group_inputs, input_files
 from sarsleuth.fleet.model import Fleet
 from sarsleuth.fleet.run import FACTS_BATCH, executor
+from sarsleuth.fleet.split import hosts_of_shared
 from sarsleuth.options import check_options, check_worker_memory
 from sarsleuth.progress import progress_bar
 from sarsleuth.redaction.case import redact_fleet
@@ -80,7 +81,9 @@ def _analyze(paths, scheduler, workers, memory_limit, processes, progress, toler
             results.append(r)
             advance(r.host)
         name, workers_used = ex.name, ex.workers
-    results.sort(key=lambda r: r.host)
+    # a central log of many hosts, read as the files naming no host: told per host
+    results, told = hosts_of_shared(results)
+    notes.extend(told)
     fleet = Fleet(hosts=results, unplaced=grouping.unplaced, notes=grouping.notes + notes,
                   tolerance_seconds=float(tolerance_seconds), workers=workers_used, scheduler=name)
     for r in results:

@@ -139,7 +139,12 @@ class Fleet:
         failed = n - len([h for h in self.named if h.ok])
         tail = f" ({failed} could not be read)" if failed else ""
         if not self.incidents:
-            return f"{n} host(s){tail}: no incident found."
+            own = [i for h in self.hosts for i in h.incidents]
+            if not own:
+                return f"{n} host(s){tail}: no incident found."
+            worst = max(own, key=lambda i: (SEVERITY_RANK[i.severity], i.score))
+            return (f"{n} host(s){tail}: no incident across hosts; {len(own)} on one host each, the worst: "
+                    f"{worst.title} ({worst.severity}).")
         top = self.incidents[0]
         return f"{n} host(s){tail}, {len(self.incidents)} fleet incident(s); first: {top.title} ({top.severity})."
 

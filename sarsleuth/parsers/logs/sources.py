@@ -82,6 +82,9 @@ def build_source(path, kind: str, fmt, result, options,
         if info.host:
             hosts[info.host] += 1
     host = hosts.most_common(1)[0][0] if hosts else None
+    if len(hosts) > 1:
+        # a central log: every host its first lines and its events name (a fleet counts them, --redact learns them)
+        meta["hosts"] = sorted(hosts)
     tz = str(zone) if zone is not None else None
     return Source(path=spath, kind=kind, host=host, events=events, warnings=warnings,
                   tz=tz, records=result.lines, meta=meta)
