@@ -188,19 +188,19 @@ def metric_summary(store):
     was reached: a few hundred rows however long the host recorded.  Read
     from a :class:`~sarsleuth.metric_store.MetricStore`, series by series."""
     cols = ["section", "device", "metric", "samples", "mean", "max", "max_at"]
-    rows: dict = {}
+    keys: dict = {}
     for key in (store.runs if store else ()):
-        series = store.series(key)
-        if series is None or not len(series):
-            continue
-        label = (key[1] or "", key[2] or "", key[3] or "")
-        rows.setdefault(label, []).append(series)
-    if not rows:
-        return pd.DataFrame(columns=cols)
+        keys.setdefault((key[1] or "", key[2] or "", key[3] or ""), []).append(key)
     out = []
-    for (section, device, metric), parts in sorted(rows.items()):
+    # one label's series at a time: a day of one-second samples is never held as series all at once
+    for (section, device, metric), of_label in sorted(keys.items()):
+        parts = [s for s in (store.series(k) for k in of_label) if s is not None and len(s)]
+        if not parts:
+            continue
         values = pd.concat(parts) if len(parts) > 1 else parts[0]
         at = values.idxmax()
         out.append({"section": section, "device": device, "metric": metric, "samples": int(len(values)),
                     "mean": float(values.mean()), "max": float(values.max()), "max_at": at})
+    if not out:
+        return pd.DataFrame(columns=cols)
     return pd.DataFrame(out, columns=cols)
