@@ -144,6 +144,8 @@ def analyze(
                        progress=not quiet)
         return
     from sarsleuth.case import Case
+    from sarsleuth.redaction.check import refusals_redacted, say_redacted
+    from sarsleuth.redaction.outputs import rendered, write_redact_map
     case = Case.load(*paths, tz=tz, year=year, window=window, link_speed=link_speed, config=config,
                      progress=not quiet, date_order=date_order, min_severity=severity, redact=redact)
     # every line on stderr from here on, and every output, of a redacted case names no original
@@ -162,13 +164,13 @@ def analyze(
     with refusals_redacted(case.redactor):
         # the report is made before anything is written: a redacted one that would
         # name an original is refused before any other output
-        report = _rendered(lambda out: render.write_case(format.value, case, out, view=view), case.redactor)
+        report = rendered(lambda out: render.write_case(format.value, case, out, view=view), case.redactor)
         for skipped in case.skipped:
             say(f"warning: skipped {_skip_reason(skipped)}")
         for w in case.warnings:
             say(f"warning: {w}")
         if redact_map is not None:
-            _write_redact_map(case.redactor, redact_map, paths, say)
+            say(write_redact_map(case.redactor, redact_map, paths))
         if html is not None:
             from sarsleuth.render.html import write_html
             write_html(case, html, inputs=paths, view=view)
@@ -192,42 +194,13 @@ def _names_a_fleet(paths) -> bool:
     return names_hosts([p for p in paths if not is_stream(p)], FLEET_MIN_HOSTS)
 
 
-def _write_redact_map(redactor, path: Path, inputs, say=_say) -> None:
-    # here, not at the top: --help and sniff load this module
-    from sarsleuth.redaction import write_map
-    write_map(redactor, path, inputs)
-    say(f"wrote the stand-ins' originals into {path} (keep it private)")
-
-
-def say_redacted(redactor, say):
-    # here, not at the top: --help and sniff load this module
-    from sarsleuth.redaction.check import say_redacted as redacting
-    return redacting(redactor, say)
-
-
-def refusals_redacted(redactor):
-    # here, not at the top: --help and sniff load this module
-    from sarsleuth.redaction.check import refusals_redacted as redacting
-    return redacting(redactor)
-
-
-def _rendered(write, redactor) -> str:
-    """What ``write(out)`` writes, as text, looked over when redacted."""
-    # here, not at the top: --help and sniff load this module
-    import io
-    from sarsleuth.redaction.check import refuse_leak
-    buf = io.StringIO()
-    write(buf)
-    text = buf.getvalue()
-    refuse_leak(redactor, text, "standard output")
-    return text
-
-
 def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options,
                    redact=False, redact_map=None, progress=True) -> None:
     """Every host on its own pipeline (Dask), fleet incidents first."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth import fleet as fleet_api
+    from sarsleuth.redaction.check import refusals_redacted, say_redacted
+    from sarsleuth.redaction.outputs import rendered, write_redact_map
     if plots is not None:
         raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
     render.writer(fmt, "fleet")         # a format that shows no fleet is refused before the analysis
@@ -240,9 +213,9 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         say(f"no usable input: {reasons}")
         raise _Failed(EXIT_INPUT)
     with refusals_redacted(result.redactor):
-        report = _rendered(lambda out: render.write_fleet(fmt, result, out), result.redactor)
+        report = rendered(lambda out: render.write_fleet(fmt, result, out), result.redactor)
         if redact_map is not None:
-            _write_redact_map(result.redactor, redact_map, paths, say)
+            say(write_redact_map(result.redactor, redact_map, paths))
         for path, reason in result.unplaced:
             say(f"warning: skipped {path}: {reason}")
         for w in result.warnings:
@@ -357,6 +330,8 @@ def compare(
     if plot is not None:
         check_destination(plot, paths)
     from sarsleuth.redaction import Redactor
+    from sarsleuth.redaction.check import refusals_redacted, say_redacted
+    from sarsleuth.redaction.outputs import rendered, write_figure
     redactor = Redactor() if redact else None
     df = compare_reports([str(p) for p in paths], redactor)
     say = say_redacted(redactor, _say)
@@ -367,26 +342,11 @@ def compare(
         say(f"warning: {w}")
     with refusals_redacted(redactor):
         table = comparison_table(df)
-        report = _rendered(lambda out: render.write_table(format.value, table, out), redactor)
+        report = rendered(lambda out: render.write_table(format.value, table, out), redactor)
         if plot is not None:
-            _write_comparison_plot(plot_comparison(df), plot, paths, redactor)
+            write_figure(plot_comparison(df).figure, plot, paths, redactor)
             say(f"wrote {plot}")
     _to_stdout(lambda out: out.write(report))
-
-
-def _write_comparison_plot(ax, plot: Path, inputs, redactor) -> None:
-    import io
-    from sarsleuth.redaction.check import refuse_figure_leak, refuse_leak
-    from sarsleuth.render._files import atomic_output
-    kind = plot.suffix.lstrip(".").lower() or "png"
-    kind = kind if kind in ("png", "svg", "pdf") else "png"
-    refuse_figure_leak(redactor, ax.figure, plot)
-    buf = io.BytesIO()
-    ax.figure.savefig(buf, format=kind, bbox_inches="tight")
-    if kind == "svg":
-        refuse_leak(redactor, buf.getvalue().decode("utf-8", "replace"), plot)
-    with atomic_output(plot, inputs, binary=True) as fh:
-        fh.write(buf.getvalue())
 
 
 @app.command()

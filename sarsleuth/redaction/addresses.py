@@ -137,11 +137,6 @@ def bare_macs(text: str, known: frozenset):
             yield Found(m.start(), m.end(), "mac", key, m.group(0))
 
 
-def ignored_mac(key: str) -> bool:
-    """All zeros and the broadcast address name no machine."""
-    return not key.strip("0") or key == "f" * 12
-
-
 def spelled(stand_in: str, found: Found) -> str:
     """The stand-in written the way ``found`` was: a MAC's separator and
     case, Cisco's dots, bare digits, an address's percent-escapes and
@@ -162,3 +157,20 @@ def spelled(stand_in: str, found: Found) -> str:
     if found.kind == "ipv6" and re.search(r"%3[Aa]", original):
         return stand_in.replace(":", "%3A")
     return stand_in
+
+
+def kept(found) -> bool:
+    """Addresses that name no one: loopback, unspecified, netmasks, the
+    broadcast and all-zero hardware addresses."""
+    if found.kind == "ipv4":
+        ip = ipaddress.IPv4Address(found.key)
+        return ip.is_loopback or ip.is_unspecified or _is_netmask(found.key)
+    if found.kind == "ipv6":
+        ip = ipaddress.IPv6Address(found.key)
+        return ip.is_loopback or ip.is_unspecified
+    return not found.key.strip("0") or not found.key.strip("f")
+
+
+def _is_netmask(value: int) -> bool:
+    inverted = ~value & 0xFFFFFFFF
+    return value != 0 and (inverted & (inverted + 1)) == 0 and value >> 24 == 0xFF

@@ -42,7 +42,9 @@ import re
 from urllib.parse import unquote
 
 from sarsleuth.redaction import addresses
+from sarsleuth.redaction.addresses import kept as _kept
 from sarsleuth.redaction.knowledge import knowledge, public_suffix, registrable
+from sarsleuth.redaction.spellings import spellings as _spellings, trie as _trie
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 #: A dotted name; not part of a longer word, path-like token or sysctl name.
@@ -380,22 +382,6 @@ class Redactor:
                 "and findings are as analysed.")
 
 
-def _spellings(original: str, kind: str, stand_in: str):
-    """(spelling, the stand-in as that spelling writes it) of a name."""
-    low = original.lower()
-    yield low, stand_in
-    if kind in ("host", "domain"):
-        parts = re.split(r"[-_.]", low)
-        if len(parts) > 1:
-            for sep in "-_.":
-                yield sep.join(parts), stand_in
-        if "-" in low:
-            # device-mapper doubles the dashes of volume group and volume names
-            yield low.replace("-", "--"), stand_in.replace("-", "--")
-    if kind == "email":
-        yield low.replace("@", "%40"), stand_in.replace("@", "%40")
-
-
 def _could_be_host(name: str, own: bool = False) -> bool:
     low = name.lower()
     return (len(name) >= 2 and bool(_HOST_CHARS.match(name)) and not name.replace(".", "").isdigit()
@@ -408,47 +394,9 @@ def _sysctl(m) -> bool:
     return m.group(0).lower() in knowledge()["sysctl_namespaces"] and after[:1] == "." and after[1:].isalpha()
 
 
-def _kept(found) -> bool:
-    """Addresses that name no one: loopback, unspecified, netmasks, the
-    broadcast and all-zero hardware addresses."""
-    if found.kind == "ipv4":
-        ip = ipaddress.IPv4Address(found.key)
-        return ip.is_loopback or ip.is_unspecified or _is_netmask(found.key)
-    if found.kind == "ipv6":
-        ip = ipaddress.IPv6Address(found.key)
-        return ip.is_loopback or ip.is_unspecified
-    return not found.key.strip("0") or not found.key.strip("f")
-
-
-def _trie(words) -> str:
-    """One pattern matching any of ``words`` (lower case), longest first,
-    its alternatives factored by common prefix so that thousands of names
-    cost one pass over a text."""
-    root: dict = {}
-    for w in words:
-        node = root
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def pattern(node) -> str:
-        ends = "" in node
-        branches = [re.escape(ch) + pattern(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if ends else body
-    return f"(?:{pattern(root)})"
-
-
 def _is_address(name: str) -> bool:
     try:
         ipaddress.ip_address(name.split("%", 1)[0])
         return True
     except ValueError:
         return False
-
-
-def _is_netmask(value: int) -> bool:
-    inverted = ~value & 0xFFFFFFFF
-    return value != 0 and (inverted & (inverted + 1)) == 0 and value >> 24 == 0xFF
