@@ -159,6 +159,19 @@ def test_no_stand_in_where_no_name_was(redacted_run):
                                                                                      outputs["json"]))
 
 
+def test_a_host_named_by_a_word_of_the_vocabulary_leaves_identifiers_whole():
+    """A host called "proxy" or "worker": replaced as a word, but nginx's
+    proxy_buffers and worker_connections stay, and the outputs' own words
+    are not taken for a leak; a host name of any letters is a name too."""
+    r = Redactor()
+    for host in ("proxy", "worker", "zqweb77", "hôst1"):
+        r.host(host, own=True)
+    assert r.text("proxy_buffers 8 16k; worker_connections 768; upstream proxy on hôst1; rhel_zqweb77-root") == \
+        "proxy_buffers 8 16k; worker_connections 768; upstream host-1 on host-4; rhel_host-3-root"
+    assert r.leak("worker_connections, proxy_buffers, the worker's memory") is None
+    assert r.leak("rhel_zqweb77-root") == "a host name" and r.leak("on hôst1") == "a host name"
+
+
 def test_a_cut_never_leaves_part_of_an_address(redacted_run):
     """The long line is cut at 240 characters in the evidence and at 160 in
     the story: no octets of its addresses are left behind either way."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from importlib import resources
 
 from publicsuffixlist import PublicSuffixList
 
@@ -25,6 +26,24 @@ def knowledge() -> dict:
             "user_patterns": tuple(re.compile(f["pattern"]) for f in data["user_form"]),
             "host_patterns": tuple(re.compile(f["pattern"]) for f in data["host_form"]),
             "sysctl_namespaces": frozenset(data["sysctl_namespaces"])}
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> frozenset:
+    """The words of sarsleuth's own texts (its knowledge files, its HTML
+    templates), lower case.  A name that is one of them (a host called
+    ``proxy``, a user ``data``) is replaced in what came from the inputs,
+    but not where ``_`` joins it to a word (``proxy_buffers`` is nginx's),
+    and the last look does not refuse an output for it: the output's own
+    words hold it."""
+    words: set = set()
+    texts = [resources.files("sarsleuth.knowledge").joinpath(name).read_text("utf-8")
+             for name in ("kb.toml", "bundle_layout.toml", "metric_names.toml")]
+    texts += [t.read_text("utf-8") for t in resources.files("sarsleuth.render").joinpath("templates").iterdir()
+              if t.name.endswith(".j2")]
+    for text in texts:
+        words.update(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", text))
+    return frozenset(words)
 
 
 def forms() -> dict:

@@ -43,7 +43,7 @@ from urllib.parse import unquote
 
 from sarsleuth.redaction import addresses
 from sarsleuth.redaction.addresses import kept as _kept
-from sarsleuth.redaction.knowledge import knowledge, public_suffix, registrable
+from sarsleuth.redaction.knowledge import knowledge, public_suffix, registrable, vocabulary
 from sarsleuth.redaction.spellings import spellings as _spellings, trie as _trie
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -55,6 +55,9 @@ _EMAIL = re.compile(rf"(?<![\w.+-])([A-Za-z0-9._%+-]+)@({_LABEL}(?:\.{_LABEL})+)
 #: a percent-escape just before is an edge too (``?host%3Dweb07``).
 _EDGE_BEFORE, _EDGE_AFTER = r"(?:(?<![A-Za-z0-9])|(?<=%[0-9A-Fa-f]{2}))", r"(?![A-Za-z0-9]|\.\d)"
 _HOST_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+#: A name a file gives as its machine's or a user's: anything printable (a
+#: hostile syslog's "hôst1" names a machine all the same)
+_GIVEN_CHARS = re.compile(r"[^\s\x00-\x1f\x7f]+\Z")
 
 KINDS = ("host", "domain", "ipv4", "ipv6", "mac", "user", "email")
 #: How the final check names what it found (never the name itself).
@@ -155,7 +158,7 @@ class Redactor:
         name = str(name or "").strip().rstrip(".")
         low = name.lower()
         if (len(name) < 2 or low in knowledge()["system_users"] or (low in knowledge()["not_names"] and not given)
-                or name.isdigit() or not _HOST_CHARS.match(name)):
+                or name.isdigit() or not (_GIVEN_CHARS if given else _HOST_CHARS).match(name)):
             return None
         return self.known(name) or self._add(name, "user", f"user-{self._next('user')}")
 
@@ -329,7 +332,7 @@ class Redactor:
 
     def _stand_in(self, m) -> str:
         found = m.group(0)
-        if _sysctl(m):
+        if _sysctl(m) or _identifier_part(m):
             return found          # vm.min_free_kbytes names a setting, not the host "vm"
         return self._lookup.get(found.lower(), found)
 
@@ -360,7 +363,8 @@ class Redactor:
         if regex is not None:
             for m in regex.finditer(text):
                 stand_in = self._lookup.get(m.group(0).lower())
-                if stand_in is not None and stand_in.lower() != m.group(0).lower() and not _sysctl(m):
+                if (stand_in is not None and stand_in.lower() != m.group(0).lower() and not _sysctl(m)
+                        and m.group(0).lower() not in vocabulary()):
                     original = next((o for o in self.kinds if o.lower() == m.group(0).lower()), None)
                     return KIND_NAMES.get(self.kinds.get(original, "host"), "a name")
         return None
@@ -384,7 +388,8 @@ class Redactor:
 
 def _could_be_host(name: str, own: bool = False) -> bool:
     low = name.lower()
-    return (len(name) >= 2 and bool(_HOST_CHARS.match(name)) and not name.replace(".", "").isdigit()
+    return (len(name) >= 2 and bool((_GIVEN_CHARS if own else _HOST_CHARS).match(name))
+            and not name.replace(".", "").isdigit()
             and low not in knowledge()["anonymous_hosts"] and (own or low not in knowledge()["not_names"])
             and not _is_address(name))
 
@@ -392,6 +397,14 @@ def _could_be_host(name: str, own: bool = False) -> bool:
 def _sysctl(m) -> bool:
     after = m.string[m.end():m.end() + 2]
     return m.group(0).lower() in knowledge()["sysctl_namespaces"] and after[:1] == "." and after[1:].isalpha()
+
+
+def _identifier_part(m) -> bool:
+    """A word of sarsleuth's vocabulary joined by ``_`` to another
+    (``proxy_buffers``, ``worker_connections``): an identifier, not a name."""
+    text, start, end = m.string, m.start(), m.end()
+    joined = (start > 0 and text[start - 1] == "_") or text[end:end + 1] == "_"
+    return joined and m.group(0).lower() in vocabulary()
 
 
 def _is_address(name: str) -> bool:
