@@ -31,8 +31,9 @@ _IPV4 = re.compile(rf"(?:(?<![0-9.])|{_ESCAPE_BEFORE}){_OCTET}\.{_OCTET}\.{_OCTE
 _IPV4_JOINED = re.compile(r"(?<![0-9])0*(\d{1,3})([-_])0*(\d{1,3})(?:\2)0*(\d{1,3})(?:\2)0*(\d{1,3})(?![0-9]|[-_.]\d)")
 _HEX4 = r"[0-9A-Fa-f]{1,4}"
 _COLON = r"(?::|%3[Aa])"
-_IPV6 = re.compile(rf"(?:(?<![0-9A-Za-z:.%])|{_ESCAPE_BEFORE})(?:{_HEX4}|{_COLON})(?:{_HEX4}|{_COLON}|\.)*(?:%[0-9A-Za-z][\w.-]*)?"
-                   rf"(?![0-9A-Za-z:])")
+#: two colons at least (a time of day has two too: it fails as an address), an IPv4 tail, a zone
+_IPV6 = re.compile(rf"(?:(?<![0-9A-Za-z:.%])|{_ESCAPE_BEFORE})(?:{_HEX4})?(?:{_COLON}(?:{_HEX4})?){{2,8}}"
+                   rf"(?:\.\d{{1,3}}){{0,3}}(?:%[0-9A-Za-z][\w.-]*)?(?![0-9A-Za-z:])")
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f:-])[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2})+(?![0-9A-Fa-f])"
                       r"(?!\1[0-9A-Fa-f])")
 _CISCO = re.compile(r"(?<![0-9A-Za-z.])([0-9A-Fa-f]{4})\.([0-9A-Fa-f]{4})\.([0-9A-Fa-f]{4})(?![0-9A-Za-z]|\.[0-9A-Za-z])")
