@@ -16,6 +16,7 @@ import pandas as pd
 
 from sarsleuth.knowledge import category_title, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
+from sarsleuth.safe_text import cut_words
 from sarsleuth.timebase.clock import Clock, on_clock, when, zone_of
 
 
@@ -119,7 +120,7 @@ def quote(finding: Finding, limit: int = 1) -> str:
         loc = os.path.basename(ev.path) if ev.path else ""
         if ev.line:
             loc += f":{ev.line}"
-        text = ev.text if len(ev.text) <= 160 else ev.text[:157] + "..."
+        text = cut_words(ev.text, 160, "...")
         parts.append(f"\"{text}\"" + (f" ({loc})" if loc else ""))
     return "; ".join(parts)
 

@@ -14,6 +14,7 @@ import os
 import re
 
 from sarsleuth.knowledge import recommendations_of
+from sarsleuth.safe_text import cut_words
 
 _PLACEHOLDER = re.compile(r"\{([\w%./-]+)\}")
 _ROLE_ORDER = {"cause": 0, "effect": 1, "context": 2}
@@ -92,7 +93,7 @@ def _phrase(entry: dict, f, findings) -> str | None:
             for ev in other.evidence:
                 if pattern.search(ev.text):
                     line = ev.text.strip().replace("`", "'")
-                    line = line if len(line) <= 120 else line[:117] + "..."
+                    line = cut_words(line, 120, "...")
                     loc = os.path.basename(ev.path) + (f":{ev.line}" if ev.line else "")
                     return f"{text} Here: `{line}` ({loc})."
     return text

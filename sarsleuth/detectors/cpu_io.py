@@ -291,21 +291,26 @@ class LoadSpike(Detector):
             if load is None or len(load) < 2:
                 continue
             p = self.params
-            known_ncpu = ctx.ncpu(host)
-            ncpu = known_ncpu or 1
+            # each stretch between restarts judged with the CPUs it ran on
+            cpus_at = ctx.ncpu_at(host, load.index)
             mask, bases = above_prior_baseline(
                 load, lambda b: np.maximum(p["jump_factor"] * np.maximum(b, 0.05), p["jump_min_load"]),
                 _hold_samples(load, p["max_gap_samples"]))
             import pandas as pd
             cond = pd.Series(mask, index=load.index)
-            if known_ncpu:  # without the CPU count only the jump from baseline is meaningful
-                cond |= load >= p["per_cpu_factor"] * known_ncpu
+            if cpus_at is not None:  # without the CPU count only the jump from baseline is meaningful
+                cond |= load.to_numpy() >= p["per_cpu_factor"] * np.nan_to_num(cpus_at, nan=np.inf)
             blocked = ctx.series("queue", "blocked", host=host)
             if blocked is not None:
-                cond |= blocked.reindex(load.index).fillna(0) >= max(p["min_blocked"], p["blocked_per_cpu"] * ncpu)
+                per_cpu = p["blocked_per_cpu"] * (np.nan_to_num(cpus_at, nan=1.0) if cpus_at is not None else 1.0)
+                cond |= blocked.reindex(load.index).fillna(0).to_numpy() >= np.maximum(p["min_blocked"], per_cpu)
             for ep in episodes(load, cond.to_numpy(), p["max_gap_samples"],
                                   min_duration_seconds=p["min_duration_seconds"]):
                 base = float(bases[load.index.get_loc(ep.start)])
+                where = np.flatnonzero(np.asarray(load.index == ep.peak_time))
+                at_peak = cpus_at[where[0]] if cpus_at is not None and len(where) else np.nan
+                known_ncpu = None if np.isnan(at_peak) else int(at_peak)
+                ncpu = known_ncpu or 1
                 metrics = {"peak_ldavg_1": ep.peak, "baseline_ldavg_1": base, "ncpu": known_ncpu}
                 runq = ctx.series("queue", "runq-sz", host=host)
                 if runq is not None:
