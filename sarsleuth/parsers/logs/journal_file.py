@@ -1,0 +1,434 @@
+"""The systemd journal's binary files (``system.journal``,
+``user-1000.journal``, rotated ``system@...journal``, an unclean
+shutdown's ``.journal~``), read natively as systemd documents the format
+(``docs/JOURNAL_FILE_FORMAT.md``, ``sd-journal/journal-def.h``).
+
+A file is a header (``LPKSHHRH``, flags, ids, sizes) and objects appended
+after it, each aligned to 8 bytes: DATA (one ``FIELD=value`` of an entry,
+shared by every entry that has it, maybe compressed), FIELD, ENTRY (its
+sequence number, realtime and monotonic times, boot id and the offsets of
+its DATA objects), hash tables, entry arrays and seals.  Entries are read
+by walking the objects in file order, which is sequence-number order, in a
+window of the file read ahead: memory stays flat whatever the file's size,
+an entry written but not yet linked into the indexes (an online file, a
+``.journal~``) is still read, and a file cut short or partly overwritten
+yields every entry before the damage, with a warning naming the byte
+offset.  DATA objects are read where an entry points (most are just before
+it); the ones many entries share (the host name, the unit) are held in a
+small cache.  The file is read, never mapped: a file that shrinks under the
+reader cannot kill it.
+
+Header flags: compact mode (32-bit offsets) and the keyed hash are read;
+an incompatible flag this reader does not know refuses the file (as
+journalctl would).  XZ-compressed fields are decompressed with the
+standard library; ZSTD with ``compression.zstd`` (Python 3.14) or the
+``zstd`` extra; LZ4 with the ``lz4`` extra.  A field whose decompressor is
+missing is left out, with one warning naming the file, the offset and the
+extra to install.
+"""
+from __future__ import annotations
+
+import io
+import lzma
+import os
+import struct
+from dataclasses import dataclass, field
+
+from sarsleuth.errors import InputError, located
+
+MAGIC = b"LPKSHHRH"
+
+#: The header up to ``tail_entry_monotonic``: present in every file version.
+_HEADER = struct.Struct("<8sIIB7x16s16s16s16s15Q")
+HEADER_MIN = _HEADER.size            # 208 bytes
+_OBJECT = struct.Struct("<BB6xQ")    # type, flags, size
+_ENTRY = struct.Struct("<QQQ16sQ")   # seqnum, realtime, monotonic, boot id, xor hash (after the object header)
+OBJECT_HEADER = _OBJECT.size
+ENTRY_HEADER = OBJECT_HEADER + _ENTRY.size     # 64: the items follow
+
+OBJECT_DATA, OBJECT_FIELD, OBJECT_ENTRY, OBJECT_DATA_HASH_TABLE, OBJECT_FIELD_HASH_TABLE, \
+    OBJECT_ENTRY_ARRAY, OBJECT_TAG = range(1, 8)
+_COMPRESSED_XZ, _COMPRESSED_LZ4, _COMPRESSED_ZSTD = 1, 2, 4
+INCOMPATIBLE_COMPACT = 1 << 4
+#: The incompatible flags of systemd 246-257: XZ, LZ4, keyed hash, ZSTD, compact.
+INCOMPATIBLE_KNOWN = 0x1f
+STATES = {0: "offline", 1: "online", 2: "archived"}
+
+#: Bytes read ahead of the walk at a time.
+WINDOW_BYTES = 4 << 20
+#: DATA objects (offset -> field) held for the entries that share them.
+CACHE_FIELDS = 65_536
+#: A cached field's value is at most this long (longer ones are read again).
+CACHE_VALUE_BYTES = 4096
+#: Bytes of a field's value read at most (a longer MESSAGE is cut, as the
+#: log scan cuts a longer line).
+MAX_VALUE_BYTES = 1 << 20
+#: Largest LZ4 field decompressed (its whole block must be).
+LZ4_MAX_BYTES = 16 << 20
+#: Smallest sizes of the objects a walk reads.
+_MIN_SIZE = {OBJECT_DATA: 64, OBJECT_FIELD: 40, OBJECT_ENTRY: ENTRY_HEADER, OBJECT_DATA_HASH_TABLE: 16,
+             OBJECT_FIELD_HASH_TABLE: 16, OBJECT_ENTRY_ARRAY: 24, OBJECT_TAG: 64}
+#: Microseconds of 9999-12-31 23:59:59: a realtime past it is no time.
+MAX_REALTIME_US = 253_402_300_799_999_999
+
+
+def is_journal_file(path) -> bool:
+    """Does ``path`` start with the journal's magic (a plain file only)?"""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(8) == MAGIC
+    except OSError:
+        return False
+
+
+@dataclass
+class Header:
+    compatible: int
+    incompatible: int
+    state: int
+    file_id: bytes
+    machine_id: bytes
+    seqnum_id: bytes
+    header_size: int
+    arena_size: int
+    n_entries: int
+    head_realtime: int
+    tail_realtime: int
+
+    @property
+    def compact(self) -> bool:
+        return bool(self.incompatible & INCOMPATIBLE_COMPACT)
+
+
+@dataclass
+class Entry:
+    """One entry: where it is, its times and ids, and the fields read
+    (``fields``: name -> value bytes, the first value of a field given
+    several times)."""
+
+    offset: int
+    number: int              # 1-based, in file order
+    seqnum: int
+    realtime: int            # µs since the epoch (0: none)
+    monotonic: int           # µs since the boot
+    boot_id: bytes
+    xor_hash: int
+    fields: dict = field(default_factory=dict)
+
+
+def read_header(path, fh, size: int) -> Header:
+    """The header of an open journal file of ``size`` bytes, checked; raises
+    :class:`InputError` for a file that cannot be a journal this reader
+    reads."""
+    raw = os.pread(fh.fileno(), HEADER_MIN, 0)
+    if len(raw) < HEADER_MIN or raw[:8] != MAGIC:
+        raise InputError(path, f"not a systemd journal file (its header is cut: {len(raw)} of {HEADER_MIN} bytes)"
+                         if raw[:8] == MAGIC else "not a systemd journal file", offset=0)
+    (_, compatible, incompatible, state, file_id, machine_id, _tail_boot, seqnum_id, header_size, arena_size,
+     *rest) = _HEADER.unpack(raw)
+    n_entries, head_realtime, tail_realtime = rest[7], rest[10], rest[11]
+    if incompatible & ~INCOMPATIBLE_KNOWN:
+        raise InputError(path, f"a systemd journal with incompatible flags 0x{incompatible:x} this reader does not "
+                               "know (written by a newer systemd); read it with that journalctl "
+                               "(journalctl --file FILE -o export)", offset=12)
+    if state not in STATES:
+        raise InputError(path, f"not a systemd journal file (state {state} in its header)", offset=16)
+    if header_size < HEADER_MIN or header_size % 8 or header_size > max(size, HEADER_MIN):
+        raise InputError(path, f"not a systemd journal file (header size {header_size})", offset=88)
+    return Header(compatible, incompatible, state, file_id, machine_id, seqnum_id, header_size, arena_size,
+                  n_entries, head_realtime, tail_realtime)
+
+
+def _align(n: int) -> int:
+    return (n + 7) & ~7
+
+
+class JournalFile:
+    """One journal file open for reading (``with JournalFile(path) as j``)."""
+
+    def __init__(self, path, wanted: frozenset | None = None, fh=None):
+        self.path = os.fspath(path)
+        #: field names read (None: every field)
+        self.wanted = wanted
+        #: ``fh``: the file already open (a private copy), left open on close
+        self.owned = fh is None
+        self.fh = open(self.path, "rb") if fh is None else fh
+        try:
+            self.size = os.fstat(self.fh.fileno()).st_size
+            self.header = read_header(self.path, self.fh, self.size)
+        except BaseException:
+            self.close()
+            raise
+        h = self.header
+        arena_end = h.header_size + h.arena_size
+        #: where objects may be: the arena the header claims, no further than the file
+        self.end = min(self.size, arena_end) if h.arena_size else self.size
+        self.item_size = 4 if h.compact else 16
+        self.data_payload = 72 if h.compact else 64
+        self.warnings: list[str] = []
+        self.damaged_entries = 0
+        self.first_damage: int | None = None
+        self.missing_codecs: dict = {}   # codec -> first offset of a field it would decompress
+        self._cache: dict = {}
+        self._win_base, self._win = 0, b""
+        if arena_end > self.size:
+            self.warnings.append(located(self.path, f"cut short: its header says {arena_end:,} bytes, the file has "
+                                                    f"{self.size:,} (entries up to the cut are read)",
+                                         offset=self.size))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        if self.owned:
+            self.fh.close()
+
+    # -- reading bytes ------------------------------------------------------
+    def _pread(self, offset: int, n: int) -> bytes:
+        return os.pread(self.fh.fileno(), n, offset)
+
+    def _window(self, offset: int, n: int) -> tuple[bytes, int]:
+        """(buffer, position of ``offset`` in it) holding ``n`` bytes from
+        ``offset`` (fewer at the end of the file)."""
+        pos = offset - self._win_base
+        if pos < 0 or pos + n > len(self._win):
+            self._win_base, self._win = offset, self._pread(offset, max(n, WINDOW_BYTES))
+            pos = 0
+        return self._win, pos
+
+    # -- the walk -----------------------------------------------------------
+    def entries(self, start: int | None = None, number: int = 0):
+        """Every readable entry from byte ``start`` (the first object by
+        default) in file order; ``number``: entries before ``start``."""
+        pos = self.header.header_size if start is None else start
+        while pos + OBJECT_HEADER <= self.end:
+            buf, at = self._window(pos, OBJECT_HEADER)
+            if len(buf) - at < OBJECT_HEADER:
+                break
+            kind, _flags, size = _OBJECT.unpack_from(buf, at)
+            if kind == 0 and size == 0:
+                break                    # the space after the last object written
+            if not (OBJECT_DATA <= kind <= OBJECT_TAG) or size < _MIN_SIZE[kind]:
+                pos = self._damaged(pos, f"no journal object at byte {pos} (type {kind}, size {size})")
+                continue
+            if pos + size > self.size:
+                self.warnings.append(located(self.path, f"cut short inside an object at byte {pos:,} "
+                                                        f"({number:,} entries read before it)", offset=pos))
+                break
+            if kind == OBJECT_ENTRY:
+                entry = self._entry(pos, size, number + 1)
+                if entry is not None:
+                    number += 1
+                    yield entry
+            pos += _align(size)
+
+    def _damaged(self, pos: int, why: str) -> int:
+        """Note damage at ``pos``; return where the next plausible entry
+        object starts (the end when there is none)."""
+        if self.first_damage is None:
+            self.first_damage = pos
+            self.warnings.append(located(self.path, f"damaged: {why}; the walk goes on at the next entry object",
+                                         offset=pos))
+        nxt = pos + 8
+        while nxt + ENTRY_HEADER <= self.end:
+            buf, at = self._window(nxt, OBJECT_HEADER)
+            if len(buf) - at < OBJECT_HEADER:
+                break
+            kind, flags, size = _OBJECT.unpack_from(buf, at)
+            if kind == OBJECT_ENTRY and flags == 0 and ENTRY_HEADER <= size <= self.end - nxt and \
+                    (size - ENTRY_HEADER) % self.item_size == 0 and buf[at + 2:at + 8] == b"\0" * 6:
+                return nxt
+            nxt += 8
+        return self.end
+
+    def _entry(self, pos: int, size: int, number: int) -> Entry | None:
+        buf, at = self._window(pos, size if size <= WINDOW_BYTES else ENTRY_HEADER)
+        seqnum, realtime, monotonic, boot_id, xor_hash = _ENTRY.unpack_from(buf, at + OBJECT_HEADER)
+        n = (size - ENTRY_HEADER) // self.item_size
+        if (size - ENTRY_HEADER) % self.item_size or n == 0 or size > WINDOW_BYTES:
+            return self._bad_entry(pos, "its item list is not whole")
+        if self.item_size == 4:
+            offsets = struct.unpack_from(f"<{n}I", buf, at + ENTRY_HEADER)
+        else:
+            offsets = struct.unpack_from(f"<{2 * n}Q", buf, at + ENTRY_HEADER)[::2]
+        entry = Entry(pos, number, seqnum, realtime, monotonic, boot_id, xor_hash)
+        fields = entry.fields
+        for off in offsets:
+            item = self._field(off, pos)
+            if item is None:
+                return self._bad_entry(pos, f"an item points to byte {off}, where no field is")
+            name, value = item
+            if value is not None and name not in fields:
+                fields[name] = value
+        return entry
+
+    def _bad_entry(self, pos: int, why: str):
+        self.damaged_entries += 1
+        if self.damaged_entries == 1:
+            self.warnings.append(located(self.path, f"an entry not read whole ({why}): left out", offset=pos))
+        return None
+
+    def _field(self, off: int, before: int):
+        """(name, value or None when not wanted) of the DATA object at
+        ``off``, which must lie before the entry at ``before``; None when
+        no DATA object is there."""
+        known = self._cache.get(off)
+        if known is not None:
+            return known
+        if off % 8 or not self.header.header_size <= off < before:
+            return None
+        head = self.data_payload + 64
+        buf, at = self._window(off, head) if off >= self._win_base else (self._pread(off, head), 0)
+        if len(buf) - at < self.data_payload:
+            return None
+        kind, flags, size = _OBJECT.unpack_from(buf, at)
+        if kind != OBJECT_DATA or size < self.data_payload or off + size > self.size:
+            return None
+        length = size - self.data_payload
+        start = off + self.data_payload
+        compressed = flags & (_COMPRESSED_XZ | _COMPRESSED_LZ4 | _COMPRESSED_ZSTD)
+        if compressed:
+            raw = self._read(start, min(length, 4 * MAX_VALUE_BYTES))
+            payload = self._decompressed(compressed, raw, off)
+            if payload is None:
+                return (b"", None)
+        else:
+            peek = buf[at + self.data_payload:at + min(size, head)]
+            eq = peek.find(b"=")
+            name = peek[:eq] if eq > 0 else None
+            if name is not None and self.wanted is not None and name not in self.wanted:
+                return self._keep(off, (name, None))
+            payload = self._read(start, min(length, MAX_VALUE_BYTES + 256))
+        eq = payload.find(b"=")
+        if eq <= 0:
+            return self._keep(off, (b"", None))
+        name = bytes(payload[:eq])
+        if self.wanted is not None and name not in self.wanted:
+            return self._keep(off, (name, None))
+        value = bytes(payload[eq + 1:eq + 1 + MAX_VALUE_BYTES])
+        item = (name, value)
+        return self._keep(off, item) if len(value) <= CACHE_VALUE_BYTES else item
+
+    def _read(self, offset: int, n: int) -> bytes:
+        if offset >= self._win_base and offset + n <= self._win_base + len(self._win):
+            pos = offset - self._win_base
+            return self._win[pos:pos + n]
+        if n > WINDOW_BYTES:
+            return self._pread(offset, n)
+        buf, pos = self._window(offset, n) if offset >= self._win_base else (self._pread(offset, n), 0)
+        return buf[pos:pos + n]
+
+    def _keep(self, off: int, item):
+        cache = self._cache
+        if len(cache) >= CACHE_FIELDS:
+            for old in list(cache)[:CACHE_FIELDS // 2]:
+                del cache[old]
+        cache[off] = item
+        return item
+
+    def _decompressed(self, flag: int, raw: bytes, off: int) -> bytes | None:
+        try:
+            if flag == _COMPRESSED_XZ:
+                return lzma.LZMADecompressor(lzma.FORMAT_XZ).decompress(raw, MAX_VALUE_BYTES + 256)
+            if flag == _COMPRESSED_ZSTD:
+                return _zstd(raw)
+            if flag == _COMPRESSED_LZ4:
+                return _lz4(raw)
+        except _MissingCodec as missing:
+            self.missing_codecs.setdefault(missing.args[0], off)
+            return None
+        except Exception:        # a damaged compressed field: the field is left out, the entry kept
+            self.missing_codecs.setdefault("damaged", off)
+            return None
+        self.missing_codecs.setdefault("damaged", off)
+        return None
+
+    def codec_warnings(self) -> list[str]:
+        out = []
+        for codec, off in self.missing_codecs.items():
+            if codec == "damaged":
+                out.append(located(self.path, "a compressed field that does not decompress: left out", offset=off))
+            else:
+                name, extra = CODECS[codec]
+                out.append(located(self.path, f"{name}-compressed fields are left out: install the '{extra}' extra "
+                                              f"(pip install sarsleuth[{extra}])", offset=off))
+        return out
+
+    # -- around an entry (evidence) ------------------------------------------
+    def entry_at(self, offset: int, number: int = 1) -> Entry | None:
+        """The entry whose ENTRY object starts at ``offset``, or None."""
+        if offset % 8 or not self.header.header_size <= offset < self.end:
+            return None
+        raw = self._pread(offset, OBJECT_HEADER)
+        if len(raw) < OBJECT_HEADER:
+            return None
+        kind, _flags, size = _OBJECT.unpack(raw)
+        if kind != OBJECT_ENTRY or size < ENTRY_HEADER or offset + size > self.size:
+            return None
+        return self._entry(offset, size, number)
+
+    def entry_offsets(self):
+        """The offsets of the entries the file's entry array chain links, in
+        order (the index a reader seeks with); stops at damage."""
+        h = self.header
+        raw = self._pread(176, 8)
+        offset = struct.unpack("<Q", raw)[0] if len(raw) == 8 else 0
+        item, fmt = (4, "I") if h.compact else (8, "Q")
+        seen = 0
+        while offset and offset % 8 == 0 and h.header_size <= offset < self.end and seen < h.n_entries:
+            head = self._pread(offset, 24)
+            if len(head) < 24:
+                return
+            kind, _flags, size = _OBJECT.unpack_from(head)
+            if kind != OBJECT_ENTRY_ARRAY or size < 24 or offset + size > self.size:
+                return
+            nxt = struct.unpack_from("<Q", head, 16)[0]
+            n = (size - 24) // item
+            for off in struct.unpack(f"<{n}{fmt}", self._pread(offset + 24, n * item)):
+                if not off or seen >= h.n_entries:
+                    return
+                seen += 1
+                yield off
+            if nxt <= offset:
+                return
+            offset = nxt
+
+
+class _MissingCodec(Exception):
+    pass
+
+
+#: codec -> (its name, the extra that brings it)
+CODECS = {"zstd": ("ZSTD", "zstd"), "lz4": ("LZ4", "lz4")}
+
+
+def _zstd(raw: bytes) -> bytes:
+    try:
+        from compression import zstd as std_zstd      # Python 3.14's standard library
+    except ImportError:
+        std_zstd = None
+    if std_zstd is not None:
+        return std_zstd.ZstdDecompressor().decompress(raw, MAX_VALUE_BYTES + 256)
+    try:
+        import zstandard                              # an optional extra
+    except ImportError:
+        raise _MissingCodec("zstd") from None
+    # a stream read up to the bytes wanted: a crafted field cannot inflate without bound
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)) as reader:
+        return reader.read(MAX_VALUE_BYTES + 256)
+
+
+def _lz4(raw: bytes) -> bytes:
+    """systemd's LZ4 field: the size as a little-endian 64-bit number, then
+    one LZ4 block."""
+    try:
+        import lz4.block                              # an optional extra
+    except ImportError:
+        raise _MissingCodec("lz4") from None
+    size = struct.unpack_from("<Q", raw)[0]
+    if size > LZ4_MAX_BYTES:
+        return b""     # a block cannot be read in part: a field this large is no message (a core dump)
+    return lz4.block.decompress(raw[8:], uncompressed_size=size)[:MAX_VALUE_BYTES + 256]
