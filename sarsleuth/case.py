@@ -28,6 +28,7 @@ from sarsleuth.model import SEVERITY_RANK, empty_events
 from sarsleuth.narrative import quiet_summary
 from sarsleuth.options import check_options
 from sarsleuth.parsers import ParseOptions, parse, registry, sniff
+from sarsleuth.parsers.logs import journal_binary
 from sarsleuth.plots import plot_metric
 from sarsleuth.progress import reading
 from sarsleuth.quotes import quote
@@ -115,8 +116,10 @@ class Case:
         :attr:`skipped`).  Each file is sniffed and parsed in turn: parsing
         looks at the head again, which the sniff cache then still holds
         (however many files)."""
-        name = names.get(str(f), str(f))
+        name = journal_binary.shown_name(f, names)
         try:
+            if isinstance(f, tuple):    # the journal files of one host
+                return journal_binary.read_named(f, names, parse_options)
             too_big = refusal(f)        # a file found in a folder is capped as a named one is
             kind, reason = (None, too_big) if too_big else sniff(f)
             if kind is None:
@@ -161,19 +164,21 @@ class Case:
             if e.facts is not None:
                 facts_of[e.path] = e.facts
         files = _distinct_files([Path(e.path) for e in bundles.entries], self.notes, names)
-        sizes = [_size(f) for f in files]
+        files = journal_binary.gather(files)        # the journal files of one host: one source
+        sizes = [journal_binary.unit_size(f) if isinstance(f, tuple) else _size(f) for f in files]
         with reading(sizes, progress) as shown:
             told = dataclasses.replace(parse_options, progress=shown.within)
             for f, size in zip(files, sizes):
-                shown.open(names.get(str(f), str(f)), size)
+                shown.open(journal_binary.shown_name(f, names), size)
                 try:
                     src = self._read_one(f, names, told)
                 finally:
                     shown.close()
                 if src is None:
                     continue
-                if str(f) in facts_of:
-                    src.meta["bundle"] = facts_of[str(f)].bundle
+                first = str(f[0] if isinstance(f, tuple) else f)
+                if first in facts_of:
+                    src.meta["bundle"] = facts_of[first].bundle
                 folds.add(src)
                 self.warnings.extend(src.warnings)
         # past a thousand files, small logs of one kind, host and clock are one source each

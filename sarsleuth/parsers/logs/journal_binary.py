@@ -112,6 +112,42 @@ def read_files(paths: list, options: ParseOptions | None = None, kind: str = "jo
                                            progress, meta)
 
 
+def shown_name(unit, names: dict) -> str:
+    """How the user knows a file, or a group of journal files (``names``:
+    {private copy: name})."""
+    if not isinstance(unit, tuple):
+        return names.get(str(unit), str(unit))
+    from sarsleuth.parsers.logs.journal_stream import label
+    return label([names.get(str(p), str(p)) for p in unit])
+
+
+def unit_size(paths: tuple) -> int:
+    """Bytes of a group of files, for progress."""
+    total = 0
+    for p in paths:
+        with contextlib.suppress(OSError):
+            total += os.path.getsize(p)
+    return total
+
+
+def read_named(paths: tuple, names: dict, options: ParseOptions | None = None):
+    """:func:`read_files` of files the user knows by ``names`` ({private
+    copy: name}, archive members); an error names the group as the user
+    knows it."""
+    from sarsleuth import streams
+    try:
+        src = read_files(list(paths), options)
+    except InputError as exc:
+        raise InputError(shown_name(paths, names), exc.one_line()) from None
+    for p in paths:
+        if str(p) in names:
+            streams.relabel(src, str(p), names[str(p)])
+    src.path = shown_name(paths, names)
+    if "files" in src.meta:
+        src.meta["files"] = [names.get(p, p) for p in src.meta["files"]]
+    return src
+
+
 def host_key(path) -> str | None:
     """The host a journal file's first entries name (else its header's
     machine id); None when it is no readable journal file."""
@@ -152,6 +188,11 @@ def gather(files: list) -> list:
             placed.add(key)
             out.append(tuple(groups[key]))
     return out
+
+
+def is_journal(path) -> bool:
+    """Is ``path`` a journal file (compressed or not)?"""
+    return _journal_head(path)
 
 
 def _journal_head(path) -> bool:
