@@ -89,7 +89,7 @@ def _is_entry(info: LineInfo) -> bool:
 
 
 def json_minute_key(raw: bytes) -> tuple | None:
-    return journal_fields.minute_key(raw)
+    return journal_fields.realtime_minute_key(raw)
 
 
 def text_minute_key(raw: bytes) -> tuple | None:

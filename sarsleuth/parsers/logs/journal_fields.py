@@ -99,51 +99,60 @@ def entry_info(fields: dict) -> LineInfo:
 
 def _clean(value: bytes) -> bytes:
     """A field's value on an entry's line: no separator, no newline."""
-    if b"\n" in value or b"\x1f" in value or b"\r" in value:
-        value = value.replace(b"\x1f", b" ").replace(b"\r", b" ").replace(b"\n", b" ")
-    return value
+    return value.replace(b"\x1f", b" ").replace(b"\r", b" ").replace(b"\n", b" ")
 
 
 def entry_line(fields: dict, realtime: bytes | None = None, boot: bytes | None = None) -> bytes:
-    """One entry as one line for the log scan (``fields``: name bytes ->
-    value bytes; ``realtime``, ``boot``: the entry's own, from a binary
-    file's ENTRY object, when its fields have none)."""
+    """One entry as one line for the log scan: the minute of its realtime
+    (for the lines per minute), then its fields in the order of
+    :data:`ENTRY_FIELDS` (``fields``: name bytes -> value bytes;
+    ``realtime``, ``boot``: the entry's own, from a binary file's ENTRY
+    object, when its fields have none)."""
     get = fields.get
-    parts = []
-    for name in FIELD_NAMES[:-1]:
-        value = get(name)
-        if value is None:
-            if name == b"__REALTIME_TIMESTAMP":
-                value = realtime or get(b"_SOURCE_REALTIME_TIMESTAMP")
-            elif name == b"_BOOT_ID":
-                value = boot
-        parts.append(_clean(value) if value else b"")
+    parts = [get(name) or b"" for name in FIELD_NAMES[:-1]]
+    if not parts[0]:
+        parts[0] = realtime or parts[1]
+    if not parts[2] and boot:
+        parts[2] = boot
+    when = parts[0]
+    minute = b""
+    if when.isdigit() and len(when) < 19 and 0 < int(when) < END_OF_TIME_US:
+        minute = b"%d" % (int(when) // 60_000_000)
+    head = _SEPARATOR_BYTE.join(parts)
+    if head.count(_SEPARATOR_BYTE) != len(parts) - 1 or b"\n" in head or b"\r" in head:
+        head = _SEPARATOR_BYTE.join(_clean(p) for p in parts)
     message = get(b"MESSAGE") or b""
     if b"\n" in message:
         message = message.rstrip(b"\n").replace(b"\n", b"#012")
     if b"\r" in message:
         message = message.replace(b"\r", b" ")
-    parts.append(message)
-    return _SEPARATOR_BYTE.join(parts) + b"\n"
+    return minute + _SEPARATOR_BYTE + head + _SEPARATOR_BYTE + message + b"\n"
 
 
 def parse_entry_line(text: str) -> LineInfo:
     """An entry's line (see :func:`entry_line`) back to what the scan reads."""
-    values = text.split(_SEPARATOR, len(ENTRY_FIELDS) - 1)
+    values = text.split(_SEPARATOR, len(ENTRY_FIELDS))[1:]      # after the minute
     if len(values) != len(ENTRY_FIELDS):
         return LineInfo(text, prefixed=False)
     return entry_info({name: value for name, value in zip(ENTRY_FIELDS, values) if value})
 
 
-#: The minute of an entry's line, for the lines per minute (its realtime's digits).
-ENTRY_VOLUME = rb"^(\d{1,17})\x1f"
+#: The minute of an entry's line, for the lines per minute (minutes since the epoch).
+ENTRY_VOLUME = rb"^(\d{1,12})\x1f"
 
 
 def minute_key(raw: bytes) -> tuple | None:
-    """``("aware", minute)`` of a realtime in µs, None outside years 1970-9999."""
+    """``("aware", minute)`` of an entry line's minute."""
     if not raw.isdigit():
+        return None
+    return ("aware", _EPOCH + dt.timedelta(minutes=int(raw)))
+
+
+def realtime_minute_key(raw: bytes) -> tuple | None:
+    """``("aware", minute)`` of a realtime in µs, None outside years 1970-9999."""
+    if not raw.isdigit() or len(raw) > 18:
         return None
     us = int(raw)
     if not 0 < us < END_OF_TIME_US:
         return None
-    return ("aware", _EPOCH + dt.timedelta(microseconds=us // 60_000_000 * 60_000_000))
+    return ("aware", _EPOCH + dt.timedelta(minutes=us // 60_000_000))

@@ -42,6 +42,7 @@ MAGIC = b"LPKSHHRH"
 _HEADER = struct.Struct("<8sIIB7x16s16s16s16s15Q")
 HEADER_MIN = _HEADER.size            # 208 bytes
 _OBJECT = struct.Struct("<BB6xQ")    # type, flags, size
+_LE64 = struct.Struct("<Q")
 _ENTRY = struct.Struct("<QQQ16sQ")   # seqnum, realtime, monotonic, boot id, xor hash (after the object header)
 OBJECT_HEADER = _OBJECT.size
 ENTRY_HEADER = OBJECT_HEADER + _ENTRY.size     # 64: the items follow
@@ -56,6 +57,8 @@ STATES = {0: "offline", 1: "online", 2: "archived"}
 
 #: Bytes read ahead of the walk at a time.
 WINDOW_BYTES = 4 << 20
+#: Bytes a window keeps before the offset it is read for.
+BACK_BYTES = 256 << 10
 #: DATA objects (offset -> field) held for the entries that share them.
 CACHE_FIELDS = 65_536
 #: A cached field's value is at most this long (longer ones are read again).
@@ -195,15 +198,40 @@ class JournalFile:
         ``offset`` (fewer at the end of the file)."""
         pos = offset - self._win_base
         if pos < 0 or pos + n > len(self._win):
-            self._win_base, self._win = offset, self._pread(offset, max(n, WINDOW_BYTES))
-            pos = 0
+            # the window keeps some bytes before ``offset``: the fields an entry points to were written just before it
+            base = max(0, offset - BACK_BYTES)
+            self._win_base, self._win = base, self._pread(base, offset - base + max(n, WINDOW_BYTES))
+            pos = offset - base
         return self._win, pos
 
     # -- the walk -----------------------------------------------------------
     def entries(self, start: int | None = None, number: int = 0):
         """Every readable entry from byte ``start`` (the first object by
-        default) in file order; ``number``: entries before ``start``."""
-        pos = self.header.header_size if start is None else start
+        default) in file order; ``number``: entries before ``start``.
+
+        From the start, the entries the file's entry array chain links are
+        read first (no object between them is looked at); the walk of the
+        objects then goes on after the last of them, for entries written
+        but not linked (an online file, a ``.journal~``) and past damage."""
+        if start is None:
+            pos = self.header.header_size
+            for off in self.entry_offsets():
+                if off < pos:
+                    break                # the chain goes back: damaged, the walk reads on
+                raw, at = self._window(off, OBJECT_HEADER)
+                kind, _flags, size = _OBJECT.unpack_from(raw, at)
+                if kind != OBJECT_ENTRY or size < ENTRY_HEADER or off + size > self.size:
+                    break
+                entry = self._entry(off, size, number + 1)
+                if entry is not None:
+                    number += 1
+                    yield entry
+                pos = off + _align(size)
+        else:
+            pos = start
+        yield from self._walk(pos, number)
+
+    def _walk(self, pos: int, number: int):
         while pos + OBJECT_HEADER <= self.end:
             buf, at = self._window(pos, OBJECT_HEADER)
             if len(buf) - at < OBJECT_HEADER:
@@ -256,12 +284,19 @@ class JournalFile:
             offsets = struct.unpack_from(f"<{2 * n}Q", buf, at + ENTRY_HEADER)[::2]
         entry = Entry(pos, number, seqnum, realtime, monotonic, boot_id, xor_hash)
         fields = entry.fields
+        cache = self._cache
         for off in offsets:
-            item = self._field(off, pos)
+            item = cache.get(off)
+            if item is _UNWANTED:
+                continue
             if item is None:
-                return self._bad_entry(pos, f"an item points to byte {off}, where no field is")
+                item = self._field(off, pos)
+                if item is None:
+                    return self._bad_entry(pos, f"an item points to byte {off}, where no field is")
+                if item is _UNWANTED:
+                    continue
             name, value = item
-            if value is not None and name not in fields:
+            if name not in fields:
                 fields[name] = value
         return entry
 
@@ -272,12 +307,10 @@ class JournalFile:
         return None
 
     def _field(self, off: int, before: int):
-        """(name, value or None when not wanted) of the DATA object at
-        ``off``, which must lie before the entry at ``before``; None when
-        no DATA object is there."""
-        known = self._cache.get(off)
-        if known is not None:
-            return known
+        """(name, value) of the DATA object at ``off``, which must lie before
+        the entry at ``before``; :data:`_UNWANTED` for a field not read,
+        None when no DATA object is there.  A field more than one entry
+        has is kept in the cache (its object counts the entries)."""
         if off % 8 or not self.header.header_size <= off < before:
             return None
         head = self.data_payload + 64
@@ -287,30 +320,30 @@ class JournalFile:
         kind, flags, size = _OBJECT.unpack_from(buf, at)
         if kind != OBJECT_DATA or size < self.data_payload or off + size > self.size:
             return None
+        shared = _LE64.unpack_from(buf, at + 56)[0] > 1
         length = size - self.data_payload
         start = off + self.data_payload
         compressed = flags & (_COMPRESSED_XZ | _COMPRESSED_LZ4 | _COMPRESSED_ZSTD)
         if compressed:
-            raw = self._read(start, min(length, 4 * MAX_VALUE_BYTES))
-            payload = self._decompressed(compressed, raw, off)
+            payload = self._decompressed(compressed, self._read(start, min(length, 4 * MAX_VALUE_BYTES)), off)
             if payload is None:
-                return (b"", None)
-        else:
-            peek = buf[at + self.data_payload:at + min(size, head)]
+                return _UNWANTED
+        elif length > CACHE_VALUE_BYTES:
+            # a large field (a core dump): its name first, its value only when wanted
+            peek = buf[at + self.data_payload:at + head]
             eq = peek.find(b"=")
-            name = peek[:eq] if eq > 0 else None
-            if name is not None and self.wanted is not None and name not in self.wanted:
-                return self._keep(off, (name, None))
+            if eq > 0 and self.wanted is not None and peek[:eq] not in self.wanted:
+                return _UNWANTED
             payload = self._read(start, min(length, MAX_VALUE_BYTES + 256))
+        else:
+            payload = self._read(start, length)
         eq = payload.find(b"=")
-        if eq <= 0:
-            return self._keep(off, (b"", None))
-        name = bytes(payload[:eq])
-        if self.wanted is not None and name not in self.wanted:
-            return self._keep(off, (name, None))
-        value = bytes(payload[eq + 1:eq + 1 + MAX_VALUE_BYTES])
-        item = (name, value)
-        return self._keep(off, item) if len(value) <= CACHE_VALUE_BYTES else item
+        name = bytes(payload[:eq]) if eq > 0 else None
+        if name is None or (self.wanted is not None and name not in self.wanted):
+            item = _UNWANTED
+        else:
+            item = (name, bytes(payload[eq + 1:eq + 1 + MAX_VALUE_BYTES]))
+        return self._keep(off, item) if shared and len(payload) <= CACHE_VALUE_BYTES else item
 
     def _read(self, offset: int, n: int) -> bytes:
         if offset >= self._win_base and offset + n <= self._win_base + len(self._win):
@@ -395,6 +428,10 @@ class JournalFile:
             if nxt <= offset:
                 return
             offset = nxt
+
+
+#: A field not read (not wanted, or not readable), as the cache holds it.
+_UNWANTED = ("", None)
 
 
 class _MissingCodec(Exception):

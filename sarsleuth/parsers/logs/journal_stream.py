@@ -124,7 +124,7 @@ def read_entries(path: str, kind: str, variant: str, streams: list, options: Par
     options = options or ParseOptions()
     tally = _Tally()
     fmt = LogFormat(source=kind, parse_line=journal_fields.parse_entry_line,
-                    volume=VolumeSpec(regex=journal_fields.ENTRY_VOLUME), variant=variant, message_in_line=False)
+                    volume=VolumeSpec(regex=journal_fields.ENTRY_VOLUME), variant=variant)
     result = scan(path, fmt, sample_every=12, user_signatures=options.signatures,
                   blocks=blocks_of(merged(streams, tally), progress))
     result.warnings[:0] = warnings
