@@ -174,10 +174,20 @@ class JournalFile:
         self.missing_codecs: dict = {}   # codec -> first offset of a field it would decompress
         self._cache: dict = {}
         self._win_base, self._win = 0, b""
-        if arena_end > self.size:
+        if arena_end > self.size and not self._only_space_cut():
             self.warnings.append(located(self.path, f"cut short: its header says {arena_end:,} bytes, the file has "
                                                     f"{self.size:,} (entries up to the cut are read)",
                                          offset=self.size))
+
+    def _only_space_cut(self) -> bool:
+        """Is what the file lacks of its arena only the space after its last
+        object (a copy without the zeros journald allocates ahead)?"""
+        raw = self._pread(136, 8)
+        tail = _LE64.unpack(raw)[0] if len(raw) == 8 else 0
+        if not tail or tail % 8 or tail + OBJECT_HEADER > self.size:
+            return False
+        kind, _flags, size = _OBJECT.unpack(self._pread(tail, OBJECT_HEADER))
+        return OBJECT_DATA <= kind <= OBJECT_TAG and tail + size <= self.size
 
     def __enter__(self):
         return self
@@ -219,6 +229,8 @@ class JournalFile:
                 if off < pos:
                     break                # the chain goes back: damaged, the walk reads on
                 raw, at = self._window(off, OBJECT_HEADER)
+                if len(raw) - at < OBJECT_HEADER:
+                    break
                 kind, _flags, size = _OBJECT.unpack_from(raw, at)
                 if kind != OBJECT_ENTRY or size < ENTRY_HEADER or off + size > self.size:
                     break
@@ -273,11 +285,13 @@ class JournalFile:
         return self.end
 
     def _entry(self, pos: int, size: int, number: int) -> Entry | None:
-        buf, at = self._window(pos, size if size <= WINDOW_BYTES else ENTRY_HEADER)
-        seqnum, realtime, monotonic, boot_id, xor_hash = _ENTRY.unpack_from(buf, at + OBJECT_HEADER)
+        if size > WINDOW_BYTES:
+            return self._bad_entry(pos, f"its size ({size:,} bytes) is no entry's")
+        buf, at = self._window(pos, size)
         n = (size - ENTRY_HEADER) // self.item_size
-        if (size - ENTRY_HEADER) % self.item_size or n == 0 or size > WINDOW_BYTES:
+        if len(buf) - at < size or (size - ENTRY_HEADER) % self.item_size or n == 0:
             return self._bad_entry(pos, "its item list is not whole")
+        seqnum, realtime, monotonic, boot_id, xor_hash = _ENTRY.unpack_from(buf, at + OBJECT_HEADER)
         if self.item_size == 4:
             offsets = struct.unpack_from(f"<{n}I", buf, at + ENTRY_HEADER)
         else:
@@ -315,7 +329,7 @@ class JournalFile:
             return None
         head = self.data_payload + 64
         buf, at = self._window(off, head) if off >= self._win_base else (self._pread(off, head), 0)
-        if len(buf) - at < self.data_payload:
+        if len(buf) - at < max(self.data_payload, 64):
             return None
         kind, flags, size = _OBJECT.unpack_from(buf, at)
         if kind != OBJECT_DATA or size < self.data_payload or off + size > self.size:
