@@ -378,19 +378,11 @@ class JournalFile:
 
     def _decompressed(self, flag: int, raw: bytes, off: int) -> bytes | None:
         try:
-            if flag == _COMPRESSED_XZ:
-                return lzma.LZMADecompressor(lzma.FORMAT_XZ).decompress(raw, MAX_VALUE_BYTES + 256)
-            if flag == _COMPRESSED_ZSTD:
-                return _zstd(raw)
-            if flag == _COMPRESSED_LZ4:
-                return _lz4(raw)
+            return _decompressed_with(flag, raw)
         except _MissingCodec as missing:
             self.missing_codecs.setdefault(missing.args[0], off)
-            return None
         except Exception:        # a damaged compressed field: the field is left out, the entry kept
             self.missing_codecs.setdefault("damaged", off)
-            return None
-        self.missing_codecs.setdefault("damaged", off)
         return None
 
     def codec_warnings(self) -> list[str]:
@@ -450,6 +442,18 @@ _UNWANTED = ("", None)
 
 class _MissingCodec(Exception):
     pass
+
+
+def _decompressed_with(flag: int, raw: bytes) -> bytes:
+    """A DATA object's payload compressed as its flag says (at most
+    :data:`MAX_VALUE_BYTES` and a little more of it)."""
+    if flag == _COMPRESSED_XZ:
+        return lzma.LZMADecompressor(lzma.FORMAT_XZ).decompress(raw, MAX_VALUE_BYTES + 256)
+    if flag == _COMPRESSED_ZSTD:
+        return _zstd(raw)
+    if flag == _COMPRESSED_LZ4:
+        return _lz4(raw)
+    raise ValueError(f"compression flags 0x{flag:x}")
 
 
 #: codec -> (its name, the extra that brings it)

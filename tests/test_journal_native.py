@@ -1,0 +1,244 @@
+"""The systemd journal read natively: binary files written by the real
+``systemd-journal-remote`` from an export stream the test writes (as
+``journalctl -o export`` writes it), that stream itself, and the
+``journalctl -o json`` / ``json-seq`` / short outputs the real journalctl
+prints of the binary file: the same events and findings from each."""
+from __future__ import annotations
+
+import json
+import lzma
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from sarsleuth.errors import InputError
+from sarsleuth.parsers import parse, sniff
+from sarsleuth.parsers.logs import journal_binary, journal_file
+
+from .conftest import SAMPLES, run_cli
+
+sys.path.insert(0, str(SAMPLES))
+import make_journal  # noqa: E402  (samples/make_journal.py: the export stream, journal-remote)
+
+JOURNALCTL = shutil.which("journalctl")
+#: The events of the stream, in time order: (kind, pid, process).
+EVENTS = [("kernel-boot", None, "kernel"), ("segfault", 1240, "nginx"), ("worker-signal-exit", 1235, "nginx"),
+          ("too-many-open-files", 3300, "resizer"), ("oom-invoked", 2301, "php-fpm8.2"),
+          ("oom-kill", 2301, "php-fpm8.2"), ("kernel-boot", None, "kernel")]
+
+
+def _remote_or_skip():
+    if not os.path.exists(make_journal.REMOTE):
+        pytest.skip("systemd-journal-remote is not installed (Debian package systemd-journal-remote)")
+
+
+@pytest.fixture(scope="session")
+def made(tmp_path_factory):
+    """The stream, the binary journal journal-remote writes of it, and what
+    the real journalctl prints of that file."""
+    _remote_or_skip()
+    d = tmp_path_factory.mktemp("journal")
+    export = d / "web1.export"
+    export.write_bytes(make_journal.export_stream(long_message="EDAC MC0: 1 CE memory read error on "
+                                                  "CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 " + "x" * 900))
+    journal = make_journal.make_journal(export, d / "web1.journal")
+    out = {"export": export, "journal": journal}
+    if JOURNALCTL:
+        for mode, name in (("json", "web1.json"), ("json-seq", "web1.json-seq"), ("short-iso", "web1.iso"),
+                           ("short-precise", "web1.precise"), ("short-monotonic", "web1.monotonic")):
+            text = subprocess.run([JOURNALCTL, "--file", str(journal), "-o", mode], check=True,
+                                  capture_output=True, env={**os.environ, "TZ": "UTC"}).stdout
+            (d / name).write_bytes(text)
+            out[mode] = d / name
+    return out
+
+
+def _events(path):
+    ev = parse(path).events
+    return [(k, None if p != p or p is None else int(p), proc) for k, p, proc in
+            zip(ev["kind"], ev["pid"].astype(object).where(ev["pid"].notna(), None), ev["process"])]
+
+
+def test_the_binary_file_and_the_stream_sniff_and_read_alike(made):
+    assert sniff(made["journal"])[0] == "journal-file"
+    assert sniff(made["export"])[0] == "journal-export"
+    binary, stream = parse(made["journal"]), parse(made["export"])
+    assert (binary.kind, binary.host, binary.tz, binary.records) == ("journal-file", "web1", "UTC", 15)
+    assert (stream.kind, stream.host, stream.records) == ("journal-export", "web1", 15)
+    assert _events(made["journal"]) == _events(made["export"]) == EVENTS
+    for src in (binary, stream):
+        ev = src.events
+        kill = ev[ev["kind"] == "oom-kill"].iloc[0]
+        assert str(kill["timestamp"]) == "2025-11-24 16:30:00.000200+00:00"
+        assert kill["uptime"] == pytest.approx(1801.1987)        # _SOURCE_MONOTONIC_TIMESTAMP, the dmesg stamp
+        assert kill["level"] == "err" and kill["boot"] == make_journal.BOOT1
+        crash = ev[ev["kind"] == "worker-signal-exit"].iloc[0]
+        assert (crash["unit"], crash["level"]) == ("nginx.service", "alert")
+        assert [b["boot_id"] for b in src.meta["boots"]] == [make_journal.BOOT1, make_journal.BOOT2]
+        assert src.meta["boots"][1]["began"] == "2025-11-24T16:59:58.900000+00:00"   # realtime - monotonic
+    # the non-UTF-8 name (a binary field in the stream) is read as journalctl shows it
+    assert binary.events[binary.events["kind"] == "too-many-open-files"]["message"].iloc[0] == \
+        "upload of caf\ufffd.jpg failed: Too many open files"
+
+
+def test_journalctl_json_outputs_give_the_same_events(made):
+    if not JOURNALCTL:
+        pytest.skip("journalctl is not installed")
+    records = [json.loads(ln) for ln in made["json"].read_text().splitlines()]
+    (resizer,) = [r for r in records if isinstance(r.get("_COMM"), list)]
+    # journalctl writes a non-UTF-8 field as an array of bytes
+    assert resizer["_COMM"] == list(b"resiz\xe9r") and resizer["MESSAGE"][:10] == list(b"upload of ")
+    for mode in ("json", "json-seq"):
+        assert sniff(made[mode])[0] == "journal"
+        assert _events(made[mode]) == EVENTS, mode
+
+
+def test_journalctl_short_outputs_are_read(made):
+    if not JOURNALCTL:
+        pytest.skip("journalctl is not installed")
+    # the short outputs print a message that is not UTF-8 as "[54B blob data]": no event of it
+    printed = [k for k, _, _ in EVENTS if k != "too-many-open-files"]
+    for mode in ("short-iso", "short-precise"):
+        assert sniff(made[mode])[0] == "journal", mode
+        assert [k for k, _, _ in _events(made[mode])] == printed, mode
+    mono = parse(made["short-monotonic"])
+    assert sniff(made["short-monotonic"])[0] == "journal"
+    kills = mono.events[mono.events["kind"] == "oom-kill"]
+    assert list(kills["uptime"]) == [pytest.approx(1801.2002)]   # journalctl prints the receive time's monotonic
+
+
+def test_analyze_tells_the_same_story_from_each(made):
+    findings = {}
+    names = ["journal", "export"] + (["json"] if JOURNALCTL else [])
+    for name in names:
+        proc = run_cli("analyze", made[name], "--format", "json")
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        findings[name] = sorted((f["detector"], f["title"]) for f in doc["findings"])
+    assert findings["journal"] == findings["export"] == findings.get("json", findings["journal"])
+    assert ("oom-kill", "OOM killer killed 1 process(es): php-fpm8.2 (largest rss 1.76 GiB)") in findings["journal"]
+
+
+def test_evidence_quotes_the_entry(made):
+    proc = run_cli("analyze", made["journal"], "--format", "json")
+    doc = json.loads(proc.stdout)
+    (kill,) = [f for f in doc["findings"] if f["detector"] == "oom-kill"]
+    (ev,) = kill["evidence"][:1]
+    # entry 11 of the file: its ENTRY object, printed as journalctl -o short-iso-precise does (UTC)
+    assert ev["path"] == str(made["journal"]) and ev["line"] == 11
+    assert ev["text"].startswith("2025-11-24T16:30:00.000300+00:00 web1 kernel: Out of memory: Killed process 2301")
+    proc = run_cli("analyze", made["export"], "--format", "json")
+    (kill,) = [f for f in json.loads(proc.stdout)["findings"] if f["detector"] == "oom-kill"]
+    ev = kill["evidence"][0]
+    lines = made["export"].read_bytes().split(b"\n")
+    assert lines[ev["line"] - 1].decode() == ev["text"] and ev["text"].startswith("MESSAGE=Out of memory: Killed")
+
+
+def test_a_compressed_field_is_read_and_says_what_it_needs(made, monkeypatch):
+    h = journal_file.read_header(str(made["journal"]), open(made["journal"], "rb"), made["journal"].stat().st_size)
+    assert h.incompatible & journal_file.INCOMPATIBLE_COMPACT and h.incompatible & 0b1000     # compact, ZSTD
+    ev = parse(made["journal"]).events
+    edac = ev[ev["message"].str.startswith("EDAC MC0", na=False)]
+    assert len(edac) == 0 or edac["message"].iloc[0].endswith("x" * 900)
+    with journal_file.JournalFile(made["journal"]) as jf:
+        messages = [e.fields.get(b"MESSAGE", b"") for e in jf.entries()]
+    assert any(m.endswith(b"x" * 900) for m in messages)       # written ZSTD-compressed, read back whole
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    monkeypatch.setitem(sys.modules, "compression", None)
+    src = parse(made["journal"])
+    (warning,) = [w for w in src.warnings if "ZSTD" in w]
+    assert warning.startswith(f"{made['journal']} (byte ") and "install the 'zstd' extra" in warning
+    assert len(src.events) == len(EVENTS)
+
+
+def test_xz_and_lz4_fields_as_systemd_writes_them():
+    """systemd 252 writes ZSTD only (no way to choose XZ or LZ4 in this
+    build): the other two are checked on payloads made the way
+    compress.c makes them, an XZ stream without check, and the size as a
+    little-endian 64-bit number before one LZ4 block."""
+    value = b"MESSAGE=" + b"segfault at 0 ip 0 sp 0 error 4 " * 40
+    xz = lzma.compress(value, format=lzma.FORMAT_XZ, check=lzma.CHECK_NONE)
+    assert journal_file._decompressed_with(1, xz) == value
+    lz4_block = pytest.importorskip("lz4.block")
+    lz4 = struct.pack("<Q", len(value)) + lz4_block.compress(value, store_size=False)
+    assert journal_file._decompressed_with(2, lz4) == value
+
+
+def test_a_truncated_copy_yields_its_first_entries(made, tmp_path):
+    data = made["journal"].read_bytes()
+    offsets = [e.offset for e in journal_file.JournalFile(made["journal"]).entries()]
+    cut = tmp_path / "cut.journal"
+    cut.write_bytes(data[:offsets[9] + 40])            # inside the tenth entry
+    src = parse(cut)
+    assert [k for k, _, _ in _events(cut)] == [k for k, _, _ in EVENTS[:5]]    # up to the kill's first line
+    assert any(w.startswith(f"{cut} (byte ") and "cut short" in w for w in src.warnings)
+    proc = run_cli("analyze", cut, "--format", "json")
+    assert proc.returncode == 0 and "cut short" in proc.stderr
+
+
+def test_garbage_with_the_magic_is_one_line_exit_2(tmp_path):
+    garbage = tmp_path / "system.journal"
+    garbage.write_bytes(journal_file.MAGIC + bytes(8) + bytes((i * 37 + 11) % 256 for i in range(4096)))
+    assert sniff(garbage)[0] == "journal-file"
+    proc = run_cli("analyze", garbage)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert f"{garbage} (byte 16): not a systemd journal file (state" in line and "Traceback" not in proc.stderr
+    newer = tmp_path / "newer.journal"
+    data = bytearray((SAMPLES / "journal" / "web1.journal").read_bytes())
+    data[12:16] = struct.pack("<I", struct.unpack_from("<I", data, 12)[0] | 1 << 9)
+    newer.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"\(byte 12\): a systemd journal with incompatible flags 0x21c"):
+        parse(newer)
+
+
+def test_a_text_that_merely_holds_the_magic_is_no_journal(tmp_path):
+    note = tmp_path / "notes.txt"
+    note.write_text("LPKSHHRH is how a journal file starts.\nThe header follows.\n")
+    assert sniff(note)[0] != "journal-file"
+    assert not journal_binary.looks_like_journal_file(note.read_bytes())
+
+
+def test_a_dmesg_with_key_value_lines_is_no_export(tmp_path):
+    dmesg = tmp_path / "dmesg"
+    dmesg.write_text(
+        '[   12.345678] audit: type=1400 audit(1764000012.340:2): apparmor="STATUS" operation="profile_load" '
+        'profile="unconfined" name="nvidia_modprobe" pid=612 comm="apparmor_parser"\n'
+        "[   13.001122] EXT4-fs (sda1): mounted filesystem with ordered data mode. Quota mode: none.\n"
+        "[   13.500000] IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready\n")
+    assert sniff(dmesg)[0] == "dmesg"
+    export_like = tmp_path / "env.txt"     # KEY=value lines without the journal's fields
+    export_like.write_text("PATH=/usr/bin\nHOME=/root\nLANG=C.UTF-8\n\nSHELL=/bin/bash\n")
+    assert sniff(export_like)[0] != "journal-export"
+
+
+def test_a_folder_of_two_hosts_is_one_source_each(made, tmp_path):
+    _remote_or_skip()
+    entries = make_journal.export_stream().split(b"\n\n")
+    half = len(entries) // 2
+    web1 = tmp_path / "var" / "log" / "journal" / make_journal.MACHINE
+    web1.mkdir(parents=True)
+    first, second = tmp_path / "a.export", tmp_path / "b.export"
+    first.write_bytes(b"\n\n".join(entries[:half + 3]) + b"\n\n")      # three entries in both files
+    second.write_bytes(b"\n\n".join(entries[half:]))
+    make_journal.make_journal(first, web1 / "system@0001.journal")
+    make_journal.make_journal(second, web1 / "system.journal")
+    web2 = tmp_path / "var" / "log" / "journal" / "b0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+    web2.mkdir()
+    other = tmp_path / "c.export"
+    other.write_bytes(make_journal.export_stream("web2"))
+    make_journal.make_journal(other, web2 / "system.journal")
+    proc = run_cli("analyze", tmp_path / "var", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    sources = sorted((s["kind"], s["host"], s["records"]) for s in doc["sources"])
+    assert sources == [("journal-file", "web1", 14), ("journal-file", "web2", 14)]
+    kills = [f for f in doc["findings"] if f["detector"] == "oom-kill"]
+    assert sorted(f["host"] for f in kills) == ["web1", "web2"]
+    assert all(f["metrics"].get("kills", 1) == 1 for f in kills)
+    (web1_src,) = [s for s in doc["sources"] if s["host"] == "web1"]
+    assert web1_src["path"] == f"{web1}/ (2 files)"
