@@ -242,3 +242,72 @@ def test_a_folder_of_two_hosts_is_one_source_each(made, tmp_path):
     assert all(f["metrics"].get("kills", 1) == 1 for f in kills)
     (web1_src,) = [s for s in doc["sources"] if s["host"] == "web1"]
     assert web1_src["path"] == f"{web1}/ (2 files)"
+
+
+# --- journal JSON whose fields are arrays, and times no clock holds ------------------------------
+
+def _json_entry(**fields) -> str:
+    base = {"__REALTIME_TIMESTAMP": "1764001800000200", "_BOOT_ID": make_journal.BOOT1, "_TRANSPORT": "kernel",
+            "PRIORITY": "3", "_SOURCE_MONOTONIC_TIMESTAMP": "1801198700",
+            "MESSAGE": make_journal.OOM[3]}
+    base.update(fields)
+    return json.dumps(base)
+
+
+def test_json_fields_written_as_arrays_are_read(tmp_path):
+    """journalctl writes any field holding binary or non-UTF-8 bytes as an
+    array of byte values, and a field given twice as an array of values:
+    the host, the identifier, the command and the message alike."""
+    path = tmp_path / "journal.json"
+    path.write_text("\n".join([
+        _json_entry(_HOSTNAME=list(b"web\xff1")),
+        _json_entry(__REALTIME_TIMESTAMP="1764001900000000", _TRANSPORT="stdout", _HOSTNAME=["web1", "web1b"],
+                    SYSLOG_IDENTIFIER=list(b"resiz\xe9r"), _COMM=list(b"resiz\xe9r"), _PID="3300",
+                    MESSAGE=list(b"upload failed: Too many open files")),
+        _json_entry(__REALTIME_TIMESTAMP="1764002000000000", _TRANSPORT="syslog", _HOSTNAME="web1",
+                    SYSLOG_IDENTIFIER=None, _COMM=[list(b"nginx"), "nginx2"], _PID="1235",
+                    MESSAGE="worker process 1240 exited on signal 11 (core dumped)"),
+    ]) + "\n")
+    proc = run_cli("analyze", path, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    ev = parse(path).events
+    assert list(ev["host"]) == ["web\ufffd1", "web1", "web1"]
+    assert list(ev["process"]) == ["php-fpm8.2", "resiz\ufffdr", "nginx"]
+    assert list(ev["kind"]) == ["oom-kill", "too-many-open-files", "worker-signal-exit"]
+
+
+def test_json_seq_records_are_read(tmp_path):
+    path = tmp_path / "journal.json-seq"
+    path.write_text("\x1e" + _json_entry(_HOSTNAME="web1") + "\n")
+    assert sniff(path)[0] == "journal"
+    assert list(parse(path).events["kind"]) == ["oom-kill"]
+
+
+def test_times_no_clock_holds_are_said_and_kept_untimed(tmp_path):
+    """A journal time in the year 10,000 (or at the epoch's zero) and a
+    kernel uptime of 99,999,999,999 s: warnings and notes, never an
+    internal error."""
+    path = tmp_path / "journal.json"
+    path.write_text("\n".join([
+        _json_entry(_HOSTNAME="web1", __REALTIME_TIMESTAMP="253402300800000000"),
+        _json_entry(_HOSTNAME="web1", __REALTIME_TIMESTAMP="0", MESSAGE=make_journal.OOM[0]),
+        _json_entry(_HOSTNAME="web1", _SOURCE_MONOTONIC_TIMESTAMP="99999999999000000",
+                    MESSAGE="nginx[1240]: segfault at 18 ip 000055d0c4a1b2c3 sp 00007ffc5e1d2a40 error 4 in "
+                            "nginx[55d0c4a00000+e8000]"),
+    ]) + "\n")
+    dmesg = tmp_path / "dmesg"
+    dmesg.write_text("[99999999999.000000] nginx[1240]: segfault at 18 ip 000055d0c4a1b2c3 sp 00007ffc5e1d2a40 "
+                     "error 4 in nginx[55d0c4a00000+e8000]\n")
+    proc = run_cli("analyze", path, dmesg, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert f"{path}: 2 entries with a time outside the years 1970-9999 (kept without a time)" in doc["warnings"]
+    assert any(n.startswith(f"{dmesg}: 1 line(s) with a kernel uptime beyond a century") for n in doc["notes"])
+    ev = parse(path).events
+    assert ev["timestamp"].isna().tolist() == [True, True, False]
+    export = tmp_path / "web.export"
+    export.write_bytes(make_journal.entry(0, 5, make_journal.BOOT1, "web1", make_journal.OOM[3])
+                       .replace(b"__REALTIME_TIMESTAMP=1764000000000000", b"__REALTIME_TIMESTAMP=253402300800000000"))
+    src = parse(export)
+    assert src.events["timestamp"].isna().all()
+    assert any("1 entry with a time outside the years 1970-9999" in w and f"{export}:" in w for w in src.warnings)
