@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import shutil
 import statistics
-import struct
 import subprocess
 import sys
 import time

@@ -17,12 +17,12 @@ import pytest
 
 from sarsleuth.errors import InputError
 from sarsleuth.parsers import parse, sniff
-from sarsleuth.parsers.logs import journal_binary, journal_file
+from sarsleuth.parsers.logs import journal_binary, journal_codecs, journal_file
 
 from .conftest import SAMPLES, run_cli
 
 sys.path.insert(0, str(SAMPLES))
-import make_journal  # noqa: E402  (samples/make_journal.py: the export stream, journal-remote)
+import make_journal  # samples/make_journal.py: the export stream, journal-remote
 
 JOURNALCTL = shutil.which("journalctl")
 #: The events of the stream, in time order: (kind, pid, process).
@@ -139,7 +139,8 @@ def test_evidence_quotes_the_entry(made):
 
 
 def test_a_compressed_field_is_read_and_says_what_it_needs(made, monkeypatch):
-    h = journal_file.read_header(str(made["journal"]), open(made["journal"], "rb"), made["journal"].stat().st_size)
+    with open(made["journal"], "rb") as fh:
+        h = journal_file.read_header(str(made["journal"]), fh, made["journal"].stat().st_size)
     assert h.incompatible & journal_file.INCOMPATIBLE_COMPACT and h.incompatible & 0b1000     # compact, ZSTD
     ev = parse(made["journal"]).events
     edac = ev[ev["message"].str.startswith("EDAC MC0", na=False)]
@@ -162,10 +163,10 @@ def test_xz_and_lz4_fields_as_systemd_writes_them():
     little-endian 64-bit number before one LZ4 block."""
     value = b"MESSAGE=" + b"segfault at 0 ip 0 sp 0 error 4 " * 40
     xz = lzma.compress(value, format=lzma.FORMAT_XZ, check=lzma.CHECK_NONE)
-    assert journal_file._decompressed_with(1, xz) == value
+    assert journal_codecs.decompressed(1, xz) == value
     lz4_block = pytest.importorskip("lz4.block")
     lz4 = struct.pack("<Q", len(value)) + lz4_block.compress(value, store_size=False)
-    assert journal_file._decompressed_with(2, lz4) == value
+    assert journal_codecs.decompressed(2, lz4) == value
 
 
 def test_a_truncated_copy_yields_its_first_entries(made, tmp_path):

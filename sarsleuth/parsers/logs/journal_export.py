@@ -106,7 +106,7 @@ def iter_entries(path: str, warnings: list):
     """(fields {name: value}, the cited line, its byte offset) of each entry."""
     reader = _Reader(path, warnings)
     fields: dict = {}
-    cited = None
+    cited = first = None
     skipping = False
     bad = 0
     while True:

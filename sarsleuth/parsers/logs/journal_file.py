@@ -28,13 +28,12 @@ extra to install.
 """
 from __future__ import annotations
 
-import io
-import lzma
 import os
 import struct
 from dataclasses import dataclass, field
 
 from sarsleuth.errors import InputError, located
+from sarsleuth.parsers.logs.journal_codecs import CODECS, COMPRESSED, MAX_VALUE_BYTES, MissingCodec, decompressed
 
 MAGIC = b"LPKSHHRH"
 
@@ -49,7 +48,6 @@ ENTRY_HEADER = OBJECT_HEADER + _ENTRY.size     # 64: the items follow
 
 OBJECT_DATA, OBJECT_FIELD, OBJECT_ENTRY, OBJECT_DATA_HASH_TABLE, OBJECT_FIELD_HASH_TABLE, \
     OBJECT_ENTRY_ARRAY, OBJECT_TAG = range(1, 8)
-_COMPRESSED_XZ, _COMPRESSED_LZ4, _COMPRESSED_ZSTD = 1, 2, 4
 INCOMPATIBLE_COMPACT = 1 << 4
 #: The incompatible flags of systemd 246-257: XZ, LZ4, keyed hash, ZSTD, compact.
 INCOMPATIBLE_KNOWN = 0x1f
@@ -63,11 +61,6 @@ BACK_BYTES = 256 << 10
 CACHE_FIELDS = 65_536
 #: A cached field's value is at most this long (longer ones are read again).
 CACHE_VALUE_BYTES = 4096
-#: Bytes of a field's value read at most (a longer MESSAGE is cut, as the
-#: log scan cuts a longer line).
-MAX_VALUE_BYTES = 1 << 20
-#: Largest LZ4 field decompressed (its whole block must be).
-LZ4_MAX_BYTES = 16 << 20
 #: Smallest sizes of the objects a walk reads.
 _MIN_SIZE = {OBJECT_DATA: 64, OBJECT_FIELD: 40, OBJECT_ENTRY: ENTRY_HEADER, OBJECT_DATA_HASH_TABLE: 16,
              OBJECT_FIELD_HASH_TABLE: 16, OBJECT_ENTRY_ARRAY: 24, OBJECT_TAG: 64}
@@ -337,7 +330,7 @@ class JournalFile:
         shared = _LE64.unpack_from(buf, at + 56)[0] > 1
         length = size - self.data_payload
         start = off + self.data_payload
-        compressed = flags & (_COMPRESSED_XZ | _COMPRESSED_LZ4 | _COMPRESSED_ZSTD)
+        compressed = flags & COMPRESSED
         if compressed:
             payload = self._decompressed(compressed, self._read(start, min(length, 4 * MAX_VALUE_BYTES)), off)
             if payload is None:
@@ -378,8 +371,8 @@ class JournalFile:
 
     def _decompressed(self, flag: int, raw: bytes, off: int) -> bytes | None:
         try:
-            return _decompressed_with(flag, raw)
-        except _MissingCodec as missing:
+            return decompressed(flag, raw)
+        except MissingCodec as missing:
             self.missing_codecs.setdefault(missing.args[0], off)
         except Exception:        # a damaged compressed field: the field is left out, the entry kept
             self.missing_codecs.setdefault("damaged", off)
@@ -438,52 +431,3 @@ class JournalFile:
 
 #: A field not read (not wanted, or not readable), as the cache holds it.
 _UNWANTED = ("", None)
-
-
-class _MissingCodec(Exception):
-    pass
-
-
-def _decompressed_with(flag: int, raw: bytes) -> bytes:
-    """A DATA object's payload compressed as its flag says (at most
-    :data:`MAX_VALUE_BYTES` and a little more of it)."""
-    if flag == _COMPRESSED_XZ:
-        return lzma.LZMADecompressor(lzma.FORMAT_XZ).decompress(raw, MAX_VALUE_BYTES + 256)
-    if flag == _COMPRESSED_ZSTD:
-        return _zstd(raw)
-    if flag == _COMPRESSED_LZ4:
-        return _lz4(raw)
-    raise ValueError(f"compression flags 0x{flag:x}")
-
-
-#: codec -> (its name, the extra that brings it)
-CODECS = {"zstd": ("ZSTD", "zstd"), "lz4": ("LZ4", "lz4")}
-
-
-def _zstd(raw: bytes) -> bytes:
-    try:
-        from compression import zstd as std_zstd      # Python 3.14's standard library
-    except ImportError:
-        std_zstd = None
-    if std_zstd is not None:
-        return std_zstd.ZstdDecompressor().decompress(raw, MAX_VALUE_BYTES + 256)
-    try:
-        import zstandard                              # an optional extra
-    except ImportError:
-        raise _MissingCodec("zstd") from None
-    # a stream read up to the bytes wanted: a crafted field cannot inflate without bound
-    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)) as reader:
-        return reader.read(MAX_VALUE_BYTES + 256)
-
-
-def _lz4(raw: bytes) -> bytes:
-    """systemd's LZ4 field: the size as a little-endian 64-bit number, then
-    one LZ4 block."""
-    try:
-        import lz4.block                              # an optional extra
-    except ImportError:
-        raise _MissingCodec("lz4") from None
-    size = struct.unpack_from("<Q", raw)[0]
-    if size > LZ4_MAX_BYTES:
-        return b""     # a block cannot be read in part: a field this large is no message (a core dump)
-    return lz4.block.decompress(raw[8:], uncompressed_size=size)[:MAX_VALUE_BYTES + 256]
