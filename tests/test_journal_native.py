@@ -312,3 +312,52 @@ def test_times_no_clock_holds_are_said_and_kept_untimed(tmp_path):
     src = parse(export)
     assert src.events["timestamp"].isna().all()
     assert any("1 entry with a time outside the years 1970-9999" in w and f"{export}:" in w for w in src.warnings)
+
+
+# --- unclean shutdowns, damage, and what the journal anchors -----------------------------------
+
+def test_entries_written_but_not_linked_are_read(tmp_path):
+    """A ``.journal~`` of an unclean shutdown: its entries are written, the
+    header's entry array and counts are not (journald links an entry into
+    the index after writing it); the walk of the objects still reads them."""
+    data = bytearray((SAMPLES / "journal" / "web1.journal").read_bytes())
+    data[16] = 1                                        # state: online
+    struct.pack_into("<Q", data, 176, 0)                # entry_array_offset: nothing linked
+    struct.pack_into("<Q", data, 152, 0)                # n_entries
+    unclean = tmp_path / "system@0005fb0a1b2c3d4e-5f6a7b8c9d0e1f2a.journal~"
+    unclean.write_bytes(bytes(data))
+    assert sniff(unclean)[0] == "journal-file"
+    whole = parse(SAMPLES / "journal" / "web1.journal")
+    src = parse(unclean)
+    assert src.records == whole.records == 6014 and len(src.events) == len(whole.events) == 7
+    assert src.meta["states"] == {"online": 1}
+
+
+def test_a_partly_overwritten_file_reads_around_the_damage(tmp_path):
+    data = bytearray((SAMPLES / "journal" / "web1.journal").read_bytes())
+    with journal_file.JournalFile(SAMPLES / "journal" / "web1.journal") as jf:
+        offsets = [e.offset for e in jf.entries()]
+    start, end = offsets[20], offsets[40]
+    data[start:end] = bytes((k * 131 + 7) % 251 + 1 for k in range(end - start))    # no zero, no object
+    struct.pack_into("<Q", data, 176, 0)                                               # and the index lost
+    damaged = tmp_path / "system.journal"
+    damaged.write_bytes(bytes(data))
+    src = parse(damaged)
+    assert any(w.startswith(f"{damaged} (byte {start}): damaged: no journal object") for w in src.warnings)
+    # entries 21 to 40 are gone, and the 41st with them: its fields were written just before it
+    assert src.records == 6014 - 21
+    assert any(w.startswith(f"{damaged} (byte {end}): an entry not read whole") for w in src.warnings)
+    assert list(src.events["kind"]) == [k for k, _, _ in EVENTS]        # the damage hit routine lines only
+
+
+def test_a_dmesg_is_anchored_by_the_journal_of_its_boot(made, tmp_path):
+    dmesg = tmp_path / "dmesg"
+    # the kernel's stamps of the kill's lines (the journal keeps them as _SOURCE_MONOTONIC_TIMESTAMP)
+    dmesg.write_text("".join(f"[ {1801.1985 + k * 0.0001:.6f}] {line}\n" for k, line in enumerate(make_journal.OOM)))
+    proc = run_cli("analyze", made["journal"], dmesg, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert any(n.startswith(f"{dmesg}: dmesg aligned to wall clock via matching kernel lines in {made['journal']}")
+               for n in doc["notes"])
+    (kill,) = [f for f in doc["findings"] if f["detector"] == "oom-kill"]
+    assert kill["start"].startswith("2025-11-24T16:30:00")
