@@ -192,13 +192,18 @@ def gather(files: list) -> list:
 
 def is_journal(path) -> bool:
     """Is ``path`` a journal file (compressed or not)?"""
-    return _journal_head(path)
-
-
-def _journal_head(path) -> bool:
     try:
         return looks_like_journal_file(read_head(Path(path), 4096))
     except (InputError, OSError):
+        return False
+
+
+def _journal_head(path) -> bool:
+    """A plain journal file (compressed ones are read alone, decompressed)."""
+    try:
+        with open(path, "rb") as fh:
+            return looks_like_journal_file(fh.read(4096))
+    except OSError:
         return False
 
 
