@@ -23,9 +23,12 @@ import time
 REMOTE = "/lib/systemd/systemd-journal-remote"
 T0 = 1_764_000_000_000_000          # 2025-11-24 16:00:00 UTC, in µs
 BOOT = "5f2a0c9e1d3b4a6f8e7d6c5b4a392817"
+#: (unit, identifier, message) of the routine lines; nginx's first message is an event, written one time in 100
 UNITS = [("nginx.service", "nginx", "2025/11/24 16:{m:02d}:{s:02d} [error] 1235#1235: *{n} upstream timed out "
           "(110: Connection timed out) while reading response header from upstream, client: 198.51.100.{c}, "
           "server: shop.example, request: \"GET /api/cart/{n} HTTP/1.1\", upstream: \"http://127.0.0.1:9000/\""),
+         ("nginx.service", "nginx", "198.51.100.{c} - - [24/Nov/2025:16:{m:02d}:{s:02d} +0000] \"GET /api/cart/{n} "
+          "HTTP/1.1\" 200 {n} \"-\" \"Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0\""),
          ("php8.2-fpm.service", "php-fpm8.2", "[pool www] child {n} exited with code 0 after {c}.125000 seconds "
           "from start"),
          ("cron.service", "CRON", "pam_unix(cron:session): session opened for user root(uid=0) by (uid=0)"),
@@ -64,7 +67,7 @@ def write_export(path: str, target_bytes: int, seed: int = 7) -> int:
                                 + _field("SYSLOG_IDENTIFIER", "kernel")
                                 + _field("_SOURCE_MONOTONIC_TIMESTAMP", str(mono - 700)) + _field("MESSAGE", msg))
             else:
-                unit, ident, text = UNITS[rnd.randrange(len(UNITS))]
+                unit, ident, text = UNITS[0 if n % 100 == 1 else rnd.randrange(1, len(UNITS))]
                 pid = 1000 + rnd.randrange(4000)
                 msg = text.format(m=m, s=s, n=n, c=rnd.randrange(1, 254))
                 rec = common + (_field("_TRANSPORT", "syslog") + _field("PRIORITY", "6")

@@ -54,6 +54,10 @@ def made(tmp_path_factory):
                                   capture_output=True, env={**os.environ, "TZ": "UTC"}).stdout
             (d / name).write_bytes(text)
             out[mode] = d / name
+        kernel = subprocess.run([JOURNALCTL, "--file", str(journal), "_TRANSPORT=kernel", "-o", "export"], check=True,
+                                capture_output=True).stdout
+        (d / "kernel.export").write_bytes(kernel)
+        out["kernel-export"] = d / "kernel.export"
     return out
 
 
@@ -95,6 +99,17 @@ def test_journalctl_json_outputs_give_the_same_events(made):
     for mode in ("json", "json-seq"):
         assert sniff(made[mode])[0] == "journal"
         assert _events(made[mode]) == EVENTS, mode
+
+
+def test_journalctl_export_of_kernel_lines_is_no_dmesg(made):
+    """It was sniffed as dmesg, its times and hosts lost."""
+    if not JOURNALCTL:
+        pytest.skip("journalctl is not installed")
+    assert sniff(made["kernel-export"])[0] == "journal-export"
+    src = parse(made["kernel-export"])
+    assert src.host == "web1" and src.events["timestamp"].notna().all()
+    assert [k for k, _, _ in _events(made["kernel-export"])] == ["kernel-boot", "segfault", "oom-invoked", "oom-kill",
+                                                                 "kernel-boot"]
 
 
 def test_journalctl_short_outputs_are_read(made):

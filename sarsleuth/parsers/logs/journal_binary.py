@@ -57,22 +57,46 @@ def opened(path, wanted=journal_fields.WANTED):
             yield jf
 
 
-def _entries(jf: JournalFile, warnings: list, where: dict):
-    """The entries of one file as :class:`StreamEntry`s, its warnings added
-    to ``warnings`` once it is read."""
+def _entries(path: str, warnings: list, where: dict):
+    """The entries of one file as :class:`StreamEntry`s (the file open
+    while they are read), its warnings added to ``warnings`` once read."""
     # imported here: the registry loads this module to sniff, the scan only to read
     from sarsleuth.parsers.logs.journal_stream import StreamEntry
-    path = jf.path
-    try:
-        for e in jf.entries():
-            boot = e.boot_id.hex()
-            line = journal_fields.entry_line(e.fields, str(e.realtime).encode(), boot.encode())
-            where[path] = e.offset
-            yield StreamEntry(e.realtime, (e.boot_id, e.monotonic, e.xor_hash), line, (path, e.number, e.offset),
-                              boot, e.monotonic)
-    finally:
-        warnings.extend(jf.warnings)
-        warnings.extend(jf.codec_warnings())
+    with opened(path) as jf:
+        try:
+            for e in jf.entries():
+                boot = e.boot_id.hex()
+                line = journal_fields.entry_line(e.fields, str(e.realtime).encode(), boot.encode())
+                where[path] = e.offset
+                yield StreamEntry(e.realtime, (e.boot_id, e.monotonic, e.xor_hash), line,
+                                  (path, e.number, e.offset), boot, e.monotonic)
+        finally:
+            where[path] = jf.size
+            warnings.extend(jf.warnings)
+            warnings.extend(jf.codec_warnings())
+
+
+def _lanes(files: list) -> list[list]:
+    """The files in runs whose times do not overlap (a host's rotated
+    system files one after another, its user files beside them): each run
+    is read one file at a time, the runs are interleaved, so only a few
+    files are open at once however many there are.  ``files``: (path,
+    header); a file still being written (online) may end at any time."""
+    lanes: list[list] = []
+    for path, h in sorted(files, key=lambda f: f[1].head_realtime):
+        end = float("inf") if h.state == 1 or not h.tail_realtime else h.tail_realtime
+        for lane in lanes:
+            if lane[-1][1] <= h.head_realtime:
+                lane.append((path, end))
+                break
+        else:
+            lanes.append([(path, end)])
+    return [[path for path, _ in lane] for lane in lanes]
+
+
+def _lane(paths: list, warnings: list, where: dict):
+    for path in paths:
+        yield from _entries(path, warnings, where)
 
 
 def read_files(paths: list, options: ParseOptions | None = None, kind: str = "journal-file"):
@@ -82,34 +106,34 @@ def read_files(paths: list, options: ParseOptions | None = None, kind: str = "jo
     paths = [os.fspath(p) for p in paths]
     warnings: list = []
     where: dict = {}
-    with contextlib.ExitStack() as stack:
-        files, refused = [], []
-        for p in paths:
-            try:
-                files.append(stack.enter_context(opened(p)))
-            except InputError as exc:
-                if len(paths) == 1:
-                    raise
-                refused.append(exc.one_line())
-        if not files:
-            raise InputError(journal_stream.label(paths), "no readable journal file: " + "; ".join(refused))
-        warnings.extend(f"{r} (left out)" for r in refused)
-        total = sum(jf.size for jf in files)
-        told = options.progress
+    files, refused, total = [], [], 0
+    for p in paths:
+        try:
+            with opened(p) as jf:       # each header checked before any entry is read
+                files.append((jf.path, jf.header))
+                total += jf.size
+        except InputError as exc:
+            if len(paths) == 1:
+                raise
+            refused.append(exc.one_line())
+    if not files:
+        raise InputError(journal_stream.label(paths), "no readable journal file: " + "; ".join(refused))
+    warnings.extend(f"{r} (left out)" for r in refused)
+    told = options.progress
 
-        def progress():
-            if told is not None:
-                told(sum(where.values()), total)
+    def progress():
+        if told is not None:
+            told(sum(where.values()), total)
 
-        heads = [jf.header for jf in files]
-        meta = {"machine_ids": sorted({h.machine_id.hex() for h in heads}),
-                "states": dict(Counter(journal_file.STATES[h.state] for h in heads))}
-        if len(files) > 1:
-            meta["files"] = [jf.path for jf in files]
-        read = [jf.path for jf in files]
-        return journal_stream.read_entries(journal_stream.label(read), kind, "binary",
-                                           [_entries(jf, warnings, where) for jf in files], options, warnings,
-                                           progress, meta)
+    heads = [h for _, h in files]
+    meta = {"machine_ids": sorted({h.machine_id.hex() for h in heads}),
+            "states": dict(Counter(journal_file.STATES[h.state] for h in heads))}
+    read = [path for path, _ in files]
+    if len(files) > 1:
+        meta["files"] = read
+    return journal_stream.read_entries(journal_stream.label(read), kind, "binary",
+                                       [_lane(lane, warnings, where) for lane in _lanes(files)], options, warnings,
+                                       progress, meta)
 
 
 def shown_name(unit, names: dict) -> str:
