@@ -128,9 +128,12 @@ def busy_hour(host: str, n: int) -> list[bytes]:
     return out
 
 
-def make_journal(export: Path, journal: Path, env=None) -> Path:
-    """The binary journal ``systemd-journal-remote`` writes of ``export``."""
-    subprocess.run([REMOTE, "-o", str(journal), str(export)], check=True, capture_output=True, env=env)
+def make_journal(export: Path, journal: Path, env=None, args=()) -> Path:
+    """The binary journal ``systemd-journal-remote`` writes of ``export``
+    (``env``: its environment, ``SYSTEMD_JOURNAL_COMPACT=0`` for 64-bit
+    offsets, ``SYSTEMD_JOURNAL_KEYED_HASH=0`` for Jenkins hashes; ``args``:
+    more options, ``--compress=no``)."""
+    subprocess.run([REMOTE, "-o", str(journal), *args, str(export)], check=True, capture_output=True, env=env)
     return journal
 
 

@@ -89,6 +89,19 @@ def test_the_binary_file_and_the_stream_sniff_and_read_alike(made):
         "upload of caf\ufffd.jpg failed: Too many open files"
 
 
+@pytest.mark.parametrize("variables,args,flags", [
+    ({"SYSTEMD_JOURNAL_COMPACT": "0"}, (), 0b1100),                                    # ZSTD, keyed hash
+    ({"SYSTEMD_JOURNAL_COMPACT": "0", "SYSTEMD_JOURNAL_KEYED_HASH": "0"}, ("--compress=no",), 0),
+])
+def test_regular_and_unkeyed_files_read_alike(made, tmp_path, variables, args, flags):
+    """The 64-bit layout of files before compact mode (systemd < 252, or
+    compact mode turned off) and the Jenkins hash of files before 246."""
+    path = make_journal.make_journal(made["export"], tmp_path / "web1.journal", {**os.environ, **variables}, args)
+    with open(path, "rb") as fh:
+        assert journal_file.read_header(str(path), fh, path.stat().st_size).incompatible == flags
+    assert _events(path) == EVENTS
+
+
 def test_journalctl_json_outputs_give_the_same_events(made):
     if not JOURNALCTL:
         pytest.skip("journalctl is not installed")
