@@ -59,8 +59,10 @@ WINDOW_BYTES = 4 << 20
 BACK_BYTES = 256 << 10
 #: DATA objects (offset -> field) held for the entries that share them.
 CACHE_FIELDS = 65_536
-#: A cached field's value is at most this long (longer ones are read again).
+#: A cached field's value is at most this long (longer ones are read again,
+#: unless several entries share them and :data:`CACHE_BIG_BYTES` allow).
 CACHE_VALUE_BYTES = 4096
+CACHE_BIG_BYTES = 8 << 20
 #: Smallest sizes of the objects a walk reads.
 _MIN_SIZE = {OBJECT_DATA: 64, OBJECT_FIELD: 40, OBJECT_ENTRY: ENTRY_HEADER, OBJECT_DATA_HASH_TABLE: 16,
              OBJECT_FIELD_HASH_TABLE: 16, OBJECT_ENTRY_ARRAY: 24, OBJECT_TAG: 64}
@@ -166,6 +168,7 @@ class JournalFile:
         self.first_damage: int | None = None
         self.missing_codecs: dict = {}   # codec -> first offset of a field it would decompress
         self._cache: dict = {}
+        self._big_cached = 0             # bytes of the large values in the cache
         self._win_base, self._win = 0, b""
         if arena_end > self.size and not self._only_space_cut():
             self.warnings.append(located(self.path, f"cut short: its header says {arena_end:,} bytes, the file has "
@@ -340,7 +343,7 @@ class JournalFile:
             peek = buf[at + self.data_payload:at + head]
             eq = peek.find(b"=")
             if eq > 0 and self.wanted is not None and peek[:eq] not in self.wanted:
-                return _UNWANTED
+                return self._keep(off, _UNWANTED) if shared else _UNWANTED
             payload = self._read(start, min(length, MAX_VALUE_BYTES + 256))
         else:
             payload = self._read(start, length)
@@ -350,14 +353,21 @@ class JournalFile:
             item = _UNWANTED
         else:
             item = (name, bytes(payload[eq + 1:eq + 1 + MAX_VALUE_BYTES]))
-        return self._keep(off, item) if shared and len(payload) <= CACHE_VALUE_BYTES else item
+        if not shared:
+            return item
+        if len(payload) > CACHE_VALUE_BYTES and item is not _UNWANTED:
+            # a large value many entries share (or a damaged size): kept while the budget lasts
+            if self._big_cached + len(payload) > CACHE_BIG_BYTES:
+                return item
+            self._big_cached += len(payload)
+        return self._keep(off, item)
 
     def _read(self, offset: int, n: int) -> bytes:
         if offset >= self._win_base and offset + n <= self._win_base + len(self._win):
             pos = offset - self._win_base
             return self._win[pos:pos + n]
-        if n > WINDOW_BYTES:
-            return self._pread(offset, n)
+        if n > CACHE_VALUE_BYTES:
+            return self._pread(offset, n)      # a large field is read alone: the window stays where the walk is
         buf, pos = self._window(offset, n) if offset >= self._win_base else (self._pread(offset, n), 0)
         return buf[pos:pos + n]
 
