@@ -28,7 +28,7 @@ BOOT2 = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
 MACHINE = "0c1e2d3f4a5b6c7d8e9fa0b1c2d3e4f5"
 #: Routine entries of the binary sample: enough for its entries to outweigh
 #: the hash table the writer sizes for a file of its maximum size (3.6 MiB)
-SAMPLE_BUSY = 6_000
+SAMPLE_BUSY = 1_300
 T0 = 1_764_000_000_000_000     # 2025-11-24 16:00:00 UTC, µs since the epoch
 S = 1_000_000
 LINUX = ("Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14) 12.2.0, "
@@ -109,22 +109,28 @@ def export_stream(host: str = "web1", long_message: str | None = None, busy: int
 
 def busy_hour(host: str, n: int) -> list[bytes]:
     """``n`` routine entries (sshd, cron, nginx access through syslog) from
-    16:35 on, two a second."""
+    16:35 on, two a second, each with the trace fields a program adds
+    (``CODE_FILE``, ``CODE_FUNC``, a request id, the query it served: 1.6 KB
+    that nothing reads)."""
     out = []
     for k in range(n):
         t = 2100 * S + k * 500_000
         mono = t + 1_200_000
+        trace = [("CODE_FILE", f"/srv/app/handlers/cart_{k % 97}.py"), ("CODE_FUNC", f"handle_{k}"),
+                 ("REQUEST_ID", f"{k:08x}-" + "0123456789abcdef" * 24),
+                 ("QUERY", f"SELECT /* {k} */ " + ", ".join(f"c{j}" for j in range(60)) + " FROM cart"),
+                 ("SPAN", f"{k}:" + "span " * 90)]
         if k % 3 == 0:
             out.append(entry(t, mono, BOOT1, host, f"Accepted publickey for deploy from 203.0.113.{k % 250 + 1} port "
                              f"{40000 + k % 20000} ssh2: ED25519 SHA256:q0sv1o8mQq3d8m2nVQv7zB2yq5c2v8WkqkO0Xc3xH2k",
-                             "syslog", "sshd", 4000 + k, unit="ssh.service"))
+                             "syslog", "sshd", 4000 + k, unit="ssh.service", extra=trace))
         elif k % 3 == 1:
             out.append(entry(t, mono, BOOT1, host, "(root) CMD (command -v debian-sa1 > /dev/null && debian-sa1 1 1)",
-                             "syslog", "CRON", 5000 + k, unit="cron.service"))
+                             "syslog", "CRON", 5000 + k, unit="cron.service", extra=trace))
         else:
             out.append(entry(t, mono, BOOT1, host, f'198.51.100.{k % 250 + 1} - - [24/Nov/2025:16:{35 + k // 7200:02d}:'
                              f'{(k // 120) % 60:02d} +0000] "GET /api/cart/{k} HTTP/1.1" 200 {512 + k % 900} "-" '
-                             '"curl/7.88.1"', "syslog", "nginx", 1235, unit="nginx.service"))
+                             '"curl/7.88.1"', "syslog", "nginx", 1235, unit="nginx.service", extra=trace))
     return out
 
 

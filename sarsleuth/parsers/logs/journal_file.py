@@ -66,21 +66,11 @@ CACHE_BIG_BYTES = 8 << 20
 #: Smallest sizes of the objects a walk reads.
 _MIN_SIZE = {OBJECT_DATA: 64, OBJECT_FIELD: 40, OBJECT_ENTRY: ENTRY_HEADER, OBJECT_DATA_HASH_TABLE: 16,
              OBJECT_FIELD_HASH_TABLE: 16, OBJECT_ENTRY_ARRAY: 24, OBJECT_TAG: 64}
-#: Microseconds of 9999-12-31 23:59:59: a realtime past it is no time.
-MAX_REALTIME_US = 253_402_300_799_999_999
-
-
-def is_journal_file(path) -> bool:
-    """Does ``path`` start with the journal's magic (a plain file only)?"""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(8) == MAGIC
-    except OSError:
-        return False
 
 
 @dataclass
 class Header:
+    """What the reader uses of a file's header."""
     compatible: int
     incompatible: int
     state: int
@@ -164,7 +154,7 @@ class JournalFile:
         self.item_size = 4 if h.compact else 16
         self.data_payload = 72 if h.compact else 64
         self.warnings: list[str] = []
-        self.damaged_entries = 0
+        self.damaged_entries = self.lost_fields = 0
         self.first_damage: int | None = None
         self.missing_codecs: dict = {}   # codec -> first offset of a field it would decompress
         self._cache: dict = {}
@@ -188,7 +178,7 @@ class JournalFile:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.close()
 
     def close(self) -> None:
@@ -295,26 +285,37 @@ class JournalFile:
         entry = Entry(pos, number, seqnum, realtime, monotonic, boot_id, xor_hash)
         fields = entry.fields
         cache = self._cache
+        lost = 0
         for off in offsets:
             item = cache.get(off)
             if item is _UNWANTED:
                 continue
             if item is None:
                 item = self._field(off, pos)
-                if item is None:
-                    return self._bad_entry(pos, f"an item points to byte {off}, where no field is")
+                if item is None:    # the field is lost (overwritten): the entry keeps the others
+                    lost += 1
+                    continue
                 if item is _UNWANTED:
                     continue
             name, value = item
             if name not in fields:
                 fields[name] = value
+        if lost:
+            if lost == n:
+                return self._bad_entry(pos, "none of its items points to a field")
+            self._lost_field(pos)
         return entry
 
-    def _bad_entry(self, pos: int, why: str):
+    def _lost_field(self, pos: int) -> None:
+        self.lost_fields += 1
+        if self.lost_fields == 1:
+            self.warnings.append(located(self.path, "an entry points to fields that are not there (overwritten): "
+                                                    "those are left out, the entries kept", offset=pos))
+
+    def _bad_entry(self, pos: int, why: str) -> None:
         self.damaged_entries += 1
         if self.damaged_entries == 1:
             self.warnings.append(located(self.path, f"an entry not read whole ({why}): left out", offset=pos))
-        return None
 
     def _field(self, off: int, before: int):
         """(name, value) of the DATA object at ``off``, which must lie before
@@ -338,15 +339,12 @@ class JournalFile:
             payload = self._decompressed(compressed, self._read(start, min(length, 4 * MAX_VALUE_BYTES)), off)
             if payload is None:
                 return _UNWANTED
-        elif length > CACHE_VALUE_BYTES:
-            # a large field (a core dump): its name first, its value only when wanted
-            peek = buf[at + self.data_payload:at + head]
-            eq = peek.find(b"=")
-            if eq > 0 and self.wanted is not None and peek[:eq] not in self.wanted:
+        else:
+            # the name first (it is in the bytes read), the value only when wanted
+            eq = buf.find(b"=", at + self.data_payload, at + min(size, head))
+            if eq > 0 and self.wanted is not None and buf[at + self.data_payload:eq] not in self.wanted:
                 return self._keep(off, _UNWANTED) if shared else _UNWANTED
             payload = self._read(start, min(length, MAX_VALUE_BYTES + 256))
-        else:
-            payload = self._read(start, length)
         eq = payload.find(b"=")
         name = bytes(payload[:eq]) if eq > 0 else None
         if name is None or (self.wanted is not None and name not in self.wanted):
