@@ -42,7 +42,8 @@ _HEADER = struct.Struct("<8sIIB7x16s16s16s16s15Q")
 HEADER_MIN = _HEADER.size            # 208 bytes
 _OBJECT = struct.Struct("<BB6xQ")    # type, flags, size
 _LE64 = struct.Struct("<Q")
-_ENTRY = struct.Struct("<QQQ16sQ")   # seqnum, realtime, monotonic, boot id, xor hash (after the object header)
+_ENTRY = struct.Struct("<QQQ16sQ")
+_ENTRY_START = bytes((3, 0, 0, 0, 0, 0, 0, 0))   # seqnum, realtime, monotonic, boot id, xor hash (after the object header)
 OBJECT_HEADER = _OBJECT.size
 ENTRY_HEADER = OBJECT_HEADER + _ENTRY.size     # 64: the items follow
 
@@ -70,7 +71,6 @@ _MIN_SIZE = {OBJECT_DATA: 64, OBJECT_FIELD: 40, OBJECT_ENTRY: ENTRY_HEADER, OBJE
 
 @dataclass
 class Header:
-    """What the reader uses of a file's header."""
     compatible: int
     incompatible: int
     state: int
@@ -263,11 +263,20 @@ class JournalFile:
             buf, at = self._window(nxt, OBJECT_HEADER)
             if len(buf) - at < OBJECT_HEADER:
                 break
-            kind, flags, size = _OBJECT.unpack_from(buf, at)
-            if kind == OBJECT_ENTRY and flags == 0 and ENTRY_HEADER <= size <= self.end - nxt and \
-                    (size - ENTRY_HEADER) % self.item_size == 0 and buf[at + 2:at + 8] == b"\0" * 6:
+            # an entry object's first 8 bytes: its type, no flags, 6 reserved zeros (found in C, not 8 bytes a turn)
+            hit = buf.find(_ENTRY_START, at)
+            if hit < 0:
+                nxt += max(8, (len(buf) - at - OBJECT_HEADER) & ~7)
+                continue
+            nxt += hit - at
+            if nxt % 8:
+                nxt = (nxt + 7) & ~7
+                continue
+            size = _LE64.unpack_from(buf, hit + 8)[0] if len(buf) - hit >= OBJECT_HEADER else None
+            if size is not None and ENTRY_HEADER <= size <= self.end - nxt and \
+                    (size - ENTRY_HEADER) % self.item_size == 0:
                 return nxt
-            nxt += 8
+            nxt += 0 if size is None and hit > at else 8     # a header cut by the window's end: read again from it
         return self.end
 
     def _entry(self, pos: int, size: int, number: int) -> Entry | None:
