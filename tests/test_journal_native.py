@@ -158,7 +158,11 @@ def test_evidence_quotes_the_entry(made):
     (ev,) = kill["evidence"][:1]
     # entry 11 of the file: its ENTRY object, printed as journalctl -o short-iso-precise does (UTC)
     assert ev["path"] == str(made["journal"]) and ev["line"] == 11
-    assert ev["text"].startswith("2025-11-24T16:30:00.000300+00:00 web1 kernel: Out of memory: Killed process 2301")
+    assert ev["text"].startswith("2025-11-24T16:30:00.000300+0000 web1 kernel: Out of memory: Killed process 2301")
+    if JOURNALCTL:       # the very line journalctl prints of that entry
+        printed = subprocess.run([JOURNALCTL, "--file", str(made["journal"]), "-o", "short-iso-precise"], check=True,
+                                 capture_output=True, env={**os.environ, "TZ": "UTC"}).stdout.decode()
+        assert ev["text"] in printed.splitlines()
     proc = run_cli("analyze", made["export"], "--format", "json")
     (kill,) = [f for f in json.loads(proc.stdout)["findings"] if f["detector"] == "oom-kill"]
     ev = kill["evidence"][0]

@@ -239,7 +239,7 @@ def render(e) -> str:
         return (f.get(name) or b"").decode("utf-8", "replace")
     when = ""
     if 0 < e.realtime < journal_fields.END_OF_TIME_US:
-        when = (_EPOCH + dt.timedelta(microseconds=e.realtime)).isoformat(timespec="microseconds") + " "
+        when = (_EPOCH + dt.timedelta(microseconds=e.realtime)).strftime("%Y-%m-%dT%H:%M:%S.%f+0000 ")
     kernel = f.get(b"_TRANSPORT") == b"kernel"
     tag = "kernel" if kernel else text(b"SYSLOG_IDENTIFIER") or text(b"_COMM") or "unknown"
     pid = "" if kernel else text(b"_PID") or text(b"SYSLOG_PID")
