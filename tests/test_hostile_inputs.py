@@ -51,6 +51,8 @@ SAMPLE_SEEDS = {
     "nginx-error": ["nginx-proxy-oom/error.log", "nginx-worker-crash/error.log"],
     "ab": ["image-service-ab/ab-2m-image.txt", "image-service-ab/ab-50k-image.txt"],
     "ps": ["nginx-worker-crash/ps-before.txt", "nginx-worker-crash/ps-after.txt"],
+    "journal-file": ["journal/web1.journal"],
+    "journal-export": ["journal/web1.export"],
 }
 
 INLINE_SEEDS = {

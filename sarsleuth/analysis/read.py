@@ -18,6 +18,7 @@ from sarsleuth.inputs.bundles.expand import has_facts
 from sarsleuth.inputs.gathering import Gathered
 from sarsleuth.inputs.many_small_logs import Folds
 from sarsleuth.inputs.parsers import parse, sniff
+from sarsleuth.inputs.parsers.logs import journal_binary
 from sarsleuth.progress import reading
 from sarsleuth.timebase.hosts import attach_bundles
 
@@ -48,20 +49,22 @@ def read_sources(gathered: Gathered, parse_options, progress: bool = False, name
     out = Read(skipped=[Skipped(name, why) for name, why in gathered.refused],
                warnings=list(gathered.warnings), notes=list(gathered.notes))
     folds = Folds()
-    files = gathered.files
-    sizes = [_size(f) for f in files]
+    files = journal_binary.host_units(gathered.files)        # the journal files of one host: one source
+    sizes = [journal_binary.unit_size(f) if isinstance(f, tuple) else _size(f) for f in files]
     with reading(sizes, progress) as shown:
         told = dataclasses.replace(parse_options, progress=shown.within)
         for i, (f, size) in enumerate(zip(files, sizes), 1):
-            shown.open(gathered.name(f) if named else f"file {i:,} of {len(files):,}", size)
+            shown.open(journal_binary.shown_name(f, gathered.names) if named else f"file {i:,} of {len(files):,}",
+                       size)
             try:
                 src = _read_one(f, gathered, told, out.skipped)
             finally:
                 shown.close()
             if src is None:
                 continue
-            if str(f) in gathered.facts_of:
-                src.meta["bundle"] = gathered.facts_of[str(f)].bundle
+            first = str(f[0] if isinstance(f, tuple) else f)
+            if first in gathered.facts_of:
+                src.meta["bundle"] = gathered.facts_of[first].bundle
             folds.add(src)
             out.warnings.extend(src.warnings)
     # past a thousand files, small logs of one kind, host and clock are one source each
@@ -83,8 +86,10 @@ def read_sources(gathered: Gathered, parse_options, progress: bool = False, name
 def _read_one(f: Path, gathered: Gathered, parse_options, skipped: list):
     """The Source of one file, or None when it is skipped (said in
     ``skipped``)."""
-    name = gathered.name(f)
+    name = journal_binary.shown_name(f, gathered.names)
     try:
+        if isinstance(f, tuple):    # the journal files of one host
+            return journal_binary.read_named(f, gathered.names, parse_options)
         too_big = named_paths.refusal(f)        # a file found in a folder is capped as a named one is
         kind, reason = (None, too_big) if too_big else sniff(f)
         if kind is None:

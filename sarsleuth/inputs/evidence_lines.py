@@ -28,6 +28,7 @@ import numpy as np
 
 from sarsleuth.errors import InputError
 from sarsleuth.model import QUOTE_CHARS
+from sarsleuth.inputs.parsers.logs import journal_binary
 from sarsleuth.safe_text import cut_words
 from sarsleuth.inputs.reading import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, compression_of, decode, read_chunks
 
@@ -62,6 +63,12 @@ def quote(findings, copies: dict | None = None) -> None:
         # where the scan noted the line's byte offset, read there: no pass
         # over a large file to count its lines
         asks = [(e.offset, e.line, AROUND, _last(e) - e.line + AROUND) for e in evidence if e.offset is not None]
+        if journal_binary.is_journal(path):
+            # a binary journal: its entries, read at their ENTRY objects, as journalctl prints them
+            lines = journal_binary.quoted_entries(path, asks)[0] if asks else {}
+            for e in evidence:
+                _settle(e, lines)
+            continue
         lines, missed = _lines_at_offsets(path, asks) if asks else ({}, set())
         wanted: set[int] = set()
         for e in evidence:

@@ -11,13 +11,30 @@ from __future__ import annotations
 
 import pandas as pd
 
+#: Seconds since boot no machine reaches (a century): a larger uptime stamp
+#: is a counter anomaly (a damaged or hostile line), kept unaligned.
+MAX_UPTIME_S = 100 * 365.25 * 86400
+
+
+def usable(up) -> bool:
+    """Is ``up`` an uptime a kernel can have printed?"""
+    return up is not None and up == up and 0 <= up <= MAX_UPTIME_S
+
 
 def align(sources: list, readers) -> list[str]:
     """Anchor every source of seconds since boot that needs it (a kind
     whose parser, ``readers[kind]``, does not carry the wall clock);
     returns notes."""
-    return [_align_dmesg(src, sources, readers) for src in sources
-            if not readers[src.kind].carries_wall_clock and _needs_alignment(src)]
+    notes = [_align_dmesg(src, sources, readers) for src in sources
+             if not readers[src.kind].carries_wall_clock and _needs_alignment(src)]
+    for src in sources:
+        ev = src.events
+        if ev is not None and len(ev) and "uptime" in ev:
+            beyond = int((ev["uptime"] > MAX_UPTIME_S).sum())
+            if beyond:
+                notes.append(f"{src.path}: {beyond} line(s) with a kernel uptime beyond a century (a counter "
+                             "anomaly, not a time): their uptime is not used")
+    return notes
 
 
 def _needs_alignment(src) -> bool:
@@ -41,10 +58,11 @@ def _uptime_rows(src):
     ev = src.events
     if ev is not None and len(ev):
         for up, ts, msg in zip(ev["uptime"].tolist(), ev["timestamp"].tolist(), ev["message"].tolist()):
-            if up == up and up is not None:
+            if usable(up):
                 yield float(up), (None if ts is None or ts != ts else ts), msg
     for row in src.meta.get("clock_samples", []):
-        yield row["uptime"], row.get("timestamp"), row["message"]
+        if usable(row["uptime"]):
+            yield row["uptime"], row.get("timestamp"), row["message"]
 
 
 def _align_dmesg(src, sources, readers) -> str:
@@ -86,7 +104,7 @@ def _anchor_from_syslog(src, own, anchors) -> dict | None:
 
 
 def _anchor_from_audit(src, anchors) -> dict | None:
-    rows = [a for a in src.meta.get("audit_anchors", []) if a.get("uptime") is not None]
+    rows = [a for a in src.meta.get("audit_anchors", []) if usable(a.get("uptime"))]
     if not rows:
         return None
     offsets = sorted(a["epoch"] - a["uptime"] for a in rows)
@@ -143,7 +161,7 @@ def _apply_boot_time(src, anchor: dict) -> None:
     boot = anchor["boot"]
     ev = src.events
     if ev is not None and len(ev):
-        mask = ev["timestamp"].isna() & ev["uptime"].notna()
+        mask = ev["timestamp"].isna() & ev["uptime"].notna() & (ev["uptime"] <= MAX_UPTIME_S)
         walls = boot + pd.to_timedelta(ev.loc[mask, "uptime"], unit="s")
         ts = ev["timestamp"]
         if getattr(walls.dt, "tz", None) is not None and getattr(ts.dt, "tz", None) is None:
@@ -154,6 +172,7 @@ def _apply_boot_time(src, anchor: dict) -> None:
         ev.loc[mask, "aligned"] = True
     vol = src.meta.get("volume")
     if vol is not None and len(vol) and src.meta.get("volume_unit") == "uptime-minute":
+        vol = vol[vol.index.to_numpy() * 60.0 <= MAX_UPTIME_S]
         walls = boot + pd.to_timedelta(vol.index.to_numpy() * 60.0, unit="s")
         vol.index = pd.DatetimeIndex(walls).floor("min")
         vol = vol.groupby(level=0).sum()

@@ -20,8 +20,8 @@ from sarsleuth.inputs.reading import HEAD_BYTES, decode, iter_text_lines, read_h
 from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 
 #: Kinds fixed by the contract, in the order ``sniff`` documents them.
-KINDS = ["sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "syslog", "journal", "dmesg",
-         "nginx-error", "ab", "wrk", "wrk2", "httperf", "tsar", "ps", "package-log"]
+KINDS = ["sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "syslog", "journal", "journal-file", "journal-export",
+         "dmesg", "nginx-error", "ab", "wrk", "wrk2", "httperf", "tsar", "ps", "package-log"]
 
 #: Below this confidence a file is ``unknown``.
 MIN_CONFIDENCE = 0.3

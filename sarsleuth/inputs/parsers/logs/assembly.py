@@ -220,6 +220,10 @@ class Assembler:
         }
         if info.conn is not None:
             record["conn"] = info.conn
+        if info.unit is not None:
+            record["unit"] = info.unit
+        if info.boot is not None:
+            record["boot"] = info.boot
         self.made = record
         self.open.append(record)
         self.created += 1

@@ -42,6 +42,9 @@ class Block:
     end: int
     offset: int          # offset of ``data[0]`` in the decompressed, normalised stream
     first_line: int = 0  # 1-based number of the line at ``start`` (set by the scan)
+    #: (file, line, byte offset) each line stands for, when the lines are
+    #: made from records of other files (a binary journal's entries)
+    origins: list | None = None
 
 
 def total_size(path) -> int | None:

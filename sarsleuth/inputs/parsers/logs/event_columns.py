@@ -100,6 +100,8 @@ class EventColumns:
         self.message: list[str] = []
         self.detail: dict[int, str] = {}       # sparse: only reports carry detail lines
         self.conn: dict[int, int] = {}         # sparse: nginx connection numbers
+        self.named: dict[str, dict[int, str]] = {}   # sparse: a journal entry's unit and boot id
+        self.file = array("I")                 # the file of each row (a journal read from several files)
         self.last: dict[int, tuple] = {}       # row -> packed stamp (and uptime) of its last repeat
         self.minutes: dict[int, Counter] = {}  # row -> lines per minute, for rows repeated
         self._runs: dict = {}                  # identity -> row, for repeats
@@ -125,7 +127,7 @@ class EventColumns:
                  self._code(record["tag"]), self._code(record["level"]))
         times = 1 + record.get("_again", 0)        # the same line printed again right after it
         if self.merge_repeats:
-            identity = codes + (pid, record["message"], record["detail"], record.get("conn"))
+            identity = codes + (pid, record["message"], record["detail"], record.get("conn"), record.get("boot"))
             row = self._runs.get(identity)
             if row is not None and self._repeats(row, kind, value, uptime):
                 self._repeat(row, record["count"], kind, value, utc_offset, uptime, times)
@@ -138,8 +140,11 @@ class EventColumns:
         self.stamp_offset.append(utc_offset)
         self.uptime.append(uptime)
         self.pid.append(_NO_PID if pid is None else int(pid))
-        self.line.append(int(record["line"]))
-        self.offset.append(int(record.get("offset", -1)))
+        # where the line came from, when the scan read several files as one stream
+        path, line, offset = record.get("origin") or (self.path, record["line"], record.get("offset", -1))
+        self.file.append(self._code(path))
+        self.line.append(int(line))
+        self.offset.append(int(offset))
         self.count.append(int(record["count"]))
         self.repeats.append(1)
         if times > 1:
@@ -149,6 +154,9 @@ class EventColumns:
             self.detail[row] = record["detail"]
         if record.get("conn") is not None:
             self.conn[row] = int(record["conn"])
+        for name in ("unit", "boot"):
+            if record.get(name) is not None:
+                self.named.setdefault(name, {})[row] = record[name]
         if self.merge_repeats:
             if len(self._runs) >= MAX_OPEN_RUNS:
                 for old in list(self._runs)[:MAX_OPEN_RUNS // 2]:
@@ -237,12 +245,17 @@ class EventColumns:
         out = {
             "host": text(self.host), "source": np.full(n, self.source, dtype=object), "kind": text(self.kind),
             "pid": whole(self.pid, _NO_PID), "process": text(self.process), "message": message,
-            "file": np.full(n, self.path, dtype=object), "line": whole(self.line), "level": text(self.level),
+            "file": text(self.file), "line": whole(self.line), "level": text(self.level),
             "detail": detail, "count": whole(self.count), "uptime": np.frombuffer(self.uptime, dtype=np.float64).copy(),
             "repeats": whole(self.repeats), "repeat_span": span, "per_minute": per_minute,
             "offset": whole(self.offset, -1) if offsets else pd.array([pd.NA] * n, dtype="Int64"),
             "tag": text(self.tag),
         }
+        for name, values in self.named.items():
+            column = np.full(n, None, dtype=object)
+            for row, value in values.items():
+                column[row] = value
+            out[name] = column
         if self.conn:
             conn = np.full(n, np.nan)
             for row, value in self.conn.items():

@@ -20,10 +20,11 @@ import datetime as dt
 import json
 import re
 
+from sarsleuth.errors import located
 from sarsleuth.knowledge import locales
 from sarsleuth.inputs.parsers.logs.lines import LineInfo, head_lines, hosts_named
 from sarsleuth.inputs.reading import decode, read_head
-from sarsleuth.inputs.parsers.logs import stamp_names, syslog
+from sarsleuth.inputs.parsers.logs import journal_fields, stamp_names, syslog
 from sarsleuth.inputs.parsers.wall_clock import wall_time
 from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 
@@ -70,33 +71,18 @@ def _short_full(m) -> LineInfo:
 
 
 def parse_json_line(text: str) -> LineInfo:
-    """One ``journalctl -o json`` record."""
+    """One ``journalctl -o json`` (or ``json-seq``) record; any field may
+    be an array of byte values or of several values
+    (:func:`~sarsleuth.inputs.parsers.logs.journal_fields.text_of`)."""
     try:
-        rec = json.loads(text)
+        rec = json.loads(text.lstrip("\x1e"))
     except ValueError:
         return LineInfo(text, prefixed=False)
     if not isinstance(rec, dict):
         return LineInfo(text, prefixed=False)
-    message = rec.get("MESSAGE")
-    if isinstance(message, list):  # binary-safe form: an array of bytes
-        message = bytes(b & 0xFF for b in message if isinstance(b, int)).decode("utf-8", "replace")
-    message = str(message) if message is not None else ""
-    stamp = None
-    realtime = rec.get("__REALTIME_TIMESTAMP")
-    if isinstance(realtime, str) and realtime.isdigit():
-        stamp = ("aware", dt.datetime.fromtimestamp(int(realtime) / 1e6, tz=dt.timezone.utc))
-    kernel = rec.get("_TRANSPORT") == "kernel"
-    tag = "kernel" if kernel else rec.get("SYSLOG_IDENTIFIER") or rec.get("_COMM")
-    pid = rec.get("_PID") or rec.get("SYSLOG_PID")
-    uptime = None
-    mono = rec.get("_SOURCE_MONOTONIC_TIMESTAMP")
-    if kernel and isinstance(mono, str) and mono.isdigit():
-        uptime = int(mono) / 1e6
-    prio = rec.get("PRIORITY")
-    level = syslog.SEVERITIES[int(prio)] if isinstance(prio, str) and prio.isdigit() and int(prio) < 8 else None
-    return LineInfo(message.split("\n", 1)[0] if "\n" not in message else message, stamp=stamp,
-                    host=rec.get("_HOSTNAME"), tag=tag,
-                    pid=int(pid) if isinstance(pid, str) and pid.isdigit() else None, level=level, uptime=uptime)
+    info = journal_fields.entry_info({name: journal_fields.text_of(rec.get(name))
+                                      for name in journal_fields.ENTRY_FIELDS})
+    return info
 
 
 def _is_entry(info: LineInfo) -> bool:
@@ -104,10 +90,7 @@ def _is_entry(info: LineInfo) -> bool:
 
 
 def json_minute_key(raw: bytes) -> tuple | None:
-    if not raw.isdigit():
-        return None
-    when = dt.datetime.fromtimestamp(int(raw) // 60_000_000 * 60, tz=dt.timezone.utc)
-    return ("aware", when)
+    return journal_fields.realtime_minute_key(raw)
 
 
 def text_minute_key(raw: bytes) -> tuple | None:
@@ -115,7 +98,7 @@ def text_minute_key(raw: bytes) -> tuple | None:
 
 
 def _is_json(head: bytes) -> bool:
-    first = head.lstrip()[:1]
+    first = head.lstrip(b" \t\r\n\x1e")[:1]     # json-seq starts each record with RS
     return first == b"{" and b"__REALTIME_TIMESTAMP" in head[:65536]
 
 
@@ -144,8 +127,12 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
     result = logscan.scan(path, fmt, all_lines=all_lines, engine=engine, sample_every=12,
                           progress=progress or options.progress,
                           user_signatures=options.signatures)
+    untimed = sum(n for raw, n in result.volume_keys.items() if key(raw) is None) if fmt.variant == "json" else 0
     source = logscan.build_source(path, "journal", fmt, result, options, key,
                                   first_line_time=_logs_begin_at(head))
+    if untimed:
+        source.warnings.append(located(path, f"{untimed:,} entr{'y' if untimed == 1 else 'ies'} with a time outside "
+                                             "the years 1970-9999 (kept without a time)"))
     if fmt.variant != "json":
         text = head.decode("utf-8", "replace")
         source.warnings.extend(stamp_names.ambiguous_months(path, text, syslog.stamp_token))
@@ -179,7 +166,7 @@ class JournalParser(Parser):
     kind = "journal"
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     priority = 2
-    description = "systemd journal: journalctl -o json, short, short-iso, short-precise, short-full"
+    description = "systemd journal: journalctl -o json, json-seq, short, short-iso, short-precise, short-full"
     carries_year = False    # journalctl's short format: "May 06 15:04:13"
     anchors_uptime = True   # the kernel's lines keep their [uptime]
     shape = "log"

@@ -31,13 +31,15 @@ class LineInfo:
     lines without the format's prefix (continuations, pasted fragments).
     """
 
-    __slots__ = ("stamp", "host", "tag", "pid", "level", "message", "uptime", "prefixed", "conn")
+    __slots__ = ("stamp", "host", "tag", "pid", "level", "message", "uptime", "prefixed", "conn", "unit", "boot")
 
     def __init__(self, message: str, stamp=None, host=None, tag=None, pid=None, level=None,
                  uptime=None, prefixed=True, conn=None):
         self.stamp, self.host, self.tag, self.pid = stamp, host, tag, pid
         self.level, self.message, self.uptime, self.prefixed = level, message, uptime, prefixed
         self.conn = conn
+        #: the systemd unit and boot id a journal entry names (None elsewhere)
+        self.unit = self.boot = None
 
 
 _EPOCH = _dt.datetime(1970, 1, 1)

@@ -74,16 +74,23 @@ class ScanResult:
 
 def scan(path, fmt: LogFormat, all_lines: bool = False, engine: str | None = None,
          progress: Callable[[int, int | None], None] | None = None,
-         sample_every: int = 0, block_bytes: int = BLOCK_BYTES, user_signatures: tuple = ()) -> ScanResult:
+         sample_every: int = 0, block_bytes: int = BLOCK_BYTES, user_signatures: tuple = (),
+         blocks=None) -> ScanResult:
     """Stream ``path`` once and return the assembled event records.
 
     ``sample_every`` > 0 additionally decodes a few lines per block (for
     clock anchors); ``progress(bytes_done, total)`` is called per block
     (``ParseOptions.progress`` of the reader);
     ``user_signatures`` are the case's own ``[[signature]]`` entries;
-    ``engine`` forces a candidate finder (``"hyperscan"``, ``"re2"``).
+    ``engine`` forces a candidate finder (``"hyperscan"``, ``"re2"``);
+    ``blocks``: the lines to scan, made by the caller (who tells the
+    progress), instead of the file's.
     """
     state = _ScanState(path, fmt, all_lines, engine, sample_every, tuple(user_signatures))
+    if blocks is not None:
+        for block in blocks:
+            state.block(block)
+        return state.result()
     total = total_size(path)
     report = progress or _untold
     where: dict = {}
@@ -115,6 +122,7 @@ class _ScanState:
         self.warnings: list[str] = []
         self.samples: list = []
         self.follow_left = 0
+        self.origins: list | None = None      # the current block's (file, line, offset) of each line
         self.lines = self.bad_utf8 = self.nul_blocks = self.cut_lines = 0
         #: (raw line, cut, bad UTF-8) of the last candidate line when the
         #: event it made may take the same line again (see Assembler.again)
@@ -133,6 +141,7 @@ class _ScanState:
         spans = self.finder.find(data, lo, hi, ends)
         starts = [s for s, _, _ in spans]
         numbers = (np.searchsorted(ends, starts) + block.first_line).tolist() if starts else []
+        self.origins = block.origins
         self._walk(data, lo, hi, block.first_line, starts, numbers, [ids for _, _, ids in spans], block.offset)
         if self.sample_every:
             # small files are cheap to sample densely; big blocks get a few lines each
@@ -158,6 +167,8 @@ class _ScanState:
                 k += 1
             end = data.find(b"\n", pos, n)
             self.follow_left = self._feed(data, pos, end, line_no, ids, offset + pos)
+            if self.origins is not None and self.assembler.made is not None:
+                self.assembler.made.setdefault("origin", self.origins[line_no - first_line])
             pos, line_no = end + 1, line_no + 1
 
     def _feed(self, data: bytes, pos: int, end: int, line_no: int, ids, at: int) -> int:

@@ -58,7 +58,8 @@ def build_source(path, kind: str, fmt, result, options,
     elif any(k[0] in ("abs", "aware") for k in volume_keys) or any(
             s and s[0] in ("abs", "aware") for s in stamps):
         meta["year_from"] = "line"
-    zone = _target_zone(stamps)
+    # the zone the lines record (a file whose only aware times are its lines per minute records them too)
+    zone = _target_zone(stamps) or _target_zone([k for k in volume_keys if k[0] == "aware"])
     events = _events_frame(stored, result.offsets)
     warnings = list(result.warnings)
     if len(events):
