@@ -595,7 +595,7 @@ LOG_POSITIVES = {
                     "sd 0:0:0:0: [sda] tag#0 Sense Key : Medium Error [current]",
                     "sd 0:0:0:0: [sda] tag#0 Add. Sense: Unrecovered read error - auto reallocate failed",
                     "I/O error, dev sda, sector 245899176 op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0"] * 2,
-                   lambda f: f.title == "Disk errors on sda (ata1.00): 2 failed READ request(s) at sector 245899176: "
+                   lambda f: f.title == "Disk sda (ata1.00): 2 failed READ(s) at sector 245899176: "
                                         "media error (Unrecovered read error - auto reallocate failed), READ FPDMA "
                                         "QUEUED failed 2 x (UNC) over 11 s"
                    and f.severity == "high" and f.category == "hardware-error" and f.refs["device"] == "sda"
@@ -625,9 +625,9 @@ LOG_POSITIVES = {
                          "nginx.service: Start request repeated too quickly.",
                          "nginx.service: Failed with result 'exit-code'.",
                          "Failed to start nginx.service - A high performance web server and a reverse proxy server."],
-                        lambda f: f.title == "nginx.service failed 2 x (result 'exit-code', status=1/FAILURE), "
-                                             "restarted 2 x, then systemd gave up (start request repeated too quickly "
-                                             "at 10:00:06): the unit stays down"
+                        lambda f: f.title == "nginx.service down after 2 failure(s) (result 'exit-code', "
+                                             "status=1/FAILURE) and 2 restart(s): systemd gave up at 10:00:06 (start "
+                                             "request repeated too quickly)"
                         and f.severity == "critical" and f.category == "service-failure"
                         and f.refs["unit"] == "nginx.service" and f.metrics["start_limit_hit"] is True),
     # nginx src/core/ngx_connection.c

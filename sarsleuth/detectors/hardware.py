@@ -171,7 +171,7 @@ class _Disk:
         if self.io:
             ops = "/".join(_most(self.ops, 2))
             sectors = _most(self.sectors, 3)
-            head = (f"{self.io:,} failed {ops + ' ' if ops else ''}request(s)"
+            head = (f"{self.io:,} failed {ops + '(s)' if ops else 'request(s)'}"
                     + (f" at sector{'s' if len(sectors) > 1 else ''} {', '.join(map(str, sectors))}" if sectors else "")
                     + (f" and {len(self.sectors) - len(sectors)} more" if len(self.sectors) > len(sectors) else ""))
             if self.media:
@@ -368,7 +368,8 @@ class DiskError(Detector):
         order = sorted(disks, key=lambda d: (d.startswith("ata"), -(disks[d].media + disks[d].io), d))
         media = sum(d.media for d in disks.values())
         io = sum(d.io for d in disks.values())
-        title = "Disk errors on " + "; ".join(f"{shown[d]}: {disks[d].said()}" for d in order[:4] if disks[d].said())
+        title = ("Disks " if len(order) > 1 else "Disk ") + "; ".join(
+            f"{shown[d]}: {disks[d].said()}" for d in order[:4] if disks[d].said())
         if len(order) > 4:
             title += f"; and {len(order) - 4} more device(s)"
         gone = any(d.gone for d in disks.values())

@@ -30,6 +30,7 @@ class _Unit:
         self.results: dict = {}
         self.states = 0
         self.failed_starts = 0
+        self.failed_at: set = set()    # the seconds a failure was told in (one failure, up to four lines)
         self.exits: dict = {}
         self.restarts = 0
         self.counter = 0
@@ -38,8 +39,11 @@ class _Unit:
         self.spawn: str | None = None
 
     def failures(self) -> int:
-        # one failure is told in up to three lines (the result, "entered
-        # failed state", "Failed to start"): count the most telling kind
+        # one failure is told in up to four lines (the result, "Unit entered
+        # failed state", "UNIT failed.", "Failed to start") in one second:
+        # the seconds they were told in, else the most telling kind's lines
+        if self.failed_at:
+            return len(self.failed_at)
         results = sum(n for r, n in self.results.items() if r != "start-limit-hit")
         return results or self.states or self.failed_starts or sum(self.exits.values())
 
@@ -119,6 +123,9 @@ class ServiceFailure(Detector):
             if told_again and not f.get("oom"):
                 # systemd gives the last result again as it gives up: the same failure
                 return
+            if (result != "start-limit-hit" and not f.get("oom") and not f.get("step")
+                    and row.timestamp is not None and not pd.isna(row.timestamp)):
+                unit.failed_at.add(pd.Timestamp(row.timestamp).floor("s"))
             if result:
                 unit.results[result] = unit.results.get(result, 0) + n
                 if result == "start-limit-hit" and unit.gave_up is None:
@@ -141,18 +148,19 @@ class ServiceFailure(Detector):
         how += sorted(unit.exits, key=lambda s: -unit.exits[s])[:2]
         if unit.spawn:
             how.append(unit.spawn)
-        title = f"{name} failed {failures:,} x" if failures else f"{name} restarted"
-        if how:
-            title += f" ({', '.join(how)})"
-        if unit.restarts:
-            title += f", restarted {unit.restarts:,} x" + (
-                f" (restart counter at {unit.counter})" if unit.counter > unit.restarts else "")
         stayed_down = unit.gave_up is not None
+        restarts = f"{unit.restarts:,} restart(s)" + (
+            f" (restart counter at {unit.counter})" if unit.counter > unit.restarts else "")
         if stayed_down:
             at = unit.gave_up
-            title += (", then systemd gave up (start request repeated too quickly"
-                      + (f" at {fmt_time(at)}" if at is not None and not pd.isna(at) and b.aligned else "")
-                      + "): the unit stays down")
+            title = (f"{name} down after {failures:,} failure(s)" + (f" ({', '.join(how)})" if how else "")
+                     + (f" and {restarts}" if unit.restarts else "")
+                     + ": systemd gave up" + (f" at {fmt_time(at)}" if at is not None and not pd.isna(at) and b.aligned
+                                               else "")
+                     + " (start request repeated too quickly)")
+        else:
+            title = (f"{name} failed {failures:,} x" if failures else f"{name} restarted") + (
+                f" ({', '.join(how)})" if how else "") + (f", {restarts}" if unit.restarts else "")
         severity = "critical" if stayed_down else "high" if failures else "medium"
         status = sorted(unit.exits, key=lambda s: -unit.exits[s])
         return self.finding(
