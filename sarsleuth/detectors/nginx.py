@@ -97,12 +97,14 @@ class WorkerSignalExit(Detector):
             crash = any(s in CRASH_SIGNALS for s in signals) or bool(fatal)
             n = len(pids)
             all_oom = bool(oom_matched) and len(oom_matched) == n
+            # NGINX Unit's log reads as an error.log: its processes are its own
+            who = "NGINX Unit processes" if set(b.rows["process"].astype(str)) == {"unit"} else "nginx workers"
             if all_oom:
-                title = f"nginx workers killed {n} time(s) by the OOM killer: {sig_text}"
+                title = f"{who} killed {n} time(s) by the OOM killer: {sig_text}"
             elif crash:
-                title = f"nginx workers crashed {n} time(s): {sig_text}"
+                title = f"{who} crashed {n} time(s): {sig_text}"
             else:
-                title = f"nginx workers killed {n} time(s): {sig_text}"
+                title = f"{who} killed {n} time(s): {sig_text}"
             if cores:
                 title += f", {cores} core dumped"
             if oom_matched and not all_oom:

@@ -187,13 +187,13 @@ def _paste_of(head: bytes, raw_score: float):
     peeling = pastes.detect(decode(head))
     if peeling is None:
         return None, None
-    if not peeling.walls and raw_score + PEELED_MARGIN > MAX_CONFIDENCE:
+    if not peeling.rewrites and raw_score + PEELED_MARGIN > MAX_CONFIDENCE:
         # no peeled reading could beat the file as it is by the margin (sar
         # text and grep -n output both start lines with "12:"): not sniffed again
         return None, None
     peeled = "".join(pastes.peel_lines(decode(head).splitlines(keepends=True), peeling))
     kind, score = sniff_bytes(peeled.encode("utf-8"))
-    if kind is None or (score < raw_score + PEELED_MARGIN and not peeling.walls):
+    if kind is None or (score < raw_score + PEELED_MARGIN and not peeling.rewrites):
         return None, None
     return peeling, (kind, score)
 
