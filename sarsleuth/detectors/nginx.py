@@ -36,6 +36,17 @@ def _int_or_none(v):
         return None
 
 
+
+def _whose(rows) -> str:
+    """Whose workers a burst of exits is about: NGINX Unit's (its log reads
+    as an error.log), PHP-FPM's children, else nginx's."""
+    writers = set(rows["process"].astype(str))
+    if writers == {"unit"}:
+        return "NGINX Unit processes"
+    if writers and all(w.startswith("php-fpm") or w.startswith("php") for w in writers):
+        return "PHP-FPM children"
+    return "nginx workers"
+
 class WorkerSignalExit(Detector):
     """nginx ``worker process N exited on signal S``: how many, which signal,
     core dumped or not, which PIDs, the respawned PIDs, and the kernel's
@@ -97,8 +108,7 @@ class WorkerSignalExit(Detector):
             crash = any(s in CRASH_SIGNALS for s in signals) or bool(fatal)
             n = len(pids)
             all_oom = bool(oom_matched) and len(oom_matched) == n
-            # NGINX Unit's log reads as an error.log: its processes are its own
-            who = "NGINX Unit processes" if set(b.rows["process"].astype(str)) == {"unit"} else "nginx workers"
+            who = _whose(b.rows)
             if all_oom:
                 title = f"{who} killed {n} time(s) by the OOM killer: {sig_text}"
             elif crash:

@@ -1,6 +1,7 @@
-"""Logs: syslog, journal, dmesg and nginx error.log, read as streams of
+"""Logs: syslog, journal, dmesg, nginx error.log and the logs PostgreSQL and
+PHP-FPM write themselves, read as streams of
 blocks with a multi-pattern prefilter, assembled into events."""
 
 #: The modules of this package that hold parser classes: the registry imports
 #: only these to sniff a file; the scanner, its prefilter engines and the signatures load when a file is read.
-PARSER_MODULES = ("dmesg", "journal", "nginx_error", "syslog")
+PARSER_MODULES = ("dmesg", "journal", "nginx_error", "service_logs", "syslog")
