@@ -53,8 +53,11 @@ _TRUNCATED = re.compile(r"[$>]$")
 #: dmesg and dmesg -T): a line with none of these after one that has one
 #: may be its wrapped end.
 _LOG_START = re.compile(
-    r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d "
+    r"^(?:\S{1,12}\.? {1,2}\d{1,2}日? \d\d:\d\d:\d\d |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d "
     r"|\[ *\d+\.\d+\] |\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] )")
+#: A time of day near a line's start: a log line of some layout, never
+#: the end of a wrapped one.
+_STAMPED = re.compile(r"\d\d:\d\d:\d\d")
 #: Narrowest wrap width taken for one (a shorter first part is a line of its own).
 _MIN_WRAP = 40
 _BACKTICKED = re.compile(r"`([^`]+)`")
@@ -149,7 +152,8 @@ def _wrap_width(body: list[str]) -> tuple[int | None, bool]:
     for ln, is_log in zip(body, logs):
         if is_log:
             part = ln
-        elif part is not None and ln[:1] not in (" ", "\t", "-") and not _FENCE.match(ln):
+        elif part is not None and ln[:1] not in (" ", "\t", "-") and not _FENCE.match(ln) \
+                and not _STAMPED.search(ln[:40]):
             pairs.append((part, ln))
             part = ln       # an end wrapped again goes on from itself
         else:
@@ -224,7 +228,8 @@ def _unwrapped(lines, p: Peeling):
     for line in lines:
         text = line.rstrip("\r\n")
         end = line[len(text):]
-        if held is not None and text and not _LOG_START.match(text) and text[:1] not in (" ", "\t", "-"):
+        if held is not None and text and not _LOG_START.match(text) and text[:1] not in (" ", "\t", "-") \
+                and not _STAMPED.search(text[:40]):
             held[0] = held[0] + text if p.hard_wrap else held[0].rstrip() + " " + text
             held[2] += 1
             _count(p, f"line breaks of lines wrapped at {p.wrapped_at} columns (joined again)", True)

@@ -51,9 +51,13 @@ RE_KERNEL_VOCABULARY = re.compile(
     r"Call Trace:|\[<[0-9a-f]{8,16}>\]|^Mem-Info:|invoked oom-killer|page allocation failure|"
     r"segfault at|^Linux version \d|Pid: \d+, comm:|\bPID: \d+ +Comm:|^CPU\s+\d+: hi:|"
     r"Killed process \d+|\b(?:irq|IRQ) \d+|\bscsi\d|\beth\d|\bbonding:|time wait bucket|orphaned sockets|"
-    r"^TCPv?6?: |SYN flooding on port|nf_conntrack: |soft lockup - CPU#|blocked for more than \d+ seconds|"
-    r"^mce: |\[Hardware Error\]|^EDAC |^ata\d+(?:\.\d+)?: |^sd \d+:\d+:\d+:\d+: |^nvme nvme\d|"
-    r"I/O error, dev |^Buffer I/O error|^EXT[234]-fs |^XFS \(|^BTRFS |^Out of memory: |^oom-kill:")
+    # a message pasted bare starts with the kernel's own words (a note quoting
+    # a syslog line holds them in its middle: no dmesg for that)
+    r"^TCPv?6?: |^(?:possible )?SYN flooding on port|^nf_conntrack: |^(?:NMI )?(?:watchdog: )?BUG: soft lockup|"
+    r"^INFO: task \S+ blocked for more than|^mce: |^\{\d+\}\[Hardware Error\]|^EDAC |^ata\d+(?:\.\d+)?: |"
+    r"^sd \d+:\d+:\d+:\d+: |^nvme nvme\d|^(?:blk_update_request: |print_req_error: |end_request: )?"
+    r"(?:I/O|critical medium) error, dev |^Buffer I/O error|^EXT[234]-fs |^XFS \(|^BTRFS |^Out of memory: |"
+    r"^oom-kill:")
 LEVELS = {"warn": "warning", "err": "err"}
 
 _VOLUME_REGEX = (rb"^(?:\w+\s*:\w+\s*: )?\[(?:\s*(\d+)\.\d+"
