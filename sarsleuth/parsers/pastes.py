@@ -98,7 +98,10 @@ class Peeling:
 def detect(text: str) -> Peeling | None:
     """The wrapping of a pasted log, judged on its first lines; None for a
     file as the program wrote it."""
-    lines = [ln for ln in text.splitlines()[:400]]
+    lines = text.splitlines()
+    if len(lines) > 1 and not text.endswith(("\n", "\r")):
+        lines = lines[:-1]      # the head's last line may be cut: it says nothing of the paste
+    lines = lines[:400]
     filled = [ln for ln in lines if ln.strip()]
     if len(filled) < 2:
         return None
