@@ -161,7 +161,9 @@ class ServiceFailure(Detector):
         else:
             title = (f"{name} failed {failures:,} x" if failures else f"{name} restarted") + (
                 f" ({', '.join(how)})" if how else "") + (f", {restarts}" if unit.restarts else "")
-        severity = "critical" if stayed_down else "high" if failures else "medium"
+        # one failure and nothing after it (a unit that failed once at boot) is said, not alarmed
+        severity = ("critical" if stayed_down else "high" if failures >= 2 or unit.restarts or unit.oom
+                    else "medium")
         status = sorted(unit.exits, key=lambda s: -unit.exits[s])
         return self.finding(
             title=title, severity=severity, start=rows["timestamp"].min() if b.aligned else b.start,
