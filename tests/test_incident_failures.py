@@ -339,3 +339,15 @@ def test_pool_and_connection_limits_of_php_fpm_and_postgresql(tmp_path):
                                                     "mysql_1040": 0}
     assert any("PgBouncer" in r for r in top.recommendations) or any(
         "PgBouncer" in r for i in case.incidents for r in i.recommendations)
+
+
+def test_a_unit_that_failed_once_is_said_not_alarmed(tmp_path):
+    """systemd 252 at boot: one unit failed once and was not restarted."""
+    lines = [_systemd("06:00:02", "systemd-modules-load.service: Main process exited, code=exited, "
+                                  "status=1/FAILURE"),
+             _systemd("06:00:02", "systemd-modules-load.service: Failed with result 'exit-code'."),
+             _systemd("06:00:02", "Failed to start systemd-modules-load.service - Load Kernel Modules.")]
+    (tmp_path / "syslog").write_text("\n".join(lines) + "\n")
+    (f,) = sarsleuth.load(tmp_path).findings
+    assert f.title == "systemd-modules-load.service failed 1 x (result 'exit-code', status=1/FAILURE)"
+    assert f.severity == "medium" and f.metrics["failures"] == 1
