@@ -159,13 +159,13 @@ def gnu_grep() -> str | None:
     return path if b"GNU grep" in out else None
 
 
-#: A negative lookahead (one level of groups inside), which ERE lacks.
-_LOOKAHEAD = re.compile(r"\(\?!(?:[^()]|\([^()]*\))*\)")
+#: A negative lookahead or lookbehind (one level of groups inside), which ERE lacks.
+_LOOKAHEAD = re.compile(r"\(\?<?!(?:[^()]|\([^()]*\))*\)")
 
 
 def grep_expression(patterns: list[str]) -> str | None:
     """One ERE for all candidate patterns, or None if one cannot be
-    translated.  A pattern's negative lookahead is dropped (grep then
+    translated.  A pattern's negative lookaround is dropped (grep then
     matches a few more lines than the pattern: as much work or more)."""
     parts = []
     for pat in patterns:

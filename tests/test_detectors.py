@@ -499,7 +499,9 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
-                 "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature"]
+                 "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
+                 "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
+                 "db-backend-crash", "fpm-pool-limit", "db-connection-limit"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -601,6 +603,87 @@ LOG_POSITIVES = {
                          'upstream: "http://10.30.1.21:8080/"'] * 11,
                         lambda f: f.metrics["lines"] == 11 and f.severity == "high" and "10.30.1.21:8080 (11)" in f.title
                         and f.category == "connection-limit"),
+    # drivers/edac/edac_mc.c: corrected errors of one DIMM (sb_edac's label), then an uncorrected one
+    "machine-check": (["EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 "
+                       "page:0x8fb4f offset:0x300 grain:32 syndrome:0x0 - area:DRAM err_code:0001:0091 socket:0 ha:0 "
+                       "channel_mask:2 rank:1)"] * 3 +
+                      ["mce: [Hardware Error]: Machine check events logged",
+                       "EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 "
+                       "page:0x8fb50 offset:0x0 grain:32 - area:DRAM err_code:0001:0090 socket:0 ha:0 channel_mask:2 "
+                       "rank:1)"],
+                      lambda f: f.title == "1 uncorrected and 3 corrected memory error(s) on "
+                                           "CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (MC0 channel:1 slot:0); 1 machine check "
+                                           "record(s) over 4 s"
+                      and f.severity == "critical" and f.category == "hardware-error"
+                      and f.refs["dimm"] == "CPU_SrcID#0_Ha#0_Chan#1_DIMM#0" and f.metrics["corrected"] == 3),
+    # drivers/ata/libata-eh.c, drivers/scsi/scsi_logging.c, block/blk-mq.c: one unreadable sector read twice
+    "disk-error": (["ata1.00: exception Emask 0x0 SAct 0x1 SErr 0x0 action 0x0",
+                    "ata1.00: failed command: READ FPDMA QUEUED",
+                    "ata1.00: error: { UNC }",
+                    "sd 0:0:0:0: [sda] tag#0 Sense Key : Medium Error [current]",
+                    "sd 0:0:0:0: [sda] tag#0 Add. Sense: Unrecovered read error - auto reallocate failed",
+                    "I/O error, dev sda, sector 245899176 op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0"] * 2,
+                   lambda f: f.title == "Disk sda (ata1.00): 2 failed READ(s) at sector 245899176: "
+                                        "media error (Unrecovered read error - auto reallocate failed), READ FPDMA "
+                                        "QUEUED failed 2 x (UNC) over 11 s"
+                   and f.severity == "high" and f.category == "hardware-error" and f.refs["device"] == "sda"
+                   and f.metrics["media_errors"] == 2 and f.metrics["io_errors"] == 2),
+    # fs/ext4/super.c, fs/jbd2/journal.c
+    "filesystem-error": (["EXT4-fs error (device dm-0): ext4_lookup:1601: inode #1442: comm nginx: deleted inode "
+                          "referenced: 2363",
+                          "Aborting journal on device dm-0-8.",
+                          "EXT4-fs (dm-0): Remounting filesystem read-only",
+                          "EXT4-fs error (device dm-0) in ext4_reserve_inode_write:5735: Journal has aborted"],
+                         lambda f: f.title == "ext4 on dm-0: 2 error(s) (in ext4_lookup, ext4_reserve_inode_write; "
+                                              "comm nginx), journal aborted, remounted read-only at 10:00:02"
+                         and f.severity == "critical" and f.category == "filesystem-error"
+                         and f.metrics["readonly"] is True and f.refs["device"] == "dm-0"),
+    "readonly-write": (['open() "/var/log/nginx/access.log" failed (30: Read-only file system)'] * 2 +
+                       ["cannot queue message 77: [Errno 30] Read-only file system: '/srv/data/queue/msg-77'"],
+                       lambda f: f.title == "3 x write refused: Read-only file system over 2 s: "
+                                            "/var/log/nginx/access.log: 2, /srv/data/queue/msg-77: 1"
+                       and f.category == "filesystem-error" and f.metrics["paths"] == 2),
+    # src/core/service.c and unit.c of systemd v236+: a restart loop until the start limit
+    "service-failure": (["nginx.service: Main process exited, code=exited, status=1/FAILURE",
+                         "nginx.service: Failed with result 'exit-code'.",
+                         "nginx.service: Scheduled restart job, restart counter is at 1.",
+                         "nginx.service: Main process exited, code=exited, status=1/FAILURE",
+                         "nginx.service: Failed with result 'exit-code'.",
+                         "nginx.service: Scheduled restart job, restart counter is at 2.",
+                         "nginx.service: Start request repeated too quickly.",
+                         "nginx.service: Failed with result 'exit-code'.",
+                         "Failed to start nginx.service - A high performance web server and a reverse proxy server."],
+                        lambda f: f.title == "nginx.service down after 2 failure(s) (result 'exit-code', "
+                                             "status=1/FAILURE) and 2 restart(s): systemd gave up at 10:00:06 (start "
+                                             "request repeated too quickly)"
+                        and f.severity == "critical" and f.category == "service-failure"
+                        and f.refs["unit"] == "nginx.service" and f.metrics["start_limit_hit"] is True),
+    # nginx src/core/ngx_connection.c
+    "port-in-use": (["bind() to 0.0.0.0:80 failed (98: Address already in use)",
+                     "bind() to [::]:80 failed (98: Address already in use)"] * 2 + ["still could not bind()"],
+                    lambda f: f.title == "port 80 already in use (0.0.0.0:80, [::]:80): a server could not bind 4 x, "
+                                         "gave up 1 x ('still could not bind()') over 4 s"
+                    and f.category == "service-failure" and f.refs["port"] == "80"),
+    # src/backend/postmaster/postmaster.c
+    "db-backend-crash": (["LOG:  server process (PID 4410) was terminated by signal 9: Killed",
+                          "LOG:  terminating any other active server processes",
+                          "LOG:  all server processes terminated; reinitializing"],
+                         lambda f: f.title == "PostgreSQL server process 4410 killed by signal 9 (Killed): the "
+                                              "postmaster ended every other session and reinitialized (crash recovery)"
+                         and f.refs["pids"] == [4410] and f.category == "worker-crash"),
+    # sapi/fpm/fpm/fpm_process_ctl.c
+    "fpm-pool-limit": (["WARNING: [pool www] seems busy (you may need to increase pm.start_servers, or "
+                        "pm.min/max_spare_servers), spawning 8 children, there are 0 idle, and 4 total children",
+                        "WARNING: [pool www] server reached pm.max_children setting (5), consider raising it"],
+                       lambda f: f.title == "2 x PHP-FPM pool busy or at pm.max_children over 1 s: pool www reached "
+                                            "pm.max_children = 5"
+                       and f.metrics["max_children"] == 5 and f.category == "connection-limit"),
+    "db-connection-limit": (["FATAL:  sorry, too many clients already"] * 3 +
+                            ["FATAL:  remaining connection slots are reserved for non-replication superuser "
+                             "connections"],
+                            lambda f: f.title == "4 x database connection refused over 3 s (3 x too many clients, "
+                                                 "1 x only reserved slots left)"
+                            and f.metrics["too_many_clients"] == 3 and f.category == "connection-limit"),
 }
 
 
@@ -633,6 +716,15 @@ LOG_NEAR_MISSES = {
     "enomem": "malloc(262144) succeeded after retry",
     "oom-kill": "Out of memory handling: oom_score_adj for nginx set to -500",
     "segfault": "systemd-coredump[812]: Process 811 (nginx) of user 33 dumped core.",
+    "machine-check": "mce: CPU0: Core temperature above threshold, cpu clock throttled (total events = 1)",
+    "disk-error": "sd 2:0:0:0: [sdb] tag#0 Sense Key : Illegal Request [current]",
+    "filesystem-error": "EXT4-fs (sda1): re-mounted. Opts: errors=remount-ro",
+    "readonly-write": "mount: /mnt/iso: WARNING: source write-protected, mounted read-only.",
+    "service-failure": "nginx.service: Main process exited, code=exited, status=0/SUCCESS",
+    "port-in-use": "bind() to 10.0.0.9:80 failed (99: Cannot assign requested address)",
+    "db-backend-crash": "WARNING:  terminating connection because of crash of another server process",
+    "fpm-pool-limit": "NOTICE: [pool www] child 4410 started",
+    "db-connection-limit": "LOG:  database system is ready to accept connections",
 }
 
 

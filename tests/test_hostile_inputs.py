@@ -56,6 +56,19 @@ SAMPLE_SEEDS = {
 }
 
 INLINE_SEEDS = {
+    # PostgreSQL 15 with Debian's log_line_prefix '%m [%p] %q%u@%d '
+    "postgresql-log": """\
+2024-01-05 10:00:00.123 UTC [1234] LOG:  database system is ready to accept connections
+2024-01-05 10:12:31.456 UTC [4410] app@shop FATAL:  sorry, too many clients already
+2024-01-05 10:14:02.001 UTC [1234] LOG:  server process (PID 4420) was terminated by signal 9: Killed
+2024-01-05 10:14:02.001 UTC [1234] DETAIL:  Failed process was running: SELECT 1
+""",
+    # php-fpm 8.2's error_log
+    "php-fpm-log": """\
+[05-Jan-2024 10:00:00] NOTICE: fpm is running, pid 811
+[05-Jan-2024 10:12:31] WARNING: [pool www] server reached pm.max_children setting (5), consider raising it
+[05-Jan-2024 10:14:02] WARNING: [pool www] child 4410 exited on signal 9 (SIGKILL) after 312.412345 seconds from start
+""",
     # dpkg 1.21 (Debian 12) as it logs an upgrade run
     "package-log": """\
 2025-06-24 14:36:25 startup archives unpack

@@ -59,3 +59,19 @@ def test_cross_source_evidence_quotes_both_files(tmp_path):
     quoted = {(e.path.rsplit("/", 1)[-1], e.line, e.text) for f in exits for e in f.evidence}
     assert ("dmesg.txt", 2, kernel.rstrip("\n")) in quoted
     assert ("error.log", 2, error_log.splitlines()[1]) in quoted
+
+
+def test_four_cpus_locked_up_in_one_second_are_four_events(tmp_path):
+    """kernel/watchdog.c reports each CPU's soft lockup on a line of its
+    own: four tasks on four CPUs are four event rows (a line of the same
+    kind joins a report only when it names the same CPU and task)."""
+    path = tmp_path / "kern.log"
+    path.write_text("".join(
+        f"Mar  3 10:00:01 db1 kernel: [ 8100.00000{cpu}] watchdog: BUG: soft lockup - CPU#{cpu} stuck for 22s! "
+        f"[{comm}:{pid}]\n"
+        for cpu, comm, pid in ((0, "kworker/0:2", 3310), (1, "java", 4410), (2, "java", 4411), (3, "postgres", 5120))))
+    case = sarsleuth.load(path, year=2024)
+    rows = case.events[case.events["kind"] == "kernel-lockup"]
+    assert list(rows["pid"]) == [3310, 4410, 4411, 5120] and list(rows["line"]) == [1, 2, 3, 4]
+    (found,) = _oops(path)
+    assert found.title == "4 soft lockup(s) on CPU 0, 1, 2, 3: java, kworker/0:2, postgres stuck up to 22 s"

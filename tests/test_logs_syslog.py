@@ -74,7 +74,7 @@ def test_seed_000_pasted_with_blank_lines(tmp_path):
 def test_corpus_syslog_files_sniff_and_parse(corpus):
     logs = corpus / "logs"
     expected = {
-        "kernlog-ubuntu-5.4-two-boots-hotsos-compute4.log": ("compute4", 2831, {"kernel-boot": 2}),
+        "kernlog-ubuntu-5.4-two-boots-hotsos-compute4.log": ("compute4", 2831, {"kernel-boot": 2, "nic-link-up": 14}),
         "messages-2.6.5-fedora-loghub-linux2k.log": ("combo", 2000, {"kernel-boot": 1}),
         "messages-two-hosts-unordered-insights.log": ("lxc-rhel68-sat56", 9, {}),
         "syslog-openwrt-tcp-orphaned-kern-info.log": (None, 10, {"socket-memory": 10}),

@@ -129,23 +129,19 @@ def test_values_are_the_csv_values_in_the_names_units():
 
 def test_older_names_export_as_the_current_series():
     """sysstat 9.1.5's sar text and sadf print rd_sec/s (sectors), the sa
-    file is read as rkB/s: one series, the current name's value where both."""
+    file is read as rkB/s: the store holds one name, rkB/s (the text's
+    sectors / 2, as sysstat computes kB), and the export one series."""
     folder = SAMPLES / "sysstat-versions" / "9.1.5"
     fams = _families(_export(folder).stdout)
     case_store = __import__("sarsleuth").load(folder).store
     keys = {k for k in case_store.runs if k[1] == "disk" and k[3] in ("rkB/s", "rd_sec/s")}
-    assert {k[3] for k in keys} == {"rkB/s", "rd_sec/s"}
+    assert {k[3] for k in keys} == {"rkB/s"}
     for device in {k[2] for k in keys}:
         current = case_store.series(("vm", "disk", device, "rkB/s"))
-        older = case_store.series(("vm", "disk", device, "rd_sec/s"))
         got = {t: v for lab, v, t in fams["sar_disk_read_bytes_per_second"] if lab["device"] == device}
-        times = set(current.index) | set(older.index)
-        assert len(got) == len(times)
+        assert len(got) == len(current)
         for t, v in current.items():
             assert got[t.timestamp()] == pytest.approx(v * 1024, rel=1e-14)
-        for t, v in older.items():
-            if t not in current.index:
-                assert got[t.timestamp()] == pytest.approx(v * 512, rel=1e-14)
 
 
 def test_a_wall_clock_is_said_and_tz_makes_instants():

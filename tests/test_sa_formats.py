@@ -74,7 +74,7 @@ def load_sysstat7_xml(path) -> pd.DataFrame:
                 for attr, metric in CPU.items():
                     add("cpu", el.get("number"), metric, el.get(attr))
             elif el.tag == "irq" and el.get("intr") == "sum":
-                add("interrupts", "all", "intr/s", el.get("value"))
+                add("interrupts", "sum", "intr/s", el.get("value"))
             elif el.tag in MEMORY:
                 add(*MEMORY[el.tag][:1], "", MEMORY[el.tag][1], el.text)
             elif el.tag == "net-device":

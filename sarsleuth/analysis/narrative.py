@@ -26,11 +26,13 @@ _BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{3,})(?![\w.:/\]-])")
 def prose(text: str) -> str:
     """A detector's title as prose: counts with thousands separators
     (180,000 sockets, 1,927 s), but never a PID, a year, an address or a
-    port (digits inside identifiers, after "PID" or "port")."""
+    port, a disk's sector (digits inside identifiers, after "PID", "port"
+    or "sector", and the next ones of such a list)."""
     def fix(part: str) -> str:
         def one(m):
             number = m.group(1)
-            if re.search(r"\b(?:PID|pid)s?\b[^)]*$|\bports?\s+$", part[:m.start()]):
+            if re.search(r"\b(?:PID|pid)s?\b[^)]*$|\b(?:ports?|sectors?|LBAs?)\s+(?:\d+(?:, | and ))*$",
+                         part[:m.start()]):
                 return number
             unit = re.match(r"\s*(?:s|ms|[kKMG]i?B|x|%|sockets|failed|requests)\b", part[m.end():])
             if len(number) == 4 and 1900 <= int(number) <= 2099 and not unit:

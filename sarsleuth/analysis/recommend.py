@@ -27,7 +27,10 @@ def normalized(text: str) -> str:
 
 def readable(value) -> str:
     """A number as people read it: thousands separators for whole numbers,
-    two decimals otherwise (as sar prints)."""
+    two decimals otherwise (as sar prints); text (a port, a device, a unit
+    read from a line) as it was written."""
+    if isinstance(value, str):
+        return value
     try:
         v = float(value)
     except (TypeError, ValueError):

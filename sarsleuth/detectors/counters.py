@@ -43,7 +43,7 @@ class LineCounter(Detector):
                 extra = {**extra, **{lim.name: lim.number() if lim.number() is not None else lim.value
                                      for lim in limits}}
             span = (b.end - b.start).total_seconds() if b.aligned else None
-            over = f" over {span:.0f} s" if span else ""
+            over = f" over {span:.0f} s" if span and round(span) else ""
             out.append(self.finding(
                 title=f"{n:,} x {spec['noun']}{over}{extra_title}",
                 severity=severity_for(n, severities, "medium"),

@@ -112,11 +112,16 @@ class LoadtestErrors(Detector):
             if non2xx:
                 parts.append(f"{non2xx:.0f} non-2xx")
             if sock:
-                parts.append(f"{sock:.0f} socket errors")
+                parts.append(f"{sock:.0f} socket errors" + (" and no request answered"
+                                                            if r.get("requests_total") == 0 else ""))
             if httperf_errors:
                 parts.append(f"{httperf_errors:.0f} errors")
             if aborted:
-                parts.append("aborted: " + str(r.get("abort_error") or "run did not finish"))
+                # what it did before giving up is the run's key fact
+                done, asked = r.get("requests_completed"), r.get("requests")
+                after = (f" after {done:.0f} of {asked:.0f} requests" if done is not None and asked and asked != done
+                         else f" after {done:.0f} requests" if done is not None else "")
+                parts.append(f"aborted{after}: " + str(r.get("abort_error") or "run did not finish"))
             detail = ", ".join(f"{k.split('_', 1)[1]} {v:.0f}" for k, v in breakdown.items())
             worst = max(frac or 0, conn_share or 0)
             sev = "high" if aborted or worst >= 0.1 else severity_for(worst, [(0.01, "medium")])

@@ -1,11 +1,14 @@
 """Network detectors over sar data: NIC saturation/drops and TIME_WAIT."""
 from __future__ import annotations
 
+import pandas as pd
+
 from sarsleuth.detectors.event_bursts import bursts
 from sarsleuth.detectors.series import peak_ref, episodes, fmt_time, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence, metric_evidence
+from sarsleuth.knowledge.signatures import fields_of
 from sarsleuth.model import iso
 
 
@@ -211,12 +214,59 @@ class TcpTimewait(Detector):
 
 
 #: "interface eno4" (bonding), else a driver's "eth0:"/"eno1 " prefix.
-_IFACE_RE = r"(?:interface |(?:^|\s))((?:eth|em|eno|ens|enp|bond(?!ing)|ib|wlan|p\d)[\w.-]*)(?=[:\s,]|$)"
+#: a link that went down within this many seconds of boot and came back
+#: within BACK_SECONDS is the driver bringing it up, not a failure
+BOOT_SECONDS = 300.0
+BACK_SECONDS = 10.0
+
+
+def _iface(kind: str, message: str):
+    return (fields_of(kind, message) or {}).get("iface")
+
+
+def _seconds(a, b) -> float | None:
+    """Seconds from ``a`` to ``b`` (event rows), by uptime when both have
+    one, else by their time stamps."""
+    ua, ub = getattr(a, "uptime", None), getattr(b, "uptime", None)
+    if ua is not None and ub is not None and ua == ua and ub == ub:
+        return float(ub) - float(ua)
+    if a.timestamp is None or b.timestamp is None or pd.isna(a.timestamp) or pd.isna(b.timestamp):
+        return None
+    return (b.timestamp - a.timestamp).total_seconds()
+
+
+def boot_flaps(ctx: Context, downs):
+    """The positions of the link-down rows that are boot-time noise: within BOOT_SECONDS of
+    the kernel's start (its uptime, or a ``Linux version`` line of the same
+    host before it) and followed by the same interface coming up again
+    within BACK_SECONDS.  They stay on the timeline, never a finding."""
+    ups = ctx.events_of("nic-link-up")
+    boots = ctx.events_of("kernel-boot")
+    noise = set()
+    if ups is None or not len(ups):
+        return noise
+    up_rows = list(ups.itertuples(index=False))
+    boot_rows = list(boots.itertuples(index=False)) if boots is not None else []
+    for pos, d in enumerate(downs.itertuples(index=False)):
+        uptime = getattr(d, "uptime", None)
+        at_boot = uptime is not None and uptime == uptime and float(uptime) <= BOOT_SECONDS
+        if not at_boot:
+            at_boot = any(b.host == d.host and (lag := _seconds(b, d)) is not None and 0 <= lag <= BOOT_SECONDS
+                          for b in boot_rows)
+        if not at_boot:
+            continue
+        name = _iface("nic-link-down", str(d.message))
+        if any(u.host == d.host and _iface("nic-link-up", str(u.message)) == name
+               and (back := _seconds(d, u)) is not None and 0 <= back <= BACK_SECONDS for u in up_rows):
+            noise.add(pos)
+    return noise
 
 
 class NicLinkDown(Detector):
     """Network links going down (``NIC Link is Down``, bonding ``link status
-    definitely down``), with the flap count per interface.
+    definitely down``), with the flap count per interface; a link that went
+    down at boot and came up again within seconds (the driver bringing it
+    up) is not one.
 
     Why it matters: a flapping link drops every connection through it and
     looks like an application outage from the outside.
@@ -230,8 +280,12 @@ class NicLinkDown(Detector):
 
     def run(self, ctx: Context):
         out = []
-        for b in bursts(ctx.events_of("nic-link-down"), self.params["burst_gap_seconds"]):
-            ifaces = sorted({m for m in b.rows["message"].astype(str).str.extract(_IFACE_RE)[0].dropna()})
+        downs = ctx.events_of("nic-link-down")
+        if downs is not None and len(downs):
+            noise = boot_flaps(ctx, downs)
+            downs = downs.iloc[[i for i in range(len(downs)) if i not in noise]]
+        for b in bursts(downs, self.params["burst_gap_seconds"]):
+            ifaces = sorted({i for i in (_iface("nic-link-down", m) for m in b.rows["message"].astype(str)) if i})
             n = b.lines
             out.append(self.finding(
                 title=f"{n} link-down event(s)" + (f" on {', '.join(ifaces[:4])}" if ifaces else ""),

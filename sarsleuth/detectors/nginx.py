@@ -36,6 +36,17 @@ def _int_or_none(v):
         return None
 
 
+
+def _whose(rows) -> str:
+    """Whose workers a burst of exits is about: NGINX Unit's (its log reads
+    as an error.log), PHP-FPM's children, else nginx's."""
+    writers = set(rows["process"].astype(str))
+    if writers == {"unit"}:
+        return "NGINX Unit processes"
+    if writers and all(w.startswith("php-fpm") or w.startswith("php") for w in writers):
+        return "PHP-FPM children"
+    return "nginx workers"
+
 class WorkerSignalExit(Detector):
     """nginx ``worker process N exited on signal S``: how many, which signal,
     core dumped or not, which PIDs, the respawned PIDs, and the kernel's
@@ -97,12 +108,13 @@ class WorkerSignalExit(Detector):
             crash = any(s in CRASH_SIGNALS for s in signals) or bool(fatal)
             n = len(pids)
             all_oom = bool(oom_matched) and len(oom_matched) == n
+            who = _whose(b.rows)
             if all_oom:
-                title = f"nginx workers killed {n} time(s) by the OOM killer: {sig_text}"
+                title = f"{who} killed {n} time(s) by the OOM killer: {sig_text}"
             elif crash:
-                title = f"nginx workers crashed {n} time(s): {sig_text}"
+                title = f"{who} crashed {n} time(s): {sig_text}"
             else:
-                title = f"nginx workers killed {n} time(s): {sig_text}"
+                title = f"{who} killed {n} time(s): {sig_text}"
             if cores:
                 title += f", {cores} core dumped"
             if oom_matched and not all_oom:

@@ -13,6 +13,16 @@ What gets wrapped around log lines on the way, and is peeled off here:
   `` kernel:MESSAGE``, and journald's ``Broadcast message from
   systemd-journald@HOST (Sat 2023-04-15 10:22:13 UTC):`` followed by
   ``TAG[PID]: MESSAGE``; each becomes the syslog line it came from.
+* lines wrapped in two by a terminal or a mail client (a line no longer
+  than the wrap width, then the rest of it with no prefix): the rest joins
+  its line (no space between them when every first part is exactly the
+  width: a hard wrap in the middle of a word), and its own line is left empty;
+* log lines quoted in single backticks inside prose (`` `2024/01/05 ...
+  [alert] ...` ``): the line quoted is kept, the prose dropped;
+* ``dmesg -H``: a ``[Feb 5 06:51]`` header each minute and ``[  +0.000012]``
+  gaps between the lines after it (util-linux dmesg.c, the relative time
+  format): each line gets its wall clock, to the minute's start plus the
+  gaps printed (the header prints no seconds: said in the warning).
 
 :func:`detect` decides from a file's head whether it is such a paste;
 :func:`peel` writes the cleaned text, one output line per input line, so
@@ -39,6 +49,22 @@ _WALL_JOURNALD = re.compile(
 _WALL_BODY_SYSLOGD = re.compile(r"^\s?(?P<tag>[^\s:]+):\s?(?P<msg>.*)$")
 _WALL_BODY_JOURNALD = re.compile(r"^(?P<tag>[^\s:\[]+)(?:\[(?P<pid>\d+)\])?: (?P<msg>.*)$")
 _TRUNCATED = re.compile(r"[$>]$")
+#: Where a log line of a known layout starts (syslog, ISO 8601, nginx,
+#: dmesg and dmesg -T): a line with none of these after one that has one
+#: may be its wrapped end.
+_LOG_START = re.compile(
+    r"^(?:\S{1,12}\.? {1,2}\d{1,2}日? \d\d:\d\d:\d\d |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d "
+    r"|\[ *\d+\.\d+\] |\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] )")
+#: A time of day near a line's start: a log line of some layout, never
+#: the end of a wrapped one.
+_STAMPED = re.compile(r"\d\d:\d\d:\d\d")
+#: Narrowest wrap width taken for one (a shorter first part is a line of its own).
+_MIN_WRAP = 40
+_BACKTICKED = re.compile(r"`([^`]+)`")
+#: dmesg -H (util-linux print_record, DMESG_TIMEFTM_RELTIME): "[%b%e %H:%M] "
+#: when the minute changes, else "[  %+8.06f] " (or "[ %+9.06f] ") since the line before
+_RELATIVE_HEAD = re.compile(r"^\[(?P<mon>[^\W\d_]{3,12}) ?(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)\] ?(?P<msg>.*)$")
+_RELATIVE_GAP = re.compile(r"^\[ *(?P<gap>[+-]\d+\.\d{6})\] ?(?P<msg>.*)$")
 
 
 @dataclass
@@ -51,16 +77,31 @@ class Peeling:
     indent: int = 0
     walls: bool = False
     truncated_at: int | None = None     # the column lines were cut at
+    wrapped_at: int | None = None       # the width lines were wrapped at
+    hard_wrap: bool = False             # cut in the middle of words: joined without a space
+    backticks: bool = False             # log lines quoted in backticks inside prose
+    relative: bool = False              # dmesg -H's minute headers and gaps
     done: dict = field(default_factory=dict)   # what was stripped -> lines
 
     def __bool__(self) -> bool:
-        return bool(self.quote or self.fences or self.numbered or self.indent or self.walls or self.truncated_at)
+        return bool(self.quote or self.fences or self.numbered or self.indent or self.walls or self.truncated_at
+                    or self.wrapped_at or self.backticks or self.relative)
+
+    @property
+    def rewrites(self) -> bool:
+        """Does peeling change what a reader of the lines would make of them
+        (a message joined again, a time computed), whatever the sniff of
+        the file as it is?"""
+        return self.walls or bool(self.wrapped_at) or self.relative
 
 
 def detect(text: str) -> Peeling | None:
     """The wrapping of a pasted log, judged on its first lines; None for a
     file as the program wrote it."""
-    lines = [ln for ln in text.splitlines()[:400]]
+    lines = text.splitlines()
+    if len(lines) > 1 and not text.endswith(("\n", "\r")):
+        lines = lines[:-1]      # the head's last line may be cut: it says nothing of the paste
+    lines = lines[:400]
     filled = [ln for ln in lines if ln.strip()]
     if len(filled) < 2:
         return None
@@ -81,8 +122,53 @@ def detect(text: str) -> Peeling | None:
     indents = {len(ln) - len(ln.lstrip(" \t")) for ln in body}
     if min(indents) >= 2 and not p.walls:
         p.indent = min(indents)
+        body = [ln[p.indent:] for ln in body]
     p.truncated_at = _cut_column(body)
+    p.backticks = _quoted_in_prose(body)
+    relative = sum(1 for ln in body if _RELATIVE_GAP.match(ln))
+    heads = sum(1 for ln in body if _RELATIVE_HEAD.match(ln))
+    p.relative = heads >= 1 and heads + relative >= 0.5 * len(body)
+    if not p.truncated_at and not p.backticks:
+        p.wrapped_at, p.hard_wrap = _wrap_width(body)
     return p if p else None
+
+
+def _quoted_in_prose(body: list[str]) -> bool:
+    """Log lines in single backticks among prose: at least one, and no
+    line of the paste a log line as it is."""
+    quoted = sum(1 for ln in body if any(_LOG_START.match(q.strip()) for q in _BACKTICKED.findall(ln)))
+    return quoted >= 1 and not any(_LOG_START.match(ln) for ln in body)
+
+
+def _wrap_width(body: list[str]) -> tuple[int | None, bool]:
+    """(the width a paste's log lines were wrapped at, whether they were
+    cut inside words), or (None, False).  A line that starts no log line,
+    is not indented and follows one that does (or another such end) is a
+    wrapped end when, for one width W that no line of the paste exceeds,
+    every first part either fills W or would have overflowed W with the
+    end's first word."""
+    logs = [bool(_LOG_START.match(ln)) for ln in body]
+    if sum(logs) < 2:
+        return None, False
+    pairs = []              # (the part before, the end)
+    part = None
+    for ln, is_log in zip(body, logs):
+        if is_log:
+            part = ln
+        elif part is not None and ln[:1] not in (" ", "\t", "-") and not _FENCE.match(ln) \
+                and not _STAMPED.search(ln[:40]):
+            pairs.append((part, ln))
+            part = ln       # an end wrapped again goes on from itself
+        else:
+            part = None
+    if not pairs:
+        return None, False
+    width = max(len(ln) for ln in body)
+    if width < _MIN_WRAP or any(len(a) < _MIN_WRAP for a, _ in pairs):
+        return None, False
+    hard = all(len(a) == width for a, _ in pairs)
+    fits = all(len(a) == width or len(a) + 1 + len(b.split()[0]) > width for a, b in pairs)
+    return (width, hard) if fits else (None, False)
 
 
 def _cut_column(body: list[str]) -> int | None:
@@ -96,7 +182,17 @@ def _cut_column(body: list[str]) -> int | None:
 
 def peel_lines(lines, p: Peeling):
     """Cleaned lines, one per input line (line numbers unchanged)."""
+    lines = _stripped(lines, p)
+    if p.relative:
+        lines = _timed(lines, p)
+    if p.wrapped_at:
+        lines = _unwrapped(lines, p)
+    yield from lines
+
+
+def _stripped(lines, p: Peeling):
     pending_wall = None
+    in_fence = False
     for raw in lines:
         line = raw.rstrip("\r\n")
         end = raw[len(line):]
@@ -106,8 +202,13 @@ def peel_lines(lines, p: Peeling):
             line = stripped
         if p.fences and _FENCE.match(line):
             _count(p, "code fences", True)
+            in_fence = not in_fence
             yield end
             continue
+        if p.backticks and not in_fence:
+            quoted = [q.strip() for q in _BACKTICKED.findall(line) if _LOG_START.match(q.strip())]
+            _count(p, "backticks around log lines" if quoted else "prose lines", bool(quoted) or bool(line.strip()))
+            line = quoted[0] if quoted else ""
         if p.numbered is not None:
             stripped = p.numbered.sub("", line, count=1)
             _count(p, "line numbers", stripped != line)
@@ -121,6 +222,60 @@ def peel_lines(lines, p: Peeling):
         if p.walls:
             line, pending_wall = _unwall(line, pending_wall, p)
         yield line + (end or "")
+
+
+def _unwrapped(lines, p: Peeling):
+    """Each wrapped end joined to the line it was cut from; its own line
+    left empty (the line numbers stay the file's)."""
+    held = None                      # [text, line end, empties owed]
+    for line in lines:
+        text = line.rstrip("\r\n")
+        end = line[len(text):]
+        if held is not None and text and not _LOG_START.match(text) and text[:1] not in (" ", "\t", "-") \
+                and not _STAMPED.search(text[:40]):
+            held[0] = held[0] + text if p.hard_wrap else held[0].rstrip() + " " + text
+            held[2] += 1
+            _count(p, f"line breaks of lines wrapped at {p.wrapped_at} columns (joined again)", True)
+            continue
+        if held is not None:
+            yield held[0] + held[1]
+            yield from ["\n"] * held[2]
+            held = None
+        if _LOG_START.match(text):
+            held = [text, end or "\n", 0]
+        else:
+            yield line
+    if held is not None:
+        yield held[0] + held[1]
+        yield from ["\n"] * held[2]
+
+
+def _timed(lines, p: Peeling):
+    """dmesg -H's lines with their wall clock: ``[Feb  5 06:51:00.000012]``
+    (month, day, time to the microsecond, no year)."""
+    base, gaps = None, 0.0
+    for line in lines:
+        text = line.rstrip("\r\n")
+        end = line[len(text):]
+        head = _RELATIVE_HEAD.match(text)
+        gap = _RELATIVE_GAP.match(text) if head is None else None
+        if head is not None:
+            base, gaps = (head["mon"], int(head["day"]), int(head["H"]), int(head["M"])), 0.0
+            msg = head["msg"]
+        elif gap is not None and base is not None:
+            gaps += float(gap["gap"])
+            msg = gap["msg"]
+        else:
+            yield line
+            continue
+        # a new header comes with each new minute: the gaps stay inside it
+        seconds = min(max(gaps, 0.0), 59.999999)
+        whole = int(seconds)
+        micros = int(round((seconds - whole) * 1e6))
+        mon, day, hour, minute = base
+        _count(p, "dmesg -H relative times (each minute's header prints no seconds: times are the minute's "
+                  "start plus the gaps printed)", True)
+        yield f"[{mon} {day:2d} {hour:02d}:{minute:02d}:{whole:02d}.{micros:06d}] {msg}" + (end or "")
 
 
 def _unwall(line: str, pending, p: Peeling):

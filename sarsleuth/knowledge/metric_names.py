@@ -114,6 +114,18 @@ def _index() -> tuple:
 
 
 @lru_cache(maxsize=65536)
+def current_of(section: str, metric: str) -> tuple[str, float] | None:
+    """For an older sysstat's name of a figure (``rd_sec/s`` in sectors),
+    the name sysstat prints it under now and the factor to its unit
+    (``("rkB/s", 0.5)``: sysstat's own sectors / 2); None for a current name."""
+    found = mapping_of(section, metric)
+    if found is None or found.same_as is None:
+        return None
+    target = mapping_of(section, found.same_as)
+    return found.same_as, found.factor / target.factor
+
+
+@lru_cache(maxsize=65536)
 def mapping_of(section: str, metric: str) -> Mapping | None:
     """The mapping of a series' section and metric, or None when sar's
     vocabulary does not hold it (a tsar column, a field a newer sysstat
@@ -154,8 +166,9 @@ def markdown_table() -> str:
              "Values are converted to the unit the name ends with: sar's kB x 1024, MB x",
              "1048576, sectors and blocks x 512, ms / 1000, MHz x 1000000, mA / 1000;",
              "percentages stay 0-100, as sar printed them. Names marked *older name*",
-             "are what earlier sysstat releases printed for the same figure: they",
-             "export as the same series.", ""]
+             "are what earlier sysstat releases printed for the same figure: they are",
+             "read under the current name, converted (sectors / 2 = kB), and export",
+             "as the same series.", ""]
     for section, spec in raw["section"].items():
         label = spec.get("label")
         lines += [f"## {section}" + (f" (label `{label}`)" if label else ""), "",

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sarsleuth.knowledge.metric_names import current_of
 from sarsleuth.metric_store.runs import KEY_COLUMNS, Run, _stamps_of
 from sarsleuth.metric_store.store import MetricStore
 
@@ -68,6 +69,7 @@ class StoreBuilder:
         entry[2].append(None if lines is None else np.asarray(lines, dtype=np.int32))
 
     def finish(self) -> MetricStore:
+        self._current_names()
         shared: dict = {}
 
         def once(arr):
@@ -102,6 +104,25 @@ class StoreBuilder:
                     joined[ids] = lines
             runs[key] = Run(stamps=stamps, values=values, tz=tz, lines=lines)
         return MetricStore(runs)
+
+
+    def _current_names(self) -> None:
+        """One name per figure: a series under an older sysstat's name
+        (``rd_sec/s``, ``avgrq-sz`` in sectors, ``avgqu-sz``, ``rxbyt/s``)
+        takes the name sysstat prints now, its values converted to that
+        name's unit as sysstat converts them (sectors / 2 = kB); where the
+        writer printed both names (sadf -x of 11.x-12.x), the current one
+        is kept and the older one dropped."""
+        for key in [k for k in self.pieces if current_of(k[1], k[3]) is not None]:
+            name, factor = current_of(key[1], key[3])
+            stamps, values, lines, tz = self.pieces.pop(key)
+            target = (key[0], key[1], key[2], name)
+            if target in self.pieces:
+                continue
+            if factor != 1.0:
+                values = [np.asarray(v, dtype=np.float64) * factor for v in values]
+            self.pieces[target] = (stamps, values, lines, tz)
+            self.ranks.setdefault(target, self.ranks[key])
 
 
 #: Two renderings of one sample agree when they differ by no more than half

@@ -161,7 +161,10 @@ def redate(sources: list, host_of, readers) -> list[str]:
 
 
 def _year_guessed(src, reader) -> bool:
-    return not reader.carries_year and src.meta.get("year_from") in WEAK_YEAR_CLUES
+    # a kind whose lines carry their year may still hold some that do not
+    # (dmesg -H read back, syslog lines pasted into a dmesg): the reader
+    # says where it took their year from
+    return src.meta.get("year_from") in WEAK_YEAR_CLUES
 
 
 def _date_unknown(src, reader) -> bool:

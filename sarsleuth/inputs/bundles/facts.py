@@ -119,6 +119,8 @@ class HostFacts:
     processes: dict = field(default_factory=dict) # command -> [{"pid": int, "limits": {row: Limit}}]
     units: dict = field(default_factory=dict)     # systemd unit -> {setting: Limit} (LimitNOFILE, TasksMax...)
     mounts: dict = field(default_factory=dict)    # device -> Limit(device, its mount point, where read)
+    #: listening TCP sockets at collection time: port -> [Limit(local address, "program (pid N)", where read)]
+    listeners: dict = field(default_factory=dict)
     meminfo: dict = field(default_factory=dict)   # field -> kB (or count), as /proc/meminfo
     aliases: set = field(default_factory=set)     # other names the host's own files use
     #: /proc/pressure when the bundle was made: {resource: {"some"|"full": ({avg10, avg60, avg300,
@@ -226,6 +228,8 @@ class HostFacts:
                                 for p in procs] for cmd, procs in self.processes.items()},
             "units": {unit: {k: v.to_dict() for k, v in sorted(rows.items())} for unit, rows in sorted(self.units.items())},
             "mounts": {dev: mount.value for dev, mount in sorted(self.mounts.items())},
+            "listeners": {port: [h.to_dict() for h in held] for port, held in sorted(self.listeners.items(),
+                                                                                     key=lambda kv: int(kv[0]))},
             "meminfo": dict(self.meminfo),
             "pressure": {res: {kind: {**values, "path": line.path, "line": line.line}
                                for kind, (values, line) in kinds.items()}

@@ -253,6 +253,29 @@ def mounts(text, path, m, facts: HostFacts) -> None:
             facts.mounts[device] = Limit(device, mount.replace("\\040", " "), path, n, line.strip())
 
 
+#: a listening socket in ``ss`` output (``ss -ltnp``, sos's ``ss -peaonmi``:
+#: ``[Netid] State Recv-Q Send-Q Local Peer [users:(("prog",pid=N,fd=M),...)]``)
+_SS_LISTEN = re.compile(r"^(?:tcp\s+)?LISTEN\s+\d+\s+\d+\s+(?P<local>\S+)\s+\S+"
+                        r"(?:\s+users:\(\(\"(?P<program>[^\"]+)\",pid=(?P<pid>\d+))?")
+#: and in ``netstat -tlnp`` / ``-neopa`` output (``PID/Program name`` column)
+_NETSTAT_LISTEN = re.compile(r"^tcp6?\s+\d+\s+\d+\s+(?P<local>\S+)\s+\S+\s+LISTEN\b.*?\s(?P<pid>\d+)/(?P<program>\S+)")
+_PORT = re.compile(r":(\d+)$")
+
+
+def listening_sockets(text, path, m, facts: HostFacts) -> None:
+    """``ss`` or ``netstat`` output: the TCP sockets listening, with the
+    process holding each when the output names it (``-p``)."""
+    for n, line in enumerate(text.splitlines(), 1):
+        found = _SS_LISTEN.match(line.strip()) or _NETSTAT_LISTEN.match(line.strip())
+        port = _PORT.search(found.group("local")) if found else None
+        if port is None:
+            continue
+        holder = f"{found.group('program')} (pid {found.group('pid')})" if found.group("program") else "a process"
+        held = facts.listeners.setdefault(port.group(1), [])
+        if not any(h.value == holder and h.name == found.group("local") for h in held):
+            held.append(Limit(found.group("local"), holder, path, n, line.strip()))
+
+
 def collected(text, path, m, facts: HostFacts) -> None:
     line = _first_line(text)
     if line and not facts.collected:
@@ -322,5 +345,5 @@ def dmsetup_info(text, path, m, facts: HostFacts) -> None:
 
 READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, localtime, timedatectl, timezone_file,
                                    sysctl, proc_sys, nginx_T, proc_limits, proc_comm, systemctl_show, unit_file,
-                                   mounts, collected, pressure,
+                                   mounts, listening_sockets, collected, pressure,
                                    block_devices, lsblk, dmsetup_info)}

@@ -21,7 +21,8 @@ from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 
 #: Kinds fixed by the contract, in the order ``sniff`` documents them.
 KINDS = ["sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "syslog", "journal", "journal-file", "journal-export",
-         "dmesg", "nginx-error", "ab", "wrk", "wrk2", "httperf", "tsar", "ps", "package-log"]
+         "dmesg", "nginx-error", "postgresql-log", "php-fpm-log", "ab", "wrk", "wrk2", "httperf", "tsar", "ps",
+         "package-log"]
 
 #: Below this confidence a file is ``unknown``.
 MIN_CONFIDENCE = 0.3
@@ -201,13 +202,13 @@ def _paste_of(head: bytes, raw_score: float):
     peeling = pastes.detect(decode(head))
     if peeling is None:
         return None, None
-    if not peeling.walls and raw_score + PEELED_MARGIN > MAX_CONFIDENCE:
+    if not peeling.rewrites and raw_score + PEELED_MARGIN > MAX_CONFIDENCE:
         # no peeled reading could beat the file as it is by the margin (sar
         # text and grep -n output both start lines with "12:"): not sniffed again
         return None, None
     peeled = "".join(pastes.peel_lines(decode(head).splitlines(keepends=True), peeling))
     kind, score = sniff_bytes(peeled.encode("utf-8"))
-    if kind is None or (score < raw_score + PEELED_MARGIN and not peeling.walls):
+    if kind is None or (score < raw_score + PEELED_MARGIN and not peeling.rewrites):
         return None, None
     return peeling, (kind, score)
 

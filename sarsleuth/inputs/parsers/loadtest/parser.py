@@ -15,6 +15,8 @@ from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 
 _AB_STRONG = re.compile(r"This is ApacheBench, Version|Percentage of the requests served within|"
                         r"Requests per second:\s+[\d.]+ \[#/sec\]")
+_AB_ABORT = re.compile(r"^\s*apr_\w+: .*\(\d+\)\s*$", re.M)
+_AB_ABORT_TOTAL = re.compile(r"^\s*Total of \d+ requests completed\s*$", re.M)
 _AB_WEAK = re.compile(r"^\s*(Concurrency Level:|Time taken for tests:|Complete requests:|"
                       r"Time per request:|Transfer rate:|Server Software:|Document Path:|"
                       r"apr_\w+: .*\(\d+\)|Total of \d+ requests completed)", re.M)
@@ -25,7 +27,7 @@ class AbParser(Parser):
 
     kind = "ab"
     priority = 5
-    description = "ApacheBench (ab) report, 2.0 to 2.4 and trunk"
+    description = "ApacheBench (ab) report, 2.0 to 2.4 and trunk; a run that gave up is read for how many requests completed"
 
     @classmethod
     def sniff(cls, head: bytes, text: str) -> float:
@@ -36,6 +38,10 @@ class AbParser(Parser):
             return 0.85
         if weak >= 1 and re.search(r"(^|\s)ab\s+-", text):
             return 0.6
+        if _AB_ABORT.search(text) and _AB_ABORT_TOTAL.search(text):
+            # the two lines ab prints when it gives up (ab.c apr_err(), then
+            # "Total of %d requests completed"): a pasted tail of a run
+            return 0.8
         return 0.0
 
     @classmethod

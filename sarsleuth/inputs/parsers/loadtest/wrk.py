@@ -130,7 +130,9 @@ def _stats_row(prefix, convert, unit=""):
     def handler(report, fields, state):
         for name in ("avg", "stdev", "max"):
             report[f"{prefix}_{name}{unit}"] = convert(fields[name])
-        report[f"{prefix}_within_stdev_pct"] = float(fields["within"].rstrip("%"))
+        within = fields["within"].rstrip("%")
+        # "-nan%": wrk had no sample to spread (no request answered)
+        report[f"{prefix}_within_stdev_pct"] = None if within.lstrip("-") == "nan" else float(within)
     return handler
 
 

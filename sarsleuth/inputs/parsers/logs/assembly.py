@@ -54,6 +54,9 @@ MAX_BURSTS = 100_000
 OPEN_EVENTS = 64
 #: Seconds (of time stamp or uptime) a report's continuation may be from its header.
 REPORT_SPREAD_S = 2.0
+#: The fields that say what a report is about: a line of the report's own
+#: kind naming another of these is a report of its own.
+SUBJECT_FIELDS = ("pid", "cpu", "port", "dev", "device", "controller")
 
 
 @dataclass
@@ -64,6 +67,7 @@ class _Report:
     uptime: float | None
     tag: str | None
     follow_left: int
+    message: str = ""            # the report's first line, for what it is about
 
 
 def _bucket(info: LineInfo, seconds: int):
@@ -143,13 +147,14 @@ class Assembler:
         follow = rule.follow_lines if rule is not None else self.continued_follow
         if self._aggregated(kind, info):
             if follow:      # its report's lines go with it
-                self.report = _Report(None, rule, stamp_seconds(info.stamp), info.uptime, info.tag, follow)
+                self.report = _Report(None, rule, stamp_seconds(info.stamp), info.uptime, info.tag, follow,
+                                      message)
             return follow or 0
         record = self._new_record(line_no, info, kind)
         if embedded:
             self._add_detail(record, embedded)
         if follow:
-            self.report = _Report(record, rule, stamp_seconds(info.stamp), info.uptime, info.tag, follow)
+            self.report = _Report(record, rule, stamp_seconds(info.stamp), info.uptime, info.tag, follow, message)
             return follow
         return 0
 
@@ -261,6 +266,8 @@ class Assembler:
             return not info.prefixed and kind is None
         if kind is not None and not (kind == rule.kind and rule.repeats_join) and kind not in rule.joins:
             return False
+        if kind == rule.kind and not self._same_subject(rule.kind, rep.message, info.message):
+            return False
         if not info.prefixed:
             return True
         if info.tag != rep.tag:
@@ -271,6 +278,14 @@ class Assembler:
         if info.uptime is not None and rep.uptime is not None and abs(info.uptime - rep.uptime) > REPORT_SPREAD_S:
             return False
         return True
+
+    @staticmethod
+    def _same_subject(kind: str, first: str, line: str) -> bool:
+        """Does a line of the report's own kind go on about the same thing
+        (the same task, CPU, port or disk, where both lines name one)?  Four
+        CPUs locked up in one second are four reports, not one."""
+        a, b = signatures.fields_of(kind, first) or {}, signatures.fields_of(kind, line) or {}
+        return all(a[k] == b[k] for k in SUBJECT_FIELDS if k in a and k in b)
 
     def _tail(self, info: LineInfo, rule: ReportRule, record: dict | None) -> bool:
         """Reattach a wrapped suffix (`` in lib[...]``, ``<hex> error N``)

@@ -35,18 +35,34 @@ RE_HUMAN = re.compile(
 RE_HUMAN_LOOSE = re.compile(
     r"^\[(?P<names>[^\]\d\s][^\]]{0,80}?) +(?P<day>\d{1,2}) "
     r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<frac>\d+))? (?P<Y>\d{4})\]\s?(?P<msg>.*)$", re.S)
+#: ``dmesg -H`` read back (parsers/pastes.py gives each of its lines the
+#: minute of its header plus the gaps printed): ``[Feb  5 06:51:00.000012]``,
+#: no weekday and no year.
+RE_YEARLESS = re.compile(r"^\[(?P<mon>[^\W\d_]{3,12}) +(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)\.(?P<us>\d{6})\]"
+                         r"\s?(?P<msg>.*)$", re.S)
 RE_DECODED = re.compile(
     r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|local\d)\s*:"
     r"(?P<lvl>emerg|alert|crit|err|warn|notice|info|debug)\s*: (?P<rest>.*)$", re.S)
 RE_APACHE = re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d(?:\.\d+)? \d{4}\] \[[\w:]+\]")
 #: Words that only kernel reports print: evidence for a stamp-less dmesg.
+#: A bare message pasted alone (``TCP: request_sock_TCP: Possible SYN
+#: flooding on port 6987. Sending cookies.``) is read so, as an untimed event.
 RE_KERNEL_VOCABULARY = re.compile(
     r"Call Trace:|\[<[0-9a-f]{8,16}>\]|^Mem-Info:|invoked oom-killer|page allocation failure|"
     r"segfault at|^Linux version \d|Pid: \d+, comm:|\bPID: \d+ +Comm:|^CPU\s+\d+: hi:|"
-    r"Killed process \d+|\b(?:irq|IRQ) \d+|\bscsi\d|\beth\d|\bbonding:|time wait bucket|orphaned sockets")
+    r"Killed process \d+|\b(?:irq|IRQ) \d+|\bscsi\d|\beth\d|\bbonding:|time wait bucket|orphaned sockets|"
+    # a message pasted bare starts with the kernel's own words (a note quoting
+    # a syslog line holds them in its middle: no dmesg for that)
+    r"^TCPv?6?: |^(?:possible )?SYN flooding on port|^nf_conntrack: |^(?:NMI )?(?:watchdog: )?BUG: soft lockup|"
+    r"^INFO: task \S+ blocked for more than|^mce: |^\{\d+\}\[Hardware Error\]|^EDAC |^ata\d+(?:\.\d+)?: |"
+    r"^sd \d+:\d+:\d+:\d+: |^nvme nvme\d|^(?:blk_update_request: |print_req_error: |end_request: )?"
+    r"(?:I/O|critical medium) error, dev |^Buffer I/O error|^EXT[234]-fs |^XFS \(|^BTRFS |^Out of memory: |"
+    r"^oom-kill:")
 LEVELS = {"warn": "warning", "err": "err"}
 
 _VOLUME_REGEX = (rb"^(?:\w+\s*:\w+\s*: )?\[(?:\s*(\d+)\.\d+"
+                 # dmesg -H read back: month, day, hour and minute
+                 rb"|([^\s\]\d]{3,12} +\d{1,2} \d\d:\d\d):\d\d\.\d{6}"
                  rb"|[^\s\]]{1,36} +([^\s\]\d]{2,36} +\d{1,2} \d\d:\d\d):\d\d(?:[.,]\d+)? (\d{4})"
                  # names of several words: the weekday stays in the key
                  rb"|([^\]\d\s][^\]]{0,80}? +\d{1,2} \d\d:\d\d):\d\d(?:[.,]\d+)? (\d{4}))\]")
@@ -66,6 +82,13 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
     if found:
         m, token = found
         return LineInfo(m.group("msg"), stamp=_human_stamp(m, token, months), tag="kernel", level=level)
+    m = RE_YEARLESS.match(text)
+    if m:
+        mon = syslog.month_number(m.group("mon"), months)
+        if mon is not None:
+            stamp = ("md", mon, int(m.group("day")), int(m.group("H")), int(m.group("M")), int(m.group("S")),
+                     int(m.group("us")))
+            return LineInfo(m.group("msg"), stamp=stamp, tag="kernel", level=level)
     if text[:1].isalpha() and syslog.RE_3164.match(text):
         info = syslog.parse_line(text, months)
         if info.stamp is not None:
@@ -172,7 +195,8 @@ def _kernel_like(info: LineInfo) -> bool:
 
 
 def stamp_fraction(lines: list[str]) -> float:
-    return sum(1 for ln in lines if RE_RAW.match(ln) or human_match(ln)) / len(lines) if lines else 0.0
+    return (sum(1 for ln in lines if RE_RAW.match(ln) or RE_YEARLESS.match(ln) or human_match(ln)) / len(lines)
+            if lines else 0.0)
 
 
 class DmesgParser(Parser):

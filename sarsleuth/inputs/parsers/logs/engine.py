@@ -13,7 +13,9 @@ multi-pattern engine:
   holding a match, and an ``re2.Set`` of the same patterns tells which of
   them that line holds.
 
-Both run in C without the interpreter lock, and both hand back the spans
+A compiled Hyperscan database is kept for later runs
+(:mod:`~sarsleuth.inputs.parsers.logs.compiled_patterns`).  Both run in C
+without the interpreter lock, and both hand back the spans
 of the lines a pattern really matches: each candidate line is checked with
 the patterns the engine saw on it, on Python's engine for the built-in
 patterns (the ones the signatures were written for) and on RE2 for the
@@ -32,6 +34,7 @@ import numpy as np
 import re2
 
 from sarsleuth.knowledge import signatures
+from sarsleuth.inputs.parsers.logs import compiled_patterns
 from sarsleuth.inputs.parsers.logs.pattern_syntax import hyperscan_lacks, re2_superset
 from sarsleuth.inputs.reading import MAX_LINE_BYTES
 
@@ -103,6 +106,12 @@ class HyperscanFinder:
         # the ones Python's parse shows are known before compiling
         flags = [hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_PREFILTER if hyperscan_lacks(p) else 0)
                  for p in patterns] + [hyperscan.HS_FLAG_MULTILINE] * len(user_patterns)
+        self._scratch = threading.local()   # a scratch space serves one scan at a time
+        self.checks = _line_checks(patterns, user_patterns)
+        asked = list(flags)
+        self.db = compiled_patterns.load(hyperscan, everything, asked)
+        if self.db is not None:
+            return
         self.db = hyperscan.Database()
         try:
             self.db.compile(expressions=everything, ids=list(range(len(everything))),
@@ -116,8 +125,7 @@ class HyperscanFinder:
                     flags[i] |= hyperscan.HS_FLAG_PREFILTER
             self.db.compile(expressions=everything, ids=list(range(len(everything))),
                             elements=len(everything), flags=flags)
-        self._scratch = threading.local()   # a scratch space serves one scan at a time
-        self.checks = _line_checks(patterns, user_patterns)
+        compiled_patterns.store(hyperscan, everything, asked, self.db)
 
     def find(self, data, lo: int = 0, hi: int | None = None, newlines=None) -> list[tuple]:
         """Candidate lines within ``data[lo:hi]``: (start, end, numbers of

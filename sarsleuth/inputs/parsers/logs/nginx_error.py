@@ -4,7 +4,10 @@
 signal 11 (core dumped)``: the stamp is the host's wall clock (no zone), the
 level one of emerg/alert/crit/error/warn/notice/info/debug, ``13661#0`` the
 pid and thread id of the logging process (the master for worker exits), and
-``*42`` the connection number.  Lines without the prefix continue the line
+``*42`` the connection number.  NGINX Unit's log (src/nxt_log.c
+``nxt_log_time_handler``) is the same but for the colon: ``2024/01/05
+10:00:00 [alert] 4410#4412 process 4413 exited on signal 9`` (milliseconds
+after the seconds at debug level); its lines are tagged ``unit``.  Lines without the prefix continue the line
 before them (multi-line upstream stderr) and go into its ``detail``.
 Copies captured through ``docker compose logs`` (``nginx_1 | 2019/...``) and
 lines whose date was cut off by the reporter are read too.
@@ -29,11 +32,11 @@ if TYPE_CHECKING:
 LEVEL_WORDS = "emerg|alert|crit|error|warn|notice|info|debug"
 RE_LINE = re.compile(
     r"^(?P<docker>(?:[\w.\-]{1,64} *\| *){1,4})?"
-    r"(?:(?P<Y>\d{4})/(?P<mo>\d\d)/(?P<d>\d\d) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d) )?"
-    rf"\[(?P<level>{LEVEL_WORDS})\] (?P<pid>\d+)#(?P<tid>\d+): (?:\*(?P<conn>\d+) )?(?P<msg>.*)$", re.S)
+    r"(?:(?P<Y>\d{4})/(?P<mo>\d\d)/(?P<d>\d\d) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:\.(?P<ms>\d{3}))? )?"
+    rf"\[(?P<level>{LEVEL_WORDS})\] (?P<pid>\d+)#(?P<tid>\d+)(?P<colon>:)? (?:\*(?P<conn>\d+) )?(?P<msg>.*)$", re.S)
 RE_DOCKER = re.compile(r"^(?:[\w.\-]{1,64} *\| *){1,4}")
 _FIXED = re.compile(rb"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[")
-_VOLUME_REGEX = rb"^(?:[\w.\-]{1,64} *\| *){0,4}(\d{4}/\d\d/\d\d \d\d:\d\d):\d\d \[(\w+)\]"
+_VOLUME_REGEX = rb"^(?:[\w.\-]{1,64} *\| *){0,4}(\d{4}/\d\d/\d\d \d\d:\d\d):\d\d(?:\.\d{3})? \[(\w+)\]"
 _KEY_RE = re.compile(rb"^(\d{4})/(\d\d)/(\d\d) (\d\d):(\d\d)$")
 #: The level word from its first two letters (fixed-position counting).
 LEVEL_BY_PREFIX = {w[:2]: w for w in LEVEL_WORDS.split("|")}
@@ -52,9 +55,12 @@ def parse_line(text: str) -> LineInfo:
                                       m.group("S")))
         except ValueError:
             stamp = None
+    if stamp is not None and m.group("ms"):
+        stamp = ("abs", stamp[1].replace(microsecond=int(m.group("ms")) * 1000))
     conn = int(m.group("conn")) if m.group("conn") else None
-    return LineInfo(m.group("msg"), stamp=stamp, tag="nginx", pid=int(m.group("pid")),
-                    level=m.group("level"), conn=conn)
+    # NGINX Unit writes "pid#tid " without nginx's colon (src/nxt_log.c)
+    return LineInfo(m.group("msg"), stamp=stamp, tag="nginx" if m.group("colon") else "unit",
+                    pid=int(m.group("pid")), level=m.group("level"), conn=conn)
 
 
 def minute_key(raw: bytes) -> tuple | None:
@@ -99,7 +105,7 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
 class NginxErrorParser(Parser):
     kind = "nginx-error"
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
-    description = "nginx / Tengine / OpenResty error.log (docker-compose prefixes too)"
+    description = "nginx / Tengine / OpenResty error.log (docker-compose prefixes too), and NGINX Unit's log"
     shape = "log"
 
     @classmethod

@@ -85,7 +85,7 @@ def blocks(buf, index, hdr, shape, endian) -> list:
 
     out = [_cpu(pairs, ull, g_itv, hdr, shape, rec)]
     out.append(single("tasks", [("proc/s", rate("processes")), ("cswch/s", rate("context_swtch"))]))
-    out.append(("interrupts", Rows(rec, np.zeros(len(rec), dtype=np.int64), np.array(["all"], dtype=object),
+    out.append(("interrupts", Rows(rec, np.zeros(len(rec), dtype=np.int64), np.array(["sum"], dtype=object),
                                    [("intr/s", rate("irq_sum"))])))
     out.append(single("swapping", [("pswpin/s", rate("pswpin")), ("pswpout/s", rate("pswpout"))]))
     out.append(single("paging", [("pgpgin/s", rate("pgpgin")), ("pgpgout/s", rate("pgpgout")),

@@ -76,6 +76,7 @@ class _Clock:
         self.unknown_zones: set[str] = set()
         self.bad_stamps: dict = {}
         self._cache: dict = {}
+        self.utc_assumed = False      # a stamp with no utc attribute read as UTC
 
     def stamp(self, date_time: str, zone: str | None):
         key = (date_time, zone)
@@ -116,6 +117,9 @@ class _Clock:
             first = next(iter(self.bad_stamps))
             out.append(located(self.path, f"{len(self.bad_stamps)} unreadable time stamp(s), e.g. {first[:40]!r}: "
                                           "the values and events they carry were skipped"))
+        if self.utc_assumed:
+            out.append(located(self.path, "times read as UTC: sadf wrote no utc attribute (sysstat before 10.0.2), "
+                                          "which stamps UTC unless it was run with -t"))
         if not self.unknown_zones:
             return out
         names = ", ".join(sorted(self.unknown_zones))
@@ -193,6 +197,11 @@ def _structured_stamp(clock: _Clock, attrs: dict):
     if zone is not None and not isinstance(zone, str):
         zone = str(zone)
     if zone is None and str(attrs.get("utc", "")) == "1":
+        zone = "UTC"
+    elif zone is None and "utc" not in attrs:
+        # sadf before 10.0.2 (sadf.c sadf_get_record_timestamp_struct)
+        # wrote no utc attribute: gmtime() unless -t asked for local time
+        clock.utc_assumed = True
         zone = "UTC"
     return clock.stamp(f"{date} {time}", zone)
 

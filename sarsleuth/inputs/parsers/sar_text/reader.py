@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from sarsleuth.errors import InputError, located
 from sarsleuth.inputs.parsers.sar_text import sections
+from sarsleuth.inputs.parsers.sar_text.headerless import TABLES, guess_columns
 from sarsleuth.inputs.parsers.sar_text.lines import AM_PM, ANSI_RE, BANNER_RE, CJK_TIME_RE, CLOCK_RE, DATE_TOKEN_RE, \
     numeric_start, strip_bom
 from sarsleuth.inputs.parsers.base import HEAD_LINES, ParseOptions, Parser, events_frame
@@ -53,7 +54,8 @@ class SarTextParser(Parser):
     kind = "sar-text"
     priority = 10
     description = ("sar text output (sar -A, sar -u -r ..., any section pasted by hand), any sysstat version and "
-                   "locale; 12/24-hour clocks, ISO and localized dates")
+                   "locale; 12/24-hour clocks, ISO and localized dates; sar -u, -q and -S rows pasted without their "
+                   "header line (the table their values fit, said in a warning)")
     carries_date = False    # the date is the banner's: an excerpt without it has none
 
     @classmethod
@@ -85,7 +87,7 @@ class SarTextParser(Parser):
             return 0.85
         if banner:
             return 0.5
-        return 0.0
+        return 0.6 if _headerless_rows(text) >= 2 else 0.0
 
     @classmethod
     def parse(cls, path, options: ParseOptions) -> Source:
@@ -148,6 +150,19 @@ class SarTextParser(Parser):
             records=int(len(store.sample_times())) if store else 0, meta=meta)
 
 
+def _headerless_rows(text: str) -> int:
+    """Rows of a pasted sar table whose header line was left out, that
+    fit a table by their values (see ``_headerless``)."""
+    found = 0
+    for raw in strip_bom(text).splitlines()[:50]:
+        tokens = raw.split()
+        if len(tokens) < 3 or not CLOCK_RE.match(tokens[0]):
+            continue
+        rest = tokens[2:] if tokens[1] in AM_PM else tokens[1:]
+        found += guess_columns(rest) is not None
+    return found
+
+
 def _is_header_line(line: str) -> bool:
     tokens = line.split()
     if len(tokens) < 2:
@@ -185,6 +200,10 @@ def _reading_warnings(path, reader, assembler, warnings: list):
     for columns, lineno in reader.unknown_headers.items():
         warnings.append(located(path, f"table with unknown columns {' '.join(columns)[:80]!r}: "
                                       "its rows were skipped", line=lineno))
+    for columns, lineno in reader.guessed_headers.items():
+        named = TABLES.get(columns[1] if columns[0] == "CPU" else columns[0], "sar")
+        warnings.append(located(path, f"rows without a header line read as {named} ({' '.join(columns)}), "
+                                      "the table their values fit", line=lineno))
     if reader.orphan_rows:
         warnings.append(located(path, f"{reader.orphan_rows} data row(s) without a sar header line "
                                       "were skipped", line=reader.orphan_first))

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.sar_text.headerless import guess_columns
 from sarsleuth.inputs.parsers.sar_text import sections
 from sarsleuth.inputs.parsers.sar_text.lines import (AM_PM, BANNER_RE, CJK_TIME_RE, CLOCK_RE, DATE_TOKEN_RE, PROMPT_RE,
                                                LineIndex, line_batches, numeric_start)
@@ -65,6 +66,7 @@ class RowReader:
         self.unknown_headers: dict[tuple, int] = {}
         self.orphan_rows = 0
         self.orphan_first = 0
+        self.guessed_headers: dict[tuple, int] = {}     # columns -> first row read under them
         self.unknown_lines = 0
         self.unknown_first: tuple | None = None
         self.prompt_lines = 0
@@ -234,8 +236,13 @@ class RowReader:
             self._header(lineno, tod, tuple(rest))
             return
         if self.layout is None:
-            self._orphan(lineno)
-            return
+            columns = guess_columns(rest)
+            if columns is None:
+                self._orphan(lineno)
+                return
+            # rows pasted without their header: the table their values fit
+            self._header(lineno, tod, columns)
+            self.guessed_headers.setdefault(columns, lineno)
         block = self._current_block(seg, None, lineno)
         block.seconds.append(self._tick(tod))
         block.rows.append(rest)

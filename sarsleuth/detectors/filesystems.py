@@ -1,0 +1,146 @@
+"""Filesystems that give up: ext2/3/4 errors, a journal aborted, a
+read-only remount; XFS metadata I/O errors, corruption and shutdowns;
+btrfs errors and forced read-only."""
+from __future__ import annotations
+
+from sarsleuth.detectors.event_bursts import bursts, lines_of, listed
+from sarsleuth.detectors.series import fmt_time
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
+from sarsleuth.knowledge.signatures import fields_of
+
+#: filesystem names as titles write them
+_FS_NAMES = {"EXT2": "ext2", "EXT3": "ext3", "EXT4": "ext4", "JBD": "ext3", "JBD2": "ext4", "XFS": "XFS",
+             "BTRFS": "btrfs", "F2FS": "f2fs"}
+
+
+def mount_point(facts, device: str) -> str | None:
+    """Where a bundle says ``device`` (a kernel name: ``sda1``, ``dm-0``) is
+    mounted: ``/dev/sda1``, or the device-mapper name ``dm-N`` stands for."""
+    if facts is None:
+        return None
+    names = [f"/dev/{device}"]
+    if device.startswith("dm-") and device[3:].isdigit():
+        mapped = facts.disk_names().get(f"dev253-{device[3:]}")
+        if mapped:
+            names += [f"/dev/mapper/{mapped}", f"/dev/{mapped}"]
+    for name in names:
+        found = facts.mounts.get(name)
+        if found is not None:
+            return found.value
+    return None
+
+
+class _Fs:
+    def __init__(self):
+        self.fs = None
+        self.errors = 0
+        self.functions: dict = {}
+        self.comms: dict = {}
+        self.texts: dict = {}
+        self.readonly_at = None
+        self.shutdown: str | None = None
+        self.journal_aborted = False
+
+
+class FilesystemError(Detector):
+    """A filesystem that found errors and protected itself, per device:
+    ``EXT4-fs error (device sda1): ext4_lookup:1601: inode #...: comm
+    nginx: ...``, ``Aborting journal on device dm-0-8.``, ``EXT4-fs (sda1):
+    Remounting filesystem read-only``; XFS ``metadata I/O error``,
+    ``Corruption detected``, ``Shutting down filesystem``; btrfs errors and
+    ``forced readonly``: the functions and programs that hit the errors, and
+    when it went read-only or shut down.
+
+    Why it matters: from the remount or shutdown on, every write there
+    fails (EROFS, EIO): databases, queues, logs and uploads stop until the
+    filesystem is repaired and mounted again.
+    """
+
+    id = "filesystem-error"
+    summary = "filesystem errors, journal aborts, read-only remounts and XFS shutdowns, per device"
+    inputs = ("events:fs-error", "events:fs-readonly")
+    category = "filesystem-error"
+    defaults = {"burst_gap_seconds": 1800.0}
+
+    def run(self, ctx: Context):
+        out = []
+        for b in bursts(ctx.events_of("fs-error", "fs-readonly"), self.params["burst_gap_seconds"]):
+            devices: dict = {}
+            nameless = []          # 2.6 ext3's "Remounting filesystem read-only" names no device
+            for row in b.rows.sort_values(["timestamp", "line"], kind="stable").itertuples(index=False):
+                f = fields_of(row.kind, str(row.message)) or {}
+                if not f.get("device"):
+                    nameless.append(row)
+                    continue
+                self._read(devices.setdefault(f["device"], _Fs()), row, f)
+            for row in nameless:
+                target = devices[next(iter(devices))] if len(devices) == 1 else devices.setdefault("?", _Fs())
+                self._read(target, row, fields_of(row.kind, str(row.message)) or {})
+            out.append(self._finding(ctx, b, devices))
+        return out
+
+    @staticmethod
+    def _read(fs: _Fs, row, f: dict) -> None:
+        fs.fs = fs.fs or _FS_NAMES.get(f.get("fs", ""))
+        when = row.timestamp
+        if row.kind == "fs-readonly":
+            if f.get("journal"):
+                fs.journal_aborted = True
+            elif f.get("shutdown") or f.get("why"):
+                why = f.get("why") if f.get("why") != "xfs_do_force_shutdown" else None
+                if why and fs.shutdown in (None, "forced"):
+                    fs.shutdown = why
+                elif fs.shutdown is None:
+                    fs.shutdown = "forced"
+                fs.readonly_at = fs.readonly_at if fs.readonly_at is not None else when
+            else:
+                fs.readonly_at = fs.readonly_at if fs.readonly_at is not None else when
+            return
+        n = lines_of(row)
+        fs.errors += n
+        for key, into in (("function", fs.functions), ("function_old", fs.functions), ("comm", fs.comms)):
+            if f.get(key):
+                into[f[key]] = into.get(f[key], 0) + n
+        if f.get("error") and not f.get("function"):
+            text = f["error"][:60]
+            fs.texts[text] = fs.texts.get(text, 0) + n
+
+    def _finding(self, ctx, b, devices: dict):
+        facts = ctx.facts(b.host)
+        parts, readonly, shutdown = [], False, False
+        for dev, fs in sorted(devices.items(), key=lambda kv: (kv[1].readonly_at is None, -kv[1].errors)):
+            mount = mount_point(facts, dev) if dev != "?" else None
+            name = (f"{fs.fs} " if fs.fs else "") + ("on " + dev if dev != "?" else "a filesystem") + (
+                f" ({mount})" if mount else "")
+            said = []
+            if fs.errors:
+                what = [f"in {listed(sorted(fs.functions, key=lambda k: -fs.functions[k]), 2)}"] if fs.functions else []
+                what += [f"comm {listed(sorted(fs.comms, key=lambda k: -fs.comms[k]), 2)}"] if fs.comms else []
+                if not what and fs.texts:
+                    what = [f"'{sorted(fs.texts, key=lambda k: -fs.texts[k])[0]}'"]
+                said.append(f"{fs.errors:,} error(s)" + (f" ({'; '.join(what)})" if what else ""))
+            if fs.journal_aborted:
+                said.append("journal aborted")
+            if fs.shutdown:
+                shutdown = True
+                said.append(f"shut down ({fs.shutdown})" + (f" at {fmt_time(fs.readonly_at)}"
+                                                             if fs.readonly_at is not None and b.aligned else ""))
+            elif fs.readonly_at is not None:
+                readonly = True
+                said.append("remounted read-only" + (f" at {fmt_time(fs.readonly_at)}" if b.aligned else ""))
+            parts.append(f"{name}: {', '.join(said)}")
+        errors = sum(fs.errors for fs in devices.values())
+        named = sorted(d for d in devices if d != "?")
+        gave_up = readonly or shutdown or any(fs.journal_aborted for fs in devices.values())
+        return self.finding(
+            title="; ".join(parts[:4]) + (f"; and {len(parts) - 4} more" if len(parts) > 4 else ""),
+            severity="critical" if gave_up else "high",
+            start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+            metrics={"errors": errors, "readonly": readonly or shutdown, "shutdown": shutdown,
+                     "journal_aborted": any(fs.journal_aborted for fs in devices.values()),
+                     "devices": len(devices)},
+            evidence=evidence_from_events(ctx.clock, b.rows, 6),
+            refs={"devices": named, **({"device": named[0]} if named else {})},
+        )

@@ -1,0 +1,395 @@
+"""Hardware that fails under the software: machine checks and memory
+errors (MCE, EDAC, APEI), disks (ATA, SCSI sense, the block layer's failed
+requests, NVMe timeouts and resets).  What each kernel line says is read
+through its definition's fields (``knowledge/signatures.toml``); a report's
+lines after its first (an ATA exception's failed command and error bits, a
+sense key's additional sense) are its ``detail``."""
+from __future__ import annotations
+
+import re
+
+from sarsleuth.detectors.event_bursts import bursts, lines_of
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events
+from sarsleuth.knowledge.signatures import fields_of
+
+
+def lines_of_report(row) -> list[str]:
+    """The message of an event row, then its detail lines."""
+    detail = getattr(row, "detail", None)
+    return [str(row.message)] + (detail.split("\n") if isinstance(detail, str) and detail else [])
+
+
+def _count(into: dict, key, n: int = 1) -> None:
+    into[key] = into.get(key, 0) + n
+
+
+def _most(counts: dict, shown: int = 3) -> list:
+    return [k for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))][:shown]
+
+
+def _span(b) -> str:
+    seconds = (b.end - b.start).total_seconds() if b.aligned else 0
+    if not seconds:
+        return ""
+    return f" over {seconds / 3600:.1f} h" if seconds >= 5400 else f" over {seconds:.0f} s"
+
+
+class MachineCheck(Detector):
+    """Machine checks and memory errors: EDAC's corrected (CE) and
+    uncorrected (UE) errors with the DIMM it names (``EDAC MC0: 1 CE memory
+    read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 ...)``),
+    the firmware's APEI reports (their ``DIMM location``), the MCE records
+    and ``Machine check events logged``, a CMCI storm.
+
+    Why it matters: corrected errors that repeat on one DIMM announce an
+    uncorrected one, which kills the process touching it or panics the
+    host; the DIMM EDAC names is the part to replace.
+    """
+
+    id = "machine-check"
+    summary = "machine checks and memory errors (MCE, EDAC CE/UE, APEI): the DIMM named, corrected or not"
+    inputs = ("events:machine-check", "events:edac-error")
+    category = "hardware-error"
+    defaults = {"burst_gap_seconds": 3600.0, "many_corrected": 10}
+
+    def run(self, ctx: Context):
+        out = []
+        for b in bursts(ctx.events_of("machine-check", "edac-error"), self.params["burst_gap_seconds"]):
+            dimms: dict = {}          # DIMM label -> errors
+            where: dict = {}          # DIMM label -> "MC0 channel:1 slot:0"
+            corrected = uncorrected = mce = 0
+            fatal, storm, cpus = False, False, set()
+            for row in b.rows.itertuples(index=False):
+                if row.kind == "edac-error":
+                    f = fields_of("edac-error", str(row.message)) or {}
+                    n = int(f.get("count") or 1) * lines_of(row)
+                    if f.get("type") == "UE":
+                        uncorrected += n
+                    else:
+                        corrected += n
+                    label = f.get("label") or f.get("mc") or "an unnamed DIMM"
+                    _count(dimms, label, n)
+                    place = " ".join(p for p in (f.get("mc"), (f.get("location") or "").strip()) if p)
+                    if f.get("row") is not None and not f.get("location"):
+                        place += f" row {f['row']}" + (f" channel {f['channel']}" if f.get("channel") else "")
+                    where.setdefault(label, place)
+                    continue
+                mce += lines_of(row)
+                for line in lines_of_report(row):
+                    f = fields_of("machine-check", line) or {}
+                    fatal = fatal or bool(f.get("exception"))
+                    storm = storm or bool(f.get("storm"))
+                    if f.get("cpu"):
+                        cpus.add(int(f["cpu"]))
+                    if f.get("severity", "").lower() in ("fatal", "uncorrected", "recoverable"):
+                        uncorrected += 1
+                    if f.get("dimm"):
+                        _count(dimms, f["dimm"])
+            out.append(self._finding(ctx, b, dimms, where, corrected, uncorrected, mce, fatal, storm, cpus))
+        return out
+
+    def _finding(self, ctx, b, dimms, where, corrected, uncorrected, mce, fatal, storm, cpus):
+        named = _most(dimms)
+        parts = []
+        if uncorrected:
+            parts.append(f"{uncorrected:,} uncorrected")
+        if corrected:
+            parts.append(f"{corrected:,} corrected")
+        if parts:
+            title = " and ".join(parts) + " memory error(s)"
+            if named:
+                title += " on " + ", ".join(f"{d} ({where[d]})" if where.get(d) else d for d in named)
+                title += f" and {len(dimms) - len(named)} more DIMM(s)" if len(dimms) > len(named) else ""
+            if mce:
+                title += f"; {mce:,} machine check record(s)"
+        else:
+            title = f"{mce:,} machine check record(s)" + (
+                f" on CPU {', '.join(map(str, sorted(cpus)))}" if cpus else "") + (
+                " (no EDAC line names the part: `ras-mc-ctl --errors` or `mcelog --client` decodes them)"
+                if not named else f" naming {', '.join(named)}")
+        if fatal:
+            title += ", a fatal machine check exception"
+        if storm:
+            title += ", a CMCI storm (the CPU stopped reporting each corrected error)"
+        title += _span(b)
+        if uncorrected or fatal:
+            severity = "critical"
+        elif corrected >= self.params["many_corrected"] or storm:
+            severity = "high"
+        else:
+            severity = "medium"
+        dimm = named[0] if named else None
+        return self.finding(
+            title=title, severity=severity, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+            metrics={"corrected": corrected, "uncorrected": uncorrected, "mce_records": mce,
+                     "dimms": len(dimms), "fatal": fatal, "cmci_storm": storm},
+            evidence=evidence_from_events(ctx.clock, b.rows, 5),
+            refs={"dimms": sorted(dimms), **({"dimm": dimm} if dimm else {})},
+        )
+
+
+#: ATA error bits (libata-eh.c ata_eh_link_report) and what they mean
+_ATA_MEDIA = {"UNC", "IDNF", "AMNF"}
+_ATA_LINK = {"ICRC"}
+#: block layer statuses (blk_errors[]) by what they mean
+_BLK_MEDIA = {"critical medium"}
+_BLK_TIMEOUT = {"timeout"}
+_BLK_LINK = {"recoverable transport"}
+_BLK_GONE = {"device offline"}
+#: devices whose errors are not a disk's own: their backing file or server
+_VIRTUAL = re.compile(r"^(?:loop|nbd|zram|ram|md)\d")
+_PARTITION = re.compile(r"^((?:sd|vd|xvd|hd)[a-z]+)\d+$|^((?:nvme\d+n\d+|mmcblk\d+))p\d+$")
+
+
+def _disk_of(device: str) -> str:
+    """The disk a partition is on (``sda1`` -> ``sda``, ``nvme0n1p2`` ->
+    ``nvme0n1``); other names as they are."""
+    m = _PARTITION.match(device)
+    return (m.group(1) or m.group(2)) if m else device
+
+
+class _Disk:
+    """What a burst says of one disk (or ATA port, or NVMe controller)."""
+
+    def __init__(self):
+        self.media = self.io = self.timeouts = self.link = self.refused = self.resets = self.buffer = 0
+        self.sense_alone = 0
+        self.gone: list[str] = []
+        self.sectors: dict = {}
+        self.ops: dict = {}
+        self.commands: dict = {}
+        self.bits: dict = {}
+        self.sense: dict = {}          # what the drive said failed (additional sense, status)
+        self.keys: dict = {}           # SCSI sense keys
+        self.partitions: set = set()
+
+    def said(self) -> str:
+        parts = []
+        why = _most(self.sense, 1) or _most(self.keys, 1) or _most(self.bits, 1)
+        if self.io:
+            ops = "/".join(_most(self.ops, 2))
+            sectors = _most(self.sectors, 3)
+            head = (f"{self.io:,} failed {ops + '(s)' if ops else 'request(s)'}"
+                    + (f" at sector{'s' if len(sectors) > 1 else ''} {', '.join(map(str, sectors))}" if sectors else "")
+                    + (f" and {len(self.sectors) - len(sectors)} more" if len(self.sectors) > len(sectors) else ""))
+            if self.media:
+                head += f": media error ({why[0]})" if why else ": media error"
+            parts.append(head)
+        elif self.media:
+            parts.append(f"{self.media:,} media error(s)" + (f" ({why[0]})" if why else ""))
+        if self.commands:
+            bits = " ".join(_most(self.bits, 3))
+            parts.append(", ".join(f"{c} failed {n:,} x" for c, n in sorted(self.commands.items(),
+                                                                              key=lambda kv: -kv[1])[:2])
+                         + (f" ({bits})" if bits else ""))
+        if self.link:
+            parts.append(f"{self.link:,} transfer(s) corrupted on the link (ICRC: cable or port, not the media)")
+        if self.timeouts:
+            parts.append(f"{self.timeouts:,} command timeout(s)")
+        if self.resets:
+            parts.append(f"{self.resets:,} controller reset(s)")
+        if self.refused and not (self.media or self.io or self.link or self.timeouts):
+            parts.append(f"{self.refused:,} command(s) the drive refused (ABRT)")
+        parts += self.gone
+        if self.buffer:
+            parts.append(f"{self.buffer:,} Buffer I/O error(s) on {', '.join(sorted(self.partitions))}")
+        return ", ".join(parts)
+
+    def take(self, port: "_Disk") -> None:
+        """An ATA port's report of the same failures: its commands, error
+        bits and link errors join the disk's; its media errors are the
+        ones the disk's sense data tells again."""
+        self.media = max(self.media, port.media)
+        self.link += port.link
+        self.timeouts += port.timeouts
+        self.refused += port.refused
+        for name in ("commands", "bits"):
+            for k, n in getattr(port, name).items():
+                _count(getattr(self, name), k, n)
+
+
+class DiskError(Detector):
+    """A disk that fails: ATA exceptions (``failed command: READ FPDMA
+    QUEUED``, ``error: { UNC }``), SCSI ``Medium Error`` / ``Unrecovered read
+    error``, the block layer's failed requests (``I/O error, dev sda, sector
+    N``; ``critical medium error``), ``Buffer I/O error``, NVMe timeouts,
+    aborts, resets and controllers that went away, per disk, with the
+    sectors and commands that failed.
+
+    Why it matters: reads that fail return EIO to the program (a database
+    page, a file the web server serves), writes that fail lose data and make
+    the filesystem give up; a disk with unreadable sectors keeps growing
+    them.  Which kind it is tells what to replace: UNC / Medium Error is the
+    media, ICRC the cable or port, timeouts and resets the drive or its
+    controller.
+    """
+
+    id = "disk-error"
+    summary = "failing disks: ATA exceptions, SCSI medium errors, block I/O errors, NVMe timeouts and resets"
+    inputs = ("events:ata-error", "events:scsi-medium-error", "events:block-io-error", "events:nvme-error")
+    category = "hardware-error"
+    defaults = {"burst_gap_seconds": 1800.0}
+
+    def run(self, ctx: Context):
+        out = []
+        events = ctx.events_of("ata-error", "scsi-medium-error", "block-io-error", "nvme-error")
+        for b in bursts(events, self.params["burst_gap_seconds"]):
+            disks: dict = {}
+            for row in b.rows.itertuples(index=False):
+                n = lines_of(row)
+                read = {"ata-error": self._ata, "scsi-medium-error": self._scsi,
+                        "block-io-error": self._block, "nvme-error": self._nvme}[row.kind]
+                read(disks, row, n)
+            if disks:
+                out.append(self._finding(ctx, b, disks))
+        return out
+
+    @staticmethod
+    def _ata(disks, row, n):
+        port = None
+        errors = set()
+        disk = None
+        for line in lines_of_report(row):
+            f = fields_of("ata-error", line) or {}
+            if f.get("port") and port is None:
+                port = f["port"] + (f".{f['dev']}" if f.get("dev") else "")
+                disk = disks.setdefault(port, _Disk())
+            if disk is None:
+                continue
+            if f.get("command"):
+                _count(disk.commands, f["command"], n)
+            if f.get("errors"):
+                errors |= set(f["errors"].split())
+            if f.get("emask_text") == "timeout":
+                disk.timeouts += n
+            if f.get("emask_text") == "media error":
+                errors.add("UNC")
+        if disk is None:
+            return
+        for bit in errors:
+            _count(disk.bits, bit, n)
+        if errors & _ATA_MEDIA:
+            disk.media += n
+        if errors & _ATA_LINK:
+            disk.link += n
+        if errors and errors <= {"ABRT"}:
+            disk.refused += n
+
+    @staticmethod
+    def _scsi(disks, row, n):
+        lines = lines_of_report(row)
+        first = fields_of("scsi-medium-error", lines[0]) or {}
+        if not first.get("device"):
+            return
+        disk = disks.setdefault(first["device"], _Disk())
+        if first.get("sense_key"):
+            disk.media += n
+        else:
+            # an additional sense on a line of its own: the sense key's
+            # event tells the same failure when the log has it
+            disk.sense_alone += n
+        for line in lines:
+            f = fields_of("scsi-medium-error", line) or {}
+            if f.get("sense_key"):
+                _count(disk.keys, f["sense_key"], n)
+            if f.get("asc"):
+                _count(disk.sense, f["asc"], n)
+
+    @staticmethod
+    def _block(disks, row, n):
+        f = fields_of("block-io-error", str(row.message)) or {}
+        device = f.get("device")
+        if not device:
+            return
+        disk = disks.setdefault(_disk_of(device), _Disk())
+        if not f.get("status"):
+            # the page cache's side of a failed request ("Buffer I/O error",
+            # "lost page write"): the same failure, and data lost on a write
+            disk.buffer += n
+            disk.partitions.add(device)
+            return
+        status = f.get("status")
+        if status in _BLK_MEDIA:
+            disk.media += n
+            _count(disk.sense, "critical medium error", n)
+        elif status in _BLK_TIMEOUT:
+            disk.timeouts += n
+        elif status in _BLK_LINK:
+            disk.link += n
+        elif status in _BLK_GONE:
+            disk.gone.append("offline")
+        disk.io += n
+        if f.get("sector"):
+            _count(disk.sectors, int(f["sector"]), n)
+        if f.get("op"):
+            _count(disk.ops, f["op"], n)
+
+    @staticmethod
+    def _nvme(disks, row, n):
+        f = fields_of("nvme-error", str(row.message)) or {}
+        name = f.get("namespace") or f.get("controller")
+        if not name:
+            return
+        disk = disks.setdefault(name, _Disk())
+        if f.get("timeout"):
+            disk.timeouts += n
+            if f.get("action") in ("reset controller", "disable controller"):
+                disk.resets += n
+        if f.get("down"):
+            disk.resets += n
+            if "controller down (CSTS=0xffffffff: gone from the PCIe bus)" not in disk.gone \
+                    and f.get("csts") == "0xffffffff":
+                disk.gone.append("controller down (CSTS=0xffffffff: gone from the PCIe bus)")
+        if f.get("removed"):
+            disk.gone.append("removed by the driver")
+        if f.get("status"):
+            if "Unrecovered" in f["status"] or "Media" in f["status"]:
+                disk.media += n
+            disk.io += n
+            _count(disk.sense, f["status"], n)
+            if f.get("lba"):
+                _count(disk.sectors, int(f["lba"]), n)
+            if f.get("opname"):
+                _count(disk.ops, f["opname"], n)
+
+    def _finding(self, ctx, b, disks: dict):
+        for d in disks.values():
+            if not d.keys:
+                d.media += d.sense_alone
+        # an ATA port and the one SCSI disk of the burst are one drive
+        ports = sorted(d for d in disks if d.startswith("ata"))
+        drives = [d for d in disks if not d.startswith("ata") and not _VIRTUAL.match(d)]
+        shown = {d: d for d in disks}
+        if len(ports) == 1 and len(drives) == 1 and not drives[0].startswith("nvme"):
+            shown[drives[0]] = f"{drives[0]} ({ports[0]})"
+            disks[drives[0]].take(disks.pop(ports[0]))
+        order = sorted(disks, key=lambda d: (d.startswith("ata"), -(disks[d].media + disks[d].io), d))
+        media = sum(d.media for d in disks.values())
+        io = sum(d.io for d in disks.values())
+        title = ("Disks " if len(order) > 1 else "Disk ") + "; ".join(
+            f"{shown[d]}: {disks[d].said()}" for d in order[:4] if disks[d].said())
+        if len(order) > 4:
+            title += f"; and {len(order) - 4} more device(s)"
+        gone = any(d.gone for d in disks.values())
+        only_refused = all(not (d.media or d.io or d.link or d.timeouts or d.resets or d.gone or d.buffer)
+                           for d in disks.values())
+        lost = any(d.buffer for d in disks.values())
+        severity = ("low" if only_refused else "high" if media or gone or lost or io >= 10
+                    else "medium")
+        named = [d for d in order if not d.startswith("ata")]
+        device = named[0] if named else order[0]
+        controller = next((d for d in order if d.startswith("nvme")), None)
+        return self.finding(
+            title=title + _span(b), severity=severity, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+            metrics={"media_errors": media, "io_errors": io,
+                     "timeouts": sum(d.timeouts for d in disks.values()),
+                     "interface_errors": sum(d.link for d in disks.values()),
+                     "resets": sum(d.resets for d in disks.values()),
+                     "devices": len(named) or len(order), "device_gone": gone},
+            evidence=evidence_from_events(ctx.clock, b.rows, 6),
+            refs={"devices": named or order, "device": device, "ports": ports,
+                  **({"controller": re.sub(r"n\d+$", "", controller)} if controller else {}),
+                  "sectors": sorted({s for d in disks.values() for s in d.sectors})[:20]},
+        )

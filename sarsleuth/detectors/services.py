@@ -1,0 +1,288 @@
+"""Services that fail: a unit's process exiting with an error or killed,
+systemd restarting it until it gives up (``Start request repeated too
+quickly``), a server that cannot listen because another process holds its
+port, a PostgreSQL backend whose death made the postmaster end every
+session."""
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from sarsleuth.detectors.event_bursts import bursts, lines_of, listed, writer
+from sarsleuth.detectors.series import fmt_time
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence
+from sarsleuth.knowledge.signatures import fields_of
+
+#: systemd's lines about units, as event kinds
+_UNIT_KINDS = ("service-exit", "service-failed", "service-restart", "service-start-limit")
+#: a line naming no unit (``Failed to start DESCRIPTION.``, a forked child's
+#: ``Failed at step EXEC``) belongs to the unit with lines this close to it
+_SAME_MOMENT_S = 2.0
+_PORT = re.compile(r"(\d+)$")
+
+
+class _Unit:
+    def __init__(self):
+        self.rows: list[int] = []
+        self.results: dict = {}
+        self.states = 0
+        self.failed_starts = 0
+        self.failed_at: set = set()    # the seconds a failure was told in (one failure, up to four lines)
+        self.exits: dict = {}
+        self.restarts = 0
+        self.counter = 0
+        self.gave_up = None
+        self.oom = False
+        self.spawn: str | None = None
+
+    def failures(self) -> int:
+        # one failure is told in up to four lines (the result, "Unit entered
+        # failed state", "UNIT failed.", "Failed to start") in one second:
+        # the seconds they were told in, else the most telling kind's lines
+        if self.failed_at:
+            return len(self.failed_at)
+        results = sum(n for r, n in self.results.items() if r != "start-limit-hit")
+        return results or self.states or self.failed_starts or sum(self.exits.values())
+
+
+class ServiceFailure(Detector):
+    """A systemd unit that failed, per unit: how its process ended
+    (``Main process exited, code=killed, status=9/KILL``), the result systemd
+    gave (``Failed with result 'oom-kill'``, ``'exit-code'``, ``'signal'``,
+    ``'core-dump'``, ``'timeout'``), the restarts (``Scheduled restart job,
+    restart counter is at 5``) and whether systemd gave up (``Start request
+    repeated too quickly``), in every systemd version's words (v219's
+    ``Unit nginx.service entered failed state.`` too).
+
+    Why it matters: while the unit is down its clients are refused (nginx
+    answers 502 for a dead PHP-FPM); once systemd gives up it stays down
+    until someone starts it.
+    """
+
+    id = "service-failure"
+    summary = "systemd units that failed, restarted, and hit their start limit: per unit, how and how often"
+    inputs = tuple(f"events:{k}" for k in _UNIT_KINDS)
+    category = "service-failure"
+    defaults = {"burst_gap_seconds": 600.0}
+
+    def run(self, ctx: Context):
+        out = []
+        for b in bursts(ctx.events_of(*_UNIT_KINDS), self.params["burst_gap_seconds"]):
+            rows = b.rows.reset_index(drop=True)
+            units: dict = {}
+            nameless = []
+            for i, row in enumerate(rows.itertuples(index=False)):
+                f = fields_of(row.kind, str(row.message)) or {}
+                if f.get("unit"):
+                    self._read(units.setdefault(f["unit"], _Unit()), i, row, f)
+                else:
+                    nameless.append((i, row, f))
+            for i, row, f in nameless:
+                key = self._unit_near(rows, units, row) or (
+                    f"'{f['description']}'" if f.get("description") else "a unit")
+                self._read(units.setdefault(key, _Unit()), i, row, f)
+            for name, unit in units.items():
+                if unit.failures() or unit.gave_up is not None or unit.restarts:
+                    out.append(self._finding(ctx, b, rows.iloc[sorted(set(unit.rows))], name, unit))
+        return out
+
+    @staticmethod
+    def _unit_near(rows, units: dict, row):
+        when = row.timestamp
+        if when is None or pd.isna(when):
+            return next(iter(units)) if len(units) == 1 else None
+        best, gap = None, _SAME_MOMENT_S
+        for name, unit in units.items():
+            for i in unit.rows:
+                other = rows["timestamp"].iloc[i]
+                if other is not None and not pd.isna(other):
+                    d = abs((other - when).total_seconds())
+                    if d <= gap:
+                        best, gap = name, d
+        return best
+
+    @staticmethod
+    def _read(unit: _Unit, i: int, row, f: dict) -> None:
+        unit.rows.append(i)
+        n = lines_of(row)
+        if row.kind == "service-exit":
+            status = f"status={f.get('status')}" + (f"/{f['status_name']}" if f.get("status_name") else "")
+            unit.exits[status] = unit.exits.get(status, 0) + n
+        elif row.kind == "service-restart":
+            unit.restarts += n
+            unit.counter = max(unit.counter, int(f.get("counter") or 0))
+        elif row.kind == "service-start-limit":
+            unit.gave_up = unit.gave_up if unit.gave_up is not None else row.timestamp
+        else:
+            result = f.get("result")
+            told_again = (unit.gave_up is not None and row.timestamp is not None and not pd.isna(row.timestamp)
+                          and abs((row.timestamp - unit.gave_up).total_seconds()) <= _SAME_MOMENT_S)
+            if told_again and not f.get("oom"):
+                # systemd gives the last result again as it gives up: the same failure
+                return
+            if (result != "start-limit-hit" and not f.get("oom") and not f.get("step")
+                    and row.timestamp is not None and not pd.isna(row.timestamp)):
+                unit.failed_at.add(pd.Timestamp(row.timestamp).floor("s"))
+            if result:
+                unit.results[result] = unit.results.get(result, 0) + n
+                if result == "start-limit-hit" and unit.gave_up is None:
+                    unit.gave_up = row.timestamp
+                unit.oom = unit.oom or result == "oom-kill"
+            elif f.get("oom"):
+                unit.oom = True
+            elif f.get("state"):
+                unit.states += n
+            elif f.get("step"):
+                unit.spawn = f"could not run {f.get('program')}: {f.get('error')}"
+            else:
+                unit.failed_starts += n
+
+    def _finding(self, ctx, b, rows, name: str, unit: _Unit):
+        failures = unit.failures()
+        how = [f"result '{r}'" for r in sorted(unit.results, key=lambda r: -unit.results[r]) if r != "start-limit-hit"]
+        if unit.oom and not any("oom-kill" in h for h in how):
+            how.append("a process killed by the OOM killer")
+        how += sorted(unit.exits, key=lambda s: -unit.exits[s])[:2]
+        if unit.spawn:
+            how.append(unit.spawn)
+        stayed_down = unit.gave_up is not None
+        restarts = f"{unit.restarts:,} restart(s)" + (
+            f" (restart counter at {unit.counter})" if unit.counter > unit.restarts else "")
+        if stayed_down:
+            at = unit.gave_up
+            title = (f"{name} down after {failures:,} failure(s)" + (f" ({', '.join(how)})" if how else "")
+                     + (f" and {restarts}" if unit.restarts else "")
+                     + ": systemd gave up" + (f" at {fmt_time(at)}" if at is not None and not pd.isna(at) and b.aligned
+                                               else "")
+                     + " (start request repeated too quickly)")
+        else:
+            title = (f"{name} failed {failures:,} x" if failures else f"{name} restarted") + (
+                f" ({', '.join(how)})" if how else "") + (f", {restarts}" if unit.restarts else "")
+        # one failure and nothing after it (a unit that failed once at boot) is said, not alarmed
+        severity = ("critical" if stayed_down else "high" if failures >= 2 or unit.restarts or unit.oom
+                    else "medium")
+        status = sorted(unit.exits, key=lambda s: -unit.exits[s])
+        return self.finding(
+            title=title, severity=severity, start=rows["timestamp"].min() if b.aligned else b.start,
+            end=rows["timestamp"].max() if b.aligned else b.end, host=b.host, aligned=b.aligned,
+            metrics={"failures": failures, "restarts": unit.restarts, "restart_counter": unit.counter or None,
+                     "start_limit_hit": stayed_down, "oom_kill": unit.oom},
+            evidence=evidence_from_events(ctx.clock, rows, 6),
+            refs={"unit": name, "units": [name], "results": sorted(unit.results),
+                  **({"status": status[0]} if status else {})},
+        )
+
+
+def _listeners(ctx: Context, host, port: str) -> list:
+    """The bundle's listening sockets on ``port`` (from ``ss -ltnp`` or
+    ``netstat -tlnp`` output), each a Limit naming the holder."""
+    facts = ctx.facts(host)
+    return list(facts.listeners.get(port, [])) if facts is not None else []
+
+
+class PortInUse(Detector):
+    """A server that could not listen because its port is taken: nginx
+    ``bind() to 0.0.0.0:80 failed (98: Address already in use)`` and ``still
+    could not bind()``, Apache ``make_sock: could not bind to address``, Go,
+    Node, Python and Java's words for EADDRINUSE: per burst, the addresses,
+    the programs, how often they gave up, and (where a bundle's ``ss -ltnp``
+    or ``netstat`` output shows it) the process that holds the port.
+
+    Why it matters: a service that cannot bind does not start (or, on an
+    nginx reload, keeps serving the old configuration); a restart loop
+    follows until the port is freed.
+    """
+
+    id = "port-in-use"
+    summary = "servers that could not listen: 'Address already in use' (EADDRINUSE), and who holds the port"
+    inputs = ("events:port-in-use",)
+    category = "service-failure"
+    defaults = {"burst_gap_seconds": 600.0}
+
+    def run(self, ctx: Context):
+        out = []
+        for b in bursts(ctx.events_of(self.id), self.params["burst_gap_seconds"]):
+            addresses: dict = {}
+            programs: dict = {}
+            gave_up = 0
+            for row in b.rows.itertuples(index=False):
+                f = fields_of(self.id, str(row.message)) or {}
+                n = lines_of(row)
+                if f.get("gave_up"):
+                    gave_up += n
+                    continue
+                if f.get("address"):
+                    addresses[f["address"]] = addresses.get(f["address"], 0) + n
+                who = writer(row) or "a server"
+                programs[who] = programs.get(who, 0) + n
+            ports = sorted({m.group(1) for a in addresses for m in [_PORT.search(a)] if m}, key=int)
+            holders = [h for p in ports for h in _listeners(ctx, b.host, p)]
+            title = (f"port {', '.join(ports)} already in use" if ports else "address already in use")
+            if addresses:
+                title += f" ({listed(sorted(addresses, key=lambda a: -addresses[a]))})"
+            tries = sum(programs.values())
+            title += f": {listed(sorted(programs, key=lambda p: -programs[p]))} could not bind {tries:,} x"
+            if gave_up:
+                title += f", gave up {gave_up:,} x ('still could not bind()')"
+            if holders:
+                title += f"; held by {holders[0].value} on {holders[0].name}"
+            refs = {"ports": ports, **({"port": ports[0]} if ports else {}),
+                    "addresses": sorted(addresses), "programs": sorted(programs)}
+            if holders:
+                refs.update(holder=holders[0].value, cite=holders[0].where())
+            out.append(self.finding(
+                title=title + (f" over {(b.end - b.start).total_seconds():.0f} s"
+                               if b.aligned and b.end != b.start else ""),
+                severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"lines": tries + gave_up, "gave_up": gave_up, "addresses": len(addresses),
+                         "holder_known": bool(holders)},
+                evidence=evidence_from_events(ctx.clock, b.rows, 5) + [limit_evidence(h) for h in holders[:2]],
+                refs=refs,
+            ))
+        return out
+
+
+class DbBackendCrash(Detector):
+    """PostgreSQL's postmaster telling that a server process died on a
+    signal (``server process (PID 4410) was terminated by signal 9:
+    Killed``), ended every other session (``terminating any other active
+    server processes``) and reinitialized.
+
+    Why it matters: one backend's death takes every connection of the
+    cluster with it and puts the database through crash recovery; signal
+    9 is usually the kernel's OOM killer (the same PID in its kill line).
+    """
+
+    id = "db-backend-crash"
+    summary = "PostgreSQL backends killed by a signal, and the restart of every session that follows"
+    inputs = ("events:db-backend-crash",)
+    category = "worker-crash"
+    defaults = {"burst_gap_seconds": 600.0}
+
+    def run(self, ctx: Context):
+        out = []
+        for b in bursts(ctx.events_of(self.id), self.params["burst_gap_seconds"]):
+            killed: dict = {}
+            restarted = False
+            for row in b.rows.itertuples(index=False):
+                f = fields_of(self.id, str(row.message)) or {}
+                if f.get("pid"):
+                    killed[int(f["pid"])] = f"signal {f['signal']}" + (f" ({f['signame']})" if f.get("signame") else "")
+                restarted = restarted or bool(f.get("terminating") or f.get("reinitializing"))
+            if not killed and not restarted:
+                continue
+            title = ("PostgreSQL server process " + ", ".join(f"{p} killed by {s}" for p, s in sorted(killed.items()))
+                     if killed else "PostgreSQL ended every session")
+            if restarted and killed:
+                title += ": the postmaster ended every other session and reinitialized (crash recovery)"
+            out.append(self.finding(
+                title=title, severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"killed": len(killed), "reinitialized": restarted,
+                         "signal_9": sum(1 for s in killed.values() if s.startswith("signal 9"))},
+                evidence=evidence_from_events(ctx.clock, b.rows, 4),
+                refs={"pids": sorted(killed)},
+            ))
+        return out

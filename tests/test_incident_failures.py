@@ -1,0 +1,353 @@
+"""Incidents of failing hardware, filesystems and services, told from logs
+written the way the kernel, systemd, nginx, PHP-FPM and PostgreSQL write
+them (each line's source is named beside it): rank 1 has the right
+category and names the disk, the DIMM, the unit or the port; boot-time
+noise makes no incident."""
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+
+import pytest
+
+import sarsleuth
+
+
+def _kernel(clock: str, uptime: float, message: str, host: str = "db1") -> str:
+    # rsyslog's traditional format of an imklog line, the kernel's uptime stamp kept
+    return f"Mar  3 {clock} {host} kernel: [{uptime:12.6f}] {message}"
+
+
+def _systemd(clock: str, message: str, host: str = "web1") -> str:
+    return f"Nov 24 {clock} {host} systemd[1]: {message}"
+
+
+def _top(tmp_path, name: str, lines: list[str], **kw):
+    (tmp_path / name).write_text("\n".join(lines) + "\n")
+    case = sarsleuth.load(tmp_path, **kw)
+    assert case.incidents, [f.title for f in case.findings]
+    return case, case.incidents[0]
+
+
+#: one failed read as libata (drivers/ata/libata-eh.c ata_eh_link_report), the
+#: SCSI disk (drivers/scsi/scsi_logging.c) and the block layer (block/blk-mq.c,
+#: 5.3-5.13 blk_update_request) report it
+def _failed_read(clock: str, uptime: float, sector: int) -> list[str]:
+    return [_kernel(clock, uptime + d, m) for d, m in [
+        (0.000, "ata1.00: exception Emask 0x0 SAct 0x40 SErr 0x0 action 0x0"),
+        (0.001, "ata1.00: irq_stat 0x40000008"),
+        (0.002, "ata1.00: failed command: READ FPDMA QUEUED"),
+        (0.003, "ata1.00: cmd 60/08:30:98:26:c1/00:00:0d:00:00/40 tag 6 ncq dma 4096 in"),
+        (0.003, "         res 41/40:00:9c:26:c1/00:00:0d:00:00/40 Emask 0x409 (media error) <F>"),
+        (0.004, "ata1.00: status: { DRDY ERR }"),
+        (0.005, "ata1.00: error: { UNC }"),
+        (0.170, "ata1.00: configured for UDMA/133"),
+        (0.171, "sd 0:0:0:0: [sda] tag#6 FAILED Result: hostbyte=DID_OK driverbyte=DRIVER_SENSE cmd_age=3s"),
+        (0.172, "sd 0:0:0:0: [sda] tag#6 Sense Key : Medium Error [current]"),
+        (0.173, "sd 0:0:0:0: [sda] tag#6 Add. Sense: Unrecovered read error - auto reallocate failed"),
+        (0.174, "sd 0:0:0:0: [sda] tag#6 CDB: Read(10) 28 00 0d c1 26 98 00 00 08 00"),
+        (0.175, f"blk_update_request: I/O error, dev sda, sector {sector} op 0x0:(READ) flags 0x80700 phys_seg 1 "
+                "prio class 0"),
+        (0.176, "ata1: EH complete"),
+    ]]
+
+
+def test_a_failing_disk_its_filesystem_gone_read_only_and_the_writes_refused_are_one_hardware_incident(tmp_path):
+    """A disk's unreadable sectors, ext4 finding errors on it (fs/ext4/super.c),
+    its journal aborted (fs/jbd2/journal.c), the filesystem remounted
+    read-only, then nginx and PostgreSQL refused their writes (EROFS)."""
+    lines = (_failed_read("10:00:01", 8100.392, 230762140) + _failed_read("10:00:04", 8103.576, 230762140)
+             + [_kernel("10:00:04", 8103.900, "EXT4-fs error (device sda2): ext4_find_entry:1455: inode #7209462: "
+                                              "comm nginx: reading directory lblock 0")]
+             + _failed_read("10:00:07", 8106.102, 230762148)
+             + [_kernel("10:00:07", 8106.400, "Aborting journal on device sda2-8."),
+                _kernel("10:00:07", 8106.401, "EXT4-fs error (device sda2) in ext4_reserve_inode_write:5735: "
+                                              "Journal has aborted"),
+                _kernel("10:00:07", 8106.402, "EXT4-fs (sda2): Remounting filesystem read-only"),
+                # nginx src/os/unix/ngx_files.c via its error.log copy in syslog; PostgreSQL's xlog.c
+                'Mar  3 10:00:09 db1 nginx: 2024/03/03 10:00:09 [crit] 2212#2212: *41 open() '
+                '"/var/log/nginx/access.log" failed (30: Read-only file system)',
+                'Mar  3 10:00:10 db1 postgres[3301]: [7-1] PANIC:  could not write to file "pg_wal/xlogtemp.3301": '
+                'Read-only file system'])
+    case, top = _top(tmp_path, "kern.log", lines, year=2024)
+    assert (top.category, top.cause) == ("hardware-error", "disk-error")
+    assert top.title.startswith("Hardware errors on db1: Disk sda (ata1.00): 3 failed READ(s) at sectors 230762140, "
+                                "230762148: media error (Unrecovered read error")
+    disk = [f for f in top.findings if f.detector == "disk-error"][0]
+    assert disk.title == ("Disk sda (ata1.00): 3 failed READ(s) at sectors 230762140, 230762148: media error "
+                          "(Unrecovered read error - auto reallocate failed), READ FPDMA QUEUED failed 3 x (UNC) "
+                          "over 6 s")
+    assert disk.metrics["media_errors"] == 3 and disk.refs["sectors"] == [230762140, 230762148]
+    roles = {f.detector: f.role for f in top.findings}
+    assert roles == {"disk-error": "cause", "filesystem-error": "effect", "readonly-write": "effect"}
+    fs = [f for f in top.findings if f.detector == "filesystem-error"][0]
+    assert fs.title == ("ext4 on sda2: 2 error(s) (in ext4_find_entry, ext4_reserve_inode_write; comm nginx), "
+                        "journal aborted, remounted read-only at 10:00:07")
+    assert fs.severity == "critical"
+    assert "smartctl -a /dev/sda" in top.recommendations[0]
+    assert any("e2fsck -f" in r and "unmount sda2" in r for r in top.recommendations)
+    # one event per report: the three exceptions, three sense keys, three block errors
+    kinds = case.events["kind"].value_counts()
+    assert (kinds["ata-error"], kinds["scsi-medium-error"], kinds["block-io-error"]) == (3, 3, 3)
+    first = case.events[case.events["kind"] == "ata-error"].iloc[0]
+    assert "ata1.00: error: { UNC }" in first["detail"] and "(media error)" in first["detail"]
+
+
+def test_corrected_errors_of_one_dimm_are_a_hardware_incident_naming_the_dimm(tmp_path):
+    """sb_edac's decoding of corrected errors on one DIMM over three hours
+    (drivers/edac/edac_mc.c edac_ce_error, arch/x86/kernel/cpu/mce/core.c
+    mce_notify_irq), beside one slow upstream request."""
+    lines = []
+    for i in range(12):
+        clock = f"{2 + i // 4:02d}:{(i % 4) * 15:02d}:07"
+        up = 3600.0 + i * 900
+        lines += [_kernel(clock, up, "mce: [Hardware Error]: Machine check events logged", host="db2"),
+                  _kernel(clock, up + 0.001, "EDAC sbridge MC0: HANDLING MCE MEMORY ERROR", host="db2"),
+                  _kernel(clock, up + 0.002, "EDAC sbridge MC0: CPU 0: Machine Check Event: 0 Bank 5: "
+                                             "8c00004000010091", host="db2"),
+                  _kernel(clock, up + 0.003, "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 "
+                                             "(channel:1 slot:0 page:0x8fb4f offset:0x300 grain:32 syndrome:0x0 - "
+                                             "area:DRAM err_code:0001:0091 socket:0 ha:0 channel_mask:2 rank:1)",
+                          host="db2")]
+    case, top = _top(tmp_path, "kern.log", lines, year=2024)
+    assert (top.category, top.cause) == ("hardware-error", "machine-check")
+    assert top.title.startswith("Hardware errors on db2: 12 corrected memory error(s) on "
+                                "CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (MC0 channel:1 slot:0)")
+    f = top.findings[0]
+    assert f.severity == "high" and f.metrics["corrected"] == 12 and f.metrics["uncorrected"] == 0
+    assert top.recommendations[0].startswith("Replace the DIMM EDAC names (CPU_SrcID#0_Ha#0_Chan#1_DIMM#0)")
+
+
+def test_a_restart_loop_is_a_service_failure_naming_the_unit_and_its_result(tmp_path):
+    """systemd v252 (Debian 12): PHP-FPM's master exits 78 on a bad pool
+    file, Restart=on-failure brings it back until StartLimitBurst (src/core/
+    service.c, unit.c, job.c); nginx in front answers for the missing
+    socket (ngx_event_connect.c)."""
+    lines = []
+    for k in range(5):
+        s = 10 + k * 3
+        lines += [_systemd(f"14:10:{s:02d}", "Starting php8.2-fpm.service - The PHP 8.2 FastCGI Process Manager..."),
+                  f"Nov 24 14:10:{s:02d} web1 php-fpm8.2[{4400 + k}]: [24-Nov-2026 14:10:{s:02d}] ERROR: "
+                  "[/etc/php/8.2/fpm/pool.d/www.conf:23] value is NULL for a ZEND_INI_PARSER_ENTRY",
+                  _systemd(f"14:10:{s:02d}", "php8.2-fpm.service: Main process exited, code=exited, status=78/CONFIG"),
+                  _systemd(f"14:10:{s:02d}", "php8.2-fpm.service: Failed with result 'exit-code'."),
+                  _systemd(f"14:10:{s:02d}", "Failed to start php8.2-fpm.service - The PHP 8.2 FastCGI Process "
+                                             "Manager.")]
+        if k < 4:
+            lines.append(_systemd(f"14:10:{s + 1:02d}", f"php8.2-fpm.service: Scheduled restart job, restart counter "
+                                                         f"is at {k + 1}."))
+    lines += [_systemd("14:10:23", "php8.2-fpm.service: Start request repeated too quickly."),
+              _systemd("14:10:23", "php8.2-fpm.service: Failed with result 'exit-code'."),
+              _systemd("14:10:23", "Failed to start php8.2-fpm.service - The PHP 8.2 FastCGI Process Manager.")]
+    case, top = _top(tmp_path, "syslog", lines)
+    assert (top.category, top.cause) == ("service-failure", "service-failure")
+    assert top.title.startswith("Service failure on web1: php8.2-fpm.service down after 5 failure(s) (result "
+                                "'exit-code', status=78/CONFIG) and 4 restart(s)")
+    assert top.findings[0].title == ("php8.2-fpm.service down after 5 failure(s) (result 'exit-code', "
+                                     "status=78/CONFIG) and 4 restart(s): systemd gave up at 14:10:23 (start request "
+                                     "repeated too quickly)")
+    assert top.severity == "critical"
+    advice = " ".join(top.recommendations)
+    assert "journalctl -u php8.2-fpm.service -b" in advice and "systemctl reset-failed php8.2-fpm.service" in advice
+
+
+def test_rhel7_systemd_words_for_the_same_loop(tmp_path):
+    """systemd 219 (RHEL 7) writes the unit inside its sentences and says
+    'holdoff' and 'entered failed state'."""
+    lines = []
+    for k in range(3):
+        c = f"09:00:{k * 2:02d}"
+        lines += [f"Jan  7 {c} cc7 systemd[1]: docker.service: main process exited, code=exited, status=1/FAILURE",
+                  f"Jan  7 {c} cc7 systemd[1]: Failed to start Docker Application Container Engine.",
+                  f"Jan  7 {c} cc7 systemd[1]: Unit docker.service entered failed state.",
+                  f"Jan  7 {c} cc7 systemd[1]: docker.service failed.",
+                  f"Jan  7 09:00:{k * 2 + 1:02d} cc7 systemd[1]: docker.service holdoff time over, scheduling restart."]
+    lines += ["Jan  7 09:00:06 cc7 systemd[1]: start request repeated too quickly for docker.service",
+              "Jan  7 09:00:06 cc7 systemd[1]: Failed to start Docker Application Container Engine.",
+              "Jan  7 09:00:06 cc7 systemd[1]: Unit docker.service entered failed state.",
+              "Jan  7 09:00:06 cc7 systemd[1]: docker.service failed."]
+    case, top = _top(tmp_path, "messages", lines, year=2020)
+    assert top.category == "service-failure"
+    f = top.findings[0]
+    assert f.title == ("docker.service down after 3 failure(s) (status=1/FAILURE) and 3 restart(s): systemd gave up "
+                       "at 09:00:06 (start request repeated too quickly)")
+
+
+def test_an_oom_kill_of_a_service_its_result_and_the_502s_are_one_memory_incident(tmp_path):
+    """The kernel kills a PHP-FPM worker (mm/oom_kill.c, 5.x), systemd's
+    OOMPolicy=stop takes the unit down ('oom-kill', v243+) and restarts it;
+    meanwhile nginx finds no socket to connect to."""
+    syslog = [
+        "Nov 24 14:20:01 web1 kernel: [ 9000.100000] php-fpm8.2 invoked oom-killer: gfp_mask=0x140cca"
+        "(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0",
+        "Nov 24 14:20:01 web1 kernel: [ 9000.100300] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,"
+        "mems_allowed=0,global_oom,task_memcg=/system.slice/php8.2-fpm.service,task=php-fpm8.2,pid=4410,uid=33",
+        "Nov 24 14:20:01 web1 kernel: [ 9000.100400] Out of memory: Killed process 4410 (php-fpm8.2) "
+        "total-vm:2345678kB, anon-rss:1987654kB, file-rss:0kB, shmem-rss:0kB, UID:33 pgtables:4000kB oom_score_adj:0",
+        _systemd("14:20:01", "php8.2-fpm.service: A process of this unit has been killed by the OOM killer."),
+        _systemd("14:20:01", "php8.2-fpm.service: Failed with result 'oom-kill'."),
+        _systemd("14:20:01", "php8.2-fpm.service: Consumed 2min 3.456s CPU time."),
+        _systemd("14:20:07", "php8.2-fpm.service: Scheduled restart job, restart counter is at 1."),
+        _systemd("14:20:07", "Started php8.2-fpm.service - The PHP 8.2 FastCGI Process Manager."),
+    ]
+    (tmp_path / "syslog").write_text("\n".join(syslog) + "\n")
+    error_log = [f"2026/11/24 14:20:0{s} [crit] 2212#2212: *{60 + s} connect() to unix:/run/php/php8.2-fpm.sock "
+                 "failed (2: No such file or directory) while connecting to upstream, client: 10.1.2.3, server: "
+                 'shop, request: "GET /cart HTTP/1.1", upstream: "fastcgi://unix:/run/php/php8.2-fpm.sock:", '
+                 'host: "shop"' for s in range(2, 7)]
+    (tmp_path / "error.log").write_text("\n".join(error_log) + "\n")
+    case = sarsleuth.load(tmp_path)
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("memory-exhaustion", "oom-kill")
+    roles = {f.detector: f.role for f in top.findings}
+    assert roles == {"oom-kill": "cause", "service-failure": "effect", "upstream-down": "effect"}
+    unit = [f for f in top.findings if f.detector == "service-failure"][0]
+    assert unit.title == "php8.2-fpm.service failed 1 x (result 'oom-kill'), 1 restart(s)"
+    assert len(case.incidents) == 1
+
+
+def _real_nginx_bind_failure(tmp_path, port: int) -> str:
+    """nginx's own error.log when its port is taken: started with the
+    port held, it tries five times, then 'still could not bind()'."""
+    exe = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if shutil.os.path.exists(p)), None)
+    if exe is None:
+        pytest.skip("nginx is not installed (the CI script installs Debian's nginx)")
+    prefix = tmp_path / "nginx"
+    prefix.mkdir()
+    (prefix / "nginx.conf").write_text(
+        f"pid {prefix}/nginx.pid;\nerror_log {prefix}/error.log;\nevents {{}}\n"
+        f"http {{ access_log off; server {{ listen 127.0.0.1:{port}; }} }}\n")
+    done = subprocess.run([exe, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-e", str(prefix / "error.log"),
+                           "-g", "daemon off;"], capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    return (prefix / "error.log").read_text()
+
+
+def test_a_port_taken_at_start_names_the_port_and_its_holder_from_the_bundle(tmp_path):
+    """A real nginx started while another process listens on its port, in
+    a bundle whose `ss -peaonmi` (as sos runs it) and `ss -ltnp` show the
+    holder: the incident names the port, nginx, and who holds it."""
+    ss = shutil.which("ss")
+    if ss is None:
+        pytest.skip("ss (Debian package iproute2) is not installed")
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        error_log = _real_nginx_bind_failure(tmp_path, port)
+        listening = subprocess.run([ss, "-peaonmi"], capture_output=True, text=True, check=True).stdout
+    finally:
+        holder.close()
+    assert error_log.count(f"bind() to 127.0.0.1:{port} failed (98: Address already in use)") == 5
+    assert "still could not bind()" in error_log
+    bundle = tmp_path / "sosreport-web1-2026-11-24-abcdef"
+    (bundle / "sos_commands" / "networking").mkdir(parents=True)
+    (bundle / "sos_commands" / "host").mkdir(parents=True)
+    (bundle / "var" / "log" / "nginx").mkdir(parents=True)
+    (bundle / "sos_commands" / "networking" / "ss_-peaonmi").write_text(listening)
+    (bundle / "sos_commands" / "host" / "hostname").write_text("web1\n")
+    (bundle / "var" / "log" / "nginx" / "error.log").write_text(error_log)
+    case = sarsleuth.load(bundle)
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("service-failure", "port-in-use")
+    f = top.findings[0]
+    assert f.title.startswith(f"port {port} already in use (127.0.0.1:{port}): nginx could not bind 5 x, gave up "
+                              f"1 x ('still could not bind()'); held by python")
+    assert f.refs["port"] == str(port) and "ss_-peaonmi" in f.refs["cite"]
+    advice = top.recommendations[0]
+    assert advice.startswith(f"python") and f"holds port {port}" in advice and "ss_-peaonmi" in advice
+
+
+def test_boot_time_link_flaps_and_an_empty_sata_port_are_no_incident(tmp_path):
+    """dmesg of a boot: the NIC's PHY goes down and up as the driver
+    brings it up (e1000e), an empty SATA port reports its link down
+    (libata-core.c sata_print_link_status): timeline, not incidents."""
+    lines = [
+        "[    0.000000] Linux version 6.1.0-13-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14) "
+        "12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP PREEMPT_DYNAMIC Debian 6.1.55-1 (2023-09-29)",
+        "[    1.912004] ata2: SATA link down (SStatus 0 SControl 300)",
+        "[    1.912140] ata1: SATA link up 6.0 Gbps (SStatus 133 SControl 300)",
+        "[    8.104221] e1000e 0000:00:1f.6 eno1: NIC Link is Down",
+        "[   11.655571] e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: Rx/Tx",
+        "[   11.656012] IPv6: ADDRCONF(NETDEV_CHANGE): eno1: link becomes ready",
+    ]
+    (tmp_path / "dmesg.txt").write_text("\n".join(lines) + "\n")
+    case = sarsleuth.load(tmp_path)
+    assert case.incidents == []
+    assert set(case.events["kind"]) >= {"nic-link-down", "nic-link-up", "kernel-boot"}
+
+
+def test_an_xfs_shutdown_alone_is_a_filesystem_incident(tmp_path):
+    """XFS of 6.x (fs/xfs/xfs_buf.c, xfs_fsops.c): a metadata write that
+    failed, then the log's I/O error and the shutdown."""
+    lines = [
+        _kernel("04:10:00", 52000.1, 'XFS (dm-3): metadata I/O error in "xfs_buf_ioend+0x1c4/0x590 [xfs]" at daddr '
+                                     '0x1a8e0 len 32 error 5', host="files1"),
+        _kernel("04:10:00", 52000.2, "XFS (dm-3): log I/O error -5", host="files1"),
+        _kernel("04:10:00", 52000.3, "XFS (dm-3): Log I/O Error (0x2) detected at xlog_ioend_work+0x71/0x80 [xfs] "
+                                     "(fs/xfs/xfs_log.c:1378).  Shutting down filesystem.", host="files1"),
+        _kernel("04:10:00", 52000.4, "XFS (dm-3): Please unmount the filesystem and rectify the problem(s)",
+                host="files1"),
+    ]
+    case, top = _top(tmp_path, "kern.log", lines, year=2024)
+    assert (top.category, top.cause) == ("filesystem-error", "filesystem-error")
+    assert top.title == ("Filesystem errors on files1: XFS on dm-3: 2 error(s) (in xfs_buf_ioend), shut down "
+                         "(Log I/O Error) at 04:10:00")
+    assert any("xfs_repair" in r for r in top.recommendations)
+
+
+def test_nvme_timeouts_and_a_controller_that_went_away(tmp_path):
+    """drivers/nvme/host/pci.c of 5.x: I/O timeouts, the abort, the reset,
+    then the controller gone from the bus and removed."""
+    lines = [
+        _kernel("11:00:00", 7000.0, "nvme nvme0: I/O 651 QID 3 timeout, aborting", host="app4"),
+        _kernel("11:00:00", 7000.1, "nvme nvme0: Abort status: 0x0", host="app4"),
+        _kernel("11:00:31", 7031.0, "nvme nvme0: I/O 651 QID 3 timeout, reset controller", host="app4"),
+        _kernel("11:01:02", 7062.0, "nvme nvme0: controller is down; will reset: CSTS=0xffffffff, "
+                                    "PCI_STATUS=0xffff", host="app4"),
+        _kernel("11:01:03", 7063.0, "nvme nvme0: Removing after probe failure status: -19", host="app4"),
+        _kernel("11:01:03", 7063.1, "critical target error, dev nvme0n1, sector 1953525000 op 0x1:(WRITE) flags "
+                                    "0x8800 phys_seg 1 prio class 2", host="app4"),
+    ]
+    case, top = _top(tmp_path, "kern.log", lines, year=2024)
+    assert (top.category, top.cause) == ("hardware-error", "disk-error")
+    f = top.findings[0]
+    assert "nvme0: 2 command timeout(s), 2 controller reset(s), controller down (CSTS=0xffffffff: gone from the " \
+           "PCIe bus), removed by the driver" in f.title
+    assert f.refs["controller"] == "nvme0" and f.severity == "high"
+    assert any("nvme smart-log /dev/nvme0" in r for r in top.recommendations)
+
+
+def test_pool_and_connection_limits_of_php_fpm_and_postgresql(tmp_path):
+    """PHP-FPM to syslog (zlog's "[WARNING] " prefix) at pm.max_children,
+    PostgreSQL refusing connections (log_destination = syslog)."""
+    lines = [
+        "Nov 24 15:00:01 app2 php-fpm8.2[811]: [WARNING] [pool www] seems busy (you may need to increase "
+        "pm.start_servers, or pm.min/max_spare_servers), spawning 8 children, there are 0 idle, and 12 total children",
+        "Nov 24 15:00:02 app2 php-fpm8.2[811]: [WARNING] [pool www] server reached pm.max_children setting (20), "
+        "consider raising it",
+    ] + [f"Nov 24 15:00:{3 + k:02d} app2 postgres[{5100 + k}]: [3-1] FATAL:  sorry, too many clients already"
+         for k in range(12)]
+    case, top = _top(tmp_path, "syslog", lines)
+    assert top.category == "connection-limit"
+    found = {f.detector: f for f in case.findings}
+    assert found["fpm-pool-limit"].title == ("2 x PHP-FPM pool busy or at pm.max_children over 1 s: pool www reached "
+                                             "pm.max_children = 20")
+    assert found["db-connection-limit"].metrics == {"lines": 12, "too_many_clients": 12, "reserved_slots": 0,
+                                                    "mysql_1040": 0}
+    assert any("PgBouncer" in r for r in top.recommendations) or any(
+        "PgBouncer" in r for i in case.incidents for r in i.recommendations)
+
+
+def test_a_unit_that_failed_once_is_said_not_alarmed(tmp_path):
+    """systemd 252 at boot: one unit failed once and was not restarted."""
+    lines = [_systemd("06:00:02", "systemd-modules-load.service: Main process exited, code=exited, "
+                                  "status=1/FAILURE"),
+             _systemd("06:00:02", "systemd-modules-load.service: Failed with result 'exit-code'."),
+             _systemd("06:00:02", "Failed to start systemd-modules-load.service - Load Kernel Modules.")]
+    (tmp_path / "syslog").write_text("\n".join(lines) + "\n")
+    (f,) = sarsleuth.load(tmp_path).findings
+    assert f.title == "systemd-modules-load.service failed 1 x (result 'exit-code', status=1/FAILURE)"
+    assert f.severity == "medium" and f.metrics["failures"] == 1
