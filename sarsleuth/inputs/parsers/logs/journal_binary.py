@@ -158,7 +158,7 @@ def read_named(paths: tuple, names: dict, options: ParseOptions | None = None):
     """:func:`read_files` of files the user knows by ``names`` ({private
     copy: name}, archive members); an error names the group as the user
     knows it."""
-    from sarsleuth import streams
+    from sarsleuth.inputs import named_paths as streams
     try:
         src = read_files(list(paths), options)
     except InputError as exc:
