@@ -1,11 +1,15 @@
 """The HTML report as a reader sees it, in headless Chromium at 400, 1400
 and 1920 pixels: no text overlaps other text or is cut off (folded parts
-opened), every chart and timeline says its times.  The check is shown to
-catch each kind of defect planted in a copy of the report."""
+opened), every chart and timeline says its times on the clock its heading
+names, every incident chart's data spans at least half of it, and the
+metrics explorer zooms a range and shows the values at the time pointed
+at.  The checks are shown to catch each kind of defect planted in a copy
+of the report."""
 from __future__ import annotations
 
 import re
 
+import pandas as pd
 import pytest
 
 from .conftest import SAMPLES, run_cli
@@ -14,6 +18,7 @@ WIDTHS = (400, 1400, 1920)
 REPORTS = {
     "bundles": sorted((SAMPLES / "bundles").glob("*.tar.*")),
     "nginx-proxy-oom": [SAMPLES / "nginx-proxy-oom"],
+    "live-loopback": [SAMPLES / "live-loopback"],
 }
 
 
@@ -32,24 +37,99 @@ def reports(tmp_path_factory) -> dict:
 def test_reports_read_at_every_width(browser, reports, name, tmp_path):
     html = reports[name].read_text()
     charts = html.count('<svg class="chart"')
-    assert charts >= 20 and html.count('<div class="tl">') >= 2
+    sections = html.count('<details class="ex-sec"')
+    assert charts >= 4 and sections >= 10 and html.count('<div class="tl">') >= 2
     for width in WIDTHS:
         result = browser.check(reports[name], width)
         assert result["problems"] == [], (name, width, result["count"])
-        assert result["charts"] == charts and result["texts"] > 1000
+        # every explorer section drew its charts (at least one each)
+        assert result["charts"] == charts and result["explorer"] >= sections and result["texts"] > 1000
         shot = tmp_path / f"{name}-{width}.png"
         browser.screenshot(reports[name], width, shot)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def _planted(reports, tmp_path, name: str, change) -> str:
+#: The explorer chart drawing ``metric`` (its legend names it): where its
+#: plot is in the window, and the span it shows (seconds since 1970).
+FIND = """
+(() => {
+  const fig = [...document.querySelectorAll('.ex-chart')].find(
+    f => [...f.querySelectorAll('.u-legend th')].some(th => th.textContent.trim() === %r));
+  fig.scrollIntoView({block: 'center'});
+  const r = fig.querySelector('.u-over').getBoundingClientRect(), u = fig.querySelector('.uplot');
+  return {left: r.left, top: r.top, width: r.width, height: r.height, lo: +u.dataset.lo, hi: +u.dataset.hi};
+})()
+"""
+#: What the legend of that chart says: {series label: value shown}.
+LEGEND = """
+(() => {
+  const fig = [...document.querySelectorAll('.ex-chart')].find(
+    f => [...f.querySelectorAll('.u-legend th')].some(th => th.textContent.trim() === %r));
+  return Object.fromEntries([...fig.querySelectorAll('.u-legend tr')].map(
+    tr => [tr.querySelector('th').textContent.trim(), tr.querySelector('td').textContent.trim()]));
+})()
+"""
+
+
+def _epoch(text: str, zone: str = "Asia/Shanghai") -> float:
+    return pd.Timestamp(text, tz=zone).timestamp()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_explorer_zooms_a_range_and_shows_the_values_pointed_at(browser, reports, width):
+    """Swap of the flagship sample: drag 14:00 to 15:50 across %swpused,
+    then 15:00 to 15:10, every chart of the host follows; point at 15:04:16 and every chart's
+    legend reads that time, %swpused the 79.46 sar printed then."""
+    line = next(ln for ln in (SAMPLES / "nginx-proxy-oom" / "sar06.txt").read_text().splitlines()
+                if ln.startswith("03:04:16 PM") and " 79.46 " in ln)
+    assert line.split()[2:5] == ["1722900", "6665700", "79.46"]
+    browser.open(reports["nginx-proxy-oom"], width)
+    browser.evaluate("""(async () => {
+      document.querySelectorAll('details.ex-sec').forEach(d => {
+        if (/^(Swap space|Memory) \\(/.test(d.querySelector('summary').textContent)) d.open = true; });
+      await new Promise(r => setTimeout(r, 50));
+    })()""")
+    chart = browser.evaluate(FIND % "%swpused")
+    lo, hi = chart["lo"], chart["hi"]
+    assert lo <= _epoch("2014-05-06 14:00") and hi >= _epoch("2014-05-06 15:10")
+
+    def x(t, c):
+        return c["left"] + (t - c["lo"]) / (c["hi"] - c["lo"]) * c["width"]
+
+    # the day, then the hour around the incident, then its ten minutes: a few pixels at first
+    for start, end in (("14:00", "15:50"), ("15:00", "15:10")):
+        chart = browser.evaluate(FIND % "%swpused")
+        t1, t2 = _epoch(f"2014-05-06 {start}"), _epoch(f"2014-05-06 {end}")
+        browser.drag(x(t1, chart), chart["top"] + chart["height"] / 2, x(t2, chart))
+        pixel = (chart["hi"] - chart["lo"]) / chart["width"]
+        for metric in ("%swpused", "%memused", "kbswpfree"):
+            zoomed = browser.evaluate(FIND % metric)
+            assert abs(zoomed["lo"] - t1) < 2 * pixel and abs(zoomed["hi"] - t2) < 2 * pixel, (metric, start, end)
+    chart = browser.evaluate(FIND % "%swpused")
+    browser.mouse("mouseMoved", x(_epoch("2014-05-06 15:04:16"), chart), chart["top"] + chart["height"] / 2)
+    shown = browser.evaluate(LEGEND % "%swpused")
+    assert shown["time"] == "2014-05-06 15:04:16" and shown["%swpused"] == "79.46 %"
+    # the shared crosshair: the other charts of the host at the same time
+    other = browser.evaluate(LEGEND % "kbswpfree")
+    assert other["time"] == "2014-05-06 15:04:16" and other["kbswpfree"] == "1722900 kB"
+    browser.evaluate("document.querySelector('.ex-host .ex-reset').click()")
+    reset = browser.evaluate(FIND % "%memused")
+    assert (reset["lo"], reset["hi"]) == (lo, hi)
+
+
+def _planted(reports, tmp_path, name: str, change, report: str = "nginx-proxy-oom") -> str:
     page = tmp_path / f"{name}.html"
-    page.write_text(change(reports["nginx-proxy-oom"].read_text()))
+    page.write_text(change(reports[report].read_text()))
     return page
 
 
 def _style(css: str):
     return lambda html: html.replace("</style>", css + "</style>", 1)
+
+
+def _shift_labels(html: str) -> str:
+    """Incident charts whose labels say their times an hour off."""
+    return re.sub(r'(<text class="xt" data-t=")(\d+)', lambda m: m.group(1) + str(int(m.group(2)) + 3600), html)
 
 
 @pytest.mark.parametrize("defect, width, expected", [
@@ -65,8 +145,37 @@ def _style(css: str):
     # a timeline whose axis lost its labels
     (lambda html: re.sub(r'<span class="tick l1[^"]*"[^>]*>[^<]*</span>', "", html), 400,
      r"timeline \d+ shows 0 time label"),
+    # incident charts labelled an hour off the incident's clock
+    (_shift_labels, 1400, r"incident chart \d+ \(.*\): label \d\d:\d\d is not its instant on its heading's clock"),
+    # the explorer labelling in UTC under a heading that says UTC+08:00
+    (lambda html: html.replace(",28800]]", ",0]]", 1), 400,
+     r"explorer chart \d+ \(.*\): label .* is not its instant on its heading's clock"),
+    # the explorer's heading naming no clock
+    (lambda html: html.replace('<span class="clock">UTC+08:00</span>', '<span class="clock"></span>', 1), 1920,
+     r"explorer chart \d+ \(.*\): its heading names no clock"),
 ])
-def test_the_layout_check_catches_a_planted_defect(browser, reports, tmp_path, defect, width, expected):
+def test_the_checks_catch_a_planted_defect(browser, reports, tmp_path, defect, width, expected):
     result = browser.check(_planted(reports, tmp_path, "planted", defect), width)
     assert any(re.search(expected, p) for p in result["problems"]), result["problems"][:5]
     assert browser.check(reports["nginx-proxy-oom"], width)["problems"] == []
+
+
+def test_the_check_catches_an_incident_drawn_in_too_wide_a_window(browser, reports, tmp_path, monkeypatch):
+    """The live sample's 59 s incident drawn as before, as long again as
+    the incident (at least 5 minutes) either side: its sar data (2 min 21 s)
+    fills a fifth of the chart, which the check reports."""
+    from sarsleuth.analysis import charted
+    from sarsleuth.render.formats.html import build_html
+
+    def as_before(incident, series=()):
+        span = max(pd.Timestamp(incident.end) - pd.Timestamp(incident.start), pd.Timedelta(minutes=5))
+        return pd.Timestamp(incident.start) - span, pd.Timestamp(incident.end) + span
+
+    import sarsleuth
+    case = sarsleuth.load(SAMPLES / "live-loopback")
+    monkeypatch.setattr(charted, "incident_frame", as_before)
+    page = tmp_path / "wide.html"
+    page.write_text(build_html(case))
+    problems = browser.check(page, 1400)["problems"]
+    assert any(re.fullmatch(r"incident chart \d+ \(.*\) draws its data over 2\d % of its width", p) for p in problems)
+    assert browser.check(reports["live-loopback"], 1400)["problems"] == []

@@ -22,7 +22,7 @@ from html import escape
 import pandas as pd
 
 from sarsleuth.knowledge import unmarked_event_kinds
-from sarsleuth.render.charts import time_ticks
+from sarsleuth.render.clock_ticks import epoch_seconds, time_ticks
 from sarsleuth.timebase.clock import on_clock, zone_of
 
 ROLE_ORDER = {"context": 0, "effect": 1, "cause": 2}
@@ -182,7 +182,8 @@ def timeline_html(case, lo, hi, incidents, paths=None, caption: str = "") -> str
     for t, text, level in sorted(ticks):
         x = pct(t)
         anchor = "a-start" if x < 10 else "a-end" if x > 90 else "a-mid"
-        axis.append(f'<span class="tick l{level} {anchor}" style="left:{x:.2f}%">{escape(text)}</span>')
+        axis.append(f'<span class="tick l{level} {anchor}" data-t="{epoch_seconds(t):.0f}" style="left:{x:.2f}%">'
+                    f'{escape(text)}</span>')
     out.append(f'<div class="tl-row tl-axis"><div class="tl-name"></div><div class="tl-track">{"".join(axis)}'
                '</div></div></div>')
     return "".join(out)
