@@ -311,7 +311,7 @@ def compare(
     """Compare several load-test runs: requests/s and latency percentiles."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.analysis.compare import compare_reports
-    from sarsleuth.render.comparison import comparison_table, plot_comparison
+    from sarsleuth.render.comparison import comparison_figure, comparison_table
     if plot is not None:
         check_destination(plot, paths)
     from sarsleuth.redaction import Redactor
@@ -320,10 +320,10 @@ def compare(
         _fail("no load-test report found in " + ", ".join(map(str, paths)))
     if plot is not None:
         from sarsleuth.render.files import atomic_output
-        ax = plot_comparison(df)
+        figure = comparison_figure(df)
         kind = plot.suffix.lstrip(".").lower() or "png"
         with atomic_output(plot, paths, binary=True) as fh:
-            ax.figure.savefig(fh, format=kind if kind in ("png", "svg", "pdf") else "png", bbox_inches="tight")
+            figure.savefig(fh, format=kind if kind in ("png", "svg", "pdf") else "png", bbox_inches="tight")
         _say(f"wrote {plot}")
     table = comparison_table(df)
     _to_stdout(lambda out: render.write_table(format.value, table, out))
