@@ -9,7 +9,8 @@ the charts of each section opened), then every problem as a string:
   names (the incident's line, the timeline's caption, the explorer's
   clock): each label carries its instant (``data-t`` on SVG and
   timeline labels, ``data-ticks`` on an explorer chart);
-- an incident chart whose line covers less than half of its width."""
+- an incident chart whose line covers less than half of its width;
+- a finding folded at small widths that takes more than one line."""
 from __future__ import annotations
 
 LAYOUT_CHECK = r"""
@@ -36,9 +37,12 @@ LAYOUT_CHECK = r"""
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     if (!n.textContent.trim() || n.parentElement.closest('svg, style, title, script')) continue;
     const range = document.createRange(); range.selectNodeContents(n);
-    for (const r of range.getClientRects()) {
+    // a line shortened on purpose (text-overflow: ellipsis, its whole text a tap away) is the part shown
+    const shortened = getComputedStyle(n.parentElement).textOverflow === 'ellipsis' ? n.parentElement.getBoundingClientRect() : null;
+    for (let r of range.getClientRects()) {
+      if (shortened) r = new DOMRect(r.left, r.top, Math.max(0, Math.min(r.right, shortened.right) - r.left), r.height);
       if (r.width < 1 || r.height < 1) continue;
-      boxes.push({r, id: n, text: name(n), clip: n.parentElement});
+      boxes.push({r, id: n, text: name(n), clip: shortened ? null : n.parentElement});
     }
   }
   document.querySelectorAll('svg text').forEach(t => {
@@ -47,7 +51,7 @@ LAYOUT_CHECK = r"""
   });
   for (const b of boxes) {
     if (b.r.left < -1 || b.r.right > vw + 1) { problems.push(`cut at the window's edge: "${b.text}"`); continue; }
-    const clips = b.svg ? [b.clip] : clipping(b.clip);
+    const clips = b.svg ? [b.clip] : b.clip ? clipping(b.clip) : [];
     for (const c of clips) if (!inside(b.r, c.getBoundingClientRect())) { problems.push(`cut by its box: "${b.text}"`); break; }
   }
   // overlaps: boxes bucketed on a 100 px grid, each pair compared once
@@ -79,6 +83,13 @@ LAYOUT_CHECK = r"""
   document.querySelectorAll('.tl').forEach((tl, i) => {
     const shown = [...tl.querySelectorAll('.tick')].filter(t => t.getClientRects().length && time.test(t.textContent.trim()));
     if (shown.length < 2) problems.push(`timeline ${i} shows ${shown.length} time label(s)`);
+  });
+  // findings folded to one line each where they are folded (small widths)
+  document.querySelectorAll('details.frow > summary').forEach((sm, i) => {
+    const style = getComputedStyle(sm.querySelector('.ftitle'));
+    const r = sm.getBoundingClientRect(), line = parseFloat(style.lineHeight) || 1.5 * parseFloat(style.fontSize);
+    if (r.height > 0 && line > 0 && r.height > 2 * line)
+      problems.push(`finding line ${i} takes ${Math.round(r.height / line)} lines: "${name(sm.querySelector('.ftitle'))}"`);
   });
   // every label on its heading's clock: the offset the heading states
   const offsetOf = text => {
@@ -117,7 +128,8 @@ LAYOUT_CHECK = r"""
     if (share < 0.5) problems.push(`incident chart ${i} (${title(svg)}) draws its data over ${Math.round(share * 100)} % of its width`);
   });
   document.querySelectorAll('.tl').forEach((tl, i) => {
-    clocked(`timeline ${i}`, tl.querySelector('.tl-caption').textContent,
+    const story = tl.closest('section.incident');
+    clocked(`timeline ${i}`, story ? story.querySelector('.meta').textContent : tl.querySelector('.tl-caption').textContent,
             [...tl.querySelectorAll('.tick[data-t]')].map(e => [+e.dataset.t, e.textContent.trim()]));
   });
   const explorer = document.querySelector('#metrics + p .clock');

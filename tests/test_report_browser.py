@@ -135,8 +135,10 @@ def _shift_labels(html: str) -> str:
 @pytest.mark.parametrize("defect, width, expected", [
     # every level of time labels at once on a phone: they run into each other
     (_style(".tick.l2, .tick.l3 { display: block !important }"), 400, r'"\d\d:\d\d(:\d\d)?" overlaps "\d\d:\d\d'),
-    # a table that keeps its desktop width: the page is wider than the phone
-    (_style("table.findings { min-width: 1200px }"), 400, r"page wider than the window"),
+    # findings that keep their desktop width: the page is wider than the phone
+    (_style(".flist { min-width: 1200px }"), 400, r"page wider than the window"),
+    # findings that wrap on a phone: each a card again, not a line
+    (_style(".flist summary { white-space: normal }"), 400, r"finding line \d+ takes [2-9] lines"),
     # lane names that do not wrap in a narrow column: cut by their box
     (_style(".tl-name { flex-basis: 2rem; white-space: nowrap; overflow: hidden }"), 1400, r"cut by its box"),
     # a chart whose time labels were lost

@@ -122,3 +122,28 @@ def test_html_tells_the_story_with_a_cross_source_timeline(sample_case):
     # guesses are said
     for note in case.notes:
         assert note in html
+
+
+def test_warnings_travel_in_the_html_and_the_text(tmp_path):
+    """A log cut short is read up to the cut, with a warning; the report
+    attached to a ticket says it (the HTML and the text, as JSON and
+    markdown do), not only standard error."""
+    import gzip
+    import io
+    from html import escape
+
+    from rich.console import Console
+
+    from sarsleuth.render.formats.text import render_text
+    from .conftest import SAMPLES
+    data = gzip.compress((SAMPLES / "nginx-proxy-oom" / "messages").read_bytes())
+    (tmp_path / "messages.gz").write_bytes(data[:-40])
+    case = sarsleuth.load(tmp_path, year=2014)
+    cut = [w for w in case.warnings if "compressed stream ends before its end marker (cut short)" in w]
+    assert len(cut) == 1 and cut[0].startswith(f"{tmp_path / 'messages.gz'} (byte ")
+    html = build_html(case)
+    warned = re.search(r'<div class="warnings">(.*?)</div>', html, re.S).group(1)
+    assert f"Warnings ({len(case.warnings)})" in warned and f"<li>{escape(cut[0])}</li>" in warned
+    out = io.StringIO()
+    render_text(case, Console(file=out, width=1000, markup=False, emoji=False, highlight=False))
+    assert f"warning: {cut[0]}\n" in out.getvalue()

@@ -19,7 +19,7 @@ from sarsleuth.render.page_scripts import digest, explorer_script, json_for_scri
 from sarsleuth.safe_text import visible, visible_tree
 from sarsleuth.render.jinja import template
 from sarsleuth.render.timeline import incident_timeline_html, overview_html
-from sarsleuth.render.view import EVIDENCE_LINES, View, host_lines, left_out, note_groups
+from sarsleuth.render.view import EVIDENCE_LINES, MAX_WARNINGS, View, host_lines, left_out, note_groups
 from sarsleuth.timebase.clock import on_clock, when, zone_of
 from sarsleuth.version import __version__
 
@@ -53,6 +53,9 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
         evidence_lines=None if view.everything else EVIDENCE_LINES + 1, plots_note=plots_note,
         anchors={str(id(f)): f"finding-{inc.id}-{i}" for inc in case.incidents for i, f in enumerate(inc.findings, 1)},
         host_lines=host_lines(getattr(case, "hosts", [])), notes=note_groups(case.notes),
+        warnings=view.rows(case.warnings, MAX_WARNINGS),
+        warnings_left=left_out(len(case.warnings), len(view.rows(case.warnings, MAX_WARNINGS)), "warning(s)",
+                               "--all or --format json lists every one"),
         chart_style=CHART_STYLE, explorer=hosts, scripts=scripts, script_hashes=[digest(x) for x in scripts],
         explorer_json=json_for_script(visible_tree(payload(case, hosts))) if hosts else "",
         explorer_zone=clock_name(case, min(h.lo for h in hosts)) if hosts else "", uplot_css=uplot_style(),
