@@ -7,6 +7,7 @@ at.  The checks are shown to catch each kind of defect planted in a copy
 of the report."""
 from __future__ import annotations
 
+import json
 import re
 
 import pandas as pd
@@ -181,3 +182,24 @@ def test_the_check_catches_an_incident_drawn_in_too_wide_a_window(browser, repor
     problems = browser.check(page, 1400)["problems"]
     assert any(re.fullmatch(r"incident chart \d+ \(.*\) draws its data over 2\d % of its width", p) for p in problems)
     assert browser.check(reports["live-loopback"], 1400)["problems"] == []
+
+
+def test_hostile_names_stay_text_in_the_drawn_explorer(browser, tmp_path):
+    """Drawn in the browser, the hostile host and interface names are the
+    text of the explorer's heading, picker and captions; nothing they
+    spell became an element."""
+    from sarsleuth.render.formats.html import build_html
+    import sarsleuth
+
+    from .test_report_html import HOSTILE_SAR
+    (tmp_path / "sar.txt").write_text(HOSTILE_SAR)
+    page = tmp_path / "hostile.html"
+    page.write_text(build_html(sarsleuth.load(tmp_path / "sar.txt")))
+    result = browser.check(page, 400)
+    assert result["problems"] == [] and result["explorer"] == 4
+    shown = browser.evaluate("""JSON.stringify([document.querySelector('.ex-host h3').textContent,
+      document.querySelector('select.ex-dev option').textContent,
+      document.querySelector('.ex-chart figcaption').textContent,
+      document.querySelectorAll('img').length + [...document.querySelectorAll('b')].filter(b => /web/.test(b.textContent)).length])""")
+    assert json.loads(shown) == ["</script><b>web\\u202e1", "<img/src=x/onerror=alert(2)>",
+                                 "rxpck/s, txpck/s (/s), <img/src=x/onerror=alert(2)>", 0]

@@ -45,15 +45,16 @@ def unit_of(section: str, metric: str) -> str:
     """The unit sar prints ``metric`` in: ``%``, ``kB``, ``kB/s``, ``ms``,
     ``/s`` for a rate of things, ``""`` for a count."""
     mapping = mapping_of(section, metric)
+    rate = metric.endswith("/s") or (mapping is not None and mapping.family.name.endswith("_per_second"))
     if mapping is not None and mapping.unit_from:
-        return mapping.unit_from + ("/s" if metric.endswith("/s") else "")
+        return mapping.unit_from + ("/s" if rate else "")
     if metric.startswith("%"):
         return "%"
+    if mapping is not None and mapping.family.name.endswith("_percent_per_minute"):
+        return "%/min"
     if mapping is not None and mapping.family.unit in BASE_UNIT_TEXT:
         return BASE_UNIT_TEXT[mapping.family.unit]
-    if metric.endswith("/s"):
-        return "/s"
-    return ""
+    return "/s" if rate else ""
 
 
 def decimals_of(metric: str) -> int:
