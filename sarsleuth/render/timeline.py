@@ -21,7 +21,7 @@ from html import escape
 
 import pandas as pd
 
-from sarsleuth.analysis.charted import incident_frame
+from sarsleuth.analysis.charted import incident_frame, lead_up
 from sarsleuth.knowledge import unmarked_event_kinds
 from sarsleuth.render.clock_ticks import STEPS, epoch_seconds, time_ticks
 from sarsleuth.timebase import timed_by_mtime
@@ -69,13 +69,15 @@ def _padded(lo, hi):
 
 
 def spans(case) -> list:
-    """The overview's spans: incident windows clustered in time (sources'
-    spans when there is no incident), each padded; [] when times cannot
-    share a clock."""
+    """The overview's spans: incidents from their lead-up to their end
+    (:func:`~sarsleuth.analysis.charted.lead_up`), clustered in time
+    (sources' spans when there is no incident), each padded; [] when times
+    cannot share a clock."""
     windows = []
     try:
         for inc in case.incidents:
             a, b = _ts(inc.start), _ts(inc.end) or _ts(inc.start)
+            a = _ts(lead_up(inc)) if a is not None else None
             if a is not None:
                 windows.append((_on(a, case.tz), _on(b, case.tz)))
         if not windows:
