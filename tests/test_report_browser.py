@@ -20,7 +20,12 @@ REPORTS = {
     "bundles": sorted((SAMPLES / "bundles").glob("*.tar.*")),
     "nginx-proxy-oom": [SAMPLES / "nginx-proxy-oom"],
     "live-loopback": [SAMPLES / "live-loopback"],
+    # load-test reports and ps snapshots with no time of their own, a wall clock, no sar at all
+    "image-service-ab": [SAMPLES / "image-service-ab"],
+    "nginx-worker-crash": [SAMPLES / "nginx-worker-crash"],
 }
+#: Reports with sar data: incident charts and the explorer's sections.
+CHARTED = ("bundles", "nginx-proxy-oom", "live-loopback")
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +44,13 @@ def test_reports_read_at_every_width(browser, reports, name, tmp_path):
     html = reports[name].read_text()
     charts = html.count('<svg class="chart"')
     sections = html.count('<details class="ex-sec"')
-    assert charts >= 4 and sections >= 10 and html.count('<div class="tl">') >= 2
+    assert html.count('<div class="tl">') >= 2
+    assert charts >= 4 and sections >= 10 if name in CHARTED else sections == (1 if name == "image-service-ab" else 0)
     for width in WIDTHS:
         result = browser.check(reports[name], width)
         assert result["problems"] == [], (name, width, result["count"])
         # every explorer section drew its charts (at least one each)
-        assert result["charts"] == charts and result["explorer"] >= sections and result["texts"] > 1000
+        assert result["charts"] == charts and result["explorer"] >= sections and result["texts"] > 300
         shot = tmp_path / f"{name}-{width}.png"
         browser.screenshot(reports[name], width, shot)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
