@@ -139,34 +139,38 @@ def _shift_labels(html: str) -> str:
     return re.sub(r'(<text class="xt" data-t=")(\d+)', lambda m: m.group(1) + str(int(m.group(2)) + 3600), html)
 
 
-@pytest.mark.parametrize("defect, width, expected", [
+@pytest.mark.parametrize("defect, width, expected, report", [
     # every level of time labels at once on a phone: they run into each other
-    (_style(".tick.l2, .tick.l3 { display: block !important }"), 400, r'"\d\d:\d\d(:\d\d)?" overlaps "\d\d:\d\d'),
+    (_style(".tick.l2, .tick.l3 { display: block !important }"), 400, r'"\d\d:\d\d(:\d\d)?" overlaps "\d\d:\d\d',
+     "live-loopback"),
     # findings that keep their desktop width: the page is wider than the phone
-    (_style(".flist { min-width: 1200px }"), 400, r"page wider than the window"),
+    (_style(".flist { min-width: 1200px }"), 400, r"page wider than the window", "nginx-proxy-oom"),
     # findings that wrap on a phone: each a card again, not a line
-    (_style(".flist summary { white-space: normal }"), 400, r"finding line \d+ takes [2-9] lines"),
+    (_style(".flist summary { white-space: normal }"), 400, r"finding line \d+ takes [2-9] lines",
+     "nginx-proxy-oom"),
     # lane names that do not wrap in a narrow column: cut by their box
-    (_style(".tl-name { flex-basis: 2rem; white-space: nowrap; overflow: hidden }"), 1400, r"cut by its box"),
+    (_style(".tl-name { flex-basis: 2rem; white-space: nowrap; overflow: hidden }"), 1400, r"cut by its box",
+     "nginx-proxy-oom"),
     # a chart whose time labels were lost
     (lambda html: re.sub(r'<text class="xt"[^>]*>[^<]*</text>', "", html, count=4), 1920,
-     r"chart \d+ \(.*\) has 0 time label"),
+     r"chart \d+ \(.*\) has 0 time label", "nginx-proxy-oom"),
     # a timeline whose axis lost its labels
     (lambda html: re.sub(r'<span class="tick l1[^"]*"[^>]*>[^<]*</span>', "", html), 400,
-     r"timeline \d+ shows 0 time label"),
+     r"timeline \d+ shows 0 time label", "nginx-proxy-oom"),
     # incident charts labelled an hour off the incident's clock
-    (_shift_labels, 1400, r"incident chart \d+ \(.*\): label \d\d:\d\d is not its instant on its heading's clock"),
+    (_shift_labels, 1400, r"incident chart \d+ \(.*\): label \d\d:\d\d is not its instant on its heading's clock",
+     "nginx-proxy-oom"),
     # the explorer labelling in UTC under a heading that says UTC+08:00
     (lambda html: html.replace(",28800]]", ",0]]", 1), 400,
-     r"explorer chart \d+ \(.*\): label .* is not its instant on its heading's clock"),
+     r"explorer chart \d+ \(.*\): label .* is not its instant on its heading's clock", "nginx-proxy-oom"),
     # the explorer's heading naming no clock
     (lambda html: html.replace('<span class="clock">UTC+08:00</span>', '<span class="clock"></span>', 1), 1920,
-     r"explorer chart \d+ \(.*\): its heading names no clock"),
+     r"explorer chart \d+ \(.*\): its heading names no clock", "nginx-proxy-oom"),
 ])
-def test_the_checks_catch_a_planted_defect(browser, reports, tmp_path, defect, width, expected):
-    result = browser.check(_planted(reports, tmp_path, "planted", defect), width)
+def test_the_checks_catch_a_planted_defect(browser, reports, tmp_path, defect, width, expected, report):
+    result = browser.check(_planted(reports, tmp_path, "planted", defect, report), width)
     assert any(re.search(expected, p) for p in result["problems"]), result["problems"][:5]
-    assert browser.check(reports["nginx-proxy-oom"], width)["problems"] == []
+    assert browser.check(reports[report], width)["problems"] == []
 
 
 def test_the_check_catches_an_incident_drawn_in_too_wide_a_window(browser, reports, tmp_path, monkeypatch):
