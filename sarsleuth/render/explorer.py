@@ -52,10 +52,7 @@ class Host:
     lo: float
     hi: float
     incidents: list                   # [start, end, rank] in seconds
-
-    @property
-    def series(self) -> int:
-        return sum(len(s.devices) * sum(len(c.metrics) for c in s.charts) for s in self.sections)
+    series: int = 0                   # series of the metric store drawn
 
 
 def explorer(case) -> list[Host]:
@@ -86,7 +83,8 @@ def explorer(case) -> list[Host]:
                         hi = real.max() if hi is None else max(hi, real.max())
         if lo is None:
             continue
-        hosts.append(Host(host or "", sections, lo / 1e9, hi / 1e9, _incidents_of(case, host)))
+        hosts.append(Host(host or "", sections, lo / 1e9, hi / 1e9, _incidents_of(case, host),
+                          sum(len(keys[host][sec][dev]) for sec in keys[host] for dev in keys[host][sec])))
     for h in hosts:
         for sec in h.sections:
             sec.data = [[_chart_data(runs, chart, h) for chart in sec.charts] for runs in sec.data]
