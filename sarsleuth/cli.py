@@ -323,7 +323,7 @@ def compare(
     """Compare several load-test runs: requests/s and latency percentiles."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.analysis.compare import compare_reports
-    from sarsleuth.render.comparison import comparison_table, plot_comparison
+    from sarsleuth.render.comparison import comparison_figure, comparison_table
     if plot is not None:
         check_destination(plot, paths)
     from sarsleuth.redaction import Redactor
@@ -341,7 +341,7 @@ def compare(
         table = comparison_table(df)
         report = rendered(lambda out: render.write_table(format.value, table, out), redactor)
         if plot is not None:
-            write_figure(plot_comparison(df).figure, plot, paths, redactor)
+            write_figure(comparison_figure(df), plot, paths, redactor)
             say(f"wrote {plot}")
     _to_stdout(lambda out: out.write(report))
 

@@ -1,8 +1,8 @@
 """A headless Chromium driven over the DevTools protocol through a pipe
 (``--remote-debugging-pipe``: JSON messages ended by NUL on fds 3 and 4, no
 port, no extra library), and the page checks the HTML report tests run in
-it: text that overlaps other text or is cut off, and charts and timelines
-without time labels."""
+it (tests/report_checks.py); ``drag`` and ``mouse`` move the mouse as a
+reader does."""
 from __future__ import annotations
 
 import json
@@ -12,76 +12,7 @@ import subprocess
 import tempfile
 import time
 
-#: Run in the page: every problem a reader would see, as a list of strings.
-#: Every <details> is opened first, so folded parts are laid out too.
-LAYOUT_CHECK = r"""
-(() => {
-  document.querySelectorAll('details').forEach(d => d.open = true);
-  const vw = document.documentElement.clientWidth, problems = [];
-  if (document.documentElement.scrollWidth > vw + 1)
-    problems.push(`page wider than the window: ${document.documentElement.scrollWidth} > ${vw}`);
-  const boxes = [];
-  const clipping = el => {
-    const out = [];
-    for (let a = el; a && a !== document.body; a = a.parentElement) {
-      const s = getComputedStyle(a);
-      if (s.overflowX !== 'visible' || s.overflowY !== 'visible') out.push(a);
-    }
-    return out;
-  };
-  const inside = (r, c) => r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1;
-  const name = n => (n.textContent || '').trim().slice(0, 40);
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    if (!n.textContent.trim() || n.parentElement.closest('svg, style, title')) continue;
-    const range = document.createRange(); range.selectNodeContents(n);
-    for (const r of range.getClientRects()) {
-      if (r.width < 1 || r.height < 1) continue;
-      boxes.push({r, id: n, text: name(n), clip: n.parentElement});
-    }
-  }
-  document.querySelectorAll('svg text').forEach(t => {
-    const r = t.getBoundingClientRect();
-    if (r.width >= 1 && r.height >= 1) boxes.push({r, id: t, text: name(t), clip: t.closest('svg'), svg: true});
-  });
-  for (const b of boxes) {
-    if (b.r.left < -1 || b.r.right > vw + 1) { problems.push(`cut at the window's edge: "${b.text}"`); continue; }
-    const clips = b.svg ? [b.clip] : clipping(b.clip);
-    for (const c of clips) if (!inside(b.r, c.getBoundingClientRect())) { problems.push(`cut by its box: "${b.text}"`); break; }
-  }
-  // overlaps: boxes bucketed on a 100 px grid, each pair compared once
-  const grid = new Map();
-  boxes.forEach((b, i) => {
-    for (let gx = Math.floor(b.r.left / 100); gx <= Math.floor(b.r.right / 100); gx++)
-      for (let gy = Math.floor((b.r.top + scrollY) / 100); gy <= Math.floor((b.r.bottom + scrollY) / 100); gy++) {
-        const k = gx + ',' + gy; if (!grid.has(k)) grid.set(k, []); grid.get(k).push(i);
-      }
-  });
-  const seen = new Set();
-  for (const ids of grid.values()) for (let x = 0; x < ids.length; x++) for (let y = x + 1; y < ids.length; y++) {
-    const a = boxes[ids[x]], b = boxes[ids[y]];
-    if (a.id === b.id) continue;
-    const w = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
-    const h = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
-    if (w > 1 && h > 1) {
-      const key = ids[x] + '-' + ids[y];
-      if (!seen.has(key)) { seen.add(key); problems.push(`"${a.text}" overlaps "${b.text}"`); }
-    }
-  }
-  // time labels: every chart says its times, every timeline its axis
-  const time = /^(\d\d:\d\d(:\d\d)?|\d\d-\d\d|\d{4}-\d\d-\d\d)$/;
-  document.querySelectorAll('svg.chart').forEach((svg, i) => {
-    const labels = [...svg.querySelectorAll('text')].filter(t => time.test(t.textContent.trim()));
-    if (labels.length < 2) problems.push(`chart ${i} (${(svg.querySelector('title') || {}).textContent}) has ${labels.length} time label(s)`);
-  });
-  document.querySelectorAll('.tl').forEach((tl, i) => {
-    const shown = [...tl.querySelectorAll('.tick')].filter(t => t.getClientRects().length && time.test(t.textContent.trim()));
-    if (shown.length < 2) problems.push(`timeline ${i} shows ${shown.length} time label(s)`);
-  });
-  return {problems: problems.slice(0, 50), count: problems.length, texts: boxes.length,
-          charts: document.querySelectorAll('svg.chart').length, timelines: document.querySelectorAll('.tl').length};
-})()
-"""
+from .report_checks import LAYOUT_CHECK
 
 
 def _as_fds_3_and_4(read_end: int, write_end: int):
@@ -106,7 +37,7 @@ class Browser:
         self._from_browser, from_browser_w = os.pipe()
         self.proc = subprocess.Popen(
             [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--no-first-run",
-             "--hide-scrollbars", f"--user-data-dir={self.profile}", "about:blank"],
+             "--hide-scrollbars", "--window-size=1920,1080", f"--user-data-dir={self.profile}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             close_fds=False, preexec_fn=_as_fds_3_and_4(to_browser_r, from_browser_w))
         os.close(to_browser_r)
@@ -147,6 +78,12 @@ class Browser:
         return json.loads(message)
 
     def check(self, path, width: int) -> dict:
+        """Load a page at ``width`` pixels and run :data:`LAYOUT_CHECK`."""
+        self.open(path, width)
+        return self.evaluate(LAYOUT_CHECK)
+
+    def open(self, path, width: int) -> None:
+        """Load a page at ``width`` pixels, nothing checked."""
         self.call("Emulation.setDeviceMetricsOverride", session=True, width=width, height=900,
                   deviceScaleFactor=1, mobile=False)
         self._loaded = False
@@ -156,8 +93,32 @@ class Browser:
             reply = self._read(deadline)
             if reply.get("method") == "Page.loadEventFired":
                 self._loaded = True
-        result = self.call("Runtime.evaluate", session=True, expression=LAYOUT_CHECK, returnByValue=True)
-        return result["result"]["value"]
+
+    def evaluate(self, expression: str):
+        """The value of a JavaScript expression in the page (a promise awaited)."""
+        result = self.call("Runtime.evaluate", session=True, expression=expression, returnByValue=True,
+                           awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"the page threw: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def mouse(self, kind: str, x: float, y: float, pressed: bool = False) -> None:
+        """One mouse event at (x, y) in the window: ``mousePressed``,
+        ``mouseMoved`` or ``mouseReleased`` (left button), and the frames
+        after it drawn (Chromium hands moves to the page once a frame, and
+        the page may answer in the next)."""
+        held = pressed or kind != "mouseMoved"
+        self.call("Input.dispatchMouseEvent", session=True, type=kind, x=x, y=y, button="left" if held else "none",
+                  buttons=1 if pressed or kind == "mousePressed" else 0, clickCount=1 if held else 0)
+        self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+    def drag(self, x1: float, y: float, x2: float, steps: int = 8) -> None:
+        """Press at (x1, y), move to (x2, y) in steps, release."""
+        self.mouse("mouseMoved", x1, y)
+        self.mouse("mousePressed", x1, y)
+        for i in range(1, steps + 1):
+            self.mouse("mouseMoved", x1 + (x2 - x1) * i / steps, y, pressed=True)
+        self.mouse("mouseReleased", x2, y)
 
     def screenshot(self, path, width: int, out) -> None:
         self.check(path, width)

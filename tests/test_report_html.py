@@ -2,6 +2,7 @@
 from a log is shown as text, never run."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -122,3 +123,56 @@ def test_html_tells_the_story_with_a_cross_source_timeline(sample_case):
     # guesses are said
     for note in case.notes:
         assert note in html
+
+
+def test_warnings_travel_in_the_html_and_the_text(tmp_path):
+    """A log cut short is read up to the cut, with a warning; the report
+    attached to a ticket says it (the HTML and the text, as JSON and
+    markdown do), not only standard error."""
+    import gzip
+    import io
+    from html import escape
+
+    from rich.console import Console
+
+    from sarsleuth.render.formats.text import render_text
+    from .conftest import SAMPLES
+    data = gzip.compress((SAMPLES / "nginx-proxy-oom" / "messages").read_bytes())
+    (tmp_path / "messages.gz").write_bytes(data[:-40])
+    case = sarsleuth.load(tmp_path, year=2014)
+    cut = [w for w in case.warnings if "compressed stream ends before its end marker (cut short)" in w]
+    assert len(cut) == 1 and cut[0].startswith(f"{tmp_path / 'messages.gz'} (byte ")
+    html = build_html(case)
+    warned = re.search(r'<div class="warnings">(.*?)</div>', html, re.S).group(1)
+    assert f"Warnings ({len(case.warnings)})" in warned and f"<li>{escape(cut[0])}</li>" in warned
+    out = io.StringIO()
+    render_text(case, Console(file=out, width=1000, markup=False, emoji=False, highlight=False))
+    assert f"warning: {cut[0]}\n" in out.getvalue()
+
+
+#: sar text whose host and interface names were written by an attacker: a
+#: host that closes the page's script block, an interface that is a tag.
+HOSTILE_SAR = (
+    "Linux 5.10.0-8-amd64 (</script><b>web\u202e1) \t01/06/2014 \t_x86_64_\t(2 CPU)\n\n"
+    "10:00:01 AM     IFACE   rxpck/s   txpck/s    rxkB/s    txkB/s   rxcmp/s   txcmp/s  rxmcst/s   %ifutil\n"
+    + "".join(f"10:{m}:01 AM {iface:>9} {rx:9.2f}      5.00      1.00      0.50      0.00      0.00      0.00      0.00\n"
+              for m, rx in (("10", 10.0), ("20", 12.0)) for iface in ("lo", "<img/src=x/onerror=alert(2)>")))
+
+
+def test_the_explorer_writes_hostile_names_as_text(tmp_path):
+    """Names from inputs reach the explorer as text: escaped in its markup,
+    and in its data with nothing that ends the script block or makes a
+    tag; control and bidirectional characters shown as escapes, as
+    everywhere in the page; no script but the page's own two."""
+    (tmp_path / "sar.txt").write_text(HOSTILE_SAR)
+    case = sarsleuth.load(tmp_path / "sar.txt")
+    assert [s.host for s in case.sources] == ["</script><b>web\u202e1"]
+    html = build_html(case)
+    data = re.search(r'<script type="application/json" id="explorer-data">(.*?)</script>', html, re.S).group(1)
+    assert "<" not in data and ">" not in data and "\u202e" not in data
+    assert json.loads(data)["hosts"][0]["name"] == "</script><b>web\\u202e1"
+    assert "<h3>&lt;/script&gt;&lt;b&gt;web\\u202e1</h3>" in html
+    assert '<option value="0">&lt;img/src=x/onerror=alert(2)&gt;</option>' in html
+    scripts = re.findall(r"<script\b[^>]*>", html)
+    assert scripts == ['<script type="application/json" id="explorer-data">', "<script>", "<script>"]
+    assert [t for t, _ in _tags(html) if t == "img"] == [] and "<b>web" not in html

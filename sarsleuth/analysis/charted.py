@@ -10,6 +10,15 @@ from sarsleuth.knowledge import kb_entry, unmarked_event_kinds
 
 #: Events this far either side of a span are marked on its charts.
 EVENT_MARGIN = pd.Timedelta(minutes=10)
+#: An incident is drawn from its lead-up (the earliest onset of its cause
+#: and effects), at most this long before its start.
+MAX_LEAD_UP = pd.Timedelta(hours=6)
+#: Room either side of what an incident's drawing frames, as a share of it,
+#: and at least this much time.
+FRAME_MARGIN = 0.1
+MIN_MARGIN = pd.Timedelta(seconds=5)
+#: Samples kept either side of the frame: the rise and the return show.
+SAMPLES_AROUND = 2
 
 
 def series_of(detector: str) -> list:
@@ -63,7 +72,7 @@ def incident_panels(case, incident):
     """The series that illustrate an incident (knowledge base ``series`` of
     its findings' detectors; the busiest or the named disk), as
     ``[(section, metric, device, unit, series)]``, and the span to draw
-    ``(lo, hi)``: the incident and as long again either side."""
+    ``(lo, hi)`` (:func:`incident_frame`)."""
     panels, seen = [], set()
     host = incident.hosts[0] if incident.hosts else None
     start, end = incident.start, incident.end
@@ -82,5 +91,56 @@ def incident_panels(case, incident):
                 continue
             seen.add((section, metric, dev))
             panels.append((section, metric, dev, unit, s))
-    span = max(pd.Timestamp(end) - pd.Timestamp(start), pd.Timedelta(minutes=5))
-    return panels, (pd.Timestamp(start) - span, pd.Timestamp(end) + span)
+    return panels, incident_frame(incident, [p[4] for p in panels])
+
+
+def lead_up(incident):
+    """When the story of an incident begins: the earliest onset of its
+    cause and effects (less the sampling interval that onset may lie
+    anywhere in), at most :data:`MAX_LEAD_UP` before its start; its start
+    when none is earlier."""
+    start = pd.Timestamp(incident.start)
+    first = start
+    for f in incident.findings:
+        if f.role == "context" or not f.aligned or f.onset is None or pd.isna(f.onset):
+            continue
+        try:
+            first = min(first, pd.Timestamp(f.onset) - f.resolution)
+        except TypeError:          # a wall-clock finding beside aware times: not on this clock
+            continue
+    return max(first, start - MAX_LEAD_UP)
+
+
+def incident_frame(incident, series=()):
+    """``(lo, hi)``: the span an incident is drawn over, its lead-up
+    (:func:`lead_up`) to its end, :data:`FRAME_MARGIN` of that either side
+    and at least two samples of ``series`` before and after, so that the
+    rise and the return show; cut to the time ``series`` cover, so that
+    their lines run across the drawing.  None without a start."""
+    if incident.start is None or pd.isna(incident.start):
+        return None
+    first = lead_up(incident)
+    last = pd.Timestamp(incident.end) if incident.end is not None and not pd.isna(incident.end) else pd.Timestamp(
+        incident.start)
+    margin = max((last - first) * FRAME_MARGIN, MIN_MARGIN)
+    lo, hi = first - margin, last + margin
+    try:
+        covered = []
+        for s in series:
+            if not len(s):
+                continue
+            covered.append((s.index[0], s.index[-1]))
+            before = s.index[s.index < first]
+            after = s.index[s.index > last]
+            if len(before):
+                lo = min(lo, before[max(0, len(before) - SAMPLES_AROUND)])
+            if len(after):
+                hi = max(hi, after[min(len(after) - 1, SAMPLES_AROUND - 1)])
+        if covered:
+            lo = max(lo, min(a for a, _b in covered))
+            hi = min(hi, max(b for _a, b in covered))
+    except TypeError:              # wall-clock series beside an aware incident: framed on the incident alone
+        pass
+    if hi <= lo:
+        hi = lo + MIN_MARGIN
+    return lo, hi

@@ -1,13 +1,18 @@
-"""Small line charts for the HTML report, drawn as inline SVG by hand
-(hundreds of them cost what one matplotlib figure does): one metric over
-time, its peaks kept (min and max of each pixel column), time labelled on
-every chart, the incident window shaded and log events marked.
+"""The HTML report's incident charts, drawn as inline SVG by hand (they
+read without a script: printed, or in a viewer that runs none): one
+metric over the incident and its lead-up, its extremes kept
+(:mod:`sarsleuth.render.decimation`), the value axis fitted to the data and
+labelled with the unit sar prints, the time axis on the clock of the
+heading above it with the date under the first label and where it
+changes, the incident window shaded and its log events marked.
 
 Each chart is drawn for a box of :data:`WIDTH` x :data:`HEIGHT` units
-that the page scales to its column (a grid cell of 300 to 600 pixels), so
+that the page scales to its column (a grid cell of 280 to 600 pixels), so
 its text stays between 9 and 18 pixels high at any screen width; labels
 are placed apart by construction (at most :data:`TIME_LABELS` times, three
-values)."""
+or four values).  Each time label carries its instant (``data-t``, seconds
+since 1970; the wall clock read as UTC when the zone is unknown), so that
+a check can read it again on the heading's clock."""
 from __future__ import annotations
 
 import math
@@ -16,89 +21,66 @@ from html import escape
 import numpy as np
 import pandas as pd
 
+from sarsleuth.render.clock_ticks import dated_ticks, epoch_seconds
+from sarsleuth.render.decimation import decimated
 from sarsleuth.render.table import number
+from sarsleuth.timebase.clock import on_clock
 
-WIDTH, HEIGHT = 360, 150
-LEFT, RIGHT, TOP, BOTTOM = 46, 8, 8, 20
+WIDTH, HEIGHT = 360, 164
+LEFT, RIGHT, TOP, BOTTOM = 46, 10, 16, 32
 #: Time labels under a chart: at most this many, so that none touches the next.
 TIME_LABELS = 4
-#: Points of a line: two per pixel column (its min and max).
+#: Points of a line: two per column of the plot (its lowest and highest sample).
 COLUMNS = 160
-STEPS = [1, 2, 5, 10, 15, 20, 30, 60, 120, 180, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 14400, 21600,
-         43200, 86400,
-         2 * 86400, 7 * 86400, 14 * 86400, 30 * 86400, 91 * 86400, 182 * 86400, 365 * 86400]
+#: Room left above and below the data, as a share of its range: a flat
+#: line at the top or bottom of its range stays visible, off the frame.
+PAD = 0.08
 
 
-def time_ticks(lo, hi, most: int, steps=None):
-    """Round times between ``lo`` and ``hi``, at most ``most`` of them (one
-    more where that many would leave fewer than two), as (time, label)
-    pairs, and the step; the label says the date when the step is a day or
-    more, the seconds when it is under a minute."""
-    steps = steps or STEPS
-    seconds = max((hi - lo).total_seconds(), 1.0)
-    k = next((i for i, s in enumerate(steps) if seconds / s <= most), len(steps) - 1)
-    out = _ticks_every(lo, hi, steps[k])
-    if len(out) < 2 and k > 0:
-        k -= 1
-        out = _ticks_every(lo, hi, steps[k])
-    return out[:most + 1], steps[k]
+def _numbers(values) -> list[str]:
+    """An axis' labels in one scale (``5k, 10k, 15k``, never ``5,000, 10k``)."""
+    top = max((abs(v) for v in values), default=0.0)
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+        if top >= size:
+            return [f"{v / (size if suffix != 'k' else 1e3):g}{suffix}" if v else "0" for v in values]
+    return [number(v) for v in values]
 
 
-def _ticks_every(lo, hi, step: int) -> list:
-    if step >= 86400:
-        first = lo.normalize() + pd.Timedelta(days=1) if lo != lo.normalize() else lo
-        fmt = "%Y-%m-%d" if step >= 30 * 86400 else "%m-%d"
-    else:
-        first = lo.ceil(f"{step}s")
-        fmt = "%H:%M:%S" if step < 60 else "%H:%M"
-    out, t = [], first
-    while t <= hi and len(out) < 40:
-        out.append((t, t.strftime(fmt)))
-        t = t + pd.Timedelta(seconds=step)
-    return out
+def value_range(vmin: float, vmax: float) -> tuple[float, float, list[float]]:
+    """(bottom, top, labels) of a value axis fitted to data from ``vmin``
+    to ``vmax``: round labels (two to four) inside, the data clear of the
+    frame; data never below zero gets no label below zero."""
+    if not (math.isfinite(vmin) and math.isfinite(vmax)):
+        vmin = vmax = 0.0
+    if vmax - vmin <= abs(vmax) * 1e-9:
+        half = abs(vmax) * 0.05 or 0.5
+        vmin, vmax = vmin - half, vmax + half
+        if vmin < 0 <= vmax - half:
+            vmin = 0.0
+    span = vmax - vmin
+    bottom, top = vmin - PAD * span, vmax + PAD * span
+    mag = 10 ** math.floor(math.log10(span / 3))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10, 20, 25, 50) if span / (m * mag) <= 4)
+    floor = 0.0 if vmin >= 0 else bottom
+    first = math.ceil(max(bottom, floor) / step - 1e-9) * step
+    labels = []
+    v = first
+    while v <= top + 1e-9 * abs(top) and len(labels) < 6:
+        labels.append(round(v, 10))
+        v += step
+    return bottom, top, labels
 
 
-def _nice(lo: float, hi: float) -> list[float]:
-    """Three round values from at most ``lo`` to at least ``hi`` (the y labels)."""
-    if hi <= lo:
-        hi = lo + (abs(lo) or 1.0)
-    mag = 10 ** math.floor(math.log10((hi - lo) / 2))
-    for step in (m * mag for m in (1, 2, 2.5, 5, 10, 20, 25, 50, 100)):
-        start = math.floor(lo / step) * step
-        if start + 2 * step >= hi:
-            return [start, start + step, start + 2 * step]
-    return [lo, (lo + hi) / 2, hi]
-
-
-def _number(v: float) -> str:
-    if abs(v) >= 1e6:
-        return f"{v / 1e6:g}M"
-    if abs(v) >= 1e4:
-        return f"{v / 1e3:g}k"
-    return number(v)
-
-
-def decimated(series, columns: int = COLUMNS):
-    """(times, values) of a series kept to the min and max of each column."""
-    values = series.to_numpy(dtype=float)
-    index = series.index
-    n = len(values)
-    if n <= 2 * columns:
-        return index, values
-    edges = np.linspace(0, n, columns + 1).astype(int)
-    keep = []
-    for a, b in zip(edges[:-1], edges[1:]):
-        chunk = values[a:b]
-        if b <= a or np.all(np.isnan(chunk)):
-            continue
-        keep.extend(sorted({a + int(np.nanargmin(chunk)), a + int(np.nanargmax(chunk))}))
-    return index[keep], values[keep]
-
-
-def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "") -> str:
-    """One metric as an SVG line chart (its time axis labelled); ``window``:
-    (start, end) shaded; ``events``: times marked by a thin line."""
+def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "", unit: str = "",
+              zone=None) -> str:
+    """One metric as an SVG line chart from ``lo`` to ``hi`` (its own span
+    by default), on ``zone``'s clock (the series' own when None):
+    ``window`` (start, end) shaded, ``events`` marked by thin lines,
+    ``unit`` written above the value axis."""
     series = series.dropna()
+    if zone is not None and getattr(series.index, "tz", None) is not None:
+        series = series.tz_convert(str(zone))
+        lo, hi = on_clock(lo, zone), on_clock(hi, zone)
     if lo is not None:
         series = series[(series.index >= lo) & (series.index <= hi)]
     if not len(series):
@@ -109,12 +91,9 @@ def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "")
         hi = lo + pd.Timedelta(minutes=1)
     span = (hi - lo).total_seconds()
     pw, ph = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    times, values = decimated(series)
-    vmin, vmax = float(np.nanmin(values)), float(np.nanmax(values))
-    ticks_y = _nice(min(vmin, 0.0) if vmin >= 0 else vmin, vmax)
-    ylo, yhi = ticks_y[0], max(ticks_y[-1], vmax)
-    if yhi <= ylo:
-        yhi = ylo + 1
+    shown = decimated(series, COLUMNS)
+    times, values = shown.index, shown.to_numpy(dtype=float)
+    ylo, yhi, ticks_y = value_range(float(np.nanmin(values)), float(np.nanmax(values)))
 
     def x(t) -> float:
         return LEFT + max(0.0, min(1.0, (t - lo).total_seconds() / span)) * pw
@@ -125,36 +104,47 @@ def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "")
     # the label (names from inputs) as the chart's <title>, never in an attribute
     out = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img">'
            f'<title>{escape(label)}</title>',
-           f'<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="#fbfcfd" stroke="#d9dee3"/>']
+           f'<rect class="plot" x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="#fbfcfd" stroke="#d9dee3"/>']
     if window is not None:
         try:
-            a, b = x(pd.Timestamp(window[0])), x(pd.Timestamp(window[1]))
-            out.append(f'<rect x="{a:.1f}" y="{TOP}" width="{max(b - a, 1.5):.1f}" height="{ph}" fill="#ffb74d" '
-                       'fill-opacity="0.25"/>')
+            a, b = x(pd.Timestamp(on_clock(window[0], zone))), x(pd.Timestamp(on_clock(window[1], zone)))
+            out.append(f'<rect class="win" x="{a:.1f}" y="{TOP}" width="{max(b - a, 1.5):.1f}" height="{ph}" '
+                       'fill="#ffb74d" fill-opacity="0.25"/>')
         except TypeError:
             pass
     for t in events:
         try:
+            t = on_clock(t, zone)
             if lo <= t <= hi:
                 out.append(f'<line x1="{x(t):.1f}" y1="{TOP}" x2="{x(t):.1f}" y2="{TOP + ph}" stroke="#8e24aa" '
                            'stroke-opacity="0.5"/>')
         except TypeError:
             continue
-    for v in ticks_y:
-        if ylo <= v <= yhi:
-            out.append(f'<line x1="{LEFT}" y1="{y(v):.1f}" x2="{LEFT + pw}" y2="{y(v):.1f}" stroke="#e6e9ec"/>'
-                       f'<text class="yt" x="{LEFT - 4}" y="{y(v) + 3.5:.1f}" text-anchor="end">{_number(v)}</text>')
+    for v, text in zip(ticks_y, _numbers(ticks_y)):
+        out.append(f'<line x1="{LEFT}" y1="{y(v):.1f}" x2="{LEFT + pw}" y2="{y(v):.1f}" stroke="#e6e9ec"/>'
+                   f'<text class="yt" x="{LEFT - 4}" y="{y(v) + 3.5:.1f}" text-anchor="end">{text}</text>')
+    if unit:
+        out.append(f'<text class="unit" x="{LEFT}" y="{TOP - 5}">{escape(unit)}</text>')
     points = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in zip(times, values) if v == v)
-    out.append(f'<polyline fill="none" stroke="#1565c0" stroke-width="1.3" points="{points}"/>')
-    ticks, _step = time_ticks(lo, hi, TIME_LABELS)
-    for i, (t, text) in enumerate(ticks):
-        tx = x(t)
+    out.append(f'<polyline class="data" fill="none" stroke="#1565c0" stroke-width="1.3" points="{points}"/>')
+    if len(times) == 1:        # one sample: a dot, or nothing would show
+        out.append(f'<circle class="data" cx="{x(times[0]):.1f}" cy="{y(values[0]):.1f}" r="2" fill="#1565c0"/>')
+    ticks = dated_ticks(lo, hi, TIME_LABELS)
+    for i, tick in enumerate(ticks):
+        tx = x(tick.at)
+        # a date right before another (a label at 23:00, the next at 00:00) gives way to it
+        dated = tick.date and not (i + 1 < len(ticks) and ticks[i + 1].date and x(ticks[i + 1].at) - tx < 70)
         # the labels at either end stay inside the chart
         anchor = "start" if tx - LEFT < 22 else "end" if LEFT + pw - tx < 22 else "middle"
         out.append(f'<line x1="{tx:.1f}" y1="{TOP + ph}" x2="{tx:.1f}" y2="{TOP + ph + 3}" stroke="#5b6570"/>'
-                   f'<text class="xt" x="{tx:.1f}" y="{HEIGHT - 5}" text-anchor="{anchor}">{escape(text)}</text>')
+                   f'<text class="xt" data-t="{epoch_seconds(tick.at):.0f}" x="{tx:.1f}" y="{TOP + ph + 14}" '
+                   f'text-anchor="{anchor}">{escape(tick.label)}</text>')
+        if dated:
+            out.append(f'<text class="xd" x="{tx:.1f}" y="{TOP + ph + 26}" text-anchor="{anchor}">'
+                       f'{escape(tick.date)}</text>')
     out.append("</svg>")
     return "".join(out)
 
 
-CHART_STYLE = (".chart{display:block;width:100%;height:auto}.chart text{font:10px sans-serif;fill:#3b4550}")
+CHART_STYLE = (".chart{display:block;width:100%;height:auto}.chart text{font:10px sans-serif;fill:#3b4550}"
+               ".chart text.xd,.chart text.unit{fill:#5b6570}")

@@ -3,6 +3,7 @@ as a table for every output format, and as a plot."""
 from __future__ import annotations
 
 from sarsleuth.render.formats.json import plain
+from sarsleuth.render.plots import SETTINGS
 from sarsleuth.render.table import Column, Table, number
 
 
@@ -33,16 +34,35 @@ def comparison_table(df):
                  note="latencies in ms; errors: failed requests plus non-2xx responses; MB/s: 2^20 bytes/s")
 
 
+def comparison_figure(df):
+    """The comparison drawn on a standalone figure (no backend touched:
+    for a file, ``compare --plot``)."""
+    # matplotlib (a third of a second) loads only when a plot is drawn, never for analyze alone
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(8, 4.5))
+    plot_comparison(df, fig.subplots())
+    return fig
+
+
 def plot_comparison(df, ax=None):
     """Requests/s (bars, left axis) and p50/p90/p99/max latency in ms (lines,
     right axis) for each run, against concurrency when every run has a
-    distinct one, else against the run's file and line.  Returns the Axes."""
-    # matplotlib (a third of a second) loads only when a plot is drawn, never for analyze alone
+    distinct one, else against the run's file and line.  Returns the Axes
+    (of a new pyplot figure on the session's own backend when none is
+    given: inline in a notebook)."""
+    # loaded only when a plot is drawn
     import matplotlib
     if ax is None:
-        matplotlib.use("Agg", force=False)
+        # the API's figure: pyplot's, on the session's backend, set up before
+        # the drawing's settings (which would undo its interactive mode on leaving)
         import matplotlib.pyplot as plt
         _, ax = plt.subplots(figsize=(8, 4.5))
+    # file names (the runs' labels) never read as TeX
+    with matplotlib.rc_context(SETTINGS):
+        return _draw(df, ax)
+
+
+def _draw(df, ax):
     if df is None or not len(df):
         ax.set_title("no load-test runs to compare")
         ax.set_xlabel("run")

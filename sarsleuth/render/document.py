@@ -14,13 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sarsleuth.render.table import number
-from sarsleuth.render.view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, host_lines, left_out
+from sarsleuth.render.view import EVIDENCE_LINES, MAX_WARNINGS, TIMELINE_ROWS, View, code_spans, host_lines, left_out
 from sarsleuth.timebase.clock import when, zone_of
 
 #: Incidents listed in the summary table unless --all.
 MAX_LISTED = 30
-#: Warnings listed unless --all.
-MAX_WARNINGS = 20
 
 
 @dataclass(frozen=True)

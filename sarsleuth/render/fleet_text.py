@@ -4,6 +4,7 @@ one line, then what could not be read."""
 from __future__ import annotations
 
 from sarsleuth.render.fleet_html import NO_HOST_LABEL, host_facts_line
+from sarsleuth.render.view import MAX_WARNINGS
 from sarsleuth.safe_text import shown, utf8
 
 #: Hosts named in a line before "and N more".
@@ -56,6 +57,10 @@ def fleet_text(fleet, md_escape=None) -> str:
     if fleet.unplaced:
         lines += ["", f"{len(fleet.unplaced)} file(s) given to no host:"]
         lines += [f"- {safe(p)}: {safe(r)}" for p, r in fleet.unplaced[:10]]
+    for warning in fleet.warnings[:MAX_WARNINGS]:
+        lines.append(f"warning: {safe(warning)}")
+    if len(fleet.warnings) > MAX_WARNINGS:
+        lines.append(f"and {len(fleet.warnings) - MAX_WARNINGS:,} more warning(s): --format json lists every one")
     for note in fleet.notes[:6]:
         lines.append(f"note: {safe(note)}")
     return utf8("\n".join(lines) + "\n") if markdown else "\n".join(lines) + "\n"

@@ -21,8 +21,10 @@ from html import escape
 
 import pandas as pd
 
+from sarsleuth.analysis.charted import incident_frame, lead_up
 from sarsleuth.knowledge import unmarked_event_kinds
-from sarsleuth.render.charts import time_ticks
+from sarsleuth.render.clock_ticks import STEPS, epoch_seconds, time_ticks
+from sarsleuth.timebase import timed_by_mtime
 from sarsleuth.timebase.clock import on_clock, zone_of
 
 ROLE_ORDER = {"context": 0, "effect": 1, "cause": 2}
@@ -67,13 +69,15 @@ def _padded(lo, hi):
 
 
 def spans(case) -> list:
-    """The overview's spans: incident windows clustered in time (sources'
-    spans when there is no incident), each padded; [] when times cannot
-    share a clock."""
+    """The overview's spans: incidents from their lead-up to their end
+    (:func:`~sarsleuth.analysis.charted.lead_up`), clustered in time
+    (sources' spans when there is no incident), each padded; [] when times
+    cannot share a clock."""
     windows = []
     try:
         for inc in case.incidents:
             a, b = _ts(inc.start), _ts(inc.end) or _ts(inc.start)
+            a = _ts(lead_up(inc)) if a is not None else None
             if a is not None:
                 windows.append((_on(a, case.tz), _on(b, case.tz)))
         if not windows:
@@ -105,44 +109,68 @@ def gap_text(seconds: float) -> str:
     return f"{seconds / 3600:.0f} hours later"
 
 
-def _lanes(case, lo, hi, paths=None) -> list:
-    """[(host, [(name, kind, [paths])])]: the files with data between ``lo``
-    and ``hi`` (or only ``paths``), one lane per file name, host and kind."""
+def untimed(source) -> str:
+    """Why a source has no place on a time axis, or "" when it has one:
+    its only time is its file's modification time (a ps snapshot, a
+    load-test report), or it records no wall-clock time at all."""
+    if timed_by_mtime(source):
+        return "no time of its own (only the file's modification time)"
+    if source.span()[0] is None:
+        return "no wall-clock times"
+    return ""
+
+
+def _lanes(case, lo, hi, zone, paths=None, hosts=None) -> list:
+    """[(host, [(name, kind, [sources], why untimed)])]: the files with data
+    between ``lo`` and ``hi`` (or only ``paths``), one lane per file name,
+    host and kind; then the files without a place in time (only ``paths``
+    and the files of ``hosts``), each a lane saying so."""
     groups: dict = {}
     for s in case.sources:
-        if paths is not None and s.path not in paths:
-            continue
-        a, b = (_ts(v) for v in s.span())
-        try:
-            if a is None or b is None or _on(b, case.tz) < lo or _on(a, case.tz) > hi:
+        why = untimed(s)
+        if why:
+            if paths is not None and s.path not in paths and (hosts is None or (s.host or None) not in hosts):
                 continue
-        except TypeError:
-            continue
-        key = (s.host or "", os.path.basename(s.path.rsplit("!", 1)[-1]), s.kind)
+        else:
+            if paths is not None and s.path not in paths:
+                continue
+            a, b = (_ts(v) for v in s.span())
+            try:
+                if a is None or b is None or _on(b, zone) < lo or _on(a, zone) > hi:
+                    continue
+            except TypeError:
+                continue
+        key = (s.host or "", os.path.basename(s.path.rsplit("!", 1)[-1]), s.kind, why)
         groups.setdefault(key, []).append(s)
-    hosts: dict = {}
-    for (host, name, kind), sources in groups.items():
-        hosts.setdefault(host, []).append((name, kind, sources))
-    return sorted(hosts.items(), key=lambda kv: kv[0])
+    out: dict = {}
+    for (host, name, kind, why), sources in sorted(groups.items(), key=lambda kv: (kv[0][0], bool(kv[0][3]))):
+        out.setdefault(host, []).append((name, kind, sources, why))
+    return sorted(out.items(), key=lambda kv: kv[0])
 
 
-def timeline_html(case, lo, hi, incidents, paths=None, caption: str = "") -> str:
-    """One span of the timeline: ``incidents`` shaded and their findings
-    drawn; ``paths``: only these files' lanes."""
+def timeline_html(case, lo, hi, incidents, paths=None, caption: str = "", zone=None, hosts=None,
+                  untimed_lanes: bool = True) -> str:
+    """One span of the timeline on ``zone``'s clock (the case's when None):
+    ``incidents`` shaded and their findings drawn; ``paths``: only these
+    files' lanes (and the untimed files of ``hosts``)."""
+    zone = case.tz if zone is None else zone
     span = max((hi - lo).total_seconds(), 1.0)
 
     def pct(t) -> float:
         return max(0.0, min(100.0, (t - lo).total_seconds() / span * 100))
 
-    lanes = _lanes(case, lo, hi, paths)
-    if not lanes:
+    lanes = _lanes(case, lo, hi, zone, paths, hosts)
+    if not untimed_lanes:
+        lanes = [(host, [f for f in files if not f[3]]) for host, files in lanes]
+        lanes = [(host, files) for host, files in lanes if files]
+    if not any(not why for _host, files in lanes for *_rest, why in files):
         return ""
     out = ['<div class="tl">',
            f'<div class="tl-caption">{escape(caption)}{lo.strftime("%Y-%m-%d %H:%M:%S")} to '
            f'{hi.strftime("%Y-%m-%d %H:%M:%S")} ({escape(zone_of(lo) or "times as recorded")})</div>']
     marks, rows_end = [], []
     for inc in incidents:
-        placed = _placed(inc, case.tz, lo, hi)
+        placed = _placed(inc, zone, lo, hi)
         if placed is None:
             continue
         a, b = placed
@@ -161,34 +189,44 @@ def timeline_html(case, lo, hi, incidents, paths=None, caption: str = "") -> str
     for host, files in lanes:
         if host:
             out.append(f'<div class="tl-host">{escape(host)}</div>')
-        for name, kind, sources in files:
+        for name, kind, sources, why in files:
             copies = f" \u00d7{len(sources)}" if len(sources) > 1 else ""
+            label = f'<div class="tl-name">{escape(name)} <span class="kind">({escape(kind)}){copies}</span></div>'
+            if why:
+                out.append(f'<div class="tl-row tl-untimed">{label}<div class="tl-track"><span class="tl-why">'
+                           f'{escape(why)}</span></div></div>')
+                continue
             parts = [windows]
             for s in sources[:1]:
-                a, b = (_on(_ts(v), case.tz) for v in s.span())
+                a, b = (_on(_ts(v), zone) for v in s.span())
                 parts.append(f'<i class="cov" style="left:{pct(max(a, lo)):.2f}%;'
                              f'width:{max(pct(min(b, hi)) - pct(max(a, lo)), 0.3):.2f}%"></i>')
-            parts += _event_ticks(case, [s.path for s in sources], lo, hi, pct)
-            parts += _finding_marks(case, incidents, [s.path for s in sources], lo, hi, pct)
-            out.append(f'<div class="tl-row"><div class="tl-name">{escape(name)} '
-                       f'<span class="kind">({escape(kind)}){copies}</span></div>'
-                       f'<div class="tl-track">{"".join(parts)}</div></div>')
+            parts += _event_ticks(case, [s.path for s in sources], lo, hi, pct, zone)
+            parts += _finding_marks(incidents, [s.path for s in sources], lo, hi, pct, zone)
+            out.append(f'<div class="tl-row">{label}<div class="tl-track">{"".join(parts)}</div></div>')
     ticks = []
+    steps = STEPS
     for level, most in enumerate(LEVEL_LABELS, 1):
-        for t, text in time_ticks(lo, hi, most)[0]:
+        found, step = time_ticks(lo, hi, most, steps)
+        for t, text in found:
+            if step < 86400 and t == t.normalize():
+                text = t.strftime("%m-%d")          # midnight says the new date
             if all(abs((t - u).total_seconds()) > 0 for u, _l, _v in ticks):
                 ticks.append((t, text, level))
+        # a finer level's labels fall between the coarser ones, never a few seconds beside them
+        steps = [s for s in STEPS if s <= step and step % s == 0]
     axis = []
     for t, text, level in sorted(ticks):
         x = pct(t)
         anchor = "a-start" if x < 10 else "a-end" if x > 90 else "a-mid"
-        axis.append(f'<span class="tick l{level} {anchor}" style="left:{x:.2f}%">{escape(text)}</span>')
+        axis.append(f'<span class="tick l{level} {anchor}" data-t="{epoch_seconds(t):.0f}" style="left:{x:.2f}%">'
+                    f'{escape(text)}</span>')
     out.append(f'<div class="tl-row tl-axis"><div class="tl-name"></div><div class="tl-track">{"".join(axis)}'
                '</div></div></div>')
     return "".join(out)
 
 
-def _event_ticks(case, paths, lo, hi, pct) -> list:
+def _event_ticks(case, paths, lo, hi, pct, zone) -> list:
     """A tick per tenth of a per cent of track that has events of these files."""
     events = case.events
     if events is None or not len(events) or "file" not in events.columns:
@@ -198,19 +236,19 @@ def _event_ticks(case, paths, lo, hi, pct) -> list:
         ev = ev[ev["aligned"].fillna(True).astype(bool)]
     ev = ev[~ev["kind"].isin(sorted(unmarked_event_kinds()))]
     try:
-        times = [_on(t, case.tz) for t in ev["timestamp"]]
+        times = [_on(t, zone) for t in ev["timestamp"]]
         columns = sorted({round(pct(t), 1) for t in times if lo <= t <= hi})
     except TypeError:
         return []
     return [f'<i class="ev" style="left:{c:.1f}%"></i>' for c in columns]
 
 
-def _finding_marks(case, incidents, paths, lo, hi, pct) -> list:
+def _finding_marks(incidents, paths, lo, hi, pct, zone) -> list:
     out = []
     pairs = sorted(((inc, i, f) for inc in incidents for i, f in enumerate(inc.findings, 1)),
                    key=lambda p: ROLE_ORDER.get(p[2].role or "", 0))     # the cause drawn last, on top
     for inc, i, f in pairs:
-        placed = _placed(f, case.tz, lo, hi) if f.aligned and any(e.path in paths for e in f.evidence[:1]) else None
+        placed = _placed(f, zone, lo, hi) if f.aligned and any(e.path in paths for e in f.evidence[:1]) else None
         if placed is None:
             continue
         a, b = placed
@@ -235,23 +273,27 @@ def overview_html(case) -> str:
                 continue
         if last is not None:
             out.append(f'<p class="tl-gap">\u2026 {escape(gap_text((lo - last).total_seconds()))} \u2026</p>')
-        out.append(timeline_html(case, lo, hi, incidents))
+        # the files without a place in time: once, under the first span
+        out.append(timeline_html(case, lo, hi, incidents, untimed_lanes=last is None))
         last = hi
     return "".join(out)
 
 
 def incident_timeline_html(case, inc) -> str:
-    """The incident's own span: the files its findings cite, and those of
-    its hosts with data then."""
-    a, b = _ts(inc.start), _ts(inc.end) or _ts(inc.start)
-    if a is None:
+    """The incident's own span, from its lead-up to its end (as its charts,
+    :func:`~sarsleuth.analysis.charted.incident_frame`), on the clock its
+    story is told on: the files its findings cite, those of its hosts with
+    data then, and their files without a time of their own."""
+    frame = incident_frame(inc)
+    if frame is None:
         return ""
+    zone = inc.zone
     try:
-        a, b = _on(a, case.tz), _on(b, case.tz)
-        lo, hi = _padded(a, b)
-        lo, hi = lo - (hi - lo) / 4, hi + (hi - lo) / 4
+        lo, hi = (_on(_ts(t), zone) for t in frame)
+        lo, hi = lo - (hi - lo) / 20, hi + (hi - lo) / 20
     except TypeError:
         return ""
     paths = {e.path for f in inc.findings for e in f.evidence}
-    paths |= {s.path for s in case.sources if s.host in inc.hosts and s.kind not in ("ps",)}
-    return timeline_html(case, lo, hi, [inc], paths=paths)
+    paths |= {s.path for s in case.sources if s.host in inc.hosts and not untimed(s)}
+    hosts = set(inc.hosts) | ({None} if len({s.host for s in case.sources if s.host}) <= 1 else set())
+    return timeline_html(case, lo, hi, [inc], paths=paths, zone=zone if zone is not None else case.tz, hosts=hosts)

@@ -12,6 +12,8 @@ DEFAULT_TOP = 5
 #: Timeline rows and evidence lines per finding shown unless --all.
 TIMELINE_ROWS = 14
 EVIDENCE_LINES = 3
+#: Warnings listed unless --all (every output lists them; JSON all of them).
+MAX_WARNINGS = 20
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
-"""The self-contained HTML report: inline CSS, charts and timelines drawn
-inline (SVG, HTML), no script, no network; it reflows from 400 to 1920
-pixels wide.  Jinja2 autoescaping is on, so every string that came from an input
+"""The self-contained HTML report: inline CSS, incident charts and
+timelines drawn inline (SVG, HTML: they read without a script), the
+metrics explorer drawn by the two scripts the page carries and its
+Content-Security-Policy lets run (:mod:`sarsleuth.render.page_scripts`),
+no network; it reflows from 400 to 1920 pixels wide.  Jinja2 autoescaping is on, so every string that came from an input
 is shown as text; file names that were not UTF-8 show U+FFFD for each
 undecodable byte, and control and bidirectional characters (ESC, BEL,
 U+202E) are written as visible escapes over the whole page (the page's own
@@ -11,13 +13,14 @@ from sarsleuth.metric_store.disk_names import labelled, names_of_case
 from sarsleuth.analysis.charted import incident_panels, marked_events
 from sarsleuth.redaction.check import refuse_leak
 from sarsleuth.render.charts import CHART_STYLE, chart_svg
-from sarsleuth.render.explorer import explorer
+from sarsleuth.render.explorer import clock_name, explorer, payload
 from sarsleuth.render.files import write_text_file
 from sarsleuth.render.fleet_html import build_fleet_html
-from sarsleuth.safe_text import visible
+from sarsleuth.render.page_scripts import digest, explorer_script, json_for_script, uplot_script, uplot_style
+from sarsleuth.safe_text import visible, visible_tree
 from sarsleuth.render.jinja import template
 from sarsleuth.render.timeline import incident_timeline_html, overview_html
-from sarsleuth.render.view import EVIDENCE_LINES, View, host_lines, left_out, note_groups
+from sarsleuth.render.view import EVIDENCE_LINES, MAX_WARNINGS, View, host_lines, left_out, note_groups
 from sarsleuth.timebase.clock import on_clock, when, zone_of
 from sarsleuth.version import __version__
 
@@ -42,7 +45,8 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
     zone = zone_of(case.incidents[0].start, case.tz) if case.incidents else ""
     plots_note = left_out(len(case.incidents), len(drawn), "incident(s) without a chart",
                           "--all draws a chart for every one") if plots else ""
-    charts, charts_left = explorer(case, view.everything) if plots else ([], 0)
+    hosts = explorer(case) if plots else []
+    scripts = [uplot_script(), explorer_script()] if hosts else []
     return visible(template("report.html.j2").render(
         case=case, incidents=case.incidents, findings=findings, sources=sources, figures=figures,
         version=__version__, zone=zone, skipped=case.skipped, timeline=overview_html(case),
@@ -50,7 +54,12 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
         evidence_lines=None if view.everything else EVIDENCE_LINES + 1, plots_note=plots_note,
         anchors={str(id(f)): f"finding-{inc.id}-{i}" for inc in case.incidents for i, f in enumerate(inc.findings, 1)},
         host_lines=host_lines(getattr(case, "hosts", [])), notes=note_groups(case.notes),
-        explorer=charts, explorer_left=charts_left, chart_style=CHART_STYLE,
+        warnings=view.rows(case.warnings, MAX_WARNINGS),
+        warnings_left=left_out(len(case.warnings), len(view.rows(case.warnings, MAX_WARNINGS)), "warning(s)",
+                               "--all or --format json lists every one"),
+        chart_style=CHART_STYLE, explorer=hosts, scripts=scripts, script_hashes=[digest(x) for x in scripts],
+        explorer_json=json_for_script(visible_tree(payload(case, hosts))) if hosts else "",
+        explorer_zone=clock_name(case, min(h.lo for h in hosts)) if hosts else "", uplot_css=uplot_style(),
     ))
 
 
@@ -62,7 +71,7 @@ def incident_charts(case, inc) -> list:
         return []
     lo, hi = bounds
     host = inc.hosts[0] if inc.hosts else None
-    ev = marked_events(case.events, inc.start, inc.end)
+    ev = marked_events(case.events, lo, hi)
     if ev is not None and host is not None:
         ev = ev[ev["host"] == host]
     times = list(ev["timestamp"].drop_duplicates()[:200]) if ev is not None else []
@@ -71,9 +80,10 @@ def incident_charts(case, inc) -> list:
     out = []
     for section, metric, dev, unit, series in panels:
         try:
-            svg = chart_svg(series, lo, hi, window=(inc.start, inc.end), events=times, label=f"{section} {metric}")
+            svg = chart_svg(series, lo, hi, window=(inc.start, inc.end), events=times, label=f"{section} {metric}",
+                            unit=unit, zone=inc.zone)
         except TypeError:          # a wall-clock series beside an aware window
-            svg = chart_svg(series, window=None, label=f"{section} {metric}")
+            svg = chart_svg(series, window=None, label=f"{section} {metric}", unit=unit)
         if svg:
             device = labelled(dev, names.get(host)) if section == "disk" else dev
             out.append({"caption": f"{metric} ({unit}), {section}" + (f" {device}" if device not in ("", "all") else ""),

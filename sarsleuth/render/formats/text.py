@@ -19,7 +19,7 @@ from sarsleuth.render.fleet_text import fleet_text
 from sarsleuth.safe_text import shown
 from sarsleuth.render.table import Column, cells, number
 from sarsleuth.render.table import Table as Rows
-from sarsleuth.render.view import EVIDENCE_LINES, TIMELINE_ROWS, View, code_spans, host_lines, left_out
+from sarsleuth.render.view import EVIDENCE_LINES, MAX_WARNINGS, TIMELINE_ROWS, View, code_spans, host_lines, left_out
 from sarsleuth.render.formats.json import plain
 from sarsleuth.timebase.clock import when, zone_of
 
@@ -175,6 +175,13 @@ def _footer(case, console: Console, view: View) -> None:
                         "--all or --format json lists every one")
         if more:
             console.print(Text(f"  {more}", style="dim"))
+    # what could not be read, or was read twice and disagrees, travels with the story
+    for w in view.rows(case.warnings, MAX_WARNINGS):
+        console.print(Text(f"warning: {shown(w)}", style="yellow"))
+    more = left_out(len(case.warnings), len(view.rows(case.warnings, MAX_WARNINGS)), "warning(s)",
+                    "--all or --format json lists every one")
+    if more:
+        console.print(Text(more, style="yellow"))
     # guesses (a year, a zone) are said every time, whatever else is cut
     for n in case.notes:
         console.print(Text(f"note: {shown(n)}", style="dim"))
