@@ -20,7 +20,7 @@ from pathlib import Path
 from sarsleuth.inputs.bundles import archive, layout as lay, readers
 from sarsleuth.inputs.bundles.facts import HostFacts
 from sarsleuth.errors import InputError
-from sarsleuth.inputs.folders import walk
+from sarsleuth.inputs.folders import walk, walk_tree
 from sarsleuth.inputs.reading import read_head
 
 #: Configuration files larger than this are not host facts (sysctl -a is ~50 KB).
@@ -133,7 +133,7 @@ def sos_folder_files(root: Path, facts: HostFacts, out: Expanded):
     read into ``facts`` on the way: yields ``(full path, relative path,
     whether it was a fact file)`` for the files that are not links (a link
     in a sosreport is a copy of something listed elsewhere)."""
-    for here, dirs, files in walk(root):
+    for here, dirs, files in walk_tree(root):
         dirs.sort()
         for f in sorted(files):
             full = Path(here) / f
