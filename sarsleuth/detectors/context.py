@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sarsleuth.detectors.bounds import valid
 from sarsleuth.detectors.evidence import PrintedRows
 from sarsleuth.metric_store import MetricStore, from_long
 from sarsleuth.timebase.clock import Clock
@@ -87,7 +88,9 @@ class Context:
 
     def series(self, section: str, metric: str, device: str = "", host=None):
         """One metric as a time-indexed Series for one host and device
-        (sorted, duplicates dropped), or None when absent."""
+        (sorted, duplicates dropped), or None when absent.  Values outside
+        the metric's physical bounds are left out (counter anomalies:
+        :mod:`sarsleuth.detectors.bounds`)."""
         key = (section, metric, device, host)
         if key in self._series_cache:
             return self._series_cache[key]
@@ -101,6 +104,9 @@ class Context:
                 out = None
         elif self._section(section):
             out = self.metrics.grouped(section, lambda key: 0, metric=metric, device=device).get(0)
+        out = valid(out, section, metric)
+        if out is not None and not len(out):
+            out = None
         self._series_cache[key] = out
         return out
 
