@@ -220,6 +220,9 @@ class Finding:
     aligned: bool = True         # False when its time is not on the shared clock
     refs: dict = field(default_factory=dict)  # ids it is about (pids, ports...) for cross-source matching
     role: str | None = None      # in its incident: "cause", "effect" or "context"
+    #: how each number it states was obtained: the series, the span, the
+    #: statistic (sarsleuth.detectors.figures.Figure), for the audit
+    figures: list = field(default_factory=list)
 
     def __post_init__(self):
         if self.severity not in SEVERITY_RANK:
@@ -257,6 +260,7 @@ class Finding:
             "aligned": self.aligned,
             "refs": self.refs,
             **({"role": self.role} if self.role else {}),
+            **({"figures": [f.to_dict() for f in self.figures]} if self.figures else {}),
         }
 
 
