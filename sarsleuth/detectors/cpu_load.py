@@ -10,7 +10,7 @@ from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.cpu_io import _hold_samples, above_prior_baseline
 from sarsleuth.detectors.evidence import metric_evidence
-from sarsleuth.detectors.figures import Figures, already_above, baseline_at, measure
+from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure
 from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for
 
 
@@ -138,7 +138,10 @@ class LoadSpike(Detector):
                 if jumped[at_peak]:
                     title = f"Load average jumped to {peak.text()} (baseline {base.text()}{cpus})"
                 elif level is not None and peak.value >= level:
-                    title = f"Load average rose to {peak.text()}, past {p['per_cpu_factor']:g} per CPU ({ncpu} CPUs; baseline {base.text()})"
+                    per_cpu = figs.add(given("per_cpu_factor", p["per_cpu_factor"], origin="threshold", fmt="g",
+                                             host=host))
+                    title = (f"Load average rose to {peak.text()}, past {per_cpu.text()} per CPU ({ncpu} CPUs; "
+                             f"baseline {base.text()})")
                 else:
                     most = figs.get("peak_blocked")
                     title = (f"{most.text() if most else 'Many'} tasks blocked (load average {peak.text()}, "
