@@ -31,7 +31,7 @@ app = typer.Typer(
          "load-test reports, correlated into a ranked incident narrative.",
 )
 
-EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_AUDIT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 3, 130, 143
 _debug = False
 
 #: ``--format`` of each command: the formats of the registry that write what it shows.
@@ -117,6 +117,8 @@ def analyze(
                                 "as stand-ins (host-1, 198.18.0.11, user-1) in every output."),
     redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: write the originals "
                                               "of the stand-ins into this private file (JSON, mode 0600)."),
+    audit: bool = typer.Option(False, "--audit", help="Measure every figure the story states again from the "
+                               "data: one line per difference on stderr (exit 3), or how many were checked."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     # here, not at the top: --help and sniff load this module
@@ -133,11 +135,13 @@ def analyze(
                                    or (plots is None and _names_a_fleet(paths)))):
         if redact and save is not None:     # the workers save each host before it could be redacted
             raise UsageError("--redact --save: a fleet's hosts are saved unredacted; add --no-fleet")
+        if audit:
+            raise UsageError("--audit audits one case's story: add --no-fleet")
         _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory, opts, redact,
                        redact_map, progress=not quiet)
         return
     from sarsleuth.case import Case
-    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact)
+    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact, audit=audit)
     if not case.sources:
         # one line: every file named once, with why it was refused
         # (an archive cut before its data says so in a warning, not as a skipped file)
@@ -166,6 +170,12 @@ def analyze(
         save_case(case, save, paths)
         _say(f"wrote the case into {save}")
     _to_stdout(lambda out: render.write_case(format.value, case, out, view=view))
+    if case.audited is not None:
+        for line in case.audited.lines():
+            _say(f"audit: {line}")
+        _say(f"audit: {case.audited.summary()}")
+        if case.audited.differences:
+            raise _Failed(EXIT_AUDIT)
 
 
 def _names_a_fleet(paths) -> bool:

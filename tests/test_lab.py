@@ -61,6 +61,14 @@ def test_every_case_is_analysed_without_error(lab_scores):
     assert not failed
 
 
+def test_every_case_s_story_agrees_with_its_data(lab_scores):
+    """``analyze --audit`` on every recorded case: each figure its story
+    states, measured again from the case's data, is the figure it states."""
+    assert sum(s.audit_checked for s in lab_scores) >= 500
+    differences = [f"{s.case}: {d}" for s in lab_scores for d in s.audit_differences]
+    assert differences == []
+
+
 # ----------------------------------------------------------- the scorer itself
 def test_start_error_is_distance_to_the_window():
     window = ["2026-11-24T13:02:51+00:00", "2026-11-24T13:03:07+00:00"]

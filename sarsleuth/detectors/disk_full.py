@@ -58,12 +58,13 @@ class FilesystemFull(Detector):
         figs = Figures()
         peak = figs.add(measure(ctx, "peak_pct", "max", host, key, ep.start, ep.end))
         figs.add(measure(ctx, "samples", "samples", host, key, ep.start, ep.end, fmt="d"))
-        # the level just before it filled, in the same stretch of records
+        # the level it filled from: the first sample of its stretch of records
         seg = ctx.segments(s, host)
         at = s.index.get_loc(ep.start)
         was = None
         if at > 0 and seg[at - 1] == seg[at]:
-            was = figs.add(measure(ctx, "before_pct", "at", host, key, at=s.index[at - 1]))
+            stretch = s.index[(seg == seg[at]) & (s.index < ep.start)]
+            was = figs.add(measure(ctx, "before_pct", "first", host, key, stretch[0], stretch[-1]))
         free_key = ("filesystem", "MBfsfree" if what == "blocks" else "Ifree", fs)
         left = figs.add(measure(ctx, "free", "at", host, free_key, at=peak.at, fmt=",.0f"))
         noun = "out of inodes" if what == "inodes" else "full"

@@ -156,8 +156,19 @@ def _avail_pct(ctx, host, device):
     return (avail / total.reindex(avail.index) * 100).dropna()
 
 
+def _retrans_pct(ctx, host, device):
+    """TCP segments retransmitted as a share of the segments sent, sample
+    by sample (sysstat names the first retrans/s, retrseg/s in 12.7.6)."""
+    _key, again = first_of(ctx, host, "net-etcp", ("retrans/s", "retrseg/s"))
+    sent = ctx.series("net-tcp", "oseg/s", host=host)
+    if again is None or sent is None:
+        return None
+    sent = sent.reindex(again.index)
+    return (100.0 * again / sent.where(sent > 0)).dropna()
+
+
 #: Series made of others: (section, name) -> how (ctx, host, device) reads it.
-DERIVED = {("cpu", "%busy"): _busy, ("memory", "%avail"): _avail_pct,
+DERIVED = {("cpu", "%busy"): _busy, ("memory", "%avail"): _avail_pct, ("net-etcp", "%retrans"): _retrans_pct,
            ("memory", "kbram"): lambda ctx, host, device: ram_kb(ctx, host)}
 
 

@@ -154,8 +154,9 @@ class TcpTimewait(Detector):
                 frac = figs.add(measure(ctx, "fraction_of_limit", "ratio", host, of=(peak.name, cap.name),
                                         known=figs.by_name(), fmt=".0f", scale=100))
                 sev = severity_for(frac.value, [(0.98, "high"), (0.6, "medium")], "low")
-                said = (f"tcp_max_tw_buckets {cap.text()}" if origin != "assumed"
-                        else f"tcp_max_tw_buckets: the kernel default, {cap.text()}, assumed")
+                said = {"assumed": f"tcp_max_tw_buckets: the kernel default, {cap.text()}, assumed",
+                        "config": f"tcp_max_tw_buckets {cap.text()}, as the config file gives"
+                        }.get(origin, f"tcp_max_tw_buckets {cap.text()}")
                 out.append(self.finding(
                     title=f"TIME_WAIT sockets climbed to {peak.text()} ({frac.text()} % of {said})",
                     severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sarsleuth.detectors.figures import PRIOR_WINDOW, Figures, measure, prior_levels
+from sarsleuth.detectors.figures import Figures, baseline_at, measure, prior_levels, series_of
 from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -20,6 +20,8 @@ from sarsleuth.detectors.evidence import metric_evidence
 
 #: How sysstat names retransmitted segments: retrans/s, retrseg/s in 12.7.6.
 RETRANS_METRICS = ("retrans/s", "retrseg/s")
+#: The share of segments sent again, sample by sample (figures.DERIVED): its usual level.
+SHARE = ("net-etcp", "%retrans", "")
 
 
 class TcpRetransmits(Detector):
@@ -66,7 +68,6 @@ class TcpRetransmits(Detector):
             mask = (share >= threshold) & (rate >= p["min_per_s"])
             key_r = ("net-etcp", retrans_name, "")
             key_s = ("net-tcp", "oseg/s", "")
-            segments = ctx.segments(retrans, host)
             for ep in episodes(share, mask.to_numpy(), p["max_gap_samples"],
                                min_duration_seconds=p["min_duration_seconds"], segments=ctx.stretches(share, host)):
                 figs = Figures()
@@ -75,7 +76,10 @@ class TcpRetransmits(Detector):
                 figs.add(measure(ctx, "retransmitted", "sum", host, key_r, ep.start, ep.end, fmt=",.0f"))
                 figs.add(measure(ctx, "segments_sent", "sum", host, key_s, ep.start, ep.end, fmt=",.0f"))
                 rate = figs.add(measure(ctx, "retransmitted_per_s", "mean", host, key_r, ep.start, ep.end, fmt=".1f"))
-                base = figs.add(usual_share(ctx, host, key_r, key_s, retrans, ep.start, segments))
+                per_sample = series_of(ctx, host, SHARE)
+                base = figs.add(baseline_at(ctx, "baseline_retrans_share_pct", host, SHARE, per_sample, ep.start,
+                                            ctx.segments(per_sample, host), fallback=False)
+                                if per_sample is not None and len(per_sample) else None)
                 # each loss costs a retransmission timeout: half a per cent
                 # of segments is a tail every user feels
                 sev = severity_for(mean_share.value, [(5.0, "high"), (0.5, "medium")], default="low")
@@ -89,16 +93,3 @@ class TcpRetransmits(Detector):
                     evidence=[metric_evidence(ctx, "net-etcp", host, ep.peak_time, text)],
                 ))
         return out
-
-
-def usual_share(ctx, host, key_r, key_s, retrans, t, segments):
-    """The share of segments retransmitted in the 15 minutes before ``t``
-    in its stretch of records (none before: no usual share, 0 said)."""
-    seg = np.asarray(segments)
-    pos = min(int(np.searchsorted(retrans.index, t)), len(retrans) - 1)
-    stretch = retrans.iloc[np.flatnonzero(seg == seg[pos])]
-    before = stretch[(stretch.index < t) & (stretch.index >= t - pd.Timedelta(PRIOR_WINDOW))]
-    if not len(before):
-        return None
-    return measure(ctx, "baseline_retrans_share_pct", "share", host, key_r, before.index[0], before.index[-1],
-                   per=key_s)
