@@ -140,13 +140,19 @@ def ram_kb(ctx, host):
 
 def _avail_pct(ctx, host, device):
     """Memory available as a share of RAM: kbavail, or kbmemfree +
-    kbcached + kbbuffers where sysstat has no kbavail (before 11.x)."""
+    kbcached + kbbuffers where sysstat has no kbavail (before 11.x) or the
+    kernel none (before Linux 3.14)."""
     total = ram_kb(ctx, host)
     if total is None:
         return None
     avail = ctx.series("memory", "kbavail", host=host)
+    free = ctx.series("memory", "kbmemfree", host=host)
+    if avail is not None and free is not None:
+        # sadc stores 0 where the kernel had no MemAvailable (before Linux
+        # 3.14) and sar prints that 0 while memory is free: not recorded
+        avail = avail[~((avail == 0) & (free.reindex(avail.index) > 0))]
+        avail = avail if len(avail) else None
     if avail is None:
-        free = ctx.series("memory", "kbmemfree", host=host)
         if free is None:
             return None
         avail = free.copy()
