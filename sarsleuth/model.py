@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
@@ -143,6 +144,26 @@ def quoted(text: str) -> str:
     with an ellipsis when long."""
     text = text.rstrip()
     return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS - 1] + "…"
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at a space outside
+    `code spans` (never inside a number, a time or quoted code), with an
+    ellipsis; whole when it fits."""
+    if len(text) <= limit:
+        return text
+    spans = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)]
+    cut = 0
+    for i in range(min(limit, len(text)) - 1, 0, -1):
+        if text[i] == " " and not any(a < i < b for a, b in spans):
+            cut = i
+            break
+    if not cut:
+        return text[:limit - 1] + "…" if not spans else text[:min(a for a, _b in spans)].rstrip() + "…"
+    return text[:cut].rstrip(" ,;:(-") + "…"
+
+
+_CODE_SPAN = re.compile(r"`[^`]*`")
 
 
 @dataclass

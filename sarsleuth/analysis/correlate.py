@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from sarsleuth.knowledge import category_title, causal_chains, impact_weights, kb_entry
-from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
+from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso, shortened
 from sarsleuth.analysis.narrative import after_category, narrate, prose
 from sarsleuth.analysis.recommend import holds, recommend
 from sarsleuth.timebase.clock import Clock, on_clock
@@ -388,7 +388,7 @@ def _title(category, cause, hosts) -> str:
     head = category_title(category)
     where = f" on {', '.join(hosts)}" if hosts else ""
     what = prose(after_category(category, cause.title, commands=False))
-    what = what if len(what) <= 110 else what[:107] + "..."
+    what = shortened(what, 110)
     return f"{head}{where}: {what}" if what else f"{head}{where}"
 
 

@@ -15,7 +15,7 @@ import re
 import pandas as pd
 
 from sarsleuth.knowledge import category_title, kb_entry
-from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
+from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso, shortened
 from sarsleuth.timebase.clock import Clock, on_clock, when, zone_of
 
 
@@ -83,7 +83,7 @@ def after_category(category: str, title: str, commands: bool = True) -> str:
     cat = category_stems(category)
     lead, rest = _lead_split(title)
     if not commands and "`" in lead:
-        lead = re.sub(r"\s*`[^`]*`\s*", " ", lead).strip()
+        lead = without_code(lead)
         title = f"{lead}, {rest}" if lead and rest else lead or rest
     words = list(_WORD.finditer(lead))
     stems = [_stem(m.group()) for m in words]
@@ -99,6 +99,15 @@ def after_category(category: str, title: str, commands: bool = True) -> str:
         at = cut.start() if cut else len(rest)
         return f"{rest[:at]} in {name}{rest[at:]}"
     return name or rest
+
+
+def without_code(text: str) -> str:
+    """``text`` without its `quoted code`, and without what held only code
+    (a parenthesis of quoted settings, the commas between them)."""
+    out = re.sub(r"`[^`]*`", "", text)
+    out = re.sub(r"\(\s*(?:[,;]\s*)*\)", "", out)
+    out = re.sub(r"\s+([,;)])", r"\1", out)
+    return re.sub(r"\s{2,}", " ", out).strip(" ,;")
 
 
 def _on_clock(f: Finding) -> bool:
@@ -119,7 +128,7 @@ def quote(finding: Finding, limit: int = 1) -> str:
         loc = os.path.basename(ev.path) if ev.path else ""
         if ev.line:
             loc += f":{ev.line}"
-        text = ev.text if len(ev.text) <= 160 else ev.text[:157] + "..."
+        text = shortened(ev.text, 160)
         parts.append(f"\"{text}\"" + (f" ({loc})" if loc else ""))
     return "; ".join(parts)
 

@@ -10,7 +10,6 @@ text file) and the raw values of that record.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 

@@ -62,7 +62,7 @@ class CpuSaturation(Detector):
                 title = (f"CPU lost up to {stolen.text()} % to the hypervisor (%steal)" if by_steal
                          else f"CPUs saturated: {peak.text()} % busy")
                 sev = "high" if peak.value >= 99 or by_steal else "medium"
-                text = f"CPUs {peak.text()} % busy (100 - %idle - %iowait) at {fmt_time(peak.at)}"
+                text = f"CPUs {peak.text()} % busy (neither idle nor waiting for I/O) at {fmt_time(peak.at)}"
                 out.append(self.finding(
                     title=title, severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,
                     refs=peak_ref(ep), evidence=[metric_evidence(ctx, "cpu", host, peak.at, text)],
