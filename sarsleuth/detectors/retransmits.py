@@ -83,8 +83,8 @@ class TcpRetransmits(Detector):
                 # each loss costs a retransmission timeout: half a per cent
                 # of segments is a tail every user feels
                 sev = severity_for(mean_share.value, [(5.0, "high"), (0.5, "medium")], default="low")
-                title = (f"TCP retransmissions at {mean_share.text()} % of segments sent "
-                         f"({rate.text()}/s; usual {base.text() if base else '0.00'} %)")
+                usual = f"usual {base.text()} %" if base is not None else "no sample before it to compare"
+                title = f"TCP retransmissions at {mean_share.text()} % of segments sent ({rate.text()}/s; {usual})"
                 text = (f"retransmitted {figs['retransmitted'].text()} of {figs['segments_sent'].text()} segments "
                         f"sent from {fmt_time(ep.start)} to {fmt_time(ep.end)} ({mean_share.text()} %)")
                 out.append(self.finding(
