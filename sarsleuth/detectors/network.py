@@ -128,8 +128,7 @@ class TcpTimewait(Detector):
                 origin = f"{configured.path}:{configured.line}"
             elif default:
                 origin = "assumed"
-            segments = ctx.segments(tw, host)
-            seg = np.asarray(segments)
+            seg = np.asarray(ctx.stretches(tw, host))
             first = float(tw.iloc[0])
             if origin == "assumed":
                 capped = self._cap(ctx, host, tw, first)
@@ -143,7 +142,7 @@ class TcpTimewait(Detector):
             starts = tw.groupby(seg).transform("first")
             climb = tw >= np.maximum(p["min_tw"], p["min_rise_factor"] * np.maximum(starts, 1.0))
             for ep in episodes(tw, (near | climb).to_numpy(), p["max_gap_samples"],
-                               min_duration_seconds=p["min_duration_seconds"], segments=ctx.stretches(tw, host)):
+                               min_duration_seconds=p["min_duration_seconds"], segments=seg):
                 figs = Figures()
                 peak = figs.add(measure(ctx, "peak_tcp_tw", "max", host, key, ep.start, ep.end, fmt=",.0f"))
                 stretch = tw.index[seg == seg[tw.index.get_loc(ep.start)]]
