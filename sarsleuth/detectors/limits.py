@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from sarsleuth.detectors.event_bursts import bursts, lines_of, writer
-from sarsleuth.detectors.figures import Figures, baseline_at, given, measure
+from sarsleuth.detectors.figures import Figures, given, measure
 from sarsleuth.detectors.series import fmt_time, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -112,9 +112,13 @@ class ForkRejected(Detector):
         if not len(around):
             return None
         peak = figs.add(measure(ctx, "peak_tasks", "max", b.host, key, around.index[0], around.index[-1], fmt=".0f"))
-        before = baseline_at(ctx, "tasks_before", b.host, key, s, around.index[0], ctx.segments(s, b.host),
-                             fmt=".0f", fallback=False)
-        return peak, figs.add(before)
+        # the median before the burst, in its stretch of records
+        seg = ctx.segments(s, b.host)
+        at = int(s.index.get_loc(around.index[0]))
+        before = s.index[(seg == seg[at]) & (s.index < b.start)]
+        level = measure(ctx, "tasks_before", "median", b.host, key, before[0], before[-1], fmt=".0f") \
+            if len(before) else None
+        return peak, figs.add(level)
 
 
 class TooManyOpenFiles(Detector):

@@ -47,8 +47,10 @@ class SwapClimb(Detector):
             for ep in episodes(s, elevated, p["max_gap_samples"], segments=ctx.stretches(s, host)):
                 figs = Figures()
                 peak = figs.add(measure(ctx, "peak_swpused_pct", "max", host, key, ep.start, ep.end))
-                # the climb: from where swap began to grow without coming back, in its stretch of records
-                began = growth_onset(s, segments, peak.at)
+                # the climb: from the last sample at the stretch's floor before it (where swap began
+                # to grow), or from its first sample when the stretch of records starts inside it
+                at = s.index.get_loc(ep.start)
+                began = s.index[at - 1] if at > 0 and segments[at - 1] == segments[at] else ep.start
                 base = figs.add(measure(ctx, "baseline_swpused_pct", "at", host, key, at=began, fmt=".0f"))
                 if peak.value - base.value < p["min_rise_pct"] or peak.value < p["min_level_pct"]:
                     continue

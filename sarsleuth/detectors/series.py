@@ -145,29 +145,30 @@ def fmt_elapsed(seconds: float) -> str:
 def growth_onset(series, segments, t_end):
     """Where a series began to grow without coming back before ``t_end``
     (a sample time): walking back in its stretch of records while the
-    samples step down (by more than 2 % of the stretch's range: its
-    noise), never up, and stopping at a level it held flat for more than
-    :data:`PLATEAU_SAMPLES` samples and a minute; the last sample at the
-    lowest level reached.  A memory finding's onset is there, not where a
-    threshold was crossed."""
+    samples step down (by more than its noise: three times the median
+    change of its steps), never up, and stopping at a level it held for
+    :data:`PLATEAU_SAMPLES` samples; the last sample at the lowest level
+    reached.  A memory finding's onset is there, not where a threshold was
+    crossed (nor where other memory use filled the host before a pause)."""
     v = series.to_numpy(dtype=float)
     seg = np.asarray(segments)
     pos = int(np.flatnonzero(series.index == t_end)[0])
     stretch = np.flatnonzero(seg[: pos + 1] == seg[pos])
-    tol = 0.02 * float(np.nanmax(v[stretch]) - np.nanmin(v[stretch]))
-    ns = np.asarray(pd.DatetimeIndex(series.index).as_unit("ns").asi8, dtype=np.int64)
+    steps = np.diff(v[stretch])
+    noise = float(np.nanmedian(np.abs(np.diff(steps)))) if len(steps) > 1 else 0.0
+    tol = max(3 * noise, 1e-9 * max(1.0, float(np.nanmax(np.abs(v[stretch])))))
     low, low_at = v[pos], pos
     for i in range(pos - 1, int(stretch[0]) - 1, -1):
         if v[i] > low + tol:
             break                  # higher before: the growth began after it
         if v[i] < low - tol:
             low, low_at = v[i], i
-        elif low_at - i > PLATEAU_SAMPLES and (ns[low_at] - ns[i]) / 1e9 > 60:
-            break                  # flat for a while: the growth had not begun
+        elif low_at - i + 1 >= PLATEAU_SAMPLES:
+            break                  # it held this level: the growth had not begun
     return series.index[low_at]
 
 
-#: Samples a level holds (and a minute) before a growth is said to start after it.
+#: Samples a level holds before a growth is said to start after it.
 PLATEAU_SAMPLES = 3
 
 
