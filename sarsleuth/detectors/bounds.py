@@ -77,7 +77,7 @@ def counter_anomalies(sources, clock) -> list[str]:
     (its time on the host's clock, its line as the file has it, or for a
     binary file the record's figures of the item), the figures outside
     there, and how many more the item holds."""
-    out = []
+    out, told = [], set()
     for src in sources:
         store = getattr(src, "store", None)
         if not store:
@@ -90,8 +90,12 @@ def counter_anomalies(sources, clock) -> list[str]:
             bad = np.flatnonzero(bound.outside(run.values))
             if len(bad):
                 items.setdefault(key[:3], []).append((key, run, bad, bound))
-        for found in items.values():
-            out.append(_said(src, store, found, clock))
+        for item, found in items.items():
+            # one record read through two files (an sa file and its sadf -d) is told once
+            first = (item, min(int(r.stamps[b[0]]) for _k, r, b, _bd in found))
+            if first not in told:
+                told.add(first)
+                out.append(_said(src, store, found, clock))
     return out
 
 
