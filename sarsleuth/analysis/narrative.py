@@ -217,6 +217,8 @@ def _rows_of(f: Finding, cause_from) -> list[tuple]:
     elif onset > start and refs.get("start_said"):
         early = "context" if f.role == "effect" and cause_from is not None and start < cause_from else f.role
         rows += [(start, early, prose(refs["start_said"])), (onset, f.role, title)]
+    elif onset > start:
+        rows.append((onset, f.role, title))          # told where it took off: nothing said of before
     else:
         rows.append((start, f.role, title))
     p = _peak(f)
