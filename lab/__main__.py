@@ -4,8 +4,10 @@
     python -m lab check                    which scenarios this machine can stage, and why not
     python -m lab record ID|PATH... [--all] [--missing] [--out DIR]
                                            stage and record (root; minutes each)
-    python -m lab score [CASE...] [--format text|json|markdown] [--cases-dir DIR] [--set-floor]
-                                           run sarsleuth on every recorded case against its truth
+    python -m lab score [CASE...] [--interval N] [--format text|json|markdown] [--cases-dir DIR]
+                        [--cache DIR] [--set-floor]
+                                           run sarsleuth on every recorded case against its truth,
+                                           at 1 s, 10 s and 60 s (and 10 minutes for the long cases)
 """
 from __future__ import annotations
 
@@ -170,17 +172,59 @@ def cmd_stage(args) -> int:
 
     os.chdir("/")
     _interrupt_as_exit()
+    _adopt_orphans()
     host = Host(load(Path(args.scenario)), Path(args.work), Path(args.out))
     try:
         host.record()
     except CaseRefused as exc:
         print(f"{host.scenario.id}: refused: {exc}", file=sys.stderr)
         return REFUSED
+    finally:
+        _end_descendants()
     return 0
 
 
+def _adopt_orphans() -> None:
+    """The staged host's orphans (a daemon's detached child) stay its own:
+    this process becomes their parent (a child subreaper), so that they
+    are in the host's process table and ended with the recording."""
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _end_descendants() -> None:
+    import signal
+
+    from lab.recorder.snapshots import staged_pids
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        left = [p for p in staged_pids() if p != 2 and _parent_of(p) != 2]
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        if left and sig == signal.SIGTERM:
+            import time
+            time.sleep(2)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+
+
+def _parent_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def cmd_score(args) -> int:
-    from lab.scoring.score import main as score_main
+    from lab.scoring.report import main as score_main
 
     return score_main(args)
 
@@ -210,6 +254,9 @@ def main(argv=None) -> int:
     p.add_argument("cases", nargs="*")
     p.add_argument("--cases-dir", default=str(LAB / "cases"))
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument("--interval", type=int, help="only this interval (seconds), as a detailed table")
+    p.add_argument("--cache", help="folder of the cases derived at coarser intervals "
+                                   "(default $SARSLEUTH_LAB_CACHE or ~/.cache/sarsleuth-lab)")
     p.add_argument("--set-floor", action="store_true",
                    help="write these totals to lab/scores.toml: the test suite holds the lab to them")
     p.set_defaults(fn=cmd_score)

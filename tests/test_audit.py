@@ -326,11 +326,32 @@ def test_outputs_show_code_as_code_and_no_emptied_parentheses(sample_case):
     assert "07:02:03" not in text and "2014-05-06 14:50:01 UTC+08:00" in text
 
 
-def test_a_ps_snapshot_is_told_on_its_finding_s_clock(sample_case):
-    case = sample_case("bundles/sosreport-web07-2026-11-23-pvrqaru.tar.xz")
-    cpu = next(f for f in case.findings if f.detector == "cpu-saturation")
-    assert "in ps at 06:25:38 (ps_auxwww)" in cpu.refs["responsible"]
-    assert cpu.start.strftime("%H:%M:%S") == "06:24:58"
+_PS = """USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root      8700  0.0  0.0  77312 10200 ?        SLs  14:23   0:00 stress-ng --matrix 0 --timeout 55s
+root      8701 98.7  0.0  77504  2880 ?        R    14:23   0:29 stress-ng-matrix [run]
+root      8702 99.1  0.0  77504  2884 ?        R    14:23   0:29 stress-ng-matrix [run]
+root      8800  0.0  0.0   7060  2900 ?        R    14:23   0:00 ps aux
+"""
+
+
+def test_a_ps_snapshot_is_told_on_its_finding_s_clock(tmp_path):
+    """A snapshot taken at 14:24:10 UTC named in a finding told on a Paris
+    host's clock (UTC+01:00 in November) is "ps at 15:24:10", the sentence's
+    own clock; the near miss, a finding on UTC, says 14:24:10."""
+    import os
+    from sarsleuth.analysis.attribution import attribute
+    from sarsleuth.model import Finding
+    when = pd.Timestamp("2026-11-24 14:24:10", tz="UTC")
+    path = tmp_path / "ps-aux.txt"
+    path.write_text(_PS)
+    os.utime(path, (when.timestamp(), when.timestamp()))
+    sources = sarsleuth.load(path, tz="UTC").sources
+    for zone, said in (("Europe/Paris", "in ps at 15:24:10"), ("UTC", "in ps at 14:24:10")):
+        f = Finding(detector="cpu-saturation", title="t", severity="high", host=None,
+                    start=(when - pd.Timedelta(seconds=30)).tz_convert(zone),
+                    end=(when + pd.Timedelta(seconds=20)).tz_convert(zone))
+        attribute([f], sources)
+        assert said in f.refs["responsible"], (zone, f.refs.get("responsible"))
 
 
 def test_titles_are_never_cut_inside_code(sample_case):

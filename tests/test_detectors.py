@@ -59,7 +59,7 @@ def normal_day(host="web1"):
 
 METRIC_DETECTORS = ["swap-climb", "memory-pressure", "iowait-spike", "cpu-saturation", "load-spike",
                     "nic-saturation", "tcp-timewait", "sar-gap", "disk-saturation", "tcp-retransmits",
-                    "cpu-stall", "memory-stall", "io-stall", "filesystem-full"]
+                    "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "connection-surge"]
 
 
 @pytest.mark.parametrize("det_id", METRIC_DETECTORS)
@@ -150,6 +150,34 @@ def test_tcp_retransmits_quiet_on_a_busy_host_with_its_usual_losses():
     lone = [0.0] * 100
     lone[50] = 3.0
     assert run("tcp-retransmits", ctx(*_tcp_day(lone, [1200.0] * 100))) == []
+
+
+def _connections(accepted, opened, start="2026-11-23 05:24:58"):
+    return [metrics("web07", "net-tcp", start, 1, {"passive/s": accepted, "active/s": opened})]
+
+
+def test_connection_surge_says_where_the_clients_were():
+    """sar -n TCP of the web07 sample: two ab runs against nginx on the
+    host itself, as many connections opened as accepted."""
+    accepted = [0.0] * 4 + [35.0, 7109.90, 5170.30, 11818.0, 5749.0, 2991.0] + [0.0] * 29
+    (f,) = run("connection-surge", ctx(*_connections(accepted, accepted)))
+    assert (f.start, f.end) == (pd.Timestamp("2026-11-23 05:25:03"), pd.Timestamp("2026-11-23 05:25:07"))
+    assert f.metrics["peak_accepted_per_s"] == 11818.0 and f.metrics["local_clients"] == 1
+    assert f.title == ("New TCP connections surged to 11,818/s (usual 0/s), opened by clients on this host "
+                       "(as many connections opened as accepted)")
+    # clients elsewhere: the host accepted, it did not open
+    (g,) = run("connection-surge", ctx(*_connections(accepted, [0.0] * len(accepted))))
+    assert g.metrics["local_clients"] == 0 and "clients on this host" not in g.title
+
+
+def test_a_busy_host_at_its_usual_rate_is_no_surge():
+    """A front end accepting 2,000-3,000 connections a second all day, and
+    a quiet host's 150 a second: neither is a surge."""
+    rng = np.random.default_rng(11)
+    busy = list(rng.uniform(2000, 3000, 300))
+    assert run("connection-surge", ctx(*_connections(busy, [5.0] * 300))) == []
+    small = [0.0] * 60 + [150.0] * 10 + [0.0] * 60
+    assert run("connection-surge", ctx(*_connections(small, small))) == []
 
 
 def _psi(section, columns, start="2026-11-24 14:18:33"):
@@ -818,7 +846,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
                        "loadtest-link-saturation", "custom-signature", "disk-saturation", "tcp-retransmits",
                        "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "host-restart",
-                       "package-change"}
+                       "package-change", "connection-surge"}
 
 
 def test_every_detector_has_a_positive_and_a_negative_test():

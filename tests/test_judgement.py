@@ -68,8 +68,8 @@ root         2  0.0  0.0      0     0 ?        S    13:44   0:00 [kthreadd]
 root      6013  0.0  0.0 221816  4400 ?        Ssl  14:12   0:00 rsyslogd -n -f /etc/rsyslog.conf
 root      6041  0.0  0.0   2576   900 ?        S    14:13   0:00 sh /srv/app/supervise.sh report-cache
 root      8700  0.0  0.0  77312 10200 ?        SLs  14:23   0:00 stress-ng --matrix 0 --timeout 55s
-root      8701 {cpu1}  0.0  77504  2880 ?        R    14:23   0:03 stress-ng-matrix [run]
-root      8702 {cpu2}  0.0  77504  2884 ?        R    14:23   0:03 stress-ng-matrix [run]
+root      8701 {cpu1}  0.0  77504  2880 ?        R    14:23   0:29 stress-ng-matrix [run]
+root      8702 {cpu2}  0.0  77504  2884 ?        R    14:23   0:29 stress-ng-matrix [run]
 root      8760  {dd}  0.1  19360 18236 ?        {st}   14:23   0:00 dd if=/dev/zero of=/srv/data/restore.img bs=16M oflag=direct
 root      8800  0.0  0.0   7060  2900 ?        R    14:23   0:00 ps aux
 """
@@ -256,7 +256,9 @@ def test_upstreams_nginx_marked_failed_after_timeouts_are_the_timeouts_effect():
     case = sarsleuth.load(LAB_CASES / "upstream-slow-ab" / "billing-lab-01.tar.xz")
     top = case.incidents[0]
     roles = {f.detector: f.role for f in top.findings}
-    assert roles == {"upstream-timeout": "cause", "upstream-down": "effect", "loadtest-errors": "effect"}
+    # ab's own connections, opened and accepted on the host, are the load that drove it: context
+    assert roles == {"upstream-timeout": "cause", "upstream-down": "effect", "loadtest-errors": "effect",
+                     "connection-surge": "context"}
     cause = next(f for f in top.findings if f.role == "cause")
     assert cause.title == "2 x upstream timeout over 2 s (http://127.0.0.1:9001: 1, http://127.0.0.1:9002: 1)"
     down = next(f for f in top.findings if f.detector == "upstream-down")
@@ -284,7 +286,7 @@ def test_cpus_busy_within_a_local_load_test_without_ps_are_its_doing():
     ("https://localhost/", "web1", True), ("http://web1:80/", "web1", True),
     ("http://10.0.0.5/", "web1", False), ("example.org", "web1", False), ("", "web1", False)])
 def test_a_load_test_targets_its_own_host_by_loopback_or_name(url, host, local):
-    from sarsleuth.analysis.attribution import _targets_host
+    from sarsleuth.analysis.load_tests import _targets_host
     assert _targets_host(url, host) is local
 
 
@@ -312,3 +314,37 @@ def test_a_slow_backends_listen_queue_overflowing_is_the_slowness_effect():
     assert roles["upstream-timeout"] == "cause" and roles["syn-flood"] == "effect"
     syn = next(f for f in case.incidents[0].findings if f.detector == "syn-flood")
     assert syn.title == "1 x possible SYN flooding on port 127.0.0.1:9001"
+
+
+def test_the_web07_sample_tells_the_local_traffic_as_one_incident():
+    """The web07 sosreport: CPUs busy from the first sample (work outside
+    the host's namespace: no process of its ps), then two ab runs against
+    its nginx from the host itself fill the TIME_WAIT table to its cap
+    (4,096, the host's sysctl) and run nginx out of its 256
+    worker_connections. One incident, both limits in it, the surge of
+    connections that filled them as what drove it; sos is named nowhere."""
+    case = sarsleuth.load(SAMPLES / "bundles" / "sosreport-web07-2026-11-23-pvrqaru.tar.xz")
+    (inc,) = case.incidents
+    roles = {f.detector: f.role for f in inc.findings}
+    assert inc.category == "socket-exhaustion" and inc.cause == "tcp-timewait"
+    assert roles["worker-connections-exhausted"] == "effect"
+    assert roles["connection-surge"] == "context" and roles["cpu-saturation"] == "context"
+    surge = next(f for f in inc.findings if f.detector == "connection-surge")
+    assert surge.metrics["peak_accepted_per_s"] == 11818.0 and surge.metrics["local_clients"] == 1
+    told = " ".join([inc.title, inc.summary, *inc.recommendations,
+                     *(f.title + str((f.refs or {}).get("responsible", "")) for f in inc.findings)])
+    assert "sos" not in told
+
+
+def test_a_run_without_a_time_is_not_told_as_another_run_s_effect():
+    """Field report 001: two ab runs pasted whole. The 2 MB run fills the
+    link (placed where sar shows the server sending at its rate); the
+    50 KB run's long tail has no time: nothing ties it to the other run,
+    so it is told beside that incident, as context, never as its effect.
+    A tail in the same run's report would be its effect."""
+    case = sarsleuth.load(SAMPLES / "image-service-ab")
+    (inc,) = case.incidents
+    roles = {f.detector: f.role for f in inc.findings}
+    assert roles == {"loadtest-link-saturation": "cause", "nic-saturation": "effect",
+                     "loadtest-tail-latency": "context"}
+    assert "another run, which no time ties to this incident" in " ".join(inc.story["context"])

@@ -47,7 +47,8 @@ def bundle_case():
 def test_each_bundle_host_is_told_on_its_own_clock(bundle_case):
     """sa06 of Cangke_107_176 records +08:00: memory began to run out in
     the sample of 06:50:01 UTC, 14:50:01 there (past its floor at 15:02:03);
-    web07 (+01:00) saturated its CPUs at 05:24:58 UTC, 06:24:58 in Paris."""
+    web07 (+01:00) filled its TIME_WAIT table at 05:25:03 UTC, 06:25:03 in
+    Paris."""
     out = outputs(bundle_case)
     tengine = incident_on(out["json"], "Cangke_107_176")
     web = incident_on(out["json"], "web07")
@@ -55,8 +56,8 @@ def test_each_bundle_host_is_told_on_its_own_clock(bundle_case):
     assert tengine["story"]["headline"].startswith(
         "Memory exhaustion on Cangke_107_176 from 2014-05-06 14:50:01 to 15:07:01 (UTC+08:00)")
     assert tengine["start"] == "2014-05-06T14:50:01+08:00"
-    assert "from 2026-11-23 06:24:58 to 06:25:36 (UTC+01:00)" in web["summary"]
-    assert web["start"].endswith("+01:00") and web["start"].startswith("2026-11-23T06:24:58")
+    assert "from 2026-11-23 06:25:03 to 06:25:36 (UTC+01:00)" in web["summary"]
+    assert web["start"].endswith("+01:00") and web["start"].startswith("2026-11-23T06:25:03")
     # the story's own times: the timeline, the cause's span and the evidence
     assert tengine["story"]["timeline"][0]["clock"] == "14:50:01"
     assert "use from 14:50:01 to 15:07:01, past its threshold from 15:02:03, peak at 15:06:05" in tengine["story"]["cause"]
@@ -70,7 +71,7 @@ def test_each_bundle_host_is_told_on_its_own_clock(bundle_case):
     for fmt in ("text", "markdown", "html"):
         shown = out[fmt]
         assert "2014-05-06 14:50:01 to 15:07:01 (UTC+08:00)" in shown, fmt
-        assert "2026-11-23 06:24:58 to 06:25:36 (UTC+01:00)" in shown, fmt
+        assert "2026-11-23 06:25:03 to 06:25:36 (UTC+01:00)" in shown, fmt
         assert "Timeline (UTC+08:00)" in shown and "Timeline (UTC+01:00)" in shown, fmt
 
 
@@ -85,9 +86,9 @@ def test_the_list_across_hosts_says_each_time_on_its_own_clock(bundle_case):
     assert said in out["text"] and said + "." in out["markdown"] and said + ";" in html.unescape(out["html"])
     assert re.search(r"\| 1 \| critical \| 2014-05-06 14:50:01 UTC\+08:00 \| 2014-05-06 15:07:01 UTC\+08:00 \|",
                      out["markdown"])
-    assert re.search(r"\| 2 \| high \| 2026-11-23 06:24:58 UTC\+01:00 \|", out["markdown"])
+    assert re.search(r"\| 2 \| high \| 2026-11-23 06:25:03 UTC\+01:00 \|", out["markdown"])
     assert re.search(r"│ critical +│ 2014-05-06 14:50:01 UTC\+08:00 +│", out["text"])
-    assert re.search(r"│ high +│ 2026-11-23 06:24:58 UTC\+01:00 +│", out["text"])
+    assert re.search(r"│ high +│ 2026-11-23 06:25:03 UTC\+01:00 +│", out["text"])
     assert "07:02:03" not in out["text"] + out["markdown"] + out["html"]
     assert ("hosts record different time zones (+01:00, +08:00); each host's story is told on its own clock, "
             "with its offset, and the case's tables are in UTC") in out["json"]["notes"]

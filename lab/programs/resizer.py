@@ -1,4 +1,4 @@
-"""An image worker that crashes: after ``--after`` seconds of work it reads
+"""An image worker that crashes: after ``--after`` seconds of work it writes
 through a NULL pointer in C code (a real SIGSEGV, which the kernel reports
 as a segfault line).  It names itself (``--name``) the way daemons do."""
 import argparse
@@ -18,7 +18,9 @@ def main() -> None:
     deadline = time.time() + args.after
     while time.time() < deadline:
         sum(i * i for i in range(20000))
-    ctypes.string_at(0, 16)     # NULL dereference inside libc's memmove
+    # a write through a NULL pointer inside libc's memset (ctypes' string_at
+    # checks for NULL before it reads; memset does not)
+    ctypes.memset(0, 0, 16)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from lab.recorder.scenario import COLLECTORS
 from lab.recorder.steps import OPS_DIR
 
 
@@ -50,11 +51,16 @@ def operator_files(host) -> list[tuple[str, Path]]:
     if sa.exists():
         files.append((sa.name, sa))
     msgs = host._messages_path()
-    if msgs.exists() and msgs.stat().st_size:
-        files.append((msgs.name, msgs))
-    err = Path("/var/log/nginx/error.log")
-    if err.exists():
-        files.append(("error.log", err))
+    for log in (msgs.with_name(msgs.name + ".1"), msgs, Path("/var/log/cron.1"), Path("/var/log/cron")):
+        if log.exists() and log.stat().st_size:
+            files.append((log.name, log))
+    for err in (Path("/var/log/nginx/error.log.1"), Path("/var/log/nginx/error.log")):
+        if err.exists() and (err.stat().st_size or err.name == "error.log"):
+            files.append((err.name, err))
+    for extra in host.scenario.host.get("logs", []):      # a service's own log (supervisord, postgres...)
+        p = Path(extra)
+        if p.exists() and p.stat().st_size:
+            files.append((p.name, p))
     for p in sorted(OPS_DIR.iterdir()):
         if p.suffix == ".txt":
             files.append((p.name, p))
@@ -90,7 +96,9 @@ def write(host, probes, watch, faults: list[float], dmesg: Path | None, sos: Pat
     truth = sc.truth
     quiet = bool(truth.get("quiet", False))
     notes = []
-    busy = probes.disturbed()
+    # a host with ordinary work of its own is measured against it (before the fault)
+    busy = probes.disturbed(baseline_until=(faults[0] if faults else time.time())
+                            if host.background.on else None)
     if busy:
         raise CaseRefused(f"the machine was not quiet: {busy}")
     files = operator_files(host)
@@ -120,9 +128,10 @@ def write(host, probes, watch, faults: list[float], dmesg: Path | None, sos: Pat
         hi = t_sign + float(truth.get("after", 10))
         start_between = [_iso(lo), _iso(hi)]
         notes.append(f"Fault step at {_iso(t_fault)}; first sign: {how} at {_iso(t_sign)}.")
+    peer_files = host.peer.files() if host.peer else []
     responsible, missing = [], []
     for name in truth.get("responsible", []):
-        (responsible if _found_in(name, files) else missing).append(name)
+        (responsible if _found_in(name, files + peer_files) else missing).append(name)
     if missing:
         notes.append(f"Named in the scenario but in none of the operator's files, so left out of the truth: "
                      f"{', '.join(missing)}.")
@@ -138,31 +147,75 @@ def write(host, probes, watch, faults: list[float], dmesg: Path | None, sos: Pat
         shutil.copy2(sos, out / sos.name)
         archived = [(arc, p) for arc, p in files if p.parent == OPS_DIR and arc != "dmesg.txt"]
     if archived:
-        with tarfile.open(out / f"{hostname}.tar.xz", "w:xz", preset=9) as tar:
-            for arc, path in archived:
-                info = tar.gettarinfo(str(path), arcname=f"{hostname}/{arc}")
-                info.uname = info.gname = "root"
-                info.uid = info.gid = 0
-                with open(path, "rb") as fh:
-                    tar.addfile(info, fh)
-    tools = ["sadc 1 s -S XALL"] + sorted(host.tool_versions)
+        _archive(out, hostname, archived)
+    if peer_files:      # the second host's files, in an archive of its own
+        _archive(out, host.peer.hostname, peer_files)
+    tools = ["sadc 1 s -S XALL"] + (["sadc 60 s -S DISK (cron)", "debian-sa1 600 s -S DISK (cron)"]
+                                     if host.background.bg["sadc_cron"] else []) + sorted(host.tool_versions)
+    collector = [COLLECTORS[name] for name in sc.collector]
+    if host.background.bg["sadc_cron"]:
+        _keep_interval_files(host, out)
     lines = [f"kind = {_toml_str(sc.kind)}",
              f"category = {_toml_list(truth.get('category', []))}",
              f"cause = {_toml_list(truth.get('cause', []))}"]
     if start_between:
         lines.append(f"start_between = {_toml_list(start_between)}")
     lines += [f"responsible = {_toml_list(responsible)}",
-              f"confounders = {_toml_list(truth.get('confounders', []))}",
-              f"quiet = {'true' if quiet else 'false'}",
+              f"confounders = {_toml_list(truth.get('confounders', []))}"]
+    if collector:
+        lines.append(f"collector = {_toml_list(collector)}")
+    if truth.get("hosts"):
+        lines.append(f"hosts = {_toml_list(truth['hosts'])}")
+    lines += [f"quiet = {'true' if quiet else 'false'}",
               f"args = {_toml_list(truth.get('args', []))}", "",
               "[recorded]",
               f"scenario = {_toml_str('lab/scenarios/' + sc.path.name)}",
               f"tools = {_toml_list(tools)}",
               f"recorded_at = {_toml_str(_iso(host.t0))}",
-              'timeline = "recorded.md"', ""]
-    (out / "truth.toml").write_text("\n".join(lines))
+              'timeline = "recorded.md"']
+    if host.background.on:
+        lines.append(f"background = {_toml_str(_background_text(host.background.bg))}")
+    (out / "truth.toml").write_text("\n".join(lines + [""]))
     _write_recorded(host, out, files, sos, notes, probes, faults)
     return out
+
+
+def _archive(out: Path, hostname: str, files: list[tuple[str, Path]]) -> None:
+    with tarfile.open(out / f"{hostname}.tar.xz", "w:xz", preset=9) as tar:
+        for arc, path in files:
+            info = tar.gettarinfo(str(path), arcname=f"{hostname}/{arc}")
+            info.uname = info.gname = "root"
+            info.uid = info.gid = 0
+            with open(path, "rb") as fh:
+                tar.addfile(info, fh)
+
+
+def _background_text(bg: dict) -> str:
+    parts = [f"traffic about {bg['rate']:g} requests/s swinging {bg['swing']:.0%} over {bg['period']:g} s"]
+    if bg["cron"]:
+        parts.append("cron every minute")
+    if bg["agent"]:
+        parts.append("a monitoring agent polling /proc every 10 s")
+    parts += [f"logrotate at {t:g} s" for t in bg["logrotate"]] + [f"a backup at {t:g} s" for t in bg["backup"]]
+    return ", ".join(parts)
+
+
+def _keep_interval_files(host, out: Path) -> None:
+    """The host's own sa files, written by sadc from cron every minute and
+    every 10 minutes: beside the case, as ``intervals/<N>s/<host>/saDD``
+    (the scorer puts them in place of the 1 s file at that interval)."""
+    from lab.recorder.background import SA_60S_DIR, SA_600S_DIR
+
+    hostname = host.scenario.host["hostname"]
+    shutil.rmtree(out / "intervals", ignore_errors=True)
+    for seconds, folder in ((60, SA_60S_DIR), (600, SA_600S_DIR)):
+        found = sorted(p for p in folder.glob("sa[0-9][0-9]") if p.is_file())
+        if not found:
+            raise CaseRefused(f"cron's sadc wrote no file in {folder}")
+        dest = out / "intervals" / f"{seconds}s" / hostname
+        dest.mkdir(parents=True)
+        for p in found:
+            shutil.copy2(p, dest / p.name)
 
 
 def _write_recorded(host, out: Path, files, sos, notes, probes, faults) -> None:
@@ -197,6 +250,14 @@ def _write_recorded(host, out: Path, files, sos, notes, probes, faults) -> None:
         md.append(f"- `{sos.name}`: `sos report` of the staged host after the incident")
         files = [(arc, p) for arc, p in files if p.parent == OPS_DIR and arc != "dmesg.txt"]
     md += [f"- `{sc.host['hostname']}/{arc}` ({p.stat().st_size:,} bytes)" for arc, p in files]
+    if host.peer:
+        md += [f"- `{host.peer.hostname}/{arc}` ({p.stat().st_size:,} bytes)" for arc, p in host.peer.files()]
+        notes = notes + [f"Two hosts share the recording machine's kernel: `{sc.host['hostname']}` and "
+                         f"`{host.peer.hostname}` (its own host name, network namespace reached over a veth pair, "
+                         "files and services). Their sa files' CPU, memory, disk and PSI figures are the machine's, "
+                         "the same in both; their network figures are each host's own. The kernel's messages "
+                         f"went to `{host.peer.hostname if host.peer.spec.get('kernel_log') else sc.host['hostname']}` "
+                         "only."]
     md += ["", "## Notes", ""] + [f"- {n}" for n in notes] + [
         "- The kernel's ring buffer was cleared when the recording began, so that `dmesg` holds this "
         "recording only; syslog started with it too.",

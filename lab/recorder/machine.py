@@ -84,6 +84,22 @@ def missing(need: str) -> str | None:
             else "the kernel has no tbf qdisc"
     if need == "sos":
         return None if which("sos") else "sos (Debian package sosreport) is not installed"
+    if need == "cpu-cgroup":
+        ok = ("cpu" in (CGROUP_ROOT / "cgroup.controllers").read_text().split()) if cgroup_v2() \
+            else (CGROUP_ROOT / "cpu" / "cpu.cfs_quota_us").exists()
+        return None if ok else "no cpu cgroup controller (CPU quotas)"
+    if need == "postgres":
+        return None if list(Path("/usr/lib").glob("postgresql/*/bin/postgres")) else \
+            "PostgreSQL (Debian package postgresql) is not installed"
+    if need == "psycopg2":
+        return None if Path("/usr/lib/python3/dist-packages/psycopg2").is_dir() else \
+            "python3-psycopg2 is not installed (the host's services reach PostgreSQL with it)"
+    if need == "device-mapper":
+        return None if "device-mapper" in Path("/proc/misc").read_text() and which("dmsetup") else \
+            "the kernel has no device-mapper driver (dm-mod): a disk cannot fail through an error target"
+    if need in ("cron", "logrotate", "supervisord"):
+        return None if which(need) else f"{need} (Debian package {'supervisor' if need == 'supervisord' else need}) " \
+            "is not installed"
     if which(need):
         return None
     return f"{need} is not installed"
@@ -93,7 +109,9 @@ def version_of(name: str) -> str:
     """One line naming the program's version, as it prints it."""
     argv = {"sadc": [which("sadc") or "sadc", "-V"], "nginx": ["nginx", "-v"], "wrk": ["wrk", "-v"],
             "ab": ["ab", "-V"], "stress-ng": ["stress-ng", "--version"], "fio": ["fio", "--version"],
-            "rsyslogd": ["rsyslogd", "-v"], "sos": ["dpkg-query", "-W", "-f", "${Version}", "sosreport"]}.get(name, [name, "--version"])
+            "rsyslogd": ["rsyslogd", "-v"], "sos": ["dpkg-query", "-W", "-f", "${Version}", "sosreport"],
+            "cron": ["dpkg-query", "-W", "-f", "${Version}", "cron"],
+            "supervisord": ["supervisord", "--version"]}.get(name, [name, "--version"])
     try:
         out = _run(argv, timeout=10)
     except (OSError, subprocess.TimeoutExpired):

@@ -13,13 +13,17 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lab.recorder.background import BACKGROUND_KEYS, PROFILES
+from lab.recorder.background import DEFAULTS as BACKGROUND_DEFAULTS
+from lab.recorder.peer import PEER_KEYS
+
 LAB = Path(__file__).resolve().parent.parent
 
 #: The actions a step may take, each with the keys it accepts besides the
 #: common ones.
 ACTIONS = {
-    "run": {"cgroup", "nofile", "core", "oom_score_adj", "syslog_tag", "cwd", "user", "env"},
-    "load": {"save", "rate", "cgroup", "nofile"},
+    "run": {"cgroup", "nofile", "core", "oom_score_adj", "syslog_tag", "cwd", "user", "env", "on"},
+    "load": {"save", "rate", "cgroup", "nofile", "elsewhere"},   # elsewhere: clients of other machines
     "signal": {"target"},
     "reload": set(),          # nginx: the value is a table of [nginx] keys to change
     "stop": set(),            # a service: "backend:9001" or "nginx"
@@ -28,21 +32,25 @@ ACTIONS = {
     "sysctl": set(),          # a table of sysctl = value, restored at `until` or the end
     "nft": {"port", "percent", "reject"},   # drop or reject packets to a port
     "qdisc": set(),           # tc qdisc on lo, removed at `until`
-    "ps": set(),
+    "ps": {"on"},
     "logger": {"tag", "priority"},   # a line an admin or a script sent to syslog
     "mark": set(),            # only a line in the recording's timeline
 }
 COMMON = {"at", "until", "fault", "name", "note"}
 
 HOST_KEYS = {"hostname", "tz", "duration", "sa_dir", "syslog", "dmesg", "ps", "ps_style", "swap",
-             "hung_task_timeout", "sysctl", "sos", "sa_name", "messages"}
+             "hung_task_timeout", "sysctl", "sos", "sa_name", "messages", "logs"}
 TRUTH_KEYS = {"category", "cause", "responsible", "confounders", "quiet", "args", "sign", "sign_log",
-              "after", "before"}
+              "after", "before", "hosts"}
+#: What gathered the files after the incident, at its second of the
+#: recording: the real ``sos report``, the on-call's ``collect-diag``
+#: script (ps, free, a tarball of /var/log), the monitoring agent's dump.
+COLLECTORS = {"sos": "sos", "script": "collect-diag", "agent": "telemetry-agent"}
 NGINX_KEYS = {"port", "worker_processes", "worker_connections", "worker_rlimit_nofile", "error_log_level",
               "backends", "upstream_keepalive", "proxy_read_timeout", "proxy_connect_timeout", "core_dumps",
               "access_log", "keepalive_timeout", "max_fails", "proxy_http11"}
 BACKEND_KEYS = {"port", "delay", "name", "nofile", "leak_fds", "cgroup", "threads_per_request", "syslog_tag",
-                "call"}
+                "call", "work_ms", "db", "leak_db_every", "fork_export_after"}
 CGROUP_KEYS = {"memory", "memsw", "pids", "write_bps", "cpu_quota"}
 FS_KEYS = {"mount", "size", "fstype", "inodes", "throttled"}
 
@@ -86,6 +94,9 @@ class Scenario:
     filesystems: list = field(default_factory=list)
     steps: list = field(default_factory=list)
     files: dict = field(default_factory=dict)
+    background: dict = field(default_factory=dict)
+    collector: dict = field(default_factory=dict)
+    peer: dict | None = None
 
     @property
     def needs(self) -> list[str]:
@@ -94,10 +105,17 @@ class Scenario:
             needs.append("swap")
         if self.host.get("sos"):
             needs.append("sos")
-        if self.filesystems:
+        if any(fs.get("fstype", "ext4") != "tmpfs" for fs in self.filesystems):
             needs += ["loop", "ext4"]
         if any(s.action == "qdisc" for s in self.steps):
             needs.append("tbf")
+        if self.collector.get("sos") is not None:
+            needs.append("sos")
+        bg = {**BACKGROUND_DEFAULTS, **self.background}
+        if (bg["profile"] != "none" and bg["cron"]) or bg["sadc_cron"]:
+            needs.append("cron")
+        if bg["profile"] != "none" and bg["logrotate"]:
+            needs.append("logrotate")
         return list(dict.fromkeys(needs))
 
 
@@ -122,7 +140,7 @@ def load(path: Path) -> Scenario:
         raise ScenarioError(f"{path}: {exc}") from None
     where = path.name
     _check_keys(where, data, {"id", "kind", "summary", "host", "truth", "nginx", "backend", "cgroup",
-                              "filesystem", "step", "file"})
+                              "filesystem", "step", "file", "background", "collector", "peer"})
     for key in ("id", "kind", "summary", "host", "truth"):
         if key not in data:
             raise ScenarioError(f"{where}: missing `{key}`")
@@ -140,6 +158,16 @@ def load(path: Path) -> Scenario:
         _check_keys(f"{where} [cgroup.{name}]", cg, CGROUP_KEYS)
     for fs in data.get("filesystem", []):
         _check_keys(f"{where} [[filesystem]]", fs, FS_KEYS)
+    _check_keys(f"{where} [background]", data.get("background", {}), BACKGROUND_KEYS)
+    if data.get("background", {}).get("profile", "production") not in PROFILES:
+        raise ScenarioError(f"{where} [background]: profile is one of {', '.join(PROFILES)}")
+    _check_keys(f"{where} [collector]", data.get("collector", {}), set(COLLECTORS))
+    if "peer" in data:
+        _check_keys(f"{where} [peer]", data["peer"], PEER_KEYS)
+        for b in data["peer"].get("backend", []):
+            _check_keys(f"{where} [[peer.backend]]", b, BACKEND_KEYS)
+        if "hostname" not in data["peer"]:
+            raise ScenarioError(f"{where} [peer]: missing `hostname`")
     steps = []
     for i, raw in enumerate(data.get("step", []), 1):
         actions = [k for k in raw if k in ACTIONS]
@@ -157,16 +185,25 @@ def load(path: Path) -> Scenario:
     quiet = bool(data["truth"].get("quiet", False))
     if not quiet and not any(s.fault for s in steps):
         raise ScenarioError(f"{where}: no step is marked `fault = true` (a quiet day says `quiet = true`)")
-    if data["host"].get("sos") and data["host"].get("sa_dir", "/var/log/sa") not in SOS_SA_DIRS:
+    if (data["host"].get("sos") or "sos" in data.get("collector", {})) and \
+            data["host"].get("sa_dir", "/var/log/sa") not in SOS_SA_DIRS:
         raise ScenarioError(f"{where}: sos collects sa files from {' or '.join(SOS_SA_DIRS)} only")
     duration = data["host"].get("duration", 120)
     late = [s for s in steps if s.at >= duration or (s.until or 0) > duration]
     if late:
         raise ScenarioError(f"{where}: step at {late[0].at:g} s ends after the recording ({duration} s)")
+    timed = [t for t in list(data.get("collector", {}).values()) + list(data.get("background", {}).get("logrotate", []))
+             + list(data.get("background", {}).get("backup", [])) if t >= duration]
+    if timed:
+        raise ScenarioError(f"{where}: a collector or background job at {timed[0]:g} s is after the recording "
+                            f"({duration} s)")
+    if data.get("background", {}).get("sadc_cron") and duration < 1800:
+        raise ScenarioError(f"{where}: sadc from cron every 10 minutes needs a recording of 30 minutes or more")
     return Scenario(path=path, id=data["id"], kind=data["kind"], summary=data["summary"], host=data["host"],
                     truth=data["truth"], nginx=data.get("nginx"), backends=data.get("backend", []),
                     cgroups=data.get("cgroup", {}), filesystems=data.get("filesystem", []), steps=steps,
-                    files=data.get("file", {}))
+                    files=data.get("file", {}), background=data.get("background", {}),
+                    collector=data.get("collector", {}), peer=data.get("peer"))
 
 
 def all_scenarios() -> list[Scenario]:

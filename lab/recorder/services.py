@@ -43,17 +43,24 @@ def drain_kernel_log() -> None:
     subprocess.run(["dmesg", "--clear"], check=False)
 
 
+def _routing(messages: Path) -> str:
+    """Debian's rules when the host's log is /var/log/syslog (cron's lines
+    in it), Red Hat's when it is /var/log/messages (cron's in /var/log/cron)."""
+    if messages.name == "syslog":
+        return f"*.*;auth,authpriv.none {messages}\n"
+    return f"*.info;mail.none;authpriv.none;cron.none {messages}\ncron.* {messages.parent / 'cron'}\n"
+
+
 class Rsyslog:
-    def __init__(self, style: str, messages: Path, run: Path):
+    def __init__(self, style: str, messages: Path, run: Path, kernel: bool = True):
         self.messages = messages
         conf = run / "rsyslog.conf"
         (run / "rsyslog").mkdir(parents=True, exist_ok=True)
         conf.write_text(
             f'global(workDirectory="{run}/rsyslog")\n'
             'module(load="imuxsock")\n'
-            'module(load="imklog")\n'
-            f"$ActionFileDefaultTemplate {RSYSLOG_TEMPLATES[style]}\n"
-            f"*.info;mail.none;authpriv.none;cron.none {messages}\n")
+            + ('module(load="imklog")\n' if kernel else "") +
+            f"$ActionFileDefaultTemplate {RSYSLOG_TEMPLATES[style]}\n" + _routing(messages))
         self.proc = subprocess.Popen(["rsyslogd", "-n", "-f", str(conf), "-i", str(run / "rsyslogd.pid")],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(100):
@@ -188,15 +195,15 @@ class Nginx:
             self.proc.wait()
 
 
-def wait_listening(port: int, timeout: float = 10.0) -> None:
+def wait_listening(port: int, timeout: float = 10.0, host: str = "127.0.0.1") -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            socket.create_connection((host, port), timeout=1).close()
             return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout:g} s")
+    raise RuntimeError(f"nothing listens on {host}:{port} after {timeout:g} s")
 
 
 class Backend:
@@ -211,8 +218,13 @@ class Backend:
 
     def start(self) -> None:
         s = self.spec
-        argv = ["python3", "/srv/app/backend.py", "--port", str(self.port), "--name", s.get("name", "api-backend"),
+        # the host's own Python (Debian's, with its python3-psycopg2), as its services run on it
+        python = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else "python3"
+        argv = [python, "/srv/app/backend.py", "--port", str(self.port), "--name", s.get("name", "api-backend"),
                 "--delay", str(s.get("delay", 0.0))]
+        for key in ("work_ms", "db", "leak_db_every", "fork_export_after"):
+            if s.get(key):
+                argv += ["--" + key.replace("_", "-"), str(s[key])]
         if s.get("leak_fds"):
             argv += ["--leak-fds", str(s["leak_fds"])]
         if s.get("call"):

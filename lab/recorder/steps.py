@@ -61,6 +61,11 @@ class StepRunner:
     def run(self, step) -> str:
         argv = shlex.split(self.expand(step.value))
         tag = step.opts.get("syslog_tag")
+        if step.opts.get("on") == "peer":       # a command on the second host
+            proc = self.host.peer.run(argv, tag)
+            if step.until is not None:
+                self.undo.append((step.until, "stop-process", proc))
+            return f"{self.host.peer.hostname}: `{shlex.join(argv)}` started (pid {proc.pid})"
         proc = self._spawn(argv, step, stdout=subprocess.PIPE if tag else subprocess.DEVNULL)
         if tag:   # a service's output goes to syslog, as a unit's would go to the journal
             logger = subprocess.Popen(["logger", "-t", f"{tag}[{proc.pid}]"], stdin=proc.stdout)
@@ -78,10 +83,18 @@ class StepRunner:
             argv, cmdline = self._throttled(argv, float(step.opts["rate"]))
         save = OPS_DIR / step.opts.get("save", f"{argv[0]}-{int(step.at)}.txt")
 
+        elsewhere = bool(step.opts.get("elsewhere"))
+
         def work():
             proc = self._spawn(argv, step, stdout=subprocess.PIPE)
             self.procs.append((argv[0], proc))
+            if elsewhere:      # other machines' clients: not in the host's process table, no report kept
+                with open("/srv/app/elsewhere", "a") as fh:
+                    fh.write(f"{proc.pid}\n")
             out, _ = proc.communicate()
+            if elsewhere:
+                self.host.mark(f"{argv[0]} (clients elsewhere) finished (exit {proc.returncode})")
+                return
             save.write_bytes(f"$ {cmdline}\n".encode() + out)
             self.host.mark(f"{argv[0]} finished (exit {proc.returncode}), output in {save.name}")
 
@@ -164,6 +177,8 @@ class StepRunner:
         return f"tc qdisc add dev lo root {step.value}"
 
     def ps(self, step=None) -> str:
+        if step is not None and step.opts.get("on") == "peer":
+            return self.host.peer.ps()
         self.ps_count += 1
         path = ps_snapshot(OPS_DIR, self.host.scenario.host.get("ps_style", "aux"))
         return f"ps snapshot {path.name}"

@@ -1,13 +1,19 @@
-"""Score sarsleuth on the recorded cases.
+"""Score sarsleuth on the recorded cases, at every sampling interval.
 
-For each case folder (``truth.toml`` beside the operator's files) the
-scorer runs ``sarsleuth analyze FILES... --format json`` with the truth's
-``args`` and compares rank 1 with the truth:
+For each case folder (``truth.toml`` beside the operator's files) and
+each interval (1 s as recorded; 10 s and 60 s with the sa files a host
+sampling that often would have kept, :mod:`lab.intervals`; 10 minutes for
+the long cases) the scorer runs ``sarsleuth analyze FILES... --format
+json`` with the truth's ``args`` and compares rank 1 with the truth:
 
 - **category**: rank 1's category is one of ``category``;
 - **start**: seconds from rank 1's start to the ``start_between`` window
-  (0 inside it); within 10 s counts;
+  (0 inside it), the window widened by one interval on each side at a
+  coarser interval (an sa row stamped at the end of the interval it
+  averages shows an onset up to one interval late); within 10 s counts;
 - **cause**: rank 1's ``cause`` detector is one of ``cause``;
+- **host**: in a case of several hosts, rank 1's hosts include the one
+  ``hosts`` names;
 - **named**: one of ``responsible`` (process names, devices) is named in
   rank 1's title, headline, cause, explanation or recommendations (quoted
   evidence lines do not count: they name whatever the log named);
@@ -25,11 +31,17 @@ import sys
 import tarfile
 import tomllib
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
+
+from lab.intervals.derive import case_inputs, derived_case, recorded_intervals
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE.parent / "cases"
+#: The intervals every case is scored at (seconds); a case that also kept
+#: a file of sadc at another interval (the long cases: 10 minutes) is
+#: scored at that one too.
+INTERVALS = (1, 10, 60)
 START_TOLERANCE_S = 10.0
 TARGETS = {"category": 0.95, "start": 0.95, "named": 0.90, "contradicted": 0, "quiet_incidents": 0}
 _QUOTED = re.compile(r'"[^"\n]*"')
@@ -40,12 +52,14 @@ class CaseScore:
     case: str
     kind: str
     quiet: bool
+    interval: int = 1
     rank1: str = "-"
     category_ok: bool | None = None
     cause: str = "-"
     cause_ok: bool | None = None
     start_error_s: float | None = None
     named: bool | None = None
+    host_ok: bool | None = None          # cases of several hosts: rank 1 names the truth's host
     contradicted: list = field(default_factory=list)
     incidents: int = 0
     exit_code: int = 0
@@ -53,10 +67,6 @@ class CaseScore:
     #: what the audit of the story against its data found (``analyze --audit``)
     audit_checked: int = 0
     audit_differences: list = field(default_factory=list)
-
-
-def case_inputs(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.name not in ("truth.toml", "recorded.md") and p.is_file())
 
 
 def analyze_json(inputs: list[Path], args: list[str]) -> tuple[int, dict | None, str]:
@@ -119,11 +129,11 @@ def _instant(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-def start_error(start: str | None, window: list[str]) -> float | None:
+def start_error(start: str | None, window: list[str], widen_s: float = 0.0) -> float | None:
     if not start or not window:
         return None
     t = _instant(start)
-    lo, hi = _instant(window[0]), _instant(window[1])
+    lo, hi = _instant(window[0]) - timedelta(seconds=widen_s), _instant(window[1]) + timedelta(seconds=widen_s)
     if t.tzinfo is None:      # a wall-clock time: compare on the window's zone
         t = t.replace(tzinfo=lo.tzinfo)
     if t < lo:
@@ -146,11 +156,13 @@ def story_text(inc: dict) -> str:
                                       *inc.get("recommendations", [])) if x)
 
 
-def score_case(folder: Path) -> CaseScore:
+def score_case(folder: Path, interval: int = 1, cache: Path | None = None) -> CaseScore:
+    """Rank 1 of ``folder`` against its truth, the sa files at
+    ``interval`` seconds."""
     with open(folder / "truth.toml", "rb") as fh:
         truth = tomllib.load(fh)
-    s = CaseScore(case=folder.name, kind=truth["kind"], quiet=bool(truth.get("quiet")))
-    inputs = case_inputs(folder)
+    s = CaseScore(case=folder.name, kind=truth["kind"], quiet=bool(truth.get("quiet")), interval=interval)
+    inputs = case_inputs(folder if interval == 1 else derived_case(folder, interval, cache))
     code, doc, err = analyze_json(inputs, list(truth.get("args", [])))
     audited = (doc or {}).get("audit") or {}
     s.audit_checked, s.audit_differences = audited.get("checked", 0), list(audited.get("differences", []))
@@ -168,19 +180,34 @@ def score_case(folder: Path) -> CaseScore:
     if not incidents:
         s.rank1, s.category_ok, s.cause_ok = "none", False, False
         s.named = False if truth.get("responsible") else None
+        s.host_ok = False if truth.get("hosts") else None
         return s
     top = incidents[0]
     s.rank1, s.cause = top["category"], top.get("cause") or "-"
     s.category_ok = top["category"] in truth.get("category", [])
     s.cause_ok = s.cause in truth.get("cause", [])
-    s.start_error_s = start_error(top.get("start"), truth.get("start_between", []))
+    s.start_error_s = start_error(top.get("start"), truth.get("start_between", []),
+                                  widen_s=interval if interval > 1 else 0.0)
     if truth.get("responsible"):
         s.named = _names(story_text(top), truth["responsible"])
+    if truth.get("hosts"):
+        s.host_ok = bool(set(top.get("hosts") or []) & set(truth["hosts"]))
     return s
 
 
-def score_all(folders: list[Path]) -> list[CaseScore]:
-    return [score_case(f) for f in folders]
+def intervals_of(folder: Path) -> tuple[int, ...]:
+    return tuple(sorted(set(INTERVALS) | set(recorded_intervals(folder))))
+
+
+def score_all(folders: list[Path], interval: int = 1, cache: Path | None = None) -> list[CaseScore]:
+    """Every case of ``folders`` that is scored at ``interval``."""
+    return [score_case(f, interval, cache) for f in folders if interval in intervals_of(f)]
+
+
+def score_intervals(folders: list[Path], intervals: list[int] | None = None,
+                    cache: Path | None = None) -> dict[int, list[CaseScore]]:
+    wanted = intervals or sorted({i for f in folders for i in intervals_of(f)})
+    return {i: score_all(folders, i, cache) for i in wanted}
 
 
 def totals(scores: list[CaseScore]) -> dict:
@@ -200,72 +227,7 @@ def totals(scores: list[CaseScore]) -> dict:
                        and s.start_error_s <= START_TOLERANCE_S),
         "named": share(named, lambda s: s.named),
         "named_cases": len(named),
+        "host": share([s for s in incident_cases if s.host_ok is not None], lambda s: s.host_ok),
         "contradicted": sum(len(s.contradicted) for s in scores),
         "quiet_incidents": sum(s.incidents for s in quiet),
     }
-
-
-def _mark(ok) -> str:
-    return "-" if ok is None else ("yes" if ok else "NO")
-
-
-def table(scores: list[CaseScore], fmt: str = "text") -> str:
-    head = ["case", "kind", "rank 1", "category", "start error s", "cause", "named", "contradicted", "incidents"]
-    rows = []
-    for s in scores:
-        err = "-" if s.start_error_s is None else f"{s.start_error_s:.0f}"
-        rows.append([s.case, s.kind, s.rank1 + (f" ({s.error})" if s.error else ""), _mark(s.category_ok), err,
-                     f"{s.cause} {_mark(s.cause_ok)}" if not s.quiet else "-", _mark(s.named),
-                     str(len(s.contradicted)), str(s.incidents)])
-    t = totals(scores)
-
-    def pct(x):
-        return "n/a" if x is None else f"{100 * x:.0f} %"
-
-    foot = (f"{t['cases']} cases of {t['kinds']} kinds ({t['quiet_cases']} quiet): top-1 category {pct(t['category'])}, "
-            f"start within {START_TOLERANCE_S:g} s {pct(t['start'])}, cause detector {pct(t['cause'])}, "
-            f"responsible named {pct(t['named'])} (of {t['named_cases']}), contradicted advice {t['contradicted']}, "
-            f"incidents on quiet days {t['quiet_incidents']}")
-    if fmt == "markdown":
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines + ["", foot])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    details = [f"  {s.case}: {c}" for s in scores for c in s.contradicted]
-    return "\n".join(lines + ([""] + ["contradicted advice:"] + details if details else []) + ["", foot])
-
-
-def write_floor(scores: list[CaseScore]) -> None:
-    """Hold the test suite to these scores: ``lab/scores.toml``."""
-    t = totals(scores)
-    truths = [tomllib.loads((CASES / s.case / "truth.toml").read_text()) for s in scores]
-    values = {
-        "cases": t["cases"], "kinds": t["kinds"],
-        "confounded": sum(1 for x in truths if x.get("confounders")),
-        "quiet_days": sum(1 for x in truths if x.get("quiet")),
-        "category": t["category"] or 0.0, "start": t["start"] or 0.0, "cause": t["cause"] or 0.0,
-        "named": t["named"] or 0.0, "contradicted": t["contradicted"], "quiet_incidents": t["quiet_incidents"],
-    }
-    head = (HERE.parent / "scores.toml").read_text().split("[floor]")[0]
-    body = "\n".join(f"{k} = {v}" for k, v in values.items())
-    (HERE.parent / "scores.toml").write_text(f"{head}[floor]\n{body}\n")
-
-
-def main(args) -> int:
-    root = Path(args.cases_dir)
-    folders = [root / c for c in args.cases] if args.cases else sorted(
-        p.parent for p in root.glob("*/truth.toml"))
-    if not folders:
-        print(f"no recorded cases in {root}", file=sys.stderr)
-        return 2
-    scores = score_all(folders)
-    if getattr(args, "set_floor", False):
-        write_floor(scores)
-    if args.format == "json":
-        print(json.dumps({"cases": [asdict(s) for s in scores], "totals": totals(scores),
-                          "targets": TARGETS}, indent=2))
-    else:
-        print(table(scores, args.format))
-    return 0

@@ -20,14 +20,14 @@ output name them.
 """
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 import pandas as pd
 
+from sarsleuth.analysis.load_tests import driven_by_load_test, within_a_local_load_test
+from sarsleuth.analysis.process_cpu import window_share
 from sarsleuth.detectors.series import fmt_time
 from sarsleuth.knowledge import kb_entry, programs
 from sarsleuth.model import Evidence
@@ -171,8 +171,48 @@ def _frame(snap: Snapshot):
     return snap.frame.rename(columns={"%cpu": "cpu_pct", "%mem": "mem_pct"})
 
 
-def by_cpu(snap: Snapshot) -> list[Group]:
-    return _rank(_frame(snap), "cpu_pct", MIN_CPU_PCT, "% CPU")
+def by_cpu(snap: Snapshot, start=None, end=None, earlier: Snapshot | None = None) -> list[Group]:
+    """The programs that kept the CPUs busy from ``start`` to ``end``: each
+    process's share of a CPU over the part of the window the snapshot
+    covers (:func:`~sarsleuth.analysis.process_cpu.window_share`: ps's
+    %CPU is a life-long average), collectors (what gathered the files,
+    and what they started) left out."""
+    frame = _frame(snap)
+    frame = frame[~_collected(frame)]
+    if start is not None and snap.time is not None:
+        before = {}
+        if earlier is not None and earlier.time is not None:
+            before = {int(r.pid): r for r in _frame(earlier).itertuples(index=False)}
+        rates, alive = [], []
+        for r in frame.itertuples(index=False):
+            then = before.get(int(r.pid))
+            same = then is not None and str(then.start) == str(r.start)
+            used = window_share(r, snap.time, start, end if end is not None else start,
+                                earlier=(then, earlier.time) if same else None)
+            rates.append(float("nan") if used is None else used[0])
+            alive.append(0.0 if used is None else used[1])
+        program = frame["command"].astype(str).map(program_name)
+        longest = pd.Series(alive, index=frame.index).groupby(program).transform("max")
+        frame = frame.assign(cpu_pct=pd.Series(rates, index=frame.index) * longest)
+    return _rank(frame, "cpu_pct", MIN_CPU_PCT, "% CPU")
+
+
+def _collected(frame) -> pd.Series:
+    """Rows of the collectors that gathered the files (sos, a ps script,
+    sarsleuth collect) and of the processes they started: never what a
+    finding is about."""
+    names = frame["command"].astype(str).map(program_name)
+    theirs = names.isin(programs("collectors"))
+    if "ppid" in frame.columns and theirs.any():
+        parents = set(frame.loc[theirs, "pid"].astype(int))
+        ppid = pd.to_numeric(frame["ppid"], errors="coerce")
+        for _ in range(4):           # the collector's children and theirs
+            more = ppid.isin(parents) & ~theirs
+            if not more.any():
+                break
+            theirs = theirs | more
+            parents |= set(frame.loc[more, "pid"].astype(int))
+    return theirs
 
 
 def by_memory(snap: Snapshot, earlier: Snapshot | None) -> list[Group]:
@@ -276,81 +316,6 @@ def _join_pids(f, snaps: list[Snapshot]) -> None:
     f.sources = sorted(set(f.sources) | {row[0] for _p, row in found[:2]})
 
 
-def _driven_by_load_test(f, groups: list[Group], reports: list) -> None:
-    """A CPU finding whose busiest program is a load generator running at
-    the time (wrk on the host it tests) is the load test's doing: metric
-    ``loadtest_driven`` (kb.toml keeps it from being a cause) and a
-    sentence saying so."""
-    generators, names = programs("load_generators"), [g.name for g in groups]
-    # the generator busiest, or busy beside only the web servers its requests go through
-    if names[0] not in generators and not (
-            any(n in generators for n in names)
-            and all(n in generators or n in programs("web_servers") for n in names)):
-        return
-    for r in reports:
-        start, end = r.get("start"), r.get("end")
-        if r.get("tool") not in names or start is None or end is None:
-            continue
-        try:
-            overlaps = pd.Timestamp(start) <= pd.Timestamp(f.end) and pd.Timestamp(end) >= pd.Timestamp(f.start)
-        except (TypeError, ValueError):
-            continue
-        if overlaps:
-            f.metrics["loadtest_driven"] = 1
-            command = r.get("command") or r["tool"]
-            f.refs["driven_by"] = command
-            f.explanation = (f"{f.explanation} The busiest program was the load generator itself, "
-                             f"`{command}`, running on this host: the load test kept the CPUs busy.").strip()
-            return
-
-
-#: Seconds a CPU finding may start before a load test's run or end after it
-#: and still lie within it (the run's times come from its file's mtime and
-#: duration; sar stamps a sample at its end).
-_RUN_SLACK_S = 10.0
-
-
-def _within_a_local_load_test(f, reports: list) -> None:
-    """A CPU finding with no ps snapshot taken during it that lies within
-    a load test's run against this very host (a loopback address or the
-    host's own name): the load generator and the server it drove kept the
-    CPUs busy (``loadtest_driven``), said as an inference from the times."""
-    for r in reports:
-        start, end = r.get("start"), r.get("end")
-        if start is None or end is None or not _targets_host(r.get("url") or "", f.host):
-            continue
-        try:
-            slack = max(pd.Timedelta(seconds=_RUN_SLACK_S), pd.Timedelta(f.resolution))
-            inside = (pd.Timestamp(start) - slack <= pd.Timestamp(f.start)
-                      and pd.Timestamp(f.end) <= pd.Timestamp(end) + slack)
-        except (TypeError, ValueError):
-            continue
-        if inside:
-            command = r.get("command") or r.get("tool") or "a load test"
-            f.metrics["loadtest_driven"] = 1
-            f.refs["driven_by"] = command
-            f.explanation = (f"{f.explanation} No ps snapshot was taken while it lasted, but it lies within "
-                             f"`{command}`'s run against this host: the load test (its generator and the "
-                             "server it drove) kept the CPUs busy.").strip()
-            return
-
-
-def _targets_host(url: str, host) -> bool:
-    """Does a load test's URL point at the host it ran on (loopback, or the host's own name)?"""
-    try:
-        name = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()
-    except ValueError:
-        return False
-    if not name:
-        return False
-    if name == "localhost" or (host is not None and name == str(host).lower()):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
 def attribute(findings: list, sources: list, reports: list = ()) -> None:
     """Name the processes behind each finding: by what it is about
     (``resource`` in kb.toml) from the ps snapshot taken during it, and by
@@ -375,11 +340,12 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
             inside = [after] if after is not None else []
         if not inside:
             if resource == "cpu":
-                _within_a_local_load_test(f, reports)
+                within_a_local_load_test(f, reports)
             continue
         snap = inside[len(inside) // 2] if resource != "memory" else inside[-1]
         if resource == "cpu":
-            groups = by_cpu(snap)
+            # a sample stamped at its end covers the interval before it
+            groups = by_cpu(snap, f.start - f.resolution, f.end, before[-1] if before else None)
         elif resource == "memory":
             earlier = before[-1] if before else (inside[0] if len(inside) > 1 else None)
             groups = by_memory(snap, earlier)
@@ -398,7 +364,7 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
             continue
         _attach(f, groups, snap, finding_end=f.end if after is not None else None)
         if resource == "cpu":
-            _driven_by_load_test(f, groups, reports)
+            driven_by_load_test(f, [g.name for g in groups], reports)
 
 
 def _on_clock_of(t, ref):

@@ -125,8 +125,11 @@ def _chains_of(detector: str) -> list[dict]:
 
 
 def _home_for(f: Finding, groups: list[_Group]):
-    """The incident an unaligned finding belongs to: one sharing PIDs, else
-    the only one on its causal chain."""
+    """The incident an unaligned finding belongs to: one sharing PIDs,
+    else the only one on its causal chain, unless that incident is about
+    another load-test run (a run's latency tail and the link saturation of
+    another run, in another file, are not one story because a chain could
+    join them: such a finding is told beside the incident, as context)."""
     pids = set(f.refs.get("pids") or [])
     if pids:
         for g in groups:
@@ -136,7 +139,16 @@ def _home_for(f: Finding, groups: list[_Group]):
     related = {d for c in _chains_of(f.detector) for d in c["order"]} - {f.detector}
     homes = [g for g in groups if any(o.detector in related for o in g.findings)
              and (f.host is None or g.host is None or g.host == f.host)]
-    return homes[0] if len(homes) == 1 else None
+    if len(homes) != 1:
+        return None
+    home = homes[0]
+    files = set(f.sources)
+    if kb_entry(f.detector).get("run") and any(kb_entry(o.detector).get("run") and not files & set(o.sources)
+                                              for o in home.findings):
+        # another run's story: only a time could tie them, and there is
+        # none; told beside it, on the same host, as context
+        f.refs["beside"] = True
+    return home
 
 
 def _split_by_chain(groups: list[_Group]) -> list[_Group]:
@@ -207,7 +219,11 @@ def _only_context(g: _Group) -> bool:
     """A group no finding of which can be a cause, all of them findings
     that never make an incident alone (a good reload, a restart, CPUs a
     load test on the host kept busy): they are on the timeline of whatever
-    happens near them, not an incident."""
+    happens near them, not an incident.  Findings without a time that
+    nothing else ties to an incident (a load-test run's latency tail) are
+    near nothing: they are told on their own."""
+    if not any(_has_time(f) for f in g.findings):
+        return False
     return all(not _can_cause(f) and (kb_entry(f.detector).get("alone", True) is False
                                        or f.metrics.get("loadtest_driven")) for f in g.findings)
 
@@ -270,6 +286,8 @@ def assign_roles(findings: list[Finding], cause: Finding, chain: dict | None) ->
     for f in findings:
         if f is cause:
             f.role = "cause"
+        elif (f.refs or {}).get("beside"):
+            f.role = "context"
         elif _before(f, cause):
             f.role = "context"
         elif f.detector == cause.detector:

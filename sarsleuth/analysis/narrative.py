@@ -350,7 +350,11 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None, clock: Clock) -> 
         effect_lines.append(item + _cited(f))
     context_lines = []
     for f in context:
-        if _on_clock(f) and _on_clock(cause) and f.onset < cause.onset:
+        if kb_entry(f.detector).get("driver"):
+            why = "the load that drove it"
+        elif (f.refs or {}).get("beside"):
+            why = "another run, which no time ties to this incident"
+        elif _on_clock(f) and _on_clock(cause) and f.onset < cause.onset:
             why = "already before the cause"
         else:
             why = "at the same time, not explained by the cause"
@@ -360,7 +364,7 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None, clock: Clock) -> 
     if unaligned:
         names = ", ".join(sorted({f.detector for f in unaligned}))
         unaligned_note = (f"{len(unaligned)} finding(s) ({names}) come from sources without a time on the shared "
-                          "clock and were attached by PID or causal chain, not by time.")
+                          "clock and were attached by PID, causal chain or host, not by time.")
     inc.story = {
         "headline": _headline(inc, cause, effects, clock),
         "timeline": timeline(inc),

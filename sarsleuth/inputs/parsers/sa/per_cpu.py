@@ -260,6 +260,8 @@ def irq_rows_per_cpu(spec, table: ItemTable, prev_rec, itv_rec) -> list:
     if not len(part.rec):
         return out
     cur_idx, prev_idx = pair_rows(part.rec, part.pos, prev_rec, False)
+    if not len(cur_idx):     # a file of one record: no interval, no rate
+        return out
     rec, pos = part.rec[cur_idx], part.pos[cur_idx]
     rate = Context(part, cur_idx, prev_idx, itv_rec[rec]).rate("irq_nr")
     cpu, slot = pos // block, pos % block
