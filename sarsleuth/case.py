@@ -89,7 +89,7 @@ class Case:
         opts = options if options is not None else check_options(
             tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
             min_severity=min_severity, config=config)
-        done = run(paths, opts, progress=progress, select=select, analyse=analyse)
+        done = run(paths, opts, progress=progress, select=select, analyse=analyse, named=not redact)
         case = cls(options=opts)
         for name in ANALYSED:
             setattr(case, name, getattr(done, name))

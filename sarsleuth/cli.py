@@ -20,9 +20,11 @@ import typer
 
 from sarsleuth import render
 from sarsleuth.errors import SarsleuthError, UsageError
-from sarsleuth.render.files import OutputFailed, StdoutClosed, check_destination, silence_stdout, stdout
+from sarsleuth.render.files import OutputFailed, StdoutClosed, check_destination, refuse_collisions, \
+    silence_stdout, stdout
 from sarsleuth.safe_text import one_line
 from sarsleuth.termination import Terminated, terminate_as_interrupt
+from sarsleuth.render.standard_streams import settle_standard_streams
 from sarsleuth.version import __version__
 
 app = typer.Typer(
@@ -117,16 +119,17 @@ def analyze(
                                 "as stand-ins (host-1, 198.18.0.11, user-1) in every output."),
     redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: write the originals "
                                               "of the stand-ins into this private file (JSON, mode 0600)."),
-    audit: bool = typer.Option(False, "--audit", help="Measure every figure the story states again from the "
-                               "data: one line per difference on stderr (exit 3), or how many were checked."),
+    audit: bool = typer.Option(False, "--audit", help="Measure the story's figures again: exit 3 on a difference."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     # here, not at the top: --help and sniff load this module
-    from sarsleuth.options import check_options
+    from sarsleuth.options import check_options, check_worker_memory
     opts = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                          min_severity=min_severity.value if min_severity else None, config=config)
+    check_worker_memory(worker_memory)
     if redact_map is not None and not redact:
         raise UsageError("--redact-map FILE goes with --redact")
+    refuse_collisions({"--html": html, "--plots": plots, "--save": save, "--redact-map": redact_map})
     for out in (html, plots, redact_map):
         if out is not None:
             check_destination(out, paths, directory=out is plots)
@@ -141,7 +144,11 @@ def analyze(
                        redact_map, progress=not quiet)
         return
     from sarsleuth.case import Case
+    from sarsleuth.redaction.check import refusals_redacted, say_redacted
+    from sarsleuth.redaction.outputs import rendered, write_redact_map
     case = Case.load(*paths, options=opts, progress=not quiet, redact=redact, audit=audit)
+    # every line on stderr from here on, and every output, of a redacted case names no original
+    say = say_redacted(case.redactor, _say)
     if not case.sources:
         # one line: every file named once, with why it was refused
         # (an archive cut before its data says so in a warning, not as a skipped file)
@@ -149,33 +156,34 @@ def analyze(
                    or "no input files")
         if len(case.skipped) > 3:
             reasons += f"; and {len(case.skipped) - 3:,} more"
-        _fail(f"no usable input: {reasons}")
-    for skipped in case.skipped:
-        _say(f"warning: skipped {_skip_reason(skipped)}")
-    for w in case.warnings:
-        _say(f"warning: {w}")
-    if redact_map is not None:
-        _write_redact_map(case.redactor, redact_map, paths)
+        say(f"no usable input: {reasons}")
+        raise _Failed(EXIT_INPUT)
     from sarsleuth.render.view import View
     view = View(top=top, everything=everything)
-    if html is not None:
-        from sarsleuth.render.formats.html import write_html
-        write_html(case, html, inputs=paths, view=view)
-        _say(f"wrote {html}")
-    if plots is not None:
-        from sarsleuth.render.plot_files import write_plots
-        _say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
-    if save is not None:
-        from sarsleuth.fleet.save import save_case
-        save_case(case, save, paths)
-        _say(f"wrote the case into {save}")
-    _to_stdout(lambda out: render.write_case(format.value, case, out, view=view))
-    if case.audited is not None:
-        for line in case.audited.lines():
-            _say(f"audit: {line}")
-        _say(f"audit: {case.audited.summary()}")
-        if case.audited.differences:
-            raise _Failed(EXIT_AUDIT)
+    with refusals_redacted(case.redactor):
+        # the report is made before anything is written: a redacted one that would
+        # name an original is refused before any other output
+        report = rendered(lambda out: render.write_case(format.value, case, out, view=view), case.redactor)
+        for skipped in case.skipped:
+            say(f"warning: skipped {_skip_reason(skipped)}")
+        for w in case.warnings:
+            say(f"warning: {w}")
+        if redact_map is not None:
+            say(write_redact_map(case.redactor, redact_map, paths))
+        if html is not None:
+            from sarsleuth.render.formats.html import write_html
+            write_html(case, html, inputs=paths, view=view)
+            say(f"wrote {html}")
+        if plots is not None:
+            from sarsleuth.render.plot_files import write_plots
+            say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
+        if save is not None:
+            from sarsleuth.fleet.save import save_case
+            save_case(case, save, paths)
+            say(f"wrote the case into {save}")
+    _to_stdout(lambda out: out.write(report))
+    if case.audited is not None and case.audited.told(lambda line: say(f"audit: {line}")):
+        raise _Failed(EXIT_AUDIT)
 
 
 def _names_a_fleet(paths) -> bool:
@@ -187,40 +195,39 @@ def _names_a_fleet(paths) -> bool:
     return names_hosts([p for p in paths if not is_stream(p)], FLEET_MIN_HOSTS)
 
 
-def _write_redact_map(redactor, path: Path, inputs) -> None:
-    # here, not at the top: --help and sniff load this module
-    from sarsleuth.redaction import write_map
-    write_map(redactor, path, inputs)
-    _say(f"wrote the stand-ins' originals into {path} (keep it private)")
-
-
 def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_memory, options,
                    redact=False, redact_map=None, progress=True) -> None:
     """Every host on its own pipeline (Dask), fleet incidents first."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth import fleet as fleet_api
+    from sarsleuth.redaction.check import refusals_redacted, say_redacted
+    from sarsleuth.redaction.outputs import rendered, write_redact_map
     if plots is not None:
         raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
     render.writer(fmt, "fleet")         # a format that shows no fleet is refused before the analysis
     result = fleet_api.analyze(*paths, scheduler=scheduler, workers=workers, memory_limit=worker_memory,
                                save=save, progress=progress, redact=redact, options=options)
+    say = say_redacted(result.redactor, _say)
     if not any(h.ok for h in result.hosts):
         reasons = "; ".join(f"{h.host}: {h.error}" for h in result.hosts[:3])
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
-        _fail(f"no usable input: {reasons}")
-    if redact_map is not None:
-        _write_redact_map(result.redactor, redact_map, paths)
-    for path, reason in result.unplaced:
-        _say(f"warning: skipped {path}: {reason}")
-    for w in result.warnings:
-        _say(f"warning: {w}")
-    if html is not None:
-        from sarsleuth.render.fleet_html import write_fleet_html
-        write_fleet_html(result, html, inputs=paths)
-        _say(f"wrote {html}")
-    if save is not None:
-        _say(f"wrote the case into {save}")
-    _to_stdout(lambda out: render.write_fleet(fmt, result, out))
+        say(f"no usable input: {reasons}")
+        raise _Failed(EXIT_INPUT)
+    with refusals_redacted(result.redactor):
+        report = rendered(lambda out: render.write_fleet(fmt, result, out), result.redactor)
+        if redact_map is not None:
+            say(write_redact_map(result.redactor, redact_map, paths))
+        for path, reason in result.unplaced:
+            say(f"warning: skipped {path}: {reason}")
+        for w in result.warnings:
+            say(f"warning: {w}")
+        if html is not None:
+            from sarsleuth.render.fleet_html import write_fleet_html
+            write_fleet_html(result, html, inputs=paths)
+            say(f"wrote {html}")
+        if save is not None:
+            say(f"wrote the case into {save}")
+    _to_stdout(lambda out: out.write(report))
 
 
 def _skip_reason(skipped) -> str:
@@ -325,18 +332,23 @@ def compare(
     if plot is not None:
         check_destination(plot, paths)
     from sarsleuth.redaction import Redactor
-    df = compare_reports([str(p) for p in paths], Redactor() if redact else None)
+    from sarsleuth.redaction.check import refusals_redacted, say_redacted
+    from sarsleuth.redaction.outputs import rendered, write_figure
+    redactor = Redactor() if redact else None
+    df = compare_reports([str(p) for p in paths], redactor)
+    say = say_redacted(redactor, _say)
     if not len(df):
-        _fail("no load-test report found in " + ", ".join(map(str, paths)))
-    if plot is not None:
-        from sarsleuth.render.files import atomic_output
-        ax = plot_comparison(df)
-        kind = plot.suffix.lstrip(".").lower() or "png"
-        with atomic_output(plot, paths, binary=True) as fh:
-            ax.figure.savefig(fh, format=kind if kind in ("png", "svg", "pdf") else "png", bbox_inches="tight")
-        _say(f"wrote {plot}")
-    table = comparison_table(df)
-    _to_stdout(lambda out: render.write_table(format.value, table, out))
+        say("no load-test report found in " + ", ".join(map(str, paths)))
+        raise _Failed(EXIT_INPUT)
+    for w in df.attrs.get("warnings", ()):
+        say(f"warning: {w}")
+    with refusals_redacted(redactor):
+        table = comparison_table(df)
+        report = rendered(lambda out: render.write_table(format.value, table, out), redactor)
+        if plot is not None:
+            write_figure(plot_comparison(df).figure, plot, paths, redactor)
+            say(f"wrote {plot}")
+    _to_stdout(lambda out: out.write(report))
 
 
 @app.command()
@@ -423,6 +435,8 @@ def main(argv=None):
     # the work (0.1 s of the other core on each run), so one, unless the
     # user chose (set before numpy loads: the command line imports it later)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # a shell may have closed standard output or error (>&-, 2>&-)
+    settle_standard_streams()
     code = run(argv)
     # the interpreter's collections at exit walk every object the run made,
     # pandas' and pydantic's classes included (50 ms of a small file's

@@ -193,10 +193,23 @@ def _redact_patterns(p: Path, section) -> tuple:
         if problem:
             raise UsageError(f"{p}: [redact.patterns] {name}: pattern {pattern!r} {problem}")
         try:
-            out.append((name, re2.compile(pattern)))
+            compiled = re2.compile(pattern)
         except Exception as exc:  # noqa: BLE001 - re2 raises its own error type
             raise UsageError(f"{p}: [redact.patterns] {name}: pattern {pattern!r}: {exc}") from None
+        if _matches_empty(compiled):
+            raise UsageError(f"{p}: [redact.patterns] {name}: pattern {pattern!r} can match an empty string "
+                             "(its stand-in would go between every two characters): make it match at least one")
+        out.append((name, compiled))
     return tuple(out)
+
+
+#: Texts on which a pattern that can match nothing shows it (at a start,
+#: an end, a word edge, a line edge).
+_EMPTY_PROBES = ("", "a", "a b", "-", "\n", "x1 y2", "ACME-1 x")
+
+
+def _matches_empty(compiled) -> bool:
+    return any(m.group(0) == "" for probe in _EMPTY_PROBES for m in compiled.finditer(probe))
 
 
 def _link_speed(p: Path, data: dict):

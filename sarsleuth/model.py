@@ -17,6 +17,7 @@ from typing import Any, Callable, ClassVar
 import pandas as pd
 
 from sarsleuth.metric_store import empty_long, from_long
+from sarsleuth.safe_text import cut_words
 
 #: Columns of the long metrics table (``parse --format csv`` on metric sources).
 METRIC_COLUMNS = ["timestamp", "host", "section", "device", "metric", "value"]
@@ -142,8 +143,7 @@ QUOTE_CHARS = 240
 def quoted(text: str) -> str:
     """A line as evidence quotes it: verbatim, trailing blanks dropped, cut
     with an ellipsis when long."""
-    text = text.rstrip()
-    return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS - 1] + "…"
+    return cut_words(text.rstrip(), QUOTE_CHARS)
 
 
 def shortened(text: str, limit: int) -> str:

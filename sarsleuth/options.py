@@ -96,6 +96,29 @@ def parse_window(window):
     return (start, end)
 
 
+_BYTES = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?)b?\s*", re.IGNORECASE)
+#: The least memory a fleet's worker is given: the interpreter and pandas
+#: alone take about 150 MiB; below this a worker is killed and restarted
+#: for ever instead of analysing a host.
+MIN_WORKER_MEMORY = 256 * 2**20
+
+
+def check_worker_memory(value) -> int | None:
+    """``--worker-memory``: ``2GiB``, ``1500MB``, ``auto`` (None: memory
+    shared out), as bytes; at least :data:`MIN_WORKER_MEMORY`."""
+    if value is None or str(value).strip().lower() == "auto":
+        return None
+    m = _BYTES.fullmatch(str(value))
+    if not m:
+        raise UsageError(f"--worker-memory {value!r}: expected a size such as 2GiB, 1500MB or auto")
+    power = "kmgt".find(m.group(2).lower()) + 1 if m.group(2) else 0
+    size = float(m.group(1)) * (1024 if m.group(3) else 1000) ** power
+    if size < MIN_WORKER_MEMORY:
+        raise UsageError(f"--worker-memory {value}: a worker needs at least 256MiB (the interpreter and pandas "
+                         "alone take about 150 MiB)")
+    return int(size)
+
+
 _LINK_SPEED = re.compile(r"\s*([\d.]+)\s*([kKmMgGtT]?)(?:bit|b|bps|bit/s)?\s*")
 
 

@@ -1,5 +1,11 @@
 """Text from inputs made safe for where it goes.
 
+Text is also cut to a length without splitting a word
+(:func:`cut_words`): evidence, titles and commands are cut to fit a line,
+and a cut inside a word would leave part of a name behind (three octets of
+an address, an IPv6 /48, ``web0`` of ``web07``) that no redaction can
+recognise afterwards.
+
 File names and log lines are attacker-controlled: they may carry terminal
 escape sequences (set the window title, clear the screen, fake a prompt) and,
 as file names, bytes that are not UTF-8 (Python hands those over as lone
@@ -82,3 +88,21 @@ def visible_tree(value):
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return None
     return value
+
+
+#: the characters of host names, addresses, e-mail addresses and user names
+_NAME_CHARS = re.compile(r"[\w.:%@+-]+\Z")
+
+
+def cut_words(text: str, limit: int, mark: str = "…") -> str:
+    """``text`` as it is when it fits in ``limit`` characters, else as much
+    of it as fits with ``mark`` after, never ending inside a word."""
+    if len(text) <= limit:
+        return text
+    keep = max(limit - len(mark), 0)
+    head = text[:keep]
+    if keep < len(text) and _NAME_CHARS.match(text[keep]) and head:
+        tail = _NAME_CHARS.search(head)
+        if tail is not None:
+            head = head[:tail.start()]
+    return head + mark

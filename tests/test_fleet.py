@@ -36,7 +36,9 @@ def scheduler():
     """Two single-threaded workers in this process: a real Dask scheduler
     without the cost of starting processes."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0",
-                                  memory_limit="1GiB") as cluster:
+                                  # in-process workers measure the whole test process's memory, which
+                                  # grows over a session past any fixed limit: paused, they never finish
+                                  memory_limit=0) as cluster:
         yield cluster.scheduler_address
 
 

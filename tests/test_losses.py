@@ -250,9 +250,9 @@ def test_a_named_fifo_on_the_command_line_is_read_once(tmp_path, monkeypatch):
     copied = threading.Event()
     spool = streams.spool
 
-    def spool_then_say(paths, spooled):
+    def spool_then_say(paths, spooled, **options):
         try:
-            return spool(paths, spooled)
+            return spool(paths, spooled, **options)
         finally:
             copied.set()
     monkeypatch.setattr(streams, "spool", spool_then_say)

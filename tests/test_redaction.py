@@ -18,6 +18,7 @@ import pytest
 
 import sarsleuth
 from sarsleuth import render
+from sarsleuth.redaction.check import refuse_folder_leak
 
 from .conftest import SAMPLES, run_cli
 
@@ -204,7 +205,10 @@ def test_no_original_name_in_any_output_and_the_story_unchanged(redacted, tmp_pa
     outputs["parquet"] = _parquet_text(tmp_path / "case")
     for fmt, text in outputs.items():
         assert not _leaks(names, text), (name, fmt, _leaks(names, text))
+        # the final check every output passes finds nothing in a redacted case's
+        assert red.redactor.leak(text) is None, (name, fmt, red.redactor.leak(text))
     assert not _leaks(names, _raw(tmp_path / "case"), binary=True)
+    refuse_folder_leak(red.redactor, tmp_path / "case", "case")
     # every output says it is redacted
     for fmt in ("text", "markdown", "jira", "html"):
         assert "Redacted: host and domain names" in " ".join(outputs[fmt].split()), (name, fmt)

@@ -31,6 +31,7 @@ from sarsleuth.analysis.process_cpu import window_share
 from sarsleuth.detectors.series import fmt_time
 from sarsleuth.knowledge import kb_entry, programs
 from sarsleuth.model import Evidence
+from sarsleuth.safe_text import cut_words
 
 #: Interpreters whose process is named by the script they run.
 INTERPRETERS = {"python", "python2", "python3", "perl", "ruby", "node", "php", "sh", "bash", "dash", "java"}
@@ -310,7 +311,7 @@ def _join_pids(f, snaps: list[Snapshot]) -> None:
     found = [(p, rows[p]) for p in pids if p in rows]
     if not found:
         return
-    f.refs["pid_commands"] = {str(p): row[3][:120] for p, row in found[:8]}
+    f.refs["pid_commands"] = {str(p): cut_words(row[3], 120, "") for p, row in found[:8]}
     for _p, (path, line, text, _cmd) in found[:2]:
         f.evidence.append(Evidence(path=path, line=line, text=text))
     f.sources = sorted(set(f.sources) | {row[0] for _p, row in found[:2]})

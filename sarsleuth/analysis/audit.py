@@ -80,6 +80,13 @@ class Audit:
     def lines(self) -> list[str]:
         return [str(d) for d in self.differences]
 
+    def told(self, say) -> bool:
+        """Say each difference, then the summary, one line each through
+        ``say``; True when there is a difference."""
+        for line in self.lines() + [self.summary()]:
+            say(line)
+        return bool(self.differences)
+
     def to_dict(self) -> dict:
         return {"figures": self.figures, "numbers": self.numbers, "times": self.times, "checked": self.checked,
                 "differences": self.lines()}

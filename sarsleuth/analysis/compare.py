@@ -46,9 +46,11 @@ def compare_reports(paths_or_sources, redactor=None):
     transfer in bytes/s.  Inputs that are not load-test reports raise
     :class:`~sarsleuth.errors.InputError` from the parser.  ``redactor``
     (:class:`~sarsleuth.redaction.Redactor`): names in the runs' files,
-    servers and commands become stand-ins."""
-    rows = []
+    servers and commands become stand-ins.  The parsers' warnings (a value
+    out of any measured range, left out) are ``frame.attrs["warnings"]``."""
+    rows, warnings = [], []
     for source in _sources(paths_or_sources if isinstance(paths_or_sources, (list, tuple)) else [paths_or_sources]):
+        warnings.extend(source.warnings)
         for report in source.reports:
             if report.get("tool") in RUN_TOOLS:
                 if redactor is not None:
@@ -65,6 +67,7 @@ def compare_reports(paths_or_sources, redactor=None):
                 "transfer_rate_Bps", "duration_s"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
     frame["aborted"] = frame["aborted"].fillna(False).astype(bool)
+    frame.attrs["warnings"] = [redactor.text(w) for w in warnings] if redactor is not None else warnings
     return frame
 
 

@@ -41,8 +41,10 @@ class Read:
     copies: dict = field(default_factory=dict)
 
 
-def read_sources(gathered: Gathered, parse_options, progress: bool = False) -> Read:
-    """Sniff and parse every file of ``gathered``."""
+def read_sources(gathered: Gathered, parse_options, progress: bool = False, named: bool = True) -> Read:
+    """Sniff and parse every file of ``gathered``; ``named`` False: the
+    progress on a terminal counts files without naming them (a redacted
+    run)."""
     out = Read(skipped=[Skipped(name, why) for name, why in gathered.refused],
                warnings=list(gathered.warnings), notes=list(gathered.notes))
     folds = Folds()
@@ -50,8 +52,8 @@ def read_sources(gathered: Gathered, parse_options, progress: bool = False) -> R
     sizes = [_size(f) for f in files]
     with reading(sizes, progress) as shown:
         told = dataclasses.replace(parse_options, progress=shown.within)
-        for f, size in zip(files, sizes):
-            shown.open(gathered.name(f), size)
+        for i, (f, size) in enumerate(zip(files, sizes), 1):
+            shown.open(gathered.name(f) if named else f"file {i:,} of {len(files):,}", size)
             try:
                 src = _read_one(f, gathered, told, out.skipped)
             finally:

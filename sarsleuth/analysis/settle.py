@@ -30,6 +30,7 @@ def settle_clock(sources, hosts, options) -> Settled:
                      host_zones={h.host: (h.timezone, h.timezone_from) for h in hosts if h.timezone})
     out = Settled(clock=settled.clock, warnings=list(settled.warnings), notes=list(settled.notes))
     out.window = user_window.window_on_clock(options.window, out.clock.zone)
+    out.notes.extend(user_window.window_readings(options.window, out.clock.zone))
     if out.window is not None:
         placed = user_window.place_untimed_reports(sources, out.window)
         # their place is the window now, not the file's modification time

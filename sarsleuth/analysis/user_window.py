@@ -49,20 +49,47 @@ def window_misses(sources, window, zone, given) -> str | None:
 
 def window_on_clock(window, zone):
     """``--window`` ends on the case's clock: naive ends are in the case's
-    zone; with no zone known, aware ends are read as wall clock."""
+    zone; with no zone known, aware ends are read as wall clock.  An end
+    in the hour a zone repeats when summer time ends is read so that the
+    window holds both: its start as the first reading, its end as the
+    second (:func:`window_readings` says so); an end in the hour skipped
+    in spring is moved to the hour's end."""
     if window is None:
         return None
     out = []
-    for ts in window:
+    for i, ts in enumerate(window):
         if zone is None:
             out.append(ts.tz_localize(None) if ts.tzinfo is not None else ts)
         elif ts.tzinfo is None:
-            out.append(ts.tz_localize(zone, ambiguous=True, nonexistent="shift_forward"))
+            out.append(ts.tz_localize(zone, ambiguous=i == 0, nonexistent="shift_forward"))
         else:
             out.append(ts.tz_convert(zone))
     if out[1] < out[0]:
         raise UsageError("--window: end is before start")
     return tuple(out)
+
+
+def window_readings(window, zone) -> list[str]:
+    """Notes on ends of ``--window`` a wall clock reads twice or never:
+    which reading was taken, and how to choose the other."""
+    if window is None or zone is None:
+        return []
+    notes = []
+    for i, ts in enumerate(window):
+        if ts.tzinfo is not None:
+            continue
+        end = ("start", "end")[i]
+        first, second = (ts.tz_localize(zone, ambiguous=flag, nonexistent="NaT") for flag in (True, False))
+        if first is pd.NaT:
+            taken = ts.tz_localize(zone, nonexistent="shift_forward")
+            notes.append(f"--window {end} {ts.isoformat()} does not exist in {zone} (the hour skipped when summer "
+                         f"time begins): read as {taken.isoformat()}")
+        elif first != second:
+            taken, other = (first, second) if i == 0 else (second, first)
+            notes.append(f"--window {end} {ts.isoformat()} falls in the hour {zone} repeats when summer time ends: "
+                         f"read as {taken.isoformat()} (the {('first', 'second')[i]} time, so that the window holds "
+                         f"both); give {other.isoformat()} for the other")
+    return notes
 
 
 def place_untimed_reports(sources, window) -> None:

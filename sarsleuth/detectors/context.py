@@ -6,6 +6,7 @@ case's series, events, load-test reports, host facts and clock through
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,9 @@ from sarsleuth.detectors.evidence import PrintedRows
 from sarsleuth.detectors.series import MIN_GAP_SECONDS, segment_ids
 from sarsleuth.metric_store import MetricStore, from_long
 from sarsleuth.timebase.clock import Clock
+
+#: How sar and the sa reader write a restart record: the CPUs it came back with.
+_RESTART_CPUS = re.compile(r"LINUX RESTART\s*\((\d+) CPU\)")
 
 
 @dataclass
@@ -189,6 +193,30 @@ class Context:
             return int(facts.ncpu)
         cpus = [d for d in self.devices("cpu", "%idle", host) if d not in ("all", "")]
         return len(cpus) or None
+
+    def ncpu_at(self, host, index):
+        """The CPU count at each time of ``index`` (a numpy array), None
+        when unknown: a sysstat restart record says how many CPUs the
+        machine came back with (``LINUX RESTART (64 CPU)``), so a stretch
+        after it is judged with its own count, the stretch before with the
+        file header's."""
+        import numpy as np
+        import pandas as pd
+        base = self.ncpu(host)
+        counts = np.full(len(index), base or 0, dtype=float)
+        restarts = self.events_of("sar-restart")
+        if restarts is not None and len(restarts):
+            own = restarts[(restarts["host"].astype(object) == host).to_numpy()]
+            for when, message in sorted(zip(own["timestamp"], own["message"].astype(str)), key=lambda r: str(r[0])):
+                found = _RESTART_CPUS.search(message)
+                if found is None or pd.isna(when):
+                    continue
+                try:
+                    counts[np.asarray(index >= when)] = int(found.group(1))
+                except TypeError:      # a wall clock beside an aware time: cannot be placed
+                    continue
+        counts[counts <= 0] = np.nan
+        return None if np.isnan(counts).all() else counts
 
     # ---------------------------------------------------------------- events
     def events_of(self, *kinds: str):

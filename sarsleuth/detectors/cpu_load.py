@@ -108,7 +108,8 @@ class LoadSpike(Detector):
             if load is None or len(load) < 2:
                 continue
             p = self.params
-            ncpu = ctx.ncpu(host)
+            # each stretch between restarts judged with the CPUs it ran on
+            cpus_at = ctx.ncpu_at(host, load.index)
             segments = ctx.segments(load, host)
             spread = _spread(load, segments)
 
@@ -118,22 +119,25 @@ class LoadSpike(Detector):
             mask, bases = above_prior_baseline(load, jump_over, _hold_samples(load, p["max_gap_samples"]), segments)
             jumped = mask & (load.to_numpy() - bases > p["spread_factor"] * spread)
             cond = pd.Series(jumped, index=load.index)
-            level = p["per_cpu_factor"] * ncpu if ncpu else None
-            if level is not None:  # without the CPU count only the jump from baseline is meaningful
-                cond |= (load >= level) & (bases < level)
+            levels = p["per_cpu_factor"] * np.nan_to_num(cpus_at, nan=np.inf) if cpus_at is not None else None
+            if levels is not None:  # without the CPU count only the jump from baseline is meaningful
+                cond |= (load.to_numpy() >= levels) & (bases < levels)
             blocked = ctx.series("queue", "blocked", host=host)
             if blocked is not None:
-                cond |= blocked.reindex(load.index).fillna(0) >= max(p["min_blocked"], p["blocked_per_cpu"] * (ncpu or 1))
+                per_cpu = p["blocked_per_cpu"] * (np.nan_to_num(cpus_at, nan=1.0) if cpus_at is not None else 1.0)
+                cond |= blocked.reindex(load.index).fillna(0).to_numpy() >= np.maximum(p["min_blocked"], per_cpu)
             for ep in episodes(load, cond.to_numpy(), p["max_gap_samples"],
                                min_duration_seconds=p["min_duration_seconds"], segments=ctx.stretches(load, host)):
                 figs = Figures()
                 peak = figs.add(measure(ctx, "peak_ldavg_1", "max", host, key, ep.start, ep.end))
                 base = figs.add(baseline_at(ctx, "baseline_ldavg_1", host, key, load, ep.start, segments))
-                if ncpu:
-                    figs.add(measure(ctx, "ncpu", "ncpu", host, fmt="d"))
+                at_peak = load.index.get_loc(peak.at)
+                # the CPUs the machine ran on at the peak (a restart may have changed them)
+                cpus = figs.add(measure(ctx, "ncpu", "ncpu", host, at=peak.at, fmt="d"))
+                ncpu = int(cpus.value) if cpus is not None else None
+                level = p["per_cpu_factor"] * ncpu if ncpu else None
                 for name, metric in (("peak_runq_sz", "runq-sz"), ("peak_blocked", "blocked")):
                     figs.add(measure(ctx, name, "max", host, ("queue", metric, ""), ep.start, ep.end, fmt=".0f"))
-                at_peak = load.index.get_loc(peak.at)
                 cpus = f", {ncpu} CPUs" if ncpu else ""
                 if jumped[at_peak]:
                     title = f"Load average jumped to {peak.text()} (baseline {base.text()}{cpus})"

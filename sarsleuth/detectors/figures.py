@@ -237,8 +237,10 @@ def evaluate(ctx, fig: Figure, known: dict | None = None):
             return None, None, 0
         return fig.factor * float(a.value) / float(b.value), None, 0
     if stat == "ncpu":
-        n = ctx.ncpu(fig.host)
-        return (float(n) if n else None), None, 0
+        # the CPUs the machine ran on at ``at`` (a restart record may say another count), else the file's
+        counts = ctx.ncpu_at(fig.host, pd.DatetimeIndex([fig.at])) if fig.at is not None else None
+        n = counts[0] if counts is not None and counts[0] == counts[0] else ctx.ncpu(fig.host)
+        return (float(n) if n else None), fig.at, 0
     if stat == "limit":
         return _limit_value(ctx, fig), None, 0
     if stat == "link":

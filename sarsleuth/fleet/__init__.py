@@ -19,7 +19,8 @@ from sarsleuth.fleet.correlate import DEFAULT_TOLERANCE_SECONDS, fleet_incidents
 from sarsleuth.fleet.hosts import Grouping, group_by_host, group_inputs, input_files
 from sarsleuth.fleet.model import Fleet
 from sarsleuth.fleet.run import FACTS_BATCH, executor
-from sarsleuth.options import Options, check_options
+from sarsleuth.fleet.split import hosts_of_shared
+from sarsleuth.options import Options, check_options, check_worker_memory
 from sarsleuth.progress import progress_bar
 from sarsleuth.redaction.case import redact_fleet
 
@@ -45,6 +46,7 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
     if options is None:
         options = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                                 min_severity=min_severity, config=config)
+    memory_limit = check_worker_memory(memory_limit)
     staging = None
     if save is not None:
         from sarsleuth.saved_cases import prepare_case_dir
@@ -54,8 +56,10 @@ def analyze(*paths, scheduler=None, workers=None, memory_limit=None, processes=T
                          staging.dir if staging else None)
         if staging is not None:
             from sarsleuth.saved_cases import write_fleet_tables
-            write_fleet_tables(staging.dir, fleet)
-            staging.commit()
+            from sarsleuth.saved_cases.folder import writing
+            with writing(save):
+                write_fleet_tables(staging.dir, fleet)
+                staging.commit()
     finally:
         if staging is not None:        # an interrupted or failed run leaves nothing under the case's name
             staging.discard()
@@ -79,7 +83,9 @@ def _analyze(paths, scheduler, workers, memory_limit, processes, progress, toler
             results.append(r)
             advance(r.host)
         name, workers_used = ex.name, ex.workers
-    results.sort(key=lambda r: r.host)
+    # a central log of many hosts, read as the files naming no host: told per host
+    results, told = hosts_of_shared(results)
+    notes.extend(told)
     fleet = Fleet(hosts=results, unplaced=grouping.unplaced, notes=grouping.notes + notes,
                   tolerance_seconds=float(tolerance_seconds), workers=workers_used, scheduler=name)
     for r in results:

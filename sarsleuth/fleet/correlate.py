@@ -11,13 +11,13 @@ critical, and a critical on one host outranks a low seen on two.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-from sarsleuth.analysis.correlate import SEVERITY_WEIGHT, cause_of
+from sarsleuth.analysis.correlate import cause_of, fleet_incident_id
+from sarsleuth.analysis.ranking import SEVERITY_WEIGHT
 from sarsleuth.knowledge import category_title
 from sarsleuth.fleet.model import FleetIncident
 from sarsleuth.model import SEVERITY_RANK
@@ -117,9 +117,8 @@ def _incident(c: _Cluster, analysed: list) -> FleetIncident:
     clock = " (host wall clocks)" if c.wall_clock else " UTC"
     title = (f"{category_title(category)} ({kinds}) on {len(hosts)} of {len(analysed)} hosts, "
              f"{span}{clock}")
-    digest = hashlib.sha1(f"{kinds}|{c.start}|{','.join(hosts)}".encode()).hexdigest()[:10]
     findings = sorted(c.findings, key=lambda f: (f.host or "", str(f.start)))
-    return FleetIncident(rank=0, id=f"fleet-{digest}", title=title, kinds=list(c.kinds), category=category,
+    return FleetIncident(rank=0, id=fleet_incident_id(c.kinds, c.start, hosts), title=title, kinds=list(c.kinds), category=category,
                          severity=severity, score=score, start=c.start, end=c.end, hosts=hosts,
                          hosts_without=without, findings=findings, wall_clock=c.wall_clock,
                          score_components={"severity": SEVERITY_WEIGHT[severity], "breadth": breadth_factor,

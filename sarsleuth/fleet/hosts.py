@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 
 from sarsleuth.inputs.bundles.scan import count_bundles, is_bundle, scan
 from sarsleuth.errors import InputError
-from sarsleuth.inputs.parsers import registry, sniff
 from sarsleuth.inputs.gathering import gather, is_unit_archive
+from sarsleuth.inputs.parsers import registry, sniff
 from sarsleuth.inputs.reading import HEAD_BYTES, read_head
+from sarsleuth.timebase.hosts import canonical_spelling
 
 #: The group of files that name no host and cannot be placed beside one:
 #: still read and analysed together, as a single case would, but never
@@ -133,7 +134,12 @@ def group_by_host(facts: list) -> Grouping:
     under the short name.  Files naming no host join the single host whose
     files share their folder; otherwise they are left out, with the reason."""
     named = {h for f in facts if f.kind for h in f.hosts}
-    canonical = {h: _short_alias(h, named) for h in named}
+    # WEB1 in a central log and web1 in the host's own files are one host
+    folded: dict = {}
+    for h in named:
+        folded.setdefault(h.casefold(), set()).add(h)
+    spelled = {h: canonical_spelling(folded[h.casefold()]) for h in named}
+    canonical = {h: _short_alias(spelled[h], set(spelled.values())) for h in named}
     groups: dict = {}
     by_folder: dict = {}
     unplaced, notes = [], []

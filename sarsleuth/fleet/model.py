@@ -33,6 +33,8 @@ class HostResult:
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     seconds: float = 0.0             # wall time of the host's pipeline on its worker
+    #: {"host": [...], "user": [...]}: the names its files give as such (what --redact learns first)
+    names: dict = field(default_factory=dict)
 
     def limit(self, name: str):
         """A limit of the host's bundle as :class:`~sarsleuth.inputs.bundles.facts.Limit`
@@ -137,7 +139,12 @@ class Fleet:
         failed = n - len([h for h in self.named if h.ok])
         tail = f" ({failed} could not be read)" if failed else ""
         if not self.incidents:
-            return f"{n} host(s){tail}: no incident found."
+            own = [i for h in self.hosts for i in h.incidents]
+            if not own:
+                return f"{n} host(s){tail}: no incident found."
+            worst = max(own, key=lambda i: (SEVERITY_RANK[i.severity], i.score))
+            return (f"{n} host(s){tail}: no incident across hosts; {len(own)} on one host each, the worst: "
+                    f"{worst.title} ({worst.severity}).")
         top = self.incidents[0]
         return f"{n} host(s){tail}, {len(self.incidents)} fleet incident(s); first: {top.title} ({top.severity})."
 
@@ -181,19 +188,19 @@ def metric_summary(store):
     was reached: a few hundred rows however long the host recorded.  Read
     from a :class:`~sarsleuth.metric_store.MetricStore`, series by series."""
     cols = ["section", "device", "metric", "samples", "mean", "max", "max_at"]
-    rows: dict = {}
+    keys: dict = {}
     for key in (store.runs if store else ()):
-        series = store.series(key)
-        if series is None or not len(series):
-            continue
-        label = (key[1] or "", key[2] or "", key[3] or "")
-        rows.setdefault(label, []).append(series)
-    if not rows:
-        return pd.DataFrame(columns=cols)
+        keys.setdefault((key[1] or "", key[2] or "", key[3] or ""), []).append(key)
     out = []
-    for (section, device, metric), parts in sorted(rows.items()):
+    # one label's series at a time: a day of one-second samples is never held as series all at once
+    for (section, device, metric), of_label in sorted(keys.items()):
+        parts = [s for s in (store.series(k) for k in of_label) if s is not None and len(s)]
+        if not parts:
+            continue
         values = pd.concat(parts) if len(parts) > 1 else parts[0]
         at = values.idxmax()
         out.append({"section": section, "device": device, "metric": metric, "samples": int(len(values)),
                     "mean": float(values.mean()), "max": float(values.max()), "max_at": at})
+    if not out:
+        return pd.DataFrame(columns=cols)
     return pd.DataFrame(out, columns=cols)

@@ -12,6 +12,7 @@ from sarsleuth.analysis.correlate import correlate
 from sarsleuth.fleet.model import HostResult, metric_summary
 from sarsleuth.model import iso
 from sarsleuth.options import Options
+from sarsleuth.redaction.case import names_given
 from sarsleuth.saved_cases import source_row
 
 
@@ -45,7 +46,7 @@ def _run(group, options, save_dir, result) -> None:
     if group.shared:
         # a file naming several hosts (a central syslog) was read whole:
         # keep this host's part only
-        findings = [f for f in findings if f.host in (None, group.host)]
+        findings = [f for f in findings if f.host is None or str(f.host).casefold() == str(group.host).casefold()]
         result.notes.append(f"{len(group.shared)} file(s) also name other hosts; only {group.host}'s lines count")
     for f in findings:
         f.host = f.host or group.host or None
@@ -59,6 +60,7 @@ def _run(group, options, save_dir, result) -> None:
     result.notes += list(case.notes)
     metrics, events = _own_series(case.store, group), _own_rows(case.events, group)
     result.sources = [source_row(s) for s in case.sources]
+    result.names = {kind: sorted(found) for kind, found in names_given(case).items()}
     result.facts.update(_facts(case, metrics, events, group.host))
     own = _host_facts(case, group.host)
     if own is not None:

@@ -5,7 +5,9 @@ tables (:mod:`sarsleuth.saved_cases`)."""
 from __future__ import annotations
 
 from sarsleuth.fleet.model import Fleet, HostResult, metric_summary
+from sarsleuth.redaction.check import refuse_folder_leak
 from sarsleuth.saved_cases import prepare_case_dir, source_row, write_fleet_tables, write_host_tables
+from sarsleuth.saved_cases.folder import writing
 
 
 def save_case(case, path, inputs=()) -> str:
@@ -13,8 +15,12 @@ def save_case(case, path, inputs=()) -> str:
     ``inputs``), whole or not at all; returns where it is."""
     staging = prepare_case_dir(path, inputs)
     try:
-        _save_case(case, staging.dir)
-        staging.commit()
+        with writing(path):
+            _save_case(case, staging.dir)
+        # a redacted case's last look, before it is put in place
+        refuse_folder_leak(getattr(case, "redactor", None), staging.dir, path)
+        with writing(path):
+            staging.commit()
     finally:
         staging.discard()
     return str(staging.target)

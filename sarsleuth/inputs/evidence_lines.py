@@ -28,6 +28,7 @@ import numpy as np
 
 from sarsleuth.errors import InputError
 from sarsleuth.model import QUOTE_CHARS
+from sarsleuth.safe_text import cut_words
 from sarsleuth.inputs.reading import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, compression_of, decode, read_chunks
 
 #: Lines shown either side of an evidence line (folded under it in HTML).
@@ -43,7 +44,7 @@ _NEEDLE_CHARS = 80
 
 def cut(text: str, limit: int = QUOTE_CHARS) -> str:
     """``text`` as it is, or its first ``limit`` characters and an ellipsis."""
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return cut_words(text, limit)
 
 
 def quote(findings, copies: dict | None = None) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from sarsleuth.inputs import named_paths
 from sarsleuth.inputs.bundles.expand import expand, is_archive
 from sarsleuth.inputs.folders import walk
+from sarsleuth.inputs.parsers import sniff
 
 #: Why a pipe is not read by a fleet.
 PIPE_IN_A_FLEET = "a pipe, read once: a fleet's workers read files where they are (analyse it with --no-fleet)"
@@ -67,7 +68,7 @@ def gather(paths, copies: contextlib.ExitStack | None = None, *, select: dict | 
     spooled = named_paths.Spooled()
     copies.callback(spooled.cleanup)
     given = []
-    for p in named_paths.spool(paths, spooled):
+    for p in named_paths.spool(paths, spooled, judge=stream_head_problem):
         why = named_paths.missing(p)
         if why:
             out.refused.append((str(p), why))
@@ -146,3 +147,12 @@ def _units(paths, out: Gathered) -> None:
 def is_unit_archive(path) -> bool:
     """Is a fleet's unit an archive (read by the worker of its hosts)?"""
     return os.path.isfile(path) and is_archive(Path(path))
+
+
+def stream_head_problem(path) -> str | None:
+    """Why the copied head of a stream is no input (no parser takes it and
+    it is no archive), or None: judged before the rest is copied."""
+    if is_archive(Path(path)):
+        return None
+    kind, reason = sniff(path)
+    return None if kind else f"no input kind reads it ({reason})"

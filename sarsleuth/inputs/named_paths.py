@@ -6,7 +6,10 @@ Sniffing reads a file's head and parsing reads it again; a pipe gives its
 bytes once.  Such an input is copied, as it arrives, into a private
 temporary file (never beside an input), read from there, and its events and
 evidence name the input as the user gave it.  The copy is bounded: a stream
-larger than :data:`MAX_STREAM_BYTES` is cut there, with a warning.
+larger than :data:`MAX_STREAM_BYTES` is cut there, with a warning; and its
+first :data:`HEAD_BYTES` are judged before the rest is copied, so a stream
+of nothing readable (``- < /dev/zero``) is refused at once, not after
+gigabytes.
 
 A named pipe is opened without blocking: with no writer, ``open`` would
 wait forever; one that gives nothing (neither a byte nor its end) within
@@ -34,6 +37,9 @@ MAX_FILE_BYTES = 64 << 30
 #: How long a named pipe may give nothing (no writer yet) before it is refused.
 WRITER_WAIT_SECONDS = 10.0
 _CHUNK = 1 << 20
+#: What of a stream is judged before the rest of it is copied (what the
+#: sniffers read of any file).
+HEAD_BYTES = 64 * 1024
 
 
 class Unreadable(SarsleuthError):
@@ -168,10 +174,12 @@ def is_stream(path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-def spool(paths, spooled: Spooled) -> list:
+def spool(paths, spooled: Spooled, judge=None) -> list:
     """``paths`` with every stream replaced by a copy of what it gave;
     devices, sockets, pipes with no writer and files over the size cap are
-    left out, each in ``spooled.unreadable`` with why (the rest is read)."""
+    left out, each in ``spooled.unreadable`` with why (the rest is read).
+    ``judge(path)``: why the copy of a stream's head is no input (None when
+    it is one): such a stream is left out before the rest is copied."""
     out = []
     for p in paths:
         name = "<stdin>" if str(p) == "-" else str(p)
@@ -191,7 +199,7 @@ def spool(paths, spooled: Spooled) -> list:
             if spooled._dir is None:
                 spooled._dir = tempfile.mkdtemp(prefix="sarsleuth-stdin-")
             copy = os.path.join(spooled._dir, f"stream-{len(spooled.names)}")
-            _copy_stream(src, copy, name, spooled.warnings)
+            why = _copy_stream(src, copy, name, spooled.warnings, judge)
         except OSError as exc:      # the temporary directory is full or unwritable: the stream is gone
             where = spooled._dir or tempfile.gettempdir()
             raise SarsleuthError(f"{name}: cannot copy the stream into {where} (set TMPDIR elsewhere): "
@@ -199,6 +207,10 @@ def spool(paths, spooled: Spooled) -> list:
         finally:
             if src is not sys.stdin.buffer:
                 src.close()
+        if why:
+            os.unlink(copy)
+            spooled.unreadable.append((name, why))
+            continue
         spooled.names[copy] = name
         out.append(copy)
     return out
@@ -211,9 +223,19 @@ def _stdin(name: str):
     return sys.stdin.buffer
 
 
-def _copy_stream(src, copy: str, name: str, warnings: list) -> None:
+def _copy_stream(src, copy: str, name: str, warnings: list, judge=None) -> str | None:
+    """Copy ``src`` into ``copy``; None, or why its head is no input (the
+    rest then not copied)."""
     written = 0
     with open(copy, "wb") as dst:
+        if judge is not None:
+            head = _head(src)
+            dst.write(head)
+            dst.flush()
+            written = len(head)
+            why = judge(copy) if len(head) == HEAD_BYTES else None   # a shorter stream is judged whole, as any file
+            if why:
+                return f"refused after its first {size_text(written)}: {why}"
         while written < MAX_STREAM_BYTES:
             chunk = src.read(min(_CHUNK, MAX_STREAM_BYTES - written))
             if not chunk:
@@ -222,6 +244,19 @@ def _copy_stream(src, copy: str, name: str, warnings: list) -> None:
             written += len(chunk)
         else:
             warnings.append(f"{name}: stream cut after {MAX_STREAM_BYTES >> 30} GiB")
+    return None
+
+
+def _head(src) -> bytes:
+    """The first :data:`HEAD_BYTES` of a stream (a pipe gives them in pieces)."""
+    parts, got = [], 0
+    while got < HEAD_BYTES:
+        chunk = src.read(HEAD_BYTES - got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
 
 
 def relabel(source, copy_path: str, name: str) -> None:

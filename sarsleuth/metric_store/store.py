@@ -100,6 +100,14 @@ class MetricStore:
             runs.setdefault((host if h is None else h, sec, dev, met), run)
         self.runs = runs
 
+    def rename_hosts(self, rename: dict) -> None:
+        """Series of a host named ``old`` belong to ``rename[old]`` (one
+        host spelled two ways); where both hold a series, the first kept."""
+        runs = {}
+        for (h, sec, dev, met), run in self.runs.items():
+            runs.setdefault((rename.get(h, h), sec, dev, met), run)
+        self.runs = runs
+
     def sample_times(self, host=None):
         """Sorted distinct times at which ``host`` (every host: None)
         recorded anything, as a Series of timestamps."""

@@ -15,7 +15,7 @@ import dataclasses
 
 import pandas as pd
 
-from sarsleuth.analysis.correlate import incident_id
+from sarsleuth.analysis.correlate import fleet_incident_id, incident_id
 from sarsleuth.redaction.names import Redactor
 
 
@@ -23,7 +23,7 @@ def redact_case(case, patterns=()) -> Redactor:
     """Redact ``case`` in place; returns the redactor (its ``mapping()``
     is what the private map file holds)."""
     r = Redactor(patterns)
-    _learn_names(case, r)
+    _learn_given(names_given(case), r)
     _walk(case, r.learn, rewrite=False, seen=set())
     _walk(case, r.text, rewrite=True, seen=set())
     case.__dict__.pop("_long", None)         # the long table is built again from the redacted store
@@ -35,30 +35,42 @@ def redact_case(case, patterns=()) -> Redactor:
 def redact_fleet(fleet, patterns=()) -> Redactor:
     """Redact a fleet's result in place (every host with the same stand-ins)."""
     r = Redactor(patterns)
-    hosts = set()
+    given: dict = {"host": set(), "user": set()}
     for h in fleet.hosts:
-        hosts.add(h.host)
+        given["host"].add(h.host)
         facts = h.host_facts or {}
-        hosts.update([facts.get("host"), facts.get("hostname")])
-        hosts.update(f.host for f in h.findings)
-    for name in sorted((str(h) for h in hosts if h), key=len, reverse=True):
-        r.host(name, own=True)
+        given["host"].update([facts.get("host"), facts.get("hostname")])
+        given["host"].update(f.host for f in h.findings)
+        # what each host's worker found given as names (its ps users too)
+        for kind in given:
+            given[kind].update(h.names.get(kind, ()))
+    _learn_given(given, r)
     _walk(fleet, r.learn, rewrite=False, seen=set())
     _walk(fleet, r.text, rewrite=True, seen=set())
+    for inc in fleet.incidents:
+        inc.id = fleet_incident_id(inc.kinds, inc.start, inc.hosts)
     fleet.notes.insert(0, r.sentence())
     return r
 
 
-def _learn_names(case, r: Redactor) -> None:
-    """Host and user names where the files give them as such."""
-    hosts = set()
+def _learn_given(given: dict, r: Redactor) -> None:
+    # the longer names first: "db1.example.com" before its first label alone
+    for name in sorted((str(h) for h in given["host"] if h), key=len, reverse=True):
+        r.host(name, own=True)
+    for name in sorted(str(u) for u in given["user"] if u):
+        r.user(name, given=True)
+
+
+def names_given(case) -> dict:
+    """{"host": names, "user": names} where the case's files give them as
+    such (sar headers, syslog hosts, bundles, ps users...)."""
+    hosts, users = set(), set()
     for s in case.sources:
         hosts.add(s.host)
         hosts.update(s.meta.get("hosts") or ())
         frame = s.meta.get("processes")
         if frame is not None and "user" in getattr(frame, "columns", ()):
-            for user in frame["user"].dropna().unique():
-                r.user(user)
+            users.update(str(u) for u in frame["user"].dropna().unique())
         for rep in s.reports:
             hosts.add(rep.get("host"))
     for h in getattr(case, "hosts", []):
@@ -69,9 +81,7 @@ def _learn_names(case, r: Redactor) -> None:
         hosts.update(case.events["host"].dropna().unique())
     hosts.update(case.host_zones)
     hosts.update(f.host for f in case.findings)
-    # the longer names first: "db1.example.com" before its first label alone
-    for name in sorted((str(h) for h in hosts if h), key=len, reverse=True):
-        r.host(name, own=True)
+    return {"host": {str(h) for h in hosts if h}, "user": users}
 
 
 def _walk(value, fn, rewrite: bool, seen: set):

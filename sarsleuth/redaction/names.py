@@ -1,71 +1,69 @@
 """The stand-ins: every name that identifies a machine, a network or a
-person gets one, the same wherever it appears.
+person gets one, the same wherever it appears and however it is spelled.
 
 A :class:`Redactor` first *learns* (host and user names the case's files
 give, and every address, domain and e-mail address found in its text),
-then *replaces* all of them at once, longest first, as whole words
-(``web07`` in ``sosreport-web07-2026...``, never inside ``web071``).
+then *replaces* all of them at once.  Names are replaced as words, longest
+first; a word ends at anything but a letter or digit, so ``web07`` is
+found in ``sosreport-web07_dc3``, ``zqweb77_logs`` gives ``zqweb77`` and
+``rhel_web07-root`` (the volume group the installer names after the host)
+``web07``, but ``web071`` is another name.  Names are case-folded
+(``WEB1`` is ``web1``); a host name is also found with its ``-``, ``_``
+and ``.`` swapped (``web07-dc3``, ``web07_dc3``) and with its dashes
+doubled as device-mapper writes them (``rhel_web--07-root``); an e-mail
+address also percent-escaped (``lena%40mail.example.com``).  Addresses
+are known by their value, not their spelling (:mod:`.addresses`).
+
 Stand-ins say what they stand for and keep what the story needs:
 
 - host names: ``host-1``; a domain: ``domain-1.example`` (RFC 2606), a
   host in it ``host-2.domain-1.example``;
 - IPv4 addresses: ``198.18.N.H`` (the benchmarking range of RFC 2544, then
   240.0.0.0/4): one fake /24 per real /24, the host part kept, so
-  addresses of one subnet stay together and subnets stay apart;
+  addresses of one subnet stay together and subnets stay apart; a fake
+  /24 that holds an address of the inputs is never used;
 - IPv6 addresses: ``fd00:0:0:N::M`` (a unique local prefix per real /64),
   link-local ones ``fe80::M``;
-- MAC addresses: ``02:00:00:00:NN:NN`` (locally administered);
+- MAC addresses: ``02:00:00:00:NN:NN`` (locally administered), longer
+  hardware addresses the same length;
 - user names: ``user-1``; e-mail addresses ``user-1@domain-1.example``;
 - the config's own patterns: ``NAME-1``.
 
-Loopback and unspecified addresses, netmasks, ``localhost`` and system
-accounts (``root``, ``nginx``) name no one and are kept
-(``knowledge/redaction.toml``).
+Loopback and unspecified addresses, netmasks, ``localhost``, system
+accounts (``root``, ``nginx``) and words of the logs' own vocabulary name
+no one and are kept (``knowledge/redaction.toml``).  :meth:`Redactor.leak`
+is the final check every output passes (:mod:`.check`): what in a text
+would still be replaced.
 """
 from __future__ import annotations
 
 import ipaddress
 import re
-from functools import lru_cache
-from importlib import resources
+from urllib.parse import unquote
 
-from publicsuffixlist import PublicSuffixList
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore
+from sarsleuth.redaction import addresses
+from sarsleuth.redaction.addresses import kept as _kept
+from sarsleuth.redaction.knowledge import knowledge, public_suffix, registrable, vocabulary
+from sarsleuth.redaction.spellings import spellings as _spellings, trie as _trie
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 #: A dotted name; not part of a longer word, path-like token or sysctl name.
-_DOTTED = re.compile(rf"(?<![\w.-])({_LABEL}(?:\.{_LABEL})+)(?![\w-]|\.[A-Za-z0-9])")
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
-_IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?"
-                   r"(?:%[\w.-]+)?(?![\w:])")
-_MAC = re.compile(r"(?<![0-9A-Fa-f:-])(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}(?![0-9A-Fa-f:-])")
+_DOTTED = re.compile(rf"(?<![\w.%-])({_LABEL}(?:\.{_LABEL})+)(?![\w-]|\.[A-Za-z0-9])")
 _EMAIL = re.compile(rf"(?<![\w.+-])([A-Za-z0-9._%+-]+)@({_LABEL}(?:\.{_LABEL})+)(?![\w-])")
-#: Where a word starts and ends for a name to be replaced in it.
-_EDGE_BEFORE, _EDGE_AFTER = r"(?<![A-Za-z0-9_])", r"(?![A-Za-z0-9_]|\.\d)"
+#: Where a word starts and ends for a name to be replaced in it: "_" and
+#: "-" join words (a folder ``zqweb77_logs``, a volume group ``rhel_web07``);
+#: a percent-escape just before is an edge too (``?host%3Dweb07``).
+_EDGE_BEFORE, _EDGE_AFTER = r"(?:(?<![A-Za-z0-9])|(?<=%[0-9A-Fa-f]{2}))", r"(?![A-Za-z0-9]|\.\d)"
+_HOST_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+#: A name a file gives as its machine's or a user's: anything printable (a
+#: hostile syslog's "hôst1" names a machine all the same)
+_GIVEN_CHARS = re.compile(r"[^\s\x00-\x1f\x7f]+\Z")
 
 KINDS = ("host", "domain", "ipv4", "ipv6", "mac", "user", "email")
-
-
-@lru_cache(maxsize=1)
-def _knowledge() -> dict:
-    text = resources.files("sarsleuth.knowledge").joinpath("redaction.toml").read_text("utf-8")
-    data = tomllib.loads(text)
-    return {"file_suffixes": frozenset(data["file_suffixes"]),
-            "internal_suffixes": frozenset(data["internal_suffixes"]),
-            "anonymous_hosts": frozenset(h.lower() for h in data["anonymous_hosts"]),
-            "system_users": frozenset(u.lower() for u in data["system_users"]),
-            "user_patterns": tuple(re.compile(p) for p in data["user_patterns"]),
-            "host_patterns": tuple(re.compile(p) for p in data["host_patterns"]),
-            "sysctl_namespaces": frozenset(data["sysctl_namespaces"])}
-
-
-@lru_cache(maxsize=1)
-def _suffixes():
-    return PublicSuffixList(accept_unknown=False)
+#: How the final check names what it found (never the name itself).
+KIND_NAMES = {"host": "a host name", "domain": "a domain name", "ipv4": "an IPv4 address",
+              "ipv6": "an IPv6 address", "mac": "a MAC address", "hw": "a hardware address",
+              "user": "a user name", "email": "an e-mail address"}
 
 
 class Redactor:
@@ -78,9 +76,17 @@ class Redactor:
         self.table: dict[str, str] = {}
         self.kinds: dict[str, str] = {}
         self._by_lower: dict[str, str] = {}
+        self._spellings: dict[str, str] = {}         # every spelling of a name (lower) -> its stand-in
         self._counters: dict[str, int] = {}
+        # addresses by value: (kind, key) -> stand-in, and the originals' first spellings
+        self._addresses: dict = {}
+        self._seen: dict = {}                         # (kind, key) -> spelling, in the order first seen
+        self._fakes: dict = {}                        # (kind, key) of every stand-in address -> True
         self._nets4: dict = {}
         self._nets6: dict = {}
+        self._fake_nets4 = 0
+        self._nets_of_inputs: set = set()             # the /24s of the inputs' IPv4 addresses
+        self._joined = self._bare = None              # learned IPv4 and MAC keys, for their other spellings
         self._regex = None
         self._lookup: dict[str, str] = {}
 
@@ -91,12 +97,16 @@ class Redactor:
             self._by_lower[key] = stand_in
             self.table[original] = stand_in
             self.kinds[original] = kind
+            for spelling, spelled_in in _spellings(original, kind, stand_in):
+                self._spellings.setdefault(spelling, spelled_in)
             self._regex = None
         return self._by_lower[key]
 
     def _next(self, kind: str) -> int:
-        self._counters[kind] = self._counters.get(kind, 0) + 1
-        return self._counters[kind]
+        while True:
+            self._counters[kind] = self._counters.get(kind, 0) + 1
+            if f"{kind}-{self._counters[kind]}" not in self._by_lower:     # an input's own "host-1" is a name
+                return self._counters[kind]
 
     def known(self, name: str) -> str | None:
         return self._by_lower.get(str(name).lower())
@@ -105,16 +115,20 @@ class Redactor:
         """A host name (``web07``, ``db1.example.com``); ``own``: a file
         gives it as its machine's name, so its first label alone names the
         machine too (a name in a URL, in the domain of a public suffix,
-        names it only whole)."""
+        names it only whole).  A word of the logs' vocabulary is a host
+        name only when a file gives it as its machine's name."""
         name = str(name or "").strip().rstrip(".")
-        if not name or name.lower() in _knowledge()["anonymous_hosts"] or _is_address(name):
+        if not _could_be_host(name, own):
             return None
         if self.known(name):
             return self.known(name)
-        if not own and "." in name and _public_suffix(name):
+        if not own and "." in name and public_suffix(name):
             return self.domain(name)
         first, _, rest = name.partition(".")
-        domain = self.domain(rest) if rest and _public_suffix(rest) else None
+        domain = self.domain(rest) if rest and public_suffix(rest) else None
+        if not _could_be_host(first, own):
+            # "app.lab.example": the whole name is one, its first word alone none
+            return self._add(name, "host", f"host-{self._next('host')}" + (f".{domain}" if domain else ""))
         short = self.known(first) or self._add(first, "host", f"host-{self._next('host')}")
         if rest:
             return self._add(name, "host", f"{short}.{domain}" if domain else short)
@@ -126,104 +140,191 @@ class Redactor:
         name = name.strip().rstrip(".")
         if self.known(name):
             return self.known(name)
-        registrable = _registrable(name)
-        if registrable is None:
+        found = registrable(name)
+        if found is None:
             return None
-        base = self.known(registrable) or self._add(registrable, "domain", f"domain-{self._next('domain')}.example")
-        if registrable.lower() == name.lower():
+        base = self.known(found) or self._add(found, "domain", f"domain-{self._next('domain')}.example")
+        if found.lower() == name.lower():
             return base
         # the labels before the domain name a host only within it: "www"
         # alone is no name (www-data), unless a file gave it as a host name
-        prefix = name[:-len(registrable) - 1]
+        prefix = name[:-len(found) - 1]
         host = self.known(prefix) or f"host-{self._next('host')}"
         return self._add(name, "host", f"{host}.{base}")
 
-    def user(self, name) -> str | None:
-        name = str(name or "").strip()
-        if not name or name.lower() in _knowledge()["system_users"] or name.isdigit():
+    def user(self, name, given: bool = False) -> str | None:
+        """A user name; ``given``: a file gives it as one (a ps snapshot's
+        user column), so even a word of the logs' vocabulary is taken."""
+        name = str(name or "").strip().rstrip(".")
+        low = name.lower()
+        if (len(name) < 2 or low in knowledge()["system_users"] or (low in knowledge()["not_names"] and not given)
+                or name.isdigit() or not (_GIVEN_CHARS if given else _HOST_CHARS).match(name)):
             return None
         return self.known(name) or self._add(name, "user", f"user-{self._next('user')}")
 
+    def email(self, local: str, domain: str) -> str | None:
+        """``local@domain`` when the domain is one (a public or internal
+        suffix, or a known host): ``user@0.service`` is a systemd unit."""
+        if domain.rsplit(".", 1)[-1].lower() in knowledge()["unit_suffixes"]:
+            return None
+        if not (public_suffix(domain) or self.known(domain)):
+            return None
+        original = f"{local}@{domain}"
+        if self.known(original):
+            return self.known(original)
+        stand_domain = self.domain(domain) or self.host(domain)
+        if stand_domain is None:
+            return None
+        low = local.lower()
+        if low in knowledge()["system_users"] or low in knowledge()["mail_roles"]:
+            stand_local = local                       # root@, postmaster@ name a role
+        else:
+            stand_local = self.known(local) or f"user-{self._next('user')}"
+        return self._add(original, "email", f"{stand_local}@{stand_domain}")
+
     def learn(self, text: str) -> None:
         """Every address, domain, e-mail address, user name and pattern of
-        ``text`` gets its stand-in."""
+        ``text`` gets its stand-in (of a percent-escaped text, what it says
+        unescaped too)."""
         if not text or not isinstance(text, str):
             return
+        self._learn(text)
+        if "%" in text:
+            plain = unquote(text)
+            if plain != text:
+                self._learn(plain)
+
+    def _learn(self, text: str) -> None:
         for name, pattern in self.patterns:
             for m in pattern.finditer(text):
                 if m.group(0) and not self.known(m.group(0)):
                     self._add(m.group(0), name, f"{name}-{self._next(name)}")
-        for m in _EMAIL.finditer(text):
-            user, domain = m.group(1), m.group(2)
-            stand_user = self.user(user) or user          # root@... stays root@
-            stand_domain = self.domain(domain) or self.host(domain)
-            self._add(m.group(0), "email", f"{stand_user}@{stand_domain}")
-        for m in _MAC.finditer(text):
-            mac = m.group(0)
-            if not self.known(mac) and mac.replace(m.group(1), "").strip("0") and mac.lower() != "ff:ff:ff:ff:ff:ff":
-                n = self._next("mac")
-                self._add(mac, "mac", f"02:00:00:00:{n >> 8 & 0xff:02x}:{n & 0xff:02x}".replace(":", m.group(1)))
-        for m in _IPV6.finditer(text):
-            self._ipv6(m.group(0))
-        for m in _IPV4.finditer(text):
-            self._ipv4(m.group(0))
-        for m in _DOTTED.finditer(text):
-            name = m.group(1)
-            if not self.known(name) and _public_suffix(name):
-                self.domain(name)
-        for pattern in _knowledge()["user_patterns"]:
+        for found in self._found(text):
+            if (found.kind, found.key) not in self._fakes and not _kept(found):
+                self._note(found)
+        if "." in text:
+            for m in _DOTTED.finditer(text):
+                name = m.group(1)
+                if not self.known(name) and public_suffix(name) and not _is_address(name):
+                    self.domain(name)
+        for pattern in knowledge()["user_patterns"]:
             for m in pattern.finditer(text):
                 self.user(m.group(1))
-        for pattern in _knowledge()["host_patterns"]:
+        for pattern in knowledge()["host_patterns"]:
             for m in pattern.finditer(text):
-                if not _is_address(m.group(1)):
-                    self.host(m.group(1))
+                self.host(m.group(1))
+        # after the user names: a local part that is a user's name takes its stand-in
+        if "@" in text:
+            for m in _EMAIL.finditer(text):
+                self.email(m.group(1), m.group(2))
 
-    def _ipv4(self, text: str) -> None:
-        try:
-            ip = ipaddress.IPv4Address(text)
-        except ValueError:
-            return
-        if self.known(text) or ip.is_loopback or ip.is_unspecified or _is_netmask(int(ip)):
-            return
-        net = int(ip) >> 8
-        if net not in self._nets4:
-            n = len(self._nets4)
-            base = (198 << 24 | 18 << 16) + (n << 8) if n < 512 else (240 << 24) + ((n - 512) << 8)
-            self._nets4[net] = base
-        self._add(text, "ipv4", str(ipaddress.IPv4Address(self._nets4[net] + (int(ip) & 0xFF))))
+    # ----------------------------------------------------------- addresses
+    def _note(self, found) -> None:
+        what = (found.kind, found.key)
+        if what not in self._seen:
+            self._seen[what] = found.text
+            if found.kind == "ipv4":
+                self._nets_of_inputs.add(found.key >> 8)
+                self._joined = None
+            elif found.kind == "mac":
+                self._bare = None
 
-    def _ipv6(self, text: str) -> None:
-        address = text.split("%", 1)[0]
-        if address.count(":") < 2:
-            return
-        try:
-            ip = ipaddress.IPv6Address(address)
-        except ValueError:
-            return
-        if self.known(text) or ip.is_loopback or ip.is_unspecified:
-            return
-        if ip.ipv4_mapped is not None:
-            self._ipv4(str(ip.ipv4_mapped))
-        n = self._next("ipv6")
-        if ip.is_link_local:
-            fake = f"fe80::{n:x}"
+    def _found(self, text: str) -> list:
+        """The addresses of ``text``, left to right, none overlapping
+        (hardware addresses first: an EUI-64 is no IPv6 address)."""
+        spans: list = []
+        taken: list = []
+        if self._joined is None:
+            self._joined = frozenset(k for kind, k in self._seen if kind == "ipv4")
+        if self._bare is None:
+            self._bare = frozenset(k for kind, k in self._seen if kind == "mac")
+        joined, macs = self._joined, self._bare
+        for finder in (addresses.hardware(text), addresses.ipv6s(text), addresses.ipv4s(text, joined),
+                       addresses.bare_macs(text, macs)):
+            for f in finder:
+                if any(f.start < end and start < f.end for start, end in taken):
+                    continue
+                taken.append((f.start, f.end))
+                spans.append(f)
+        return sorted(spans, key=lambda f: f.start)
+
+    def _stand_in_address(self, found) -> str | None:
+        """The stand-in of an address (made when first needed, in the order
+        the addresses were first seen), None for one kept as it is."""
+        what = (found.kind, found.key)
+        if what in self._fakes or _kept(found):
+            return None
+        self._settle()
+        if what not in self._addresses:
+            self._note(found)
+            self._assign(what)
+        return self._addresses[what]
+
+    def _settle(self) -> None:
+        for what in self._seen:
+            if what not in self._addresses:
+                self._assign(what)
+
+    def _assign(self, what) -> None:
+        kind, key = what
+        taken = self._seen
+        if kind == "ipv4":
+            net = key >> 8
+            if net not in self._nets4:
+                while True:
+                    n = self._fake_nets4
+                    self._fake_nets4 += 1
+                    base = (198 << 24 | 18 << 16) + (n << 8) if n < 512 else (240 << 24) + ((n - 512) << 8)
+                    if base >> 8 not in self._nets_of_inputs:
+                        break
+                self._nets4[net] = base
+            fake_key = self._nets4[net] + (key & 0xFF)
+            stand_in = str(ipaddress.IPv4Address(fake_key))
+        elif kind == "ipv6":
+            while True:
+                n = self._next("ipv6")
+                if ipaddress.IPv6Address(key).is_link_local:
+                    fake_key = int(ipaddress.IPv6Address(f"fe80::{n:x}"))
+                else:
+                    net = self._nets6.setdefault(key >> 64, len(self._nets6) + 1)
+                    fake_key = int(ipaddress.IPv6Address(f"fd00:0:0:{net:x}::{n:x}"))
+                if ("ipv6", fake_key) not in taken:
+                    break
+            stand_in = str(ipaddress.IPv6Address(fake_key))
         else:
-            prefix = int(ip) >> 64
-            net = self._nets6.setdefault(prefix, len(self._nets6) + 1)
-            fake = f"fd00:0:0:{net:x}::{n:x}"
-        self._add(text, "ipv6", fake)
+            while True:
+                n = self._next(kind)
+                fake_key = "02" + f"{n:04x}".rjust(len(key) - 2, "0")
+                if (kind, fake_key) not in taken:
+                    break
+            stand_in = ":".join(fake_key[i:i + 2] for i in range(0, len(fake_key), 2))
+        self._addresses[what] = stand_in
+        self._fakes[(kind, fake_key)] = True
+        original = self._seen[what]
+        self.table.setdefault(original, stand_in)
+        self.kinds.setdefault(original, kind if kind != "hw" else "mac")
 
     # ------------------------------------------------------------- replace
     def text(self, text):
         """``text`` with every name learned replaced by its stand-in (the
-        config's patterns found anew, so nothing of theirs slips through)."""
+        config's patterns and every address found anew, so nothing of
+        theirs slips through)."""
         if not isinstance(text, str) or not text:
             return text
         for name, pattern in self.patterns:
             if pattern.search(text):
-                text = pattern.sub(lambda m: self.known(m.group(0)) or self._add(
-                    m.group(0), name, f"{name}-{self._next(name)}"), text)
+                text = pattern.sub(lambda m: (self.known(m.group(0)) or self._add(
+                    m.group(0), name, f"{name}-{self._next(name)}")) if m.group(0) else "", text)
+        parts, at = [], 0
+        for found in self._found(text):
+            stand_in = self._stand_in_address(found)
+            if stand_in is None:
+                continue
+            parts.append(text[at:found.start])
+            parts.append(addresses.spelled(stand_in, found))
+            at = found.end
+        if parts:
+            text = "".join(parts) + text[at:]
         regex = self._compiled()
         if regex is None:
             return text
@@ -231,21 +332,46 @@ class Redactor:
 
     def _stand_in(self, m) -> str:
         found = m.group(0)
-        after = m.string[m.end():m.end() + 2]
-        if found.lower() in _knowledge()["sysctl_namespaces"] and after[:1] == "." and after[1:].isalpha():
+        if _sysctl(m) or _identifier_part(m):
             return found          # vm.min_free_kbytes names a setting, not the host "vm"
         return self._lookup.get(found.lower(), found)
 
     def _compiled(self):
-        if self._regex is None and self._by_lower:
+        if self._regex is None and self._spellings:
             # stand-ins stand for themselves: a text already redacted is left as it is
             self._lookup = {s.lower(): s for s in self._by_lower.values()}
-            self._lookup.update(self._by_lower)
+            self._lookup.update(self._spellings)
             self._regex = re.compile(f"{_EDGE_BEFORE}{_trie(self._lookup)}{_EDGE_AFTER}", re.IGNORECASE)
         return self._regex
 
+    # ---------------------------------------------------------------- check
+    def leak(self, text: str) -> str | None:
+        """What kind of name of the inputs ``text`` still holds (``"a host
+        name"``...), None when it holds none: an original in any of its
+        spellings, an address that is no stand-in, a match of the config's
+        patterns.  Never says the name itself."""
+        if not isinstance(text, str) or not text:
+            return None
+        for name, pattern in self.patterns:
+            for m in pattern.finditer(text):
+                if m.group(0) and self.known(m.group(0)) != m.group(0):
+                    return f"a match of [redact.patterns] {name}"
+        for found in self._found(text):
+            if (found.kind, found.key) not in self._fakes and not _kept(found):
+                return KIND_NAMES[found.kind]
+        regex = self._compiled()
+        if regex is not None:
+            for m in regex.finditer(text):
+                stand_in = self._lookup.get(m.group(0).lower())
+                if (stand_in is not None and stand_in.lower() != m.group(0).lower() and not _sysctl(m)
+                        and m.group(0).lower() not in vocabulary()):
+                    original = next((o for o in self.kinds if o.lower() == m.group(0).lower()), None)
+                    return KIND_NAMES.get(self.kinds.get(original, "host"), "a name")
+        return None
+
     def mapping(self) -> dict:
         """{kind: {original: stand-in}}, for the private map file."""
+        self._settle()
         out: dict = {}
         for original, stand_in in self.table.items():
             out.setdefault(self.kinds[original], {})[original] = stand_in
@@ -255,30 +381,30 @@ class Redactor:
         """What a redacted report says about itself."""
         counts = ", ".join(f"{len(v)} {k}" for k, v in self.mapping().items())
         return ("Redacted: host and domain names, addresses, user names and e-mail addresses are stand-ins "
-                "(host-1, domain-1.example, 198.18.x.x, fd00::, 02:00:00:00:x:x, user-1), the same stand-in "
-                f"for the same original everywhere{f' ({counts})' if counts else ''}; times, numbers and "
-                "findings are as analysed.")
+                "(host-1, domain-1.example, 198.18.x.x, fd00:0:0:N::M, 02:00:00:00:x:x, user-1), the same "
+                f"stand-in for the same original everywhere{f' ({counts})' if counts else ''}; times, numbers "
+                "and findings are as analysed.")
 
 
-def _trie(words) -> str:
-    """One pattern matching any of ``words`` (lower case), longest first,
-    its alternatives factored by common prefix so that thousands of names
-    cost one pass over a text."""
-    root: dict = {}
-    for w in words:
-        node = root
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
+def _could_be_host(name: str, own: bool = False) -> bool:
+    low = name.lower()
+    return (len(name) >= 2 and bool((_GIVEN_CHARS if own else _HOST_CHARS).match(name))
+            and not name.replace(".", "").isdigit()
+            and low not in knowledge()["anonymous_hosts"] and (own or low not in knowledge()["not_names"])
+            and not _is_address(name))
 
-    def pattern(node) -> str:
-        ends = "" in node
-        branches = [re.escape(ch) + pattern(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if ends else body
-    return f"(?:{pattern(root)})"
+
+def _sysctl(m) -> bool:
+    after = m.string[m.end():m.end() + 2]
+    return m.group(0).lower() in knowledge()["sysctl_namespaces"] and after[:1] == "." and after[1:].isalpha()
+
+
+def _identifier_part(m) -> bool:
+    """A word of sarsleuth's vocabulary joined by ``_`` to another
+    (``proxy_buffers``, ``worker_connections``): an identifier, not a name."""
+    text, start, end = m.string, m.start(), m.end()
+    joined = (start > 0 and text[start - 1] == "_") or text[end:end + 1] == "_"
+    return joined and m.group(0).lower() in vocabulary()
 
 
 def _is_address(name: str) -> bool:
@@ -287,30 +413,3 @@ def _is_address(name: str) -> bool:
         return True
     except ValueError:
         return False
-
-
-def _is_netmask(value: int) -> bool:
-    inverted = ~value & 0xFFFFFFFF
-    return value != 0 and (inverted & (inverted + 1)) == 0 and value >> 24 == 0xFF
-
-
-def _public_suffix(name: str) -> bool:
-    """Does a dotted name end in a suffix that makes it a domain (and not
-    a file name)?"""
-    last = name.rsplit(".", 1)[-1].lower()
-    if not last.isalpha() or last in _knowledge()["file_suffixes"]:
-        return False
-    return last in _knowledge()["internal_suffixes"] or _suffixes().publicsuffix(name.lower()) is not None
-
-
-def _registrable(name: str) -> str | None:
-    """The part of a domain one registers (``example.co.uk``), or the last
-    two labels under a private network's suffix."""
-    last = name.rsplit(".", 1)[-1].lower()
-    if last in _knowledge()["internal_suffixes"]:
-        labels = name.split(".")
-        return ".".join(labels[-2:]) if len(labels) >= 2 else None
-    found = _suffixes().privatesuffix(name.lower())
-    if found is None:
-        return None
-    return name[-len(found):]

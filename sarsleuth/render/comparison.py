@@ -60,7 +60,9 @@ def plot_comparison(df, ax=None):
     positions = list(range(len(df)))
     ax.bar(positions, df["requests_per_sec"].fillna(0.0), color="#4c78a8", alpha=0.8, label="requests/s")
     ax.set_xticks(positions)
-    ax.set_xticklabels(labels, rotation=30 if not by_concurrency else 0, ha="right" if not by_concurrency else "center")
+    # file names are text: "$\mathbf{X}$" is drawn as written, never as TeX
+    ax.set_xticklabels(labels, rotation=30 if not by_concurrency else 0, ha="right" if not by_concurrency else "center",
+                       parse_math=False, usetex=False)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("requests/s")
     latency_ax = ax.twinx()

@@ -9,6 +9,8 @@ Python call per row.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -79,6 +81,24 @@ def _offset(seconds: int) -> str:
     return f"{sign}{hours:02d}:{minutes:02d}" + (f":{secs:02d}" if secs else "")
 
 
+#: A text cell a spreadsheet would run as a formula (OWASP's CSV injection:
+#: ``=``, ``+``, ``-``, ``@``, a tab or a carriage return first) ...
+FORMULA_START = "=+-@\t\r"
+#: ... unless it is a plain number (``-1``, sadf's CPU "all"), which a
+#: spreadsheet reads as that number and nothing else.
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_FORMULA_REGEX = "^[=+\\-@\t\r]"
+_NUMBER_REGEX = "^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$"
+
+
+def spreadsheet_safe(text: str) -> str:
+    """A text cell as OWASP advises for CSV: one that starts like a formula
+    gets a ``'`` before it, so a spreadsheet shows it as text."""
+    if text[:1] and text[0] in FORMULA_START and not _PLAIN_NUMBER.match(text):
+        return "'" + text
+    return text
+
+
 def csv_field(text: str) -> str:
     """One CSV field: quoted when it holds a comma, quote or line break."""
     if any(ch in text for ch in ',"\r\n'):
@@ -95,7 +115,7 @@ def labels(fmt, col):
 
 
 def _category_labels(col, fix):
-    return col.cat.codes.to_numpy(), [csv_field(fix(str(c))) for c in col.cat.categories]
+    return col.cat.codes.to_numpy(), [csv_field(spreadsheet_safe(fix(str(c)))) for c in col.cat.categories]
 
 
 def _float_kinds(v):
@@ -183,6 +203,9 @@ class ArrowColumns:
             arr = pa.array(values, type=pa.large_string(), from_pandas=True)
         except (TypeError, ValueError, UnicodeError, pa.ArrowException):
             arr = pa.array([None if v is None else self.fix(str(v)) for v in values], type=pa.large_string())
+        formula = pc.and_(pc.match_substring_regex(arr, _FORMULA_REGEX),
+                          pc.invert(pc.match_substring_regex(arr, _NUMBER_REGEX)))
+        arr = pc.if_else(formula, pc.binary_join_element_wise(self._s("'"), arr, self._s("")), arr)
         quote = pc.match_substring_regex(arr, '[,"\r\n]')
         quoted = pc.binary_join_element_wise(self._s('"'), pc.replace_substring(arr, '"', '""'), self._s('"'),
                                              self._s(""))
@@ -273,4 +296,4 @@ class NumpyColumns:
     def _text(self, col):
         values = col.astype(object).where(col.notna(), None).to_numpy()
         fix = self.fix
-        return np.array(["" if v is None else csv_field(fix(str(v))) for v in values], dtype=object)
+        return np.array(["" if v is None else csv_field(spreadsheet_safe(fix(str(v)))) for v in values], dtype=object)

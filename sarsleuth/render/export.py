@@ -17,6 +17,7 @@ from sarsleuth.inputs.parsers import ParseOptions, parse, registry, sniff
 from sarsleuth.progress import reading
 from sarsleuth.render.files import atomic_output, stdout
 from sarsleuth.render.rows import Frames
+from sarsleuth.inputs.gathering import stream_head_problem
 from sarsleuth.timebase import hosts, settle, zones
 
 
@@ -29,7 +30,9 @@ def export_source(path, kind, fmt: str, output, opts, *, layout: str = "long", p
     :class:`~sarsleuth.options.Options`."""
     spooled = streams.Spooled()
     try:
-        given = streams.spool([path], spooled)      # a pipe is copied once, a device refused
+        # a pipe is copied once (refused at its head when nothing reads it, unless --kind says what it is),
+        # a device refused
+        given = streams.spool([path], spooled, judge=None if kind else stream_head_problem)
         for name, reason in spooled.unreadable:
             raise InputError(name, reason)
         size = file_size(given[0])

@@ -23,6 +23,7 @@ import numpy as np
 
 from sarsleuth.inputs.parsers.sar_text.sections import SADF_INTEGERS, SECTIONS
 from sarsleuth.render.byte_columns import DOT, PAD, ZERO, column, constant, place, signed, squeezed, text_table
+from sarsleuth.render.csv_columns import spreadsheet_safe
 
 #: Rows formatted at a time.
 CHUNK_ROWS = 1 << 16
@@ -49,7 +50,7 @@ def write_wide(src, out, terminal: bool = False) -> None:
     store = src.store
     record_ns, seconds, segment = (np.asarray(a) for a in src.meta["record_times"])
     sections = _sections(store) if store else []
-    host = (src.host or "").encode("utf-8", "replace")
+    host = spreadsheet_safe(src.host or "").encode("utf-8", "replace")
     # stretches and restarts in time order: a restart before the first record is the first line
     items = [(int(record_ns[segment == s].min()), 0, s) for s in np.unique(segment)]
     items += [(when, 1, text) for when, text in _restarts(src)]
@@ -92,7 +93,8 @@ class _Section:
         if self.device_head is not None:
             heads.insert(0, self.device_head)
         self.header = ("# hostname;interval;timestamp;" + ";".join(heads) + "\n").encode()
-        labels = ["-1" if d == "all" and self.device_head == "CPU" else d for d in self.devices]
+        # names read from the file (an interface, a device) shown as text in a spreadsheet; sadf's -1 stays
+        labels = ["-1" if d == "all" and self.device_head == "CPU" else spreadsheet_safe(d) for d in self.devices]
         self.labels = text_table([s.encode("utf-8", "replace") + b";" for s in labels]) \
             if self.device_head is not None else None
 

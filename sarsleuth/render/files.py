@@ -177,6 +177,20 @@ def silence_stdout() -> None:
         os.close(devnull)
 
 
+def refuse_collisions(outputs: dict, replaced_whole=("--save",)) -> None:
+    """Before anything is written: two outputs of one run (``{option:
+    path}``) may not be one file, and nothing may be written inside a
+    folder that one of them replaces whole (a saved case)."""
+    named = [(option, Path(os.path.realpath(p))) for option, p in outputs.items() if p is not None]
+    for i, (a, path_a) in enumerate(named):
+        for b, path_b in named[i + 1:]:
+            inside = ((a in replaced_whole and path_a in path_b.parents)
+                      or (b in replaced_whole and path_b in path_a.parents))
+            if path_a == path_b or inside:
+                raise UsageError(f"{a} {one_line(outputs[a])} and {b} {one_line(outputs[b])}: one output would "
+                                 "overwrite the other; give each its own place")
+
+
 def check_destination(out: Path, inputs, directory: bool = False) -> None:
     """Before minutes of reading: an output that cannot be written, or would
     overwrite an input, is refused now (the write itself checks again)."""

@@ -11,6 +11,7 @@ import pandas as pd
 
 from sarsleuth.inputs.bundles.facts import disk_summary
 from sarsleuth.model import SEVERITY_RANK
+from sarsleuth.redaction.check import refuse_leak
 from sarsleuth.render.files import write_text_file
 from sarsleuth.safe_text import visible
 from sarsleuth.render.jinja import environment, read
@@ -108,7 +109,9 @@ def build_fleet_html(fleet) -> str:
 
 
 def write_fleet_html(fleet, path, inputs=()) -> str:
-    write_text_file(path, build_fleet_html(fleet), inputs)
+    text = build_fleet_html(fleet)
+    refuse_leak(getattr(fleet, "redactor", None), text, path)     # a redacted fleet's last look
+    write_text_file(path, text, inputs)
     return str(path)
 
 

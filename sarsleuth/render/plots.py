@@ -48,6 +48,7 @@ def _figure(nrows: int):
     import matplotlib.pyplot as plt
     # labels come from inputs (device and metric names): never parse them as TeX
     plt.rcParams["text.parse_math"] = False
+    plt.rcParams["text.usetex"] = False
     plt.rcParams["svg.fonttype"] = "none"
     fig, axes = plt.subplots(nrows, 1, figsize=(9, 1.9 * nrows + 0.6), sharex=True, squeeze=False)
     return fig, [a[0] for a in axes]

@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from sarsleuth.errors import UsageError
+from sarsleuth.inputs.folders import walk_tree
 from sarsleuth.saved_cases.layout import MARKER
 
 _DIGEST_CHUNK = 1 << 20
@@ -65,6 +66,18 @@ class Staging:
             self.dir = None
 
 
+@contextlib.contextmanager
+def writing(target):
+    """Turn a write that fails (a full or read-only filesystem, under
+    pyarrow or our own code) into one line naming the case's folder."""
+    try:
+        yield
+    except OSError as exc:
+        errno = getattr(exc, "errno", None)
+        reason = os.strerror(errno) if errno else (exc.strerror or str(exc).splitlines()[0])
+        raise UsageError(f"{target}: cannot write the case: {reason}") from None
+
+
 def place_problem(target: Path) -> str | None:
     """Why a case may not be written at ``target`` (None: absent, an empty
     folder or an earlier case)."""
@@ -79,7 +92,7 @@ def write_marker(base, info: dict) -> None:
     """The marker, written last: ``info`` and every part with its size and digest."""
     base = Path(base)
     parts = {}
-    for here, dirs, files in os.walk(base):
+    for here, dirs, files in walk_tree(base):
         dirs.sort()
         for name in sorted(files):
             full = Path(here) / name

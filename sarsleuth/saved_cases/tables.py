@@ -10,11 +10,15 @@ from urllib.parse import quote
 import pandas as pd
 
 from sarsleuth.errors import UsageError
+from sarsleuth.metric_store import MetricStore
 from sarsleuth.model import iso
 from sarsleuth.saved_cases.folder import Staging, place_problem, write_marker
 from sarsleuth.saved_cases.layout import TABLES
 from sarsleuth.version import __version__
 
+#: Values of a host's metrics written at a time (a row group): the long
+#: table of a case is never held whole, so memory does not grow with it.
+METRIC_BATCH = 1 << 18
 LIMIT_COLUMNS = ["host", "source", "name", "value", "number", "path", "line", "text", "conf", "pid"]
 EVENT_TEXT = ("host", "source", "kind", "process", "message", "file", "level", "detail")
 
@@ -79,13 +83,7 @@ def write_host_tables(case_dir, host: str, store, events) -> None:
     if not base.is_dir():
         return              # the run that asked for it was interrupted and its case folder removed
     if store:
-        metrics = store.to_long(lines=False)
-        m = pd.DataFrame({"timestamp": utc(metrics["timestamp"]), "host": str(host),
-                          "section": metrics["section"].astype(str), "device": metrics["device"].astype(str),
-                          "metric": metrics["metric"].astype(str), "value": metrics["value"].astype("float64")})
-        for col in ("section", "device", "metric"):
-            m[col] = m[col].astype("category")
-        _write(m, base / "metrics" / partition_name(host) / "part-0.parquet")
+        _write_metrics(store, host, base / "metrics" / partition_name(host) / "part-0.parquet")
     if events is not None and len(events):
         e = pd.DataFrame({"timestamp": utc(events["timestamp"])})
         for col in EVENT_TEXT:
@@ -101,6 +99,41 @@ def write_host_tables(case_dir, host: str, store, events) -> None:
         if "aligned" in events:
             e["aligned"] = events["aligned"].astype(object).fillna(True).astype(bool)
         _write(e, base / "events" / partition_name(host) / "part-0.parquet")
+
+
+def _write_metrics(store, host: str, path: Path) -> None:
+    """A host's metrics as one Parquet part, written a batch of series at a
+    time (each batch in time order), never as one long table."""
+    # an extra: the core works without it
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    label = pa.dictionary(pa.int32(), pa.string())
+    schema = pa.schema([("timestamp", pa.timestamp("ns", tz="UTC")), ("host", pa.string()), ("section", label),
+                        ("device", label), ("metric", label), ("value", pa.float64())])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+        for part in _batches(store):
+            metrics = part.to_long(lines=False)
+            m = pd.DataFrame({"timestamp": utc(metrics["timestamp"]), "host": str(host),
+                              "section": metrics["section"].astype(str).astype("category"),
+                              "device": metrics["device"].astype(str).astype("category"),
+                              "metric": metrics["metric"].astype(str).astype("category"),
+                              "value": metrics["value"].astype("float64")})
+            del metrics
+            writer.write_table(pa.Table.from_pandas(m, schema=schema, preserve_index=False))
+
+
+def _batches(store):
+    """Sub-stores of about :data:`METRIC_BATCH` values each, series whole."""
+    chunk, size = {}, 0
+    for key, run in store.runs.items():
+        chunk[key] = run
+        size += run.count
+        if size >= METRIC_BATCH:
+            yield MetricStore(chunk)
+            chunk, size = {}, 0
+    if chunk:
+        yield MetricStore(chunk)
 
 
 def _finding_rows(host, findings, incident_of) -> list:

@@ -52,6 +52,7 @@ def settle(sources: list, readers, tz: str | None = None, host_zones: dict | Non
     it was read)} from bundles' host facts (etc/localtime, timedatectl):
     the host's configured zone, used like a zone its files record."""
     out = Settlement(one_clock=bool(tz))
+    out.notes.extend(hosts.one_spelling(sources))
     out.notes.extend(hosts.assign(sources))
     out.notes.extend(years.redate(sources, hosts.host_of, readers))
     out.notes.extend(dmesg.align(sources, readers))

@@ -10,6 +10,63 @@ incident folders are laid out).  A source that still has no host keeps
 from __future__ import annotations
 
 import os
+from collections import defaultdict
+
+
+def canonical_spelling(spellings) -> str:
+    """The one spelling of a host name written in several cases (``WEB1``,
+    ``web1``): the lower-case one when a file writes it so, else the first
+    in order; the same whichever files are read (a fleet and each of its
+    hosts agree)."""
+    spellings = sorted(set(spellings))
+    return next((s for s in spellings if s == s.lower()), spellings[0])
+
+
+def one_spelling(sources: list) -> list[str]:
+    """Host names that differ only in case are one host (DNS and syslog do
+    not tell them apart: a central log writes ``WEB1`` where the host's own
+    files write ``web1``): every source renamed to one spelling; notes."""
+    by_fold: dict = defaultdict(set)
+    for s in sources:
+        for name in _names_in(s):
+            by_fold[str(name).casefold()].add(str(name))
+    rename = {}
+    for spellings in by_fold.values():
+        if len(spellings) > 1:
+            chosen = canonical_spelling(spellings)
+            rename.update({n: chosen for n in spellings if n != chosen})
+    if not rename:
+        return []
+    for s in sources:
+        _rename_hosts(s, rename)
+    told = defaultdict(list)
+    for old, new in rename.items():
+        told[new].append(old)
+    return [f"{', '.join(sorted(olds))} and {new} are one host (host names do not tell case apart): told as {new}"
+            for new, olds in sorted(told.items())]
+
+
+def _names_in(src) -> set:
+    names = {src.host} | set(src.meta.get("hosts") or ())
+    if src.store:
+        names.update(src.store.hosts())
+    ev = src.events
+    if ev is not None and len(ev) and "host" in ev:
+        names.update(ev["host"].dropna().unique())
+    return {n for n in names if n}
+
+
+def _rename_hosts(src, rename: dict) -> None:
+    src.host = rename.get(src.host, src.host)
+    if src.meta.get("hosts"):
+        src.meta["hosts"] = list(dict.fromkeys(rename.get(h, h) for h in src.meta["hosts"]))
+    if src.store and any(k[0] in rename for k in src.store.runs):
+        src.store.rename_hosts(rename)
+    ev = src.events
+    if ev is not None and len(ev) and "host" in ev and ev["host"].isin(list(rename)).any():
+        categorical = hasattr(ev["host"], "cat")
+        renamed = ev["host"].astype(object).map(lambda h: rename.get(h, h))
+        ev["host"] = renamed.astype("category") if categorical else renamed
 
 
 def host_of(src):

@@ -133,7 +133,7 @@ def sos_folder_files(root: Path, facts: HostFacts, out: Expanded):
     read into ``facts`` on the way: yields ``(full path, relative path,
     whether it was a fact file)`` for the files that are not links (a link
     in a sosreport is a copy of something listed elsewhere)."""
-    for here, dirs, files in os.walk(root):
+    for here, dirs, files in walk(root):
         dirs.sort()
         for f in sorted(files):
             full = Path(here) / f

@@ -2,7 +2,9 @@
 time, and a query's result (``sql``).
 
 Each chunk is formatted column by column (timestamps once per distinct
-time, labels once per category).  With pyarrow installed its string
+time, labels once per category).  A text cell that starts like a
+spreadsheet formula (``=``, ``+``, ``-``, ``@``, a tab or a carriage return,
+and is no plain number) gets a ``'`` first, as OWASP advises.  With pyarrow installed its string
 kernels do the formatting; without it numpy and pandas do, slower, to the
 same bytes.  Values are written as the shortest text that reads back as the
 same number once the arithmetic noise of the 16th significant digit is
@@ -11,7 +13,7 @@ dropped (``1.36``, not ``1.3599999999999999``; see
 """
 from __future__ import annotations
 
-from sarsleuth.render.csv_columns import ArrowColumns, NumpyColumns, csv_field
+from sarsleuth.render.csv_columns import ArrowColumns, NumpyColumns, csv_field, spreadsheet_safe
 from sarsleuth.render.rows import ahead, chunks, have_arrow
 from sarsleuth.safe_text import shown, utf8
 from sarsleuth.render.table import cells
@@ -37,5 +39,8 @@ def write_rows(df, out, *, terminal: bool = False, arrow: bool | None = None) ->
 
 
 def write_result(frame, out, terminal: bool = False) -> None:
-    """A query's result; on a terminal control characters are shown escaped."""
-    out.write((shown if terminal else utf8)(cells(frame).to_csv(index=False)))
+    """A query's result; on a terminal control characters are shown escaped;
+    a text cell that starts like a formula is shown as text
+    (:func:`~sarsleuth.render.csv_columns.spreadsheet_safe`)."""
+    table = cells(frame).map(lambda v: spreadsheet_safe(v) if isinstance(v, str) else v)
+    out.write((shown if terminal else utf8)(table.to_csv(index=False)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sarsleuth.metric_store.disk_names import labelled, names_of_case
 from sarsleuth.analysis.charted import incident_panels, marked_events
+from sarsleuth.redaction.check import refuse_leak
 from sarsleuth.render.charts import CHART_STYLE, chart_svg
 from sarsleuth.render.explorer import explorer
 from sarsleuth.render.files import write_text_file
@@ -91,7 +92,9 @@ def write_case(case, out, view: View | None = None) -> None:
 def write_html(case, path, plots: bool = True, inputs=(), view: View | None = None) -> str:
     """Write the report to ``path`` whole or not at all (a temporary file
     renamed over it), never over one of ``inputs``."""
-    write_text_file(path, build_html(case, plots=plots, view=view), inputs)
+    text = build_html(case, plots=plots, view=view)
+    refuse_leak(getattr(case, "redactor", None), text, path)     # a redacted case's last look
+    write_text_file(path, text, inputs)
     return str(path)
 
 

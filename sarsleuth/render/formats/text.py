@@ -31,10 +31,19 @@ ROLE_STYLE = {"cause": "bold", "effect": "", "context": "dim"}
 MAX_LISTED = 20
 
 
+#: The narrowest text report: a terminal or ``COLUMNS`` saying less
+#: (``COLUMNS=0``) would give an empty or unreadable one.
+MIN_WIDTH = 60
+
+
 def console_for(out) -> Console:
     """A console writing to ``out`` that never interprets markup, emoji
-    codes or highlighting in what it prints."""
-    return Console(file=out, markup=False, emoji=False, highlight=False)
+    codes or highlighting in what it prints, at least :data:`MIN_WIDTH`
+    columns wide."""
+    console = Console(file=out, markup=False, emoji=False, highlight=False)
+    if console.width < MIN_WIDTH:
+        console = Console(file=out, markup=False, emoji=False, highlight=False, width=MIN_WIDTH)
+    return console
 
 
 def write_case(case, out, view: View | None = None) -> None:

@@ -14,13 +14,13 @@ like ``dmesg -T`` but is not a kernel log: it is deliberately not claimed
 """
 from __future__ import annotations
 
-import datetime as dt
 import re
 
 from sarsleuth.knowledge import locales
 from sarsleuth.inputs.parsers.logs.lines import LineInfo, head_lines
 from sarsleuth.inputs.reading import read_head
 from sarsleuth.inputs.parsers.logs import stamp_names, syslog
+from sarsleuth.inputs.parsers.wall_clock import wall_time
 from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 
 RE_RAW = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
@@ -97,8 +97,8 @@ def human_stamp(text: str):
 def _human_stamp(m, token: str, months=None):
     mon = syslog.month_number(token, months)
     try:
-        when = dt.datetime(int(m.group("Y")), mon, int(m.group("day")), int(m.group("H")),
-                           int(m.group("M")), int(m.group("S")), syslog._frac_us(m.group("frac")))
+        when = wall_time(m.group("Y"), mon, m.group("day"), m.group("H"), m.group("M"), m.group("S"),
+                         syslog._frac_us(m.group("frac")))
     except (TypeError, ValueError):
         return None
     return ("abs", when)

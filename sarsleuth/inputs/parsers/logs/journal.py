@@ -24,6 +24,7 @@ from sarsleuth.knowledge import locales
 from sarsleuth.inputs.parsers.logs.lines import LineInfo, head_lines, hosts_named
 from sarsleuth.inputs.reading import decode, read_head
 from sarsleuth.inputs.parsers.logs import stamp_names, syslog
+from sarsleuth.inputs.parsers.wall_clock import wall_time
 from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 
 RE_MARKER = re.compile(r"^-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|Reboot|No entries)")
@@ -60,8 +61,8 @@ def _short_full(m) -> LineInfo:
     zone = m.group("zone")
     tzinfo = dt.timezone.utc if zone in ("UTC", "GMT", "Z") else syslog._zone(zone) if zone[0] in "+-" else None
     try:
-        when = dt.datetime(int(m.group("Y")), int(m.group("mo")), int(m.group("d")), int(m.group("H")),
-                           int(m.group("M")), int(m.group("S")), syslog._frac_us(m.group("frac")), tzinfo=tzinfo)
+        when = wall_time(m.group("Y"), m.group("mo"), m.group("d"), m.group("H"), m.group("M"), m.group("S"),
+                         syslog._frac_us(m.group("frac")), tzinfo=tzinfo)
     except ValueError:
         return LineInfo(m.group(0), prefixed=False)
     # a zone abbreviation other than UTC (CET, EST...) is ambiguous: wall clock
@@ -176,7 +177,6 @@ def _split_json(text: str) -> LineInfo:
 
 class JournalParser(Parser):
     kind = "journal"
-    foldable = True
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     priority = 2
     description = "systemd journal: journalctl -o json, short, short-iso, short-precise, short-full"

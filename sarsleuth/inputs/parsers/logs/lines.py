@@ -17,6 +17,9 @@ _BOM = "\ufeff"
 #: A log naming several hosts in its head (a central syslog server) belongs to
 #: each host that has at least this share of those lines.
 MIN_HOST_SHARE = 0.05
+#: ... unless hosts below that share write more than this share of them:
+#: then the head cannot say which hosts the file is about.
+MANY_HOSTS_SHARE = 0.2
 
 
 class LineInfo:
@@ -116,4 +119,9 @@ def hosts_named(text: str, parse_line) -> tuple:
         if info is not None and info.host and info.stamp is not None:
             counts[info.host] += 1
     total = sum(counts.values())
-    return tuple(h for h, n in counts.most_common() if n >= MIN_HOST_SHARE * total)
+    named = tuple(h for h, n in counts.most_common() if n >= MIN_HOST_SHARE * total)
+    if total - sum(counts[h] for h in named) > MANY_HOSTS_SHARE * total:
+        # a central log of many hosts, each a small share: none is named
+        # firmly, the file is read whole and told per host (a fleet splits it)
+        return ()
+    return named

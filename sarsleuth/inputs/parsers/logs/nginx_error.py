@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from sarsleuth.inputs.parsers.logs.lines import LineInfo, head_lines
 from sarsleuth.inputs.parsers.logs.syslog import MOST
+from sarsleuth.inputs.parsers.wall_clock import wall_time
 from sarsleuth.inputs.reading import read_head
 from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 
@@ -47,8 +48,8 @@ def parse_line(text: str) -> LineInfo:
     stamp = None
     if m.group("Y"):
         try:
-            stamp = ("abs", dt.datetime(int(m.group("Y")), int(m.group("mo")), int(m.group("d")),
-                                        int(m.group("H")), int(m.group("M")), int(m.group("S"))))
+            stamp = ("abs", wall_time(m.group("Y"), m.group("mo"), m.group("d"), m.group("H"), m.group("M"),
+                                      m.group("S")))
         except ValueError:
             stamp = None
     conn = int(m.group("conn")) if m.group("conn") else None
@@ -97,7 +98,6 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
 
 class NginxErrorParser(Parser):
     kind = "nginx-error"
-    foldable = True
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     description = "nginx / Tengine / OpenResty error.log (docker-compose prefixes too)"
     shape = "log"

@@ -60,9 +60,14 @@ def build_source(path, kind: str, fmt, result, options,
         meta["year_from"] = "line"
     zone = _target_zone(stamps)
     events = _events_frame(stored, result.offsets)
+    warnings = list(result.warnings)
     if len(events):
         events["timestamp"] = _series([_stamp_datetime(s, year, seg_of) for s in stamps], zone).set_axis(events.index)
         events["aligned"] = events["timestamp"].notna()
+        outside = sum(1 for s in stamps if s and s[0] != "md" and not (_YEARS[0] <= s[1].year <= _YEARS[1]))
+        if outside:
+            warnings.append(f"{spath}: {outside:,} event line(s) dated outside the years a time can be held in "
+                            f"({_YEARS[0]} to {_YEARS[1]}): kept without a time")
     del stamps
     meta["volume"], meta["volume_unit"] = _volume_series(volume_keys, year, seg_of, zone)
     meta["unstamped_lines"] = result.lines - sum(volume_keys.values())
@@ -77,8 +82,11 @@ def build_source(path, kind: str, fmt, result, options,
         if info.host:
             hosts[info.host] += 1
     host = hosts.most_common(1)[0][0] if hosts else None
+    if len(hosts) > 1:
+        # a central log: every host its first lines and its events name (a fleet counts them, --redact learns them)
+        meta["hosts"] = sorted(hosts)
     tz = str(zone) if zone is not None else None
-    return Source(path=spath, kind=kind, host=host, events=events, warnings=list(result.warnings),
+    return Source(path=spath, kind=kind, host=host, events=events, warnings=warnings,
                   tz=tz, records=result.lines, meta=meta)
 
 

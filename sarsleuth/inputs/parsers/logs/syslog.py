@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from sarsleuth.knowledge import locales
 from sarsleuth.inputs.parsers.logs import stamp_names
 from sarsleuth.inputs.parsers.logs.lines import LineInfo, head_lines, hosts_named
+from sarsleuth.inputs.parsers.wall_clock import leap, wall_time
 from sarsleuth.inputs.reading import decode, read_head
 from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 
@@ -136,9 +137,8 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
     m = RE_ISO.match(text)
     if m:
         try:
-            when = dt.datetime(int(m.group("Y")), int(m.group("mo")), int(m.group("d")), int(m.group("H")),
-                               int(m.group("M")), int(m.group("S")), _frac_us(m.group("frac")),
-                               tzinfo=_zone(m.group("tz")))
+            when = wall_time(m.group("Y"), m.group("mo"), m.group("d"), m.group("H"), m.group("M"), m.group("S"),
+                             _frac_us(m.group("frac")), tzinfo=_zone(m.group("tz")))
         except ValueError:
             when = None
         if when is not None:
@@ -172,13 +172,13 @@ def _md_stamp(m, mon: int):
     day, h, mi, s = int(m.group("day")), int(m.group("H")), int(m.group("M")), int(m.group("S"))
     if not (1 <= day <= 31 and h < 24 and mi < 60 and s < 61):
         return None
-    us = _frac_us(m.group("frac"))
+    s, us = leap(s, _frac_us(m.group("frac")))
     if m.group("year"):
         try:
-            return ("abs", dt.datetime(int(m.group("year")), mon, day, h, mi, min(s, 59), us))
+            return ("abs", dt.datetime(int(m.group("year")), mon, day, h, mi, s, us))
         except ValueError:
             return None
-    return ("md", mon, day, h, mi, min(s, 59), us)
+    return ("md", mon, day, h, mi, s, us)
 
 
 def _level_from_pri(pri: str | None) -> str | None:
@@ -419,7 +419,6 @@ def line_parser(months: dict, parse=None):
 
 class SyslogParser(Parser):
     kind = "syslog"
-    foldable = True
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     priority = 1
     description = "syslog files (RFC 3164, RFC 3339 high precision, RFC 5424): messages, kern.log"

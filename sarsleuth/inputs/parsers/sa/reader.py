@@ -43,7 +43,7 @@ from sarsleuth.inputs.parsers.sa.formulas import compute_swap
 from sarsleuth.inputs.parsers.sa.per_cpu import cpu_rows, irq_rows_per_cpu, softnet_rows
 from sarsleuth.inputs.parsers.sa.layout import FileLayout, read_layout, sniff_magic
 from sarsleuth.inputs.parsers.sa.records import RecordIndex, Walker
-from sarsleuth.inputs.parsers.sa.spool import spool
+from sarsleuth.inputs.parsers.sa.spool import snapshot, spool
 from sarsleuth.inputs.parsers.sa.table import SeriesTable
 from sarsleuth.inputs.parsers.base import ParseOptions, events_frame
 
@@ -110,6 +110,12 @@ def _open(path, damage: list):
     if compression_of(path) is not None:
         fh.close()
         fh = spool(path, MAX_DECOMPRESSED, damage)
+    else:
+        # mapped from a private copy: the file cut while it is read never takes the process down
+        copy = snapshot(fh, path, damage)
+        if copy is not None:
+            fh.close()
+            fh = copy
     if os.fstat(fh.fileno()).st_size == 0:
         fh.close()
         raise InputError(path, "empty file", offset=0)

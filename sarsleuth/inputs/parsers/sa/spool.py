@@ -1,4 +1,12 @@
-"""Compressed sa files, spooled to a temporary file on disk.
+"""sa files copied to a private temporary file on disk before they are mapped.
+
+A plain sa file is copied first (:func:`snapshot`): a mapped file that
+shrinks under its reader (sadc truncating last month's ``saDD`` as a new
+month begins, a hand-made ``truncate``) kills the process with SIGBUS, which
+nothing can catch; a copy read with ``read`` just ends short, and the copy
+never changes.
+
+Compressed sa files are spooled to a temporary file on disk.
 
 An sa file is mapped, so a compressed one is first decompressed to an
 anonymous temporary file (disk, not memory, bounded against bombs).  The
@@ -10,7 +18,9 @@ the cut, and the walk of the records counts what was lost.
 from __future__ import annotations
 
 import bz2
+import errno
 import lzma
+import os
 import tempfile
 import zlib
 
@@ -67,6 +77,54 @@ def _wants_input(decoder, kind) -> bool:
 
 class _Cut(Exception):
     pass
+
+
+def snapshot(fh, path, damage: list):
+    """An open private copy of the plain file ``fh`` (at ``path``), or None
+    when the temporary folder cannot hold one (the file is then mapped
+    where it is, said in ``damage``).  A file that changes while it is
+    copied is read as copied, with a warning."""
+    src = fh.fileno()
+    at_open = os.fstat(src).st_size
+    out = tempfile.TemporaryFile(prefix="sarsleuth-sa-")
+    copied = 0
+    try:
+        copied = _copy(src, out.fileno())
+    except OSError as exc:
+        out.close()
+        damage.append(located(path, f"no private copy could be made ({exc.strerror or exc}; set TMPDIR elsewhere): "
+                                    "read where it is, so a file cut while it is read stops the run", offset=0))
+        return None
+    at_end = os.fstat(src).st_size
+    if copied < at_open or at_end < copied:       # cut (sadc appending to today's file only adds records)
+        damage.append(located(path, f"the file was cut while it was read ({at_open:,} bytes when opened, "
+                                    f"{at_end:,} when copied): read as copied ({copied:,} bytes)", offset=copied))
+    out.seek(0)
+    return out
+
+
+def _copy(src: int, dst: int) -> int:
+    """Bytes of ``src`` copied to ``dst`` from the start, until its end as
+    the copy finds it (a file cut meanwhile ends the copy there)."""
+    copied = 0
+    kernel = hasattr(os, "copy_file_range")
+    while True:
+        if kernel:
+            try:
+                n = os.copy_file_range(src, dst, OUTPUT_CHUNK, copied, copied)
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+                kernel = False       # another filesystem on an older kernel: copied through memory
+                continue
+        else:
+            data = os.pread(src, OUTPUT_CHUNK, copied)
+            n = len(data)
+            if n:
+                os.pwrite(dst, data, copied)
+        if not n:
+            return copied
+        copied += n
 
 
 def spool(path, limit: int, damage: list):

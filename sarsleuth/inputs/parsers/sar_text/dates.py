@@ -73,6 +73,10 @@ def _read_date(text: str, order_hint: str | None) -> _DateReading:
     return _DateReading(_safe_date(_year(c), a, b), "mdy", decided)
 
 
+#: Years a pandas (nanosecond) timestamp can hold, a day's rows included.
+YEARS = (1678, 2261)
+
+
 def _safe_date(y: int, m: int, d: int) -> _dt.date | None:
     try:
         return _dt.date(y, m, d)
@@ -94,6 +98,14 @@ def segment_dates(path, reader: RowReader, options: ParseOptions, warnings: list
             dates.append(_banner_less_date(path, seg, options, warnings, meta))
             continue
         reading = _read_date(seg.date_text, order_hint or evidence)
+        if reading.date is not None and not (YEARS[0] <= reading.date.year <= YEARS[1]):
+            # pandas' nanosecond times end in 2262: 9999 would wrap round to 1816
+            warnings.append(located(path, f"banner date {seg.date_text} is outside the years a time can be held in "
+                                          f"({YEARS[0]} to {YEARS[1]}); its rows are placed on 1970-01-01",
+                                    line=seg.line))
+            meta["date_unknown"] = True
+            dates.append(SENTINEL_DATE)
+            continue
         if reading.date is None:
             warnings.append(located(path, f"banner date {seg.date_text!r} is not a date; "
                                           "its rows are placed on 1970-01-01", line=seg.line))

@@ -13,9 +13,18 @@ _METRIC_FACTORS = {"": 1, "k": 1000, "K": 1000, "M": 1000**2, "G": 1000**3}
 _NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 
 
+#: The largest count a tool's 64-bit counter can print: more is no count
+#: but a damaged or forged line (a value outside its range is no evidence).
+MAX_COUNT = 2**63 - 1
+
+
 def exact(number, factor="1") -> float:
-    """``number * factor`` computed in decimal, so 111.91 ms gives 0.11191."""
-    return float(Decimal(str(number)) * Decimal(str(factor)))
+    """``number * factor`` computed in decimal, so 111.91 ms gives 0.11191;
+    a value no double holds (hundreds of digits) is refused."""
+    value = float(Decimal(str(number)) * Decimal(str(factor)))
+    if value != value or value in (float("inf"), float("-inf")) or abs(value) > MAX_COUNT:
+        raise ValueError(f"{_digits(number)} is out of any measured range")
+    return value
 
 
 def split_unit(text: str) -> tuple[str, str]:
@@ -44,7 +53,16 @@ def metric_count(text: str) -> float:
 
 
 def integer(text) -> int:
-    return int(str(text).strip())
+    """A count as printed; more than a 64-bit counter holds is refused."""
+    value = int(str(text).strip())
+    if abs(value) > MAX_COUNT:
+        raise ValueError(f"{_digits(text)} is more than a 64-bit counter holds")
+    return value
+
+
+def _digits(text) -> str:
+    text = str(text).strip()
+    return text if len(text) <= 24 else f"a number of {len(text):,} digits"
 
 
 def percentile_key(text: str) -> str:
