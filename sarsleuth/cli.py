@@ -33,7 +33,7 @@ app = typer.Typer(
          "load-test reports, correlated into a ranked incident narrative.",
 )
 
-EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_AUDIT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 3, 130, 143
 _debug = False
 
 #: ``--format`` of each command: the formats of the registry that write what it shows.
@@ -119,6 +119,7 @@ def analyze(
                                 "as stand-ins (host-1, 198.18.0.11, user-1) in every output."),
     redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: write the originals "
                                               "of the stand-ins into this private file (JSON, mode 0600)."),
+    audit: bool = typer.Option(False, "--audit", help="Measure the story's figures again: exit 3 on a difference."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     # here, not at the top: --help and sniff load this module
@@ -137,13 +138,15 @@ def analyze(
                                    or (plots is None and _names_a_fleet(paths)))):
         if redact and save is not None:     # the workers save each host before it could be redacted
             raise UsageError("--redact --save: a fleet's hosts are saved unredacted; add --no-fleet")
+        if audit:
+            raise UsageError("--audit audits one case's story: add --no-fleet")
         _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory, opts, redact,
                        redact_map, progress=not quiet)
         return
     from sarsleuth.case import Case
     from sarsleuth.redaction.check import refusals_redacted, say_redacted
     from sarsleuth.redaction.outputs import rendered, write_redact_map
-    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact)
+    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact, audit=audit)
     # every line on stderr from here on, and every output, of a redacted case names no original
     say = say_redacted(case.redactor, _say)
     if not case.sources:
@@ -179,6 +182,8 @@ def analyze(
             save_case(case, save, paths)
             say(f"wrote the case into {save}")
     _to_stdout(lambda out: out.write(report))
+    if case.audited is not None and case.audited.told(lambda line: say(f"audit: {line}")):
+        raise _Failed(EXIT_AUDIT)
 
 
 def _names_a_fleet(paths) -> bool:

@@ -95,7 +95,17 @@ def test_every_case_is_analysed_without_error(scores_at, interval):
     assert not failed
 
 
-# ----------------------------------------------------------- the scorer itself
+@pytest.mark.parametrize("interval", _floor_intervals())
+def test_every_case_s_story_agrees_with_its_data(scores_at, interval):
+    """``analyze --audit`` on every recorded case, at every interval: each
+    figure its story states, measured again from the case's data, is the
+    figure it states."""
+    scores = scores_at(interval)
+    assert sum(s.audit_checked for s in scores) > len(scores)
+    differences = [f"{s.case} at {interval} s: {d}" for s in scores for d in s.audit_differences]
+    assert differences == []
+
+
 def test_start_error_is_distance_to_the_window():
     window = ["2026-11-24T13:02:51+00:00", "2026-11-24T13:03:07+00:00"]
     assert lab_score.start_error("2026-11-24T13:03:00+00:00", window) == 0.0

@@ -98,7 +98,8 @@ def _decide_zones(sources, tz, out: Settlement, configured: dict) -> None:
         out.zone = known[0]
     elif len(known) > 1:
         out.zone = "UTC"
-        out.notes.append("hosts record different time zones (" + ", ".join(known) + "); times are shown in UTC")
+        out.notes.append("hosts record different time zones (" + ", ".join(known) + "); each host's story is told "
+                         "on its own clock, with its offset, and the case's tables are in UTC")
     elif aware:
         out.zone = "UTC"
     if out.zone is None:
