@@ -13,6 +13,7 @@ import enum
 import gc
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import List, Optional
 
@@ -88,7 +89,8 @@ def main_options(
 
 @app.command()
 def analyze(
-    paths: List[Path] = typer.Argument(..., help="Files, directories (walked) or compressed files, in any order."),
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files, directories (walked) or compressed files, "
+                                                 "in any order."),
     format: CaseFormat = typer.Option(render.DEFAULT, "--format", "-f", help="Output on stdout."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Also write one SVG plot per incident into this directory."),
@@ -117,12 +119,39 @@ def analyze(
                                 "as stand-ins (host-1, 198.18.0.11, user-1) in every output."),
     redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: write the originals "
                                               "of the stand-ins into this private file (JSON, mode 0600)."),
+    here: bool = typer.Option(False, "--here", help="Collect this host's files (as sarsleuth collect does) into "
+                              "a private temporary folder and analyse them."),
+    since: Optional[str] = typer.Option(None, "--since", help="With --here: collect this far back, e.g. 2h "
+                                        "(default 24h; --window also chooses what is collected)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="With --here: the host's files are under this folder."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.options import check_options
     opts = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                          min_severity=min_severity.value if min_severity else None, config=config)
+    paths = list(paths or [])
+    if not here and (since is not None or root is not None):
+        raise UsageError(f"{'--since' if since is not None else '--root'} chooses what --here collects: add --here")
+    if not here and not paths:
+        raise UsageError("analyze needs PATH... (files, folders, archives) or --here (this host)")
+    if not here:
+        _analyze(paths, {}, opts, format, html, plots, top, everything, fleet, scheduler, workers, worker_memory,
+                 save, quiet, redact, redact_map)
+        return
+    # here, not at the top: --help and sniff load this module
+    from sarsleuth.inputs import collect as collecting
+    span = collecting.window(since, window)
+    with tempfile.TemporaryDirectory(prefix="sarsleuth-here-") as private:
+        got = collecting.collect(Path(private), span, str(root or "/"))
+        for line in got.manifest.problems():
+            _say(f"--here: {line}")
+        _analyze([*paths, got.folder], got.names(), opts, format, html, plots, top, everything, False, scheduler,
+                 workers, worker_memory, save, quiet, redact, redact_map)
+
+
+def _analyze(paths, names, opts, format, html, plots, top, everything, fleet, scheduler, workers, worker_memory,
+             save, quiet, redact, redact_map) -> None:
     if redact_map is not None and not redact:
         raise UsageError("--redact-map FILE goes with --redact")
     for out in (html, plots, redact_map):
@@ -137,7 +166,7 @@ def analyze(
                        redact_map, progress=not quiet)
         return
     from sarsleuth.case import Case
-    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact)
+    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact, names=names)
     if not case.sources:
         # one line: every file named once, with why it was refused
         # (an archive cut before its data says so in a warning, not as a skipped file)
@@ -268,6 +297,37 @@ def parse(
     from sarsleuth.render.export import export_source
     export_source(path, kind, format.value, output, opts, layout=layout.value, progress=not quiet, say=_say,
                   terminal=sys.stdout.isatty())
+
+
+@app.command()
+def collect(
+    since: Optional[str] = typer.Option(None, "--since", help="How far back, e.g. 2h, 90m, 1d (default 24h)."),
+    window: Optional[str] = typer.Option(None, "--window", help="Or START..END on the host's clock (ISO 8601; "
+                                         "15:00..16:30 is today)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="The tarball to write (default "
+                                          "sarsleuth-HOST-YYYYMMDD-HHMMSS.tar.gz here)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="Read the host's files under this folder (a "
+                                        "container's root, a disk mounted elsewhere); commands see this system."),
+    max_size: Optional[str] = typer.Option(None, "--max-size", help="Cap on everything collected (default 2G)."),
+):
+    """Gather, read only, what the analysis reads from this host into one tarball that analyze reads as is."""
+    # here, not at the top: --help and sniff load this module
+    from sarsleuth.inputs import collect as collecting
+    from sarsleuth.render.files import atomic_output
+    span = collecting.window(since, window)
+    caps = collecting.Caps.of(collecting.size_bytes(max_size) if max_size is not None else None)
+    if root is not None and not root.is_dir():
+        raise UsageError(f"--root {root}: not a folder")
+    if output is not None:
+        check_destination(output, [])
+    with tempfile.TemporaryDirectory(prefix="sarsleuth-collect-") as private:
+        got = collecting.collect(Path(private), span, str(root or "/"), caps)
+        for line in got.manifest.problems():
+            _say(line)
+        output = output or Path(f"{got.folder.name}.tar.gz")
+        with atomic_output(output, binary=True, mode=0o600) as fh:
+            collecting.write_tarball(got, fh)
+    _say(f"wrote {output} ({span.text()}): {got.manifest.summary()}")
 
 
 @app.command()

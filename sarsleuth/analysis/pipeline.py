@@ -47,9 +47,10 @@ class Analysed:
 
 
 def run(paths, options: Options, *, progress: bool = False, select: dict | None = None,
-        analyse: bool = True) -> Analysed:
+        analyse: bool = True, names: dict | None = None) -> Analysed:
     """Every stage on ``paths``; ``analyse`` False stops after combining
-    (an export of the metrics needs no findings)."""
+    (an export of the metrics needs no findings); ``names``: {file: how
+    the outputs name it}."""
     cfg = load_config(options.config)
     parse_options = ParseOptions(year=options.year, date_order=options.date_order,
                                  link_speed_bps=options.link_speed_bps or cfg.link_speed_bps,
@@ -58,7 +59,7 @@ def run(paths, options: Options, *, progress: bool = False, select: dict | None 
     # the private copies of streams and archive members stay until the
     # findings quote them: evidence is the line as the file has it
     with contextlib.ExitStack() as copies:
-        read = read_sources(gather(paths, copies, select=select), parse_options, progress)
+        read = read_sources(gather(paths, copies, select=select, names=names), parse_options, progress)
         out.sources, out.skipped, out.hosts = read.sources, read.skipped, read.hosts
         out.warnings.extend(read.warnings)
         out.notes.extend(read.notes)

@@ -52,12 +52,14 @@ class Gathered:
 
 
 def gather(paths, copies: contextlib.ExitStack | None = None, *, select: dict | None = None,
-           in_place: bool = False) -> Gathered:
+           in_place: bool = False, names: dict | None = None) -> Gathered:
     """The files behind ``paths``.  ``copies`` (an ExitStack) removes the
     private copies of streams and archive members when it closes (they
     stay until the findings have quoted their lines); ``select``: of the
     archive at each key, only the bundles whose labels are listed;
-    ``in_place``: a fleet's units, read where they are (no copy is made)."""
+    ``in_place``: a fleet's units, read where they are (no copy is made);
+    ``names``: {file: how the outputs name it} (a collected file by its
+    place on the host)."""
     out = Gathered()
     if in_place:
         _units(paths, out)
@@ -83,8 +85,9 @@ def gather(paths, copies: contextlib.ExitStack | None = None, *, select: dict | 
     out.notes.extend(bundles.notes)
     out.names.update(spooled.names)
     for e in bundles.entries:
-        if e.name != e.path:
-            out.names[e.path] = e.name
+        shown = (names or {}).get(e.path, e.name)
+        if shown != e.path:
+            out.names[e.path] = shown
         if e.facts is not None:
             out.facts_of[e.path] = e.facts
     out.bundles = list(bundles.bundles)
