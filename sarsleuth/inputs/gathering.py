@@ -77,7 +77,7 @@ def gather(paths, copies: contextlib.ExitStack | None = None, *, select: dict | 
             given.append(p)
     out.refused[:0] = spooled.unreadable
     out.named_refused = len(out.refused)
-    bundles = expand(given, spooled.names, select)
+    bundles = expand(given, {**spooled.names, **(names or {})}, select)
     copies.callback(bundles.cleanup)
     out.refused.extend(bundles.refused)
     out.warnings.extend(spooled.warnings)
@@ -85,9 +85,8 @@ def gather(paths, copies: contextlib.ExitStack | None = None, *, select: dict | 
     out.notes.extend(bundles.notes)
     out.names.update(spooled.names)
     for e in bundles.entries:
-        shown = (names or {}).get(e.path, e.name)
-        if shown != e.path:
-            out.names[e.path] = shown
+        if e.name != e.path:
+            out.names[e.path] = e.name
         if e.facts is not None:
             out.facts_of[e.path] = e.facts
     out.bundles = list(bundles.bundles)

@@ -42,8 +42,10 @@ class Collected:
     host: str
 
     def names(self) -> dict:
-        """{file in the folder: how the host names it}, for the outputs."""
-        return {str(self.folder / rel): name for rel, name in self.manifest.names.items()}
+        """{file in the folder: how the host names it}, for the outputs (the
+        folder itself is the bundle of ``<this host>``)."""
+        return {str(self.folder): "<this host>",
+                **{str(self.folder / rel): name for rel, name in self.manifest.names.items()}}
 
 
 def _folder_name(host: str, at: dt.datetime) -> str:

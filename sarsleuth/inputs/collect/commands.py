@@ -5,6 +5,7 @@ read best), the host's own zone (a ``TZ`` of the user's shell is not the
 zone the host's logs are written in)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import shutil
@@ -70,6 +71,8 @@ def capture(host: Host, argv: list, what: str, to: str) -> bool:
     said = _first_line(stderr)
     if size == 0:
         dest.unlink()
+        with contextlib.suppress(OSError):
+            dest.parent.rmdir()           # no empty folder for what was not kept
         why = f"exit code {code}: {said}" if code else (f"printed nothing ({said})" if said else "printed nothing")
         host.manifest.add(what, shown(argv), NOT_KEPT, why=why)
         return False

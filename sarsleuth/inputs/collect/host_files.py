@@ -51,8 +51,8 @@ class Host:
 
     def host_path(self, full: str) -> str:
         """The path as the host names it (``full`` without ``root``)."""
-        if self.root == "/" or full.startswith("/proc/"):
-            return full
+        if self.root == "/" or not full.startswith(self.root.rstrip("/") + "/"):
+            return full               # read where it is (/proc)
         return "/" + os.path.relpath(full, self.root)
 
     def expand(self, pattern: str) -> list:

@@ -216,8 +216,8 @@ def gather(host: Host, processes: list, root_given: bool) -> None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(text)
         host.budget.used += len(text)
-        host.manifest.add("nginx configuration", files[0][0], KEPT, spec["to"], len(text),
-                          why="")
+        host.manifest.add("nginx configuration", files[0][0], KEPT, spec["to"], len(text))
+        host.manifest.names[spec["to"]] = "<nginx configuration>"
     for through, log in logs:
         reader = host if through == host.root else dataclasses.replace(host, root=through)
         rotated(reader, {"what": "nginx error log"}, patterns=[log + "*"])

@@ -67,6 +67,7 @@ def keep_limits(host: Host, processes: list) -> None:
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(raw)
             host.budget.used += len(raw)
+            host.manifest.names[f"proc/{p.pid}/{part}"] = f"/proc/{p.pid}/{part}"
         host.manifest.add("process limits", f"/proc/{p.pid}/limits ({p.comm})", KEPT, f"proc/{p.pid}/limits",
                           len(parts["limits"]))
     if len(chosen) > host.caps.processes:
