@@ -13,7 +13,6 @@ import enum
 import gc
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import List, Optional
 
@@ -119,10 +118,9 @@ def analyze(
                                 "as stand-ins (host-1, 198.18.0.11, user-1) in every output."),
     redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: write the originals "
                                               "of the stand-ins into this private file (JSON, mode 0600)."),
-    here: bool = typer.Option(False, "--here", help="Collect this host's files (as sarsleuth collect does) into "
-                              "a private temporary folder and analyse them."),
-    since: Optional[str] = typer.Option(None, "--since", help="With --here: collect this far back, e.g. 2h "
-                                        "(default 24h; --window also chooses what is collected)."),
+    here: bool = typer.Option(False, "--here", help="Analyse this host: what sarsleuth collect gathers, in a "
+                              "private temporary folder."),
+    since: Optional[str] = typer.Option(None, "--since", help="With --here: how far back (default 24h; or --window)."),
     root: Optional[Path] = typer.Option(None, "--root", help="With --here: the host's files are under this folder."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
@@ -130,28 +128,18 @@ def analyze(
     from sarsleuth.options import check_options
     opts = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                          min_severity=min_severity.value if min_severity else None, config=config)
-    paths = list(paths or [])
     if not here and (since is not None or root is not None):
         raise UsageError(f"{'--since' if since is not None else '--root'} chooses what --here collects: add --here")
-    if not here and not paths:
-        raise UsageError("analyze needs PATH... (files, folders, archives) or --here (this host)")
-    if not here:
-        _analyze(paths, {}, opts, format, html, plots, top, everything, fleet, scheduler, workers, worker_memory,
-                 save, quiet, redact, redact_map)
-        return
-    # here, not at the top: --help and sniff load this module
-    from sarsleuth.inputs import collect as collecting
-    span = collecting.window(since, window)
-    with tempfile.TemporaryDirectory(prefix="sarsleuth-here-") as private:
-        got = collecting.collect(Path(private), span, str(root or "/"))
-        for line in got.manifest.problems():
-            _say(f"--here: {line}")
-        _analyze([*paths, got.folder], got.names(), opts, format, html, plots, top, everything, False, scheduler,
-                 workers, worker_memory, save, quiet, redact, redact_map)
+    from sarsleuth.inputs.collect import here_or_not     # here: --help and sniff load this module
+    with here_or_not(here, since, window, root, say=_say) as (collected, names):
+        _analyze([*(paths or []), *collected], names, False if here else fleet, opts, format, html, plots, top,
+                 everything, scheduler, workers, worker_memory, save, quiet, redact, redact_map)
 
 
-def _analyze(paths, names, opts, format, html, plots, top, everything, fleet, scheduler, workers, worker_memory,
+def _analyze(paths, names, fleet, opts, format, html, plots, top, everything, scheduler, workers, worker_memory,
              save, quiet, redact, redact_map) -> None:
+    if not paths:
+        raise UsageError("Missing argument 'PATHS...': files, folders or archives, or --here (this host)")
     if redact_map is not None and not redact:
         raise UsageError("--redact-map FILE goes with --redact")
     for out in (html, plots, redact_map):
@@ -302,32 +290,15 @@ def parse(
 @app.command()
 def collect(
     since: Optional[str] = typer.Option(None, "--since", help="How far back, e.g. 2h, 90m, 1d (default 24h)."),
-    window: Optional[str] = typer.Option(None, "--window", help="Or START..END on the host's clock (ISO 8601; "
-                                         "15:00..16:30 is today)."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="The tarball to write (default "
-                                          "sarsleuth-HOST-YYYYMMDD-HHMMSS.tar.gz here)."),
-    root: Optional[Path] = typer.Option(None, "--root", help="Read the host's files under this folder (a "
-                                        "container's root, a disk mounted elsewhere); commands see this system."),
+    window: Optional[str] = typer.Option(None, "--window", help="Or START..END on the host's clock (15:00..16:30)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Default: sarsleuth-HOST-DATE-TIME.tar.gz."),
+    root: Optional[Path] = typer.Option(None, "--root", help="The host's files are under this folder."),
     max_size: Optional[str] = typer.Option(None, "--max-size", help="Cap on everything collected (default 2G)."),
 ):
     """Gather, read only, what the analysis reads from this host into one tarball that analyze reads as is."""
     # here, not at the top: --help and sniff load this module
-    from sarsleuth.inputs import collect as collecting
-    from sarsleuth.render.files import atomic_output
-    span = collecting.window(since, window)
-    caps = collecting.Caps.of(collecting.size_bytes(max_size) if max_size is not None else None)
-    if root is not None and not root.is_dir():
-        raise UsageError(f"--root {root}: not a folder")
-    if output is not None:
-        check_destination(output, [])
-    with tempfile.TemporaryDirectory(prefix="sarsleuth-collect-") as private:
-        got = collecting.collect(Path(private), span, str(root or "/"), caps)
-        for line in got.manifest.problems():
-            _say(line)
-        output = output or Path(f"{got.folder.name}.tar.gz")
-        with atomic_output(output, binary=True, mode=0o600) as fh:
-            collecting.write_tarball(got, fh)
-    _say(f"wrote {output} ({span.text()}): {got.manifest.summary()}")
+    from sarsleuth.render.collected import collect_to_tarball
+    collect_to_tarball(since, window, output, root, max_size, say=_say)
 
 
 @app.command()
@@ -351,12 +322,8 @@ def detectors(format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f
     """List the detectors with a line each."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.detectors import registry
-    from sarsleuth.render.table import Column, Table, key
-    records = [{"id": d.id, "category": d.category, "inputs": list(d.inputs), "summary": d.summary,
-                "parameters": dict(d.defaults)} for d in registry().values()]
-    table = Table(title=f"{len(records)} detectors", records=records, columns=[
-        Column("detector", key("id"), code=True), Column("category", key("category")),
-        Column("what it looks for", key("summary"))])
+    from sarsleuth.render.table import detectors_table
+    table = detectors_table(registry().values())
     _to_stdout(lambda out: render.write_table(format.value, table, out))
 
 
@@ -371,7 +338,7 @@ def compare(
     """Compare several load-test runs: requests/s and latency percentiles."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.analysis.compare import compare_reports
-    from sarsleuth.render.comparison import comparison_table, plot_comparison
+    from sarsleuth.render.comparison import comparison_table, write_plot
     if plot is not None:
         check_destination(plot, paths)
     from sarsleuth.redaction import Redactor
@@ -379,11 +346,7 @@ def compare(
     if not len(df):
         _fail("no load-test report found in " + ", ".join(map(str, paths)))
     if plot is not None:
-        from sarsleuth.render.files import atomic_output
-        ax = plot_comparison(df)
-        kind = plot.suffix.lstrip(".").lower() or "png"
-        with atomic_output(plot, paths, binary=True) as fh:
-            ax.figure.savefig(fh, format=kind if kind in ("png", "svg", "pdf") else "png", bbox_inches="tight")
+        write_plot(df, plot, paths)
         _say(f"wrote {plot}")
     table = comparison_table(df)
     _to_stdout(lambda out: render.write_table(format.value, table, out))

@@ -228,5 +228,5 @@ def test_analyze_here_tells_the_same_naming_the_host_s_files(host):
     assert str(host["root"] / "srv/www/logs/error.log") in paths       # as the host names it
     assert "<journalctl --no-pager -o json>" in paths                  # a command's output, by its command
     assert "<nginx configuration>" in paths
-    assert not any("sarsleuth-here-" in p for p in paths)             # never the private folder
-    assert not any("sarsleuth-here-" in json.dumps(h) for h in doc["hosts"])
+    assert not any("sarsleuth-collect-" in p for p in paths)             # never the private folder
+    assert not any("sarsleuth-collect-" in json.dumps(h) for h in doc["hosts"])

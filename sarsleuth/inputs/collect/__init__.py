@@ -13,26 +13,29 @@ what was taken, cut and not read, and why.
 
 Nothing is written on the host but the bundle: files are read, commands
 only print, each within its caps (:class:`~.plan.Caps`).  The folder is
-made in a private temporary folder; :func:`write_tarball` packs it.
+made in a private temporary folder (:func:`privately`);
+``render/collected.py`` packs it into the tarball.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
 import socket
-import tarfile
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sarsleuth.errors import UsageError
 from sarsleuth.inputs.collect import commands, host_files, nginx, processes
 from sarsleuth.inputs.collect.host_files import Host
 from sarsleuth.inputs.collect.manifest import Budget, Manifest
-from sarsleuth.inputs.collect.plan import Caps, Window, knowledge, size_bytes, window
+from sarsleuth.inputs.collect.plan import Caps, Window, knowledge, window
 from sarsleuth.version import __version__
 
-__all__ = ["Caps", "Collected", "Window", "collect", "size_bytes", "window", "write_tarball"]
+__all__ = ["Caps", "Collected", "Window", "collect", "here_or_not", "privately", "window"]
 
 
 @dataclass
@@ -93,17 +96,26 @@ def collect(into: Path, span: Window, root: str = "/", caps: Caps | None = None)
     return Collected(folder, manifest, host_name)
 
 
-def _member(info: tarfile.TarInfo) -> tarfile.TarInfo:
-    # who owned the files on the host is not the bundle's business
-    info.uid = info.gid = 0
-    info.uname = info.gname = "root"
-    if not info.issym():
-        info.mode = 0o755 if info.isdir() else 0o644
-    return info
+@contextlib.contextmanager
+def privately(span: Window, root=None, caps: Caps | None = None):
+    """The host collected into a private temporary folder, removed when the
+    block ends (whatever ends it)."""
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: not a folder")
+    with tempfile.TemporaryDirectory(prefix="sarsleuth-collect-") as private:
+        yield collect(Path(private), span, str(root or "/"), caps)
 
 
-def write_tarball(collected: Collected, out) -> None:
-    """The bundle's folder as a gzip-compressed tar, onto the binary file
-    ``out``."""
-    with tarfile.open(fileobj=out, mode="w:gz", compresslevel=6, format=tarfile.PAX_FORMAT) as tar:
-        tar.add(collected.folder, arcname=collected.folder.name, filter=_member)
+@contextlib.contextmanager
+def here_or_not(here: bool, since=None, between=None, root=None, say=None):
+    """``analyze --here``: ([the collected folder], {file: its name on the
+    host}) while the block runs, what could not be read said first; else
+    nothing to add."""
+    if not here:
+        yield [], {}
+        return
+    with privately(window(since, between), root) as got:
+        for line in got.manifest.problems():
+            if say is not None:
+                say(f"--here: {line}")
+        yield [got.folder], got.names()

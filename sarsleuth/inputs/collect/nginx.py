@@ -198,8 +198,8 @@ def gather(host: Host, processes: list, root_given: bool) -> None:
         files += [f for f in conf.files if f not in files]
         named = list(conf.error_logs)
         if not conf.main_has_error_log:
-            named.append(nginx.default_error_log or next(
-                (p for p in spec["default_error_logs"] if os.path.exists(host.on_host(p))), spec["default_error_logs"][0]))
+            usual = spec["default_error_logs"]
+            named.append(nginx.default_error_log or next((p for p in usual if os.path.exists(host.on_host(p))), usual[0]))
         for log in named:
             if _NOT_FILES.match(log):
                 continue

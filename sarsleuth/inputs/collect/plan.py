@@ -114,11 +114,12 @@ class Caps:
     processes: int
 
     @classmethod
-    def of(cls, total_bytes: int | None = None) -> "Caps":
+    def of(cls, max_size: str | None = None) -> "Caps":
+        """The plan's caps; ``max_size`` (``--max-size``, ``2G``) the total."""
         caps = knowledge()["caps"]
         return cls(file_bytes=int(caps["file_bytes"]), sa_file_bytes=int(caps["sa_file_bytes"]),
                    output_bytes=int(caps["output_bytes"]),
-                   total_bytes=int(total_bytes if total_bytes is not None else caps["total_bytes"]),
+                   total_bytes=size_bytes(max_size) if max_size is not None else int(caps["total_bytes"]),
                    command_seconds=float(caps["command_seconds"]), total_seconds=float(caps["total_seconds"]),
                    processes=int(caps["processes"]))
 
