@@ -230,3 +230,50 @@ def test_analyze_here_tells_the_same_naming_the_host_s_files(host):
     assert "<nginx configuration>" in paths
     assert not any("sarsleuth-collect-" in p for p in paths)             # never the private folder
     assert not any("sarsleuth-collect-" in json.dumps(h) for h in doc["hosts"])
+
+
+def test_redact_tells_the_tarball_without_the_host_s_name(host):
+    """The tarball holds the host's files as they are; ``analyze --redact``
+    tells them with stand-ins, the bundle's own folder name included."""
+    ran = run_cli("analyze", host["tarball"], "--redact", "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    name = socket.gethostname()
+    doc = json.loads(ran.stdout)
+    assert doc["hosts"][0]["hostname"] == "host-1"
+    assert f"sarsleuth-{name}-" not in ran.stdout and "sarsleuth-host-1-" in ran.stdout
+
+
+def test_what_another_user_cannot_read_is_said_and_the_rest_collected(tmp_path):
+    """Run as an unprivileged user: a log only root reads is 'permission
+    denied', said on stderr and in the manifest; the tarball still holds
+    the rest."""
+    import sys
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and util-linux's setpriv to run as another user")
+    drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    if subprocess.run([*drop, sys.executable, "-c", "import sarsleuth.cli, pandas"], capture_output=True, cwd="/",
+                      env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}).returncode:
+        pytest.skip("this Python or the checkout is not readable by an unprivileged user")
+    root = tmp_path / "root"
+    secret = root / "var/log/messages"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("Nov 20 15:00:00 web1 kernel: only root reads this\n")
+    secret.chmod(0o600)
+    (root / "etc").mkdir()
+    (root / "etc/timezone").write_text("Europe/Paris\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o777)
+    tmp_path.chmod(0o755)
+    proc = subprocess.run([*drop, sys.executable, "-m", "sarsleuth.cli", "collect", "--root", str(root), "--since", "1h",
+                           "-o", str(out / "c.tar.gz")], capture_output=True, text=True, cwd="/", timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert proc.returncode == 0, proc.stderr
+    assert "sarsleuth: /var/log/messages: not collected: permission denied (run as root" in proc.stderr
+    with tarfile.open(out / "c.tar.gz") as tar:
+        names = [n.split("/", 1)[-1] for n in tar.getnames()]
+        manifest = json.load(tar.extractfile(next(n for n in tar.getnames() if n.endswith("manifest.json"))))
+    assert "etc/timezone" in names and "var/log/messages" not in names
+    (item,) = [i for i in manifest["items"] if i["source"] == "/var/log/messages"]
+    assert item["status"] == "not kept" and item["why"].startswith("permission denied")
