@@ -26,7 +26,7 @@ from sarsleuth.termination import Terminated, terminate_as_interrupt
 from sarsleuth.version import __version__
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
+    add_completion=True, no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
     help="Post-mortem analysis of Linux servers: sysstat sa/sar, kernel and nginx logs, "
          "load-test reports, correlated into a ranked incident narrative.",
 )

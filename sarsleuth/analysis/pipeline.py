@@ -64,7 +64,9 @@ def run(paths, options: Options, *, progress: bool = False, select: dict | None 
         out.warnings.extend(read.warnings)
         out.notes.extend(read.notes)
 
-        settled = settle_clock(out.sources, out.hosts, options)
+        # an export (parse) has --tz but no --window
+        placed_by = ("--window", "--tz") if analyse else ("--tz",)
+        settled = settle_clock(out.sources, out.hosts, options, placed_by=placed_by)
         out.clock, out.window, out.empty_window = settled.clock, settled.window, settled.empty_window
         out.notes.extend(settled.notes)
         out.warnings.extend(settled.warnings)
