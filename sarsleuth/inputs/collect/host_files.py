@@ -247,5 +247,6 @@ def _link(host: Host, path: str, full: str, rel: str, what: str) -> bool:
     dest = host.stage / rel
     dest.parent.mkdir(parents=True, exist_ok=True)
     os.symlink(target, dest)
-    host.manifest.add(what, path, KEPT, rel, 0, why="")
+    host.manifest.add(what, path, KEPT, rel, 0)
+    host.manifest.names[rel] = full
     return True
