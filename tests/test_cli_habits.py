@@ -4,6 +4,7 @@ print zones (``UTC+08:00``), notes that name only options the command has,
 ``--version``, shell completion, and the example configuration in docs/."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ import tomllib
 import pytest
 
 from sarsleuth.config import load_config
+from sarsleuth.options import check_tz
 from sarsleuth.detectors import registry
 
 from .conftest import ROOT, SAMPLES, run_cli
@@ -20,10 +22,16 @@ from .conftest import ROOT, SAMPLES, run_cli
 OOM = SAMPLES / "nginx-proxy-oom"
 
 
-def _analysis(*args) -> dict:
+@functools.lru_cache(maxsize=None)
+def _analysed(*args) -> str:
     ran = run_cli("analyze", *args, "--format", "json")
     assert ran.returncode == 0, ran.stderr
-    return json.loads(ran.stdout)
+    return ran.stdout
+
+
+def _analysis(*args) -> dict:
+    """The JSON document of ``analyze ARGS`` (each run once a session)."""
+    return json.loads(_analysed(*args))
 
 
 def _told(doc: dict) -> list:
@@ -55,7 +63,13 @@ def test_a_window_without_a_date_over_several_days_is_the_last_one_said(tmp_path
     assert not [f for f in past_midnight["findings"] if f["detector"] == "oom-kill"]
 
 
-@pytest.mark.parametrize("zone", ["+08:00", "UTC+08:00", "+0800"])
+@pytest.mark.parametrize("given,zone", [("+08:00", "+08:00"), ("UTC+08:00", "+08:00"), ("+0800", "+08:00"),
+                                        ("GMT-5", "-05:00"), ("UTC+05:30", "+05:30"), ("Asia/Shanghai", "Asia/Shanghai")])
+def test_tz_reads_zones_and_offsets_as_people_write_them(given, zone):
+    assert check_tz(given) == zone
+
+
+@pytest.mark.parametrize("zone", ["+08:00", "UTC+08:00"])
 def test_tz_takes_an_offset_as_outputs_print_it(zone):
     named = _analysis(OOM, "--tz", "Asia/Shanghai")
     offset = _analysis(OOM, "--tz", zone)

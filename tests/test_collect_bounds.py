@@ -160,12 +160,15 @@ def test_sa_files_of_the_days_covered_and_not_last_month_s(tmp_path):
     host = _host(tmp_path, span=window(between=f"{yesterday.date()}T23:00..{today.date()}T01:00", now=NOW))
     entry = {"what": "sysstat activity file", "paths": ["/var/log/sa/sa{dd}", "/var/log/sysstat/sa{dd}"],
              "select": "day", "sa": True}
+    (sa / f"sa{today.strftime('%Y%m%d')}").symlink_to(f"sa{today.day:02d}")     # sadc -D beside the old name
+    entry["paths"].append("/var/log/sysstat/sa{yyyymmdd}")
     host_files.by_day(host, entry, {})
     assert [i.source for i in host.manifest.items] == [f"/var/log/sysstat/sa{today.day:02d}"]
     assert host.manifest.notes == [f"/var/log/sysstat/sa{yesterday.day:02d}: last written before "
                                    f"{yesterday.date().isoformat()} (a month before): not that day's"]
     assert host.manifest.absent == [f"sysstat activity file: none for {yesterday.date().isoformat()} (looked for "
-                                    f"/var/log/sa/sa{yesterday.day:02d}, /var/log/sysstat/sa{yesterday.day:02d})"]
+                                    f"/var/log/sa/sa{yesterday.day:02d}, /var/log/sysstat/sa{yesterday.day:02d}, "
+                                    f"/var/log/sysstat/sa{yesterday.strftime('%Y%m%d')})"]
 
 
 # ------------------------------------------------------------------ commands

@@ -91,11 +91,15 @@ def by_day(host: Host, entry: dict, taken_days: dict) -> None:
         if day in skip_days:
             continue
         names = [t.format(dd=f"{day.day:02d}", yyyymmdd=day.strftime("%Y%m%d")) for t in entry["paths"]]
-        found = False
+        found, seen = False, set()
         for name in names:
             mtime = _mtime(host, name)
             if mtime is None:
                 continue
+            st = os.stat(host.on_host(name))
+            if (st.st_dev, st.st_ino) in seen:      # saDD a link to saYYYYMMDD: one file
+                continue
+            seen.add((st.st_dev, st.st_ino))
             if mtime < _day_start(day):
                 host.manifest.notes.append(f"{name}: last written before {day.isoformat()} (a month before): "
                                            "not that day's")

@@ -99,7 +99,7 @@ def find(host: Host, processes: list, root_given: bool) -> list:
         if root_given and not (_under(through + "/" + conf, host.root) or _under(through, host.root)):
             continue
         found.append(Nginx(conf, through, prefix, built.get("error-log-path"), p.pid))
-    if found or not root_given and any(p.comm.startswith(names) for p in processes):
+    if found:
         return found
     for conf in knowledge()["nginx"]["configurations"]:
         if os.path.isfile(host.on_host(conf)):
