@@ -179,7 +179,7 @@ def copy(host: Host, path: str, what: str, is_input: bool, sa: bool = False) -> 
     except OSError as exc:
         host.manifest.add(what, path, NOT_KEPT, why=_why_not(exc))
         return False
-    with os.fdopen(fd, "rb", buffering=0) as fh:
+    with os.fdopen(fd, "rb", buffering=0):        # closes the descriptor whatever happens
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             host.manifest.add(what, path, NOT_KEPT, why="not a regular file")

@@ -24,7 +24,6 @@ from sarsleuth.inputs.collect.commands import environment
 from sarsleuth.inputs.collect.host_files import Host, rotated
 from sarsleuth.inputs.collect.manifest import KEPT, NOT_KEPT
 from sarsleuth.inputs.collect.plan import knowledge
-from sarsleuth.inputs.collect.processes import Process
 
 #: How long ``nginx -V`` (which only prints how it was built) may take.
 _VERSION_SECONDS = 10
