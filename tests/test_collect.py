@@ -26,7 +26,7 @@ from .conftest import run_cli
 SADC = "/usr/lib/sysstat/sadc"
 JOURNAL_REMOTE = "/usr/lib/systemd/systemd-journal-remote"
 #: seconds sadc records (one record a second)
-RECORDS = 6
+RECORDS = 3
 
 
 def _needs(*programs):

@@ -57,8 +57,9 @@ def test_every_code_block_is_of_a_kind_this_file_runs():
 
 
 # ------------------------------------------------------------------ running the page
-def _run_line(line: str, cwd: Path, where: str) -> Path:
-    """One shell line as a reader types it; returns the folder it leaves."""
+def _run_line(line: str, cwd: Path, where: str, printed: dict) -> Path:
+    """One shell line as a reader types it (what ``sarsleuth`` printed kept
+    in ``printed`` by its arguments); returns the folder it leaves."""
     for command in line.split("&&"):
         words = shlex.split(command, comments=True)
         if not words:
@@ -72,6 +73,7 @@ def _run_line(line: str, cwd: Path, where: str) -> Path:
         elif words[0] == "sarsleuth":
             ran = run_cli(*words[1:], cwd=cwd)
             assert ran.returncode == 0, f"{where}: {line}\n{ran.stderr[-3000:]}"
+            printed[" ".join(words)] = ran.stdout
         elif words[0] == "python" and words[1].endswith(".py"):
             proc = subprocess.run([sys.executable, *words[1:]], cwd=cwd, capture_output=True, text=True, timeout=600,
                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -93,7 +95,7 @@ def page(tmp_path_factory):
         if lang == "sh":
             cwd = home
             for text in body.splitlines():
-                cwd = _run_line(text, cwd, where)
+                cwd = _run_line(text, cwd, where, printed)
         elif lang == "python":
             script = home / f"block_{n}.py"
             script.write_text(body)
@@ -107,12 +109,12 @@ def page(tmp_path_factory):
 def test_every_sh_and_python_block_runs(page):
     home, printed = page
     assert (home / "report.html").is_file() and (home / "web07.tar.gz").is_file()
-    assert len(printed) == sum(1 for lang, _, _ in BLOCKS if lang == "python")
+    assert sum(1 for key in printed if isinstance(key, int)) == sum(1 for lang, _, _ in BLOCKS if lang == "python")
 
 
 def test_the_api_block_prints_what_sar_printed(page):
     _, printed = page
-    api = next(out for out in printed.values() if "Memory exhaustion on Cangke_107_176" in out)
+    api = next(out for key, out in printed.items() if isinstance(key, int) and "Memory exhaustion on" in out)
     assert api.splitlines()[-1] == "97.76"
 
 
@@ -120,15 +122,17 @@ def test_the_fleet_s_sql_quotes_the_number_the_story_says(page):
     """The README's SQL keeps the CPU total ('all'): the host the story
     tells has the %iowait its headline quotes, not the busiest CPU's."""
     home, printed = page
-    story = run_cli("analyze", home / "fleet", "--format", "json").stdout
-    headline = re.search(r"(web-\d+): I/O wait spiked to ([\d.]+) %", story)
+    story = printed["sarsleuth analyze fleet/ --save case/"]
+    headline = re.search(r"Disk I/O saturation on (web-\d+): I/O wait spiked to ([\d.]+) %", story)
     query = re.search(r'sarsleuth sql case/ "(.*)"', README).group(1)
     rows = run_cli("sql", home / "case", query, "--format", "json")
     assert rows.returncode == 0, rows.stderr
     quoted = {r["host"]: r["iowait"] for r in json.loads(rows.stdout)}
     assert f"{quoted[headline.group(1)]:.2f}" == headline.group(2)
-    script = next(out for out in printed.values() if "findings" in out and "web-" in out)
-    assert script.splitlines()[0].startswith("[") and "web-0000" in script.splitlines()[0]
+    (script,) = [out for key, out in printed.items() if isinstance(key, int) and "sarsleuth.fleet" in
+                 next(body for lang, body, line in BLOCKS if line == key)]
+    assert script.splitlines()[0] == "['web-0000', 'web-0002']"     # make_fleet.py: "shared incident on web-0000, web-0002"
+    assert "findings" in script.splitlines()[1]
 
 
 def test_the_config_block_loads_and_finds_its_message(tmp_path):
