@@ -71,7 +71,8 @@ class Case:
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
              progress=False, date_order=None, min_severity=None, select=None, analyse=True,
-             redact=False, options: Options | None = None, audit: bool = False) -> "Case":
+             redact=False, options: Options | None = None, audit: bool = False,
+             names: dict | None = None) -> "Case":
         """Read, settle on one clock and analyse every input of a case.
         ``options``: the checked options (:func:`sarsleuth.options.check_options`),
         made once by whoever took them from the user; without it, ``tz``,
@@ -83,13 +84,14 @@ class Case:
         host, domain, address, user name and e-mail address by its
         stand-in (``case.redactor.mapping()`` says which); ``audit``: then
         audit the story against the data (``case.audited``, before any
-        redaction)."""
+        redaction); ``names``: {file: how every output names it} (the files
+        ``analyze --here`` collected, by their place on the host)."""
         if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
             paths = tuple(paths[0])
         opts = options if options is not None else check_options(
             tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
             min_severity=min_severity, config=config)
-        done = run(paths, opts, progress=progress, select=select, analyse=analyse, named=not redact)
+        done = run(paths, opts, progress=progress, select=select, analyse=analyse, named=not redact, names=names)
         case = cls(options=opts)
         for name in ANALYSED:
             setattr(case, name, getattr(done, name))

@@ -28,7 +28,7 @@ from sarsleuth.render.standard_streams import settle_standard_streams
 from sarsleuth.version import __version__
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
+    add_completion=True, no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
     help="Post-mortem analysis of Linux servers: sysstat sa/sar, kernel and nginx logs, "
          "load-test reports, correlated into a ranked incident narrative.",
 )
@@ -90,7 +90,8 @@ def main_options(
 
 @app.command()
 def analyze(
-    paths: List[Path] = typer.Argument(..., help="Files, directories (walked) or compressed files, in any order."),
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files, directories (walked) or compressed files, "
+                                                 "in any order."),
     format: CaseFormat = typer.Option(render.DEFAULT, "--format", "-f", help="Output on stdout."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Also write one SVG plot per incident into this directory."),
@@ -120,6 +121,10 @@ def analyze(
     redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: write the originals "
                                               "of the stand-ins into this private file (JSON, mode 0600)."),
     audit: bool = typer.Option(False, "--audit", help="Measure the story's figures again: exit 3 on a difference."),
+    here: bool = typer.Option(False, "--here", help="Analyse this host: what sarsleuth collect gathers, in a "
+                              "private temporary folder."),
+    since: Optional[str] = typer.Option(None, "--since", help="With --here: how far back (default 24h; or --window)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="With --here: the host's files are under this folder."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     # here, not at the top: --help and sniff load this module
@@ -127,6 +132,18 @@ def analyze(
     opts = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                          min_severity=min_severity.value if min_severity else None, config=config)
     check_worker_memory(worker_memory)
+    if not here and (since is not None or root is not None):
+        raise UsageError(f"{'--since' if since is not None else '--root'} chooses what --here collects: add --here")
+    from sarsleuth.inputs.collect import here_or_not     # here: --help and sniff load this module
+    with here_or_not(here, since, window, root, say=_say) as (collected, names):
+        _analyze([*(paths or []), *collected], names, False if here else fleet, opts, format, html, plots, top,
+                 everything, scheduler, workers, worker_memory, save, quiet, redact, redact_map, audit)
+
+
+def _analyze(paths, names, fleet, opts, format, html, plots, top, everything, scheduler, workers, worker_memory,
+             save, quiet, redact, redact_map, audit) -> None:
+    if not paths:
+        raise UsageError("Missing argument 'PATHS...': files, folders or archives, or --here (this host)")
     if redact_map is not None and not redact:
         raise UsageError("--redact-map FILE goes with --redact")
     refuse_collisions({"--html": html, "--plots": plots, "--save": save, "--redact-map": redact_map})
@@ -146,7 +163,7 @@ def analyze(
     from sarsleuth.case import Case
     from sarsleuth.redaction.check import refusals_redacted, say_redacted
     from sarsleuth.redaction.outputs import rendered, write_redact_map
-    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact, audit=audit)
+    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact, audit=audit, names=names)
     # every line on stderr from here on, and every output, of a redacted case names no original
     say = say_redacted(case.redactor, _say)
     if not case.sources:
@@ -288,6 +305,20 @@ def parse(
 
 
 @app.command()
+def collect(
+    since: Optional[str] = typer.Option(None, "--since", help="How far back, e.g. 2h, 90m, 1d (default 24h)."),
+    window: Optional[str] = typer.Option(None, "--window", help="Or START..END on the host's clock (15:00..16:30)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Default: sarsleuth-HOST-DATE-TIME.tar.gz."),
+    root: Optional[Path] = typer.Option(None, "--root", help="The host's files are under this folder."),
+    max_size: Optional[str] = typer.Option(None, "--max-size", help="Cap on everything collected (default 2G)."),
+):
+    """Gather, read only, what the analysis reads from this host into one tarball that analyze reads as is."""
+    # here, not at the top: --help and sniff load this module
+    from sarsleuth.render.collected import collect_to_tarball
+    collect_to_tarball(since, window, output, root, max_size, say=_say)
+
+
+@app.command()
 def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories.")):
     """Print PATH<TAB>KIND for each file (unknown when nothing fits)."""
     code = _sniff(paths)
@@ -308,12 +339,8 @@ def detectors(format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f
     """List the detectors with a line each."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.detectors import registry
-    from sarsleuth.render.table import Column, Table, key
-    records = [{"id": d.id, "category": d.category, "inputs": list(d.inputs), "summary": d.summary,
-                "parameters": dict(d.defaults)} for d in registry().values()]
-    table = Table(title=f"{len(records)} detectors", records=records, columns=[
-        Column("detector", key("id"), code=True), Column("category", key("category")),
-        Column("what it looks for", key("summary"))])
+    from sarsleuth.render.table import detectors_table
+    table = detectors_table(registry().values())
     _to_stdout(lambda out: render.write_table(format.value, table, out))
 
 
