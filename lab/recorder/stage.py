@@ -95,11 +95,11 @@ class Host:
             if prog.is_file() and prog.name != "__init__.py":
                 shutil.copy(prog, Path("/srv/app") / prog.name)
         # every `ps` run on the host shows the host (lab/programs/hostps.py)
-        Path("/srv/app/host-root").write_text(f"{os.getpid()}\n")
+        Path("/srv/app/host-root.pid").write_text(f"{os.getpid()}\n")
         Path("/srv/app/bin").mkdir()
         Path("/srv/app/bin/ps").write_text('#!/bin/sh\nexec python3 /srv/app/hostps.py "$@"\n')
         for tool in Path("/srv/app").iterdir():      # the host's commands (collect-diag, render-frames...)
-            if tool.is_file() and not tool.suffix:
+            if tool.is_file() and not tool.suffix and os.access(tool, os.X_OK):
                 shutil.move(tool, Path("/srv/app/bin") / tool.name)
         for tool in Path("/srv/app/bin").iterdir():
             tool.chmod(0o755)
