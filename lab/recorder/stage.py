@@ -395,9 +395,15 @@ def tool_versions(sc: Scenario) -> set[str]:
     for s in sc.steps:
         if s.action in ("run", "load"):
             prog = str(s.value).split()[0]
+            if prog in ("sh", "python3", "/usr/bin/python3") and s.action == "run":
+                prog = next((w for w in ("convert", "supervisord", "supervisorctl", "zstd", "curl")
+                             if w in str(s.value)), prog)
             if prog in ("wrk", "ab", "stress-ng", "fio", "dd", "xz", "tar", "gzip", "truncate", "touch", "postgres",
-                        "supervisord", "psql", "pgbench"):
+                        "supervisord", "supervisorctl", "psql", "pgbench", "convert", "zstd", "sqlite3", "node",
+                        "perl", "curl"):
                 used.add(prog)
+            if "pg-host.sh" in str(s.value):
+                used.add("postgres")
     return {version_of(p) for p in used}
 
 
