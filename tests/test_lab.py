@@ -137,6 +137,11 @@ def test_verdict_names_what_rank_1_got_wrong():
     missed = lab_score.CaseScore(case="c", kind="cpu-saturation", quiet=False, rank1="none",
                                  category_ok=False, cause_ok=False, named=False)
     assert lab_report.verdict(missed) == "rank 1 none; no start"
+    elsewhere = lab_score.CaseScore(case="c", kind="crash-loop", quiet=False, rank1="upstream-failure",
+                                    category_ok=True, cause="upstream-down", cause_ok=True, start_error_s=0.0,
+                                    named=True, host_ok=False)
+    assert lab_report.verdict(elsewhere) == "wrong host"
+    assert lab_score.totals([right, elsewhere])["host"] == 0.0
     noisy = lab_score.CaseScore(case="q", kind="quiet", quiet=True, rank1="network-failure", incidents=2)
     assert lab_report.verdict(noisy) == "2 incidents (rank 1 network-failure)"
     assert lab_report.interval_name(600) == "10 min" and lab_report.interval_name(60) == "60 s"
