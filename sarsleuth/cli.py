@@ -161,8 +161,7 @@ def _analyze(paths, names, fleet, opts, format, html, plots, top, everything, sc
                        redact_map, progress=not quiet)
         return
     from sarsleuth.case import Case
-    from sarsleuth.redaction.check import refusals_redacted, say_redacted
-    from sarsleuth.redaction.outputs import rendered, write_redact_map
+    from sarsleuth.redaction.check import say_redacted
     case = Case.load(*paths, options=opts, progress=not quiet, redact=redact, audit=audit, names=names)
     # every line on stderr from here on, and every output, of a redacted case names no original
     say = say_redacted(case.redactor, _say)
@@ -177,27 +176,10 @@ def _analyze(paths, names, fleet, opts, format, html, plots, top, everything, sc
         raise _Failed(EXIT_INPUT)
     from sarsleuth.render.view import View
     view = View(top=top, everything=everything)
-    with refusals_redacted(case.redactor):
-        # the report is made before anything is written: a redacted one that would
-        # name an original is refused before any other output
-        report = rendered(lambda out: render.write_case(format.value, case, out, view=view), case.redactor)
-        for skipped in case.skipped:
-            say(f"warning: skipped {_skip_reason(skipped)}")
-        for w in case.warnings:
-            say(f"warning: {w}")
-        if redact_map is not None:
-            say(write_redact_map(case.redactor, redact_map, paths))
-        if html is not None:
-            from sarsleuth.render.formats.html import write_html
-            write_html(case, html, inputs=paths, view=view)
-            say(f"wrote {html}")
-        if plots is not None:
-            from sarsleuth.render.plot_files import write_plots
-            say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
-        if save is not None:
-            from sarsleuth.fleet.save import save_case
-            save_case(case, save, paths)
-            say(f"wrote the case into {save}")
+    from sarsleuth.fleet.save import save_case
+    from sarsleuth.render.run_outputs import case_outputs
+    report = case_outputs(case, format.value, view, paths, say, html=html, plots=plots, save=save,
+                          redact_map=redact_map, skipped=[_skip_reason(s) for s in case.skipped], save_case=save_case)
     _to_stdout(lambda out: out.write(report))
     if case.audited is not None and case.audited.told(lambda line: say(f"audit: {line}")):
         raise _Failed(EXIT_AUDIT)
@@ -217,8 +199,7 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
     """Every host on its own pipeline (Dask), fleet incidents first."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth import fleet as fleet_api
-    from sarsleuth.redaction.check import refusals_redacted, say_redacted
-    from sarsleuth.redaction.outputs import rendered, write_redact_map
+    from sarsleuth.redaction.check import say_redacted
     if plots is not None:
         raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
     render.writer(fmt, "fleet")         # a format that shows no fleet is refused before the analysis
@@ -230,20 +211,8 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
         say(f"no usable input: {reasons}")
         raise _Failed(EXIT_INPUT)
-    with refusals_redacted(result.redactor):
-        report = rendered(lambda out: render.write_fleet(fmt, result, out), result.redactor)
-        if redact_map is not None:
-            say(write_redact_map(result.redactor, redact_map, paths))
-        for path, reason in result.unplaced:
-            say(f"warning: skipped {path}: {reason}")
-        for w in result.warnings:
-            say(f"warning: {w}")
-        if html is not None:
-            from sarsleuth.render.fleet_html import write_fleet_html
-            write_fleet_html(result, html, inputs=paths)
-            say(f"wrote {html}")
-        if save is not None:
-            say(f"wrote the case into {save}")
+    from sarsleuth.render.run_outputs import fleet_outputs
+    report = fleet_outputs(result, fmt, paths, say, html=html, save=save, redact_map=redact_map)
     _to_stdout(lambda out: out.write(report))
 
 
