@@ -116,6 +116,11 @@ def row_spans(stamps, window: tuple, breaks: Breaks, rules: dict, baseline: tupl
     rows = Rows(window=(lo, hi), cut_at=cut_at)
     if baseline is not None:
         b_lo, b_hi = _covering(stamps, baseline[0], baseline[1], breaks.step)
+        # a row of the window is never its own baseline (a row covering both ends)
+        if b_lo < lo:
+            b_hi = min(b_hi, lo)
+        else:
+            b_lo = max(b_lo, hi)
         parts = {"given": _pieces(stamps, b_lo, b_hi, breaks, min_rows)}
     else:
         parts = {"before": _before(stamps, lo, w0, breaks, rules, min_rows)}

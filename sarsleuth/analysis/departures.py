@@ -33,8 +33,6 @@ from sarsleuth.knowledge.departures import (LOG_SECTION, aggregate_devices, base
 COLUMNS = ["host", "section", "device", "metric", "unit", "baseline", "window", "difference", "ratio", "direction",
            "z", "change", "score", "new", "departs", "peak", "peak_time", "baseline_part", "baseline_samples", "window_samples",
            "baseline_from", "baseline_to", "window_from", "window_to", "entry", "lead"]
-#: Window values kept for the series ranked highest, to fold those moving together.
-KEPT_WINDOWS = 200
 
 
 @dataclass
@@ -55,7 +53,7 @@ class Changes:
         t = t[t["departs"] & t["lead"]]
         if host is not None:
             t = t[t["host"] == host]
-        return t.head(count)
+        return t.sort_values("entry", kind="stable").head(count)
 
     def members(self, entry: int) -> pd.DataFrame:
         """Every row of one entry, its lead first."""
@@ -199,7 +197,9 @@ def _rank_group(members, window, baseline, events, rules, stats, kept):
                         "baseline_samples": int(level.samples[i]), "window_samples": int(win.samples[i]),
                         "baseline_from": _time(stamps[pieces[0][0]], tz), "baseline_to": _time(stamps[pieces[-1][1] - 1], tz),
                         "window_from": _time(stamps[lo], tz), "window_to": _time(stamps[hi - 1], tz)})
-            kept[key] = (stamps[lo:hi], matrix[i, lo:hi].copy())
+            if abs(z[i]) >= float(stats["min_z"]) and abs(change[i]) >= float(stats["min_change"]):
+                # only a departing series may fold into another's entry: the others' windows are not kept
+                kept[key] = (stamps[lo:hi], matrix[i, lo:hi].copy())
     return out
 
 
@@ -273,6 +273,11 @@ def entries(table: pd.DataFrame, kept: dict, stats: dict) -> pd.DataFrame:
     keys = list(zip(table["host"], table["section"], table["device"], table["metric"]))
     aggregates = {(h, s) for h, s, d, _m in (k for k, dep in zip(keys, departing) if dep)
                   if aggregate.get(s) == d}
+    # the row that heads an aggregate's entry: its own first departing row (cpu all, not the CPU ranked first)
+    heads: dict = {}
+    for i, (host, section, device, _metric) in enumerate(keys):
+        if departing[i] and aggregate.get(section) == device:
+            heads.setdefault((host, section, device), i)
     entry_of: dict = {}
     leads: list = []          # (group, key) of each entry's lead, in rank order
     numbers = np.zeros(len(table), dtype=int)
@@ -291,8 +296,9 @@ def entries(table: pd.DataFrame, kept: dict, stats: dict) -> pd.DataFrame:
             number = _moving_with(key, leads, kept, threshold, least)
         if number is None:
             number = len(leads) + 1
-            leads.append((group, key))
-            lead[i] = True
+            head = heads.get(group, i)
+            leads.append((group, keys[head]))
+            lead[head] = True
         entry_of.setdefault(group, number)
         numbers[i] = number
     out = table.copy()
