@@ -245,3 +245,42 @@ def test_a_message_kind_as_a_rate():
     row = row[row["section"] == "log"].iloc[0]
     assert row["departs"] and row["direction"] == "up" and row["window"] == pytest.approx(320 / 30)
     assert row["entry"] == 1 and row["lead"]
+
+
+# ------------------------------------------------------------------ in the story
+
+
+def test_each_incident_tells_what_else_changed(oom):
+    import io
+    import json
+
+    from sarsleuth.render.formats import markdown, text
+    from sarsleuth.render.formats.html import build_html
+
+    (inc,) = oom.incidents
+    doc = oom.to_json()["incidents"][0]
+    changes = doc["changes"]
+    assert 1 <= len(changes) <= 5 and [c["rank"] for c in changes] == sorted(c["rank"] for c in changes)
+    drops = changes[0]
+    assert (drops["series"], drops["unit"], drops["direction"], drops["baseline"]) == (
+        "rxdrop/s of net-edev em2", "/s", "up", 0.0)
+    assert drops["window"] == pytest.approx(253.216, abs=1e-3) and drops["named_by"] == []
+    assert drops["peak_time"] == "2014-05-06T15:06:05+08:00" and drops["baseline_part"] == "before"
+    timeouts = next(c for c in changes if c["metric"] == "upstream-timeout")
+    assert timeouts["new"] and timeouts["named_by"] == ["upstream-timeout"]
+    json.dumps(doc)
+    line = ("rxdrop/s of net-edev em2 up from 0.00 /s to 253.22 /s (peak 361.32 /s at 15:06:05), "
+            "37 sample(s) before, 6 in the window [named by no finding]")
+    assert inc.story["changed"][0] == line == drops["text"]
+    out = io.StringIO()
+    markdown.write_case(oom, out)
+    assert "### What else changed\n\n- rxdrop/s of net-edev em2 up from 0.00 /s" in out.getvalue()
+    out = io.StringIO()
+    text.write_case(oom, out)
+    assert "What else changed:" in out.getvalue()
+    html = build_html(oom)
+    charts = html.split('<div class="charts changed-charts">', 1)[1].split("</div>", 1)[0]
+    # one small chart per sar series (log kinds are told in the list), with the baseline's level dashed
+    sar_changes = [c for c in changes if c["section"] != "log"]
+    assert charts.count("<svg") == len(sar_changes) == charts.count('class="level"')
+    assert "<title>rxdrop/s of net-edev em2</title>" in charts
