@@ -284,3 +284,36 @@ def test_each_incident_tells_what_else_changed(oom):
     sar_changes = [c for c in changes if c["section"] != "log"]
     assert charts.count("<svg") == len(sar_changes) == charts.count('class="level"')
     assert "<title>rxdrop/s of net-edev em2</title>" in charts
+
+
+# ----------------------------------------------------------------- the backstop
+
+
+def test_departures_no_detector_explains_become_an_incident():
+    """cpu-stress-ng-all with no detector's finding: the stress is an
+    unexplained change on the host, told with %usr of cpu all; with the
+    case's own findings (near miss) the backstop says nothing."""
+    from sarsleuth.analysis.correlate import correlate
+    from sarsleuth.analysis.unexplained import titled, unexplained
+
+    case = _lab_case("cpu-stress-ng-all")
+    assert unexplained(case.store, case.events, case.sources, case.findings, case.clock) == []
+    (found,) = unexplained(case.store, case.events, case.sources, [], case.clock)
+    assert found.title.startswith("unexplained change on host app-lab-01: %usr of cpu all up")
+    assert found.category == "other" and found.host == "app-lab-01"
+    assert found.start == pd.Timestamp("2026-11-24T15:25:05+00:00")
+    assert found.metrics["series_departed"] >= 3 and found.metrics["strain_series"] >= 1
+    first = found.refs["changes"][0]
+    assert (first["series"], first["direction"]) == ("%usr of cpu all", "up") and first["window"] == pytest.approx(78.97, abs=0.01)
+    (inc,) = correlate([found], case.clock)
+    titled([inc])
+    assert (inc.category, inc.title) == ("other", found.title)
+
+
+def test_a_quiet_day_stays_quiet():
+    """quiet-steady-web: a web host's ordinary traffic, cron and agent."""
+    case = _lab_case("quiet-steady-web")
+    assert case.findings == [] and case.incidents == []
+    from sarsleuth.analysis.unexplained import unexplained
+    assert unexplained(case.store, case.events, case.sources, [], case.clock) == []
+

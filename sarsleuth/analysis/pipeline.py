@@ -16,6 +16,7 @@ from sarsleuth.analysis.correlate import correlate
 from sarsleuth.analysis.detect import detect
 from sarsleuth.analysis.read import read_sources
 from sarsleuth.analysis.settle import settle_clock
+from sarsleuth.analysis.unexplained import titled, unexplained
 from sarsleuth.analysis.what_changed import attach
 from sarsleuth.config import Config, load_config
 from sarsleuth.inputs.gathering import gather
@@ -86,7 +87,11 @@ def run(paths, options: Options, *, progress: bool = False, select: dict | None 
                               copies=read.copies)
             out.warnings.extend(detected.warnings)
             out.findings = detected.findings
+            if out.window is None:
+                # the backstop: departures together that no detector explains
+                out.findings += unexplained(out.store, out.events, out.sources, out.findings, out.clock)
             out.incidents = correlate(list(out.findings), out.clock)
+            titled(out.incidents)
             attach(out.incidents, out.store, out.events, out.sources, out.clock)
             out.checked = list(detectors.registry())
     return out
