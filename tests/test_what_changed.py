@@ -317,3 +317,38 @@ def test_a_quiet_day_stays_quiet():
     from sarsleuth.analysis.unexplained import unexplained
     assert unexplained(case.store, case.events, case.sources, [], case.clock) == []
 
+
+# ---------------------------------------------------------- the command and the API
+
+
+def test_case_changes_is_a_tz_aware_frame(oom):
+    frame = oom.changes("2014-05-06T15:02:03..2014-05-06T15:07:01")
+    # on the case's clock: the sa file records its offset, +08:00
+    assert str(frame["peak_time"].dt.tz) == "UTC+08:00" == str(frame["baseline_from"].dt.tz)
+    assert frame["peak_time"].notna().all()
+    lead = frame[frame["departs"] & frame["lead"]].sort_values("entry").iloc[0]
+    assert (lead["section"], lead["device"], lead["metric"], lead["unit"]) == ("net-edev", "em2", "rxdrop/s", "/s")
+    assert frame.attrs["window"] == (_t("2014-05-06 15:02:03"), _t("2014-05-06 15:07:01"))
+    hosts = frame.attrs["hosts"]
+    assert list(hosts["host"]) == ["Cangke_107_176"] and hosts["entries"].iloc[0] >= 8
+    given = oom.changes(("2014-05-06 15:02:03", "2014-05-06 15:07:01"), baseline="2014-05-06T10:00..2014-05-06T14:00")
+    assert set(given["baseline_part"]) == {"given"}
+    assert given.attrs["baseline"] == (_t("2014-05-06 10:00"), _t("2014-05-06 14:00"))
+
+
+def test_the_changes_command(samples):
+    import json
+
+    from .conftest import run_cli
+
+    ran = run_cli("changes", str(samples / "nginx-proxy-oom"), "--window", "2014-05-06T15:02:03..2014-05-06T15:07:01",
+                  "--baseline", "2014-05-06T10:00..2014-05-06T14:00", "--format", "json", "--top", "3")
+    assert ran.returncode == 0, ran.stderr
+    rows = json.loads(ran.stdout)
+    assert [r["rank"] for r in rows] == [1, 2, 3]
+    assert (rows[0]["series"], rows[0]["baseline"], rows[0]["baseline_part"]) == ("rxdrop/s of net-edev em2", 0.0, "given")
+    assert rows[0]["baseline_samples"] == 25 and "named_by" not in rows[0]
+    text = run_cli("changes", str(samples / "nginx-proxy-oom"), "--window", "2014-05-06T15:02:03..2014-05-06T15:07:01")
+    assert text.returncode == 0 and "kbswpused of swap" in text.stdout and "6,338,402" in text.stdout
+    bad = run_cli("changes", str(samples / "nginx-proxy-oom"), "--window", "2014-05-06T15:02")
+    assert bad.returncode == 2 and "expected START..END" in bad.stderr and not bad.stdout

@@ -13,7 +13,9 @@ import pandas as pd
 
 from sarsleuth.analysis.departures import Changes, named_by, rank
 from sarsleuth.knowledge.departures import LOG_SECTION, unexplained_rules
+from sarsleuth.analysis.user_window import window_on_clock
 from sarsleuth.model import Incident, iso
+from sarsleuth.options import parse_window
 from sarsleuth.timebase.clock import Clock, on_clock, when
 
 
@@ -44,6 +46,28 @@ def ranking(store, events, sources, window, *, baseline=None, hosts=None) -> Cha
     return rank(store, events, window, baseline=baseline, hosts=hosts, coverage=host_coverage(sources))
 
 
+def user_ranking(store, events, sources, clock, window, baseline=None, hosts=None) -> Changes:
+    """The ranking for a window (and a baseline) the user gave: ``START..END``
+    strings or ``(start, end)`` pairs, naive ends on the case's zone
+    (``--window``'s rules: :func:`sarsleuth.analysis.user_window.window_on_clock`)."""
+    placed = window_on_clock(parse_window(window), clock.zone)
+    given = window_on_clock(parse_window(baseline), clock.zone) if baseline is not None else None
+    return ranking(store, events, sources, placed, baseline=given, hosts=hosts)
+
+
+def hosts_departed(changes: Changes) -> pd.DataFrame:
+    """Which hosts departed most in the window: per host, its departing
+    entries, their summed score and its largest change, most first."""
+    t = changes.table
+    t = t[t["departs"] & t["lead"]]
+    if not len(t):
+        return pd.DataFrame(columns=["host", "entries", "score", "largest"])
+    grouped = t.groupby("host", sort=False)
+    out = pd.DataFrame({"entries": grouped.size(), "score": grouped["score"].sum(),
+                        "largest": grouped.apply(lambda g: series_name(g.iloc[0]), include_groups=False)})
+    return out.sort_values("score", ascending=False).reset_index()
+
+
 def _number(value: float) -> str:
     return f"{value:,.2f}"
 
@@ -64,8 +88,9 @@ def series_name(row) -> str:
     return f"{row['metric']} of {where}"
 
 
-def entry_of(changes: Changes, lead, detectors=(), zone=None) -> dict:
-    """One entry of a ranking as stories and documents carry it."""
+def entry_of(changes: Changes, lead, detectors=(), zone=None, findings: bool = True) -> dict:
+    """One entry of a ranking as stories and documents carry it
+    (``findings`` False: a ranking with no findings to name it, no ``named_by``)."""
     members = changes.members(int(lead["entry"]))
     others = [series_name(r) for _, r in members.iterrows() if r["departs"] and not r["lead"]]
     named = sorted({d for _, r in members.iterrows() if r["departs"]
@@ -84,6 +109,8 @@ def entry_of(changes: Changes, lead, detectors=(), zone=None) -> dict:
         "baseline_from": iso(on_clock(lead["baseline_from"], zone)), "baseline_to": iso(on_clock(lead["baseline_to"], zone)),
         "with": others, "named_by": named,
     }
+    if not findings:
+        del out["named_by"]
     out["text"] = entry_text(out, zone)
     return out
 
@@ -113,7 +140,8 @@ def entry_text(entry: dict, zone=None) -> str:
     if entry["with"]:
         more = len(entry["with"]) - 3
         text += "; with " + ", ".join(entry["with"][:3]) + (f" and {more} more" if more > 0 else "")
-    text += f" [named by {', '.join(entry['named_by'])}]" if entry["named_by"] else " [named by no finding]"
+    if "named_by" in entry:
+        text += f" [named by {', '.join(entry['named_by'])}]" if entry["named_by"] else " [named by no finding]"
     return text
 
 
