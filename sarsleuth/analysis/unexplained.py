@@ -65,7 +65,8 @@ def screen(members, restarts, rules: dict, stats: dict) -> list:
         for i, (_key, run) in enumerate(part):
             matrix[i] = run.values
         floors = np.array([floor_of(printed_unit(k[1], k[3])) for k, _r in part])
-        marked = np.zeros(matrix.shape, dtype=np.int8)        # +1 above, -1 below
+        above = np.zeros(matrix.shape, dtype=bool)
+        below = np.zeros(matrix.shape, dtype=bool)
         for lo, hi in _segments(breaks, width):
             seg = matrix[:, lo:hi]
             # against the segment's median, and against its first quarter's
@@ -74,22 +75,21 @@ def screen(members, restarts, rules: dict, stats: dict) -> list:
             if (hi - lo) // 4 >= int(rules["min_baseline_samples"]):
                 references.append(seg[:, :(hi - lo) // 4])
             for ref in references:
+                ref = ref[:, ::max(1, -(-ref.shape[1] // int(stats["max_spread_samples"])))]   # a level needs no more
                 with np.errstate(invalid="ignore"), warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
                     med = np.nanmedian(ref, axis=1)
                     spread = np.maximum(scale * np.nanmedian(np.abs(ref - med[:, None]), axis=1), floors)
-                    dev = (seg - med[:, None]) / spread[:, None]
-                found = np.where(dev > limit, 1, np.where(dev < -limit, -1, 0)).astype(np.int8)
-                marked[:, lo:hi] = np.where(marked[:, lo:hi] != 0, marked[:, lo:hi], found)
-        for i, (key, _run) in enumerate(part):
-            row = marked[i]
-            if not row.any():
-                continue
+                    above[:, lo:hi] |= seg > (med + limit * spread)[:, None]
+                    below[:, lo:hi] |= seg < (med - limit * spread)[:, None]
+        marked_rows = np.flatnonzero(above.any(axis=1) | below.any(axis=1))
+        for i in marked_rows:
+            key = part[i][0]
             g = _group(key)
-            groups[g] = groups.get(g, np.zeros(width, dtype=bool)) | (row != 0)
+            groups[g] = groups.get(g, np.zeros(width, dtype=bool)) | above[i] | below[i]
             way = strain_direction(key[1], key[3])
             if way is not None:
-                hit = row == (1 if way == "up" else -1)
+                hit = above[i] if way == "up" else below[i]
                 if hit.any():
                     strain_groups[g] = strain_groups.get(g, np.zeros(width, dtype=bool)) | hit
     if len(groups) < int(rules["min_groups"]):
