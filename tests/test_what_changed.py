@@ -352,3 +352,25 @@ def test_the_changes_command(samples):
     assert text.returncode == 0 and "kbswpused of swap" in text.stdout and "6,338,402" in text.stdout
     bad = run_cli("changes", str(samples / "nginx-proxy-oom"), "--window", "2014-05-06T15:02")
     assert bad.returncode == 2 and "expected START..END" in bad.stderr and not bad.stdout
+
+
+def test_which_hosts_departed_most_in_a_window(tmp_path_factory):
+    """A generated fleet of six hosts (sa files of sarsleuth's writer, which
+    real sar reads): two share a storage stall from 03:12 UTC; read as one
+    case, the window ranks those two hosts first and the others nowhere."""
+    import sys
+
+    from sarsleuth.case import Case
+    sys.path.insert(0, str(ROOT / "samples"))
+    from make_fleet import write_fleet
+
+    out = tmp_path_factory.mktemp("fleet-changes")
+    made = write_fleet(out, hosts=6)
+    case = Case.load(out, analyse=False)
+    frame = case.changes("2026-11-20T03:14:00+00:00..2026-11-20T03:30:00+00:00")
+    hosts = frame.attrs["hosts"]
+    assert sorted(hosts["host"]) == sorted(made["shared"]) == ["web-0000", "web-0003"]
+    assert set(hosts["largest"]) == {"%iowait of cpu all"}
+    iowait = frame[(frame["metric"] == "%iowait") & (frame["device"] == "all") & frame["departs"]]
+    assert sorted(iowait["host"]) == ["web-0000", "web-0003"]
+    assert (iowait["baseline"] < 1.0).all() and (iowait["window"] > 40.0).all()

@@ -153,9 +153,22 @@ def incident_changes(inc: Incident, store, events, sources, clock: Clock, told: 
     end = inc.end if inc.end is not None and not pd.isna(inc.end) else inc.start
     changes = ranking(store, events, sources, (inc.start, end), hosts=inc.hosts)
     detectors = sorted({f.detector for f in inc.findings})
-    count = told if told is not None else int(unexplained_rules()["told"])
+    rules = unexplained_rules()
+    count = told if told is not None else int(rules["told"])
+    causes = [f.detector for f in inc.findings if f.role == "cause"]
     zone = inc.zone if inc.zone is not None else clock.zone
-    return [entry_of(changes, lead, detectors, zone) for _, lead in changes.top(count).iterrows()]
+    return [entry_of(changes, lead, detectors, zone) for lead in _told(changes, count, int(rules["told_logs"]), causes)]
+
+
+def _told(changes: Changes, count: int, logs: int, causes) -> list:
+    """The ``count`` leads told, in rank order: at most ``logs`` of them log
+    message kinds, those the cause's detectors read first."""
+    leads = [lead for _, lead in changes.top(max(count * 4, 20)).iterrows()]
+    kinds = [lead for lead in leads if lead["section"] == LOG_SECTION]
+    own = [lead for lead in kinds if named_by(causes, lead["section"], lead["metric"], lead["device"])]
+    kept = {int(lead["entry"]) for lead in (own + [k for k in kinds if not any(k is o for o in own)])[:logs]}
+    chosen = [lead for lead in leads if lead["section"] != LOG_SECTION or int(lead["entry"]) in kept]
+    return chosen[:count]
 
 
 def attach(incidents: list, store, events, sources, clock: Clock) -> None:
