@@ -69,6 +69,8 @@ def _programs(sc) -> list[str]:
             first = str(s.value).split()[0]
             if first in ("wrk", "ab", "stress-ng", "fio"):
                 progs.add(first)
+            words = set(str(s.value).replace("/usr/bin/", " ").split())
+            progs |= words & {"convert", "zstd", "sqlite3", "node", "perl", "curl", "supervisord", "supervisorctl"}
         if s.action == "nft":
             progs.add("nft")
     return sorted(progs)

@@ -3,13 +3,17 @@
 
 Values quoted by a report are used verbatim; the rest is filled in with
 plausible numbers from a fixed random seed, so the files are reproducible.
+The proxy's sar text is sysstat's ``sar`` reading the proxy's ``sa06``.
 samples/README.md lists, per file, which is which.  Run from the repository
 root: ``python samples/make_text_samples.py``.
 """
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
+import subprocess
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -34,94 +38,49 @@ def table(fmt_time, times, header, rows) -> list[str]:
 
 
 # ---------------------------------------------------------------- report 000
+def proxy_sar_text():
+    """``sar06.txt`` is sysstat's own ``sar`` reading ``sa06`` (written by
+    make_sa06.py), as an operator on the proxy would have printed it: the
+    host's zone (Asia/Shanghai) and an en_US locale, so a 12-hour clock
+    (the locale is compiled from glibc's sources with localedef when the
+    machine has not got it).  Needs sysstat's sar and glibc's locale
+    sources (Debian: sysstat, locales)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TZ": "Asia/Shanghai", "LC_ALL": "en_US.UTF-8"}
+    with tempfile.TemporaryDirectory() as locales:
+        if "en_US.utf8" not in subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout:
+            subprocess.run(["localedef", "-i", "en_US", "-f", "UTF-8", f"{locales}/en_US.UTF-8"], check=True)
+            env["LOCPATH"] = locales
+        text = subprocess.run(["sar", "-u", "-W", "-B", "-r", "-S", "-q", "-n", "DEV", "-f",
+                               str(HERE / "nginx-proxy-oom" / "sa06")],
+                              capture_output=True, text=True, check=True, env=env).stdout
+    (HERE / "nginx-proxy-oom" / "sar06.txt").write_text(text)
+
+
+def spend_old_proxy_draws():
+    """The proxy's sar text was once filled in here, from this generator,
+    before the other samples drew their numbers; it is now sar's rendering
+    of sa06 (proxy_sar_text).  The same draws are made, in the same order,
+    so that every sample written after it stays as it was."""
+    for k in range(-89, 15):      # 89 calm samples before 15:00:01, the report's ten, five after
+        outside = not 0 <= k < 10
+        if outside:               # %user, %system, %iowait
+            rng.uniform(3.5, 6.5), rng.uniform(4.5, 8.0), rng.uniform(0.0, 0.05)
+        if k < 0:                 # kbmemfree
+            rng.uniform(17.5e6, 18.5e6)
+        if outside:               # runq-sz, ldavg-1
+            rng.randint(1, 5), rng.uniform(1.5, 3.0)
+        rng.randint(-20, 20)      # plist-sz
+        if outside:               # majflt/s
+            rng.uniform(0, 0.3)
+        rng.uniform(9000, 12000), rng.uniform(20000, 30000)     # fault/s, pgfree/s
+        if k < 0 or k >= 8:       # em2 rxkB/s
+            rng.uniform(1.05e6, 1.15e6)
+
+
 def nginx_proxy_oom():
     day = dt.datetime(2014, 5, 6)
-    calm = [day + dt.timedelta(minutes=10 * i, seconds=1) for i in range(0, 90)]   # 00:00:01 .. 14:50:01
-    incident = [(15, 0, 1), (15, 1, 1), (15, 2, 3), (15, 3, 1), (15, 4, 16), (15, 5, 3), (15, 6, 5),
-                (15, 7, 1), (15, 8, 1), (15, 9, 1)]
-    inc_times = [day.replace(hour=h, minute=m, second=s) for h, m, s in incident]
-    after = [day.replace(hour=15, minute=10 + 10 * i, second=1) for i in range(0, 5)]  # 15:10:01 .. 15:50:01
-    times = calm[1:] + inc_times + after
-    # report 000, sar -u: %user %nice %system %iowait %steal %idle (verbatim)
-    cpu_report = [(5.00, 0.00, 5.87, 0.00, 0.00, 89.12), (5.37, 0.00, 8.35, 0.01, 0.00, 86.27),
-                  (5.24, 0.00, 7.93, 11.12, 0.00, 75.71), (7.45, 0.00, 5.71, 32.00, 0.00, 54.84),
-                  (5.93, 0.00, 7.12, 37.88, 0.00, 49.07), (0.56, 0.00, 1.45, 64.94, 0.00, 33.05),
-                  (2.07, 0.00, 2.64, 57.55, 0.00, 37.75), (2.75, 0.00, 3.52, 46.32, 0.00, 47.41),
-                  (3.88, 0.00, 4.36, 2.40, 0.00, 89.36), (3.83, 0.00, 4.40, 0.69, 0.00, 91.09)]
-    # report 000, sar -S: kbswpfree kbswpused %swpused kbswpcad %swpcad (verbatim)
-    swap_report = [(8388600, 0, 0.00, 0, 0.00), (8388600, 0, 0.00, 0, 0.00), (5065192, 3323408, 39.62, 107908, 3.25),
-                   (4174996, 4213604, 50.23, 745556, 17.69), (1722900, 6665700, 79.46, 120032, 1.80),
-                   (423364, 7965236, 94.95, 292404, 3.67), (187788, 8200812, 97.76, 713720, 8.70),
-                   (726948, 7661652, 91.33, 1034536, 13.50), (814704, 7573896, 90.29, 1160704, 15.33),
-                   (848800, 7539800, 89.88, 1216656, 16.14)]
-    cpu_rows, swap_rows, mem_rows, q_rows, dev_rows, pg_rows, w_rows = [], [], [], [], [], [], []
-    total_kb = 32868836
-    for i, t in enumerate(times):
-        k = i - (len(calm) - 1)
-        if 0 <= k < len(cpu_report):
-            u, n, s, w, st, idle = cpu_report[k]
-            sf, su, sp, sc, scp = swap_report[k]
-        else:
-            u = round(rng.uniform(3.5, 6.5), 2)
-            s = round(rng.uniform(4.5, 8.0), 2)
-            w = round(rng.uniform(0.0, 0.05), 2)
-            n, st = 0.00, 0.00
-            idle = round(100 - u - s - w, 2)
-            if k >= len(cpu_report):  # after the incident swap stays used
-                sf, su = 848800 + 1200 * (k - len(cpu_report) + 1), 0
-                su = 8388600 - sf
-                sp, sc, scp = round(su * 100 / 8388600, 2), 1216656, round(1216656 * 100 / su, 2)
-            else:
-                sf, su, sp, sc, scp = 8388600, 0, 0.00, 0, 0.00
-        cpu_rows.append(f"    all {u:9.2f} {n:9.2f} {s:9.2f} {w:9.2f} {st:9.2f} {idle:9.2f}")
-        swap_rows.append(f"{sf:9d} {su:9d} {sp:9.2f} {sc:9d} {scp:9.2f}")
-        # memory: free memory collapses while the proxy's workers grow
-        if 2 <= k <= 7:
-            free = int([2411020, 1203384, 402112, 187340, 176204, 233880][k - 2])
-        elif k >= 8 or (k < 0 and False):
-            free = 1900000 + 40000 * (k - 8) if k >= 8 else free
-        else:
-            free = int(rng.uniform(17.5e6, 18.5e6)) if k < 0 else (18203312 if k == 0 else 9876120)
-        used = total_kb - free
-        buffers = 412356 if k < 2 else 21344
-        cached = 9123456 if k < 2 else max(120000, 9123456 - 1800000 * k)
-        commit = 18234560 + (3000000 * max(0, min(k, 6)) if k >= 0 else 0)
-        mem_rows.append(f"{free:9d} {used:9d} {used * 100 / total_kb:9.2f} {buffers:9d} {cached:9d} "
-                        f"{commit:9d} {commit * 100 / (total_kb + 8388600):9.2f}")
-        runq = [3, 5, 14, 22, 31, 47, 39, 25, 6, 4][k] if 0 <= k < 10 else rng.randint(1, 5)
-        ld1 = [2.10, 2.31, 6.85, 14.20, 23.61, 38.77, 41.02, 33.15, 17.44, 9.03][k] if 0 <= k < 10 else round(rng.uniform(1.5, 3.0), 2)
-        q_rows.append(f"{runq:9d} {1210 + rng.randint(-20, 20):9d} {ld1:9.2f} {ld1 * 0.8:9.2f} {ld1 * 0.5:9.2f}")
-        majflt = [0.0, 0.1, 812.4, 2301.7, 4102.3, 6230.9, 5120.4, 2210.6, 120.3, 12.1][k] if 0 <= k < 10 else round(rng.uniform(0, 0.3), 2)
-        pgscand = [0.0, 0.0, 25011.2, 61234.5, 98123.0, 143210.8, 120331.4, 50213.7, 1203.0, 0.0][k] if 0 <= k < 10 else 0.0
-        vmeff = [0.0, 0.0, 21.3, 14.2, 9.8, 6.1, 7.4, 18.8, 61.2, 0.0][k] if 0 <= k < 10 else 0.0
-        pgin = 4.2 if not 0 <= k < 10 else [4.0, 5.1, 3102.5, 9211.0, 14302.8, 26110.4, 21034.9, 9102.3, 402.0, 31.0][k]
-        pgout = 212.4 if not 0 <= k < 10 else [230.1, 240.2, 13293.6, 21000.3, 44021.7, 57120.2, 38012.6, 8011.4, 900.2, 301.0][k]
-        pg_rows.append(f"{pgin:9.2f} {pgout:9.2f} {rng.uniform(9000, 12000):9.2f} {majflt:9.2f} "
-                       f"{rng.uniform(20000, 30000):9.2f} {0.0:9.2f} {pgscand:9.2f} {pgscand * vmeff / 100:9.2f} {vmeff:9.2f}")
-        pswpout = [0.0, 0.0, 3323.4, 1890.2, 4110.8, 5243.0, 1980.7, 310.2, 45.1, 8.0][k] if 0 <= k < 10 else 0.0
-        pswpin = [0.0, 0.0, 120.4, 880.6, 1502.3, 2603.1, 2240.9, 1900.4, 95.1, 20.2][k] if 0 <= k < 10 else 0.0
-        w_rows.append(f"{pswpin:9.2f} {pswpout:9.2f}")
-        rx = rng.uniform(1.05e6, 1.15e6) if k < 0 or k >= 8 else [1.12e6, 1.13e6, 0.98e6, 0.71e6, 0.52e6, 0.31e6, 0.29e6, 0.44e6, 1.01e6, 1.1e6][k]
-        dev_rows.append((t, "lo", 41.2, 41.2, 9.8, 9.8))
-        dev_rows.append((t, "em2", rx / 1.45, rx / 1.3, rx, rx * 0.96))
-    banner = "Linux 2.6.32-358.el6.x86_64 (Cangke_107_176) \t05/06/2014 \t_x86_64_\t(24 CPU)"
-    lines = [banner, ""]
-    lines += table(t12, [day.replace(second=1)] + times, "    CPU     %user     %nice   %system   %iowait    %steal     %idle",
-                   cpu_rows)
-    lines += [""]
-    lines += table(t12, [day.replace(second=1)] + times, "  pswpin/s pswpout/s", w_rows) + [""]
-    lines += table(t12, [day.replace(second=1)] + times,
-                   "  pgpgin/s pgpgout/s   fault/s  majflt/s  pgfree/s pgscank/s pgscand/s pgsteal/s    %vmeff", pg_rows) + [""]
-    lines += table(t12, [day.replace(second=1)] + times,
-                   "kbmemfree kbmemused  %memused kbbuffers  kbcached  kbcommit   %commit", mem_rows) + [""]
-    lines += table(t12, [day.replace(second=1)] + times, "kbswpfree kbswpused  %swpused  kbswpcad   %swpcad", swap_rows) + [""]
-    lines += table(t12, [day.replace(second=1)] + times, "  runq-sz  plist-sz   ldavg-1   ldavg-5  ldavg-15", q_rows) + [""]
-    lines.append(f"{t12(day.replace(second=1)):<11}     IFACE   rxpck/s   txpck/s    rxkB/s    txkB/s   rxcmp/s   txcmp/s  rxmcst/s")
-    for t, iface, rp, tp, rk, tk in dev_rows:
-        lines.append(f"{t12(t):<11} {iface:>9} {rp:9.2f} {tp:9.2f} {rk:9.2f} {tk:9.2f} {0:9.2f} {0:9.2f} {0:9.2f}")
-    lines.append("")
-    (HERE / "nginx-proxy-oom" / "sar06.txt").write_text("\n".join(lines) + "\n")
-
+    proxy_sar_text()
+    spend_old_proxy_draws()
     # /var/log/messages: the report's kernel lines (verbatim but for the
     # blog's curly apostrophe, which the kernel prints as ') among routine noise
     msgs = []

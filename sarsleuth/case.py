@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from sarsleuth.analysis.audit import audit as audit_story
 from sarsleuth.analysis.narrative import quiet_summary
 from sarsleuth.analysis.pipeline import run
 from sarsleuth.analysis.read import Skipped
@@ -54,6 +55,8 @@ class Case:
     redactor: object = field(default=None, repr=False, compare=False)   # its stand-ins, when redacted
     #: the checked options the case was read with
     options: Options = field(default_factory=Options, repr=False, compare=False)
+    #: the audit of its story against its data (sarsleuth.analysis.audit), when asked for
+    audited: object = field(default=None, repr=False, compare=False)
 
     @property
     def tz(self) -> str | None:
@@ -69,7 +72,8 @@ class Case:
     @classmethod
     def load(cls, *paths, tz=None, year=None, window=None, link_speed=None, config=None,
              progress=False, date_order=None, min_severity=None, select=None, analyse=True,
-             redact=False, options: Options | None = None) -> "Case":
+             redact=False, options: Options | None = None, audit: bool = False,
+             names: dict | None = None) -> "Case":
         """Read, settle on one clock and analyse every input of a case.
         ``options``: the checked options (:func:`sarsleuth.options.check_options`),
         made once by whoever took them from the user; without it, ``tz``,
@@ -79,16 +83,21 @@ class Case:
         node of a collect archive); ``analyse`` False: read and settle
         only, no findings (an export); ``redact``: then replace every
         host, domain, address, user name and e-mail address by its
-        stand-in (``case.redactor.mapping()`` says which)."""
+        stand-in (``case.redactor.mapping()`` says which); ``audit``: then
+        audit the story against the data (``case.audited``, before any
+        redaction); ``names``: {file: how every output names it} (the files
+        ``analyze --here`` collected, by their place on the host)."""
         if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
             paths = tuple(paths[0])
         opts = options if options is not None else check_options(
             tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
             min_severity=min_severity, config=config)
-        done = run(paths, opts, progress=progress, select=select, analyse=analyse, named=not redact)
+        done = run(paths, opts, progress=progress, select=select, analyse=analyse, named=not redact, names=names)
         case = cls(options=opts)
         for name in ANALYSED:
             setattr(case, name, getattr(done, name))
+        if audit:
+            case.audited = audit_story(case)
         if redact:
             case.redactor = redact_case(case, done.config.redact_patterns)
         return case

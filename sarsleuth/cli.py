@@ -23,12 +23,12 @@ from sarsleuth.render.standard_streams import settle_standard_streams
 from sarsleuth.version import __version__
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
+    add_completion=True, no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
     help="Post-mortem analysis of Linux servers: sysstat sa/sar, kernel and nginx logs, "
          "load-test reports, correlated into a ranked incident narrative.",
 )
 
-EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_AUDIT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 3, 130, 143
 _debug = False
 
 #: ``--format`` of each command: the formats of the registry that write what it shows.
@@ -85,7 +85,8 @@ def main_options(
 
 @app.command()
 def analyze(
-    paths: List[Path] = typer.Argument(..., help="Files, directories (walked) or compressed files, in any order."),
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files, directories (walked) or compressed files, "
+                                                 "in any order."),
     format: CaseFormat = typer.Option(render.DEFAULT, "--format", "-f", help="Output on stdout."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Also write one SVG plot per incident into this directory."),
@@ -114,6 +115,11 @@ def analyze(
                                 "as stand-ins (host-1, 198.18.0.11, user-1) in every output."),
     redact_map: Optional[Path] = typer.Option(None, "--redact-map", help="With --redact: write the originals "
                                               "of the stand-ins into this private file (JSON, mode 0600)."),
+    audit: bool = typer.Option(False, "--audit", help="Measure the story's figures again: exit 3 on a difference."),
+    here: bool = typer.Option(False, "--here", help="Analyse this host: what sarsleuth collect gathers, in a "
+                              "private temporary folder."),
+    since: Optional[str] = typer.Option(None, "--since", help="With --here: how far back (default 24h; or --window)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="With --here: the host's files are under this folder."),
 ):
     """Parse every input, detect signals, and print the ranked incident narrative."""
     # here, not at the top: --help and sniff load this module
@@ -121,6 +127,18 @@ def analyze(
     opts = check_options(tz=tz, year=year, window=window, link_speed=link_speed, date_order=date_order,
                          min_severity=min_severity.value if min_severity else None, config=config)
     check_worker_memory(worker_memory)
+    if not here and (since is not None or root is not None):
+        raise UsageError(f"{'--since' if since is not None else '--root'} chooses what --here collects: add --here")
+    from sarsleuth.inputs.collect import here_or_not     # here: --help and sniff load this module
+    with here_or_not(here, since, window, root, say=_say) as (collected, names):
+        _analyze([*(paths or []), *collected], names, False if here else fleet, opts, format, html, plots, top,
+                 everything, scheduler, workers, worker_memory, save, quiet, redact, redact_map, audit)
+
+
+def _analyze(paths, names, fleet, opts, format, html, plots, top, everything, scheduler, workers, worker_memory,
+             save, quiet, redact, redact_map, audit) -> None:
+    if not paths:
+        raise UsageError("Missing argument 'PATHS...': files, folders or archives, or --here (this host)")
     if redact_map is not None and not redact:
         raise UsageError("--redact-map FILE goes with --redact")
     refuse_collisions({"--html": html, "--plots": plots, "--save": save, "--redact-map": redact_map})
@@ -132,13 +150,14 @@ def analyze(
                                    or (plots is None and _names_a_fleet(paths)))):
         if redact and save is not None:     # the workers save each host before it could be redacted
             raise UsageError("--redact --save: a fleet's hosts are saved unredacted; add --no-fleet")
+        if audit:
+            raise UsageError("--audit audits one case's story: add --no-fleet")
         _analyze_fleet(paths, format.value, html, plots, save, scheduler, workers, worker_memory, opts, redact,
                        redact_map, progress=not quiet)
         return
     from sarsleuth.case import Case
-    from sarsleuth.redaction.check import refusals_redacted, say_redacted
-    from sarsleuth.redaction.outputs import rendered, write_redact_map
-    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact)
+    from sarsleuth.redaction.check import say_redacted
+    case = Case.load(*paths, options=opts, progress=not quiet, redact=redact, audit=audit, names=names)
     # every line on stderr from here on, and every output, of a redacted case names no original
     say = say_redacted(case.redactor, _say)
     if not case.sources:
@@ -152,28 +171,13 @@ def analyze(
         raise _Failed(EXIT_INPUT)
     from sarsleuth.render.view import View
     view = View(top=top, everything=everything)
-    with refusals_redacted(case.redactor):
-        # the report is made before anything is written: a redacted one that would
-        # name an original is refused before any other output
-        report = rendered(lambda out: render.write_case(format.value, case, out, view=view), case.redactor)
-        for skipped in case.skipped:
-            say(f"warning: skipped {_skip_reason(skipped)}")
-        for w in case.warnings:
-            say(f"warning: {w}")
-        if redact_map is not None:
-            say(write_redact_map(case.redactor, redact_map, paths))
-        if html is not None:
-            from sarsleuth.render.formats.html import write_html
-            write_html(case, html, inputs=paths, view=view)
-            say(f"wrote {html}")
-        if plots is not None:
-            from sarsleuth.render.plot_files import write_plots
-            say(f"wrote {write_plots(case, plots, paths)} plot(s) into {plots}")
-        if save is not None:
-            from sarsleuth.fleet.save import save_case
-            save_case(case, save, paths)
-            say(f"wrote the case into {save}")
+    from sarsleuth.fleet.save import save_case
+    from sarsleuth.render.run_outputs import case_outputs
+    report = case_outputs(case, format.value, view, paths, say, html=html, plots=plots, save=save,
+                          redact_map=redact_map, skipped=[_skip_reason(s) for s in case.skipped], save_case=save_case)
     _to_stdout(lambda out: out.write(report))
+    if case.audited is not None and case.audited.told(lambda line: say(f"audit: {line}")):
+        raise _Failed(EXIT_AUDIT)
 
 
 def _names_a_fleet(paths) -> bool:
@@ -190,8 +194,7 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
     """Every host on its own pipeline (Dask), fleet incidents first."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth import fleet as fleet_api
-    from sarsleuth.redaction.check import refusals_redacted, say_redacted
-    from sarsleuth.redaction.outputs import rendered, write_redact_map
+    from sarsleuth.redaction.check import say_redacted
     if plots is not None:
         raise UsageError("--plots draws one case's tables: a fleet's HTML report (--html) shows every host")
     render.writer(fmt, "fleet")         # a format that shows no fleet is refused before the analysis
@@ -203,20 +206,8 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
         reasons = reasons or "; ".join(f"{p}: {r}" for p, r in result.unplaced[:3]) or "no input files"
         say(f"no usable input: {reasons}")
         raise _Failed(EXIT_INPUT)
-    with refusals_redacted(result.redactor):
-        report = rendered(lambda out: render.write_fleet(fmt, result, out), result.redactor)
-        if redact_map is not None:
-            say(write_redact_map(result.redactor, redact_map, paths))
-        for path, reason in result.unplaced:
-            say(f"warning: skipped {path}: {reason}")
-        for w in result.warnings:
-            say(f"warning: {w}")
-        if html is not None:
-            from sarsleuth.render.fleet_html import write_fleet_html
-            write_fleet_html(result, html, inputs=paths)
-            say(f"wrote {html}")
-        if save is not None:
-            say(f"wrote the case into {save}")
+    from sarsleuth.render.run_outputs import fleet_outputs
+    report = fleet_outputs(result, fmt, paths, say, html=html, save=save, redact_map=redact_map)
     _to_stdout(lambda out: out.write(report))
 
 
@@ -278,6 +269,20 @@ def parse(
 
 
 @app.command()
+def collect(
+    since: Optional[str] = typer.Option(None, "--since", help="How far back, e.g. 2h, 90m, 1d (default 24h)."),
+    window: Optional[str] = typer.Option(None, "--window", help="Or START..END on the host's clock (15:00..16:30)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Default: sarsleuth-HOST-DATE-TIME.tar.gz."),
+    root: Optional[Path] = typer.Option(None, "--root", help="The host's files are under this folder."),
+    max_size: Optional[str] = typer.Option(None, "--max-size", help="Cap on everything collected (default 2G)."),
+):
+    """Gather, read only, what the analysis reads from this host into one tarball that analyze reads as is."""
+    # here, not at the top: --help and sniff load this module
+    from sarsleuth.render.collected import collect_to_tarball
+    collect_to_tarball(since, window, output, root, max_size, say=_say)
+
+
+@app.command()
 def sniff(paths: List[Path] = typer.Argument(..., help="Files or directories.")):
     """Print PATH<TAB>KIND for each file (unknown when nothing fits)."""
     code = _sniff(paths)
@@ -311,12 +316,8 @@ def detectors(format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f
     """List the detectors with a line each."""
     # here, not at the top: --help and sniff load this module
     from sarsleuth.detectors import registry
-    from sarsleuth.render.table import Column, Table, key
-    records = [{"id": d.id, "category": d.category, "inputs": list(d.inputs), "summary": d.summary,
-                "parameters": dict(d.defaults)} for d in registry().values()]
-    table = Table(title=f"{len(records)} detectors", records=records, columns=[
-        Column("detector", key("id"), code=True), Column("category", key("category")),
-        Column("what it looks for", key("summary"))])
+    from sarsleuth.render.table import detectors_table
+    table = detectors_table(registry().values())
     _to_stdout(lambda out: render.write_table(format.value, table, out))
 
 

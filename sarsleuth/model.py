@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
@@ -145,6 +146,26 @@ def quoted(text: str) -> str:
     return cut_words(text.rstrip(), QUOTE_CHARS)
 
 
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at a space outside
+    `code spans` (never inside a number, a time or quoted code), with an
+    ellipsis; whole when it fits."""
+    if len(text) <= limit:
+        return text
+    spans = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)]
+    cut = 0
+    for i in range(min(limit, len(text)) - 1, 0, -1):
+        if text[i] == " " and not any(a < i < b for a, b in spans):
+            cut = i
+            break
+    if not cut:
+        return text[:limit - 1] + "…" if not spans else text[:min(a for a, _b in spans)].rstrip() + "…"
+    return text[:cut].rstrip(" ,;:(-") + "…"
+
+
+_CODE_SPAN = re.compile(r"`[^`]*`")
+
+
 @dataclass
 class Evidence:
     path: str
@@ -220,6 +241,9 @@ class Finding:
     aligned: bool = True         # False when its time is not on the shared clock
     refs: dict = field(default_factory=dict)  # ids it is about (pids, ports...) for cross-source matching
     role: str | None = None      # in its incident: "cause", "effect" or "context"
+    #: how each number it states was obtained: the series, the span, the
+    #: statistic (sarsleuth.detectors.figures.Figure), for the audit
+    figures: list = field(default_factory=list)
 
     def __post_init__(self):
         if self.severity not in SEVERITY_RANK:
@@ -257,6 +281,7 @@ class Finding:
             "aligned": self.aligned,
             "refs": self.refs,
             **({"role": self.role} if self.role else {}),
+            **({"figures": [f.to_dict() for f in self.figures]} if self.figures else {}),
         }
 
 

@@ -43,7 +43,7 @@ def check_options(*, tz=None, year=None, window=None, link_speed=None, date_orde
                   min_severity=None, config=None) -> Options:
     """Every option checked, or one UsageError naming the option."""
     if tz is not None:
-        check_tz(tz)
+        tz = check_tz(tz)
     if year is not None:
         year = check_year(year)
     if date_order is not None and date_order not in DATE_ORDERS:
@@ -55,11 +55,25 @@ def check_options(*, tz=None, year=None, window=None, link_speed=None, date_orde
                    config=str(config) if config is not None else None)
 
 
+#: A fixed offset as outputs print it (``UTC+08:00``) or as people write it
+#: (``+08:00``, ``+0800``, ``GMT-5``).
+_OFFSET = re.compile(r"(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?", re.I)
+
+
 def check_tz(tz: str) -> str:
+    """An IANA zone name as given, or a fixed offset as ``+08:00`` (pandas
+    reads it so; outputs print it ``UTC+08:00``)."""
+    offset = _OFFSET.fullmatch(str(tz).strip())
+    if offset:
+        sign, hours, minutes = offset.group(1), int(offset.group(2)), int(offset.group(3) or 0)
+        if hours > 14 or minutes > 59 or (hours == 14 and minutes):
+            raise UsageError(f"--tz {tz!r}: an offset is at most 14 hours from UTC")
+        return f"{sign}{hours:02d}:{minutes:02d}"
     try:
         ZoneInfo(tz)
     except Exception:
-        raise UsageError(f"--tz {tz!r}: not a known IANA time zone (e.g. Asia/Shanghai, Europe/Paris, UTC)") from None
+        raise UsageError(f"--tz {tz!r}: not a known time zone (an IANA name such as Asia/Shanghai, Europe/Paris, "
+                         "UTC, or an offset such as +08:00 or UTC+08:00)") from None
     return tz
 
 
@@ -73,25 +87,47 @@ def check_year(year: Any) -> int:
     return value
 
 
+#: An end of ``--window`` given as a time of day, without a date.
+_TIME_OF_DAY = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(\.\d+)?)?")
+
+
+def _window_end(text, window):
+    """A Timestamp, or a Timedelta from midnight for a time without a date
+    (placed on the case's day once the case is read)."""
+    if not isinstance(text, str):
+        return pd.Timestamp(text)
+    text = text.strip()
+    m = _TIME_OF_DAY.fullmatch(text)
+    if m:
+        hours, minutes, seconds = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+        if hours > 23 or minutes > 59 or seconds > 60:
+            raise UsageError(f"--window {window!r}: {text} is not a time of day")
+        return pd.Timedelta(hours=hours, minutes=minutes, seconds=seconds) + pd.Timedelta(m.group(4) or "0s")
+    return pd.Timestamp(text)
+
+
 def parse_window(window):
     """``START..END`` (ISO 8601 or anything pandas reads) into a pair of
     Timestamps, naive unless the text carries an offset.  The zone of naive
-    ends is the case's, known only once every source is read."""
+    ends is the case's, known only once every source is read; an end
+    without a date (``15:00``) is a Timedelta from midnight, put on the
+    case's day then (:func:`sarsleuth.analysis.user_window.dated`)."""
     if window is None:
         return None
     if isinstance(window, tuple):
-        start, end = (pd.Timestamp(t) for t in window)
+        a, b = window
     else:
         if ".." not in str(window):
             raise UsageError(f"--window {window!r}: expected START..END, e.g. 2014-05-06T15:00..2014-05-06T15:10")
         a, b = str(window).split("..", 1)
-        try:
-            start, end = pd.Timestamp(a.strip()), pd.Timestamp(b.strip())
-        except (ValueError, TypeError) as exc:
-            raise UsageError(f"--window {window!r}: {exc}") from None
+    try:
+        start, end = _window_end(a, window), _window_end(b, window)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--window {window!r}: {exc}") from None
     if start is pd.NaT or end is pd.NaT:
         raise UsageError(f"--window {window!r}: both ends are needed")
-    if (start.tzinfo is None) == (end.tzinfo is None) and end < start:
+    dated = not isinstance(start, pd.Timedelta) and not isinstance(end, pd.Timedelta)
+    if dated and (start.tzinfo is None) == (end.tzinfo is None) and end < start:
         raise UsageError(f"--window {window!r}: end is before start")
     return (start, end)
 

@@ -38,7 +38,10 @@ LAYOUT_CHECK = r"""
     if (!n.textContent.trim() || n.parentElement.closest('svg, style, title, script')) continue;
     const range = document.createRange(); range.selectNodeContents(n);
     // a line shortened on purpose (text-overflow: ellipsis, its whole text a tap away) is the part shown
-    const shortened = getComputedStyle(n.parentElement).textOverflow === 'ellipsis' ? n.parentElement.getBoundingClientRect() : null;
+    // (code inside such a line is shortened with it)
+    let cut = n.parentElement;
+    while (cut && cut !== document.body && getComputedStyle(cut).textOverflow !== 'ellipsis' && getComputedStyle(cut).display === 'inline') cut = cut.parentElement;
+    const shortened = cut && getComputedStyle(cut).textOverflow === 'ellipsis' ? cut.getBoundingClientRect() : null;
     for (let r of range.getClientRects()) {
       if (shortened) r = new DOMRect(r.left, r.top, Math.max(0, Math.min(r.right, shortened.right) - r.left), r.height);
       if (r.width < 1 || r.height < 1) continue;

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import sarsleuth
+from sarsleuth.analysis.audit import audit
 from sarsleuth.model import SEVERITY_RANK
 
 #: file -> detectors that must fire on it (from what each file is known to hold,
@@ -96,6 +97,7 @@ def test_signature_file_yields_its_detector(corpus, name):
     found = {f.detector for f in case.findings}
     assert EXPECTED[name] <= found, (name, found)
     assert case.incidents, "a signature file must give an incident"
+    assert audit(case).lines() == []
 
 
 @pytest.mark.parametrize("name", ROUTINE)
@@ -103,6 +105,7 @@ def test_routine_logs_stay_quiet(corpus, name):
     case = sarsleuth.load(corpus / "logs" / name)
     loud = [(f.detector, f.severity) for f in case.findings if SEVERITY_RANK[f.severity] > SEVERITY_RANK["low"]]
     assert loud == []
+    assert audit(case).lines() == []
 
 
 def test_sysstat_test_files_stay_quiet(corpus):
@@ -116,4 +119,26 @@ def test_sysstat_test_files_stay_quiet(corpus):
         checked += 1
         loud = [(f.detector, f.severity) for f in case.findings if SEVERITY_RANK[f.severity] > SEVERITY_RANK["low"]]
         assert loud == [], path.name
+        assert audit(case).lines() == [], path.name
     assert checked >= 10
+
+
+def _other_corpus_files():
+    from .conftest import corpus_dir
+    root = corpus_dir()
+    if root is None:
+        return []
+    subs = ("sar-text", "sysstat/sadf-d", "sysstat/capture-xml", "sysstat/expected", "sysstat/binary", "loadtest")
+    return sorted(str(p.relative_to(root)) for sub in subs for p in (root / sub).rglob("*")
+                  if p.is_file() and p.suffix not in (".md", ".json")
+                  and not (sub == "sysstat/binary" and p.name.startswith("data-")))    # audited above
+
+
+@pytest.mark.parametrize("name", _other_corpus_files())
+def test_every_corpus_file_s_story_agrees_with_its_data(corpus, name):
+    """Real sar text of many hosts and versions, sysstat's own expected
+    outputs, sa files of sysstat 6.1 to 11.2 from PCP's tests, sadf -d and
+    -x, load-test reports: every figure their stories state is what their
+    data give."""
+    case = sarsleuth.load(corpus / name)
+    assert audit(case).lines() == [], name

@@ -336,7 +336,7 @@ def test_pool_and_connection_limits_of_php_fpm_and_postgresql(tmp_path):
     assert found["fpm-pool-limit"].title == ("2 x PHP-FPM pool busy or at pm.max_children over 1 s: pool www reached "
                                              "pm.max_children = 20")
     assert found["db-connection-limit"].metrics == {"lines": 12, "too_many_clients": 12, "reserved_slots": 0,
-                                                    "mysql_1040": 0}
+                                                    "mysql_1040": 0, "burst_seconds": 11.0}
     assert any("PgBouncer" in r for r in top.recommendations) or any(
         "PgBouncer" in r for i in case.incidents for r in i.recommendations)
 

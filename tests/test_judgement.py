@@ -16,16 +16,28 @@ SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
 # ------------------------------------------------------- sources disagreeing
-def test_a_sar_text_that_disagrees_with_its_sa_file_is_said():
-    """The proxy sample's sa06 and sar06.txt were rebuilt apart and do not
-    agree (ldavg-1 at 15:06:05 is 29.59 in one and 41.02 in the other):
-    said with the widest gap, how many values differ, and which file the
-    story uses: what sadc wrote."""
+def test_the_proxy_sample_s_sar_text_is_its_sa_file_printed_by_sar():
+    """sar06.txt is sysstat's sar reading sa06: every value the two hold
+    agrees, so they merge without a word."""
     case = sarsleuth.load(SAMPLES / "nginx-proxy-oom" / "sar06.txt", SAMPLES / "nginx-proxy-oom" / "sa06")
+    assert not [w for w in case.warnings if "disagree" in w]
+    assert case.merged["metric_values"] > 5000
+
+
+def test_a_sar_text_that_disagrees_with_its_sa_file_is_said(tmp_path):
+    """The same text with one row changed as a hand edit would (ldavg-1 at
+    15:06:05 printed 41.02 where sadc recorded 29.59): said with the widest
+    gap, how many values differ, and which file the story uses: what sadc
+    wrote."""
+    text = (SAMPLES / "nginx-proxy-oom" / "sar06.txt").read_text()
+    row = "03:06:05 PM        14       611     29.59     20.71     11.83        23"
+    assert row in text
+    (tmp_path / "sar06.txt").write_text(text.replace(row, row.replace("29.59", "41.02")))
+    case = sarsleuth.load(tmp_path / "sar06.txt", SAMPLES / "nginx-proxy-oom" / "sa06")
     said = [w for w in case.warnings if "disagree" in w]
-    assert said == ["sa06 and sar06.txt disagree on 2659 value(s) of 33 series of Cangke_107_176: paging "
-                    "pgscank/s at 2014-05-06 15:02:03 is 52000 in sa06 and 0 in sar06.txt; the story uses sa06 "
-                    "(the binary file sadc wrote)"]
+    assert said == ["sa06 and sar06.txt disagree on 1 value(s) of 1 series of Cangke_107_176: queue ldavg-1 at "
+                    "2014-05-06 15:06:05 is 29.59 in sa06 and 41.02 in sar06.txt; the story uses sa06 (the binary "
+                    "file sadc wrote)"]
     load = case.sar("queue")["ldavg-1"]
     assert load[load.index == pd.Timestamp("2014-05-06 15:06:05", tz=load.index.tz)].iloc[0] == 29.59
     assert said[0] in case.to_json()["warnings"]

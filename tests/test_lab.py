@@ -95,7 +95,17 @@ def test_every_case_is_analysed_without_error(scores_at, interval):
     assert not failed
 
 
-# ----------------------------------------------------------- the scorer itself
+@pytest.mark.parametrize("interval", _floor_intervals())
+def test_every_case_s_story_agrees_with_its_data(scores_at, interval):
+    """``analyze --audit`` on every recorded case, at every interval: each
+    figure its story states, measured again from the case's data, is the
+    figure it states."""
+    scores = scores_at(interval)
+    assert sum(s.audit_checked for s in scores) > len(scores)
+    differences = [f"{s.case} at {interval} s: {d}" for s in scores for d in s.audit_differences]
+    assert differences == []
+
+
 def test_start_error_is_distance_to_the_window():
     window = ["2026-11-24T13:02:51+00:00", "2026-11-24T13:03:07+00:00"]
     assert lab_score.start_error("2026-11-24T13:03:00+00:00", window) == 0.0
@@ -127,6 +137,11 @@ def test_verdict_names_what_rank_1_got_wrong():
     missed = lab_score.CaseScore(case="c", kind="cpu-saturation", quiet=False, rank1="none",
                                  category_ok=False, cause_ok=False, named=False)
     assert lab_report.verdict(missed) == "rank 1 none; no start"
+    elsewhere = lab_score.CaseScore(case="c", kind="crash-loop", quiet=False, rank1="upstream-failure",
+                                    category_ok=True, cause="upstream-down", cause_ok=True, start_error_s=0.0,
+                                    named=True, host_ok=False)
+    assert lab_report.verdict(elsewhere) == "wrong host"
+    assert lab_score.totals([right, elsewhere])["host"] == 0.0
     noisy = lab_score.CaseScore(case="q", kind="quiet", quiet=True, rank1="network-failure", incidents=2)
     assert lab_report.verdict(noisy) == "2 incidents (rank 1 network-failure)"
     assert lab_report.interval_name(600) == "10 min" and lab_report.interval_name(60) == "60 s"

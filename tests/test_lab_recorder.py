@@ -5,8 +5,10 @@ not know; the host's crontab; the quiet-machine check against a host's own
 background."""
 from __future__ import annotations
 
+import os
 import re
-import tomllib
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,23 @@ def test_other_work_is_measured_against_the_hosts_own_background():
     # other work above half the host's own use is not noise any more
     loud = _probes([(70.0, 25.0)] * 60)
     assert "allowed 22 % and 45 %" in loud.disturbed(baseline_until=30.0)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare (namespaces)")
+def test_ps_on_the_staged_host_lists_the_host_only(tmp_path):
+    """``hostps.py`` runs the real ps and keeps the host's rows (its UTS
+    namespace), ps's own row, and the kernel's threads; never the
+    machine's other processes, even when it cannot tell the recorder."""
+    script = tmp_path / "host.sh"
+    script.write_text(f"hostname ps-test-host\nsleep 20 &\necho $!\npython3 {REPO / 'lab/programs/hostps.py'} aux\n"
+                      "kill $!\n")
+    out = subprocess.run(["unshare", "--uts", "--", "sh", str(script)], capture_output=True, text=True,
+                         timeout=30).stdout.splitlines()
+    sleeper, head, rows = int(out[0]), out[1], out[2:]
+    assert head.split()[:2] == ["USER", "PID"]
+    pids = {int(r.split()[1]) for r in rows}
+    assert sleeper in pids and os.getpid() not in pids and 1 not in pids
+    assert any(r.split(None, 10)[10] == "ps aux" for r in rows)
+    others = [r for r in rows if int(r.split()[1]) != sleeper
+              and r.split(None, 10)[10] not in ("ps aux", f"sh {script}")]
+    assert all(r.split(None, 10)[10].startswith("[") for r in others), others

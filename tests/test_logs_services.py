@@ -39,7 +39,7 @@ def test_postgresql_log_with_debian_prefix(tmp_path):
     found = {f.detector: f for f in sarsleuth.load(path).findings}
     assert found["db-backend-crash"].refs["pids"] == [4420]
     assert found["db-connection-limit"].metrics == {"lines": 2, "too_many_clients": 1, "reserved_slots": 1,
-                                                    "mysql_1040": 0}
+                                                    "mysql_1040": 0, "burst_seconds": 0.333}
 
 
 def test_postgresql_red_hat_prefix_and_a_zone_abbreviation(tmp_path):

@@ -37,8 +37,9 @@ def test_a_plot_is_titled_and_on_the_story_clock(flagship_plot):
     assert "time (UTC+08:00)" in texts
     times = [t for t in texts if re.fullmatch(r"\d\d:\d\d(:\d\d)?", t)]
     assert times and all(re.fullmatch(r"\d\d:\d[05]", t) for t in times), times
-    # every panel says its times (8 panels), the incident from before 15:02 to after 15:07
-    assert times.count("15:00") == 8 and times.count("15:05") == 8
+    # every panel says its times (8 panels), from the lead-up before the
+    # memory began to fall (14:50:01, the incident's onset) to its end
+    assert times.count("14:40") == 8 and times.count("15:00") == 8 and times[0] < "14:50"
     assert not any(t.startswith("07:") for t in times)
 
 

@@ -70,21 +70,37 @@ def _inputs(tmp: Path) -> list:
 
 
 def _expected(csv_files) -> dict:
-    """{(name, labels, seconds): value} from ``parse --format csv``."""
+    """{(name, labels, seconds): value} from ``parse --format csv`` (the
+    first value printed for a key), each series' mapping and labels worked
+    out once, times and unit conversions column by column."""
     want = {}
     for f in csv_files:
         proc = run_cli("parse", f, "--format", "csv")
         assert proc.returncode == 0, proc.stderr
         frame = pd.read_csv(io.StringIO(proc.stdout), keep_default_na=False, dtype={"device": str, "host": str})
-        stamps = [pd.Timestamp(t) for t in frame["timestamp"]]
-        for (host, section, device, metric, value), ts in zip(
-                frame[["host", "section", "device", "metric", "value"]].itertuples(index=False), stamps):
-            m = mapping_of(section, metric)
-            assert m is not None, (f, section, metric)
-            v = float(value) if m.factor == 1 else float(tidy_values([float(value) * m.factor])[0])
-            labels = tuple(sorted(((("host", host),) if host else ()) + m.labels(device, metric)))
-            seconds = (ts if ts.tzinfo else ts.tz_localize("UTC")).timestamp()
-            want.setdefault((m.family.name, labels, seconds), v)
+        # naive times are UTC, as Timestamp.tz_localize("UTC").timestamp() took them
+        ns = pd.to_datetime(frame["timestamp"], utc=True, format="ISO8601").dt.as_unit("ns").astype("int64").to_numpy()
+        seconds = (ns / 1e9).round(6)
+        values = frame["value"].astype("float64").to_numpy(copy=True)
+        series = frame[["host", "section", "device", "metric"]].itertuples(index=False, name=None)
+        names, labels, factor = [], [], []
+        seen: dict = {}
+        for key in series:
+            if key not in seen:
+                host, section, device, metric = key
+                m = mapping_of(section, metric)
+                assert m is not None, (f, section, metric)
+                label = tuple(sorted(((("host", host),) if host else ()) + m.labels(device, metric)))
+                seen[key] = (m.family.name, label, m.factor)
+            name, label, k = seen[key]
+            names.append(name)
+            labels.append(label)
+            factor.append(k)
+        factor = pd.Series(factor, dtype="float64").to_numpy()
+        scaled = factor != 1
+        values[scaled] = tidy_values(values[scaled] * factor[scaled])
+        for key, v in zip(zip(names, labels, seconds.tolist()), values.tolist()):
+            want.setdefault(key, v)
     return want
 
 

@@ -84,8 +84,8 @@ def _epoch(text: str, zone: str = "Asia/Shanghai") -> float:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_explorer_zooms_a_range_and_shows_the_values_pointed_at(browser, reports, width):
-    """Swap of the flagship sample: drag 14:00 to 15:50 across %swpused,
-    then 15:00 to 15:10, every chart of the host follows; point at 15:04:16 and every chart's
+    """Swap of the flagship sample (its day ends at 15:09:01): drag 14:00 to
+    15:09 across %swpused, then 15:00 to 15:08, every chart of the host follows; point at 15:04:16 and every chart's
     legend reads that time, %swpused the 79.46 sar printed then."""
     line = next(ln for ln in (SAMPLES / "nginx-proxy-oom" / "sar06.txt").read_text().splitlines()
                 if ln.startswith("03:04:16 PM") and " 79.46 " in ln)
@@ -98,13 +98,13 @@ def test_the_explorer_zooms_a_range_and_shows_the_values_pointed_at(browser, rep
     })()""")
     chart = browser.evaluate(FIND % "%swpused")
     lo, hi = chart["lo"], chart["hi"]
-    assert lo <= _epoch("2014-05-06 14:00") and hi >= _epoch("2014-05-06 15:10")
+    assert lo <= _epoch("2014-05-06 14:00") and hi >= _epoch("2014-05-06 15:09")
 
     def x(t, c):
         return c["left"] + (t - c["lo"]) / (c["hi"] - c["lo"]) * c["width"]
 
     # the day, then the hour around the incident, then its ten minutes: a few pixels at first
-    for start, end in (("14:00", "15:50"), ("15:00", "15:10")):
+    for start, end in (("14:00", "15:09"), ("15:00", "15:08")):
         chart = browser.evaluate(FIND % "%swpused")
         t1, t2 = _epoch(f"2014-05-06 {start}"), _epoch(f"2014-05-06 {end}")
         browser.drag(x(t1, chart), chart["top"] + chart["height"] / 2, x(t2, chart))

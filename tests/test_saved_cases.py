@@ -180,11 +180,19 @@ def test_a_marker_part_without_its_size_and_digest_is_damage(saved, tmp_path):
 
 _INTERRUPTED = textwrap.dedent("""
     import os, signal, sys
+    from pathlib import Path
     import sarsleuth.fleet.save as save
+    # as a terminal's program starts: Ctrl-C raises KeyboardInterrupt and
+    # neither signal is blocked, whatever the test runner's worker handed
+    # down (an ignored SIGINT is inherited, and Python then never raises)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     write = save.write_host_tables
-    def write_then_stop(*args, **kwargs):
-        write(*args, **kwargs)
-        os.kill(os.getpid(), getattr(signal, sys.argv[1]))    # after the first part is written
+    def write_then_stop(base, *args, **kwargs):
+        write(base, *args, **kwargs)
+        if not any(Path(base).rglob("*.parquet")):
+            sys.exit(3)                 # no part on disk: nothing to interrupt after
+        os.kill(os.getpid(), getattr(signal, sys.argv[1]))    # the first part is on disk: stop now
     save.write_host_tables = write_then_stop
     from sarsleuth.cli import run
     sys.exit(run(sys.argv[2:]))

@@ -264,13 +264,19 @@ def test_each_incident_tells_what_else_changed(oom):
     drops = changes[0]
     assert (drops["series"], drops["unit"], drops["direction"], drops["baseline"]) == (
         "rxdrop/s of net-edev em2", "/s", "up", 0.0)
-    assert drops["window"] == pytest.approx(253.216, abs=1e-3) and drops["named_by"] == []
-    assert drops["peak_time"] == "2014-05-06T15:06:05+08:00" and drops["baseline_part"] == "before"
+    # the window's average over the incident's rows, as sar -n EDEV's Average: line prints it
+    drops_em2 = oom.sar("net-edev", device="em2").loc[inc.start:inc.end, "rxdrop/s"]
+    assert drops["window"] == pytest.approx(drops_em2.mean(), abs=1e-6) and drops["named_by"] == []
+    assert drops["window_samples"] == len(drops_em2) >= 6
+    assert drops["peak"] == pytest.approx(361.322581) and drops["peak_time"] == "2014-05-06T15:06:05+08:00"
+    assert drops["baseline_part"] == "before"
     timeouts = next(c for c in changes if c["metric"] == "upstream-timeout")
     assert timeouts["new"] and timeouts["named_by"] == ["upstream-timeout"]
+    # at most two log message kinds among the five: the swap shows
+    assert sum(c["section"] == "log" for c in changes) == 2 and any(c["metric"] == "kbswpused" for c in changes)
     json.dumps(doc)
-    line = ("rxdrop/s of net-edev em2 up from 0.00 /s to 253.22 /s (peak 361.32 /s at 15:06:05), "
-            "37 sample(s) before, 6 in the window [named by no finding]")
+    line = (f"rxdrop/s of net-edev em2 up from 0.00 /s to {drops_em2.mean():,.2f} /s (peak 361.32 /s at 15:06:05), "
+            f"{drops['baseline_samples']} sample(s) before, {len(drops_em2)} in the window [named by no finding]")
     assert inc.story["changed"][0] == line == drops["text"]
     out = io.StringIO()
     markdown.write_case(oom, out)

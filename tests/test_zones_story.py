@@ -4,6 +4,7 @@ hosts (Asia/Shanghai and Europe/Paris) and on a case of two hosts written
 here the way sar and rsyslog write them."""
 from __future__ import annotations
 
+import html
 import io
 import re
 
@@ -44,21 +45,22 @@ def bundle_case():
 
 
 def test_each_bundle_host_is_told_on_its_own_clock(bundle_case):
-    """sa06 of Cangke_107_176 records +08:00: memory ran out at 07:02:03
-    UTC, 15:02:03 there; web07 (+01:00) filled its TIME_WAIT table at
-    05:25:03 UTC, 06:25:03 in Paris."""
+    """sa06 of Cangke_107_176 records +08:00: memory began to run out in
+    the sample of 06:50:01 UTC, 14:50:01 there (past its floor at 15:02:03);
+    web07 (+01:00) filled its TIME_WAIT table at 05:25:03 UTC, 06:25:03 in
+    Paris."""
     out = outputs(bundle_case)
     tengine = incident_on(out["json"], "Cangke_107_176")
     web = incident_on(out["json"], "web07")
-    assert "from 2014-05-06 15:02:03 to 15:07:01 (UTC+08:00)" in tengine["summary"]
+    assert "from 2014-05-06 14:50:01 to 15:07:01 (UTC+08:00)" in tengine["summary"]
     assert tengine["story"]["headline"].startswith(
-        "Memory exhaustion on Cangke_107_176 from 2014-05-06 15:02:03 to 15:07:01 (UTC+08:00)")
-    assert tengine["start"] == "2014-05-06T15:02:03+08:00"
+        "Memory exhaustion on Cangke_107_176 from 2014-05-06 14:50:01 to 15:07:01 (UTC+08:00)")
+    assert tengine["start"] == "2014-05-06T14:50:01+08:00"
     assert "from 2026-11-23 06:25:03 to 06:25:36 (UTC+01:00)" in web["summary"]
     assert web["start"].endswith("+01:00") and web["start"].startswith("2026-11-23T06:25:03")
     # the story's own times: the timeline, the cause's span and the evidence
     assert tengine["story"]["timeline"][0]["clock"] == "14:50:01"
-    assert "use from 15:02:03 to 15:07:01, peak at 15:06:05" in tengine["story"]["cause"]
+    assert "use from 14:50:01 to 15:07:01, past its threshold from 15:02:03, peak at 15:06:05" in tengine["story"]["cause"]
     assert "between 15:02:03 and 15:07:01" in tengine["story"]["cause"]
     evidence = [e["text"] for f in tengine["findings"] for e in f["evidence"]]
     # log evidence is the line as the bundle's file has it, on the host's clock
@@ -68,21 +70,28 @@ def test_each_bundle_host_is_told_on_its_own_clock(bundle_case):
         assert f["start"] is None or f["start"].endswith("+08:00")
     for fmt in ("text", "markdown", "html"):
         shown = out[fmt]
-        assert "2014-05-06 15:02:03 to 15:07:01 (UTC+08:00)" in shown, fmt
+        assert "2014-05-06 14:50:01 to 15:07:01 (UTC+08:00)" in shown, fmt
         assert "2026-11-23 06:25:03 to 06:25:36 (UTC+01:00)" in shown, fmt
         assert "Timeline (UTC+08:00)" in shown and "Timeline (UTC+01:00)" in shown, fmt
 
 
-def test_the_list_across_hosts_is_on_one_stated_zone(bundle_case):
+def test_the_list_across_hosts_says_each_time_on_its_own_clock(bundle_case):
+    """One report, one clock per heading: the incident list gives each time
+    as its incident's story does (15:02:03 in the list and in the card,
+    never 07:02:03 above 15:02:03), with the offset beside it, and its
+    heading says so."""
     out = outputs(bundle_case)
     assert bundle_case.tz == "UTC"
-    assert "times: UTC" in out["text"] and "times: UTC." in out["markdown"] and "times: UTC;" in out["html"]
-    # the incident list: both hosts on UTC, side by side
-    assert re.search(r"\| 1 \| critical \| 2014-05-06 07:02:03 \| 2014-05-06 07:07:01 \|", out["markdown"])
-    assert re.search(r"\| 2 \| high \| 2026-11-23 05:25:03 \|", out["markdown"])
-    assert re.search(r"│ critical +│ 2014-05-06 07:02:03 +│", out["text"])
-    assert re.search(r"│ high +│ 2026-11-23 05:25:03 +│", out["text"])
-    assert "hosts record different time zones (+01:00, +08:00); times are shown in UTC" in out["json"]["notes"]
+    said = "times: each on its host's clock, its UTC offset beside it"
+    assert said in out["text"] and said + "." in out["markdown"] and said + ";" in html.unescape(out["html"])
+    assert re.search(r"\| 1 \| critical \| 2014-05-06 14:50:01 UTC\+08:00 \| 2014-05-06 15:07:01 UTC\+08:00 \|",
+                     out["markdown"])
+    assert re.search(r"\| 2 \| high \| 2026-11-23 06:25:03 UTC\+01:00 \|", out["markdown"])
+    assert re.search(r"│ critical +│ 2014-05-06 14:50:01 UTC\+08:00 +│", out["text"])
+    assert re.search(r"│ high +│ 2026-11-23 06:25:03 UTC\+01:00 +│", out["text"])
+    assert "07:02:03" not in out["text"] + out["markdown"] + out["html"]
+    assert ("hosts record different time zones (+01:00, +08:00); each host's story is told on its own clock, "
+            "with its offset, and the case's tables are in UTC") in out["json"]["notes"]
 
 
 # ---------------------------------------- two hosts of two zones, written here
@@ -129,8 +138,8 @@ def test_each_sar_host_is_told_on_its_own_clock(two_zone_case):
         for fmt in ("text", "markdown", "html"):
             assert said in out[fmt], (fmt, host)
             assert f"Timeline (UTC{offset})" in out[fmt], (fmt, host)
-        # the list across hosts: UTC
-        assert f"2026-11-21 {utc}" in out["markdown"]
+        # the list across hosts: each time on its own clock, its offset beside it (never UTC's {utc})
+        assert f"2026-11-21 10:00:20 UTC{offset}" in out["markdown"] and f"2026-11-21 {utc}" not in out["markdown"]
     assert two_zone_case.tz == "UTC"
 
 

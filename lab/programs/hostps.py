@@ -5,8 +5,8 @@ real ``ps`` lists the machine's unrelated processes too.  This runs the
 real ``ps`` with the arguments given (its output as ps prints it) and keeps
 the header, the kernel's threads and the host's processes (those in the
 host's UTS namespace: the one this runs in), as ``ps aux | grep -v``
-would; itself, the recorder (``/srv/app/host-root``) and the processes
-that stand for other machines (``/srv/app/elsewhere``) left out.
+would; itself, the recorder (``/srv/app/host-root.pid``) and the processes
+that stand for other machines (``/srv/app/elsewhere.pids``) left out.
 ``/srv/app/bin/ps`` runs it, so that every ``ps`` run on the host (a
 collector's script, an agent, an admin) sees the host.
 """
@@ -15,10 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT_FILE = Path("/srv/app/host-root")
+ROOT_FILE = Path("/srv/app/host-root.pid")
 #: processes that stand for other machines (the clients of the background
 #: traffic): never in the host's process table
-ELSEWHERE_FILE = Path("/srv/app/elsewhere")
+ELSEWHERE_FILE = Path("/srv/app/elsewhere.pids")
 
 
 def parents() -> dict:
@@ -84,14 +84,18 @@ def same_host(recorder: int, away: set) -> set:
 
 
 def main() -> int:
-    proc = subprocess.run(["ps", *sys.argv[1:]], executable="/usr/bin/ps", capture_output=True, text=True)
-    lines = proc.stdout.splitlines()
+    # as `ps aux > file` prints it: no terminal, so no width (COLUMNS would cut the lines)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen(["ps", *sys.argv[1:]], executable="/usr/bin/ps", stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    stdout, stderr = proc.communicate()
+    lines = stdout.splitlines()
     try:
-        root = int(ROOT_FILE.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        sys.stdout.write(proc.stdout)
-        return proc.returncode
-    keep = same_host(root, elsewhere()) - {os.getpid()}
+        recorder = int(ROOT_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):     # still the host's processes only, the recorder unknown
+        recorder = -1
+    # ps itself is the host's (a real `ps` lists its own row), though gone by now
+    keep = (same_host(recorder, elsewhere()) | {proc.pid}) - {os.getpid()}
     head = lines[0].split() if lines else []
     col = head.index("PID") if "PID" in head else None
     out = lines[:1]
@@ -100,7 +104,7 @@ def main() -> int:
         if col is not None and len(fields) > col and fields[col].isdigit() and int(fields[col]) in keep:
             out.append(line)
     sys.stdout.write("\n".join(out) + ("\n" if out else ""))
-    sys.stderr.write(proc.stderr)
+    sys.stderr.write(stderr)
     return proc.returncode
 
 

@@ -4,7 +4,7 @@ they say ``[background] profile = "none"``:
 - **traffic** through nginx whose rate rises and falls (a sine of
   ``period`` seconds, ``swing`` around ``rate`` requests a second), from
   ``wrk`` with a Lua schedule; the clients stand for other machines, so
-  they are left out of the host's process table (``/srv/app/elsewhere``);
+  they are left out of the host's process table (``/srv/app/elsewhere.pids``);
 - **cron** (the real daemon, the host's ``/etc/crontab``) running a job
   every minute (``minutely.py``: a sitemap and a queue check), its lines in
   syslog as cron writes them; on a long recording also ``sadc`` every
@@ -154,7 +154,8 @@ class Background:
         self.traffic = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         start_new_session=True)
         self.procs.append(("traffic", self.traffic))
-        Path("/srv/app/elsewhere").write_text(f"{self.traffic.pid}\n")
+        with open("/srv/app/elsewhere.pids", "a") as fh:
+            fh.write(f"{self.traffic.pid}\n")
         return (f"traffic from other machines: {shlex.join(argv)} (pid {self.traffic.pid}), about "
                 f"{bg['rate']:g} requests/s swinging {bg['swing']:.0%} over {bg['period']:g} s")
 

@@ -22,6 +22,8 @@ PROGRAMS = {
     "stress-ng": "stress-ng", "fio": "fio", "unshare": "unshare", "tc": "tc", "nft": "nft",
     "losetup": "losetup", "mkfs.ext4": "mkfs.ext4", "logger": "logger", "dmesg": "dmesg", "ps": "ps",
     "sos": "sos", "gcc": "gcc",
+    # ImageMagick's own (a machine may have another `convert` first in its PATH)
+    "convert": "/usr/bin/convert",
 }
 
 
@@ -111,14 +113,16 @@ def version_of(name: str) -> str:
             "ab": ["ab", "-V"], "stress-ng": ["stress-ng", "--version"], "fio": ["fio", "--version"],
             "rsyslogd": ["rsyslogd", "-v"], "sos": ["dpkg-query", "-W", "-f", "${Version}", "sosreport"],
             "cron": ["dpkg-query", "-W", "-f", "${Version}", "cron"],
-            "supervisord": ["supervisord", "--version"]}.get(name, [name, "--version"])
+            "supervisord": ["supervisord", "--version"], "node": ["node", "--version"],
+            "perl": ["perl", "-e", "print $^V"], "sqlite3": ["sqlite3", "--version"], "convert": ["/usr/bin/convert", "-version"],
+            "supervisorctl": ["supervisord", "--version"]}.get(name, [name, "--version"])
     try:
         out = _run(argv, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return f"{name} (version unknown)"
     text = (out.stdout + out.stderr).strip()
     m = re.search(r"(\d+\.\d+(?:\.\d+)*)", text)
-    label = "sysstat" if name == "sadc" else name
+    label = {"sadc": "sysstat", "convert": "ImageMagick", "supervisorctl": "supervisord"}.get(name, name)
     return f"{label} {m.group(1)}" if m else f"{label} (version unknown)"
 
 

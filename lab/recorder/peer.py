@@ -58,7 +58,7 @@ class Peer:
             if os.readlink(f"/proc/{self.anchor.pid}/ns/uts") != os.readlink("/proc/self/ns/uts"):
                 break
             time.sleep(0.05)
-        with open("/srv/app/elsewhere", "a") as fh:   # the anchor is no process of either host
+        with open("/srv/app/elsewhere.pids", "a") as fh:   # the anchor is no process of either host
             fh.write(f"{self.anchor.pid}\n")
         self.sh(f"hostname {shlex.quote(self.hostname)} && "
                 "for d in /var/log /srv/ops /run /var/lib/lab /var/tmp; do mount -t tmpfs -o mode=755 tmpfs $d; done"

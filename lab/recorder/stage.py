@@ -95,11 +95,11 @@ class Host:
             if prog.is_file() and prog.name != "__init__.py":
                 shutil.copy(prog, Path("/srv/app") / prog.name)
         # every `ps` run on the host shows the host (lab/programs/hostps.py)
-        Path("/srv/app/host-root").write_text(f"{os.getpid()}\n")
+        Path("/srv/app/host-root.pid").write_text(f"{os.getpid()}\n")
         Path("/srv/app/bin").mkdir()
         Path("/srv/app/bin/ps").write_text('#!/bin/sh\nexec python3 /srv/app/hostps.py "$@"\n')
         for tool in Path("/srv/app").iterdir():      # the host's commands (collect-diag, render-frames...)
-            if tool.is_file() and not tool.suffix:
+            if tool.is_file() and not tool.suffix and os.access(tool, os.X_OK):
                 shutil.move(tool, Path("/srv/app/bin") / tool.name)
         for tool in Path("/srv/app/bin").iterdir():
             tool.chmod(0o755)
@@ -395,9 +395,15 @@ def tool_versions(sc: Scenario) -> set[str]:
     for s in sc.steps:
         if s.action in ("run", "load"):
             prog = str(s.value).split()[0]
+            if prog in ("sh", "python3", "/usr/bin/python3") and s.action == "run":
+                prog = next((w for w in ("convert", "supervisord", "supervisorctl", "zstd", "curl")
+                             if w in str(s.value)), prog)
             if prog in ("wrk", "ab", "stress-ng", "fio", "dd", "xz", "tar", "gzip", "truncate", "touch", "postgres",
-                        "supervisord", "psql", "pgbench"):
+                        "supervisord", "supervisorctl", "psql", "pgbench", "convert", "zstd", "sqlite3", "node",
+                        "perl", "curl"):
                 used.add(prog)
+            if "pg-host.sh" in str(s.value):
+                used.add("postgres")
     return {version_of(p) for p in used}
 
 

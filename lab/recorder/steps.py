@@ -89,7 +89,7 @@ class StepRunner:
             proc = self._spawn(argv, step, stdout=subprocess.PIPE)
             self.procs.append((argv[0], proc))
             if elsewhere:      # other machines' clients: not in the host's process table, no report kept
-                with open("/srv/app/elsewhere", "a") as fh:
+                with open("/srv/app/elsewhere.pids", "a") as fh:
                     fh.write(f"{proc.pid}\n")
             out, _ = proc.communicate()
             if elsewhere:

@@ -69,6 +69,9 @@ class CaseScore:
     changed: bool | None = None          # the cause's own series in the top 5 of its incident's changes
     exit_code: int = 0
     error: str = ""
+    #: what the audit of the story against its data found (``analyze --audit``)
+    audit_checked: int = 0
+    audit_differences: list = field(default_factory=list)
 
 
 def analyze_json(inputs: list[Path], args: list[str]) -> tuple[int, dict | None, str]:
@@ -77,7 +80,7 @@ def analyze_json(inputs: list[Path], args: list[str]) -> tuple[int, dict | None,
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run(["analyze", *map(str, inputs), "--format", "json", *args])
+        code = run(["analyze", *map(str, inputs), "--format", "json", "--audit", *args])
     try:
         return code, json.loads(out.getvalue()), err.getvalue()
     except json.JSONDecodeError:
@@ -166,7 +169,9 @@ def score_case(folder: Path, interval: int = 1, cache: Path | None = None) -> Ca
     s = CaseScore(case=folder.name, kind=truth["kind"], quiet=bool(truth.get("quiet")), interval=interval)
     inputs = case_inputs(folder if interval == 1 else derived_case(folder, interval, cache))
     code, doc, err = analyze_json(inputs, list(truth.get("args", [])))
-    s.exit_code = code
+    audited = (doc or {}).get("audit") or {}
+    s.audit_checked, s.audit_differences = audited.get("checked", 0), list(audited.get("differences", []))
+    s.exit_code = 0 if code == 3 and s.audit_differences else code     # 3: the audit's differences, kept apart
     if doc is None:
         s.error = err.strip().splitlines()[-1] if err.strip() else f"exit {code}, no JSON"
         return s

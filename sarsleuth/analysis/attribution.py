@@ -368,10 +368,23 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
             driven_by_load_test(f, [g.name for g in groups], reports)
 
 
+def _on_clock_of(t, ref):
+    """``t`` read on the clock ``ref`` is told on (a snapshot's time in the
+    sentence of a finding on its host's clock), the same instant."""
+    t = pd.Timestamp(t)
+    try:
+        ref = pd.Timestamp(ref)
+    except (TypeError, ValueError):
+        return t
+    if t.tzinfo is not None and ref is not pd.NaT and ref.tzinfo is not None:
+        return t.tz_convert(ref.tzinfo)
+    return t
+
+
 def _attach(f, groups: list[Group], snap: Snapshot, finding_end=None) -> None:
     """``finding_end``: given when the snapshot was taken after the finding
     (the phrase says how long after)."""
-    when = fmt_time(snap.time) if snap.time is not None else "unknown time"
+    when = fmt_time(_on_clock_of(snap.time, f.start)) if snap.time is not None else "unknown time"
     if finding_end is not None:
         when += f", {(pd.Timestamp(snap.time) - pd.Timestamp(finding_end)).total_seconds():.0f} s after it"
     where = os.path.basename(snap.path)

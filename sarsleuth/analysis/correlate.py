@@ -27,11 +27,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from sarsleuth.knowledge import category_title, causal_chains, kb_entry
-from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
+from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso, shortened
 from sarsleuth.analysis.narrative import after_category, narrate, prose
 from sarsleuth.analysis.ranking import SCORE_WEIGHTS, SEVERITY_WEIGHT, impact, why_first
 from sarsleuth.analysis.recommend import holds, recommend
-from sarsleuth.safe_text import cut_words
 from sarsleuth.timebase.clock import Clock, on_clock
 
 #: Recommendations an incident gets at most.
@@ -365,7 +364,7 @@ def _title(category, cause, hosts) -> str:
     head = category_title(category)
     where = f" on {', '.join(hosts)}" if hosts else ""
     what = prose(after_category(category, cause.title, commands=False))
-    what = cut_words(what, 110, "...")
+    what = shortened(what, 110)
     return f"{head}{where}: {what}" if what else f"{head}{where}"
 
 

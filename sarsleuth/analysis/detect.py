@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from sarsleuth.analysis import user_window
 from sarsleuth.analysis.attribution import attribute
 from sarsleuth.detectors import Context, run_all
+from sarsleuth.detectors.bounds import counter_anomalies
 from sarsleuth.inputs.evidence_lines import quote
 from sarsleuth.model import SEVERITY_RANK
 
@@ -27,6 +28,7 @@ def detect(*, store, events, reports, sources, hosts, clock, config, options, li
                   link_speed_bps=link_speed_bps, user_signatures=config.signatures, host_facts=list(hosts),
                   clock=clock)
     findings, warnings = run_all(ctx)
+    warnings = counter_anomalies(sources, clock) + list(warnings)
     attribute(findings, sources, reports)
     if window is not None:
         findings = [f for f in findings if user_window.in_window(f, window)]

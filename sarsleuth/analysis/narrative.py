@@ -15,8 +15,7 @@ import re
 import pandas as pd
 
 from sarsleuth.knowledge import category_title, kb_entry
-from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso
-from sarsleuth.safe_text import cut_words
+from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso, shortened
 from sarsleuth.timebase.clock import Clock, on_clock, when, zone_of
 
 
@@ -86,7 +85,7 @@ def after_category(category: str, title: str, commands: bool = True) -> str:
     cat = category_stems(category)
     lead, rest = _lead_split(title)
     if not commands and "`" in lead:
-        lead = re.sub(r"\s*`[^`]*`\s*", " ", lead).strip()
+        lead = without_code(lead)
         title = f"{lead}, {rest}" if lead and rest else lead or rest
     words = list(_WORD.finditer(lead))
     stems = [_stem(m.group()) for m in words]
@@ -102,6 +101,15 @@ def after_category(category: str, title: str, commands: bool = True) -> str:
         at = cut.start() if cut else len(rest)
         return f"{rest[:at]} in {name}{rest[at:]}"
     return name or rest
+
+
+def without_code(text: str) -> str:
+    """``text`` without its `quoted code`, and without what held only code
+    (a parenthesis of quoted settings, the commas between them)."""
+    out = re.sub(r"`[^`]*`", "", text)
+    out = re.sub(r"\(\s*(?:[,;]\s*)*\)", "", out)
+    out = re.sub(r"\s+([,;)])", r"\1", out)
+    return re.sub(r"\s{2,}", " ", out).strip(" ,;")
 
 
 def _on_clock(f: Finding) -> bool:
@@ -122,7 +130,7 @@ def quote(finding: Finding, limit: int = 1) -> str:
         loc = os.path.basename(ev.path) if ev.path else ""
         if ev.line:
             loc += f":{ev.line}"
-        text = cut_words(ev.text, 160, "...")
+        text = shortened(ev.text, 160)
         parts.append(f"\"{text}\"" + (f" ({loc})" if loc else ""))
     return "; ".join(parts)
 
@@ -151,19 +159,26 @@ def _peak(f: Finding):
 
 def span(f: Finding, zone=None) -> str:
     """When a finding held: ``at T``, ``from A to B``, with its peak time
-    when that is neither end, and dates when it crosses midnight; on
-    ``zone``'s clock (the finding's own when None)."""
+    when that is neither end, where it began or took off when that is
+    neither, and dates when it crosses midnight; on ``zone``'s clock (the
+    finding's own when None)."""
     if not _on_clock(f):
         if (f.refs or {}).get("nginx_exit_pids"):
             return "(kernel lines without a time on the shared clock, dated by the same PIDs' exits in error.log)"
         return "(time not on the shared clock)"
-    if f.end is None or pd.isna(f.end) or f.end == f.start:
-        text = f"at {when(f.start, False, zone)}"
+    onset = f.onset
+    first = min(f.start, onset)
+    if f.end is None or pd.isna(f.end) or f.end == first:
+        text = f"at {when(first, False, zone)}"
     else:
-        dated = not _same_day(on_clock(f.start, zone), on_clock(f.end, zone))
-        text = f"from {when(f.start, dated, zone)} to {when(f.end, dated, zone)}"
+        dated = not _same_day(on_clock(first, zone), on_clock(f.end, zone))
+        text = f"from {when(first, dated, zone)} to {when(f.end, dated, zone)}"
+    if onset < f.start:
+        text += f", past its threshold from {when(f.start, False, zone)}"
+    elif onset > f.start:
+        text += f", taking off at {when(onset, False, zone)}"
     p = _peak(f)
-    if p is not None:
+    if p is not None and p != onset:
         text += f", peak at {when(p, False, zone)}"
     return text
 
@@ -181,23 +196,57 @@ def _cited(f: Finding) -> str:
     return f" [{loc}]" if loc else ""
 
 
+def _cause_onset(inc: Incident):
+    """When the incident's cause may have begun: its onset, less the
+    interval its first sample covers."""
+    cause = next((f for f in inc.findings if f.role == "cause" and _on_clock(f)), None)
+    return None if cause is None else cause.onset - cause.resolution
+
+
+def _rows_of(f: Finding, cause_from) -> list[tuple]:
+    """``(time, role, what)`` rows of a finding on the timeline, each
+    saying what held at its time: where it began (its onset, when the
+    detector saw it grow before it crossed its threshold: the memory that
+    began to fall), where it crossed, when it took off (a series already
+    above its usual level before: context while that is before the
+    cause's onset), its peak."""
+    refs = f.refs or {}
+    start, onset = f.start, f.onset
+    title = prose(f.title)
+    rows = []
+    if onset < start and refs.get("onset_said"):
+        rows += [(onset, f.role, prose(refs["onset_said"])), (start, f.role, title)]
+    elif onset > start and refs.get("start_said"):
+        early = "context" if f.role == "effect" and cause_from is not None and start < cause_from else f.role
+        rows += [(start, early, prose(refs["start_said"])), (onset, f.role, title)]
+    elif onset > start:
+        rows.append((onset, f.role, title))          # told where it took off: nothing said of before
+    else:
+        rows.append((start, f.role, title))
+    p = _peak(f)
+    if p is not None and p not in (r[0] for r in rows):
+        rows.append((p, f.role, f"peak: {title}"))
+    return rows
+
+
 def timeline(inc: Incident) -> list[dict]:
     """Every finding of the incident on one clock (the incident's zone): its
-    start (and its peak), what it was, its role, and the evidence file:line;
-    findings without a time on the shared clock last."""
+    start (and its onset, and its peak), what it was then, its role, and
+    the evidence file:line; findings without a time on the shared clock
+    last."""
     rows = []
+    cause_from = _cause_onset(inc)
     for f in inc.findings:
         ev = f.evidence[0] if f.evidence else None
-        base = {"role": f.role, "detector": f.detector, "host": f.host,
+        base = {"detector": f.detector, "host": f.host,
                 "where": where(f), "path": ev.path if ev else "", "line": ev.line if ev else None}
         if _on_clock(f):
-            rows.append({**base, "time": iso(f.start), "clock": when(f.start, False, inc.zone), "what": prose(f.title),
-                         "_key": f.start})
-            p = _peak(f)
-            if p is not None:
-                rows.append({**base, "time": iso(p), "clock": when(p, False, inc.zone), "what": f"peak: {prose(f.title)}", "_key": p})
+            for t, role, what in _rows_of(f, cause_from):
+                rows.append({"role": role, **base, "time": iso(t), "clock": when(t, False, inc.zone), "what": what,
+                             "_key": t})
         else:
-            rows.append({**base, "time": None, "clock": "untimed", "what": prose(f.title), "_key": None})
+            rows.append({"role": f.role, **base, "time": None, "clock": "untimed", "what": prose(f.title),
+                         "_key": None})
     timed = sorted((r for r in rows if r["_key"] is not None), key=lambda r: r["_key"])
     for r in rows:
         r.pop("_key")

@@ -50,10 +50,11 @@ class Analysed:
 
 
 def run(paths, options: Options, *, progress: bool = False, select: dict | None = None,
-        analyse: bool = True, named: bool = True) -> Analysed:
+        analyse: bool = True, named: bool = True, names: dict | None = None) -> Analysed:
     """Every stage on ``paths``; ``analyse`` False stops after combining
     (an export of the metrics needs no findings); ``named`` False: progress
-    names no file (a redacted run)."""
+    names no file (a redacted run); ``names``: {file: how the outputs name
+    it}."""
     cfg = load_config(options.config)
     parse_options = ParseOptions(year=options.year, date_order=options.date_order,
                                  link_speed_bps=options.link_speed_bps or cfg.link_speed_bps,
@@ -62,12 +63,14 @@ def run(paths, options: Options, *, progress: bool = False, select: dict | None 
     # the private copies of streams and archive members stay until the
     # findings quote them: evidence is the line as the file has it
     with contextlib.ExitStack() as copies:
-        read = read_sources(gather(paths, copies, select=select), parse_options, progress, named)
+        read = read_sources(gather(paths, copies, select=select, names=names), parse_options, progress, named)
         out.sources, out.skipped, out.hosts = read.sources, read.skipped, read.hosts
         out.warnings.extend(read.warnings)
         out.notes.extend(read.notes)
 
-        settled = settle_clock(out.sources, out.hosts, options)
+        # an export (parse) has --tz but no --window
+        placed_by = ("--window", "--tz") if analyse else ("--tz",)
+        settled = settle_clock(out.sources, out.hosts, options, placed_by=placed_by)
         out.clock, out.window, out.empty_window = settled.clock, settled.window, settled.empty_window
         out.notes.extend(settled.notes)
         out.warnings.extend(settled.warnings)

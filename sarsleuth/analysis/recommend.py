@@ -14,7 +14,7 @@ import os
 import re
 
 from sarsleuth.knowledge import recommendations_of
-from sarsleuth.safe_text import cut_words
+from sarsleuth.model import shortened
 
 _PLACEHOLDER = re.compile(r"\{([\w%./-]+)\}")
 _ROLE_ORDER = {"cause": 0, "effect": 1, "context": 2}
@@ -96,9 +96,11 @@ def _phrase(entry: dict, f, findings) -> str | None:
             for ev in other.evidence:
                 if pattern.search(ev.text):
                     line = ev.text.strip().replace("`", "'")
-                    line = cut_words(line, 120, "...")
+                    # the line quoted as code, whole or cut at a word with the ellipsis outside the code
+                    cut = shortened(line, 120)
+                    line = f"`{line}`" if cut == line else f"`{cut[:-1].rstrip()}`…"
                     loc = os.path.basename(ev.path) + (f":{ev.line}" if ev.line else "")
-                    return f"{text} Here: `{line}` ({loc})."
+                    return f"{text} Here: {line} ({loc})."
     return text
 
 

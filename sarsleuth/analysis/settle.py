@@ -22,19 +22,23 @@ class Settled:
     notes: list = field(default_factory=list)
 
 
-def settle_clock(sources, hosts, options) -> Settled:
+def settle_clock(sources, hosts, options, placed_by: tuple = ("--window", "--tz")) -> Settled:
     """One clock for ``sources`` (``hosts``: the bundles' HostFacts, whose
     zones count for their hosts; ``options``: the run's
-    :class:`~sarsleuth.options.Options`)."""
-    settled = settle(sources, registry(), tz=options.tz,
+    :class:`~sarsleuth.options.Options`; ``placed_by``: the command's
+    options that place a file dated by its modification time)."""
+    settled = settle(sources, registry(), tz=options.tz, placed_by=placed_by,
                      host_zones={h.host: (h.timezone, h.timezone_from) for h in hosts if h.timezone})
     out = Settled(clock=settled.clock, warnings=list(settled.warnings), notes=list(settled.notes))
-    out.window = user_window.window_on_clock(options.window, out.clock.zone)
-    out.notes.extend(user_window.window_readings(options.window, out.clock.zone))
+    given, said = user_window.dated(options.window, sources, out.clock.zone)
+    if said:
+        out.notes.append(said)
+    out.window = user_window.window_on_clock(given, out.clock.zone)
+    out.notes.extend(user_window.window_readings(given, out.clock.zone))
     if out.window is not None:
         placed = user_window.place_untimed_reports(sources, out.window)
         # their place is the window now, not the file's modification time
         out.notes = [n for n in out.notes if not any(n.startswith(f"{path}: placed at its file's modification time")
                                                      for path in placed)]
-        out.empty_window = user_window.window_misses(sources, out.window, out.clock.zone, options.window)
+        out.empty_window = user_window.window_misses(sources, out.window, out.clock.zone, given)
     return out

@@ -47,6 +47,47 @@ def window_misses(sources, window, zone, given) -> str | None:
     return f"--window {start.isoformat()}..{end.isoformat()} holds no data: the inputs cover {covered}"
 
 
+def dated(window, sources, zone):
+    """``(window, note)``: ends given without a date (Timedeltas from
+    midnight) put on a day: the other end's, else the day the inputs cover
+    (on the case's clock), the last of them when they cover several (the
+    note says which day, and how to name another); an end earlier than
+    its start is the next day's.  Dated ends are kept."""
+    if window is None or not any(isinstance(t, pd.Timedelta) for t in window):
+        return window, None
+    start, end = window
+    note = None
+    if isinstance(start, pd.Timedelta) and isinstance(end, pd.Timedelta):
+        days = sorted({pd.Timestamp(on_clock(pd.Timestamp(t), zone)).date()
+                       for s in sources for t in s.span() if t is not None and not pd.isna(t)})
+        midnight = pd.Timestamp(days[-1] if days else pd.Timestamp.now().date())
+        start_at, end_at = midnight + start, midnight + end
+        shown = f"--window {_hm(start)}..{_hm(end)}: times without a date are read on {midnight.date().isoformat()}"
+        if len(days) > 1:
+            note = (f"{shown}, the last of the days the inputs cover ({days[0].isoformat()} to "
+                    f"{days[-1].isoformat()}); give a date for another (--window {days[0].isoformat()}T{_hm(start)}.."
+                    f"{_hm(end)})")
+        else:
+            note = f"{shown}, the day the inputs cover" if days else f"{shown}, today (no input has a time)"
+    elif isinstance(start, pd.Timedelta):          # 15:00..2014-05-06T16:00
+        end_at = pd.Timestamp(end)
+        start_at = end_at.normalize() + start
+    else:                                           # 2014-05-06T15:00..16:00
+        start_at = pd.Timestamp(start)
+        end_at = start_at.normalize() + end
+    if isinstance(end, pd.Timedelta) and end_at < start_at:
+        end_at += pd.Timedelta(days=1)              # 23:50..00:10: past midnight
+    return (start_at, end_at), note
+
+
+def _hm(t) -> str:
+    if not isinstance(t, pd.Timedelta):
+        return pd.Timestamp(t).isoformat()
+    seconds = int(t.total_seconds())
+    text = f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}"
+    return text + (f":{seconds % 60:02d}" if seconds % 60 else "")
+
+
 def window_on_clock(window, zone):
     """``--window`` ends on the case's clock: naive ends are in the case's
     zone; with no zone known, aware ends are read as wall clock.  An end

@@ -17,7 +17,7 @@ from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.counters import declared
 
 #: Modules of this package that define no detector.
-FRAMEWORK = frozenset({"base", "context", "counters", "evidence"})
+FRAMEWORK = frozenset({"base", "bounds", "context", "counters", "evidence", "figures"})
 
 _registry: dict[str, type[Detector]] | None = None
 

@@ -46,13 +46,17 @@ class Detector(ABC):
         """Look at the context and return findings (possibly none)."""
 
     def finding(self, *, title, severity, start, end, host=None, metrics=None, evidence=None,
-                explanation="", aligned=True, sources=None, refs=None) -> Finding:
+                explanation="", aligned=True, sources=None, refs=None, figures=None) -> Finding:
         """A Finding with this detector's id, category and knowledge-base
-        recommendations filled in."""
+        recommendations filled in.  ``figures``: the numbers it states, by
+        their definitions (:class:`~sarsleuth.detectors.figures.Figures`),
+        which become its metrics beside ``metrics``."""
         kb = kb_entry(self.id)
+        figures = list(getattr(figures, "items", figures or []))
+        metrics = {**(metrics or {}), **{f.name: float(f.value) for f in figures if f.value is not None}}
         return Finding(
-            detector=self.id, title=title, severity=severity, start=start, end=end, host=host,
-            metrics=metrics or {}, evidence=evidence or [], explanation=explanation or kb.get("explanation", ""),
+            detector=self.id, title=title, severity=severity, start=start, end=end, host=host, figures=figures,
+            metrics=metrics, evidence=evidence or [], explanation=explanation or kb.get("explanation", ""),
             category=self.category, recommendations=[r["text"] for r in kb.get("recommendation", [])],
             sources=sorted(set(sources or [e.path for e in (evidence or [])])), aligned=aligned,
             refs=refs or {},

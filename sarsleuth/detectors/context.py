@@ -10,7 +10,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
+from sarsleuth.detectors.bounds import valid
 from sarsleuth.detectors.evidence import PrintedRows
+from sarsleuth.detectors.series import MIN_GAP_SECONDS, segment_ids
 from sarsleuth.metric_store import MetricStore, from_long
 from sarsleuth.timebase.clock import Clock
 
@@ -91,7 +95,9 @@ class Context:
 
     def series(self, section: str, metric: str, device: str = "", host=None):
         """One metric as a time-indexed Series for one host and device
-        (sorted, duplicates dropped), or None when absent."""
+        (sorted, duplicates dropped), or None when absent.  Values outside
+        the metric's physical bounds are left out (counter anomalies:
+        :mod:`sarsleuth.detectors.bounds`)."""
         key = (section, metric, device, host)
         if key in self._series_cache:
             return self._series_cache[key]
@@ -105,8 +111,41 @@ class Context:
                 out = None
         elif self._section(section):
             out = self.metrics.grouped(section, lambda key: 0, metric=metric, device=device).get(0)
+        out = valid(out, section, metric)
+        if out is not None and not len(out):
+            out = None
         self._series_cache[key] = out
         return out
+
+    def restarts(self, host):
+        """Times the host restarted (sar's LINUX RESTART records, kernel
+        boots in its logs), on its clock: a stretch of records ends there."""
+        key = ("__restarts__", host)
+        if key not in self._series_cache:
+            ev = self.events_of("sar-restart", "kernel-boot")
+            times = pd.DatetimeIndex([])
+            if ev is not None and len(ev):
+                rows = ev[(ev["host"] == host) & ev["timestamp"].notna()]
+                if len(rows):
+                    times = pd.DatetimeIndex(rows["timestamp"]).sort_values()
+            self._series_cache[key] = times
+        return self._series_cache[key]
+
+    def segments(self, series, host, bridge_seconds: float = 0.0):
+        """:func:`~sarsleuth.detectors.series.segment_ids` of a host's
+        series: its stretches of records between gaps and restarts (for
+        an episode, gaps of ``bridge_seconds`` or less do not cut it: a
+        baseline or a trend never spans one, an episode may)."""
+        restarts = self.restarts(host)
+        aware = getattr(series.index, "tz", None) is not None
+        if len(restarts) and (restarts.tz is not None) != aware:
+            restarts = restarts[:0]       # wall clock and instants name no common time
+        return segment_ids(series.index, restarts, max(MIN_GAP_SECONDS, bridge_seconds))
+
+    def stretches(self, series, host):
+        """The stretches an episode of a host's series stays within: cut at
+        restarts and at gaps of more than a minute (see :meth:`segments`)."""
+        return self.segments(series, host, bridge_seconds=60.0)
 
     def devices(self, section: str, metric: str, host=None) -> list:
         index = self._section(section) or {}

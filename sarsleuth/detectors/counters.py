@@ -14,6 +14,7 @@ from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence
+from sarsleuth.detectors.figures import Figures, measure
 from sarsleuth.knowledge import burst_counters
 from sarsleuth.knowledge.signatures import fields_of
 
@@ -42,13 +43,17 @@ class LineCounter(Detector):
                 extra_title += " (" + ", ".join(f"`{lim.name} = {lim.value}`" for lim in limits) + ")"
                 extra = {**extra, **{lim.name: lim.number() if lim.number() is not None else lim.value
                                      for lim in limits}}
-            span = (b.end - b.start).total_seconds() if b.aligned else None
-            over = f" over {span:.0f} s" if span and round(span) else ""
+            figs = Figures()
+            count = figs.add(measure(ctx, "lines", "lines", b.host, start=b.start if b.aligned else None,
+                                     end=b.end if b.aligned else None, kinds=(kind,), fmt=",.0f"))
+            long = figs.add(measure(ctx, "burst_seconds", "elapsed", b.host, start=b.start, end=b.end, fmt=".0f")
+                            if b.aligned else None)
+            over = f" over {long.text()} s" if long is not None and round(long.value) else ""
             out.append(self.finding(
-                title=f"{n:,} x {spec['noun']}{over}{extra_title}",
+                title=f"{count.text() if count else n} x {spec['noun']}{over}{extra_title}", figures=figs,
                 severity=severity_for(n, severities, "medium"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"lines": n, **extra},
+                metrics={**extra},
                 evidence=evidence_from_events(ctx.clock, b.rows, 5) + [limit_evidence(lim) for lim in limits],
             ))
         return out

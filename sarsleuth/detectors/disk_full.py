@@ -8,6 +8,7 @@ from sarsleuth.detectors.series import episodes, fmt_time, peak_ref, severity_fo
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, metric_evidence
+from sarsleuth.detectors.figures import Figures, measure
 from sarsleuth.knowledge.signatures import fields_of
 
 #: What fills up, per sar -F column: (metric, what it counts)
@@ -49,35 +50,44 @@ class FilesystemFull(Detector):
         s = ctx.series("filesystem", metric, fs, host)
         if s is None or not len(s):
             return None
-        eps = episodes(s, s >= self.params["full_pct"], bridge_seconds=120.0)
+        eps = episodes(s, s >= self.params["full_pct"], bridge_seconds=120.0, segments=ctx.stretches(s, host))
         if not eps:
             return None
         ep = eps[0]
-        before = s[s.index < ep.start]
-        was = float(before.iloc[0]) if len(before) else None
-        free = ctx.series("filesystem", "MBfsfree" if what == "blocks" else "Ifree", fs, host)
-        left = float(free[free.index == ep.peak_time].iloc[0]) if free is not None and (free.index == ep.peak_time).any() else None
+        key = ("filesystem", metric, fs)
+        figs = Figures()
+        peak = figs.add(measure(ctx, "peak_pct", "max", host, key, ep.start, ep.end))
+        figs.add(measure(ctx, "samples", "samples", host, key, ep.start, ep.end, fmt="d"))
+        # the level it filled from: the first sample of its stretch of records
+        seg = ctx.segments(s, host)
+        at = s.index.get_loc(ep.start)
+        was = None
+        if at > 0 and seg[at - 1] == seg[at]:
+            stretch = s.index[(seg == seg[at]) & (s.index < ep.start)]
+            was = figs.add(measure(ctx, "before_pct", "first", host, key, stretch[0], stretch[-1]))
+        free_key = ("filesystem", "MBfsfree" if what == "blocks" else "Ifree", fs)
+        left = figs.add(measure(ctx, "free", "at", host, free_key, at=peak.at, fmt=",.0f"))
         noun = "out of inodes" if what == "inodes" else "full"
         facts = ctx.facts(host)
         mount = facts.mounts.get(fs) if facts is not None else None
         named = f"{fs} ({mount.value})" if mount is not None and mount.value != fs else fs
-        title = f"{named} {noun}: {metric} {ep.peak:.2f} at {fmt_time(ep.peak_time)}"
+        title = f"{named} {noun}: {metric} {peak.text()} at {fmt_time(peak.at)}"
         if was is not None:
-            title += f" (was {was:.2f} at {fmt_time(before.index[0])})"
+            title += f" (was {was.text()} at {fmt_time(was.at)})"
         else:
-            title += " (already at the first sample)"
+            title += " (already at the first sample of its records)"
         if left is not None:
-            title += f", {left:,.0f} {'MB' if what == 'blocks' else 'inodes'} free"
-        blocks = ctx.series("filesystem", "%fsused", fs, host) if what == "inodes" else None
-        if blocks is not None and (blocks.index == ep.peak_time).any():
-            title += f" with %fsused {float(blocks[blocks.index == ep.peak_time].iloc[0]):.2f}"
-        rose = was is not None and was < self.params["full_pct"]
+            title += f", {left.text()} {'MB' if what == 'blocks' else 'inodes'} free"
+        if what == "inodes":
+            blocks = figs.add(measure(ctx, "fsused_pct", "at", host, ("filesystem", "%fsused", fs), at=peak.at))
+            if blocks is not None:
+                title += f" with %fsused {blocks.text()}"
+        rose = was is not None and was.value < self.params["full_pct"]
         return self.finding(
             title=title, severity="critical" if rose else "high", start=ep.start, end=ep.end, host=host,
-            metrics={"peak_pct": ep.peak, "before_pct": was, "free": left, "inodes": what == "inodes",
-                     "samples": ep.samples},
-            evidence=[metric_evidence(ctx, "filesystem", host, ep.peak_time,
-                                      f"{metric} {ep.peak:.2f} on {fs} at {fmt_time(ep.peak_time)}",
+            metrics={"inodes": what == "inodes"}, figures=figs,
+            evidence=[metric_evidence(ctx, "filesystem", host, peak.at,
+                                      f"{metric} {peak.text()} on {fs} at {fmt_time(peak.at)}",
                                       device=fs, metric=metric)],
             refs={"filesystem": named, **peak_ref(ep)},
         )

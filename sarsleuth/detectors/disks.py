@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sarsleuth.detectors.figures import Figures, already_above, baseline_at, first_of, measure
 from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -54,71 +55,80 @@ class DiskSaturation(Detector):
                 def threshold_for(base):
                     return np.maximum(p["util_floor_pct"], base + p["util_margin_pct"])
 
-                mask, bases = above_prior_baseline(util, threshold_for, _hold_samples(util, p["max_gap_samples"]))
-                for ep in episodes(util, mask, p["max_gap_samples"], min_duration_seconds=p["min_duration_seconds"]):
-                    base = float(bases[util.index.get_loc(ep.start)])
-                    figures = self._figures(ctx, host, dev, ep, util)
-                    waits = figures.get("latency_factor", 0) >= p["latency_factor"]
-                    queued = figures.get("peak_aqu_sz", 0) >= p["queue_floor"]
+                segments = ctx.segments(util, host)
+                mask, _bases = above_prior_baseline(util, threshold_for, _hold_samples(util, p["max_gap_samples"]),
+                                                    segments)
+                for ep in episodes(util, mask, p["max_gap_samples"], min_duration_seconds=p["min_duration_seconds"],
+                                   segments=ctx.stretches(util, host)):
+                    figs = self._figures(ctx, host, dev, ep, util, segments)
+                    median, usual = figs.get("median_await_ms"), figs.get("baseline_await_ms")
+                    # sustained latency (the median, not one slow sample) against the usual
+                    waits = median is not None and usual is not None and \
+                        median.value >= p["latency_factor"] * max(usual.value, 0.1)
+                    queued = "peak_aqu_sz" in figs and figs["peak_aqu_sz"].value >= p["queue_floor"]
                     if not (waits or queued):
                         continue      # busy but serving in parallel: not a bottleneck
                     if names is None:
                         names = disk_names(ctx.sources, ctx.host_facts)
                     label = labelled(dev, names.get(host, {}))
-                    sev = "high" if ep.peak >= 95 and (waits and queued) else "medium"
-                    parts = [f"%util {ep.peak:.2f} %"]
-                    if "peak_await_ms" in figures:
-                        usual = figures.get("baseline_await_ms")
-                        parts.append(f"{figures['latency_metric']} {figures['peak_await_ms']:.2f} ms"
-                                     + (f" (usual {usual:.2f} ms)" if usual is not None else ""))
-                    if "peak_aqu_sz" in figures:
-                        parts.append(f"aqu-sz {figures['peak_aqu_sz']:.2f}")
-                    text = f"{label} " + ", ".join(parts) + f" at {fmt_time(ep.peak_time)}"
-                    metrics = {"peak_util_pct": ep.peak, "baseline_util_pct": base, "samples": ep.samples,
-                               **{k: v for k, v in figures.items() if isinstance(v, float)}}
-                    refs = {**peak_ref(ep), **onset_ref(util, ep, base), "device": dev, "device_label": label}
+                    peak = figs["peak_util_pct"]
+                    sev = "high" if peak.value >= 95 and (waits and queued) else "medium"
+                    parts = [f"%util {peak.text()} %"]
+                    if "peak_await_ms" in figs:
+                        parts.append(f"{figs['peak_await_ms'].series[1]} up to {figs['peak_await_ms'].text()} ms"
+                                     + (f" (usual {usual.text()} ms)" if usual is not None else ""))
+                    if "peak_aqu_sz" in figs:
+                        parts.append(f"aqu-sz up to {figs['peak_aqu_sz'].text()}")
+                    at_peak = [f"{f.series[1]} {f.text()}{' ms' if f.series[1] in DISK_LATENCIES else ''}"
+                               for f in figs.items if f.stat == "at"]
+                    text = f"{label} at {fmt_time(peak.at)}, its %util peak: " + ", ".join([f"%util {peak.text()}"] + at_peak)
+                    refs = {**peak_ref(ep), **onset_ref(util, ep, figs["baseline_util_pct"].value),
+                            "device": dev, "device_label": label}
+                    if "onset" in refs:
+                        refs["start_said"] = already_above(ctx, figs, host, ("disk", "%util", dev), ep.start,
+                                                           f"{label} %util", figs["baseline_util_pct"], " %")
                     named = names.get(host, {}).get(dev)
                     if named is not None:
                         refs["device_name"] = named.name
                     out.append(self.finding(
                         title=f"Disk {label} saturated: " + ", ".join(parts),
-                        severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics, refs=refs,
-                        evidence=[metric_evidence(ctx, "disk", host, ep.peak_time, text, device=dev, metric="%util")],
+                        severity=sev, start=ep.start, end=ep.end, host=host, refs=refs, figures=figs,
+                        evidence=[metric_evidence(ctx, "disk", host, peak.at, text, device=dev, metric="%util")],
                     ))
         return out
 
     @staticmethod
-    def _figures(ctx: Context, host, dev, ep, util) -> dict:
-        """The queue and the latency during the episode against the
-        device's own level before it."""
-        out: dict = {}
-        before = util.index < ep.start
-        inside = (util.index >= ep.start) & (util.index <= ep.end)
-        aqu = None
-        for name in ("aqu-sz", "avgqu-sz"):
-            aqu = ctx.series("disk", name, device=dev, host=host)
-            if aqu is not None:
-                break
+    def _figures(ctx: Context, host, dev, ep, util, segments) -> Figures:
+        """%util over the episode against its usual level, and the queue
+        and the latency during it against the device's own level before
+        it; the queue and the latency sar gave at %util's peak."""
+        figs = Figures()
+        key = ("disk", "%util", dev)
+        peak = figs.add(measure(ctx, "peak_util_pct", "max", host, key, ep.start, ep.end))
+        figs.add(baseline_at(ctx, "baseline_util_pct", host, key, util, ep.start, segments))
+        figs.add(measure(ctx, "samples", "samples", host, key, ep.start, ep.end, fmt="d"))
+        aqu_key, aqu = first_of(ctx, host, "disk", ("aqu-sz", "avgqu-sz"), dev)
         if aqu is not None:
-            w = aqu.reindex(util.index)[inside].dropna()
-            if len(w):
-                out["peak_aqu_sz"] = float(w.max())
+            figs.add(measure(ctx, "peak_aqu_sz", "max", host, aqu_key, ep.start, ep.end))
+        # the latency sar printed that rose most: await, else r_await or w_await
+        best = None
         for name in DISK_LATENCIES:
             lat = ctx.series("disk", name, device=dev, host=host)
             if lat is None:
                 continue
-            lat = lat.reindex(util.index)
-            w, prior = lat[inside].dropna(), lat[before].dropna()
-            if not len(w):
+            lat_key = ("disk", name, dev)
+            median = measure(ctx, "median_await_ms", "median", host, lat_key, ep.start, ep.end)
+            if median is None or (best is not None and median.value <= best[0].value):
                 continue
-            peak = float(w.median())     # sustained latency, not one slow sample
-            if peak <= out.get("peak_await_ms", -1):
-                continue
-            out["peak_await_ms"], out["latency_metric"] = peak, name
-            out.pop("baseline_await_ms", None)
-            out.pop("latency_factor", None)
-            if len(prior):     # a recording that starts inside the episode has no usual level
-                usual = max(float(prior.median()), 0.1)
-                out["baseline_await_ms"] = usual
-                out["latency_factor"] = peak / usual
-        return out
+            # a recording that starts inside the episode has no usual level
+            usual = baseline_at(ctx, "baseline_await_ms", host, lat_key, lat, ep.start, ctx.segments(lat, host),
+                                fallback=False)
+            best = (median, usual, measure(ctx, "peak_await_ms", "max", host, lat_key, ep.start, ep.end))
+        if best is not None:
+            for fig in best:
+                figs.add(fig)
+        for fig in (figs.get("peak_aqu_sz"), best[2] if best else None):
+            if fig is not None and peak is not None:
+                name = "aqu_sz_at_util_peak" if fig.name == "peak_aqu_sz" else "await_at_util_peak_ms"
+                figs.add(measure(ctx, name, "at", host, fig.series, at=peak.at))
+        return figs

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from sarsleuth.detectors.event_bursts import bursts, lines_of, writer
+from sarsleuth.detectors.figures import Figures, given, measure
 from sarsleuth.detectors.series import fmt_time, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -73,12 +74,12 @@ class ForkRejected(Detector):
                 title = f"New processes or threads refused: {'; '.join(parts)}"
             metrics = {"lines": b.lines, "programs": len(writers), "cgroups": len(cgroups), "thread_failures": threads}
             evidence = evidence_from_events(ctx.clock, b.rows, 6)
-            tasks = self._tasks(ctx, b)
+            figs = Figures()
+            tasks = self._tasks(ctx, b, figs)
             if tasks is not None:
-                peak, when, before = tasks
-                metrics.update(peak_tasks=peak, tasks_before=before)
-                title += f" (sar -q plist-sz {peak:.0f} at {fmt_time(when)}" + (
-                    f", {before:.0f} before)" if before is not None else ")")
+                peak, before = tasks
+                title += f" (sar -q plist-sz {peak.text()} at {fmt_time(peak.at)}" + (
+                    f", {before.text()} before)" if before is not None else ")")
             if not writers:
                 title += "; the kernel logs only a cgroup's first refusal"
             limit = ctx.limit(b.host, "kernel.pid_max")
@@ -88,29 +89,36 @@ class ForkRejected(Detector):
             out.append(self.finding(
                 title=title, severity=severity_for(b.lines, [(10, "high")], "medium" if not cgroups else "high"),
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics, evidence=evidence,
-                refs={"programs": sorted(writers), "cgroups": sorted(cgroups),
+                figures=figs, refs={"programs": sorted(writers), "cgroups": sorted(cgroups),
                       **({"program": max(writers, key=writers.get)} if writers else {}),
                       **({"cgroup": sorted(cgroups)[0]} if cgroups else {})},
             ))
         return out
 
-    def _tasks(self, ctx: Context, b):
-        """(peak plist-sz around the burst, its time, its median before the
-        burst) or None."""
+    def _tasks(self, ctx: Context, b, figs):
+        """(peak plist-sz around the burst, its usual level before the burst
+        or None) as figures (added to ``figs``), or None."""
         if not b.aligned or b.host not in ctx.hosts("queue"):
             return None
         s = ctx.series("queue", "plist-sz", host=b.host)
         if s is None or not len(s):
             return None
         margin = pd.Timedelta(seconds=self.params["context_seconds"])
+        key = ("queue", "plist-sz", "")
         try:
             around = s[(s.index >= b.start - margin) & (s.index <= b.end + margin)]
-            before = s[s.index < b.start]
         except TypeError:               # naive and aware clocks
             return None
         if not len(around):
             return None
-        return float(around.max()), around.idxmax(), (float(before.median()) if len(before) else None)
+        peak = figs.add(measure(ctx, "peak_tasks", "max", b.host, key, around.index[0], around.index[-1], fmt=".0f"))
+        # the median before the burst, in its stretch of records
+        seg = ctx.segments(s, b.host)
+        at = int(s.index.get_loc(around.index[0]))
+        before = s.index[(seg == seg[at]) & (s.index < b.start)]
+        level = measure(ctx, "tasks_before", "median", b.host, key, before[0], before[-1], fmt=".0f") \
+            if len(before) else None
+        return peak, figs.add(level)
 
 
 class TooManyOpenFiles(Detector):
@@ -210,9 +218,24 @@ class PortExhaustion(Detector):
     category = "connection-limit"
     defaults = {"burst_gap_seconds": 600.0, "local_ports": 28232, "context_seconds": 300.0}
 
+    def _ports(self, ctx: Context, host, figs):
+        """(figure, words) of the local ports a host may use: its
+        ``net.ipv4.ip_local_port_range`` when its bundle records it, the
+        config's ``local_ports``, else the kernel default's, said as assumed."""
+        lim = ctx.limit(host, "net.ipv4.ip_local_port_range")
+        parts = lim.value.split() if lim is not None else []
+        if len(parts) == 2 and all(x.isdigit() for x in parts) and int(parts[1]) >= int(parts[0]):
+            n = figs.add(given("local_ports", int(parts[1]) - int(parts[0]) + 1, origin=f"{lim.path}:{lim.line}",
+                               host=host))
+            return n, f"the {n.text()} local ports of ip_local_port_range {parts[0]}-{parts[1]}"
+        if self.params["local_ports"] != self.defaults["local_ports"]:
+            n = figs.add(given("local_ports", self.params["local_ports"], origin="config", host=host))
+            return n, f"the {n.text()} local ports the config gives"
+        n = figs.add(given("assumed_local_ports", self.params["local_ports"], origin="assumed", host=host))
+        return n, f"the local ports (the kernel default, {n.text()}, assumed)"
+
     def run(self, ctx: Context):
         out = []
-        ports = float(self.params["local_ports"])
         for b in bursts(ctx.events_of("port-exhaustion"), self.params["burst_gap_seconds"]):
             n = b.lines
             dsts: dict = {}
@@ -225,7 +248,8 @@ class PortExhaustion(Detector):
                     dsts[d] = dsts.get(d, 0) + 1
                 who = writer(r) or "a process"
                 writers[who] = writers.get(who, 0) + 1
-            metrics = {"lines": n, "destinations": len(dsts), "local_ports": ports, "programs": len(writers)}
+            metrics = {"lines": n, "destinations": len(dsts), "programs": len(writers)}
+            figs = Figures()
             tw_text = ""
             if b.aligned:
                 tw = ctx.series("net-sock", "tcp-tw", host=b.host) if b.host in ctx.hosts("net-sock") else \
@@ -237,11 +261,15 @@ class PortExhaustion(Detector):
                     except TypeError:  # naive vs aware clocks
                         w = tw.iloc[0:0]
                     if len(w):
-                        peak = float(w.max())
-                        metrics["peak_tcp_tw"] = peak
-                        metrics["tcp_tw_over_local_ports"] = peak / ports
-                        tw_text = (f"; TIME_WAIT sockets peaked at {peak:.0f} at {fmt_time(w.idxmax())} "
-                                   f"({peak / ports * 100:.0f} % of the {ports:.0f} local ports)")
+                        host = b.host if b.host in ctx.hosts("net-sock") else ctx.hosts("net-sock")[0]
+                        peak = figs.add(measure(ctx, "peak_tcp_tw", "max", host, ("net-sock", "tcp-tw", ""),
+                                                w.index[0], w.index[-1], fmt=".0f"))
+                        many, said = self._ports(ctx, b.host, figs)
+                        share = figs.add(measure(ctx, "tcp_tw_over_local_ports", "ratio", b.host,
+                                                 of=("peak_tcp_tw", many.name), known=figs.by_name(),
+                                                 fmt=".0f", scale=100))
+                        tw_text = (f"; TIME_WAIT sockets peaked at {peak.text()} at {fmt_time(peak.at)} "
+                                   f"({share.text()} % of {said})")
             span = (b.end - b.start).total_seconds() if b.aligned else None
             over = f" over {span:.0f} s" if span else ""
             top = sorted(dsts.items(), key=lambda kv: -kv[1])[:3]
@@ -252,7 +280,7 @@ class PortExhaustion(Detector):
                 title=f"{n:,} x no free local port for outgoing connections (99: Cannot assign requested address)"
                       f"{over}{to}{by}",
                 severity=severity_for(n, [(1000, "critical"), (10, "high")], "medium"),
-                start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics,
+                start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics, figures=figs,
                 evidence=evidence_from_events(ctx.clock, b.rows, 5),
                 explanation=("Every local port of net.ipv4.ip_local_port_range was in use or held in TIME_WAIT "
                              "towards the same destination, so connect() failed with EADDRNOTAVAIL and the "

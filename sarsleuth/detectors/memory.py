@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
-from sarsleuth.detectors.series import peak_ref, baseline, episodes, fmt_elapsed, fmt_time, severity_for, value_at
+from sarsleuth.detectors.figures import Figures, given, measure, series_of
+from sarsleuth.detectors.series import (episodes, fmt_time, growth_onset, how_long, peak_ref, sampled,
+                                        severity_for)
+from sarsleuth.model import iso
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import limit_evidence, metric_evidence
@@ -32,49 +36,60 @@ class SwapClimb(Detector):
 
     def run(self, ctx: Context):
         out = []
+        key = ("swap", "%swpused", "")
         for host in ctx.hosts("swap"):
-            s = ctx.series("swap", "%swpused", host=host)
+            s = ctx.series(*key, host=host)
             if s is None or len(s) < 2:
                 continue
-            base = float(s.iloc[: max(1, len(s) // 4)].min()) if len(s) >= 4 else float(s.min())
-            base = min(base, baseline(s, 0.1))
             p = self.params
-            elevated = (s - base) >= p["start_epsilon_pct"]
-            for ep in episodes(s, elevated, p["max_gap_samples"]):
-                if ep.peak - base < p["min_rise_pct"] or ep.peak < p["min_level_pct"]:
+            segments = ctx.segments(s, host)
+            elevated = s.to_numpy() - _floor_of_stretch(s, segments) >= p["start_epsilon_pct"]
+            for ep in episodes(s, elevated, p["max_gap_samples"], segments=ctx.stretches(s, host)):
+                figs = Figures()
+                peak = figs.add(measure(ctx, "peak_swpused_pct", "max", host, key, ep.start, ep.end))
+                # the climb: from the last sample at the stretch's floor before it (where swap began
+                # to grow), or from its first sample when the stretch of records starts inside it
+                at = s.index.get_loc(ep.start)
+                began = s.index[at - 1] if at > 0 and segments[at - 1] == segments[at] else ep.start
+                base = figs.add(measure(ctx, "baseline_swpused_pct", "at", host, key, at=began, fmt=".0f"))
+                if peak.value - base.value < p["min_rise_pct"] or peak.value < p["min_level_pct"]:
                     continue
-                rise_minutes = max((ep.peak_time - ep.start).total_seconds() / 60.0, 1 / 60)
-                free = ctx.series("swap", "kbswpfree", host=host)
-                metrics = {
-                    "peak_swpused_pct": ep.peak, "baseline_swpused_pct": base,
-                    "rise_pct_per_min": (ep.peak - base) / rise_minutes,
-                }
-                if free is not None:
-                    before = value_at(free, s.index[max(0, s.index.get_loc(ep.start) - 1)])
-                    at_peak = value_at(free, ep.peak_time)
-                    if before is not None:
-                        metrics["kbswpfree_before"] = before
-                    if at_peak is not None:
-                        metrics["kbswpfree_at_peak"] = at_peak
-                pswpout = ctx.series("swapping", "pswpout/s", host=host)
-                if pswpout is not None:
-                    w = pswpout[(pswpout.index >= ep.start) & (pswpout.index <= ep.end)]
-                    if len(w):
-                        metrics["peak_pswpout_per_s"] = float(w.max())
-                sev = severity_for(ep.peak, [(95, "critical"), (80, "high"), (50, "medium")])
-                text = (f"%swpused {base:.2f} -> {ep.peak:.2f} (peak at {fmt_time(ep.peak_time)}), "
-                        f"climb started {fmt_time(ep.start)}")
-                if "kbswpfree_before" in metrics and "kbswpfree_at_peak" in metrics:
-                    text += f"; kbswpfree {metrics['kbswpfree_before']:.0f} -> {metrics['kbswpfree_at_peak']:.0f}"
+                rise = figs.add(measure(ctx, "rise_seconds", "elapsed", host, key, began, peak.at, fmt="elapsed"))
+                free_key = ("swap", "kbswpfree", "")
+                figs.add(measure(ctx, "kbswpfree_before", "at", host, free_key, at=began, fmt=".0f"))
+                figs.add(measure(ctx, "kbswpfree_at_peak", "at", host, free_key, at=peak.at, fmt=".0f"))
+                figs.add(measure(ctx, "peak_pswpout_per_s", "max", host, ("swapping", "pswpout/s", ""), ep.start, ep.end))
                 # the climb ends at its peak; swap that stays used afterwards
                 # is reported as a level, not as a longer climb
-                metrics["swpused_at_episode_end_pct"] = float(s.loc[ep.end])
+                figs.add(measure(ctx, "swpused_at_episode_end_pct", "at", host, key, at=ep.end))
+                sev = severity_for(peak.value, [(95, "critical"), (80, "high"), (50, "medium")])
+                text = (f"%swpused {base.text()} at {fmt_time(began)} -> {peak.text()} at {fmt_time(peak.at)}"
+                        f" ({sampled(rise.samples - 1, rise.value)})")
+                if "kbswpfree_before" in figs and "kbswpfree_at_peak" in figs:
+                    text += f"; kbswpfree {figs['kbswpfree_before'].text()} -> {figs['kbswpfree_at_peak'].text()}"
+                refs = peak_ref(ep)
+                after = s.index[s.index.get_loc(began) + 1] if began < peak.at else began
+                if after < ep.start:
+                    refs["onset"] = iso(after)     # the first sample of the climb
                 out.append(self.finding(
-                    title=f"Swap climbed from {base:.0f} % to {ep.peak:.2f} % in {fmt_elapsed((ep.peak_time - ep.start).total_seconds())}",
-                    severity=sev, start=ep.start, end=ep.peak_time, host=host, metrics=metrics,
-                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "swap", host, ep.peak_time, text)],
+                    title=f"Swap climbed from {base.text()} % to {peak.text()} % {how_long(began, peak.at, rise)}",
+                    severity=sev, start=min(after, ep.start), end=peak.at, host=host, figures=figs,
+                    refs=refs, evidence=[metric_evidence(ctx, "swap", host, peak.at, text)],
                 ))
         return out
+
+
+def _floor_of_stretch(s, segments) -> np.ndarray:
+    """Each sample's stretch of records' low level: the least of its first
+    quarter, or its 10th percentile when lower (a level the climb rises
+    from, never one read across a gap or a restart)."""
+    out = np.empty(len(s))
+    seg = np.asarray(segments)
+    for sid in np.unique(seg):
+        at = np.flatnonzero(seg == sid)
+        v = s.to_numpy(dtype=float)[at]
+        out[at] = min(float(np.nanmin(v[: max(1, len(v) // 4)])), float(np.nanquantile(v, 0.1)))
+    return out
 
 
 class MemoryPressure(Detector):
@@ -103,7 +118,8 @@ class MemoryPressure(Detector):
         hosts = sorted(set(ctx.hosts("memory")) | set(ctx.hosts("paging")))
         for host in hosts:
             p = self.params
-            avail_pct = self._avail_pct(ctx, host)
+            avail_key = ("memory", "%avail", "")
+            avail_pct = series_of(ctx, host, avail_key)
             conds = []
             if avail_pct is not None:
                 conds.append((avail_pct <= p["avail_floor_pct"]).rename("low_avail"))
@@ -128,56 +144,46 @@ class MemoryPressure(Detector):
                 hit = frame.any(axis=1)
             score = (avail_pct.reindex(frame.index) if avail_pct is not None else pd.Series(0.0, index=frame.index))
             series = (100 - score.fillna(100)) if avail_pct is not None else frame.sum(axis=1).astype(float)
-            for ep in episodes(series, hit.to_numpy(), p["max_gap_samples"]):
-                metrics = {}
-                if avail_pct is not None:
-                    w = avail_pct[(avail_pct.index >= ep.start) & (avail_pct.index <= ep.end)]
-                    metrics["min_avail_pct"] = float(w.min())
-                for name, s in (("peak_majflt_per_s", majflt), ("peak_pgscand_per_s", pgscand)):
-                    if s is not None:
-                        w = s[(s.index >= ep.start) & (s.index <= ep.end)]
-                        if len(w):
-                            metrics[name] = float(w.max())
-                sev = "high" if metrics.get("min_avail_pct", 100) < 2 else "medium"
+            for ep in episodes(series, hit.to_numpy(), p["max_gap_samples"], segments=ctx.stretches(series, host)):
+                figs = Figures()
+                low = figs.add(measure(ctx, "min_avail_pct", "min", host, avail_key, ep.start, ep.end))
+                for name, metric in (("peak_majflt_per_s", "majflt/s"), ("peak_pgscand_per_s", "pgscand/s")):
+                    figs.add(measure(ctx, name, "max", host, ("paging", metric, ""), ep.start, ep.end, fmt=".0f"))
+                sev = "high" if low is not None and low.value < 2 else "medium"
                 parts = []
-                if "min_avail_pct" in metrics:
-                    parts.append(f"available memory down to {metrics['min_avail_pct']:.2f} % of RAM")
-                if "peak_majflt_per_s" in metrics:
-                    parts.append(f"majflt/s up to {metrics['peak_majflt_per_s']:.0f}")
-                if "peak_pgscand_per_s" in metrics:
-                    parts.append(f"pgscand/s up to {metrics['peak_pgscand_per_s']:.0f}")
+                if low is not None:
+                    parts.append(f"available memory down to {low.text()} % of RAM")
+                if "peak_majflt_per_s" in figs:
+                    parts.append(f"majflt/s up to {figs['peak_majflt_per_s'].text()}")
+                if "peak_pgscand_per_s" in figs:
+                    parts.append(f"pgscand/s up to {figs['peak_pgscand_per_s'].text()}")
                 text = ", ".join(parts) + f" between {fmt_time(ep.start)} and {fmt_time(ep.end)}"
                 evidence = [metric_evidence(ctx, "memory", host, ep.peak_time, text)]
-                buffers = proxy_buffer_bound(ctx, host, ep)
+                refs = peak_ref(ep)
+                if avail_pct is not None and ep.start in avail_pct.index:
+                    # where memory began to run out without coming back (the first
+                    # sample after its last one at the level before), not where it
+                    # crossed the floor
+                    used = 100 - avail_pct
+                    began = growth_onset(used, ctx.segments(used, host), ep.start)
+                    if began < ep.start:
+                        first = avail_pct.index[avail_pct.index.get_loc(began) + 1]
+                        refs["onset"] = iso(first)
+                        was = figs.add(measure(ctx, "avail_before_fall_pct", "at", host, avail_key, at=began))
+                        then = figs.add(measure(ctx, "avail_at_onset_pct", "at", host, avail_key, at=first))
+                        refs["onset_said"] = (f"Available memory began to fall: {was.text()} % of RAM at "
+                                              f"{fmt_time(began)}, {then.text()} % at {fmt_time(first)}")
+                buffers = proxy_buffer_bound(ctx, host, ep, figs)
                 if buffers is not None:
-                    metrics.update(buffers["metrics"])
                     evidence.extend(buffers["evidence"])
                 out.append(self.finding(
                     title="Memory exhausted: available memory "
-                          + (f"down to {metrics['min_avail_pct']:.1f} % of RAM" if "min_avail_pct" in metrics else "under pressure")
+                          + (f"down to {figs['min_avail_pct'].text('.1f')} % of RAM" if low is not None else "under pressure")
                           + " with reclaim" + (f"; {buffers['says']}" if buffers else ""),
-                    severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
-                    refs=peak_ref(ep), evidence=evidence,
+                    severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,
+                    refs=refs, evidence=evidence,
                 ))
         return out
-
-    @staticmethod
-    def _avail_pct(ctx: Context, host):
-        total = ram_kb_series(ctx, host)
-        if total is None:
-            return None
-        free = ctx.series("memory", "kbmemfree", host=host)
-        avail = ctx.series("memory", "kbavail", host=host)
-        if avail is None and free is not None:
-            cached = ctx.series("memory", "kbcached", host=host)
-            buffers = ctx.series("memory", "kbbuffers", host=host)
-            avail = free.copy()
-            for extra in (cached, buffers):
-                if extra is not None:
-                    avail = avail.add(extra, fill_value=0)
-        if avail is None:
-            return None
-        return (avail / total.reindex(avail.index) * 100).dropna()
 
 
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -189,12 +195,12 @@ def nginx_size(text: str) -> int | None:
     return int(m.group(1)) * _SIZE_UNITS[m.group(2).lower()] if m else None
 
 
-def proxy_buffer_bound(ctx: Context, host, ep) -> dict | None:
+def proxy_buffer_bound(ctx: Context, host, ep, figs: Figures) -> dict | None:
     """What the host's nginx may hold per proxied connection
     (``proxy_buffers`` number x size, plus ``proxy_buffer_size``), how many
     such connections fill its RAM, and the TCP sockets in use at the peak:
-    the arithmetic behind a proxy that ate all memory.  None without an
-    ``nginx -T`` in the bundle."""
+    the arithmetic behind a proxy that ate all memory (its figures added
+    to ``figs``).  None without an ``nginx -T`` in the bundle."""
     buffers = ctx.limit(host, "proxy_buffers")
     facts = ctx.facts(host)
     if buffers is None or facts is None or len(buffers.value.split()) != 2:
@@ -205,56 +211,30 @@ def proxy_buffer_bound(ctx: Context, host, ep) -> dict | None:
         return None
     per_conn = int(number) * size_bytes
     evidence = [limit_evidence(buffers)]
+    origin = f"{buffers.path}:{buffers.line}"
     first = ctx.limit(host, "proxy_buffer_size")
     if first is not None and nginx_size(first.value):
         per_conn += nginx_size(first.value)
         evidence.append(limit_evidence(first))
-    metrics = {"proxy_buffer_bytes_per_connection": per_conn}
-    says = f"nginx may hold {per_conn / 1048576:.0f} MiB of proxy buffers per connection (`{buffers.text}`"
+        origin += f" + {first.path}:{first.line}"
+    conn = figs.add(given("proxy_buffer_bytes_per_connection", per_conn, origin=origin, fmt=".0f",
+                          host=host, scale=1 / 1048576))
+    says = f"nginx may hold {conn.text()} MiB of proxy buffers per connection (`{buffers.text}`"
     # the RAM of the recording (sar) rather than of the collection, which
     # may be later and on other hardware
-    ram_kb = _sar_ram_kb(ctx, host, ep) or facts.mem_total_kb
-    if ram_kb:
-        fill = ram_kb * 1024 / per_conn
-        metrics.update(mem_total_kb=ram_kb, connections_to_fill_ram=round(fill, 1))
-        says += f"): {fill:.0f} busy connections fill {ram_kb / 1048576:.1f} GiB of RAM"
+    ram = figs.add(measure(ctx, "mem_total_kb", "first", host, ("memory", "kbram", ""), ep.start, ep.end,
+                           fmt=".1f", scale=1 / 1048576))
+    if ram is None and facts.mem_total_kb:
+        ram = figs.add(given("mem_total_kb", facts.mem_total_kb, origin=f"{facts.bundle}: proc/meminfo",
+                             fmt=".1f", host=host, scale=1 / 1048576))
+    if ram is not None:
+        fill = figs.add(measure(ctx, "connections_to_fill_ram", "ratio", host, of=("mem_total_kb",
+                                "proxy_buffer_bytes_per_connection"), known=figs.by_name(), fmt=".0f", factor=1024))
+        says += f"): {fill.text()} busy connections fill {ram.text()} GiB of RAM"
     else:
         says += ")"
-    sockets = ctx.series("net-sock", "tcpsck", host=host)
+    sockets = figs.add(measure(ctx, "peak_tcpsck", "max", host, ("net-sock", "tcpsck", ""), ep.start, ep.end,
+                               fmt=".0f"))
     if sockets is not None:
-        w = sockets[(sockets.index >= ep.start) & (sockets.index <= ep.end)]
-        if len(w):
-            metrics["peak_tcpsck"] = float(w.max())
-            says += f"; {w.max():.0f} TCP sockets were in use"
-    return {"metrics": metrics, "evidence": evidence, "says": says}
-
-
-def _sar_ram_kb(ctx: Context, host, ep) -> float | None:
-    total = ram_kb_series(ctx, host)
-    if total is None:
-        return None
-    w = total[(total.index >= ep.start) & (total.index <= ep.end)]
-    return int(w.iloc[0]) if len(w) else None
-
-
-def ram_kb_series(ctx: Context, host):
-    """The host's RAM in kB at each sample of its sar memory figures, or
-    None.  sar's %memused is kbmemused over the kernel's MemTotal in every
-    sysstat version, while what kbmemused counts changed (kbmemfree +
-    kbmemused is the total only in files of sysstat before 11.7.4), so the
-    total is kbmemused * 100 / %memused, taken at the sample where
-    %memused is highest (sar text prints it to two decimals: the least
-    relative rounding there)."""
-    total = ctx.series("memory", "kbmemtotal", host=host)
-    if total is not None:
-        return total
-    used, pct = ctx.series("memory", "kbmemused", host=host), ctx.series("memory", "%memused", host=host)
-    if used is not None and pct is not None:
-        pct = pct.reindex(used.index)
-        if (pct > 0).any():
-            at = pct.idxmax()
-            return used * 0 + round(float(used[at]) * 100 / float(pct[at]))
-    free = ctx.series("memory", "kbmemfree", host=host)
-    if free is None or used is None:
-        return None
-    return (free + used).dropna()
+        says += f"; {sockets.text()} TCP sockets were in use"
+    return {"evidence": evidence, "says": says}

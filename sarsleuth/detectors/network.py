@@ -1,9 +1,11 @@
 """Network detectors over sar data: NIC saturation/drops and TIME_WAIT."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from sarsleuth.detectors.event_bursts import bursts
+from sarsleuth.detectors.figures import Figures, given, link_capacity_bps, measure
 from sarsleuth.detectors.series import peak_ref, episodes, fmt_time, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -13,24 +15,9 @@ from sarsleuth.model import iso
 
 
 def link_capacity_Bps(ctx: Context, host, iface) -> float | None:
-    """Link capacity in bytes/s: --link-speed if given, else derived from sar
-    (%ifutil is max(rx, tx) rate over the interface speed)."""
-    if ctx.link_speed_bps:
-        return ctx.link_speed_bps / 8.0
-    util = ctx.series("net-dev", "%ifutil", device=iface, host=host)
-    rx = ctx.series("net-dev", "rxkB/s", device=iface, host=host)
-    tx = ctx.series("net-dev", "txkB/s", device=iface, host=host)
-    if util is None or rx is None or tx is None:
-        return None
-    rate = rx.combine(tx, max) * 1024.0
-    util = util.reindex(rate.index)   # sources may sample at different times
-    ok = (util > 10).fillna(False)
-    if not ok.any():
-        return None
-    # sysstat computes %ifutil with kB = 1000 bytes for the speed in Mb/s:
-    # use the median ratio so rounding of a single sample does not matter
-    cap = (rate[ok] / (util[ok] / 100.0)).median()
-    return float(cap)
+    """Link capacity in bytes/s (:func:`~sarsleuth.detectors.figures.link_capacity_bps`)."""
+    bps = link_capacity_bps(ctx, host, iface)
+    return None if bps is None else bps / 8.0
 
 
 class NicSaturation(Detector):
@@ -56,27 +43,23 @@ class NicSaturation(Detector):
                 util = ctx.series("net-dev", "%ifutil", device=iface, host=host)
                 if util is None:
                     continue
+                key = ("net-dev", "%ifutil", iface)
                 for ep in episodes(util, (util >= p["ifutil_pct"]).to_numpy(), p["max_gap_samples"],
-                                  min_duration_seconds=p["min_duration_seconds"]):
-                    rx = ctx.series("net-dev", "rxkB/s", device=iface, host=host)
-                    tx = ctx.series("net-dev", "txkB/s", device=iface, host=host)
-                    metrics = {"peak_ifutil_pct": ep.peak, "samples": ep.samples}
-                    for name, s in (("peak_rxkB_per_s", rx), ("peak_txkB_per_s", tx)):
-                        if s is not None:
-                            w = s[(s.index >= ep.start) & (s.index <= ep.end)]
-                            if len(w):
-                                metrics[name] = float(w.max())
-                    cap = link_capacity_Bps(ctx, host, iface)
-                    if cap:
-                        metrics["link_capacity_bps"] = cap * 8
-                    speed = f" of a {cap * 8 / 1e9:.0f} Gbit/s link" if cap else ""
+                                   min_duration_seconds=p["min_duration_seconds"], segments=ctx.stretches(util, host)):
+                    figs = Figures()
+                    peak = figs.add(measure(ctx, "peak_ifutil_pct", "max", host, key, ep.start, ep.end, fmt=".1f"))
+                    figs.add(measure(ctx, "samples", "samples", host, key, ep.start, ep.end, fmt="d"))
+                    for name, metric in (("peak_rxkB_per_s", "rxkB/s"), ("peak_txkB_per_s", "txkB/s")):
+                        figs.add(measure(ctx, name, "max", host, ("net-dev", metric, iface), ep.start, ep.end))
+                    cap = figs.add(measure(ctx, "link_capacity_bps", "link", host, key, fmt=".0f", scale=1e-9))
+                    speed = f" of a {cap.text()} Gbit/s link" if cap else ""
                     out.append(self.finding(
-                        title=f"{iface} at {ep.peak:.1f} %{speed}",
-                        severity=severity_for(ep.peak, [(98, "high")], "medium"),
-                        start=ep.start, end=ep.end, host=host, metrics=metrics,
-                        refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-dev", host, ep.peak_time,
-                                                   f"{iface} %ifutil {ep.peak:.2f} at {fmt_time(ep.peak_time)}",
-                                                   device=iface)],
+                        title=f"{iface} at {peak.text()} %{speed}",
+                        severity=severity_for(peak.value, [(98, "high")], "medium"),
+                        start=ep.start, end=ep.end, host=host, figures=figs,
+                        refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-dev", host, peak.at,
+                                                     f"{iface} %ifutil {peak.text('.2f')} at {fmt_time(peak.at)}",
+                                                     device=iface)],
                     ))
             out.extend(self._drops(ctx, host))
         return out
@@ -92,23 +75,29 @@ class NicSaturation(Detector):
                 s = ctx.series("net-edev", metric, device=iface, host=host)
                 if s is None:
                     continue
+                key = ("net-edev", metric, iface)
                 for ep in episodes(s, (s >= limit).to_numpy(), p["max_gap_samples"],
-                                  min_duration_seconds=p["min_duration_seconds"]):
+                                   min_duration_seconds=p["min_duration_seconds"], segments=ctx.stretches(s, host)):
+                    figs = Figures()
+                    peak = figs.add(measure(ctx, f"peak_{metric.replace('/s', '_per_s')}", "max", host, key,
+                                            ep.start, ep.end, fmt=".1f"))
+                    figs.add(measure(ctx, "samples", "samples", host, key, ep.start, ep.end, fmt="d"))
                     out.append(self.finding(
-                        title=f"{iface} {what}: up to {ep.peak:.1f} {metric}",
-                        severity="medium", start=ep.start, end=ep.end, host=host,
-                        metrics={f"peak_{metric.replace('/s', '_per_s')}": ep.peak, "samples": ep.samples},
-                        refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-edev", host, ep.peak_time,
-                                                   f"{iface} {metric} {ep.peak:.2f} at {fmt_time(ep.peak_time)}",
-                                                   device=iface, metric=metric)],
+                        title=f"{iface} {what}: up to {peak.text()} {metric}",
+                        severity="medium", start=ep.start, end=ep.end, host=host, figures=figs,
+                        refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-edev", host, peak.at,
+                                                     f"{iface} {metric} {peak.text('.2f')} at {fmt_time(peak.at)}",
+                                                     device=iface, metric=metric)],
                     ))
         return out
 
 
 class TcpTimewait(Detector):
     """Sockets in TIME_WAIT (sar -n SOCK tcp-tw) near
-    ``net.ipv4.tcp_max_tw_buckets`` (the host's own value when a bundle records it, else 180000,
-    a common default).
+    ``net.ipv4.tcp_max_tw_buckets``: the host's own value when a bundle
+    records it (quoted, with its file and line), the config file's, else
+    180000, a common kernel default, said as assumed in the title and never
+    as the host's.
 
     Why it matters: once the table is full the kernel destroys TIME_WAIT
     sockets early (kernels before 4.x log 'time wait bucket table overflow',
@@ -127,38 +116,54 @@ class TcpTimewait(Detector):
     def run(self, ctx: Context):
         out = []
         p = self.params
+        key = ("net-sock", "tcp-tw", "")
         for host in ctx.hosts("net-sock"):
-            limit, limit_ev = float(p["tcp_max_tw_buckets"]), []
-            configured = ctx.limit(host, "net.ipv4.tcp_max_tw_buckets")
-            # the host's own value, unless the user's config says otherwise
-            if configured is not None and configured.number() and p["tcp_max_tw_buckets"] == self.defaults["tcp_max_tw_buckets"]:
-                limit, limit_ev = configured.number(), [limit_evidence(configured)]
-            tw = ctx.series("net-sock", "tcp-tw", host=host)
+            tw = ctx.series(*key, host=host)
             if tw is None or len(tw) < 2:
                 continue
+            limit, limit_ev, origin = float(p["tcp_max_tw_buckets"]), [], "config"
+            configured = ctx.limit(host, "net.ipv4.tcp_max_tw_buckets")
+            default = p["tcp_max_tw_buckets"] == self.defaults["tcp_max_tw_buckets"]
+            # the host's own value, unless the user's config says otherwise
+            if configured is not None and configured.number() and default:
+                limit, limit_ev = configured.number(), [limit_evidence(configured)]
+                origin = f"{configured.path}:{configured.line}"
+            elif default:
+                origin = "assumed"
+            seg = np.asarray(ctx.stretches(tw, host))
             first = float(tw.iloc[0])
-            if not limit_ev and p["tcp_max_tw_buckets"] == self.defaults["tcp_max_tw_buckets"]:
+            if origin == "assumed":
                 capped = self._cap(ctx, host, tw, first)
                 if capped is not None:
                     out.append(self._capped_finding(ctx, host, tw, first, *capped))
                     continue
             near = tw >= p["warn_fraction"] * limit
-            # a climb far above where the day started is worth saying even
-            # well below the limit (low severity then): it is where a
-            # connection flood shows first
-            climb = tw >= max(p["min_tw"], p["min_rise_factor"] * max(first, 1.0))
+            # a climb far above where its stretch of records started is worth
+            # saying even well below the limit (low severity then): it is
+            # where a connection flood shows first
+            starts = tw.groupby(seg).transform("first")
+            climb = tw >= np.maximum(p["min_tw"], p["min_rise_factor"] * np.maximum(starts, 1.0))
             for ep in episodes(tw, (near | climb).to_numpy(), p["max_gap_samples"],
-                                  min_duration_seconds=p["min_duration_seconds"]):
-                frac = ep.peak / limit
-                sev = severity_for(frac, [(0.98, "high"), (0.6, "medium")], "low")
+                               min_duration_seconds=p["min_duration_seconds"], segments=seg):
+                figs = Figures()
+                peak = figs.add(measure(ctx, "peak_tcp_tw", "max", host, key, ep.start, ep.end, fmt=",.0f"))
+                stretch = tw.index[seg == seg[tw.index.get_loc(ep.start)]]
+                was = figs.add(measure(ctx, "first_tcp_tw", "first", host, key, stretch[0], ep.start, fmt=",.0f"))
+                name = "tcp_max_tw_buckets" if origin != "assumed" else "assumed_tcp_max_tw_buckets"
+                cap = figs.add(given(name, limit, origin=origin, host=host,
+                                     limit="net.ipv4.tcp_max_tw_buckets" if limit_ev else ""))
+                frac = figs.add(measure(ctx, "fraction_of_limit", "ratio", host, of=(peak.name, cap.name),
+                                        known=figs.by_name(), fmt=".0f", scale=100))
+                sev = severity_for(frac.value, [(0.98, "high"), (0.6, "medium")], "low")
+                said = {"assumed": f"tcp_max_tw_buckets: the kernel default, {cap.text()}, assumed",
+                        "config": f"tcp_max_tw_buckets {cap.text()}, as the config file gives"
+                        }.get(origin, f"tcp_max_tw_buckets {cap.text()}")
                 out.append(self.finding(
-                    title=f"TIME_WAIT sockets climbed to {ep.peak:.0f} ({frac * 100:.0f} % of tcp_max_tw_buckets {limit:.0f})",
-                    severity=sev, start=ep.start, end=ep.end, host=host,
-                    metrics={"peak_tcp_tw": ep.peak, "tcp_max_tw_buckets": limit, "fraction_of_limit": frac,
-                             "first_tcp_tw": first},
-                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-sock", host, ep.peak_time,
-                                               f"tcp-tw {first:.0f} -> {ep.peak:.0f} at {fmt_time(ep.peak_time)}")]
-                    + limit_ev,
+                    title=f"TIME_WAIT sockets climbed to {peak.text()} ({frac.text()} % of {said})",
+                    severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,
+                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "net-sock", host, peak.at,
+                                                 f"tcp-tw {was.text()} at {fmt_time(was.at)} -> {peak.text()} at "
+                                                 f"{fmt_time(peak.at)}")] + limit_ev,
                 ))
         return out
 
@@ -199,17 +204,23 @@ class TcpTimewait(Detector):
         return {"peak_time": iso(peak_time), **({"sample_seconds": float(step)} if step == step and step else {})}
 
     def _capped_finding(self, ctx, host, tw, first, cap, start, end):
-        seconds = (end - start).total_seconds()
+        key = ("net-sock", "tcp-tw", "")
+        figs = Figures()
+        was = figs.add(measure(ctx, "first_tcp_tw", "first", host, key, tw.index[0], start, fmt=",.0f"))
+        held = figs.add(measure(ctx, "peak_tcp_tw", "max", host, key, start, end, fmt=",.0f"))
+        figs.add(given("inferred_tcp_max_tw_buckets", cap, origin="inferred", host=host))
+        figs.add(given("fraction_of_limit", 1.0, origin="inferred", host=host, fmt=".0f"))
+        figs.add(given("limit_inferred", 1, origin="inferred", host=host, fmt="d"))
+        long = figs.add(measure(ctx, "seconds_at_cap", "elapsed", host, key, start, end, fmt="elapsed"))
         return self.finding(
-            title=(f"TIME_WAIT sockets held at {cap:.0f} for {seconds:.0f} s: a table full at its cap "
-                   f"(tcp_max_tw_buckets is likely {cap:.0f}; not recorded: inferred from the flat top)"),
-            severity="high", start=tw.index[tw >= self._climbed(first)][0], end=end, host=host,
-            metrics={"peak_tcp_tw": cap, "tcp_max_tw_buckets": cap, "fraction_of_limit": 1.0,
-                     "first_tcp_tw": first, "limit_inferred": 1, "seconds_at_cap": seconds},
+            title=(f"TIME_WAIT sockets held at {held.text()} for {long.text()} ({long.samples} samples): a table "
+                   f"full at its cap (tcp_max_tw_buckets is likely {held.text()}; not recorded: inferred from the "
+                   f"flat top)"),
+            severity="high", start=tw.index[tw >= self._climbed(first)][0], end=end, host=host, figures=figs,
             refs=self._refs(tw, start),
             evidence=[metric_evidence(ctx, "net-sock", host, start,
-                                      f"tcp-tw {first:.0f} -> {cap:.0f} at {fmt_time(start)}, "
-                                      f"still {cap:.0f} at {fmt_time(end)}")],
+                                      f"tcp-tw {was.text()} at {fmt_time(was.at)} -> {held.text()} at "
+                                      f"{fmt_time(start)}, still {held.text()} at {fmt_time(end)}")],
         )
 
 

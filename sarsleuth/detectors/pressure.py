@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure
 from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -44,28 +45,36 @@ class _PressureStall(Detector):
             hit = some >= p["some_pct"]
             if full is not None:
                 hit |= (full >= p["full_pct"]).fillna(False)
+            some_key = (section, some_col, "")
+            segments = ctx.segments(some, host)
             for ep in episodes(some, hit.to_numpy(), p["max_gap_samples"],
-                               min_duration_seconds=p["min_duration_seconds"]):
-                inside = (some.index >= ep.start) & (some.index <= ep.end)
-                mean_some = float(some[inside].mean())
-                metrics = {"peak_some_pct": ep.peak, "mean_some_pct": mean_some, "samples": ep.samples}
-                title = f"Tasks stalled on {words} {mean_some:.1f} % of the time (PSI some, peak {ep.peak:.1f} %"
+                               min_duration_seconds=p["min_duration_seconds"], segments=ctx.stretches(some, host)):
+                figs = Figures()
+                mean = figs.add(measure(ctx, "mean_some_pct", "mean", host, some_key, ep.start, ep.end, fmt=".1f"))
+                peak = figs.add(measure(ctx, "peak_some_pct", "max", host, some_key, ep.start, ep.end, fmt=".1f"))
+                figs.add(measure(ctx, "samples", "samples", host, some_key, ep.start, ep.end, fmt="d"))
+                title = f"Tasks stalled on {words} {mean.text()} % of the time (PSI some, peak {peak.text()} %"
+                mean_full = None
                 if full is not None:
-                    w = full[inside].dropna()
-                    if len(w):
-                        metrics.update(peak_full_pct=float(w.max()), mean_full_pct=float(w.mean()))
-                        title += f"; no task could run {float(w.mean()):.1f} % of the time"
+                    full_key = (section, full_col, "")
+                    figs.add(measure(ctx, "peak_full_pct", "max", host, full_key, ep.start, ep.end, fmt=".1f"))
+                    mean_full = figs.add(measure(ctx, "mean_full_pct", "mean", host, full_key, ep.start, ep.end,
+                                                 fmt=".1f"))
+                    if mean_full is not None:
+                        title += f"; no task could run {mean_full.text()} % of the time"
                 title += ")"
-                sev = severity_for(max(mean_some, 2 * metrics.get("mean_full_pct", 0.0)),
+                sev = severity_for(max(mean.value, 2 * (mean_full.value if mean_full else 0.0)),
                                    [(60, "high"), (30, "medium")], default="low")
-                before = some[some.index < ep.start]
-                base = float(before.median()) if len(before) else 0.0
-                text = (f"{some_col} {mean_some:.2f} on average from {fmt_time(ep.start)} to {fmt_time(ep.end)}, "
-                        f"peak {ep.peak:.2f} at {fmt_time(ep.peak_time)}")
+                base = baseline_at(ctx, "baseline_some_pct", host, some_key, some, ep.start, segments)
+                text = (f"{some_col} {mean.text('.2f')} on average from {fmt_time(ep.start)} to {fmt_time(ep.end)}, "
+                        f"peak {peak.text('.2f')} at {fmt_time(peak.at)}")
+                refs = {**peak_ref(ep), **onset_ref(some, ep, base.value if base else 0.0)}
+                if "onset" in refs:
+                    figs.add(base)
+                    refs["start_said"] = already_above(ctx, figs, host, some_key, ep.start, some_col, base, " %")
                 out.append(self.finding(
-                    title=title, severity=sev, start=ep.start, end=ep.end, host=host, metrics=metrics,
-                    refs={**peak_ref(ep), **onset_ref(some, ep, base)},
-                    evidence=[metric_evidence(ctx, section, host, ep.peak_time, text, metric=some_col)],
+                    title=title, severity=sev, start=ep.start, end=ep.end, host=host, figures=figs, refs=refs,
+                    evidence=[metric_evidence(ctx, section, host, peak.at, text, metric=some_col)],
                 ))
         return out
 
@@ -88,17 +97,24 @@ class _PressureStall(Detector):
         aligned = end is not None and end.tzinfo is not None and zone is not None
         if aligned:
             end = end.tz_convert(zone)
-        title = (f"Tasks stalled on {words} {some['avg60']:.1f} % of the last minute before the bundle was made "
-                 f"({some['avg300']:.1f} % of the last 5 minutes; PSI some"
-                 + (f", no task could run {full['avg60']:.1f} % of the last minute" if full else "") + ")")
-        metrics = {"avg60_some_pct": some["avg60"], "avg300_some_pct": some["avg300"]}
+        figs = Figures()
+
+        def read(name, kind, value, line):
+            return figs.add(given(name, value, origin=f"{line.path}:{line.line}" if line is not None else kind,
+                                  fmt=".1f", host=facts.host))
+
+        title = (f"Tasks stalled on {words} {read('avg60_some_pct', 'some', some['avg60'], some_line).text()} % of "
+                 f"the last minute before the bundle was made "
+                 f"({read('avg300_some_pct', 'some', some['avg300'], some_line).text()} % of the last 5 minutes; PSI some"
+                 + (f", no task could run {read('avg60_full_pct', 'full', full['avg60'], full_line).text()} % of the "
+                    f"last minute" if full else "") + ")")
         if full:
-            metrics.update(avg60_full_pct=full["avg60"], avg300_full_pct=full["avg300"])
+            read("avg300_full_pct", "full", full["avg300"], full_line)
         sev = severity_for(max(some.get("avg60", 0.0), 2 * (full or {}).get("avg60", 0.0)),
                            [(60, "high"), (30, "medium")], default="low")
         lines = [limit_evidence(line) for line in (some_line, full_line) if line is not None]
         return [self.finding(title=title, severity=sev, start=None if end is None else end - pd.Timedelta(minutes=1),
-                             end=end, host=facts.host, metrics=metrics, evidence=lines, aligned=aligned)]
+                             end=end, host=facts.host, figures=figs, evidence=lines, aligned=aligned)]
 
 
 class CpuPressure(_PressureStall):

@@ -10,7 +10,9 @@ the host's own usual share.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from sarsleuth.detectors.figures import Figures, baseline_at, measure, prior_levels, series_of
 from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -18,6 +20,8 @@ from sarsleuth.detectors.evidence import metric_evidence
 
 #: How sysstat names retransmitted segments: retrans/s, retrseg/s in 12.7.6.
 RETRANS_METRICS = ("retrans/s", "retrseg/s")
+#: The share of segments sent again, sample by sample (figures.DERIVED): its usual level.
+SHARE = ("net-etcp", "%retrans", "")
 
 
 class TcpRetransmits(Detector):
@@ -46,8 +50,8 @@ class TcpRetransmits(Detector):
         out = []
         p = self.params
         for host in ctx.hosts("net-etcp"):
-            retrans = next((s for s in (ctx.series("net-etcp", m, host=host) for m in RETRANS_METRICS)
-                            if s is not None), None)
+            retrans_name, retrans = next(((m, s) for m, s in ((m, ctx.series("net-etcp", m, host=host))
+                                                             for m in RETRANS_METRICS) if s is not None), (None, None))
             sent = ctx.series("net-tcp", "oseg/s", host=host)
             if retrans is None or sent is None or len(retrans) < 3:
                 continue
@@ -59,28 +63,33 @@ class TcpRetransmits(Detector):
             s_sum = sent.rolling(window, min_periods=1, center=True).sum()
             share = (100.0 * r_sum / s_sum.where(s_sum > 0)).fillna(0.0)
             rate = r_sum / window
-            prior = share.rolling("15min", closed="left", min_periods=1).median().fillna(share.quantile(0.25))
+            prior = pd.Series(prior_levels(share, ctx.segments(share, host)), index=share.index)
             threshold = np.maximum(p["min_share_pct"], prior * p["baseline_factor"])
             mask = (share >= threshold) & (rate >= p["min_per_s"])
+            key_r = ("net-etcp", retrans_name, "")
+            key_s = ("net-tcp", "oseg/s", "")
             for ep in episodes(share, mask.to_numpy(), p["max_gap_samples"],
-                               min_duration_seconds=p["min_duration_seconds"]):
-                inside = (retrans.index >= ep.start) & (retrans.index <= ep.end)
-                base = float(prior[ep.start])
-                total_r, total_s = float(retrans[inside].sum()), float(sent[inside].sum())
-                mean_share = 100.0 * total_r / total_s if total_s else 0.0
+                               min_duration_seconds=p["min_duration_seconds"], segments=ctx.stretches(share, host)):
+                figs = Figures()
+                mean_share = figs.add(measure(ctx, "retrans_share_pct", "share", host, key_r, ep.start, ep.end,
+                                              per=key_s))
+                figs.add(measure(ctx, "retransmitted", "sum", host, key_r, ep.start, ep.end, fmt=",.0f"))
+                figs.add(measure(ctx, "segments_sent", "sum", host, key_s, ep.start, ep.end, fmt=",.0f"))
+                rate = figs.add(measure(ctx, "retransmitted_per_s", "mean", host, key_r, ep.start, ep.end, fmt=".1f"))
+                per_sample = series_of(ctx, host, SHARE)
+                base = figs.add(baseline_at(ctx, "baseline_retrans_share_pct", host, SHARE, per_sample, ep.start,
+                                            ctx.segments(per_sample, host), fallback=False)
+                                if per_sample is not None and len(per_sample) else None)
                 # each loss costs a retransmission timeout: half a per cent
                 # of segments is a tail every user feels
-                sev = severity_for(mean_share, [(5.0, "high"), (0.5, "medium")], default="low")
-                title = (f"TCP retransmissions at {mean_share:.2f} % of segments sent "
-                         f"({total_r / max(1, inside.sum()):.1f}/s, peak {ep.peak:.2f} %; usual {base:.2f} %)")
-                text = (f"retransmitted {total_r:.0f} of {total_s:.0f} segments sent from {fmt_time(ep.start)} "
-                        f"to {fmt_time(ep.end)} ({mean_share:.2f} %)")
+                sev = severity_for(mean_share.value, [(5.0, "high"), (0.5, "medium")], default="low")
+                usual = f"usual {base.text()} %" if base is not None else "no sample before it to compare"
+                title = f"TCP retransmissions at {mean_share.text()} % of segments sent ({rate.text()}/s; {usual})"
+                text = (f"retransmitted {figs['retransmitted'].text()} of {figs['segments_sent'].text()} segments "
+                        f"sent from {fmt_time(ep.start)} to {fmt_time(ep.end)} ({mean_share.text()} %)")
                 out.append(self.finding(
-                    title=title, severity=sev, start=ep.start, end=ep.end, host=host,
-                    metrics={"retrans_share_pct": mean_share, "peak_retrans_share_pct": ep.peak,
-                             "baseline_retrans_share_pct": base, "retransmitted": total_r,
-                             "segments_sent": total_s},
-                    refs={**peak_ref(ep), **onset_ref(share, ep, base)},
+                    title=title, severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,
+                    refs={**peak_ref(ep), **onset_ref(share, ep, base.value if base else 0.0)},
                     evidence=[metric_evidence(ctx, "net-etcp", host, ep.peak_time, text)],
                 ))
         return out

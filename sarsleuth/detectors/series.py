@@ -19,8 +19,46 @@ class Episode:
     step_s: float = 0.0   # the series' sampling interval: what a sample stamped at T covers
 
 
+#: Consecutive samples further apart than this many usual intervals (and
+#: than MIN_GAP_SECONDS) have a gap in the records between them: an
+#: episode, a trend or a baseline never spans it, nor a restart.
+GAP_FACTOR = 3.0
+MIN_GAP_SECONDS = 10.0
+
+
+def step_seconds(index) -> float:
+    """The usual interval of a series' samples (the median), in seconds."""
+    ns = np.asarray(pd.DatetimeIndex(index).as_unit("ns").asi8, dtype=np.int64)
+    return float(np.median(np.diff(ns))) / 1e9 if len(ns) > 1 else 0.0
+
+
+def segment_ids(index, restarts=(), min_gap_seconds: float = MIN_GAP_SECONDS) -> np.ndarray:
+    """A number per sample, the same for samples of one stretch of records:
+    a new stretch begins after a gap (see :data:`GAP_FACTOR`; no shorter
+    than ``min_gap_seconds``) and after a restart (``restarts``: times of
+    the host's restarts, on the index's clock)."""
+    n = len(index)
+    if n < 2:
+        return np.zeros(n, dtype=np.int64)
+    ns = np.asarray(pd.DatetimeIndex(index).as_unit("ns").asi8, dtype=np.int64)
+    diffs = np.diff(ns) / 1e9
+    step = float(np.median(diffs))
+    cut = diffs > max(GAP_FACTOR * step, step + min_gap_seconds)
+    if len(restarts):
+        try:
+            marks = np.asarray(pd.DatetimeIndex(restarts).as_unit("ns").asi8, dtype=np.int64)
+        except (TypeError, ValueError):
+            marks = np.array([], dtype=np.int64)
+        if len(marks):
+            # a restart between two samples (or stamped with the later one)
+            pos = np.searchsorted(ns, np.sort(marks), side="left")
+            pos = pos[(pos > 0) & (pos < n)]
+            cut[pos - 1] = True
+    return np.concatenate(([0], np.cumsum(cut)))
+
+
 def episodes(series, mask, max_gap_samples: int = 1, peak="max", *, bridge_seconds: float = 60.0,
-             min_duration_seconds: float = 0.0) -> list[Episode]:
+             min_duration_seconds: float = 0.0, segments=None) -> list[Episode]:
     """Contiguous runs where ``mask`` is True, with the peak of ``series``
     inside.
 
@@ -30,7 +68,8 @@ def episodes(series, mask, max_gap_samples: int = 1, peak="max", *, bridge_secon
     one-sample dip is noise).  Episodes shorter than ``min_duration_seconds``
     (counting one interval for the last sample) are dropped, so a 1-second
     blip in 1-second data is not an incident while a single 10-minute sample
-    still is.
+    still is.  ``segments`` (:func:`segment_ids`): an episode never spans
+    a gap in the records or a restart.
     """
     flags = np.asarray(mask, dtype=bool)
     if not flags.any():
@@ -42,7 +81,11 @@ def episodes(series, mask, max_gap_samples: int = 1, peak="max", *, bridge_secon
     step_s = float(np.median(np.diff(ns))) / 1e9 if len(ns) > 1 else 0.0
     pos_gap = np.diff(idx) > max_gap_samples + 1
     time_gap = np.diff(ns[idx]) / 1e9 > bridge_seconds
-    breaks = np.flatnonzero(pos_gap & time_gap)
+    split = pos_gap & time_gap
+    if segments is not None:
+        seg = np.asarray(segments)
+        split |= np.diff(seg[idx]) != 0
+    breaks = np.flatnonzero(split)
     starts = np.concatenate(([idx[0]], idx[breaks + 1]))
     ends = np.concatenate((idx[breaks], [idx[-1]]))
     values = series.to_numpy(dtype=float)
@@ -97,6 +140,67 @@ def fmt_elapsed(seconds: float) -> str:
         return f"{seconds} s"
     minutes = int(round(seconds / 60))
     return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60} min"
+
+
+def growth_onset(series, segments, t_end):
+    """Where a series began to grow without coming back before ``t_end``
+    (a sample time): walking back in its stretch of records while the
+    samples step down (by more than its noise: three times the median
+    change of its steps), never up, and stopping at a level it held for
+    :data:`PLATEAU_SAMPLES` samples; the last sample at the lowest level
+    reached.  A memory finding's onset is there, not where a threshold was
+    crossed (nor where other memory use filled the host before a pause)."""
+    v = series.to_numpy(dtype=float)
+    seg = np.asarray(segments)
+    pos = int(np.flatnonzero(series.index == t_end)[0])
+    stretch = np.flatnonzero(seg[: pos + 1] == seg[pos])
+    steps = np.diff(v[stretch])
+    noise = float(np.nanmedian(np.abs(np.diff(steps)))) if len(steps) > 1 else 0.0
+    tol = max(3 * noise, 1e-9 * max(1.0, float(np.nanmax(np.abs(v[stretch])))))
+    low, low_at = v[pos], pos
+    for i in range(pos - 1, int(stretch[0]) - 1, -1):
+        if v[i] > low + tol:
+            break                  # higher before: the growth began after it
+        if v[i] < low - tol:
+            low, low_at = v[i], i
+        elif low_at - i + 1 >= PLATEAU_SAMPLES:
+            break                  # it held this level: the growth had not begun
+    return series.index[low_at]
+
+
+#: Samples a level holds before a growth is said to start after it.
+PLATEAU_SAMPLES = 3
+
+
+def interval_words(seconds: float) -> str:
+    """A sampling interval as an adjective: ``10-minute``, ``1-second``."""
+    seconds = float(seconds)
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds / 3600:g}-hour"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:g}-minute"
+    return f"{seconds:g}-second"
+
+
+def sampled(intervals: int, seconds: float) -> str:
+    """How many samples back a change of ``seconds``: ``one 10-minute
+    sample`` when it fell inside one interval, ``5 samples`` otherwise."""
+    if intervals <= 1:
+        return f"one {interval_words(round(seconds))} sample"
+    return f"{intervals + 1} samples"
+
+
+def how_long(start, end, elapsed) -> str:
+    """How a rise from the sample at ``start`` to the one at ``end`` is
+    told, as the samples allow (``elapsed``: its ``elapsed`` figure, with
+    the samples of its span): ``in 4 min (6 samples)``; a rise seen
+    between two consecutive samples happened somewhere in that interval:
+    ``between 14:50:01 and 15:00:01 (one 10-minute sample)``."""
+    if elapsed.samples <= 1:
+        return f"by {fmt_time(end)}, the first sample of its records"
+    if elapsed.samples == 2:
+        return f"between {fmt_time(start)} and {fmt_time(end)} ({sampled(1, elapsed.value)})"
+    return f"in {fmt_elapsed(elapsed.value)} ({sampled(elapsed.samples - 1, elapsed.value)})"
 
 
 def fmt_time(ts) -> str:

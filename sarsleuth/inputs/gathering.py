@@ -53,12 +53,14 @@ class Gathered:
 
 
 def gather(paths, copies: contextlib.ExitStack | None = None, *, select: dict | None = None,
-           in_place: bool = False) -> Gathered:
+           in_place: bool = False, names: dict | None = None) -> Gathered:
     """The files behind ``paths``.  ``copies`` (an ExitStack) removes the
     private copies of streams and archive members when it closes (they
     stay until the findings have quoted their lines); ``select``: of the
     archive at each key, only the bundles whose labels are listed;
-    ``in_place``: a fleet's units, read where they are (no copy is made)."""
+    ``in_place``: a fleet's units, read where they are (no copy is made);
+    ``names``: {file: how the outputs name it} (a collected file by its
+    place on the host)."""
     out = Gathered()
     if in_place:
         _units(paths, out)
@@ -76,7 +78,7 @@ def gather(paths, copies: contextlib.ExitStack | None = None, *, select: dict | 
             given.append(p)
     out.refused[:0] = spooled.unreadable
     out.named_refused = len(out.refused)
-    bundles = expand(given, spooled.names, select)
+    bundles = expand(given, {**spooled.names, **(names or {})}, select)
     copies.callback(bundles.cleanup)
     out.refused.extend(bundles.refused)
     out.warnings.extend(spooled.warnings)

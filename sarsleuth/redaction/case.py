@@ -24,8 +24,8 @@ def redact_case(case, patterns=()) -> Redactor:
     is what the private map file holds)."""
     r = Redactor(patterns)
     _learn_given(names_given(case), r)
-    _walk(case, r.learn, rewrite=False, seen=set())
-    _walk(case, r.text, rewrite=True, seen=set())
+    _walk(case, r.learn, rewrite=False, seen={})
+    _walk(case, r.text, rewrite=True, seen={})
     case.__dict__.pop("_long", None)         # the long table is built again from the redacted store
     _renumber(case)
     case.redacted = r.sentence()
@@ -45,8 +45,8 @@ def redact_fleet(fleet, patterns=()) -> Redactor:
         for kind in given:
             given[kind].update(h.names.get(kind, ()))
     _learn_given(given, r)
-    _walk(fleet, r.learn, rewrite=False, seen=set())
-    _walk(fleet, r.text, rewrite=True, seen=set())
+    _walk(fleet, r.learn, rewrite=False, seen={})
+    _walk(fleet, r.text, rewrite=True, seen={})
     for inc in fleet.incidents:
         inc.id = fleet_incident_id(inc.kinds, inc.start, inc.hosts)
     fleet.notes.insert(0, r.sentence())
@@ -84,7 +84,7 @@ def names_given(case) -> dict:
     return {"host": {str(h) for h in hosts if h}, "user": users}
 
 
-def _walk(value, fn, rewrite: bool, seen: set):
+def _walk(value, fn, rewrite: bool, seen: dict):
     """``value`` with ``fn`` applied to every string in it (containers and
     dataclasses changed in place, their identity kept); with ``rewrite``
     False, ``fn`` is only shown every string."""
@@ -93,8 +93,16 @@ def _walk(value, fn, rewrite: bool, seen: set):
     if value is None or isinstance(value, (bool, int, float, bytes)):
         return value
     if id(value) in seen:
-        return value
-    seen.add(id(value))
+        # met before: a tuple or frozenset is new after its rewrite, and
+        # every holder of the same object gets the same new one
+        return seen[id(value)][1]
+    seen[id(value)] = (value, value)        # the value kept alive: its id stays its own
+    done = _walk_new(value, fn, rewrite, seen)
+    seen[id(value)] = (value, done)
+    return done
+
+
+def _walk_new(value, fn, rewrite: bool, seen: dict):
     kind = type(value).__name__
     if isinstance(value, list):
         value[:] = [_walk(v, fn, rewrite, seen) for v in value]

@@ -2,6 +2,7 @@
 as a table for every output format, and as a plot."""
 from __future__ import annotations
 
+from sarsleuth.render.files import atomic_output
 from sarsleuth.render.formats.json import plain
 from sarsleuth.render.plots import SETTINGS
 from sarsleuth.render.table import Column, Table, number
@@ -97,3 +98,12 @@ def _draw(df, ax):
     ax.legend(handles + more_handles, names + more_names, loc="upper left", fontsize="small")
     ax.set_title("load-test runs compared")
     return ax
+
+
+def write_plot(df, path, inputs=()) -> None:
+    """:func:`plot_comparison` into ``path`` (PNG, SVG or PDF by its suffix;
+    PNG otherwise), written whole or not at all, never over an input."""
+    ax = plot_comparison(df)
+    kind = path.suffix.lstrip(".").lower() or "png"
+    with atomic_output(path, inputs, binary=True) as fh:
+        ax.figure.savefig(fh, format=kind if kind in ("png", "svg", "pdf") else "png", bbox_inches="tight")

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sarsleuth.render.table import number
+from sarsleuth.render.listed_times import ListedTimes
 from sarsleuth.render.view import EVIDENCE_LINES, MAX_WARNINGS, TIMELINE_ROWS, View, code_spans, host_lines, left_out
-from sarsleuth.timebase.clock import when, zone_of
+from sarsleuth.timebase.clock import zone_of
 
 #: Incidents listed in the summary table unless --all.
 MAX_LISTED = 30
@@ -92,8 +93,9 @@ def case_blocks(case, view: View | None = None) -> list:
     told = view.incidents(case)
     out = [Heading(1, text("sarsleuth incident summary"))]
     if case.incidents:
-        # the list across hosts is on one stated zone, the case's; each incident below on its hosts' clock
-        zone = zone_of(case.incidents[0].start, case.tz)
+        # the list across hosts on the clock it states: its incidents' one clock, else each its own with its offset
+        times = ListedTimes.of_incidents(case)
+        zone = times.heading(case.incidents[0].start)
         out.append(Para(text(f"{len(case.incidents):,} incident(s) from {len(case.sources)} source(s), "
                              f"{len(told)} told below; times: {zone or 'unknown'}.")))
     elif case.empty_window:
@@ -109,8 +111,8 @@ def case_blocks(case, view: View | None = None) -> list:
     if case.incidents:
         listed = view.rows(case.incidents, max(MAX_LISTED, len(told)))
         out.append(Grid(["#", "severity", "start", "end", "incident", "score"],
-                        [[text(inc.rank), text(inc.severity), text(when(inc.start, zone=case.tz)),
-                          text(when(inc.end, zone=case.tz)), rich(inc.title), text(f"{inc.score:.2f}")]
+                        [[text(inc.rank), text(inc.severity), text(times.when(inc.start, inc.zone)),
+                          text(times.when(inc.end, inc.zone)), rich(inc.title), text(f"{inc.score:.2f}")]
                          for inc in listed], numeric=[True, False, False, False, False, True]))
         for note in (left_out(len(case.incidents), len(listed), "incident(s)", "`--all` lists every one"),
                      left_out(len(case.incidents), len(told), "incident(s)",

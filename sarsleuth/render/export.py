@@ -43,7 +43,7 @@ def export_source(path, kind, fmt: str, output, opts, *, layout: str = "long", p
                                                      progress=shown.within), layout)
             if str(given[0]) in spooled.names:
                 streams.relabel(src, str(given[0]), spooled.names[str(given[0])])
-            settled = settle([src], registry(), tz=opts.tz)
+            settled = settle([src], registry(), tz=opts.tz, placed_by=("--tz",))
             for w in [*spooled.warnings, *src.warnings, *settled.warnings]:
                 say(f"warning: {w}")
             if rest is not None:

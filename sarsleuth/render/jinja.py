@@ -6,10 +6,11 @@ from __future__ import annotations
 from importlib import resources
 
 from jinja2 import Environment, select_autoescape
+from markupsafe import Markup, escape
 
 from sarsleuth.model import Incident
 from sarsleuth.safe_text import visible
-from sarsleuth.render.view import EVIDENCE_LINES, code_spans
+from sarsleuth.render.view import EVIDENCE_LINES, code_spans, plain
 from sarsleuth.timebase.clock import when, zone_of
 
 
@@ -19,6 +20,10 @@ def environment():
     env.filters["when"] = lambda ts, zone=None: when(ts, zone=zone)
     env.filters["basename"] = lambda p: str(p).replace("\\", "/").rsplit("/", 1)[-1]
     env.filters["spans"] = code_spans
+    env.filters["uncoded"] = plain
+    # story text with its `code` as <code>, never raw backticks
+    env.filters["coded"] = lambda text: Markup("".join(f"<code>{escape(p)}</code>" if code else str(escape(p))
+                                                       for p, code in code_spans(str(text or ""))))
     env.filters["zone"] = lambda ts, zone=None: zone_of(ts, zone)
     env.filters["string_id"] = lambda obj: str(id(obj))
     env.globals["zip"] = zip

@@ -61,3 +61,13 @@ def cells(frame):
     """A query's result with array cells (DuckDB lists) as lists."""
     return frame.map(lambda v: list(v) if hasattr(v, "tolist") and not isinstance(v, str) and getattr(v, "ndim", 0)
                      else v)
+
+
+def detectors_table(detectors) -> Table:
+    """``sarsleuth detectors``: each detector with a line (JSON: its inputs
+    and parameters too)."""
+    records = [{"id": d.id, "category": d.category, "inputs": list(d.inputs), "summary": d.summary,
+                "parameters": dict(d.defaults)} for d in detectors]
+    return Table(title=f"{len(records)} detectors", records=records, columns=[
+        Column("detector", key("id"), code=True), Column("category", key("category")),
+        Column("what it looks for", key("summary"))])

@@ -45,24 +45,27 @@ class Settlement:
                      one_clock=self.one_clock)
 
 
-def settle(sources: list, readers, tz: str | None = None, host_zones: dict | None = None) -> Settlement:
+def settle(sources: list, readers, tz: str | None = None, host_zones: dict | None = None,
+           placed_by: tuple = ("--window", "--tz")) -> Settlement:
     """Put ``sources`` on one clock (in place); see the module doc.
     ``readers``: {kind: its parser}, which says what a kind's files carry
     (``sarsleuth.inputs.parsers.registry()``); ``host_zones``: {host: (zone, where
     it was read)} from bundles' host facts (etc/localtime, timedatectl):
-    the host's configured zone, used like a zone its files record."""
+    the host's configured zone, used like a zone its files record;
+    ``placed_by``: the options of the command that place a file dated by
+    its modification time (what the note says to use)."""
     out = Settlement(one_clock=bool(tz))
     out.notes.extend(hosts.one_spelling(sources))
     out.notes.extend(hosts.assign(sources))
     out.notes.extend(years.redate(sources, hosts.host_of, readers))
     out.notes.extend(dmesg.align(sources, readers))
-    _decide_zones(sources, tz, out, host_zones or {})
+    _decide_zones(sources, tz, out, host_zones or {}, placed_by)
     for src in sources:
         _to_display(src, out.host_zones.get(hosts.host_of(src)), out.zone)
     return out
 
 
-def _decide_zones(sources, tz, out: Settlement, configured: dict) -> None:
+def _decide_zones(sources, tz, out: Settlement, configured: dict, placed_by: tuple) -> None:
     recorded: dict = {}      # host -> [(zone, path, a time of the source)]
     aware = False
     first_time: dict = {}
@@ -98,7 +101,8 @@ def _decide_zones(sources, tz, out: Settlement, configured: dict) -> None:
         out.zone = known[0]
     elif len(known) > 1:
         out.zone = "UTC"
-        out.notes.append("hosts record different time zones (" + ", ".join(known) + "); times are shown in UTC")
+        out.notes.append("hosts record different time zones (" + ", ".join(known) + "); each host's story is told "
+                         "on its own clock, with its offset, and the case's tables are in UTC")
     elif aware:
         out.zone = "UTC"
     if out.zone is None:
@@ -106,7 +110,7 @@ def _decide_zones(sources, tz, out: Settlement, configured: dict) -> None:
         for src in sources:
             if timed_by_mtime(src):
                 out.notes.append(f"{src.path}: placed at its file's modification time, shown as UTC wall "
-                                 "clock (a guess: use --window or --tz to place it)")
+                                 f"clock (a guess: use {' or '.join(placed_by)} to place it)")
         return
     for host in sorted(all_hosts, key=str):
         if out.host_zones.get(host) is None and _has_wall_times(sources, host):

@@ -20,7 +20,7 @@ from pathlib import Path
 from sarsleuth.inputs.bundles import archive, layout as lay, readers
 from sarsleuth.inputs.bundles.facts import HostFacts
 from sarsleuth.errors import InputError
-from sarsleuth.inputs.folders import walk
+from sarsleuth.inputs.folders import walk, walk_tree
 from sarsleuth.inputs.reading import read_head
 
 #: Configuration files larger than this are not host facts (sysctl -a is ~50 KB).
@@ -46,6 +46,9 @@ class Expanded:
     #: archive path -> labels of the bundles in it to read (the others are
     #: passed over): one host of a fleet reads its own node of a collect archive
     select: dict = field(default_factory=dict)
+    #: path -> how the user knows it (a stream's copy is ``<stdin>``, a
+    #: collected file is named as its host names it)
+    names: dict = field(default_factory=dict)
     _workdir: str | None = None
 
     def workdir(self) -> str:
@@ -61,18 +64,20 @@ class Expanded:
 
 def expand(paths, names: dict | None = None, select: dict | None = None) -> Expanded:
     """``names``: how the user knows a path given here (a stream's private
-    copy is ``<stdin>``), for the members of an archive read from it;
+    copy is ``<stdin>``; a file of a collected folder, by its place on the
+    host), for it, the members of an archive read from it and the files
+    of a sosreport folder;
     ``select``: of the archive at each key, read only the bundles whose
     labels are listed (nested archives of other bundles are not even
     decompressed)."""
-    out = Expanded(select={str(k): set(v) for k, v in (select or {}).items()})
+    out = Expanded(select={str(k): set(v) for k, v in (select or {}).items()}, names=dict(names or {}))
     try:
         for p in paths:
             p = Path(p)
             if p.is_dir():
                 _folder(p, out)
             elif p.is_file() and is_archive(p):
-                _archive(p, out, label=(names or {}).get(str(p), str(p)))
+                _archive(p, out, label=out.names.get(str(p), str(p)))
             else:
                 out.entries.append(Entry(str(p), str(p)))
     except BaseException:
@@ -133,14 +138,14 @@ def sos_folder_files(root: Path, facts: HostFacts, out: Expanded):
     read into ``facts`` on the way: yields ``(full path, relative path,
     whether it was a fact file)`` for the files that are not links (a link
     in a sosreport is a copy of something listed elsewhere)."""
-    for here, dirs, files in walk(root):
+    for here, dirs, files in walk_tree(root):
         dirs.sort()
         for f in sorted(files):
             full = Path(here) / f
             rel = full.relative_to(root).as_posix()
             entry, m = lay.fact_of(rel)
             if entry is not None:
-                _read_fact(entry, m, rel, str(full), facts, out,
+                _read_fact(entry, m, rel, out.names.get(str(full), str(full)), facts, out,
                            link=os.readlink(full) if full.is_symlink() else None,
                            read=lambda full=full: _read_capped(open(full, "rb")))
             if not full.is_symlink():
@@ -148,11 +153,11 @@ def sos_folder_files(root: Path, facts: HostFacts, out: Expanded):
 
 
 def _sos_folder(root: Path, out: Expanded) -> None:
-    facts = HostFacts(bundle=str(root))
+    facts = HostFacts(bundle=out.names.get(str(root), str(root)))
     candidates = []
     for full, rel, _fact in sos_folder_files(root, facts, out):
         if lay.input_of(rel)[0] is not None and full.is_file():
-            candidates.append(("", rel, Entry(str(full), str(full), facts)))
+            candidates.append(("", rel, Entry(str(full), out.names.get(str(full), str(full)), facts)))
     _keep_faithful(candidates, str(root), out)
     readers.settle_processes(facts)
     out.bundles.append(facts)

@@ -20,9 +20,10 @@ from sarsleuth.render.fleet_html import build_fleet_html
 from sarsleuth.render.page_scripts import digest, explorer_script, json_for_script, uplot_script, uplot_style
 from sarsleuth.safe_text import visible, visible_tree
 from sarsleuth.render.jinja import template
+from sarsleuth.render.listed_times import ListedTimes
 from sarsleuth.render.timeline import incident_timeline_html, overview_html
 from sarsleuth.render.view import EVIDENCE_LINES, MAX_WARNINGS, View, host_lines, left_out, note_groups
-from sarsleuth.timebase.clock import on_clock, when, zone_of
+from sarsleuth.timebase.clock import on_clock, when
 from sarsleuth.version import __version__
 
 #: Incidents given a plot (each costs a matplotlib figure).
@@ -43,8 +44,9 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
     # each finding carries its host's clock: sorted on the case's
     findings = sorted(case.findings, key=lambda f: (str(on_clock(f.start, case.tz)) if f.start is not None else "~",
                                                     f.detector))
-    # the lists across hosts are on one stated zone, the case's
-    zone = zone_of(case.incidents[0].start, case.tz) if case.incidents else ""
+    # each list across hosts on the clock it states (render/listed_times.py)
+    listed, found = ListedTimes.of_incidents(case), ListedTimes.of_findings(case)
+    zone = listed.heading(case.incidents[0].start) if case.incidents else ""
     plots_note = left_out(len(case.incidents), len(drawn), "incident(s) without a chart",
                           "--all draws a chart for every one") if plots else ""
     hosts = explorer(case) if plots else []
@@ -52,7 +54,9 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
     return visible(template("report.html.j2").render(
         case=case, incidents=case.incidents, findings=findings, sources=sources, figures=figures,
         changed_figures=changed_figures,
-        version=__version__, zone=zone, skipped=case.skipped, timeline=overview_html(case),
+        version=__version__, zone=zone, listed=listed, found=found, skipped=case.skipped,
+        found_zone=found.heading(findings[0].start) if findings and findings[0].start is not None else "",
+        timeline=overview_html(case),
         timelines={inc.id: incident_timeline_html(case, inc) for inc in case.incidents},
         evidence_lines=None if view.everything else EVIDENCE_LINES + 1, plots_note=plots_note,
         anchors={str(id(f)): f"finding-{inc.id}-{i}" for inc in case.incidents for i, f in enumerate(inc.findings, 1)},
@@ -141,4 +145,4 @@ def write_table(table, out) -> None:
 
 
 def case_fragment(case) -> str:
-    return visible(template("case.html.j2").render(case=case))
+    return visible(template("case.html.j2").render(case=case, listed=ListedTimes.of_incidents(case)))

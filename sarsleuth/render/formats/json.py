@@ -54,6 +54,8 @@ def document(case) -> dict:
         "hosts": [h.to_dict() for h in getattr(case, "hosts", [])],
         # what a redacted case says about itself (--redact), else null
         "redacted": getattr(case, "redacted", None),
+        # the story audited against its data (--audit), else absent
+        **({"audit": case.audited.to_dict()} if getattr(case, "audited", None) is not None else {}),
     }))
 
 

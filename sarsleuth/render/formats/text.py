@@ -19,9 +19,11 @@ from sarsleuth.render.fleet_text import fleet_text
 from sarsleuth.safe_text import shown
 from sarsleuth.render.table import Column, cells, number
 from sarsleuth.render.table import Table as Rows
+from sarsleuth.model import shortened
+from sarsleuth.render.listed_times import ListedTimes
 from sarsleuth.render.view import EVIDENCE_LINES, MAX_WARNINGS, TIMELINE_ROWS, View, code_spans, host_lines, left_out
 from sarsleuth.render.formats.json import plain
-from sarsleuth.timebase.clock import when, zone_of
+from sarsleuth.timebase.clock import zone_of
 
 SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red", "critical": "bold white on red"}
 ROLE_STYLE = {"cause": "bold", "effect": "", "context": "dim"}
@@ -73,12 +75,13 @@ def _summary(case, view: View, told: list) -> Table:
     t.add_column("incident")
     t.add_column("score", justify="right", width=5)
     listed = view.rows(case.incidents, max(MAX_LISTED, len(told)))
+    times = ListedTimes.of_incidents(case)
     for inc in listed:
         t.add_row(str(inc.rank), Text(inc.severity, style=SEVERITY_STYLE.get(inc.severity, "")),
-                  when(inc.start, zone=case.tz) if inc.start is not None else "unaligned",
-                  Text(shown(inc.title)), f"{inc.score:.2f}")
-    # one table across hosts: one stated zone, the case's
-    zone = zone_of(case.incidents[0].start, case.tz)
+                  times.when(inc.start, inc.zone) if inc.start is not None else "unaligned",
+                  _code_text(inc.title), f"{inc.score:.2f}")
+    # one table across hosts: on the clock its caption names, the one its incidents are told on
+    zone = times.heading(case.incidents[0].start)
     caption = ((f"times: {shown(zone)}  |  " if zone else "")
                + f"{len(case.sources)} sources, {len(case.findings):,} findings, {len(case.incidents):,} incident(s); "
                f"{len(told)} told below")
@@ -95,16 +98,18 @@ def _quiet(case) -> Panel:
                  title=Text("all quiet"), border_style="green")
 
 
-def _code_text(text: str, prefix: str = "") -> Text:
-    out = Text(prefix)
+def _code_text(text: str, prefix: str = "", style: str = "") -> Text:
+    """Story text as the terminal shows it: `code` in colour, without its
+    backticks (never raw markdown), control characters escaped."""
+    out = Text(prefix, style=style)
     for part, is_code in code_spans(shown(text)):
-        out.append(part, style="cyan" if is_code else "")
+        out.append(part, style="cyan" if is_code else style)
     return out
 
 
 def _incident_panel(inc, view: View) -> Panel:
     story = inc.story or {}
-    parts = [Text(shown(story.get("headline") or inc.summary), style="bold")]
+    parts = [_code_text(story.get("headline") or inc.summary, style="bold")]
     rows = story.get("timeline") or []
     if rows:
         parts.append(Text(f"\nTimeline ({shown(zone_of(inc.start) or 'times as recorded')})", style="bold"))
@@ -115,22 +120,22 @@ def _incident_panel(inc, view: View) -> Panel:
         tl.add_column(style="dim", no_wrap=True)
         for r in view.rows(rows, TIMELINE_ROWS):
             tl.add_row(shown(r["clock"]), Text(r["role"] or "", style=ROLE_STYLE.get(r["role"], "")),
-                       Text(shown(r["what"][:150])), Text(shown(r["where"])))
+                       _code_text(shortened(r["what"], 150)), Text(shown(r["where"])))
         parts.append(tl)
         more = left_out(len(rows), len(view.rows(rows, TIMELINE_ROWS)), "timeline row(s)", "--all shows them")
         if more:
             parts.append(Text(more, style="dim"))
-    parts.append(Text("\nCause: ", style="bold") + Text(shown(story.get("cause", ""))))
+    parts.append(Text("\nCause: ", style="bold") + _code_text(story.get("cause", "")))
     if story.get("explanation"):
-        parts.append(Text(shown(story["explanation"])))
+        parts.append(_code_text(story["explanation"]))
     if story.get("why"):
-        parts.append(Text("Why: ", style="bold") + Text(shown(story["why"])))
+        parts.append(Text("Why: ", style="bold") + _code_text(story["why"]))
     for label, key in (("Effects", "effects"), ("Context", "context")):
         items = story.get(key) or []
         if items:
             parts.append(Text(f"{label}:", style="bold"))
             for item in items:
-                parts.append(Text(shown(f"  - {item}")))
+                parts.append(_code_text(item, "  - "))
     if story.get("unaligned"):
         parts.append(Text(shown(story["unaligned"]), style="dim"))
     if story.get("changed"):
@@ -144,7 +149,7 @@ def _incident_panel(inc, view: View) -> Panel:
     parts += [Text("\nEvidence", style="bold"), _evidence(inc, view)]
     if inc.why_first:
         parts.append(Text(shown(inc.why_first), style="italic dim"))
-    title = Text(f"#{inc.rank} [{inc.severity}] {shown(inc.title)}")
+    title = _code_text(inc.title, f"#{inc.rank} [{inc.severity}] ")
     return Panel(Group(*parts), title=title, title_align="left",
                  border_style="red" if inc.severity in ("high", "critical") else "yellow")
 
@@ -156,12 +161,12 @@ def _evidence(inc, view: View) -> Table:
     hidden = 0
     for f in inc.findings:
         ev.add_row(Text(f"[{f.severity}]", style=SEVERITY_STYLE.get(f.severity, "")),
-                   Text(shown(f"{f.title}  ({f.detector}, {f.role or 'finding'})")))
+                   _code_text(f.title) + Text(shown(f"  ({f.detector}, {f.role or 'finding'})")))
         lines = view.rows(f.evidence, EVIDENCE_LINES)
         hidden += len(f.evidence) - len(lines)
         for e in lines:
             loc = os.path.basename(e.path) + (f":{e.line}" if e.line else "") if e.path else ""
-            ev.add_row("", Text(shown(f"  {loc}  {e.text}"[:220] + (f"  {e.note()}" if e.repeated else "")),
+            ev.add_row("", Text(shown(shortened(f"  {loc}  {e.text}", 220) + (f"  {e.note()}" if e.repeated else "")),
                                 style="dim"))
     if hidden:
         ev.add_row("", Text(left_out(hidden, 0, "evidence line(s)", "--all or --format json shows them"), style="dim"))

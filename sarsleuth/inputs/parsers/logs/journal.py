@@ -164,6 +164,7 @@ def _split_json(text: str) -> LineInfo:
 
 class JournalParser(Parser):
     kind = "journal"
+    foldable = True
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     priority = 2
     description = "systemd journal: journalctl -o json, json-seq, short, short-iso, short-precise, short-full"

@@ -104,6 +104,7 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
 
 class NginxErrorParser(Parser):
     kind = "nginx-error"
+    foldable = True
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     description = "nginx / Tengine / OpenResty error.log (docker-compose prefixes too), and NGINX Unit's log"
     shape = "log"

@@ -419,6 +419,7 @@ def line_parser(months: dict, parse=None):
 
 class SyslogParser(Parser):
     kind = "syslog"
+    foldable = True
     reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     priority = 1
     description = "syslog files (RFC 3164, RFC 3339 high precision, RFC 5424): messages, kern.log"
