@@ -160,9 +160,11 @@ def unexplained(store, events, sources, findings, clock) -> list:
 def _confirmed(store, events, coverage, host, window, rules, clock, step: float):
     changes = rank(store, events, window, hosts=[host], coverage=coverage)
     top = changes.top(int(rules["told"]))
-    enough = top[(top["baseline_samples"] >= int(rules["min_baseline_samples"]))
-                 & ((top["baseline_to"] - top["baseline_from"]).dt.total_seconds()
-                    >= float(rules["min_baseline_seconds"]))]
+    # times of a row (wall clock or zoned, NaT where a part is empty) read one by one
+    seconds = [(pd.Timestamp(b) - pd.Timestamp(a)).total_seconds() if not (pd.isna(a) or pd.isna(b)) else 0.0
+               for a, b in zip(top["baseline_from"], top["baseline_to"])]
+    enough = top[(top["baseline_samples"] >= int(rules["min_baseline_samples"])).to_numpy()
+                 & (np.asarray(seconds, dtype=float) >= float(rules["min_baseline_seconds"]))]
     strain = [r for _, r in enough.iterrows() if strain_direction(r["section"], r["metric"]) == r["direction"]]
     if len(enough) < int(rules["min_groups"]) or len(strain) < int(rules["min_strain_groups"]):
         return None
