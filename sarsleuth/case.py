@@ -17,6 +17,7 @@ from sarsleuth.analysis.audit import audit as audit_story
 from sarsleuth.analysis.narrative import quiet_summary
 from sarsleuth.analysis.pipeline import run
 from sarsleuth.analysis.read import Skipped
+from sarsleuth.analysis.what_changed import hosts_departed, user_ranking
 from sarsleuth.options import Options, check_options
 from sarsleuth.redaction.case import redact_case
 from sarsleuth.render.formats.html import case_fragment, write_html
@@ -102,6 +103,28 @@ class Case:
         return case
 
     # ------------------------------------------------------------------- API
+    def changes(self, window, baseline=None, hosts=None) -> pd.DataFrame:
+        """What changed in ``window`` against ``baseline`` (by default the
+        hours before it and the same hours of the day before, never across
+        a restart or a gap): every sar series per device and every log
+        message kind per program, one row each, most changed first
+        (``departs`` says which departed; ``entry`` numbers the changes,
+        ``lead`` the row telling each).  Windows are ``"START..END"`` or
+        ``(start, end)``; times on the case's clock (tz-aware where its zone
+        is known).  ``attrs["notes"]`` says what could not be compared,
+        ``attrs["hosts"]`` which hosts departed most."""
+        found = user_ranking(self.store, self.events, self.sources, self.clock, window, baseline, hosts)
+        table = found.table.copy()
+        if self.clock.zone is not None:
+            for column in ("peak_time", "baseline_from", "baseline_to", "window_from", "window_to"):
+                times = pd.to_datetime(table[column])
+                if getattr(times.dt, "tz", None) is not None:
+                    table[column] = times.dt.tz_convert(self.clock.zone)
+        table.attrs["notes"] = list(found.notes)
+        table.attrs["hosts"] = hosts_departed(found)
+        table.attrs["window"], table.attrs["baseline"] = found.window, found.baseline
+        return table
+
     @property
     def metrics(self):
         """The long metrics table of the contract (``parse --format csv``

@@ -1,12 +1,7 @@
-"""The ``sarsleuth`` command line.
-
-Heavy libraries (pandas, matplotlib, rich) are imported inside the commands,
-so ``sarsleuth --help`` stays fast, and ``sniff`` with plain paths skips
-building the typer app altogether.  Every output format comes from the
-registry in :mod:`sarsleuth.render`; files are written whole or not at all
-(:mod:`sarsleuth.render.files`).  Errors the user can fix print one line on
-stderr and exit 2; ``--debug`` shows the traceback instead.
-"""
+"""The ``sarsleuth`` command line.  Heavy libraries (pandas, matplotlib, rich) are imported inside the
+commands, so ``--help`` stays fast, and ``sniff`` with plain paths builds no typer app.  Output formats come
+from the registry of :mod:`sarsleuth.render`; files are written whole or not at all (:mod:`.render.files`).
+Errors the user can fix print one line on stderr and exit 2; ``--debug`` shows the traceback instead."""
 from __future__ import annotations
 
 import enum
@@ -304,6 +299,19 @@ def _sniff(paths) -> int:
 
 
 @app.command()
+def changes(paths: List[Path] = typer.Argument(..., help="Files, directories or compressed files, in any order."),
+            window: str = typer.Option(..., "--window", help="START..END (ISO 8601): the span to rank."),
+            baseline: Optional[str] = typer.Option(None, "--baseline", help="C..D (default: hours before, day before)."),
+            format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f"), top: int = typer.Option(20, min=1),
+            tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of sources whose timestamps carry none."),
+            year: Optional[int] = typer.Option(None, "--year", help="Year of syslog lines that carry none.")):
+    """Rank every sar series and log message kind by how much it changed in a window."""
+    from sarsleuth.render.changes_table import changes_of_paths     # here, not at the top: --help loads this module
+    table = changes_of_paths(paths, window, baseline, top, tz=tz, year=year)
+    _to_stdout(lambda out: render.write_table(format.value, table, out))
+
+
+@app.command()
 def detectors(format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f")):
     """List the detectors with a line each."""
     # here, not at the top: --help and sniff load this module
@@ -427,17 +435,12 @@ def run(argv=None) -> int:
 
 
 def main(argv=None):
-    # no linear algebra here: numpy's OpenBLAS threads would only spin beside
-    # the work (0.1 s of the other core on each run), so one, unless the
-    # user chose (set before numpy loads: the command line imports it later)
+    # one OpenBLAS thread (no linear algebra here: more would only spin), unless the user chose
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # a shell may have closed standard output or error (>&-, 2>&-)
     settle_standard_streams()
     code = run(argv)
-    # the interpreter's collections at exit walk every object the run made,
-    # pandas' and pydantic's classes included (50 ms of a small file's
-    # parse): frozen, they are left to the end of the process (exit
-    # handlers and flushes still run)
+    # frozen, the run's objects are not walked by the collections at exit (50 ms of a small parse)
     gc.freeze()
     sys.exit(code)
 

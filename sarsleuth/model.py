@@ -310,6 +310,9 @@ class Incident:
     #: the zone its story is told in: its host's, UTC across hosts of
     #: different zones, None on the hosts' wall clock (timebase.clock.Clock.story_zone)
     zone: str | None = None
+    #: what else changed during it: the series that departed most from
+    #: their own baseline (sarsleuth.analysis.what_changed), most first
+    changes: list = field(default_factory=list)
     #: how a notebook shows an incident (HTML): filled in by the outputs
     #: when they load (``render/_templates.py``), since the data model sits
     #: below them and never imports them
@@ -334,6 +337,7 @@ class Incident:
             "recommendations": list(self.recommendations),
             "impact": list(self.impact),
             "story": self.story,
+            "changes": list(self.changes),
         }
 
     def _repr_html_(self) -> str | None:

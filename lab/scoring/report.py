@@ -67,17 +67,19 @@ def footnote(scores: list[CaseScore]) -> str:
     return (f"{t['cases']} cases of {t['kinds']} kinds ({t['quiet_cases']} quiet): top-1 category "
             f"{_pct(t['category'])}, start within {START_TOLERANCE_S:g} s {_pct(t['start'])}, cause detector "
             f"{_pct(t['cause'])}, responsible named {_pct(t['named'])} (of {t['named_cases']}), contradicted "
-            f"advice {t['contradicted']}, incidents on quiet days {t['quiet_incidents']}")
+            f"advice {t['contradicted']}, incidents on quiet days {t['quiet_incidents']}, the cause's series in "
+            f"the top 5 changed {_pct(t['changed'])} (of {t['changed_cases']})")
 
 
 def table(scores: list[CaseScore], fmt: str = "text") -> str:
     """The detailed table of one interval."""
-    head = ["case", "kind", "rank 1", "category", "start error s", "cause", "named", "contradicted", "incidents"]
+    head = ["case", "kind", "rank 1", "category", "start error s", "cause", "named", "changed", "contradicted",
+            "incidents"]
     rows = []
     for s in scores:
         err = "-" if s.start_error_s is None else f"{s.start_error_s:.0f}"
         rows.append([s.case, s.kind, s.rank1 + (f" ({s.error})" if s.error else ""), _mark(s.category_ok), err,
-                     f"{s.cause} {_mark(s.cause_ok)}" if not s.quiet else "-", _mark(s.named),
+                     f"{s.cause} {_mark(s.cause_ok)}" if not s.quiet else "-", _mark(s.named), _mark(s.changed),
                      str(len(s.contradicted)), str(s.incidents)])
     lines = _render(head, rows, fmt)
     details = [f"  {s.case}: {c}" for s in scores for c in s.contradicted]
@@ -103,13 +105,15 @@ def overview(by_interval: dict[int, list[CaseScore]], fmt: str = "text") -> str:
 
 def totals_table(by_interval: dict[int, list[CaseScore]], fmt: str = "text") -> list[str]:
     head = ["interval", "cases", "top-1 category", "start within one interval + 10 s", "cause detector",
-            "responsible named", "right host", "contradicted advice", "incidents on quiet days"]
+            "responsible named", "right host", "contradicted advice", "incidents on quiet days",
+            "cause's series in top 5 changed"]
     rows = []
     for i in sorted(by_interval):
         t = totals(by_interval[i])
         rows.append([interval_name(i), f"{t['cases']} ({t['quiet_cases']} quiet)", _pct(t["category"]),
                      _pct(t["start"]), _pct(t["cause"]), f"{_pct(t['named'])} of {t['named_cases']}",
-                     _pct(t["host"]), str(t["contradicted"]), str(t["quiet_incidents"])])
+                     _pct(t["host"]), str(t["contradicted"]), str(t["quiet_incidents"]),
+                     f"{_pct(t['changed'])} of {t['changed_cases']}"])
     return _render(head, rows, fmt)
 
 

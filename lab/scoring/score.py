@@ -19,7 +19,11 @@ json`` with the truth's ``args`` and compares rank 1 with the truth:
   evidence lines do not count: they name whatever the log named);
 - **contradicted**: recommendations, of any incident, that a rule of
   ``contradictions.toml`` finds wrong for this case's files;
-- **quiet**: on a quiet day, the number of incidents (0 is right).
+- **quiet**: on a quiet day, the number of incidents (0 is right);
+- **changed**: in the incident the truth's cause detector caused (rank 1
+  when it did), one of the series that detector reads is among the top 5
+  of the incident's "what else changed" (``changes``, each naming the
+  detectors that read it); none when no incident has that cause.
 """
 from __future__ import annotations
 
@@ -62,6 +66,7 @@ class CaseScore:
     host_ok: bool | None = None          # cases of several hosts: rank 1 names the truth's host
     contradicted: list = field(default_factory=list)
     incidents: int = 0
+    changed: bool | None = None          # the cause's own series in the top 5 of its incident's changes
     exit_code: int = 0
     error: str = ""
     #: what the audit of the story against its data found (``analyze --audit``)
@@ -183,6 +188,7 @@ def score_case(folder: Path, interval: int = 1, cache: Path | None = None) -> Ca
         s.host_ok = False if truth.get("hosts") else None
         return s
     top = incidents[0]
+    s.changed = cause_changed(incidents, truth.get("cause", []))
     s.rank1, s.cause = top["category"], top.get("cause") or "-"
     s.category_ok = top["category"] in truth.get("category", [])
     s.cause_ok = s.cause in truth.get("cause", [])
@@ -193,6 +199,17 @@ def score_case(folder: Path, interval: int = 1, cache: Path | None = None) -> Ca
     if truth.get("hosts"):
         s.host_ok = bool(set(top.get("hosts") or []) & set(truth["hosts"]))
     return s
+
+
+def cause_changed(incidents: list, causes: list) -> bool | None:
+    """Is one of the cause detector's own series among the top 5 of what
+    changed in its incident (rank 1's when its cause is right, else the
+    first incident of that cause)?  None when no incident has that cause."""
+    own = [inc for inc in incidents if inc.get("cause") in causes]
+    if not own:
+        return None
+    inc = own[0]
+    return any(inc["cause"] in c.get("named_by", []) for c in inc.get("changes", [])[:5])
 
 
 def intervals_of(folder: Path) -> tuple[int, ...]:
@@ -213,6 +230,7 @@ def score_intervals(folders: list[Path], intervals: list[int] | None = None,
 def totals(scores: list[CaseScore]) -> dict:
     incident_cases = [s for s in scores if not s.quiet]
     named = [s for s in incident_cases if s.named is not None]
+    changed = [s for s in incident_cases if s.changed is not None]
     quiet = [s for s in scores if s.quiet]
 
     def share(xs, ok):
@@ -227,6 +245,8 @@ def totals(scores: list[CaseScore]) -> dict:
                        and s.start_error_s <= START_TOLERANCE_S),
         "named": share(named, lambda s: s.named),
         "named_cases": len(named),
+        "changed": share(changed, lambda s: s.changed),
+        "changed_cases": len(changed),
         "host": share([s for s in incident_cases if s.host_ok is not None], lambda s: s.host_ok),
         "contradicted": sum(len(s.contradicted) for s in scores),
         "quiet_incidents": sum(s.incidents for s in quiet),

@@ -1,7 +1,8 @@
 """The analysis of one case, stage by stage: gather what the user named
 (:mod:`sarsleuth.inputs.gathering`), read it (:mod:`.read`), settle the
 clock (:mod:`.settle`), combine what was read twice (:mod:`.combine`),
-detect (:mod:`.detect`) and correlate (:mod:`.correlate`).  The story is
+detect (:mod:`.detect`) and correlate (:mod:`.correlate`), then say what
+else changed during each incident (:mod:`.what_changed`).  The story is
 told from the result on demand (:mod:`.narrative`).  :class:`sarsleuth.Case`
 is the API around it; an export stops after the combine stage."""
 from __future__ import annotations
@@ -15,6 +16,8 @@ from sarsleuth.analysis.correlate import correlate
 from sarsleuth.analysis.detect import detect
 from sarsleuth.analysis.read import read_sources
 from sarsleuth.analysis.settle import settle_clock
+from sarsleuth.analysis.unexplained import titled, unexplained
+from sarsleuth.analysis.what_changed import attach
 from sarsleuth.config import Config, load_config
 from sarsleuth.inputs.gathering import gather
 from sarsleuth.inputs.parsers import ParseOptions
@@ -87,6 +90,11 @@ def run(paths, options: Options, *, progress: bool = False, select: dict | None 
                               copies=read.copies)
             out.warnings.extend(detected.warnings)
             out.findings = detected.findings
+            if out.window is None:
+                # the backstop: departures together that no detector explains
+                out.findings += unexplained(out.store, out.events, out.sources, out.findings, out.clock)
             out.incidents = correlate(list(out.findings), out.clock)
+            titled(out.incidents)
+            attach(out.incidents, out.store, out.events, out.sources, out.clock)
             out.checked = list(detectors.registry())
     return out

@@ -72,7 +72,7 @@ def value_range(vmin: float, vmax: float) -> tuple[float, float, list[float]]:
 
 
 def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "", unit: str = "",
-              zone=None) -> str:
+              zone=None, level: float | None = None) -> str:
     """One metric as an SVG line chart from ``lo`` to ``hi`` (its own span
     by default), on ``zone``'s clock (the series' own when None):
     ``window`` (start, end) shaded, ``events`` marked by thin lines,
@@ -93,7 +93,10 @@ def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "",
     pw, ph = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     shown = decimated(series, COLUMNS)
     times, values = shown.index, shown.to_numpy(dtype=float)
-    ylo, yhi, ticks_y = value_range(float(np.nanmin(values)), float(np.nanmax(values)))
+    low, high = float(np.nanmin(values)), float(np.nanmax(values))
+    if level is not None and level == level:
+        low, high = min(low, float(level)), max(high, float(level))
+    ylo, yhi, ticks_y = value_range(low, high)
 
     def x(t) -> float:
         return LEFT + max(0.0, min(1.0, (t - lo).total_seconds() / span)) * pw
@@ -125,6 +128,9 @@ def chart_svg(series, lo=None, hi=None, window=None, events=(), label: str = "",
                    f'<text class="yt" x="{LEFT - 4}" y="{y(v) + 3.5:.1f}" text-anchor="end">{text}</text>')
     if unit:
         out.append(f'<text class="unit" x="{LEFT}" y="{TOP - 5}">{escape(unit)}</text>')
+    if level is not None and level == level:        # a baseline's level, dashed
+        out.append(f'<line class="level" x1="{LEFT}" y1="{y(level):.1f}" x2="{LEFT + pw}" y2="{y(level):.1f}" '
+                   'stroke="#2e7d32" stroke-dasharray="4 3"/>')
     points = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in zip(times, values) if v == v)
     out.append(f'<polyline class="data" fill="none" stroke="#1565c0" stroke-width="1.3" points="{points}"/>')
     if len(times) == 1:        # one sample: a dot, or nothing would show

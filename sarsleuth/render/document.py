@@ -160,6 +160,8 @@ def _incident(inc, view: View) -> list:
             out += [Heading(3, text(label)), Items([rich(item) for item in story[key]])]
     if story.get("unaligned"):
         out.append(_italic(story["unaligned"]))
+    if story.get("changed"):
+        out += [Heading(3, text("What else changed")), Items([rich(item) for item in story["changed"]])]
     if inc.recommendations:
         out += [Heading(3, text("What to do")), Items([rich(r) for r in inc.recommendations], ordered=True)]
     if inc.why_first:

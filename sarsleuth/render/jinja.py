@@ -42,7 +42,7 @@ def template(name: str):
 
 def incident_fragment(inc) -> str:
     """An incident as a notebook shows it."""
-    return visible(template("incident.html.j2").render(inc=inc, figure=None, inc_timeline=None,
+    return visible(template("incident.html.j2").render(inc=inc, figure=None, changed=None, inc_timeline=None,
                                                         evidence_lines=EVIDENCE_LINES + 1))
 
 

@@ -10,7 +10,8 @@ markup holds none), hand-drawn SVG included."""
 from __future__ import annotations
 
 from sarsleuth.metric_store.disk_names import labelled, names_of_case
-from sarsleuth.analysis.charted import incident_panels, marked_events
+from sarsleuth.analysis.charted import incident_frame, incident_panels, marked_events, series
+from sarsleuth.knowledge.departures import LOG_SECTION
 from sarsleuth.redaction.check import refuse_leak
 from sarsleuth.render.charts import CHART_STYLE, chart_svg
 from sarsleuth.render.explorer import clock_name, explorer, payload
@@ -34,6 +35,7 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
     drawn = list(case.incidents) if view.everything else list(case.incidents[:MAX_PLOTS])
     figures = {inc.id: incident_charts(case, inc) for inc in drawn} if plots else {}
     figures = {k: v for k, v in figures.items() if v}
+    changed_figures = {inc.id: change_charts(case, inc) for inc in drawn} if plots else {}
     sources = []
     for s in case.sources:
         start, end = s.span()
@@ -51,6 +53,7 @@ def build_html(case, plots: bool = True, view: View | None = None) -> str:
     scripts = [uplot_script(), explorer_script()] if hosts else []
     return visible(template("report.html.j2").render(
         case=case, incidents=case.incidents, findings=findings, sources=sources, figures=figures,
+        changed_figures=changed_figures,
         version=__version__, zone=zone, listed=listed, found=found, skipped=case.skipped,
         found_zone=found.heading(findings[0].start) if findings and findings[0].start is not None else "",
         timeline=overview_html(case),
@@ -92,6 +95,31 @@ def incident_charts(case, inc) -> list:
             device = labelled(dev, names.get(host)) if section == "disk" else dev
             out.append({"caption": f"{metric} ({unit}), {section}" + (f" {device}" if device not in ("", "all") else ""),
                         "svg": svg, "events": kinds})
+    return out
+
+
+def change_charts(case, inc) -> list:
+    """[{caption, svg}]: the sar series of an incident's "what else
+    changed", each a small chart around the incident with its window
+    shaded and its baseline's level drawn (log message kinds are told in
+    the list only)."""
+    out = []
+    bounds = incident_frame(inc)
+    for entry in inc.changes:
+        if entry.get("section") == LOG_SECTION:
+            continue
+        s = series(case, entry["section"], entry["metric"], entry.get("device") or "", entry["host"])
+        if s is None or bounds is None:
+            continue
+        lo, hi = bounds
+        try:
+            svg = chart_svg(s, lo, hi, window=(inc.start, inc.end), label=entry["series"], unit=entry["unit"],
+                            zone=inc.zone, level=entry.get("baseline"))
+        except TypeError:          # a wall-clock series beside an aware window
+            svg = chart_svg(s, window=None, label=entry["series"], unit=entry["unit"], level=entry.get("baseline"))
+        if svg:
+            out.append({"caption": f"{entry['series']} ({entry['unit'] or 'count'}), {entry['direction']}",
+                        "svg": svg})
     return out
 
 

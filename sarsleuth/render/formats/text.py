@@ -138,6 +138,10 @@ def _incident_panel(inc, view: View) -> Panel:
                 parts.append(_code_text(item, "  - "))
     if story.get("unaligned"):
         parts.append(Text(shown(story["unaligned"]), style="dim"))
+    if story.get("changed"):
+        parts.append(Text("What else changed:", style="bold"))
+        for item in story["changed"]:
+            parts.append(Text(shown(f"  - {item}")))
     if inc.recommendations:
         parts.append(Text("What to do:", style="bold"))
         for i, r in enumerate(inc.recommendations, 1):

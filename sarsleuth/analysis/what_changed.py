@@ -1,0 +1,182 @@
+"""What changed, for a case: the ranking of :mod:`.departures` asked of a
+case's store, events and sources, and each incident's "what else changed":
+the few entries that departed most in its span, each saying which of the
+incident's findings already names it.
+
+An entry is told in sar's units, as sar's ``Average:`` line would print
+the window and as its baseline ran: ``%iowait of cpu all up from 0.52 % to
+31.80 % (peak 64.94 % at 15:05:03), 30 samples before, 5 in the window``.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from sarsleuth.analysis.departures import Changes, named_by, rank
+from sarsleuth.knowledge.departures import LOG_SECTION, unexplained_rules
+from sarsleuth.analysis.user_window import window_on_clock
+from sarsleuth.model import Incident, iso
+from sarsleuth.options import parse_window
+from sarsleuth.timebase.clock import Clock, on_clock, when
+
+
+def host_coverage(sources, hosts=()) -> dict:
+    """{host: (first, last)} of what the case holds of each host, every
+    source counted (a log that holds no line of a kind before the window
+    had none to give while the host was recorded); a source naming no
+    host belongs to the one host there is."""
+    named = {s.host for s in sources if s.host} | set(hosts)
+    out: dict = {}
+    for s in sources:
+        host = s.host or (next(iter(named)) if len(named) == 1 else None)
+        if host is None:
+            continue
+        lo, hi = s.span()
+        if lo is None:
+            continue
+        try:
+            old = out.get(host)
+            out[host] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+        except TypeError:          # a wall clock beside an aware one: kept as first seen
+            continue
+    return out
+
+
+def ranking(store, events, sources, window, *, baseline=None, hosts=None) -> Changes:
+    """Every series of ``hosts`` (every host: None) ranked for ``window``."""
+    return rank(store, events, window, baseline=baseline, hosts=hosts, coverage=host_coverage(sources))
+
+
+def user_ranking(store, events, sources, clock, window, baseline=None, hosts=None) -> Changes:
+    """The ranking for a window (and a baseline) the user gave: ``START..END``
+    strings or ``(start, end)`` pairs, naive ends on the case's zone
+    (``--window``'s rules: :func:`sarsleuth.analysis.user_window.window_on_clock`)."""
+    placed = window_on_clock(parse_window(window), clock.zone)
+    given = window_on_clock(parse_window(baseline), clock.zone) if baseline is not None else None
+    return ranking(store, events, sources, placed, baseline=given, hosts=hosts)
+
+
+def hosts_departed(changes: Changes) -> pd.DataFrame:
+    """Which hosts departed most in the window: per host, its departing
+    entries, their summed score and its largest change, most first."""
+    t = changes.table
+    t = t[t["departs"] & t["lead"]]
+    if not len(t):
+        return pd.DataFrame(columns=["host", "entries", "score", "largest"])
+    grouped = t.groupby("host", sort=False)
+    out = pd.DataFrame({"entries": grouped.size(), "score": grouped["score"].sum(),
+                        "largest": grouped.apply(lambda g: series_name(g.iloc[0]), include_groups=False)})
+    return out.sort_values("score", ascending=False).reset_index()
+
+
+def _number(value: float) -> str:
+    return f"{value:,.2f}"
+
+
+def _with_unit(value: float, unit: str) -> str:
+    if unit == "%":
+        return f"{_number(value)} %"
+    if unit == "/min":
+        return f"{_number(value)} a minute"
+    return f"{_number(value)} {unit}".rstrip()
+
+
+def series_name(row) -> str:
+    """``%iowait of cpu all``, ``tcp-tw``, ``oom-kill lines of stress-ng``."""
+    if row["section"] == LOG_SECTION:
+        return f"{row['metric']} lines of {row['device']}"
+    where = f"{row['section']} {row['device']}".strip() if row["device"] else row["section"]
+    return f"{row['metric']} of {where}"
+
+
+def entry_of(changes: Changes, lead, detectors=(), zone=None, findings: bool = True) -> dict:
+    """One entry of a ranking as stories and documents carry it
+    (``findings`` False: a ranking with no findings to name it, no ``named_by``)."""
+    members = changes.members(int(lead["entry"]))
+    others = [series_name(r) for _, r in members.iterrows() if r["departs"] and not r["lead"]]
+    named = sorted({d for _, r in members.iterrows() if r["departs"]
+                    for d in named_by(detectors, r["section"], r["metric"], r["device"])})
+    peak_time = lead["peak_time"]
+    out = {
+        "rank": int(lead["entry"]),
+        "host": lead["host"], "section": lead["section"], "device": lead["device"] or None,
+        "metric": lead["metric"], "series": series_name(lead), "unit": lead["unit"],
+        "direction": lead["direction"], "new": bool(lead["new"]),
+        "baseline": _finite(lead["baseline"]), "window": _finite(lead["window"]), "peak": _finite(lead["peak"]),
+        "peak_time": iso(on_clock(peak_time, zone)) if not pd.isna(peak_time) else None,
+        "z": _finite(lead["z"]), "change": _finite(lead["change"]),
+        "baseline_part": lead["baseline_part"], "baseline_samples": int(lead["baseline_samples"]),
+        "window_samples": int(lead["window_samples"]),
+        "baseline_from": iso(on_clock(lead["baseline_from"], zone)), "baseline_to": iso(on_clock(lead["baseline_to"], zone)),
+        "with": others, "named_by": named,
+    }
+    if not findings:
+        del out["named_by"]
+    out["text"] = entry_text(out, zone)
+    return out
+
+
+def _finite(value):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return round(v, 6) if v == v and abs(v) != float("inf") else None
+
+
+def entry_text(entry: dict, zone=None) -> str:
+    """One line of "what else changed"."""
+    unit, name = entry["unit"], entry["series"]
+    if entry["new"]:
+        lines = entry["window"] or 0
+        text = (f"{name}: new, {_with_unit(lines, unit)} in the window (none in the "
+                f"{entry['baseline_part']} baseline)")
+    else:
+        text = (f"{name} {entry['direction']} from {_with_unit(entry['baseline'] or 0, unit)} to "
+                f"{_with_unit(entry['window'] or 0, unit)}")
+        if entry["peak"] is not None and entry["peak_time"] and entry["window_samples"] > 1:
+            text += f" (peak {_with_unit(entry['peak'], unit)} at {when(entry['peak_time'], False, zone)})"
+        text += (f", {entry['baseline_samples']:,} sample(s) {entry['baseline_part']}, "
+                 f"{entry['window_samples']:,} in the window")
+    if entry["with"]:
+        more = len(entry["with"]) - 3
+        text += "; with " + ", ".join(entry["with"][:3]) + (f" and {more} more" if more > 0 else "")
+    if "named_by" in entry:
+        text += f" [named by {', '.join(entry['named_by'])}]" if entry["named_by"] else " [named by no finding]"
+    return text
+
+
+def incident_changes(inc: Incident, store, events, sources, clock: Clock, told: int | None = None) -> list:
+    """The entries that departed most during ``inc`` on its hosts, each
+    saying which of its findings names it."""
+    if inc.start is None or pd.isna(inc.start) or not inc.hosts:
+        return []
+    end = inc.end if inc.end is not None and not pd.isna(inc.end) else inc.start
+    changes = ranking(store, events, sources, (inc.start, end), hosts=inc.hosts)
+    detectors = sorted({f.detector for f in inc.findings})
+    rules = unexplained_rules()
+    count = told if told is not None else int(rules["told"])
+    causes = [f.detector for f in inc.findings if f.role == "cause"]
+    zone = inc.zone if inc.zone is not None else clock.zone
+    return [entry_of(changes, lead, detectors, zone) for lead in _told(changes, count, int(rules["told_logs"]), causes)]
+
+
+def _told(changes: Changes, count: int, logs: int, causes) -> list:
+    """The ``count`` leads told, in rank order: at most ``logs`` of them log
+    message kinds, those the cause's detectors read first."""
+    leads = [lead for _, lead in changes.top(max(count * 4, 20)).iterrows()]
+    kinds = [lead for lead in leads if lead["section"] == LOG_SECTION]
+    own = [lead for lead in kinds if named_by(causes, lead["section"], lead["metric"], lead["device"])]
+    kept = {int(lead["entry"]) for lead in (own + [k for k in kinds if not any(k is o for o in own)])[:logs]}
+    chosen = [lead for lead in leads if lead["section"] != LOG_SECTION or int(lead["entry"]) in kept]
+    return chosen[:count]
+
+
+def attach(incidents: list, store, events, sources, clock: Clock) -> None:
+    """Each incident's "what else changed" (``Incident.changes`` and the
+    story's ``changed`` lines)."""
+    for inc in incidents:
+        if inc.changes:
+            continue
+        inc.changes = incident_changes(inc, store, events, sources, clock)
+        if inc.story is not None:
+            inc.story["changed"] = [e["text"] for e in inc.changes]
