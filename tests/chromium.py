@@ -122,6 +122,11 @@ class Browser:
 
     def screenshot(self, path, width: int, out) -> None:
         self.check(path, width)
+        self.capture(out)
+
+    def capture(self, out) -> None:
+        """A PNG of the page as it is now (after a :meth:`check`: with its
+        folded parts opened)."""
         import base64
         data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
         with open(out, "wb") as fh:

@@ -79,6 +79,26 @@ def run_cli(*args, cwd=None, timeout=None, tty=False) -> Ran:
     return Ran(argv, code, data.decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace"), data)
 
 
+#: The files that take longest, longest first: with ``--dist loadfile``
+#: each file runs whole on one worker, and the workers finish together only
+#: when the long ones start first (the rest, short, fill in around them).
+LONGEST_FIRST = ("test_lab.py", "test_resource_bounds.py", "test_redaction.py", "test_contributing.py",
+                 "test_report_browser.py", "test_prometheus.py", "test_hostile_inputs.py",
+                 "test_openmetrics.py", "test_readme.py", "test_corpus_detectors.py", "test_locales_glibc.py",
+                 "test_architecture.py")
+
+
+def pytest_configure(config):
+    # xdist would order the files by their number of tests instead
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))     # stable: the rest as collected
+
+
 @functools.lru_cache(maxsize=None)
 def _sample_case(name: str, tz=None, year=None):
     import sarsleuth
