@@ -500,8 +500,8 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "package-change",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
-                 "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
-                 "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
+                 "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "loadtest-stall",
+                 "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit"]
 
@@ -938,7 +938,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
                        "loadtest-link-saturation", "custom-signature", "disk-saturation", "tcp-retransmits",
                        "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "host-restart",
-                       "package-change", "connection-surge"}
+                       "package-change", "connection-surge", "loadtest-stall"}
 
 
 def test_every_detector_has_a_positive_and_a_negative_test():
