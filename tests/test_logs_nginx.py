@@ -129,3 +129,16 @@ def test_evidence_quotes_a_long_line_cut_with_an_ellipsis(tmp_path):
     assert evidence.line == 2 and len(evidence.text) <= 240
     assert evidence.text == lines[0][:lines[0].index("/img/") + 5] + "…"
     assert "http://10.20.0.11:8080: 3" in found[0].title
+
+
+def test_a_pid_no_linux_host_can_have_names_no_process(tmp_path):
+    """A pid past Linux's PID_MAX_LIMIT (2^22; a damaged or forged line) is
+    read as no pid, never a crash; the pid at the limit is kept."""
+    path = tmp_path / "error.log"
+    path.write_text("2026/11/24 10:00:01 [notice] 4194304#4194304: signal process started\n"
+                    "2026/11/24 10:00:02 [emerg] 99999999999999999999999999#0: bind() to 0.0.0.0:80 failed "
+                    "(98: Address already in use)\n"
+                    "2026/11/24 10:00:03 [emerg] 4194305#0: still could not bind()\n")
+    ev = parse(path).events
+    assert list(ev["kind"]) == ["config-reload", "port-in-use", "port-in-use"]
+    assert ev["pid"].iloc[0] == 4194304 and ev["pid"].iloc[1:].isna().all()

@@ -118,6 +118,16 @@ def test_the_api_block_prints_what_sar_printed(page):
     assert api.splitlines()[-1] == "97.76"
 
 
+def test_the_headline_quoted_is_the_one_printed(page):
+    """The sentence the README quotes from ``analyze sa06 messages`` is the
+    headline that command prints (its line breaks aside)."""
+    _, printed = page
+    quoted = re.search(r"and prints\s+`(Memory exhaustion on .*?)`", README, re.S).group(1)
+    story = printed["sarsleuth analyze sa06 messages"]
+    lines = [ln.strip("│ ").strip() for ln in story.splitlines()]
+    assert " ".join(quoted.split()) in " ".join(" ".join(lines).split())
+
+
 def test_the_fleet_s_sql_quotes_the_number_the_story_says(page):
     """The README's SQL keeps the CPU total ('all'): the host the story
     tells has the %iowait its headline quotes, not the busiest CPU's."""

@@ -35,6 +35,8 @@ REPEAT_GAP_S = 1.0
 MAX_OPEN_RUNS = 65_536
 
 _NO_PID = -(1 << 63)
+#: Linux's PID_MAX_LIMIT (include/linux/threads.h, 64-bit): a larger "pid" names no process
+PID_LIMIT = 4 * 1024 * 1024
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _MINUTE_US = 60_000_000
@@ -139,7 +141,7 @@ class EventColumns:
         self.stamp.append(value)
         self.stamp_offset.append(utc_offset)
         self.uptime.append(uptime)
-        self.pid.append(_NO_PID if pid is None else int(pid))
+        self.pid.append(int(pid) if pid is not None and 0 <= int(pid) <= PID_LIMIT else _NO_PID)
         # where the line came from, when the scan read several files as one stream
         path, line, offset = record.get("origin") or (self.path, record["line"], record.get("offset", -1))
         self.file.append(self._code(path))
