@@ -128,3 +128,47 @@ def test_one_row_of_a_disk_busy_with_requests_queued_is_its_saturation(cases):
 
 def test_a_disk_as_busy_serving_in_parallel_is_no_saturation(cases):
     assert cases["parallel"].incidents == []
+
+
+WRK = """\
+$ wrk -t2 -c100 -d40s -H 'Connection: close' --latency http://127.0.0.1:8080/
+Running 40s test @ http://127.0.0.1:8080/
+  2 threads and 100 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     9.81ms    3.20ms  48.11ms   80.10%
+    Req/Sec     5.10k   412.00     6.02k    71.00%
+  Latency Distribution
+     50%    9.40ms
+     75%   11.02ms
+     90%   13.61ms
+     99%   21.93ms
+  406123 requests in 40.01s, 329.12MB read
+Requests/sec:  10150.41
+Transfer/sec:      8.23MB
+"""
+
+PS_WRK = """\
+USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root           1  0.0  0.1 168000 11800 ?        Ss   Nov23   0:04 /sbin/init
+root        3754  112  0.0 251884  5592 ?        Ssl  15:24   0:28 wrk -t2 -c100 -d40s -H Connection: close --latency http://127.0.0.1:8080/
+www-data    3749 17.2  0.0  11988  4832 ?        S    15:24   0:04 nginx: worker process
+"""
+
+
+def test_cpus_a_local_load_test_kept_busy_in_a_coarse_row_are_its_doing(tmp_path):
+    """wrk against the host's own nginx from 15:24:05 to 15:24:45, the row
+    stamped 15:25:00 averaging the minute it ran in: the load test's doing,
+    no incident (the run ended before the row's stamp, not before the
+    interval it covers)."""
+    folder = tmp_path / "wrk"
+    folder.mkdir()
+    write_sa(folder / "sa24", host="app1", kernel="6.1.0-13-amd64", ncpu=2,
+             records=_recording([{"user": 72, "system": 14}]))
+    for name, text, second in (("ps-aux.txt", PS_WRK, 30), ("wrk.txt", WRK, 45)):
+        (folder / name).write_text(text)
+        stamp = (T0 + dt.timedelta(seconds=second)).timestamp()
+        os.utime(folder / name, (stamp, stamp))
+    case = sarsleuth.load(folder, tz="UTC")
+    (cpu,) = [f for f in case.findings if f.detector == "cpu-saturation"]
+    assert cpu.metrics["loadtest_driven"] == 1 and cpu.refs["driven_by"].startswith("wrk -t2 -c100")
+    assert case.incidents == []
