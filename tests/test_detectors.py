@@ -76,6 +76,24 @@ def test_swap_climb_report_000_values():
     assert f[0].start == pd.Timestamp("2014-05-06 15:02:01")
 
 
+@pytest.mark.parametrize("swp, onset, base", [
+    # a backup pushed 50 % of swap out, held for 40 s, then the leak grew it: the climb starts after the pause
+    ([0, 0, 0, 50, 50, 50, 50, 50, 65.02, 54.3, 54.3], "2026-11-24 16:31:20", 50),
+    # a pause of 20 s (two 10-second samples) is no plateau: one climb from the floor
+    ([0, 0, 0, 20, 20, 35, 50, 65.02, 54.3], None, 0),
+    # a steady climb
+    ([0, 0, 0, 10, 25, 40, 55, 65.02, 54.3], None, 0),
+])
+def test_a_swap_climb_starts_where_swap_grew_without_coming_back(swp, onset, base):
+    """sar -S at 10 s: the climb is dated from the last level swap held for
+    30 s or more before it (plateau_seconds), not from the first rise of
+    the whole series."""
+    (f,) = run("swap-climb", ctx(metrics("h", "swap", "2026-11-24 16:30:00", 10, {"%swpused": swp})))
+    assert f.metrics["baseline_swpused_pct"] == base and f.metrics["peak_swpused_pct"] == 65.02
+    assert f.refs.get("onset") == (onset and pd.Timestamp(onset).isoformat())
+    assert f.start == pd.Timestamp("2026-11-24 16:30:30")
+
+
 def test_iowait_spike_relative_to_baseline():
     base = [0.01] * 20 + [11.12, 32.0, 37.88, 64.94, 57.55, 46.32, 2.4, 0.69]
     f = run("iowait-spike", ctx(metrics("h", "cpu", "2014-05-06 14:40:01", 60, {"%iowait": base}, device="all")))
@@ -500,8 +518,8 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "package-change",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
-                 "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "nic-link-down",
-                 "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
+                 "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "loadtest-stall",
+                 "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit"]
 
@@ -938,7 +956,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
                        "loadtest-link-saturation", "custom-signature", "disk-saturation", "tcp-retransmits",
                        "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "host-restart",
-                       "package-change", "connection-surge"}
+                       "package-change", "connection-surge", "loadtest-stall"}
 
 
 def test_every_detector_has_a_positive_and_a_negative_test():

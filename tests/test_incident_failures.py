@@ -279,6 +279,57 @@ def test_boot_time_link_flaps_and_an_empty_sata_port_are_no_incident(tmp_path):
     assert set(case.events["kind"]) >= {"nic-link-down", "nic-link-up", "kernel-boot"}
 
 
+@pytest.mark.parametrize("down, up, kept", [
+    # at boot, back within 3.6 s: the driver bringing the link up
+    ("8.104221", "11.655571", False),
+    # at boot but down for 40 s: a cable or a switch port, not the driver
+    ("8.104221", "48.311002", True),
+    # a day after boot, back within a second: a flap, whatever its length
+    ("86408.104221", "86408.955571", True),
+])
+def test_a_link_down_is_noise_only_at_boot_and_back_within_seconds(tmp_path, down, up, kept):
+    """The rule is the knowledge's (nic-link-down's ``noise`` in kb.toml):
+    a boot, the same interface up again, within its seconds."""
+    lines = [
+        "[    0.000000] Linux version 6.1.0-13-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14) "
+        "12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP PREEMPT_DYNAMIC Debian 6.1.55-1 (2023-09-29)",
+        f"[{float(down):12.6f}] e1000e 0000:00:1f.6 eno1: NIC Link is Down",
+        f"[{float(up):12.6f}] e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: Rx/Tx",
+    ]
+    (tmp_path / "dmesg.txt").write_text("\n".join(lines) + "\n")
+    case = sarsleuth.load(tmp_path)
+    found = [f for f in case.findings if f.detector == "nic-link-down"]
+    assert bool(found) is kept
+    if kept:
+        assert found[0].title == "1 link-down event(s) on eno1"
+
+
+def test_a_host_s_own_restart_is_timeline_context(tmp_path):
+    """A reboot as rsyslog writes it (traditional format): systemd stopping
+    its units, the kernel booting again, its empty SATA port and its link
+    brought up: no incident, the restart on the timeline."""
+    lines = [
+        "Nov 24 03:10:01 web1 systemd[1]: Stopping nginx.service - A high performance web server...",
+        "Nov 24 03:10:01 web1 systemd[1]: nginx.service: Deactivated successfully.",
+        "Nov 24 03:10:01 web1 systemd[1]: Stopped nginx.service - A high performance web server.",
+        "Nov 24 03:10:02 web1 systemd[1]: Reached target reboot.target - System Reboot.",
+        "Nov 24 03:10:02 web1 systemd-shutdown[1]: Syncing filesystems and block devices.",
+        "Nov 24 03:10:40 web1 kernel: [    0.000000] Linux version 6.1.0-13-amd64 (debian-kernel@lists.debian.org) "
+        "(gcc-12 (Debian 12.2.0-14) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP PREEMPT_DYNAMIC Debian "
+        "6.1.55-1 (2023-09-29)",
+        "Nov 24 03:10:40 web1 kernel: [    1.912004] ata2: SATA link down (SStatus 0 SControl 300)",
+        "Nov 24 03:10:41 web1 kernel: [    8.104221] e1000e 0000:00:1f.6 eno1: NIC Link is Down",
+        "Nov 24 03:10:44 web1 kernel: [   11.655571] e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, "
+        "Flow Control: Rx/Tx",
+        "Nov 24 03:10:45 web1 systemd[1]: Started nginx.service - A high performance web server.",
+    ]
+    (tmp_path / "messages").write_text("\n".join(lines) + "\n")
+    case = sarsleuth.load(tmp_path, year=2026)
+    assert case.incidents == []
+    assert not [f for f in case.findings if f.detector != "host-restart"]
+    assert {"kernel-boot", "nic-link-down", "nic-link-up"} <= set(case.events["kind"])
+
+
 def test_an_xfs_shutdown_alone_is_a_filesystem_incident(tmp_path):
     """XFS of 6.x (fs/xfs/xfs_buf.c, xfs_fsops.c): a metadata write that
     failed, then the log's I/O error and the shutdown."""

@@ -348,3 +348,41 @@ def test_a_run_without_a_time_is_not_told_as_another_run_s_effect():
     assert roles == {"loadtest-link-saturation": "cause", "nic-saturation": "effect",
                      "loadtest-tail-latency": "context"}
     assert "another run, which no time ties to this incident" in " ".join(inc.story["context"])
+
+
+#: PHP-FPM's pool children killed (its own log line to syslog), systemd
+#: restarting the unit, nginx finding the pool's socket gone meanwhile
+FPM_KILLED = """\
+Nov 24 14:02:10 app2 php-fpm8.2[811]: [WARNING] [pool www] child 2301 exited on signal 9 (SIGKILL) after 312.114532 seconds from start
+Nov 24 14:02:10 app2 php-fpm8.2[811]: [WARNING] [pool www] child 2302 exited on signal 9 (SIGKILL) after 311.902110 seconds from start
+Nov 24 14:02:11 app2 systemd[1]: php8.2-fpm.service: Main process exited, code=killed, status=9/KILL
+Nov 24 14:02:11 app2 systemd[1]: php8.2-fpm.service: Failed with result 'signal'.
+Nov 24 14:02:16 app2 systemd[1]: php8.2-fpm.service: Scheduled restart job, restart counter is at 1.
+Nov 24 14:02:16 app2 systemd[1]: Stopped php8.2-fpm.service - The PHP 8.2 FastCGI Process Manager.
+Nov 24 14:02:16 app2 systemd[1]: Starting php8.2-fpm.service - The PHP 8.2 FastCGI Process Manager...
+Nov 24 14:02:17 app2 systemd[1]: Started php8.2-fpm.service - The PHP 8.2 FastCGI Process Manager.
+"""
+
+
+def _socket_gone(clock: str, n: int) -> str:
+    return (f"2026/11/24 {clock} [crit] 1201#1201: *{88121 + n} connect() to unix:/run/php/php8.2-fpm.sock failed "
+            "(2: No such file or directory) while connecting to upstream, client: 10.0.4.17, server: app2, request: "
+            "\"GET /cart HTTP/1.1\", upstream: \"fastcgi://unix:/run/php/php8.2-fpm.sock:\", host: \"app2\"")
+
+
+@pytest.mark.parametrize("clocks, incidents", [
+    # nginx's 502s while the socket is missing: one cause across the services, one incident
+    (["14:02:12", "14:02:13", "14:02:15"], 1),
+    # the same lines 40 minutes later, long after the pool came back: nothing ties them to the kills
+    (["14:42:12", "14:42:13", "14:42:15"], 2),
+])
+def test_one_cause_across_services_is_one_incident(tmp_path, clocks, incidents):
+    (tmp_path / "messages").write_text(FPM_KILLED)
+    (tmp_path / "error.log").write_text("\n".join(_socket_gone(c, i) for i, c in enumerate(clocks)) + "\n")
+    case = sarsleuth.load(tmp_path, year=2026)
+    assert len(case.incidents) == incidents
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("worker-crash", "worker-signal-exit")
+    roles = {f.detector: f.role for f in top.findings}
+    assert roles["service-failure"] == "effect"
+    assert ("upstream-down" in roles) is (incidents == 1)

@@ -52,15 +52,16 @@ def test_each_bundle_host_is_told_on_its_own_clock(bundle_case):
     out = outputs(bundle_case)
     tengine = incident_on(out["json"], "Cangke_107_176")
     web = incident_on(out["json"], "web07")
-    assert "from 2014-05-06 14:50:01 to 15:07:01 (UTC+08:00)" in tengine["summary"]
+    # the 10-minute sample stamped 14:50:01 covers 14:40:01 onwards: where it began is said as that interval
+    assert "from between 2014-05-06 14:40:01 and 14:50:01 to 15:07:01 (UTC+08:00)" in tengine["summary"]
     assert tengine["story"]["headline"].startswith(
-        "Memory exhaustion on Cangke_107_176 from 2014-05-06 14:50:01 to 15:07:01 (UTC+08:00)")
+        "Memory exhaustion on Cangke_107_176 from between 2014-05-06 14:40:01 and 14:50:01 to 15:07:01 (UTC+08:00)")
     assert tengine["start"] == "2014-05-06T14:50:01+08:00"
     assert "from 2026-11-23 06:25:03 to 06:25:36 (UTC+01:00)" in web["summary"]
     assert web["start"].endswith("+01:00") and web["start"].startswith("2026-11-23T06:25:03")
     # the story's own times: the timeline, the cause's span and the evidence
     assert tengine["story"]["timeline"][0]["clock"] == "14:50:01"
-    assert "use from 14:50:01 to 15:07:01, past its threshold from 15:02:03, peak at 15:06:05" in tengine["story"]["cause"]
+    assert "use from between 14:40:01 and 14:50:01 to 15:07:01, past its threshold from 15:02:03, peak at 15:06:05" in tengine["story"]["cause"]
     assert "between 15:02:03 and 15:07:01" in tengine["story"]["cause"]
     evidence = [e["text"] for f in tengine["findings"] for e in f["evidence"]]
     # log evidence is the line as the bundle's file has it, on the host's clock
@@ -70,7 +71,7 @@ def test_each_bundle_host_is_told_on_its_own_clock(bundle_case):
         assert f["start"] is None or f["start"].endswith("+08:00")
     for fmt in ("text", "markdown", "html"):
         shown = out[fmt]
-        assert "2014-05-06 14:50:01 to 15:07:01 (UTC+08:00)" in shown, fmt
+        assert "between 2014-05-06 14:40:01 and 14:50:01 to 15:07:01 (UTC+08:00)" in shown, fmt
         assert "2026-11-23 06:25:03 to 06:25:36 (UTC+01:00)" in shown, fmt
         assert "Timeline (UTC+08:00)" in shown and "Timeline (UTC+01:00)" in shown, fmt
 

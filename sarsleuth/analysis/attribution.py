@@ -333,7 +333,9 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
         if f.host not in cache:
             cache[f.host] = _snapshots(sources, f.host)
         snaps = cache[f.host]
-        inside, before = _during(snaps, f.start, f.end) if snaps else ([], [])
+        # a sample stamped at its end covers the interval before it (beyond the slack a snapshot's time is allowed)
+        early = max(pd.Timedelta(0), f.resolution - pd.Timedelta(seconds=SLACK_SECONDS))
+        inside, before = _during(snaps, f.start - early, f.end) if snaps else ([], [])
         after = None
         if not inside and resource == "memory" and before:
             # the memory is still held a little later: the snapshot then, against the one before

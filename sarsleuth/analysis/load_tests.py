@@ -28,7 +28,9 @@ def driven_by_load_test(f, names: list, reports: list) -> None:
         if r.get("tool") not in names or start is None or end is None:
             continue
         try:
-            overlaps = pd.Timestamp(start) <= pd.Timestamp(f.end) and pd.Timestamp(end) >= pd.Timestamp(f.start)
+            # a sample stamped at its end covers the interval before it
+            since = pd.Timestamp(f.start) - pd.Timedelta(f.resolution)
+            overlaps = pd.Timestamp(start) <= pd.Timestamp(f.end) and pd.Timestamp(end) >= since
         except (TypeError, ValueError):
             continue
         if overlaps:

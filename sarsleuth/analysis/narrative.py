@@ -168,11 +168,14 @@ def span(f: Finding, zone=None) -> str:
         return "(time not on the shared clock)"
     onset = f.onset
     first = min(f.start, onset)
+    began = sampled_from(f)
     if f.end is None or pd.isna(f.end) or f.end == first:
-        text = f"at {when(first, False, zone)}"
+        text = (f"between {when(began, False, zone)} and {when(first, False, zone)}" if began is not None
+                else f"at {when(first, False, zone)}")
     else:
         dated = not _same_day(on_clock(first, zone), on_clock(f.end, zone))
-        text = f"from {when(first, dated, zone)} to {when(f.end, dated, zone)}"
+        text = (f"from between {when(began, dated, zone)} and {when(first, dated, zone)} to {when(f.end, dated, zone)}"
+                if began is not None else f"from {when(first, dated, zone)} to {when(f.end, dated, zone)}")
     if onset < f.start:
         text += f", past its threshold from {when(f.start, False, zone)}"
     elif onset > f.start:
@@ -181,6 +184,22 @@ def span(f: Finding, zone=None) -> str:
     if p is not None and p != onset:
         text += f", peak at {when(p, False, zone)}"
     return text
+
+
+#: A sample interval of this many seconds or more is said: what a sample
+#: shows began up to one interval before the time sar stamped it with.
+SAID_INTERVAL_SECONDS = 2.0
+
+
+def sampled_from(f: Finding):
+    """Where the interval of a finding's first sample began, when it is
+    long enough to say (an sa row is stamped at the end of the interval
+    it averages: an onset seen in the row stamped 08:54:32 of a one-minute
+    file began between 08:53:32 and 08:54:32), else None."""
+    if not _on_clock(f) or f.onset > f.start:
+        return None
+    res = f.resolution
+    return min(f.start, f.onset) - res if res.total_seconds() >= SAID_INTERVAL_SECONDS else None
 
 
 def _shared_processes(f: Finding, cause: Finding) -> int:
@@ -257,7 +276,14 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding], clock: Cloc
     where_ = f" on {', '.join(inc.hosts)}" if inc.hosts else ""
     if inc.start is not None and not pd.isna(inc.start):
         dated = inc.end is not None and not _same_day(inc.start, inc.end)
-        period = f" from {when(inc.start)} to {when(inc.end, dated)} ({zone_of(inc.start)}{_across_zones(inc, clock)})"
+        # the incident begins in its earliest finding's first sample: between that sample's start and its stamp
+        first = min((f for f in inc.findings if f.role != "context" and _on_clock(f)),
+                    key=lambda f: min(f.start, f.onset), default=None)
+        began = sampled_from(first) if first is not None and min(first.start, first.onset) == inc.start else None
+        since = (f"between {when(began)} and {when(inc.start, False)}" if began is not None else when(inc.start))
+        period = (f" from {since} to {when(inc.end, dated)} ({zone_of(inc.start)}{_across_zones(inc, clock)})"
+                  if inc.end is not None and inc.end != inc.start or began is None
+                  else f" {since} ({zone_of(inc.start)}{_across_zones(inc, clock)})")
     else:
         period = " (time not on the shared clock)"
     # the decisive effects: medium or worse, on the shared clock first

@@ -147,6 +147,33 @@ class Context:
         restarts and at gaps of more than a minute (see :meth:`segments`)."""
         return self.segments(series, host, bridge_seconds=60.0)
 
+    def row_seconds(self, series, host):
+        """The interval each sample of a host's series averages (numpy
+        array of seconds): sar stamps a row at the end of the interval it
+        covers, the seconds since the row before; a first row covers what
+        its sa file recorded for it (the seconds since the record before,
+        which sar reads but never prints), else the interval after it."""
+        import numpy as np
+        idx = pd.DatetimeIndex(series.index)
+        n = len(idx)
+        ns = np.asarray(idx.as_unit("ns").asi8, dtype=np.int64)
+        out = np.full(n, np.nan)
+        if n > 1:
+            out[1:] = np.diff(ns) / 1e9
+            out[0] = out[1]
+        if n and idx.tz is not None:
+            utc = np.asarray(idx.tz_convert("UTC").as_unit("ns").asi8, dtype=np.int64)
+            for src in self.sources:
+                times = (src.meta or {}).get("record_times") if src.kind == "sa" else None
+                if times is None or src.host not in (None, host):
+                    continue
+                stamps, seconds = np.asarray(times[0], dtype=np.int64), np.asarray(times[1], dtype=float)
+                at = np.searchsorted(stamps, utc[0])
+                if at < len(stamps) and stamps[at] == utc[0] and seconds[at] > 0:
+                    out[0] = seconds[at]
+                    break
+        return np.nan_to_num(out, nan=0.0)
+
     def devices(self, section: str, metric: str, host=None) -> list:
         index = self._section(section) or {}
         return sorted({dev for (mt, dev, h) in index if mt == metric and (host is None or h == host)})

@@ -8,7 +8,7 @@ import pandas as pd
 
 from sarsleuth.detectors.bounds import bound_of
 from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure, prior_levels
-from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for
+from sarsleuth.detectors.series import episodes, fmt_time, interval_words, onset_ref, peak_ref, severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import metric_evidence
@@ -46,6 +46,39 @@ def above_prior_baseline(series, threshold_for, hold_samples: int, segments):
             quiet = 0 if mask[i] else quiet + 1
             i += 1
     return mask, bases
+
+
+#: A sample that averages this long or longer is coarse: a burst shorter
+#: than its interval is diluted into its mean (a CPU burn at 100 % is a
+#: row of 70 % or 86 % at one minute), and a recording of a few minutes
+#: holds one or two such rows, no usual level to judge them against.
+COARSE_SECONDS = 60.0
+
+
+#: A stretch of records with fewer rows than this has no usual level.
+USUAL_ROWS = 3
+
+
+def coarse_rows(ctx: Context, series, host, floor: float, margin: float, segments) -> np.ndarray:
+    """Which samples show a clear state on their own: samples of a coarse
+    interval (:data:`COARSE_SECONDS` or more, sar's row stamped at the end
+    of the interval it averages) at ``floor`` or above, and ``margin``
+    above the usual level of their stretch of records (``segments``: the
+    one before them, else the stretch's own); in a stretch of fewer than
+    :data:`USUAL_ROWS` rows (a recording of a few minutes at one row a
+    minute) there is none, and a row is judged on ``floor`` alone.  The
+    absolute bound of a detector that otherwise wants a baseline of many
+    rows."""
+    values = series.to_numpy(dtype=float)
+    coarse = ctx.row_seconds(series, host) >= COARSE_SECONDS
+    if not coarse.any():
+        return np.zeros(len(values), dtype=bool)
+    prior = prior_levels(series, segments)
+    seg = np.asarray(segments)
+    _ids, where, counts = np.unique(seg, return_inverse=True, return_counts=True)
+    prior[counts[where] < USUAL_ROWS] = np.nan
+    with np.errstate(invalid="ignore"):
+        return coarse & (values >= floor) & (np.isnan(prior) | (values >= prior + margin))
 
 
 #: The busiest disk's latencies, as sar names them (a file has those its
@@ -170,7 +203,7 @@ class IowaitSpike(Detector):
         key = ("cpu", "%iowait", "all")
         for host in ctx.hosts("cpu"):
             s = ctx.series(*key, host=host)
-            if s is None or len(s) < 2:
+            if s is None:
                 continue
             p = self.params
 
@@ -179,9 +212,17 @@ class IowaitSpike(Detector):
                                   base + p["baseline_margin_pct"])
 
             segments = ctx.segments(s, host)
+            # a row of a minute or more at the floor is a clear state on its own
+            coarse = coarse_rows(ctx, s, host, p["abs_floor_pct"], p["baseline_margin_pct"], segments)
+            if len(s) < 2 and not coarse.any():
+                continue
             mask, _bases = above_prior_baseline(s, threshold_for, _hold_samples(s, p["max_gap_samples"]), segments)
-            for ep in episodes(s, mask, p["max_gap_samples"], min_duration_seconds=p["min_duration_seconds"],
-                               segments=ctx.stretches(s, host)):
+            seconds = ctx.row_seconds(s, host)
+            for ep in episodes(s, mask | coarse, p["max_gap_samples"], segments=ctx.stretches(s, host)):
+                inside = np.asarray((s.index >= ep.start) & (s.index <= ep.end))
+                lone = bool(coarse[inside].any())
+                if not lone and float(seconds[inside].sum()) < p["min_duration_seconds"]:
+                    continue
                 figs = Figures()
                 peak = figs.add(measure(ctx, "peak_iowait_pct", "max", host, key, ep.start, ep.end))
                 base = figs.add(baseline_at(ctx, "baseline_iowait_pct", host, key, s, ep.start, segments))
@@ -192,6 +233,8 @@ class IowaitSpike(Detector):
                 text = (f"%iowait peak {peak.text()} at {fmt_time(peak.at)} (baseline {base.text()}); "
                         f"above {threshold.text()} from {fmt_time(ep.start)} to {fmt_time(ep.end)}")
                 refs = {**peak_ref(ep), **onset_ref(s, ep, base.value)}
+                if lone:
+                    refs["sample_seconds"] = float(seconds[inside].max())
                 if "onset" in refs:
                     refs["start_said"] = already_above(ctx, figs, host, key, ep.start, "%iowait", base, " %")
                 evidence = [metric_evidence(ctx, "cpu", host, peak.at, text)]
@@ -209,8 +252,12 @@ class IowaitSpike(Detector):
                         refs["busiest_disk_name"] = names[host][dev].name
                     evidence.append(ev)
                     explanation = f"{explanation} The busiest disk over the episode was {sentence}."
+                title = f"I/O wait spiked to {peak.text()} % (baseline {base.text()} %)"
+                if lone and base.value >= peak.value:
+                    # no row before it to be a usual level: what the row says on its own
+                    title = f"I/O wait {peak.text()} % on average over a {interval_words(refs['sample_seconds'])} sample"
                 out.append(self.finding(
-                    title=f"I/O wait spiked to {peak.text()} % (baseline {base.text()} %)",
+                    title=title,
                     severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,
                     refs=refs, evidence=evidence, explanation=explanation,
                 ))

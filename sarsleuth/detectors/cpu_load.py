@@ -8,10 +8,10 @@ import pandas as pd
 
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
-from sarsleuth.detectors.cpu_io import _hold_samples, above_prior_baseline
+from sarsleuth.detectors.cpu_io import _hold_samples, above_prior_baseline, coarse_rows
 from sarsleuth.detectors.evidence import metric_evidence
 from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure
-from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for
+from sarsleuth.detectors.series import episodes, fmt_time, interval_words, onset_ref, peak_ref, severity_for
 
 
 class CpuSaturation(Detector):
@@ -27,7 +27,9 @@ class CpuSaturation(Detector):
     inputs = ("metrics",)
     category = "cpu-saturation"
     defaults = {"idle_floor_pct": 5.0, "steal_pct": 10.0, "min_samples": 2, "max_gap_samples": 1,
-                "min_duration_seconds": 30.0}
+                "min_duration_seconds": 30.0,
+                # a row averaging a minute or more: a burn shorter than it is diluted
+                "coarse_busy_pct": 70.0, "coarse_margin_pct": 30.0}
 
     def run(self, ctx: Context):
         out = []
@@ -47,9 +49,15 @@ class CpuSaturation(Detector):
             busy = busy_pct >= 100 - p["idle_floor_pct"]
             if steal is not None:
                 busy |= steal.reindex(idle.index).fillna(0) >= p["steal_pct"]
-            for ep in episodes(busy_pct, busy.to_numpy(), p["max_gap_samples"],
-                               min_duration_seconds=p["min_duration_seconds"], segments=ctx.stretches(idle, host)):
-                if ep.samples < p["min_samples"]:
+            coarse = coarse_rows(ctx, busy_pct, host, p["coarse_busy_pct"], p["coarse_margin_pct"],
+                                 ctx.segments(idle, host))
+            seconds = ctx.row_seconds(busy_pct, host)
+            for ep in episodes(busy_pct, busy.to_numpy() | coarse, p["max_gap_samples"],
+                               segments=ctx.stretches(idle, host)):
+                inside = np.asarray((busy_pct.index >= ep.start) & (busy_pct.index <= ep.end))
+                lone = bool(coarse[inside].any())
+                covered = float(seconds[inside].sum())
+                if not lone and (ep.samples < p["min_samples"] or covered < p["min_duration_seconds"]):
                     continue
                 figs = Figures()
                 peak = figs.add(measure(ctx, "peak_busy_pct", "max", host, key, ep.start, ep.end, fmt=".1f"))
@@ -59,13 +67,21 @@ class CpuSaturation(Detector):
                     stolen = figs.add(measure(ctx, "peak_steal_pct", "max", host, ("cpu", "%steal", "all"),
                                               ep.start, ep.end, fmt=".1f"))
                 by_steal = stolen is not None and stolen.value >= p["steal_pct"]
-                title = (f"CPU lost up to {stolen.text()} % to the hypervisor (%steal)" if by_steal
-                         else f"CPUs saturated: {peak.text()} % busy")
+                refs = peak_ref(ep)
+                if lone and peak.value < 100 - p["idle_floor_pct"]:
+                    # what a coarse row says: busy on average over its interval
+                    step = float(seconds[inside].max())
+                    refs["sample_seconds"] = step
+                    title = (f"CPUs {peak.text()} % busy on average over a {interval_words(step)} sample, "
+                             "a burst within it averaged in")
+                else:
+                    title = (f"CPU lost up to {stolen.text()} % to the hypervisor (%steal)" if by_steal
+                             else f"CPUs saturated: {peak.text()} % busy")
                 sev = "high" if peak.value >= 99 or by_steal else "medium"
                 text = f"CPUs {peak.text()} % busy (neither idle nor waiting for I/O) at {fmt_time(peak.at)}"
                 out.append(self.finding(
                     title=title, severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,
-                    refs=peak_ref(ep), evidence=[metric_evidence(ctx, "cpu", host, peak.at, text)],
+                    refs=refs, evidence=[metric_evidence(ctx, "cpu", host, peak.at, text)],
                 ))
         return out
 

@@ -16,7 +16,7 @@ from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import metric_evidence
-from sarsleuth.detectors.cpu_io import DISK_LATENCIES, _hold_samples, above_prior_baseline
+from sarsleuth.detectors.cpu_io import DISK_LATENCIES, _hold_samples, above_prior_baseline, coarse_rows
 from sarsleuth.metric_store.disk_names import disk_names, labelled
 
 
@@ -40,6 +40,8 @@ class DiskSaturation(Detector):
         "queue_floor": 1.0,            # or this many requests queued on average
         "max_gap_samples": 1,
         "min_duration_seconds": 20.0,  # a burst of a few seconds is a busy disk, not a saturated one
+        # a row averaging a minute or more: busy half of it or more, with requests queued
+        "coarse_util_pct": 50.0,
     }
 
     def run(self, ctx: Context):
@@ -49,17 +51,24 @@ class DiskSaturation(Detector):
         for host in ctx.hosts("disk"):
             for dev in ctx.devices("disk", "%util", host):
                 util = ctx.series("disk", "%util", device=dev, host=host)
-                if util is None or len(util) < 3:
+                if util is None:
                     continue
 
                 def threshold_for(base):
                     return np.maximum(p["util_floor_pct"], base + p["util_margin_pct"])
 
                 segments = ctx.segments(util, host)
+                coarse = coarse_rows(ctx, util, host, p["coarse_util_pct"], p["util_margin_pct"], segments)
+                if len(util) < 3 and not coarse.any():
+                    continue
                 mask, _bases = above_prior_baseline(util, threshold_for, _hold_samples(util, p["max_gap_samples"]),
                                                     segments)
-                for ep in episodes(util, mask, p["max_gap_samples"], min_duration_seconds=p["min_duration_seconds"],
-                                   segments=ctx.stretches(util, host)):
+                seconds = ctx.row_seconds(util, host)
+                for ep in episodes(util, mask | coarse, p["max_gap_samples"], segments=ctx.stretches(util, host)):
+                    inside = np.asarray((util.index >= ep.start) & (util.index <= ep.end))
+                    lone = bool(coarse[inside].any())
+                    if not lone and float(seconds[inside].sum()) < p["min_duration_seconds"]:
+                        continue
                     figs = self._figures(ctx, host, dev, ep, util, segments)
                     median, usual = figs.get("median_await_ms"), figs.get("baseline_await_ms")
                     # sustained latency (the median, not one slow sample) against the usual
@@ -84,6 +93,8 @@ class DiskSaturation(Detector):
                     text = f"{label} at {fmt_time(peak.at)}, its %util peak: " + ", ".join([f"%util {peak.text()}"] + at_peak)
                     refs = {**peak_ref(ep), **onset_ref(util, ep, figs["baseline_util_pct"].value),
                             "device": dev, "device_label": label}
+                    if lone:
+                        refs["sample_seconds"] = float(seconds[inside].max())
                     if "onset" in refs:
                         refs["start_said"] = already_above(ctx, figs, host, ("disk", "%util", dev), ep.start,
                                                            f"{label} %util", figs["baseline_util_pct"], " %")

@@ -295,18 +295,19 @@ def usual_level(w) -> float:
     return float(min(np.quantile(v, 0.25), np.median(v[-max(1, len(v) // 4):])))
 
 
-def prior_levels(series, segments) -> np.ndarray:
+def prior_levels(series, segments, fallback: bool = True) -> np.ndarray:
     """The usual level before each sample: the median of the samples of
     the :data:`PRIOR_WINDOW` before it in its stretch of records
-    (``segments``), else the stretch's :func:`usual_level`.  One definition
-    with :func:`baseline_at`, which says it as a figure."""
+    (``segments``), else (``fallback``) the stretch's :func:`usual_level`,
+    NaN without it.  One definition with :func:`baseline_at`, which says
+    it as a figure."""
     out = np.empty(len(series), dtype=float)
     seg = np.asarray(segments)
     for sid in np.unique(seg):
         at = np.flatnonzero(seg == sid)
         part = series.iloc[at]
         prior = part.rolling(PRIOR_WINDOW, closed="left", min_periods=1).median().to_numpy(dtype=float)
-        out[at] = np.where(np.isnan(prior), usual_level(part), prior)
+        out[at] = np.where(np.isnan(prior), usual_level(part) if fallback else np.nan, prior)
     return out
 
 

@@ -181,6 +181,50 @@ class LoadtestTailLatency(Detector):
         return out
 
 
+class LoadtestStall(Detector):
+    """A load test whose requests all waited about as long: the median at a
+    second or more and the 99th percentile within a small factor of it
+    (p50 = p99 = 5.01 s), often with timeouts.
+
+    Why it matters: a server that answers slowly spreads its latencies; one
+    that stopped answering (frozen, SIGSTOPped, stuck behind a lock or a
+    stalled disk) holds every request until it comes back or the client
+    gives up, so the percentiles collapse onto the length of the stall.  A
+    tail detector sees no tail there (p99/p50 = 1): the stall is the
+    finding.  A run with a long tail over a normal median is not one (its
+    typical request was answered).
+    """
+
+    id = "loadtest-stall"
+    summary = "load test whose every request waited about as long, a second or more: the server stopped answering"
+    inputs = ("reports",)
+    category = "service-failure"
+    defaults = {"min_p50_s": 1.0, "max_p99_over_p50": 1.5}
+
+    def run(self, ctx: Context):
+        out = []
+        p = self.params
+        for r in ctx.reports:
+            p50, p99 = _num(r, "latency_p50_s"), _num(r, "latency_p99_s")
+            if p50 < p["min_p50_s"] or p99 <= 0 or p99 / p50 > p["max_p99_over_p50"]:
+                continue
+            timeouts = float((r.get("socket_errors") or {}).get("timeout") or 0)
+            failed = max(_num(r, "failed_requests"), _num(r, "non_2xx"))
+            start, end = _times(r)
+            spread = f"p50 and p99 {_s(p50)}" if _s(p50) == _s(p99) else f"p50 {_s(p50)}, p99 {_s(p99)}"
+            said = f"every request waited about {_s(p50)} ({spread})"
+            title = f"{_label(r)}: {said}" + (f", {timeouts:.0f} timed out" if timeouts else "")
+            out.append(self.finding(
+                title=title, severity="high" if timeouts or failed else "medium", start=start, end=end,
+                aligned=_aligned(r),
+                metrics={"latency_p50_s": p50, "latency_p99_s": p99, "p99_over_p50": p99 / p50, "stall_s": p50,
+                         "timeouts": timeouts, "failed_requests": failed},
+                evidence=_evidence(r, f"50% {_s(p50)}, 99% {_s(p99)}" + (f", timeout {timeouts:.0f}" if timeouts else ""),
+                                   "latency_p50_s", "latency_p99_s", "socket_errors"),
+            ))
+        return out
+
+
 class LoadtestLinkSaturation(Detector):
     """A load test's transfer rate against the network link's capacity.
 
@@ -279,3 +323,8 @@ def _ms(seconds) -> str:
     if ms >= 10 or ms == 0:
         return f"{ms:.0f} ms"
     return f"{ms:.1f} ms" if ms >= 1 else f"{ms:.2f} ms"
+
+
+def _s(seconds) -> str:
+    """A latency of a second or more in seconds, as wrk prints it: 5.01 s."""
+    return f"{float(seconds or 0):.2f} s"

@@ -32,6 +32,7 @@ class SwapClimb(Detector):
         "min_level_pct": 30.0,    # the climb must reach at least this level
         "start_epsilon_pct": 1.0, # the climb starts at the first sample this far above baseline
         "max_gap_samples": 2,
+        "plateau_seconds": 30.0,  # a level swap held this long before the climb is where it starts from
     }
 
     def run(self, ctx: Context):
@@ -51,6 +52,14 @@ class SwapClimb(Detector):
                 # to grow), or from its first sample when the stretch of records starts inside it
                 at = s.index.get_loc(ep.start)
                 began = s.index[at - 1] if at > 0 and segments[at - 1] == segments[at] else ep.start
+                # where swap began to grow without coming back: after a level it held
+                # (the swap of earlier work, paused), not where it first left its floor
+                window = s.loc[ep.start:ep.end]
+                floor = float(s.loc[began])
+                reached = window[window >= floor + 0.9 * (float(window.max()) - floor)].index[0]
+                grown = _climb_start(s, segments, reached, p["plateau_seconds"], p["start_epsilon_pct"])
+                if grown > began and float(window.max()) - float(s.loc[grown]) >= p["min_rise_pct"]:
+                    began = grown
                 base = figs.add(measure(ctx, "baseline_swpused_pct", "at", host, key, at=began, fmt=".0f"))
                 if peak.value - base.value < p["min_rise_pct"] or peak.value < p["min_level_pct"]:
                     continue
@@ -69,7 +78,7 @@ class SwapClimb(Detector):
                     text += f"; kbswpfree {figs['kbswpfree_before'].text()} -> {figs['kbswpfree_at_peak'].text()}"
                 refs = peak_ref(ep)
                 after = s.index[s.index.get_loc(began) + 1] if began < peak.at else began
-                if after < ep.start:
+                if after != ep.start:
                     refs["onset"] = iso(after)     # the first sample of the climb
                 out.append(self.finding(
                     title=f"Swap climbed from {base.text()} % to {peak.text()} % {how_long(began, peak.at, rise)}",
@@ -77,6 +86,27 @@ class SwapClimb(Detector):
                     refs=refs, evidence=[metric_evidence(ctx, "swap", host, peak.at, text)],
                 ))
         return out
+
+
+def _climb_start(s, segments, reached, plateau_seconds: float, tol: float):
+    """The last sample before swap grew to ``reached`` without coming
+    back: walking back in its stretch of records while the samples step
+    down or hold (within ``tol`` points), stopping at a level held for
+    ``plateau_seconds`` (the swap of earlier work, then a pause: the climb
+    of this incident starts after it, not where swap first left its
+    floor)."""
+    v = s.to_numpy(dtype=float)
+    seg = np.asarray(segments)
+    pos = s.index.get_loc(reached)
+    low_at = pos
+    for i in range(pos - 1, -1, -1):
+        if seg[i] != seg[pos] or v[i] > v[low_at] + tol:
+            break
+        if v[i] < v[low_at] - tol:
+            low_at = i
+        elif (s.index[low_at] - s.index[i]).total_seconds() >= plateau_seconds:
+            break
+    return s.index[low_at]
 
 
 def _floor_of_stretch(s, segments) -> np.ndarray:

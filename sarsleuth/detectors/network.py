@@ -10,6 +10,7 @@ from sarsleuth.detectors.series import peak_ref, episodes, fmt_time, severity_fo
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence, metric_evidence
+from sarsleuth.knowledge import kb_entry
 from sarsleuth.knowledge.signatures import fields_of
 from sarsleuth.model import iso
 
@@ -224,15 +225,13 @@ class TcpTimewait(Detector):
         )
 
 
-#: "interface eno4" (bonding), else a driver's "eth0:"/"eno1 " prefix.
-#: a link that went down within this many seconds of boot and came back
-#: within BACK_SECONDS is the driver bringing it up, not a failure
-BOOT_SECONDS = 300.0
-BACK_SECONDS = 10.0
+def _field(kind: str, message: str, name: str):
+    return (fields_of(kind, message) or {}).get(name)
 
 
 def _iface(kind: str, message: str):
-    return (fields_of(kind, message) or {}).get("iface")
+    """"interface eno4" (bonding), else a driver's "eth0:"/"eno1 " prefix."""
+    return _field(kind, message, "iface")
 
 
 def _seconds(a, b) -> float | None:
@@ -246,29 +245,32 @@ def _seconds(a, b) -> float | None:
     return (b.timestamp - a.timestamp).total_seconds()
 
 
-def boot_flaps(ctx: Context, downs):
-    """The positions of the link-down rows that are boot-time noise: within BOOT_SECONDS of
+def noise_rows(ctx: Context, kind: str, rows, rule: dict) -> set:
+    """The positions of the rows of ``kind`` that are no failure by their
+    knowledge's ``noise`` rule (kb.toml): within ``after_boot_seconds`` of
     the kernel's start (its uptime, or a ``Linux version`` line of the same
-    host before it) and followed by the same interface coming up again
-    within BACK_SECONDS.  They stay on the timeline, never a finding."""
-    ups = ctx.events_of("nic-link-up")
+    host before it) and followed by a line of ``back`` naming the same
+    ``same_field`` within ``back_within_seconds``.  They stay on the
+    timeline, never a finding."""
+    backs = ctx.events_of(rule["back"])
     boots = ctx.events_of("kernel-boot")
     noise = set()
-    if ups is None or not len(ups):
+    if backs is None or not len(backs):
         return noise
-    up_rows = list(ups.itertuples(index=False))
+    back_rows = list(backs.itertuples(index=False))
     boot_rows = list(boots.itertuples(index=False)) if boots is not None else []
-    for pos, d in enumerate(downs.itertuples(index=False)):
+    after_boot, within, name = float(rule["after_boot_seconds"]), float(rule["back_within_seconds"]), rule["same_field"]
+    for pos, d in enumerate(rows.itertuples(index=False)):
         uptime = getattr(d, "uptime", None)
-        at_boot = uptime is not None and uptime == uptime and float(uptime) <= BOOT_SECONDS
+        at_boot = uptime is not None and uptime == uptime and float(uptime) <= after_boot
         if not at_boot:
-            at_boot = any(b.host == d.host and (lag := _seconds(b, d)) is not None and 0 <= lag <= BOOT_SECONDS
+            at_boot = any(b.host == d.host and (lag := _seconds(b, d)) is not None and 0 <= lag <= after_boot
                           for b in boot_rows)
         if not at_boot:
             continue
-        name = _iface("nic-link-down", str(d.message))
-        if any(u.host == d.host and _iface("nic-link-up", str(u.message)) == name
-               and (back := _seconds(d, u)) is not None and 0 <= back <= BACK_SECONDS for u in up_rows):
+        value = _field(kind, str(d.message), name)
+        if any(u.host == d.host and _field(rule["back"], str(u.message), name) == value
+               and (back := _seconds(d, u)) is not None and 0 <= back <= within for u in back_rows):
             noise.add(pos)
     return noise
 
@@ -293,7 +295,8 @@ class NicLinkDown(Detector):
         out = []
         downs = ctx.events_of("nic-link-down")
         if downs is not None and len(downs):
-            noise = boot_flaps(ctx, downs)
+            rule = kb_entry(self.id).get("noise")
+            noise = noise_rows(ctx, self.id, downs, rule) if rule else set()
             downs = downs.iloc[[i for i in range(len(downs)) if i not in noise]]
         for b in bursts(downs, self.params["burst_gap_seconds"]):
             ifaces = sorted({i for i in (_iface("nic-link-down", m) for m in b.rows["message"].astype(str)) if i})

@@ -11,6 +11,7 @@ one read here.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure
@@ -38,8 +39,10 @@ class _PressureStall(Detector):
                 out.extend(self._at_collection(facts, words, ctx.clock.host_zone(facts.host)))
         for host in sorted(recorded):
             some = ctx.series(section, some_col, host=host)
-            if some is None or len(some) < 2:
+            if some is None:
                 continue
+            # the share of each row's own interval: one row of a minute is a clear state on its own
+            seconds = ctx.row_seconds(some, host)
             full = ctx.series(section, full_col, host=host) if full_col else None
             full = full.reindex(some.index) if full is not None else None
             hit = some >= p["some_pct"]
@@ -47,8 +50,10 @@ class _PressureStall(Detector):
                 hit |= (full >= p["full_pct"]).fillna(False)
             some_key = (section, some_col, "")
             segments = ctx.segments(some, host)
-            for ep in episodes(some, hit.to_numpy(), p["max_gap_samples"],
-                               min_duration_seconds=p["min_duration_seconds"], segments=ctx.stretches(some, host)):
+            for ep in episodes(some, hit.to_numpy(), p["max_gap_samples"], segments=ctx.stretches(some, host)):
+                inside = np.asarray((some.index >= ep.start) & (some.index <= ep.end))
+                if float(seconds[inside].sum()) < p["min_duration_seconds"]:
+                    continue
                 figs = Figures()
                 mean = figs.add(measure(ctx, "mean_some_pct", "mean", host, some_key, ep.start, ep.end, fmt=".1f"))
                 peak = figs.add(measure(ctx, "peak_some_pct", "max", host, some_key, ep.start, ep.end, fmt=".1f"))
@@ -69,6 +74,8 @@ class _PressureStall(Detector):
                 text = (f"{some_col} {mean.text('.2f')} on average from {fmt_time(ep.start)} to {fmt_time(ep.end)}, "
                         f"peak {peak.text('.2f')} at {fmt_time(peak.at)}")
                 refs = {**peak_ref(ep), **onset_ref(some, ep, base.value if base else 0.0)}
+                if not ep.step_s:
+                    refs["sample_seconds"] = float(seconds[inside].max())
                 if "onset" in refs:
                     figs.add(base)
                     refs["start_said"] = already_above(ctx, figs, host, some_key, ep.start, some_col, base, " %")
