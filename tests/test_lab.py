@@ -37,16 +37,19 @@ def floor():
 
 @pytest.fixture(scope="module")
 def scores_at(folders):
-    """The lab's scores at an interval, each interval scored once (the
-    coarser intervals' cases derived into the lab's cache)."""
+    """The lab's scores at an interval: every case at every interval scored
+    in one pass the first time (the coarser intervals' cases derived into
+    the lab's cache; a score kept there while the case's files and
+    sarsleuth's code are unchanged is taken again)."""
     done: dict[int, list] = {}
 
     def at(interval: int) -> list:
-        if interval not in done:
-            if interval > 1 and not shutil.which("sar"):
+        if not done:
+            wanted = sorted(set(_floor_intervals()) | {i for f in folders for i in lab_score.intervals_of(f)})
+            if max(wanted) > 1 and not shutil.which("sar"):
                 pytest.skip("sar (sysstat) is not installed: a sosreport's sar output cannot be printed "
                             "at a coarser interval")
-            done[interval] = lab_score.score_all(folders, interval)
+            done.update(lab_score.score_intervals(folders, wanted))
         return done[interval]
     return at
 
@@ -165,3 +168,29 @@ def test_contradiction_rules():
     assert lab_score.contradicted(["Raise fs.file-max"], emfile)
     assert not lab_score.contradicted(["Raise worker_rlimit_nofile"], emfile)
     assert lab_score.contradicted(["Raise worker_connections"], "stress-ng: info\n")   # no nginx anywhere
+
+
+def test_scores_are_kept_while_the_case_and_the_code_are_unchanged(tmp_path, monkeypatch):
+    """A case's score is taken from the cache while its files, the
+    interval and sarsleuth's code are those it was scored with; a changed
+    file scores it again; an error is never kept."""
+    case = tmp_path / "cases" / "c1"
+    case.mkdir(parents=True)
+    (case / "truth.toml").write_text('kind = "cpu-saturation"\nquiet = false\n')
+    (case / "host.log").write_text("one\n")
+    calls = []
+
+    def fake(folder, interval=1, cache=None):
+        calls.append((folder.name, interval))
+        return lab_score.CaseScore(case=folder.name, kind="cpu-saturation", quiet=False, interval=interval,
+                                   rank1="cpu-saturation", category_ok=True, error="" if interval < 60 else "x")
+    monkeypatch.setattr(lab_score, "score_case", fake)
+    cache = tmp_path / "cache"
+    first = lab_score.score_intervals([case], [1, 10, 60], cache, workers=1)
+    assert calls == [("c1", 1), ("c1", 10), ("c1", 60)]
+    again = lab_score.score_intervals([case], [1, 10, 60], cache, workers=1)
+    assert calls[3:] == [("c1", 60)]                      # the error is scored again
+    assert again[10][0] == first[10][0] and again[1][0].rank1 == "cpu-saturation"
+    (case / "host.log").write_text("two\n")
+    lab_score.score_intervals([case], [1], cache, workers=1)
+    assert calls[4:] == [("c1", 1)]

@@ -24,12 +24,23 @@ json`` with the truth's ``args`` and compares rank 1 with the truth:
   when it did), one of the series that detector reads is among the top 5
   of the incident's "what else changed" (``changes``, each naming the
   detectors that read it); none when no incident has that cause.
+
+A case's score at an interval is kept in the lab's cache (beside the
+derived cases, ``scores/``), keyed by the digest of the case's files, the
+interval, sarsleuth's code and data, the scorer's and the deriving code,
+the Python version and the ``SARSLEUTH_*`` settings: it is taken again
+only while none of these has changed.  What is not cached is scored in one
+pass over the cases and intervals, on every CPU.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import io
 import json
+import multiprocessing
+import os
 import re
 import sys
 import tarfile
@@ -38,7 +49,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from lab.intervals.derive import case_inputs, derived_case, recorded_intervals
+from lab.intervals.derive import case_inputs, default_cache, derived_case, recorded_intervals
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE.parent / "cases"
@@ -212,19 +223,106 @@ def cause_changed(incidents: list, causes: list) -> bool | None:
     return any(inc["cause"] in c.get("named_by", []) for c in inc.get("changes", [])[:5])
 
 
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """What a score depends on besides the case: sarsleuth's code and
+    data, the scorer, the deriving code, Python and sarsleuth's settings."""
+    import sarsleuth
+
+    h = hashlib.sha256(sys.version.encode())
+    for key in sorted(k for k in os.environ if k.startswith("SARSLEUTH_") and k != "SARSLEUTH_LAB_CACHE"):
+        h.update(f"{key}={os.environ[key]}\n".encode())
+    roots = [Path(sarsleuth.__file__).resolve().parent, HERE, HERE.parent / "intervals"]
+    for root in roots:
+        for f in sorted(root.rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts and not f.name.endswith(".pyc"):
+                h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def _case_digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for f in sorted(folder.rglob("*")):
+        if f.is_file():
+            h.update(f.relative_to(folder).as_posix().encode() + b"\0")
+            with open(f, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+    return h.hexdigest()
+
+
+def _kept(folder: Path, interval: int, cache: Path | None) -> Path:
+    key = hashlib.sha256(f"{interval}\0{_case_digest(folder)}\0{code_digest()}".encode()).hexdigest()[:24]
+    return (cache or default_cache()) / "scores" / f"{folder.name}-{interval}s-{key}.json"
+
+
+def _read_kept(path: Path) -> CaseScore | None:
+    try:
+        return CaseScore(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _keep(path: Path, s: CaseScore) -> None:
+    if s.error:                 # an error is scored again, never kept
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(asdict(s)))
+    tmp.replace(path)
+
+
+def _score_job(job: tuple[Path, int, Path | None]) -> CaseScore:
+    folder, interval, cache = job
+    s = score_case(folder, interval, cache)
+    _keep(_kept(folder, interval, cache), s)
+    return s
+
+
+def score_many(jobs: list[tuple[Path, int]], cache: Path | None = None, workers: int | None = None) -> list[CaseScore]:
+    """The scores of (case, interval) ``jobs``, in their order: the kept
+    ones from the cache, the others scored in one pass on ``workers``
+    processes (every CPU by default)."""
+    out: list[CaseScore | None] = [_read_kept(_kept(f, i, cache)) for f, i in jobs]
+    todo = [(f, i, cache) for (f, i), s in zip(jobs, out) if s is None]
+    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    if workers == 1:
+        done = [_score_job(j) for j in todo]
+    else:
+        import sarsleuth.cli  # noqa: F401  (imported once, before the workers fork)
+
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            # the longest cases first (the largest files), so that none is left alone at the end
+            order = sorted(range(len(todo)), key=lambda k: -sum(p.stat().st_size for p in todo[k][0].iterdir()
+                                                                 if p.is_file()))
+            results = pool.map(_score_job, [todo[k] for k in order], chunksize=1)
+            done = [None] * len(todo)
+            for k, s in zip(order, results):
+                done[k] = s
+    it = iter(done)
+    return [s if s is not None else next(it) for s in out]
+
+
 def intervals_of(folder: Path) -> tuple[int, ...]:
     return tuple(sorted(set(INTERVALS) | set(recorded_intervals(folder))))
 
 
 def score_all(folders: list[Path], interval: int = 1, cache: Path | None = None) -> list[CaseScore]:
     """Every case of ``folders`` that is scored at ``interval``."""
-    return [score_case(f, interval, cache) for f in folders if interval in intervals_of(f)]
+    return score_intervals(folders, [interval], cache).get(interval, [])
 
 
 def score_intervals(folders: list[Path], intervals: list[int] | None = None,
-                    cache: Path | None = None) -> dict[int, list[CaseScore]]:
+                    cache: Path | None = None, workers: int | None = None) -> dict[int, list[CaseScore]]:
+    """Every case at every interval it is scored at (or at ``intervals``),
+    in one pass."""
     wanted = intervals or sorted({i for f in folders for i in intervals_of(f)})
-    return {i: score_all(folders, i, cache) for i in wanted}
+    jobs = [(f, i) for i in wanted for f in folders if i in intervals_of(f)]
+    scores = score_many(jobs, cache, workers)
+    out: dict[int, list[CaseScore]] = {i: [] for i in wanted}
+    for (_, i), s in zip(jobs, scores):
+        out[i].append(s)
+    return out
 
 
 def totals(scores: list[CaseScore]) -> dict:
