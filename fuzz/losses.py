@@ -197,7 +197,11 @@ def run_property(name: str, examples: int, corpus: Path | None = None, codecs=tu
     """Run one property ``examples`` times; ``codecs``, ``lines`` and
     ``fractions`` narrow the truncation property's inputs; ``derandomize``
     draws the same examples every run (the test suite's choice)."""
-    scratch = Path(tempfile.mkdtemp(prefix="sarsleuth-losses-"))
+    with tempfile.TemporaryDirectory(prefix="sarsleuth-losses-") as folder:
+        return _run_property(name, examples, Path(folder), corpus, codecs, lines, fractions, derandomize)
+
+
+def _run_property(name, examples, scratch, corpus, codecs, lines, fractions, derandomize) -> dict:
     stats = {"examples": 0, "events": 0, "merged": 0, "records": 0, "steps": 0, "kept": 0, "lost": 0}
     rules = settings(max_examples=examples, deadline=None, database=None, derandomize=derandomize,
                      suppress_health_check=list(HealthCheck))

@@ -75,22 +75,39 @@ def _time(ns, tz):
     return ts.tz_localize("UTC").tz_convert(tz) if tz is not None else ts
 
 
-def _restarts(events, host, tz_aware: bool, kinds) -> np.ndarray:
-    if events is None or not len(events):
-        return np.empty(0, dtype=np.int64)
-    ev = events[(events["host"].astype(object) == host).to_numpy() & events["kind"].isin(list(kinds)).to_numpy()]
-    ev = ev[ev["timestamp"].notna()]
-    return np.sort(instants(ev["timestamp"], tz_aware)) if len(ev) else np.empty(0, dtype=np.int64)
+class RestartIndex:
+    """The instants at which each host's record restarts (its reboots,
+    sadc's restarts: ``restart_kinds``), read from a case's events once:
+    every series of a host, and every window ranked, shares them."""
+
+    def __init__(self, events, kinds):
+        self._events = None
+        if events is not None and len(events):
+            ev = events[events["kind"].isin(list(kinds)).to_numpy()]
+            self._events = ev[ev["timestamp"].notna()]
+        self._known: dict = {}
+
+    def of(self, host, tz_aware: bool) -> np.ndarray:
+        key = (host, tz_aware)
+        if key not in self._known:
+            ev = self._events
+            if ev is not None and len(ev):
+                ev = ev[(ev["host"].astype(object) == host).to_numpy()]
+            self._known[key] = (np.sort(instants(ev["timestamp"], tz_aware)) if ev is not None and len(ev)
+                                else np.empty(0, dtype=np.int64))
+        return self._known[key]
 
 
-def rank(store, events, window, *, baseline=None, hosts=None, coverage=None) -> Changes:
+def rank(store, events, window, *, baseline=None, hosts=None, coverage=None,
+         restarts: RestartIndex | None = None) -> Changes:
     """Every series of ``hosts`` (every host: None) against its baseline
     for ``window`` ``(start, end)`` on the case's clock; ``baseline`` the
     user's ``(start, end)`` or None for the default; ``coverage`` {host:
     (start, end)} of what the host's logs span (the baseline of its log
-    series)."""
+    series); ``restarts`` the case's, when several windows are ranked."""
     rules, stats = baseline_rules(), statistics()
-    events = _hosted(events, store)
+    events = hosted_events(events, store)
+    restarts = restarts or RestartIndex(events, rules["restart_kinds"])
     hosts = list(hosts) if hosts is not None else _hosts(store, events)
     rows, kept, notes = [], {}, []
     groups: dict = {}
@@ -99,14 +116,14 @@ def rank(store, events, window, *, baseline=None, hosts=None, coverage=None) -> 
             groups.setdefault((key[0], id(run.stamps)), []).append((key, run))
     unmatched = 0
     for (host, _), members in groups.items():
-        found = _rank_group(members, window, baseline, events, rules, stats, kept)
+        found = _rank_group(members, window, baseline, restarts, rules, stats, kept)
         if found is None:
             unmatched += len(members)
             continue
         rows.extend(found)
     for host in hosts:
         covered = (coverage or {}).get(host) or _recorded(store, host)
-        rows.extend(_rank_events(events, host, window, baseline, rules, stats, covered))
+        rows.extend(_rank_events(events, restarts, host, window, baseline, rules, stats, covered))
     if unmatched:
         notes.append(f"{unmatched:,} series have no record in the window or none in a baseline before it "
                      f"(at least {rules['min_samples']} samples, not across a restart or a gap)")
@@ -117,7 +134,7 @@ def rank(store, events, window, *, baseline=None, hosts=None, coverage=None) -> 
     return changes
 
 
-def _hosted(events, store):
+def hosted_events(events, store):
     """Events with no host belong to the one host of the case, when there is one."""
     if events is None or not len(events) or not events["host"].isna().any():
         return events
@@ -144,7 +161,7 @@ def _hosts(store, events) -> list:
     return found
 
 
-def _rank_group(members, window, baseline, events, rules, stats, kept):
+def _rank_group(members, window, baseline, restarts: RestartIndex, rules, stats, kept):
     """The rows of the series sharing one time array; None when the window
     or every baseline part is empty there."""
     tz = members[0][1].tz
@@ -154,8 +171,7 @@ def _rank_group(members, window, baseline, events, rules, stats, kept):
         order = np.argsort(stamps, kind="stable")
         stamps = stamps[order]
     host = members[0][0][0]
-    restarts = _restarts(events, host, tz is not None, rules["restart_kinds"])
-    breaks = breaks_of(stamps, restarts, float(rules["gap_steps"]))
+    breaks = breaks_of(stamps, restarts.of(host, tz is not None), float(rules["gap_steps"]))
     w = (_ns(window[0], tz), _ns(window[1], tz))
     b = (_ns(baseline[0], tz), _ns(baseline[1], tz)) if baseline else None
     spans = row_spans(stamps, w, breaks, rules, b)
@@ -203,7 +219,7 @@ def _rank_group(members, window, baseline, events, rules, stats, kept):
     return out
 
 
-def _rank_events(events, host, window, baseline, rules, stats, coverage) -> list:
+def _rank_events(events, restarts: RestartIndex, host, window, baseline, rules, stats, coverage) -> list:
     """The rows of ``host``'s log message kinds."""
     aware = pd.Timestamp(window[0]).tzinfo is not None
     series = event_series(events, host, aware, rules["not_messages"])
@@ -221,8 +237,7 @@ def _rank_events(events, host, window, baseline, rules, stats, coverage) -> list
         coverage = (min(lo, first), max(hi, w[1]))
     else:
         coverage = (first, w[1])
-    restarts = _restarts(events, host, aware, rules["restart_kinds"])
-    win, parts = time_spans(w, restarts, coverage, rules, b)
+    win, parts = time_spans(w, restarts.of(host, aware), coverage, rules, b)
     out = []
     for s in series:
         found = rates(s, win, parts, stats)

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from sarsleuth.analysis.departure_spans import breaks_of
-from sarsleuth.analysis.departure_stats import row_chunks
-from sarsleuth.analysis.departures import _restarts, rank
+from sarsleuth.analysis.departure_stats import row_chunks, row_medians
+from sarsleuth.analysis.departures import RestartIndex, hosted_events, rank
 from sarsleuth.analysis.what_changed import entry_of, host_coverage
 from sarsleuth.knowledge.departures import (baseline_rules, floor_of, printed_unit, statistics, strain_direction,
                                             unexplained_rules)
@@ -78,8 +78,8 @@ def screen(members, restarts, rules: dict, stats: dict) -> list:
                 ref = ref[:, ::max(1, -(-ref.shape[1] // int(stats["max_spread_samples"])))]   # a level needs no more
                 with np.errstate(invalid="ignore"), warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
-                    med = np.nanmedian(ref, axis=1)
-                    spread = np.maximum(scale * np.nanmedian(np.abs(ref - med[:, None]), axis=1), floors)
+                    med = row_medians(ref)
+                    spread = np.maximum(scale * row_medians(np.abs(ref - med[:, None])), floors)
                     above[:, lo:hi] |= seg > (med + limit * spread)[:, None]
                     below[:, lo:hi] |= seg < (med - limit * spread)[:, None]
         marked_rows = np.flatnonzero(above.any(axis=1) | below.any(axis=1))
@@ -135,6 +135,8 @@ def unexplained(store, events, sources, findings, clock) -> list:
     rules, stats = unexplained_rules(), statistics()
     margin = pd.Timedelta(seconds=float(rules["margin_seconds"]))
     coverage = host_coverage(sources)
+    events = hosted_events(events, store)
+    restarts = RestartIndex(events, baseline_rules()["restart_kinds"])
     by_host: dict = {}
     for key, run in store.runs.items():
         if key[0] is not None:
@@ -144,21 +146,20 @@ def unexplained(store, events, sources, findings, clock) -> list:
         candidates = []
         for members in arrays.values():
             tz = members[0][1].tz
-            restarts = _restarts(events, host, tz is not None, baseline_rules()["restart_kinds"])
-            candidates += screen(members, restarts, rules, stats)
+            candidates += screen(members, restarts.of(host, tz is not None), rules, stats)
         candidates.sort(key=lambda c: c[0] - c[1])            # the longest first
         for start_ns, end_ns, tz, step in candidates[:MAX_CANDIDATES]:
             start, end = _instant(start_ns, tz), _instant(end_ns, tz)
             if _near(findings, host, start, end, margin) or _near(out, host, start, end, margin):
                 continue
-            found = _confirmed(store, events, coverage, host, (start, end), rules, clock, step / 1e9)
+            found = _confirmed(store, events, restarts, coverage, host, (start, end), rules, clock, step / 1e9)
             if found is not None:
                 out.append(found)
     return out
 
 
-def _confirmed(store, events, coverage, host, window, rules, clock, step: float):
-    changes = rank(store, events, window, hosts=[host], coverage=coverage)
+def _confirmed(store, events, restarts, coverage, host, window, rules, clock, step: float):
+    changes = rank(store, events, window, hosts=[host], coverage=coverage, restarts=restarts)
     top = changes.top(int(rules["told"]))
     # times of a row (wall clock or zoned, NaT where a part is empty) read one by one
     seconds = [(pd.Timestamp(b) - pd.Timestamp(a)).total_seconds() if not (pd.isna(a) or pd.isna(b)) else 0.0
