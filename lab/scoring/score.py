@@ -125,19 +125,24 @@ def _rules() -> list[dict]:
         return tomllib.load(fh)["rule"]
 
 
-def contradicted(recommendations: list[str], text: str) -> list[str]:
+def contradicted(recommendations: list[str], text) -> list[str]:
+    """The recommendations a rule catches; ``text`` the operator's files'
+    text, or a function that reads it (read only when some advice is of a
+    rule's kind: the files can be hundreds of megabytes)."""
     found = []
     for rule in _rules():
+        advised = [rec for rec in recommendations if re.search(rule["advice"], rec)]
+        if not advised:
+            continue
+        if callable(text):
+            text = text()
         if "absent" in rule:
             wrong = not re.search(rule["absent"], text)
         else:
             wrong = bool(re.search(rule["evidence"], text)) and not (
                 rule.get("unless") and re.search(rule["unless"], text))
-        if not wrong:
-            continue
-        for rec in recommendations:
-            if re.search(rule["advice"], rec):
-                found.append(f"{rule['id']}: {rec[:120]}")
+        if wrong:
+            found += [f"{rule['id']}: {rec[:120]}" for rec in advised]
     return found
 
 
@@ -188,8 +193,8 @@ def score_case(folder: Path, interval: int = 1, cache: Path | None = None) -> Ca
         return s
     incidents = doc.get("incidents", [])
     s.incidents = len(incidents)
-    text = operator_text(inputs)
-    s.contradicted = contradicted([r for inc in incidents for r in inc.get("recommendations", [])], text)
+    s.contradicted = contradicted([r for inc in incidents for r in inc.get("recommendations", [])],
+                                  lambda: operator_text(inputs))
     if s.quiet:
         s.rank1 = incidents[0]["category"] if incidents else "none"
         return s
