@@ -457,3 +457,22 @@ def test_the_changes_command_ranks_the_hosts(tmp_path_factory):
     assert text.returncode == 0, text.stderr
     quiet = sorted(set(made["hosts"]) - set(made["shared"]))
     assert f"departed nowhere: {', '.join(quiet)}" in " ".join(text.stdout.split())      # as the terminal wrapped it
+
+
+def test_a_log_kinds_chart_escapes_the_program_it_names():
+    """A program name is whatever a log line's tag said: in the chart's
+    caption and title it is text, never markup."""
+    from types import SimpleNamespace
+
+    from sarsleuth.render.formats.html import change_charts
+
+    name = 'worker"><script>alert(1)</script>'
+    times = pd.date_range("2026-11-20 03:10", periods=40, freq="15s", tz="UTC")
+    events = pd.DataFrame({"timestamp": times, "host": "web1", "source": "/var/log/messages", "kind": "oom-kill",
+                           "process": name, "count": 1})
+    entry = {"host": "web1", "section": "log", "device": name, "metric": "oom-kill",
+             "series": f"oom-kill lines of {name}", "unit": "/min", "direction": "up", "baseline": 0.0}
+    inc = SimpleNamespace(start=times[10], end=times[-1], zone=None, findings=[], changes=[entry])
+    (chart,) = change_charts(SimpleNamespace(events=events, store=None), inc)
+    assert "<script>" not in chart["svg"] and "&lt;script&gt;" in chart["svg"]
+    assert chart["caption"] == f"oom-kill lines of {name} (lines a minute), up"     # Jinja escapes it on the page
