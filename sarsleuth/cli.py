@@ -304,10 +304,11 @@ def changes(paths: List[Path] = typer.Argument(..., help="Files, directories or 
             baseline: Optional[str] = typer.Option(None, "--baseline", help="C..D (default: hours before, day before)."),
             format: TableFormat = typer.Option(render.DEFAULT, "--format", "-f"), top: int = typer.Option(20, min=1),
             tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of sources whose timestamps carry none."),
-            year: Optional[int] = typer.Option(None, "--year", help="Year of syslog lines that carry none.")):
+            year: Optional[int] = typer.Option(None, "--year", help="Year of syslog lines that carry none."),
+            hosts: bool = typer.Option(False, "--hosts", help="Rank the hosts: which departed most in the window.")):
     """Rank every sar series and log message kind by how much it changed in a window."""
     from sarsleuth.render.changes_table import changes_of_paths     # here, not at the top: --help loads this module
-    table = changes_of_paths(paths, window, baseline, top, tz=tz, year=year)
+    table = changes_of_paths(paths, window, baseline, top, tz=tz, year=year, by_host=hosts)
     _to_stdout(lambda out: render.write_table(format.value, table, out))
 
 

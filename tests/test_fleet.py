@@ -114,6 +114,24 @@ def test_the_shared_incident_ranks_first_and_names_its_hosts(analysed):
     assert len(fleet.incidents) == 2
 
 
+def test_the_hosts_that_departed_most_in_a_fleet_incidents_window(analysed):
+    """The storage stall's window (03:14 to 03:30:01 UTC), each host ranked
+    against its own morning: the two hosts that stalled departed, most of
+    all by the hung tasks their kernel logged (a kind new to them) and by
+    %iowait of cpu all (from under 1 % to about 45 %); the four others
+    departed nowhere, though they were read and ranked too."""
+    fleet, made, _case = analysed
+    first = fleet.incidents[0]
+    assert [d["host"] for d in first.departed] == sorted(made["shared"], key=lambda h: -next(
+        d["score"] for d in first.departed if d["host"] == h))
+    assert sorted(d["host"] for d in first.departed) == made["shared"] == ["web-0000", "web-0003"]
+    assert {d["largest"] for d in first.departed} == {"hung-task lines of jbd2/dm-0-8"}
+    assert all(d["entries"] >= 2 and d["score"] > 5.0 for d in first.departed)
+    doc = fleet.to_json()["fleet_incidents"][0]["hosts_departed"]
+    assert [d["host"] for d in doc] == [d["host"] for d in first.departed]
+    assert doc[0]["score"] == round(first.departed[0]["score"], 4)
+
+
 def test_hosts_of_a_central_log_are_told_on_their_own_clocks(tmp_path):
     """Two hosts in different zones (UTC and UTC+01:00) whose syslog went to
     one central file: each host's incidents are correlated on its worker
@@ -257,6 +275,8 @@ def test_text_view_and_options_that_make_no_sense(fleet_dir, scheduler, tmp_path
     lines = ran.stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("#1 "))
     assert lines[first + 1] == "   seen on: " + ", ".join(made["shared"])
+    assert lines[first + 3].startswith("   departed most in its window: web-000")
+    assert lines[first + 3].count("largest hung-task lines of jbd2/dm-0-8") == 2
     assert run_cli("analyze", out, "--fleet", "--scheduler", scheduler, "--plots", tmp_path / "p").returncode == 2
     bogus = run_cli("analyze", out, "--scheduler", "bogus://nowhere")
     assert bogus.returncode == 2 and "cannot reach a Dask scheduler" in bogus.stderr

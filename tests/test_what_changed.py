@@ -286,10 +286,28 @@ def test_each_incident_tells_what_else_changed(oom):
     assert "What else changed:" in out.getvalue()
     html = build_html(oom)
     charts = html.split('<div class="charts changed-charts">', 1)[1].split("</div>", 1)[0]
-    # one small chart per sar series (log kinds are told in the list), with the baseline's level dashed
-    sar_changes = [c for c in changes if c["section"] != "log"]
-    assert charts.count("<svg") == len(sar_changes) == charts.count('class="level"')
+    # one small chart per change, a log message kind as its lines a minute, each with its baseline's level dashed
+    assert charts.count("<svg") == len(changes) == charts.count('class="level"')
     assert "<title>rxdrop/s of net-edev em2</title>" in charts
+    assert "<figcaption>upstream-timeout lines of nginx (lines a minute), up</figcaption>" in charts
+    assert "<title>upstream-timeout lines of nginx</title>" in charts
+
+
+def test_a_log_kind_is_charted_as_its_lines_a_minute(oom):
+    """The rate drawn for a message kind counts the very lines the ranking
+    counts: over the incident's frame, every upstream timeout nginx logged."""
+    from sarsleuth.analysis.charted import RATE_INTERVALS, incident_frame, log_rate
+
+    (inc,) = oom.incidents
+    lo, hi = incident_frame(inc)
+    rate = log_rate(oom, "Cangke_107_176", "nginx", "upstream-timeout", lo, hi)
+    step = (rate.index[1] - rate.index[0]).total_seconds()
+    assert len(rate) <= RATE_INTERVALS and step == -(-int((hi - lo).total_seconds()) // RATE_INTERVALS)
+    ev = oom.events
+    lines = ev[(ev["kind"] == "upstream-timeout") & (ev["timestamp"] > lo) & (ev["timestamp"] <= rate.index[-1])]
+    assert len(lines) > 0
+    assert (rate * step / 60.0).sum() == pytest.approx(pd.to_numeric(lines["count"]).fillna(1).sum())
+    assert log_rate(oom, "Cangke_107_176", "nginx", "no-such-kind", lo, hi) is None
 
 
 # ----------------------------------------------------------------- the backstop
@@ -380,3 +398,81 @@ def test_which_hosts_departed_most_in_a_window(tmp_path_factory):
     iowait = frame[(frame["metric"] == "%iowait") & (frame["device"] == "all") & frame["departs"]]
     assert sorted(iowait["host"]) == ["web-0000", "web-0003"]
     assert (iowait["baseline"] < 1.0).all() and (iowait["window"] > 40.0).all()
+
+
+# ------------------------------------------------ no baseline row: the physical bound
+
+
+def test_a_window_with_no_row_before_reads_shares_against_their_bound(tmp_path_factory):
+    """cpu-openssl-speed as a host sampling every 60 s keeps it: one row
+    (05:06:00 local, the minute the benchmark took both CPUs), none before
+    it.  No series has a baseline; %idle of cpu all, 16.37 % as sar prints
+    it, is read against its bound of 0 % and told as such, never as a
+    change from a level nobody recorded."""
+    from lab.intervals.derive import case_inputs, derived_case
+
+    import sarsleuth
+
+    folder = LAB / "cpu-openssl-speed"
+    if not (folder / "truth.toml").exists():
+        pytest.skip("lab case cpu-openssl-speed not recorded")
+    case = sarsleuth.load(*case_inputs(derived_case(folder, 60, tmp_path_factory.mktemp("derived"))))
+    cpu = case.sar("cpu", device="all")
+    assert len(cpu) == 1 and cpu["%idle"].iloc[0] == pytest.approx(16.37, abs=0.005)
+    (inc,) = [i for i in case.incidents if i.category == "cpu-saturation"]
+    idle = next(c for c in inc.changes if c["series"] == "%idle of cpu all")
+    assert (idle["baseline_part"], idle["baseline"], idle["baseline_samples"]) == ("bound", None, 0)
+    assert idle["direction"] == "down" and idle["window"] == pytest.approx(16.37, abs=0.005)
+    assert "cpu-saturation" in idle["named_by"]
+    assert idle["text"].startswith("%idle of cpu all at 16.37 %, 1 sample(s) in the window and no record before it "
+                                   "to compare with: read against its bound of 0.00 %")
+    # a share with room left is not told: %util of the idle disk
+    frame = case.changes(("2026-11-25T05:05:00+05:30", "2026-11-25T05:06:00+05:30"))
+    bound = frame[frame["baseline_part"] == "bound"]
+    assert set(bound[bound["departs"]]["metric"]) <= {"%idle", "%memused", "%util", "%fsused"}
+    assert not bound[(bound["section"] == "disk")]["departs"].any()
+    assert any("no record in the window or none in a baseline" in n for n in frame.attrs["notes"])
+
+
+def test_the_changes_command_ranks_the_hosts(tmp_path_factory):
+    """``changes --hosts`` on six hosts' files (the generated fleet, read as
+    one case): the two hosts whose storage stalled, most first; the four
+    others said to have departed nowhere."""
+    import json
+    import sys
+
+    from .conftest import run_cli
+    sys.path.insert(0, str(ROOT / "samples"))
+    from make_fleet import write_fleet
+
+    out = tmp_path_factory.mktemp("fleet-hosts")
+    made = write_fleet(out, hosts=6)
+    window = "2026-11-20T03:14:00+00:00..2026-11-20T03:30:00+00:00"
+    ran = run_cli("changes", str(out), "--window", window, "--hosts", "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    rows = json.loads(ran.stdout)
+    assert sorted(r["host"] for r in rows) == made["shared"] and [r["rank"] for r in rows] == [1, 2]
+    assert {r["largest"] for r in rows} == {"%iowait of cpu all"} and rows[0]["score"] >= rows[1]["score"]
+    text = run_cli("changes", str(out), "--window", window, "--hosts")
+    assert text.returncode == 0, text.stderr
+    quiet = sorted(set(made["hosts"]) - set(made["shared"]))
+    assert f"departed nowhere: {', '.join(quiet)}" in " ".join(text.stdout.split())      # as the terminal wrapped it
+
+
+def test_a_log_kinds_chart_escapes_the_program_it_names():
+    """A program name is whatever a log line's tag said: in the chart's
+    caption and title it is text, never markup."""
+    from types import SimpleNamespace
+
+    from sarsleuth.render.formats.html import change_charts
+
+    name = 'worker"><script>alert(1)</script>'
+    times = pd.date_range("2026-11-20 03:10", periods=40, freq="15s", tz="UTC")
+    events = pd.DataFrame({"timestamp": times, "host": "web1", "source": "/var/log/messages", "kind": "oom-kill",
+                           "process": name, "count": 1})
+    entry = {"host": "web1", "section": "log", "device": name, "metric": "oom-kill",
+             "series": f"oom-kill lines of {name}", "unit": "/min", "direction": "up", "baseline": 0.0}
+    inc = SimpleNamespace(start=times[10], end=times[-1], zone=None, findings=[], changes=[entry])
+    (chart,) = change_charts(SimpleNamespace(events=events, store=None), inc)
+    assert "<script>" not in chart["svg"] and "&lt;script&gt;" in chart["svg"]
+    assert chart["caption"] == f"oom-kill lines of {name} (lines a minute), up"     # Jinja escapes it on the page

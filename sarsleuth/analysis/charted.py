@@ -4,6 +4,7 @@ every output that draws (matplotlib's figures, the HTML report's charts)
 draws what it is given here."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from sarsleuth.knowledge import kb_entry, unmarked_event_kinds
@@ -19,6 +20,9 @@ FRAME_MARGIN = 0.1
 MIN_MARGIN = pd.Timedelta(seconds=5)
 #: Samples kept either side of the frame: the rise and the return show.
 SAMPLES_AROUND = 2
+#: A log message kind is drawn as its lines a minute in about this many
+#: intervals of whole seconds over the frame (none shorter than a second).
+RATE_INTERVALS = 60
 
 
 def series_of(detector: str) -> list:
@@ -144,3 +148,37 @@ def incident_frame(incident, series=()):
     if hi <= lo:
         hi = lo + MIN_MARGIN
     return lo, hi
+
+
+def log_rate(case, host, program, kind, lo, hi):
+    """One message kind of one program on ``host`` as lines a minute in each
+    interval of ``lo``..``hi`` (whole seconds, :data:`RATE_INTERVALS` of
+    them or fewer), stamped at the interval's end as an sa row is; None
+    when it has no line there.  The lines counted are those the ranking
+    of what changed counts (:mod:`sarsleuth.analysis.event_rates`)."""
+    from sarsleuth.analysis.event_rates import event_series
+    from sarsleuth.knowledge.departures import baseline_rules
+
+    if case.events is None or not len(case.events) or lo is None:
+        return None
+    lo, hi = pd.Timestamp(lo), pd.Timestamp(hi)
+    aware = lo.tzinfo is not None
+    found = [s for s in event_series(case.events, host, aware, baseline_rules()["not_messages"])
+             if s.key[2:] == (program, kind)]
+    if not found:
+        return None
+    step = max(1, -(-int((hi - lo).total_seconds()) // RATE_INTERVALS))
+    first = lo.tz_convert("UTC").tz_localize(None) if aware else lo
+    edges = pd.date_range(first, periods=-(-int((hi - lo).total_seconds()) // step) + 1, freq=f"{step}s")
+    edges_ns = edges.as_unit("ns").asi8
+    times, lines = found[0].times, found[0].lines
+    at = pd.Series(lines).groupby(np.searchsorted(edges_ns, times, "right")).sum()
+    counts = np.zeros(len(edges) - 1)
+    inside = at[(at.index >= 1) & (at.index < len(edges))]
+    counts[inside.index.to_numpy() - 1] = inside.to_numpy()
+    if not counts.any():
+        return None
+    index = edges[1:]
+    if aware:
+        index = index.tz_localize("UTC").tz_convert(lo.tzinfo)
+    return pd.Series(counts * 60.0 / step, index=index)

@@ -26,8 +26,11 @@ from sarsleuth.analysis.departure_spans import breaks_of, row_spans, time_spans
 from sarsleuth.analysis.departure_stats import baseline_level, block_length, departure, row_chunks, window_stats
 from sarsleuth.analysis.event_rates import event_series, instants, rates
 from sarsleuth.detectors import registry
-from sarsleuth.knowledge.departures import (LOG_SECTION, aggregate_devices, baseline_rules, floor_of, own_series,
-                                            printed_unit, statistics, weight_of, whole_sections)
+from sarsleuth.knowledge.departures import (LOG_SECTION, aggregate_devices, baseline_rules, bound_rules, bound_side,
+                                            floor_of, own_series, printed_unit, statistics, weight_of, whole_sections)
+
+#: ``baseline_part`` of a share read against its physical bound (no baseline row at all).
+BOUND = "bound"
 
 #: Columns of the ranking (``case.changes()``, ``sarsleuth changes``).
 COLUMNS = ["host", "section", "device", "metric", "unit", "baseline", "window", "difference", "ratio", "direction",
@@ -117,10 +120,9 @@ def rank(store, events, window, *, baseline=None, hosts=None, coverage=None,
     unmatched = 0
     for (host, _), members in groups.items():
         found = _rank_group(members, window, baseline, restarts, rules, stats, kept)
-        if found is None:
+        if found is None or any(r["baseline_part"] == BOUND for r in found[:1]):
             unmatched += len(members)
-            continue
-        rows.extend(found)
+        rows.extend(found or [])
     for host in hosts:
         covered = (coverage or {}).get(host) or _recorded(store, host)
         rows.extend(_rank_events(events, restarts, host, window, baseline, rules, stats, covered))
@@ -176,8 +178,10 @@ def _rank_group(members, window, baseline, restarts: RestartIndex, rules, stats,
     b = (_ns(baseline[0], tz), _ns(baseline[1], tz)) if baseline else None
     spans = row_spans(stamps, w, breaks, rules, b)
     lo, hi = spans.window
-    if hi <= lo or not spans.parts:
+    if hi <= lo:
         return None
+    if not spans.parts:
+        return _bound_rows(members, stamps, order, (lo, hi), tz, stats, kept) or None
     width = len(stamps)
     out = []
     for chunk in row_chunks(len(members), width):
@@ -216,6 +220,39 @@ def _rank_group(members, window, baseline, restarts: RestartIndex, rules, stats,
             if abs(z[i]) >= float(stats["min_z"]) and abs(change[i]) >= float(stats["min_change"]):
                 # only a departing series may fold into another's entry: the others' windows are not kept
                 kept[key] = (stamps[lo:hi], matrix[i, lo:hi].copy())
+    return out
+
+
+def _bound_rows(members, stamps, order, window, tz, stats, kept) -> list:
+    """The shares among ``members`` read against their physical bound, for
+    a window with no baseline row at all: the room each leaves at its row
+    nearest the bound, measured as a change from the whole room to that
+    (``[bound]`` of knowledge/departures.toml)."""
+    lo, hi = window
+    rules = bound_rules()
+    out = []
+    for key, run in members:
+        side = bound_side(key[1], key[3])
+        if side is None:
+            continue
+        values = (run.values if order is None else run.values[order])[lo:hi]
+        present = ~np.isnan(values)
+        if not present.any():
+            continue
+        room = np.where(present, 100.0 - values if side == "used" else values, np.inf)
+        at = int(np.argmin(room))
+        noise = floor_of("%")
+        change = float(np.arcsinh(100.0 / noise) - np.arcsinh(max(0.0, float(room[at])) / noise))
+        departs = bool(room[at] <= float(rules["room_left"]))
+        out.append({"host": key[0], "section": key[1], "device": key[2], "metric": key[3], "unit": "%",
+                    "baseline": np.nan, "window": float(values[present].mean()), "z": np.nan,
+                    "change": change if side == "used" else -change, "at_bound": departs,
+                    "peak": float(values[at]), "peak_time": _time(stamps[lo + at], tz), "baseline_part": BOUND,
+                    "baseline_samples": 0, "window_samples": int(present.sum()),
+                    "baseline_from": pd.NaT, "baseline_to": pd.NaT,
+                    "window_from": _time(stamps[lo], tz), "window_to": _time(stamps[hi - 1], tz)})
+        if departs:
+            kept[key] = (stamps[lo:hi], values.copy())
     return out
 
 
@@ -263,9 +300,13 @@ def _table(rows) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         t["ratio"] = np.where(t["baseline"] != 0, t["window"] / t["baseline"].where(t["baseline"] != 0, np.nan), np.nan)
     t["direction"] = np.where(t["difference"] > 0, "up", np.where(t["difference"] < 0, "down", "flat"))
+    bound = (t["baseline_part"] == BOUND).to_numpy()
+    # a share read against its bound has no baseline level: its direction is the bound's
+    t.loc[bound, "direction"] = np.where(t.loc[bound, "change"] > 0, "up", "down")
     t["new"] = t["new"].fillna(False).astype(bool) if "new" in t.columns else False
+    at_bound = t["at_bound"].fillna(False).astype(bool) if "at_bound" in t.columns else False
     t["departs"] = ((t["z"].abs() >= float(stats["min_z"])) & (t["change"].abs() >= float(stats["min_change"]))
-                    | t["new"])
+                    | t["new"] | at_bound)
     t["score"] = t["change"].abs() * t["section"].map(weight_of).astype(float)
     t["order"] = t["z"].abs()
     t = t.sort_values(["departs", "score", "order"], ascending=False, kind="stable").drop(columns="order")

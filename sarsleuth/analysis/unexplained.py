@@ -48,7 +48,7 @@ def screen(members, restarts, rules: dict, stats: dict) -> list:
     """Candidate stretches ``[(start_ns, end_ns, tz, step_ns)]`` of one host's
     series sharing a time array: where at least ``min_groups`` groups, one
     of them strain in its direction, are marked at once for at least
-    ``min_seconds``."""
+    ``min_seconds`` and ``min_rows``."""
     tz = members[0][1].tz
     stamps = members[0][1].stamps
     if len(stamps) < 8 or not bool((stamps[1:] > stamps[:-1]).all()):
@@ -98,7 +98,8 @@ def screen(members, restarts, rules: dict, stats: dict) -> list:
     strained = np.sum(list(strain_groups.values()), axis=0) if strain_groups else np.zeros(width, int)
     hot = (together >= int(rules["min_groups"])) & (strained >= int(rules["min_strain_groups"]))
     return [(int(stamps[a]), int(stamps[b - 1]), tz, breaks.step) for a, b in _runs(hot)
-            if (stamps[b - 1] - stamps[a]) / 1e9 + breaks.step / 1e9 >= float(rules["min_seconds"])]
+            if (stamps[b - 1] - stamps[a]) / 1e9 + breaks.step / 1e9 >= float(rules["min_seconds"])
+            and b - a >= int(rules["min_rows"])]
 
 
 def _runs(hot) -> list:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.analysis.departures import Changes, named_by, rank
+from sarsleuth.analysis.departures import BOUND, Changes, named_by, rank
 from sarsleuth.knowledge.departures import LOG_SECTION, unexplained_rules
 from sarsleuth.analysis.user_window import window_on_clock
 from sarsleuth.model import Incident, iso
@@ -126,7 +126,14 @@ def _finite(value):
 def entry_text(entry: dict, zone=None) -> str:
     """One line of "what else changed"."""
     unit, name = entry["unit"], entry["series"]
-    if entry["new"]:
+    if entry["baseline_part"] == BOUND:
+        bound = 100.0 if entry["direction"] == "up" else 0.0
+        text = f"{name} at {_with_unit(entry['window'] or 0, unit)}"
+        if entry["peak"] is not None and entry["peak_time"] and entry["window_samples"] > 1:
+            text += f" (nearest its bound {_with_unit(entry['peak'], unit)} at {when(entry['peak_time'], False, zone)})"
+        text += (f", {entry['window_samples']:,} sample(s) in the window and no record before it to compare "
+                 f"with: read against its bound of {_with_unit(bound, unit)}")
+    elif entry["new"]:
         lines = entry["window"] or 0
         text = (f"{name}: new, {_with_unit(lines, unit)} in the window (none in the "
                 f"{entry['baseline_part']} baseline)")

@@ -83,17 +83,41 @@ def _analyze(paths, scheduler, workers, memory_limit, processes, progress, toler
             results.append(r)
             advance(r.host)
         name, workers_used = ex.name, ex.workers
-    # a central log of many hosts, read as the files naming no host: told per host
-    results, told = hosts_of_shared(results)
-    notes.extend(told)
-    fleet = Fleet(hosts=results, unplaced=grouping.unplaced, notes=grouping.notes + notes,
-                  tolerance_seconds=float(tolerance_seconds), workers=workers_used, scheduler=name)
-    for r in results:
-        if not r.ok:
-            who = f"host {r.host}" if r.host else "files naming no host"
-            fleet.warnings.append(f"{who}: not analysed: {r.error}")
-    fleet.incidents = fleet_incidents(results, tolerance_seconds)
+        # a central log of many hosts, read as the files naming no host: told per host
+        results, told = hosts_of_shared(results)
+        notes.extend(told)
+        fleet = Fleet(hosts=results, unplaced=grouping.unplaced, notes=grouping.notes + notes,
+                      tolerance_seconds=float(tolerance_seconds), workers=workers_used, scheduler=name)
+        for r in results:
+            if not r.ok:
+                who = f"host {r.host}" if r.host else "files naming no host"
+                fleet.warnings.append(f"{who}: not analysed: {r.error}")
+        fleet.incidents = fleet_incidents(results, tolerance_seconds)
+        _departed(ex, grouping.groups, results, fleet.incidents, options)
     return fleet
+
+
+#: Fleet incidents whose window every host is ranked in (each costs a
+#: second reading of every host, without its detectors).
+DEPARTED_INCIDENTS = 3
+
+
+def _departed(ex, groups, results, incidents, options) -> None:
+    """Which hosts departed most from their own baseline in the window of
+    each of the first fleet incidents (``FleetIncident.departed``): those
+    that saw it and those that did not, most first."""
+    ranked = [inc for inc in incidents[:DEPARTED_INCIDENTS] if inc.start is not None]
+    if not ranked:
+        return
+    analysed = {r.host for r in results if r.ok}
+    groups = [g for g in groups if g.host and g.host in analysed]
+    windows = [(inc.start, inc.end if inc.end is not None else inc.start) for inc in ranked]
+    for g, per_window in zip(groups, ex.departures(groups, windows, options)):
+        for inc, found in zip(ranked, per_window):
+            if found is not None:
+                inc.departed.append({"host": g.host, **found})
+    for inc in ranked:
+        inc.departed.sort(key=lambda d: (-d["score"], str(d["host"])))
 
 
 def _batches(files: list, size: int) -> list:

@@ -84,6 +84,9 @@ class FleetIncident:
     findings: list                   # list[Finding], across hosts
     score_components: dict = field(default_factory=dict)
     wall_clock: bool = False         # some host's times are its wall clock, zone unknown
+    #: [{host, entries, score, largest}]: the hosts that departed from their own
+    #: baseline in its window, most first (whether they saw it or not)
+    departed: list = field(default_factory=list)
 
     @property
     def breadth(self) -> str:
@@ -97,6 +100,8 @@ class FleetIncident:
             "start": iso(self.start), "end": iso(self.end), "breadth": self.breadth,
             "hosts": list(self.hosts), "hosts_without": list(self.hosts_without),
             "wall_clock": self.wall_clock,
+            "hosts_departed": [{"host": d["host"], "entries": int(d["entries"]), "score": round(float(d["score"]), 4),
+                                "largest": d["largest"]} for d in self.departed],
             "findings": [f.to_dict() for f in self.findings],
         }
 

@@ -123,3 +123,33 @@ def _facts(case, metrics, events, host) -> dict:
         except TypeError:
             pass
     return facts
+
+
+def host_departures(group, windows, options: Options) -> list:
+    """How far this host departed from its own baseline in each of
+    ``windows`` (the fleet incidents' spans): per window {"entries",
+    "score", "largest"} (see :func:`sarsleuth.analysis.what_changed.hosts_departed`),
+    or None where it departed nowhere or its clock cannot place the
+    window.  The host is read again without its detectors: only the
+    fleet's windows tell which spans to rank, and they are known once
+    every host is done.  A host that cannot be read departs nowhere."""
+    from sarsleuth.analysis.what_changed import hosts_departed, user_ranking
+    try:
+        case = Case.load(*group.files, select=group.select, options=options, analyse=False)
+    except Exception:  # noqa: BLE001 - its first pass already said why it could not be read
+        return [None] * len(windows)
+    own = None
+    if group.shared and group.host:
+        own = [h for h in (case.store.hosts() if case.store else ()) if str(h).casefold() == str(group.host).casefold()]
+    out = []
+    for window in windows:
+        try:
+            found = hosts_departed(user_ranking(case.store, case.events, case.sources, case.clock, window, hosts=own))
+        except (TypeError, ValueError):       # a wall-clock host beside a window in UTC
+            found = None
+        if found is None or not len(found):
+            out.append(None)
+            continue
+        out.append({"entries": int(found["entries"].sum()), "score": float(found["score"].sum()),
+                    "largest": str(found.iloc[0]["largest"])})
+    return out

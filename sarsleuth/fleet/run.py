@@ -15,7 +15,7 @@ import uuid
 
 from sarsleuth.fleet.hosts import unit_facts
 from sarsleuth.fleet.model import HostResult
-from sarsleuth.fleet.pipeline import analyse_host
+from sarsleuth.fleet.pipeline import analyse_host, host_departures
 
 #: Files whose host facts one task reads.
 FACTS_BATCH = 64
@@ -45,6 +45,9 @@ class SerialExecutor:
         for g in groups:
             yield analyse_host(g, options, save_dir)
 
+    def departures(self, groups, windows, options):
+        return [host_departures(g, windows, options) for g in groups]
+
 
 class DaskExecutor:
     def __init__(self, client, name: str):
@@ -73,6 +76,20 @@ class DaskExecutor:
                                  error=f"its worker failed: {type(exc).__name__}: {exc}".splitlines()[0])
             finally:
                 fut.release()
+
+    def departures(self, groups, windows, options):
+        run = uuid.uuid4().hex[:12]
+        futures = self.client.map(host_departures, groups, windows=windows, options=options, pure=False,
+                                  key=[f"sarsleuth-departures-{run}-{i}" for i in range(len(groups))])
+        out = []
+        for fut in futures:
+            try:
+                out.append(fut.result())
+            except Exception:  # noqa: BLE001 - a worker lost: that host departs nowhere we can tell
+                out.append([None] * len(windows))
+            finally:
+                fut.release()
+        return out
 
 
 @contextlib.contextmanager

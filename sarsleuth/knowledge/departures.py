@@ -91,6 +91,22 @@ def strain_direction(section: str, metric: str) -> str | None:
     return None
 
 
+def bound_rules() -> dict:
+    return dict(data()["bound"])
+
+
+@lru_cache(maxsize=4096)
+def bound_side(section: str, metric: str) -> str | None:
+    """"used" (a share that runs out at 100 %) or "left" (one that runs out
+    at 0 %) for a share read against its physical bound when the window
+    has no baseline; None for any other series."""
+    rules = data()["bound"]
+    for side in ("used", "left"):
+        if f"{section}:{metric}" in rules[side]:
+            return side
+    return None
+
+
 @lru_cache(maxsize=1)
 def _signature_ids() -> frozenset:
     return frozenset(s["id"] for s in read_toml("signatures.toml").get("signature", []))

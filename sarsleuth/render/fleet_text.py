@@ -9,6 +9,8 @@ from sarsleuth.safe_text import shown, utf8
 
 #: Hosts named in a line before "and N more".
 NAMED_HOSTS = 12
+#: Hosts named in "departed most in its window".
+DEPARTED_NAMED = 5
 #: Hosts whose facts are listed one a line.
 MAX_FACT_LINES = 50
 
@@ -33,6 +35,10 @@ def fleet_text(fleet, md_escape=None) -> str:
         lines.append(f"{bullet} [{inc.severity}] {safe(inc.title)} (score {inc.score:.2f})")
         lines.append(f"   seen on: {safe(host_list(inc.hosts))}")
         lines.append(f"   not on: {safe(host_list(inc.hosts_without))}")
+        if inc.departed:
+            most = [f"{d['host']} ({d['entries']} change(s), largest {d['largest']})" for d in inc.departed[:DEPARTED_NAMED]]
+            more = len(inc.departed) - DEPARTED_NAMED
+            lines.append(f"   departed most in its window: {safe(', '.join(most))}" + (f" and {more} more" if more > 0 else ""))
         if inc.findings:
             lines.append(f"   e.g. {safe(inc.findings[0].host)}: {safe(inc.findings[0].title)}")
     lines += ["", "## Hosts" if markdown else "Hosts:"]

@@ -10,7 +10,7 @@ markup holds none), hand-drawn SVG included."""
 from __future__ import annotations
 
 from sarsleuth.metric_store.disk_names import labelled, names_of_case
-from sarsleuth.analysis.charted import incident_frame, incident_panels, marked_events, series
+from sarsleuth.analysis.charted import incident_frame, incident_panels, log_rate, marked_events, series
 from sarsleuth.knowledge.departures import LOG_SECTION
 from sarsleuth.redaction.check import refuse_leak
 from sarsleuth.render.charts import CHART_STYLE, chart_svg
@@ -99,26 +99,33 @@ def incident_charts(case, inc) -> list:
 
 
 def change_charts(case, inc) -> list:
-    """[{caption, svg}]: the sar series of an incident's "what else
-    changed", each a small chart around the incident with its window
-    shaded and its baseline's level drawn (log message kinds are told in
-    the list only)."""
+    """[{caption, svg}]: the series of an incident's "what else changed",
+    each a small chart around the incident with its window shaded and its
+    baseline's level drawn: a sar series as recorded, a log message kind
+    as its lines a minute in each interval."""
     out = []
     bounds = incident_frame(inc)
     for entry in inc.changes:
-        if entry.get("section") == LOG_SECTION:
-            continue
-        s = series(case, entry["section"], entry["metric"], entry.get("device") or "", entry["host"])
-        if s is None or bounds is None:
+        if bounds is None:
             continue
         lo, hi = bounds
+        if entry.get("section") == LOG_SECTION:
+            try:
+                s = log_rate(case, entry["host"], entry.get("device") or "", entry["metric"], lo, hi)
+            except TypeError:      # a wall-clock log beside an aware incident
+                s = None
+        else:
+            s = series(case, entry["section"], entry["metric"], entry.get("device") or "", entry["host"])
+        if s is None:
+            continue
         try:
             svg = chart_svg(s, lo, hi, window=(inc.start, inc.end), label=entry["series"], unit=entry["unit"],
                             zone=inc.zone, level=entry.get("baseline"))
         except TypeError:          # a wall-clock series beside an aware window
             svg = chart_svg(s, window=None, label=entry["series"], unit=entry["unit"], level=entry.get("baseline"))
         if svg:
-            out.append({"caption": f"{entry['series']} ({entry['unit'] or 'count'}), {entry['direction']}",
+            unit = "lines a minute" if entry.get("section") == LOG_SECTION else entry["unit"] or "count"
+            out.append({"caption": f"{entry['series']} ({unit}), {entry['direction']}",
                         "svg": svg})
     return out
 
