@@ -85,7 +85,7 @@ def test_a_case_saved_onto_a_full_filesystem_is_one_line(tmp_path, monkeypatch):
     """A small tmpfs filled up when we are root (a real ENOSPC from
     pyarrow's writer); otherwise pyarrow's write fails with the same
     OSError through a monkeypatch (said by the test's id)."""
-    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow", reason="pyarrow (the parquet extra) is in the test extra")
     target = tmp_path / "full"
     target.mkdir()
     mounted = False

@@ -200,7 +200,7 @@ def test_xz_and_lz4_fields_as_systemd_writes_them():
     value = b"MESSAGE=" + b"segfault at 0 ip 0 sp 0 error 4 " * 40
     xz = lzma.compress(value, format=lzma.FORMAT_XZ, check=lzma.CHECK_NONE)
     assert journal_codecs.decompressed(1, xz) == value
-    lz4_block = pytest.importorskip("lz4.block")
+    lz4_block = pytest.importorskip("lz4.block", reason="lz4 (the lz4 extra) is in the test extra")
     lz4 = struct.pack("<Q", len(value)) + lz4_block.compress(value, store_size=False)
     assert journal_codecs.decompressed(2, lz4) == value
 

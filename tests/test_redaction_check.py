@@ -76,7 +76,7 @@ def test_each_file_output_is_looked_over_before_it_is_written(monkeypatch, log, 
     assert not (out / "plots").exists()
     monkeypatch.setattr("sarsleuth.render.plot_files.incident_figure", figure)
 
-    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow", reason="pyarrow (the parquet extra) is in the test extra")
     write = save._save_case
 
     def leaky(case, base):

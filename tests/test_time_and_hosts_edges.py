@@ -195,7 +195,7 @@ def test_csv_cells_that_start_like_formulas_are_shown_as_text(tmp_path):
 
 
 def test_sql_csv_cells_are_shown_as_text(tmp_path):
-    pytest.importorskip("duckdb")
+    pytest.importorskip("duckdb", reason="DuckDB (the sql extra) is in the test extra")
     ran = run_cli("analyze", SAMPLES / "nginx-proxy-oom", "--save", tmp_path / "case", "-q")
     assert ran.returncode == 0
     out = run_cli("sql", tmp_path / "case", "SELECT '=1+1' AS a, '-x' AS b, '-1' AS c, 'ok' AS d", "--format", "csv")
