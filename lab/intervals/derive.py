@@ -171,7 +171,7 @@ def _derive_tar(src: Path, dst: Path, seconds: int, tz: str, replace: dict[str, 
         if sa_name is None:
             continue
         argv = ["sar", "-A", "-f"] if hit["day"] else ["sadf", "-x", "--", "-A"]
-        if _printed(argv, found[sa_name], tz) != d:
+        if not _same_records(_printed(argv, found[sa_name], tz), d):
             raise DeriveError(f"{src.name}!{name}: `{' '.join(argv)} {sa_name.split('/')[-1]}` on the recorded "
                               "file does not print what the bundle holds: cannot print it for another interval")
         derived[name] = _printed(argv, derived[sa_name], tz)
@@ -185,6 +185,46 @@ def _derive_tar(src: Path, dst: Path, seconds: int, tz: str, replace: dict[str, 
     mtime = src.stat().st_mtime
     os.utime(dst, (mtime, mtime))
     return set(replace) & set(found)
+
+
+_NUMBER = re.compile(rb"(?:^|\s)-?\d+(?:\.\d+)?(?:\s|$)")
+_STAMP = re.compile(rb'^(\d\d:\d\d:\d\d) |<timestamp [^>]*time="(\d\d:\d\d:\d\d)"')
+
+
+def _same_records(printed: bytes, bundled: bytes) -> bool:
+    """Does the bundle hold what sysstat prints from the copied sa file?
+    sos copies the sa file, then runs sar or sadf on the live one: while
+    sadc still writes, the output it keeps may hold a record or two more
+    than the copy (and averages over them).  The records the copy holds
+    must be printed exactly; those after its last, and the averages, are
+    left out of the comparison."""
+    if printed == bundled:
+        return True
+    stamps = [m.group(1) or m.group(2) for m in map(_STAMP.search, printed.splitlines()) if m]
+    if not stamps:
+        return False
+    last = max(stamps)
+
+    def kept(text: bytes) -> tuple[list[bytes], set[bytes]]:
+        out, headers, skipping = [], set(), False
+        for line in text.splitlines():
+            m = _STAMP.search(line)
+            if skipping:
+                skipping = b"</timestamp>" not in line
+                continue
+            if line.startswith(b"Average:") or not line.strip():     # the averages' block ends in a blank line
+                continue
+            if m and (m.group(1) or m.group(2)) > last:
+                skipping = m.group(2) is not None        # an XML record goes on to its closing tag
+                continue
+            if m and m.group(1) and not _NUMBER.search(line[m.end():]):
+                # a section's header: sar repeats some (per-CPU interrupts) once more for a record
+                # that follows, stamped with the time before it
+                headers.add(line[m.end():].strip())
+                continue
+            out.append(line)
+        return out, headers
+    return kept(printed) == kept(bundled)
 
 
 def _printed(argv: list[str], sa: bytes, tz: str) -> bytes:
