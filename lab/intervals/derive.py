@@ -150,15 +150,27 @@ def _sa_at(data: bytes, name: str, seconds: int) -> bytes:
 
 
 def _derive_tar(src: Path, dst: Path, seconds: int, tz: str, replace: dict[str, bytes]) -> set[str]:
-    """Two passes over the archive: the sa files and the sar outputs of a
-    sosreport first (small), then every member streamed into the new one."""
+    """Two passes over the archive, decompressed once into a temporary
+    plain tar (its members read at random, its member list parsed once):
+    the sa files and the sar outputs of a sosreport first (small), then
+    every member copied into the new one."""
+    with tempfile.TemporaryFile() as plain:
+        with tarfile.open(src) as stream:
+            stream.fileobj.seek(0)                  # opening read the first header
+            shutil.copyfileobj(stream.fileobj, plain, 1 << 20)      # the decompressed bytes, as they are
+        plain.seek(0)
+        with tarfile.open(fileobj=plain) as tin:
+            return _derive_members(src, tin, tin.getmembers(), dst, seconds, tz, replace)
+
+
+def _derive_members(src: Path, tin: tarfile.TarFile, members: list, dst: Path, seconds: int, tz: str,
+                    replace: dict[str, bytes]) -> set[str]:
     found: dict[str, bytes] = {}
-    with tarfile.open(src) as tin:
-        for m in tin:
-            if m.isfile() and (_SOS_SAR.match(m.name) or m.size < (64 << 20)):
-                head = tin.extractfile(m).read(4)
-                if head == SA_MAGIC or _SOS_SAR.match(m.name):
-                    found[m.name] = head + tin.extractfile(m).read()[4:]
+    for m in members:
+        if m.isfile() and (_SOS_SAR.match(m.name) or m.size < (64 << 20)):
+            head = tin.extractfile(m).read(4)
+            if head == SA_MAGIC or _SOS_SAR.match(m.name):
+                found[m.name] = head + tin.extractfile(m).read()[4:]
     derived = {name: replace[name] if name in replace else _sa_at(d, f"{src.name}!{name}", seconds)
                for name, d in found.items() if d[:4] == SA_MAGIC}
     for name, d in found.items():
@@ -175,8 +187,8 @@ def _derive_tar(src: Path, dst: Path, seconds: int, tz: str, replace: dict[str, 
             raise DeriveError(f"{src.name}!{name}: `{' '.join(argv)} {sa_name.split('/')[-1]}` on the recorded "
                               "file does not print what the bundle holds: cannot print it for another interval")
         derived[name] = _printed(argv, derived[sa_name], tz)
-    with tarfile.open(src) as tin, tarfile.open(dst, "w:gz", compresslevel=1, format=tarfile.PAX_FORMAT) as tout:
-        for m in tin:
+    with tarfile.open(dst, "w:gz", compresslevel=1, format=tarfile.PAX_FORMAT) as tout:
+        for m in members:
             if m.name in derived:
                 m.size = len(derived[m.name])
                 tout.addfile(m, io.BytesIO(derived[m.name]))
