@@ -124,6 +124,16 @@ def _busy_pct(seconds: float = 3.0) -> float:
     return 100.0 * (1 - (b[1] - a[1]) / max(1, b[0] - a[0]))
 
 
+def _dirty_mb() -> float:
+    """Page cache still to be written (a previous attempt's writes drain
+    for minutes through a throttled disk and would be the next one's I/O)."""
+    kb = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith(("Dirty:", "Writeback:")):
+            kb += int(line.split()[1])
+    return kb / 1024
+
+
 def _wait_for_quiet(limit: float = 15.0, patience: float = 1800.0, checks: int = 4) -> None:
     """Start on a quiet machine, quiet for a while (``checks`` readings
     in a row, 10 s apart): a recording is the staged host alone."""
@@ -131,11 +141,12 @@ def _wait_for_quiet(limit: float = 15.0, patience: float = 1800.0, checks: int =
     deadline = time.time() + patience
     quiet = 0
     while time.time() < deadline and quiet < checks:
-        busy = _busy_pct()
-        quiet = quiet + 1 if busy < limit else 0
+        busy, dirty = _busy_pct(), _dirty_mb()
+        quiet = quiet + 1 if busy < limit and dirty < 64 else 0
         if quiet < checks:
             if not quiet:
-                print(f"  waiting for a quiet machine (CPUs {busy:.0f} % busy)", flush=True)
+                print(f"  waiting for a quiet machine (CPUs {busy:.0f} % busy, {dirty:.0f} MB dirty or "
+                      f"under writeback)", flush=True)
             time.sleep(10 if quiet else 20)
 
 

@@ -7,6 +7,7 @@ word), on the lab's own recordings and on sysstat's test files.
 from __future__ import annotations
 
 import io
+import re
 import os
 import shutil
 import subprocess
@@ -223,7 +224,40 @@ def test_a_sosreport_prints_its_sar_output_again_from_the_derived_file(tmp_path)
     assert got[top + "sos_commands/sar/sar24"][0] == _sysstat(["sar", "-A", "-f", str(derived)]).stdout
     assert got[top + "sos_commands/sar/sa24.xml"][0] == _sysstat(["sadf", "-x", "--", "-A", str(derived)]).stdout
     assert got[top + "sos_commands/sar/sar24"][0].count(b"\n") < members[top + "sos_commands/sar/sar24"].count(b"\n")
-    members[top + "sos_commands/sar/sar24"] += b"\n"
+    printed = members[top + "sos_commands/sar/sar24"]
+    first_row = re.search(rb"^(\d\d:\d\d:\d\d +all +)(\d+\.\d\d)", printed, re.M)
+    members[top + "sos_commands/sar/sar24"] = (printed[:first_row.start(2)] + b"%.2f" % (float(first_row[2]) + 1)
+                                               + printed[first_row.end(2):])
     _tar(folder / "sosreport-img-lab-01-2026-11-24-abcdefg.tar.xz", members)
     with pytest.raises(derive.DeriveError, match=r"sos_commands/sar/sar24: `sar -A -f sa24` on the recorded file"):
         derive.derived_case(folder, 10, tmp_path / "cache")
+
+
+def test_a_bundle_whose_sar_ran_after_it_copied_the_sa_file_is_derived(tmp_path):
+    """sos copies the sa file, then runs sar and sadf on the live one: with
+    sadc still writing, their output holds a record more than the copy
+    (and averages over it).  The copy's records printed exactly is what
+    the bundle must hold; a value changed in them is still refused."""
+    name, data = _case_sa("cgroup-oom-during-loadtest")
+    sa = safile.read(data, name)
+    copied = data[:sa.records[-1].start]               # the copy was made one record before sar ran
+    top = "sosreport-img-lab-01-2026-11-24-abcdefg/"
+    live = tmp_path / "sa24"
+    live.write_bytes(data)
+    members = {top + "var/log/sysstat/sa24": copied,
+               top + "sos_commands/sar/sar24": _sysstat(["sar", "-A", "-f", str(live)]).stdout,
+               top + "sos_commands/sar/sa24.xml": _sysstat(["sadf", "-x", "--", "-A", str(live)]).stdout}
+    folder = tmp_path / "case"
+    folder.mkdir()
+    (folder / "truth.toml").write_text('kind = "quiet"\nquiet = true\n')
+    _tar(folder / "sosreport-img-lab-01-2026-11-24-abcdefg.tar.xz", members)
+    (archive,) = derive.derived_case(folder, 10, tmp_path / "cache").iterdir()
+    derived = tmp_path / "derived"
+    derived.write_bytes(_members(archive)[top + "var/log/sysstat/sa24"][0])
+    assert _members(archive)[top + "sos_commands/sar/sa24.xml"][0] == \
+        _sysstat(["sadf", "-x", "--", "-A", str(derived)]).stdout
+    xml = members[top + "sos_commands/sar/sa24.xml"]
+    members[top + "sos_commands/sar/sa24.xml"] = re.sub(rb'usr="[0-9.]+"', b'usr="99.99"', xml, count=1)
+    _tar(folder / "sosreport-img-lab-01-2026-11-24-abcdefg.tar.xz", members)
+    with pytest.raises(derive.DeriveError, match=r"sa24.xml: `sadf -x -- -A sa24` on the recorded file"):
+        derive.derived_case(folder, 10, tmp_path / "cache2")

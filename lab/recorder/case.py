@@ -122,6 +122,11 @@ def write(host, probes, watch, faults: list[float], dmesg: Path | None, sos: Pat
         if truth.get("sign_log"):
             if watch is None or watch.seen is None:
                 raise CaseRefused(f"the fault never showed: no log line matched {truth['sign_log']!r}")
+            if watch.seen[0] < t_fault - float(truth.get("before", 1)):
+                # what the fault should cause was there before it: the host was not in its ordinary
+                # state (a previous attempt's writeback, say), and the case would date the wrong thing
+                raise CaseRefused(f"the sign showed before the fault: {watch.seen[1].strip()[:120]!r} at "
+                                  f"{_iso(watch.seen[0])}, the fault at {_iso(t_fault)}")
             if watch.seen[0] > t_sign or not truth.get("sign"):
                 t_sign, how = watch.seen[0], f"first log line matching `{truth['sign_log']}`"
         lo = t_fault - float(truth.get("before", 1))

@@ -195,9 +195,15 @@ class Nginx:
             self.proc.wait()
 
 
-def wait_listening(port: int, timeout: float = 10.0, host: str = "127.0.0.1") -> None:
+def wait_listening(port: int, timeout: float = 10.0, host: str = "127.0.0.1",
+                   proc: subprocess.Popen | None = None) -> None:
+    """Until something accepts on ``port``, or ``proc`` (the service
+    started) has exited: a service that cannot bind its port (a process it
+    forked earlier still holds it) is what some scenarios stage."""
     deadline = time.time() + timeout
     while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return
         try:
             socket.create_connection((host, port), timeout=1).close()
             return
@@ -243,7 +249,7 @@ class Backend:
         # a service's output goes to syslog, as a unit's would go to the journal
         self.logger = subprocess.Popen(["logger", "-t", f"{tag}[{self.proc.pid}]"], stdin=self.proc.stdout)
         self.proc.stdout.close()
-        wait_listening(self.port)
+        wait_listening(self.port, proc=self.proc)
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
