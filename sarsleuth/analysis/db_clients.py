@@ -20,7 +20,7 @@ from sarsleuth.detectors.series import fmt_time
 
 #: a client backend's title: an optional cluster name, role, database, and a
 #: client ([local], host(port)), then what it is doing
-_BACKEND = re.compile(r"^\s*(?:postgres|postmaster):\s+(?:[\w./-]+:\s+)?(?P<user>\S+)\s+(?P<db>\S+)\s+"
+_BACKEND = re.compile(r"^\s*(?:postgres|postmaster):\s+(?:[\w./-]+:\s+)?(?!walsender\s)(?P<user>\S+)\s+(?P<db>\S+)\s+"
                       r"(?P<client>\[local\]|\S+\(\d+\))(?:\s|$)")
 #: fewer client backends than this are ordinary use, not connections held
 MIN_BACKENDS = 5
