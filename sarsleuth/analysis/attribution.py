@@ -29,6 +29,7 @@ import pandas as pd
 from sarsleuth.analysis.db_clients import by_connections
 from sarsleuth.analysis.load_tests import driven_by_load_test, within_a_local_load_test
 from sarsleuth.analysis.process_cpu import window_share
+from sarsleuth.analysis.tmpfs_writers import writers
 from sarsleuth.detectors.series import fmt_time
 from sarsleuth.knowledge import kb_entry, programs
 from sarsleuth.model import Evidence
@@ -354,6 +355,11 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
         elif resource == "memory":
             earlier = before[-1] if before else (inside[0] if len(inside) > 1 else None)
             groups = by_memory(snap, earlier)
+            if (f.refs or {}).get("shared_memory"):
+                # shared memory: its writer first, whatever RSS it has
+                groups = [Group(w["name"], pids=[w["pid"]], rows=[(w["line"], w["text"])],
+                                grew=f"new, writing to {w['path']}, a tmpfs on systemd hosts (a guess: its command line names it)")
+                          for w in writers(snap, earlier, program_name)][:MAX_GROUPS] + groups
         elif resource == "disk":
             # who waits on the disk (D state), else who is known to move data
             found = [(s, g) for rank in (by_state, by_disk_movers) for s in inside for g in [rank(s)] if g]
