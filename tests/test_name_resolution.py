@@ -17,7 +17,7 @@ def _syslog(t: pd.Timestamp, program: str, pid: int, message: str, host: str = "
 
 
 def _routine(start: pd.Timestamp, minutes: int) -> list[tuple[pd.Timestamp, str]]:
-    """A production host's ordinary lines: cron every minute, the agent."""
+    """A production host's ordinary lines: cron every minute, the telemetry poller."""
     out = []
     for m in range(minutes):
         t = start + pd.Timedelta(minutes=m)
