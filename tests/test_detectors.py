@@ -521,7 +521,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "loadtest-stall",
                  "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
-                 "db-backend-crash", "fpm-pool-limit", "db-connection-limit"]
+                 "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -698,6 +698,13 @@ LOG_POSITIVES = {
                        lambda f: f.title == "2 x PHP-FPM pool busy or at pm.max_children over 1 s: pool www reached "
                                             "pm.max_children = 5"
                        and f.metrics["max_children"] == 5 and f.category == "connection-limit"),
+    # a Go service whose nameserver stopped answering, a dozen calls over 11 s
+    "name-resolution": (['Post "https://payments.internal:9443/v1/charge": dial tcp: lookup payments.internal on '
+                         '10.0.0.2:53: read udp 10.0.0.15:41235->10.0.0.2:53: i/o timeout'] * 12,
+                        lambda f: f.title == "12 x name resolution failed for payments.internal: "
+                                             "read udp 10.0.0.15:41235->10.0.0.2:53: i/o timeout over 11 s"
+                        and f.metrics["lines"] == 12 and f.metrics["no_answer"] == 12 and f.severity == "high"
+                        and f.category == "upstream-failure" and f.refs["name"] == "payments.internal"),
     "db-connection-limit": (["FATAL:  sorry, too many clients already"] * 3 +
                             ["FATAL:  remaining connection slots are reserved for non-replication superuser "
                              "connections"],
@@ -724,6 +731,7 @@ LOG_NEAR_MISSES = {
     # a slow backend is a timeout, not a backend that is down
     "upstream-down": ('upstream timed out (110: Connection timed out) while connecting to upstream, client: 10.1.2.3, '
                       'server: api, request: "GET / HTTP/1.1", upstream: "http://10.0.0.7:8080/"'),
+    "name-resolution": "reverse mapping checking getaddrinfo for host-10-1-2-3.example.net [10.1.2.3] failed.",
     "hung-task": "hung_task_timeout_secs is set to 120",
     "kernel-oops": "BUG: soft lockup - CPU#3 stuck for 23s! [java:102195]",
     "nfs-server-down": "nfs: server nas01 does not support NFSv4.2",

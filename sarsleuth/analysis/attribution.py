@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from sarsleuth.analysis.db_clients import by_connections
 from sarsleuth.analysis.load_tests import driven_by_load_test, within_a_local_load_test
 from sarsleuth.analysis.process_cpu import window_share
+from sarsleuth.analysis.tmpfs_writers import writers
 from sarsleuth.detectors.series import fmt_time
 from sarsleuth.knowledge import kb_entry, programs
 from sarsleuth.model import Evidence
@@ -45,6 +47,7 @@ SLACK_SECONDS = 5.0
 #: How long after a memory finding a snapshot still shows who holds the
 #: memory: resident memory stays where it was taken (a CPU share does not),
 #: and what grew since the snapshot before the finding is what took it.
+#: A database's connections are held the same way.
 MEMORY_HELD_SECONDS = 120.0
 #: Groups named at most.
 MAX_GROUPS = 3
@@ -337,8 +340,8 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
         early = max(pd.Timedelta(0), f.resolution - pd.Timedelta(seconds=SLACK_SECONDS))
         inside, before = _during(snaps, f.start - early, f.end) if snaps else ([], [])
         after = None
-        if not inside and resource == "memory" and before:
-            # the memory is still held a little later: the snapshot then, against the one before
+        if not inside and resource in ("memory", "connections") and before:
+            # memory and connections are still held a little later: the snapshot then, against the one before
             after = _soon_after(snaps, f.end, MEMORY_HELD_SECONDS)
             inside = [after] if after is not None else []
         if not inside:
@@ -352,12 +355,20 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
         elif resource == "memory":
             earlier = before[-1] if before else (inside[0] if len(inside) > 1 else None)
             groups = by_memory(snap, earlier)
+            if (f.refs or {}).get("shared_memory"):
+                # shared memory: its writer first, whatever RSS it has
+                groups = [Group(w["name"], pids=[w["pid"]], rows=[(w["line"], w["text"])],
+                                grew=f"new, writing to {w['path']}, a tmpfs on systemd hosts (a guess: its command line names it)")
+                          for w in writers(snap, earlier, program_name)][:MAX_GROUPS] + groups
         elif resource == "disk":
             # who waits on the disk (D state), else who is known to move data
             found = [(s, g) for rank in (by_state, by_disk_movers) for s in inside for g in [rank(s)] if g]
             snap, groups = found[0] if found else (snap, [])
         elif resource == "pids":
             groups = by_count(snap)
+        elif resource == "connections":
+            held, pids, rows, said = by_connections(inside, before[-1] if before else None, sources, program_name)
+            snap, groups = (held, [Group("postgres", pids=pids, rows=rows, grew=said)]) if held else (snap, [])
         else:
             continue
         if after is not None:

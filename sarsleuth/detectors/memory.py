@@ -206,10 +206,14 @@ class MemoryPressure(Detector):
                 buffers = proxy_buffer_bound(ctx, host, ep, figs)
                 if buffers is not None:
                     evidence.extend(buffers["evidence"])
+                shared = shared_memory_grew(ctx, host, began if avail_pct is not None and ep.start in avail_pct.index
+                                            else ep.start, ep.end, figs)
+                if shared:
+                    refs["shared_memory"] = True
                 out.append(self.finding(
                     title="Memory exhausted: available memory "
                           + (f"down to {figs['min_avail_pct'].text('.1f')} % of RAM" if low is not None else "under pressure")
-                          + " with reclaim" + (f"; {buffers['says']}" if buffers else ""),
+                          + " with reclaim" + (f"; {buffers['says']}" if buffers else "") + (f"; {shared}" if shared else ""),
                     severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,
                     refs=refs, evidence=evidence,
                 ))
@@ -268,3 +272,46 @@ def proxy_buffer_bound(ctx: Context, host, ep, figs: Figures) -> dict | None:
     if sockets is not None:
         says += f"; {sockets.text()} TCP sockets were in use"
     return {"evidence": evidence, "says": says}
+
+
+_GIB = 1.0 / (1 << 20)
+
+
+def shared_memory_grew(ctx, host, began, end, figs: Figures) -> str:
+    """What to say when the memory that ran out went to shared memory
+    (tmpfs, /dev/shm): sar's kbshmem rose by most of what kbavail lost; on
+    a sysstat that records no kbshmem, kbcached did while the memory the
+    processes use (kbmemused) did not grow, which only shared memory does
+    (tmpfs pages are page cache that no reclaim can drop, so MemAvailable
+    does not count them).  No process's RSS holds them, and the OOM killer
+    cannot free them by killing their writer.  '' when it did not."""
+    used = ("memory", "kbmemused", "")
+    for metric in ("kbshmem", "kbcached"):
+        key = ("memory", metric, "")
+        if series_of(ctx, host, key) is None or series_of(ctx, host, ("memory", "kbavail", "")) is None:
+            continue
+        was = measure(ctx, f"{metric}_before_fall", "at", host, key, at=began, fmt=".1f", scale=_GIB)
+        peak = measure(ctx, f"peak_{metric}", "max", host, key, began, end, fmt=".1f", scale=_GIB)
+        had = measure(ctx, "kbavail_before_fall", "at", host, ("memory", "kbavail", ""), at=began, fmt=".1f",
+                      scale=_GIB)
+        left = measure(ctx, "min_kbavail", "min", host, ("memory", "kbavail", ""), began, end, fmt=".1f", scale=_GIB)
+        if None in (was, peak, had, left):
+            continue
+        grew, lost = peak.value - was.value, had.value - left.value
+        if lost <= 0 or grew < lost / 2:
+            continue
+        if metric == "kbcached":
+            used_was = measure(ctx, "kbmemused_before_fall", "at", host, used, at=began)
+            used_peak = measure(ctx, "peak_kbmemused", "max", host, used, began, end)
+            if used_was is None or used_peak is None or used_peak.value - used_was.value >= grew / 2:
+                return ""   # processes grew too: cache beside them is not what ran out
+        for fig in (was, peak, had, left):
+            figs.add(fig)
+        fell = f"as kbavail fell from {had.text()} GiB to {left.text()} GiB"
+        if metric == "kbshmem":
+            return (f"shared memory (kbshmem) up from {was.text()} GiB to {peak.text()} GiB {fell}: files in a tmpfs "
+                    "or /dev/shm, held by no process's RSS, that no OOM kill frees")
+        return (f"page cache (kbcached) up from {was.text()} GiB to {peak.text()} GiB {fell} while the processes' "
+                "memory (kbmemused) did not grow: most likely files in a tmpfs or /dev/shm, held by no process's "
+                "RSS, that no OOM kill frees")
+    return ""
