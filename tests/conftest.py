@@ -82,10 +82,9 @@ def run_cli(*args, cwd=None, timeout=None, tty=False) -> Ran:
 #: The files that take longest, longest first: with ``--dist loadfile``
 #: each file runs whole on one worker, and the workers finish together only
 #: when the long ones start first (the rest, short, fill in around them).
-LONGEST_FIRST = ("test_lab.py", "test_resource_bounds.py", "test_redaction.py", "test_contributing.py",
-                 "test_report_browser.py", "test_prometheus.py", "test_hostile_inputs.py",
-                 "test_openmetrics.py", "test_readme.py", "test_corpus_detectors.py", "test_locales_glibc.py",
-                 "test_architecture.py")
+LONGEST_FIRST = ("test_resource_bounds.py", "test_redaction.py", "test_contributing.py", "test_hostile_inputs.py",
+                 "test_prometheus.py", "test_report_browser.py", "test_openmetrics.py", "test_notebooks.py",
+                 "test_corpus_detectors.py", "test_cli.py", "test_readme.py", "test_architecture.py")
 
 
 def pytest_configure(config):

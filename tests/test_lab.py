@@ -6,6 +6,10 @@ cases).
 The floor in ``lab/scores.toml`` is what the lab scored at each interval
 when it was last set; a change that scores lower on any total fails here.  The scorer's
 own rules are tested on hand-made inputs below.
+
+Scoring every case takes minutes of CPU: those tests are marked ``lab``
+and run on their own (``python -m pytest -m lab``, as CI does after the
+suite); the rest run with the suite.
 """
 from __future__ import annotations
 
@@ -79,6 +83,7 @@ def test_every_interval_has_a_floor(folders, floor):
     assert scored <= set(_floor_intervals()), sorted(scored - set(_floor_intervals()))
 
 
+@pytest.mark.lab
 @pytest.mark.parametrize("interval", _floor_intervals())
 def test_lab_score_does_not_fall(scores_at, floor, interval):
     scores = scores_at(interval)
@@ -92,12 +97,14 @@ def test_lab_score_does_not_fall(scores_at, floor, interval):
     assert t["quiet_incidents"] <= at["quiet_incidents"], report
 
 
+@pytest.mark.lab
 @pytest.mark.parametrize("interval", _floor_intervals())
 def test_every_case_is_analysed_without_error(scores_at, interval):
     failed = [(s.case, s.exit_code, s.error) for s in scores_at(interval) if s.exit_code or s.error]
     assert not failed
 
 
+@pytest.mark.lab
 @pytest.mark.parametrize("interval", _floor_intervals())
 def test_every_case_s_story_agrees_with_its_data(scores_at, interval):
     """``analyze --audit`` on every recorded case, at every interval: each
