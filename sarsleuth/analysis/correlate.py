@@ -228,7 +228,11 @@ def _before(f: Finding, cause: Finding) -> bool:
     """Did ``f``'s anomaly take off before ``cause``'s could have, on the
     shared clock?  A cause seen in a sample may have begun anywhere in the
     interval that sample covers: hung tasks logged at 03:14:50 come after
-    an I/O wait sar stamped 03:20:01 from a 10-minute interval."""
+    an I/O wait sar stamped 03:20:01 from a 10-minute interval.  A cause
+    already there at the first sample of its records began before them, when
+    is unknown: nothing is before it."""
+    if (cause.refs or {}).get("began_before_records"):
+        return False          # already there at the first sample: when it began is unknown
     return _on_clock(f) and _on_clock(cause) and f.onset < cause.onset - cause.resolution
 
 
