@@ -261,7 +261,11 @@ def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
         worst: dict = {cause.detector: SEVERITY_WEIGHT[cause.severity]}
         for f in explained:
             worst[f.detector] = max(worst.get(f.detector, 0), SEVERITY_WEIGHT[f.severity])
-        weight = sum(w for d, w in worst.items() if kb_entry(d).get("cause", True) is not False)
+        # so is a finding short of what would make it a cause (a CPU stall
+        # while the CPUs were busy, TIME_WAIT far from its limit)
+        short = {f.detector for f in [cause] + explained
+                 if not all(holds(c, f.metrics) for c in kb_entry(f.detector).get("cause_if", []))}
+        weight = sum(w for d, w in worst.items() if kb_entry(d).get("cause", True) is not False and d not in short)
         key = (weight, sum(worst.values()), -idx, -ci)
         if best_key is None or key > best_key:
             best, best_key = (cause, chain), key
