@@ -286,8 +286,8 @@ def test_cpus_busy_within_a_local_load_test_without_ps_are_its_doing():
     ("https://localhost/", "web1", True), ("http://web1:80/", "web1", True),
     ("http://10.0.0.5/", "web1", False), ("example.org", "web1", False), ("", "web1", False)])
 def test_a_load_test_targets_its_own_host_by_loopback_or_name(url, host, local):
-    from sarsleuth.analysis.load_tests import _targets_host
-    assert _targets_host(url, host) is local
+    from sarsleuth.analysis.load_tests import targets_host
+    assert targets_host(url, host) is local
 
 
 def test_cpus_burnt_by_the_processes_the_oom_killer_took_are_one_incident_with_the_kills():

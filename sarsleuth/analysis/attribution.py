@@ -350,8 +350,14 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
             continue
         snap = inside[len(inside) // 2] if resource != "memory" else inside[-1]
         if resource == "cpu":
-            # a sample stamped at its end covers the interval before it
-            groups = by_cpu(snap, f.start - f.resolution, f.end, before[-1] if before else None)
+            # a sample stamped at its end covers the interval before it; of
+            # the snapshots taken in it, the one showing the most of the CPU
+            # it measured (a burn over before a later snapshot is only in an
+            # earlier one), the middle one among equals
+            tried = [(s, by_cpu(s, f.start - f.resolution, f.end, before[-1] if before else None)) for s in inside]
+            mid = len(inside) // 2
+            k = max(range(len(tried)), key=lambda i: (round(sum(g.total for g in tried[i][1]), 1), -abs(i - mid)))
+            snap, groups = tried[k]
         elif resource == "memory":
             earlier = before[-1] if before else (inside[0] if len(inside) > 1 else None)
             groups = by_memory(snap, earlier)

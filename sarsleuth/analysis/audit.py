@@ -259,7 +259,9 @@ def _story(inc, out: Audit) -> None:
     where = f"incident {inc.rank} \"{inc.title[:50]}{'…' if len(inc.title) > 50 else ''}\""
     cause = next((f for f in inc.findings if f.role == "cause" and f.aligned and f.start is not None
                   and not pd.isna(f.start)), None)
-    earliest = None if cause is None else cause.onset - cause.resolution
+    # a cause already there at the first sample of its records began before them: no bound
+    earliest = (None if cause is None or (cause.refs or {}).get("began_before_records")
+                else cause.onset - cause.resolution)
     times: dict = {}
     for f in inc.findings:
         if f.start is None or pd.isna(f.start):

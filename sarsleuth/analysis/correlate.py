@@ -228,7 +228,11 @@ def _before(f: Finding, cause: Finding) -> bool:
     """Did ``f``'s anomaly take off before ``cause``'s could have, on the
     shared clock?  A cause seen in a sample may have begun anywhere in the
     interval that sample covers: hung tasks logged at 03:14:50 come after
-    an I/O wait sar stamped 03:20:01 from a 10-minute interval."""
+    an I/O wait sar stamped 03:20:01 from a 10-minute interval.  A cause
+    already there at the first sample of its records began before them, when
+    is unknown: nothing is before it."""
+    if (cause.refs or {}).get("began_before_records"):
+        return False          # already there at the first sample: when it began is unknown
     return _on_clock(f) and _on_clock(cause) and f.onset < cause.onset - cause.resolution
 
 
@@ -257,7 +261,11 @@ def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
         worst: dict = {cause.detector: SEVERITY_WEIGHT[cause.severity]}
         for f in explained:
             worst[f.detector] = max(worst.get(f.detector, 0), SEVERITY_WEIGHT[f.severity])
-        weight = sum(w for d, w in worst.items() if kb_entry(d).get("cause", True) is not False)
+        # so is a finding short of what would make it a cause (a CPU stall
+        # while the CPUs were busy, TIME_WAIT far from its limit)
+        short = {f.detector for f in [cause] + explained
+                 if not all(holds(c, f.metrics) for c in kb_entry(f.detector).get("cause_if", []))}
+        weight = sum(w for d, w in worst.items() if kb_entry(d).get("cause", True) is not False and d not in short)
         key = (weight, sum(worst.values()), -idx, -ci)
         if best_key is None or key > best_key:
             best, best_key = (cause, chain), key

@@ -55,7 +55,7 @@ def within_a_local_load_test(f, reports: list) -> None:
     CPUs busy (``loadtest_driven``), said as an inference from the times."""
     for r in reports:
         start, end = r.get("start"), r.get("end")
-        if start is None or end is None or not _targets_host(r.get("url") or "", f.host):
+        if start is None or end is None or not targets_host(r.get("url") or "", f.host):
             continue
         try:
             slack = max(pd.Timedelta(seconds=_RUN_SLACK_S), pd.Timedelta(f.resolution))
@@ -73,7 +73,7 @@ def within_a_local_load_test(f, reports: list) -> None:
             return
 
 
-def _targets_host(url: str, host) -> bool:
+def targets_host(url: str, host) -> bool:
     """Does a load test's URL point at the host it ran on (loopback, or the host's own name)?"""
     try:
         name = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()

@@ -81,6 +81,19 @@ def coarse_rows(ctx: Context, series, host, floor: float, margin: float, segment
         return coarse & (values >= floor) & (np.isnan(prior) | (values >= prior + margin))
 
 
+def without_usual_level(ctx: Context, series, host, segments) -> np.ndarray:
+    """Which samples are coarse rows (:data:`COARSE_SECONDS` or more) in a
+    stretch of records too short for a usual level (fewer than
+    :data:`USUAL_ROWS` rows): nothing before them to compare with, so a
+    detector judges them on its absolute bound alone."""
+    coarse = ctx.row_seconds(series, host) >= COARSE_SECONDS
+    seg = np.asarray(segments)
+    if not coarse.any() or not len(seg):
+        return np.zeros(len(series), dtype=bool)
+    _ids, where, counts = np.unique(seg, return_inverse=True, return_counts=True)
+    return coarse & (counts[where] < USUAL_ROWS)
+
+
 #: The busiest disk's latencies, as sar names them (a file has those its
 #: sysstat printed: await; r_await and w_await in newer ones).
 DISK_LATENCIES = ("await", "r_await", "w_await")
@@ -247,6 +260,11 @@ class IowaitSpike(Detector):
                     ev, sentence = _disk_evidence(ctx, host, dev, when, at_peak, names.get(host, {}))
                     for fig in _disk_figures(ctx, host, dev, when, ep.start, ep.end):
                         figs.add(fig)
+                    # a task waits on I/O in flight on a disk no longer than the
+                    # disk has any in flight (%util): a wait longer than that is
+                    # on something else (a throttle, a remote filesystem, a lock)
+                    figs.add(measure(ctx, "busiest_disk_util_over_iowait", "ratio", host,
+                                     of=("busiest_disk_util_pct", "peak_iowait_pct"), known=figs.by_name()))
                     refs.update({"busiest_disk": dev, "busiest_disk_peak_time": iso(when)})
                     if dev in names.get(host, {}):
                         refs["busiest_disk_name"] = names[host][dev].name

@@ -83,13 +83,24 @@ class FilesystemFull(Detector):
             if blocks is not None:
                 title += f" with %fsused {blocks.text()}"
         rose = was is not None and was.value < self.params["full_pct"]
+        refs = {"filesystem": named, **peak_ref(ep)}
+        # %fsused is a level read at the row's stamp: the filesystem filled
+        # after the record before it, any time within the row's interval
+        # (the writes that failed then are its effects, not what came before)
+        seconds = float(ctx.row_seconds(s, host)[at])
+        if seconds == seconds and seconds > 0:
+            refs["sample_seconds"] = seconds
+        if was is None:
+            # full at the first sample of its records: it filled before them,
+            # when is unknown, so nothing is known to have come before it
+            refs["began_before_records"] = True
         return self.finding(
             title=title, severity="critical" if rose else "high", start=ep.start, end=ep.end, host=host,
             metrics={"inodes": what == "inodes"}, figures=figs,
             evidence=[metric_evidence(ctx, "filesystem", host, peak.at,
                                       f"{metric} {peak.text()} on {fs} at {fmt_time(peak.at)}",
                                       device=fs, metric=metric)],
-            refs={"filesystem": named, **peak_ref(ep)},
+            refs=refs,
         )
 
 

@@ -279,7 +279,12 @@ def evaluate(ctx, fig: Figure, known: dict | None = None):
     if stat in ("first", "last"):
         k = 0 if stat == "first" else -1
         return float(w.iloc[k]), w.index[k], n
-    value = {"mean": w.mean, "median": w.median, "sum": w.sum, "usual": lambda: usual_level(w)}[stat]()
+    if stat == "sum":
+        # a rate a second over its rows: each row counts for the seconds it
+        # covers (a row of a minute at 2.07/s is 124, not 2.07)
+        seconds = pd.Series(ctx.row_seconds(s, fig.host), index=s.index).reindex(w.index)
+        return float((w * seconds.fillna(1.0)).sum()), None, n
+    value = {"mean": w.mean, "median": w.median, "usual": lambda: usual_level(w)}[stat]()
     return float(value), None, n
 
 

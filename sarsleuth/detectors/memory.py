@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 
 from sarsleuth.detectors.figures import Figures, given, measure, series_of
-from sarsleuth.detectors.series import (episodes, fmt_time, growth_onset, how_long, peak_ref, sampled,
-                                        severity_for)
+from sarsleuth.detectors.cpu_io import without_usual_level
+from sarsleuth.detectors.series import (episodes, fmt_time, growth_onset, how_long, interval_words, peak_ref,
+                                        sampled, severity_for)
 from sarsleuth.model import iso
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -40,52 +41,103 @@ class SwapClimb(Detector):
         key = ("swap", "%swpused", "")
         for host in ctx.hosts("swap"):
             s = ctx.series(*key, host=host)
-            if s is None or len(s) < 2:
+            if s is None or not len(s):
                 continue
-            p = self.params
-            segments = ctx.segments(s, host)
-            elevated = s.to_numpy() - _floor_of_stretch(s, segments) >= p["start_epsilon_pct"]
-            for ep in episodes(s, elevated, p["max_gap_samples"], segments=ctx.stretches(s, host)):
-                figs = Figures()
-                peak = figs.add(measure(ctx, "peak_swpused_pct", "max", host, key, ep.start, ep.end))
-                # the climb: from the last sample at the stretch's floor before it (where swap began
-                # to grow), or from its first sample when the stretch of records starts inside it
-                at = s.index.get_loc(ep.start)
-                began = s.index[at - 1] if at > 0 and segments[at - 1] == segments[at] else ep.start
-                # where swap began to grow without coming back: after a level it held
-                # (the swap of earlier work, paused), not where it first left its floor
-                window = s.loc[ep.start:ep.end]
-                floor = float(s.loc[began])
-                reached = window[window >= floor + 0.9 * (float(window.max()) - floor)].index[0]
-                grown = _climb_start(s, segments, reached, p["plateau_seconds"], p["start_epsilon_pct"])
-                if grown > began and float(window.max()) - float(s.loc[grown]) >= p["min_rise_pct"]:
-                    began = grown
-                base = figs.add(measure(ctx, "baseline_swpused_pct", "at", host, key, at=began, fmt=".0f"))
-                if peak.value - base.value < p["min_rise_pct"] or peak.value < p["min_level_pct"]:
-                    continue
-                rise = figs.add(measure(ctx, "rise_seconds", "elapsed", host, key, began, peak.at, fmt="elapsed"))
-                free_key = ("swap", "kbswpfree", "")
-                figs.add(measure(ctx, "kbswpfree_before", "at", host, free_key, at=began, fmt=".0f"))
-                figs.add(measure(ctx, "kbswpfree_at_peak", "at", host, free_key, at=peak.at, fmt=".0f"))
-                figs.add(measure(ctx, "peak_pswpout_per_s", "max", host, ("swapping", "pswpout/s", ""), ep.start, ep.end))
-                # the climb ends at its peak; swap that stays used afterwards
-                # is reported as a level, not as a longer climb
-                figs.add(measure(ctx, "swpused_at_episode_end_pct", "at", host, key, at=ep.end))
-                sev = severity_for(peak.value, [(95, "critical"), (80, "high"), (50, "medium")])
-                text = (f"%swpused {base.text()} at {fmt_time(began)} -> {peak.text()} at {fmt_time(peak.at)}"
-                        f" ({sampled(rise.samples - 1, rise.value)})")
-                if "kbswpfree_before" in figs and "kbswpfree_at_peak" in figs:
-                    text += f"; kbswpfree {figs['kbswpfree_before'].text()} -> {figs['kbswpfree_at_peak'].text()}"
-                refs = peak_ref(ep)
-                after = s.index[s.index.get_loc(began) + 1] if began < peak.at else began
-                if after != ep.start:
-                    refs["onset"] = iso(after)     # the first sample of the climb
-                out.append(self.finding(
-                    title=f"Swap climbed from {base.text()} % to {peak.text()} % {how_long(began, peak.at, rise)}",
-                    severity=sev, start=min(after, ep.start), end=peak.at, host=host, figures=figs,
-                    refs=refs, evidence=[metric_evidence(ctx, "swap", host, peak.at, text)],
-                ))
+            if len(s) < 2 or not self._climbs(ctx, host, s, key, out):
+                out.extend(self._filled_within(ctx, host, s))
         return out
+
+    def _climbs(self, ctx: Context, host, s, key, out: list) -> bool:
+        """Swap's climbs on ``host`` into ``out``; whether there was one."""
+        found = len(out)
+        p = self.params
+        segments = ctx.segments(s, host)
+        elevated = s.to_numpy() - _floor_of_stretch(s, segments) >= p["start_epsilon_pct"]
+        for ep in episodes(s, elevated, p["max_gap_samples"], segments=ctx.stretches(s, host)):
+            figs = Figures()
+            peak = figs.add(measure(ctx, "peak_swpused_pct", "max", host, key, ep.start, ep.end))
+            # the climb: from the last sample at the stretch's floor before it (where swap began
+            # to grow), or from its first sample when the stretch of records starts inside it
+            at = s.index.get_loc(ep.start)
+            began = s.index[at - 1] if at > 0 and segments[at - 1] == segments[at] else ep.start
+            # where swap began to grow without coming back: after a level it held
+            # (the swap of earlier work, paused), not where it first left its floor
+            window = s.loc[ep.start:ep.end]
+            floor = float(s.loc[began])
+            reached = window[window >= floor + 0.9 * (float(window.max()) - floor)].index[0]
+            grown = _climb_start(s, segments, reached, p["plateau_seconds"], p["start_epsilon_pct"])
+            if grown > began and float(window.max()) - float(s.loc[grown]) >= p["min_rise_pct"]:
+                began = grown
+            base = figs.add(measure(ctx, "baseline_swpused_pct", "at", host, key, at=began, fmt=".0f"))
+            if peak.value - base.value < p["min_rise_pct"] or peak.value < p["min_level_pct"]:
+                continue
+            rise = figs.add(measure(ctx, "rise_seconds", "elapsed", host, key, began, peak.at, fmt="elapsed"))
+            free_key = ("swap", "kbswpfree", "")
+            figs.add(measure(ctx, "kbswpfree_before", "at", host, free_key, at=began, fmt=".0f"))
+            figs.add(measure(ctx, "kbswpfree_at_peak", "at", host, free_key, at=peak.at, fmt=".0f"))
+            figs.add(measure(ctx, "peak_pswpout_per_s", "max", host, ("swapping", "pswpout/s", ""), ep.start, ep.end))
+            # the climb ends at its peak; swap that stays used afterwards
+            # is reported as a level, not as a longer climb
+            figs.add(measure(ctx, "swpused_at_episode_end_pct", "at", host, key, at=ep.end))
+            sev = severity_for(peak.value, [(95, "critical"), (80, "high"), (50, "medium")])
+            text = (f"%swpused {base.text()} at {fmt_time(began)} -> {peak.text()} at {fmt_time(peak.at)}"
+                    f" ({sampled(rise.samples - 1, rise.value)})")
+            if "kbswpfree_before" in figs and "kbswpfree_at_peak" in figs:
+                text += f"; kbswpfree {figs['kbswpfree_before'].text()} -> {figs['kbswpfree_at_peak'].text()}"
+            refs = peak_ref(ep)
+            after = s.index[s.index.get_loc(began) + 1] if began < peak.at else began
+            if after != ep.start:
+                refs["onset"] = iso(after)     # the first sample of the climb
+            out.append(self.finding(
+                title=f"Swap climbed from {base.text()} % to {peak.text()} % {how_long(began, peak.at, rise)}",
+                severity=sev, start=min(after, ep.start), end=peak.at, host=host, figures=figs,
+                refs=refs, evidence=[metric_evidence(ctx, "swap", host, peak.at, text)],
+            ))
+        return len(out) > found
+
+    def _filled_within(self, ctx: Context, host, s) -> list:
+        """A row of a minute or more with no row before it (a recording of a
+        few minutes sampled every minute) shows no climb, but what it swapped
+        out: pswpout/s over the row's seconds, in pages of 4 KiB at least.
+        When that is as much as the swap held at its end, the swap in use
+        was written in the row: RAM ran out within it."""
+        lone = without_usual_level(ctx, s, host, ctx.segments(s, host))
+        out_rate = ctx.series("swapping", "pswpout/s", host=host)
+        used_kb = ctx.series("swap", "kbswpused", host=host)
+        if not lone.any() or out_rate is None or used_kb is None:
+            return []
+        seconds = ctx.row_seconds(s, host)
+        key = ("swap", "%swpused", "")
+        for i in np.flatnonzero(lone):
+            t = s.index[i]
+            if t not in out_rate.index or t not in used_kb.index or float(s.iloc[i]) < self.params["min_level_pct"]:
+                continue
+            written = float(out_rate[t]) * float(seconds[i]) * PAGE_KB
+            if written < WRITTEN_SHARE * float(used_kb[t]):
+                continue
+            figs = Figures()
+            level = figs.add(measure(ctx, "peak_swpused_pct", "at", host, key, at=t))
+            rate = figs.add(measure(ctx, "peak_pswpout_per_s", "at", host, ("swapping", "pswpout/s", ""), at=t))
+            held = figs.add(measure(ctx, "kbswpused_at_peak", "at", host, ("swap", "kbswpused", ""), at=t,
+                                    fmt=",.0f"))
+            wrote = figs.add(given("swapped_out_kb", written, origin="inferred", host=host))
+            step = float(seconds[i])
+            return [self.finding(
+                title=(f"Swap {level.text()} % used at {fmt_time(t)}, written within its {interval_words(step)} "
+                       f"sample: at least {wrote.text()} kB swapped out in it (pswpout/s {rate.text()}), "
+                       f"{held.text()} kB in use at its end"),
+                severity=severity_for(level.value, [(95, "critical"), (80, "high"), (50, "medium")]),
+                start=t, end=t, host=host, figures=figs, refs={"peak_time": iso(t), "sample_seconds": step},
+                evidence=[metric_evidence(ctx, "swap", host, t, f"%swpused {level.text()} at {fmt_time(t)}")],
+            )]
+        return []
+
+
+#: The smallest page the kernel swaps (x86's 4 KiB): pswpout/s counts pages.
+PAGE_KB = 4.0
+#: Swapped out within a row, as a share of the swap in use at its end, for
+#: the swap in use to have been written in it.
+WRITTEN_SHARE = 0.5
 
 
 def _climb_start(s, segments, reached, plateau_seconds: float, tol: float):

@@ -1,8 +1,12 @@
 """Network detectors over sar data: NIC saturation/drops and TIME_WAIT."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
+
+from sarsleuth.analysis.load_tests import targets_host
 
 from sarsleuth.detectors.event_bursts import bursts
 from sarsleuth.detectors.figures import Figures, given, link_capacity_bps, measure
@@ -12,7 +16,7 @@ from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence, metric_evidence
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.knowledge.signatures import fields_of
-from sarsleuth.model import iso
+from sarsleuth.model import Evidence, iso
 
 
 def link_capacity_Bps(ctx: Context, host, iface) -> float | None:
@@ -107,8 +111,9 @@ class TcpTimewait(Detector):
     """
 
     id = "tcp-timewait"
-    summary = "TIME_WAIT sockets (tcp-tw) near net.ipv4.tcp_max_tw_buckets"
-    inputs = ("metrics",)
+    summary = ("TIME_WAIT sockets (tcp-tw) near net.ipv4.tcp_max_tw_buckets, or fewer than a load test against "
+               "the host itself must have left")
+    inputs = ("metrics", "reports")
     category = "socket-exhaustion"
     defaults = {"tcp_max_tw_buckets": 180000, "warn_fraction": 0.8, "min_rise_factor": 5.0,
                 "min_tw": 5000, "max_gap_samples": 1, "min_duration_seconds": 0.0,
@@ -166,7 +171,84 @@ class TcpTimewait(Detector):
                                                  f"tcp-tw {was.text()} at {fmt_time(was.at)} -> {peak.text()} at "
                                                  f"{fmt_time(peak.at)}")] + limit_ev,
                 ))
+        told = {f.host for f in out}
+        hosts = set(ctx.hosts("net-sock")) | {facts.host for facts in ctx.host_facts if facts.host}
+        if len(hosts) == 1 and not hosts & told:
+            # a load test's report names no host: it is the one host's
+            out.extend(self._closed_by_runs(ctx, next(iter(hosts))))
         return out
+
+    def _closed_by_runs(self, ctx, host) -> list:
+        """A load test run against this very host that opens a connection
+        for each request (``ab`` without ``-k``, ``wrk -H 'Connection:
+        close'``) has both ends of every connection here: whichever end
+        closes first keeps it in TIME_WAIT for 60 s (the kernel's fixed
+        TCP_TIMEWAIT_LEN), so the host holds a TIME_WAIT socket for each
+        request of the last 60 s, unless its table is full.  A sar row far
+        under that count (half or less) is a table at its cap; without a
+        row, a run that closed more in 60 s than the host's known
+        ``tcp_max_tw_buckets`` overflowed it."""
+        runs = [r for r in ctx.reports if _connection_per_request(r)
+                and targets_host(r.get("url") or f"//{r.get('server_hostname') or ''}", host)]
+        if not runs:
+            return []
+        tw = ctx.series("net-sock", "tcp-tw", host=host)
+        if tw is not None and len(tw):
+            for t, count in tw.items():
+                closed = sum(_closed_within(r, t) for r in runs)
+                if count >= self.params["cap_min_tw"] and closed >= 2 * count:
+                    return [self._under_runs(ctx, host, tw, t, closed, runs)]
+        configured = ctx.limit(host, "net.ipv4.tcp_max_tw_buckets")
+        if configured is None or not configured.number():
+            return []
+        for r in runs:
+            closed = _closed_within(r, pd.Timestamp(r["end"]))
+            if closed > configured.number():
+                return [self._over_limit(host, r, closed, configured)]
+        return []
+
+    def _under_runs(self, ctx, host, tw, t, closed, runs):
+        key = ("net-sock", "tcp-tw", "")
+        figs = Figures()
+        held = figs.add(measure(ctx, "peak_tcp_tw", "at", host, key, at=t, fmt=",.0f"))
+        left = figs.add(given("run_timewait_expected", closed, origin="inferred", host=host))
+        figs.add(given("inferred_tcp_max_tw_buckets", held.value, origin="inferred", host=host))
+        figs.add(given("fraction_of_limit", 1.0, origin="inferred", host=host, fmt=".0f"))
+        figs.add(given("limit_inferred", 1, origin="inferred", host=host, fmt="d"))
+        names = ", ".join(f"`{r.get('command') or r.get('tool')}`" for r in runs[:2])
+        seconds = float(ctx.row_seconds(tw, host)[tw.index.get_loc(t)])
+        return self.finding(
+            title=(f"TIME_WAIT sockets at {held.text()} at {fmt_time(t)} where the load test's connections to "
+                   f"this host in the 60 s before would have left {left.text()}: a table full at its cap "
+                   f"(tcp_max_tw_buckets is likely {held.text()}; not recorded: inferred)"),
+            severity="high", start=t, end=t, host=host, figures=figs,
+            refs={"peak_time": iso(t), **({"sample_seconds": seconds} if seconds == seconds else {})},
+            explanation=(f"{names} ran against this host with a new connection for each request: both ends of "
+                         "each connection are on this host, and the end that closes first keeps it in TIME_WAIT "
+                         "for 60 s. sar counted far fewer: the kernel destroyed the rest early, its TIME_WAIT "
+                         "table full (net.ipv4.tcp_max_tw_buckets)."),
+            evidence=[metric_evidence(ctx, "net-sock", host, t, f"tcp-tw {held.text()} at {fmt_time(t)}")]
+            + [Evidence(str(r.get("path", "")), r.get("line"), r.get("command") or r.get("tool")) for r in runs[:2]],
+        )
+
+    def _over_limit(self, host, run, closed, configured):
+        figs = Figures()
+        left = figs.add(given("run_timewait_expected", closed, origin="inferred", host=host))
+        cap = figs.add(given("tcp_max_tw_buckets", configured.number(), origin=f"{configured.path}:{configured.line}",
+                             host=host, limit="net.ipv4.tcp_max_tw_buckets"))
+        figs.add(given("fraction_of_limit", closed / cap.value, origin="inferred", host=host, fmt=".0f", scale=100))
+        command = run.get("command") or run.get("tool")
+        start, end = pd.Timestamp(run["start"]), pd.Timestamp(run["end"])
+        return self.finding(
+            title=(f"TIME_WAIT table overflowed: `{command}` closed {left.text()} connections to this host within "
+                   f"60 s, each held in TIME_WAIT 60 s, past tcp_max_tw_buckets {cap.text()}"),
+            severity="high", start=start, end=end, host=host, figures=figs,
+            aligned=run.get("time_from") in ("report", "window", "sar-match"),
+            explanation=("The run opened a new connection for each request against this very host: the end that "
+                         "closes first keeps each in TIME_WAIT for 60 s. Past net.ipv4.tcp_max_tw_buckets the "
+                         "kernel destroys them early (netstat -s: TCPTimeWaitOverflow)."),
+            evidence=[Evidence(str(run.get("path", "")), run.get("line"), command), limit_evidence(configured)],
+        )
 
     def _cap(self, ctx, host, tw, first):
         """(cap, first sample at it, last) when TIME_WAIT climbed far from
@@ -223,6 +305,37 @@ class TcpTimewait(Detector):
                                       f"tcp-tw {was.text()} at {fmt_time(was.at)} -> {held.text()} at "
                                       f"{fmt_time(start)}, still {held.text()} at {fmt_time(end)}")],
         )
+
+
+#: Seconds a closed TCP connection stays in TIME_WAIT (TCP_TIMEWAIT_LEN, fixed in Linux).
+TIMEWAIT_SECONDS = 60.0
+
+
+def _connection_per_request(r: dict) -> bool:
+    """Does a load test open a connection for each request: ab without
+    keep-alive (``-k``), wrk with a ``Connection: close`` header."""
+    command = str(r.get("command") or "")
+    if r.get("tool") == "ab":
+        return bool(command) and r.get("keepalive_requests") is None and not re.search(r"\s-\w*k", command)
+    if r.get("tool") in ("wrk", "wrk2"):
+        return bool(re.search(r"connection:\s*close", command, re.I))
+    return False
+
+
+def _closed_within(r: dict, t) -> float:
+    """The requests (each a connection) of run ``r`` completed in the
+    TIME_WAIT span before ``t``, spread evenly over the run."""
+    n = next((float(r[k]) for k in ("requests_completed", "requests_total") if r.get(k)), 0.0)
+    if not n or r.get("start") is None or r.get("end") is None:
+        return 0.0
+    try:
+        start, end, t = pd.Timestamp(r["start"]), pd.Timestamp(r["end"]), pd.Timestamp(t)
+        lo = max(start, t - pd.Timedelta(seconds=TIMEWAIT_SECONDS))
+        hi = min(end, t)
+    except (TypeError, ValueError):
+        return 0.0
+    span = max((end - start).total_seconds(), 1.0)
+    return n * max(0.0, (hi - lo).total_seconds()) / span if hi >= lo else 0.0
 
 
 def _field(kind: str, message: str, name: str):

@@ -67,15 +67,16 @@ class _PressureStall(Detector):
                                                  fmt=".1f"))
                     if mean_full is not None:
                         title += f"; no task could run {mean_full.text()} % of the time"
-                title += ")"
+                title += ")" + self._beside(ctx, figs, host, ep)
                 sev = severity_for(max(mean.value, 2 * (mean_full.value if mean_full else 0.0)),
                                    [(60, "high"), (30, "medium")], default="low")
                 base = baseline_at(ctx, "baseline_some_pct", host, some_key, some, ep.start, segments)
                 text = (f"{some_col} {mean.text('.2f')} on average from {fmt_time(ep.start)} to {fmt_time(ep.end)}, "
                         f"peak {peak.text('.2f')} at {fmt_time(peak.at)}")
                 refs = {**peak_ref(ep), **onset_ref(some, ep, base.value if base else 0.0)}
-                if not ep.step_s:
-                    refs["sample_seconds"] = float(seconds[inside].max())
+                # a share of each row's own interval: what the first row shows
+                # may have begun anywhere in it
+                refs["sample_seconds"] = float(seconds[inside].max())
                 if "onset" in refs:
                     figs.add(base)
                     refs["start_said"] = already_above(ctx, figs, host, some_key, ep.start, some_col, base, " %")
@@ -84,6 +85,10 @@ class _PressureStall(Detector):
                     evidence=[metric_evidence(ctx, section, host, peak.at, text, metric=some_col)],
                 ))
         return out
+
+    def _beside(self, ctx: Context, figs: Figures, host, ep) -> str:
+        """What else the title says of the episode (nothing here)."""
+        return ""
 
     def _at_collection(self, facts, words: str, zone) -> list:
         """A bundle's /proc/pressure, for a host without sar's PSI: the share
@@ -128,11 +133,28 @@ class CpuPressure(_PressureStall):
     """Runnable tasks waiting for a CPU a large share of the time (PSI)."""
 
     id = "cpu-stall"
-    summary = "tasks waiting for a CPU a large share of the time (PSI cpu some, sar -q PSI)"
+    summary = ("tasks waiting for a CPU a large share of the time (PSI cpu some, sar -q PSI); with the CPUs "
+               "mostly idle, a CPU quota throttling them")
     inputs = ("metrics:psi-cpu", "facts")
     category = "cpu-saturation"
     resource = ("psi-cpu", "%scpu", None, "the CPU", "cpu")
-    defaults = {**_PressureStall.defaults, "some_pct": 50.0}
+    defaults = {**_PressureStall.defaults, "some_pct": 50.0, "held_back_busy_pct": 50.0}
+
+    def _beside(self, ctx: Context, figs: Figures, host, ep) -> str:
+        """How busy the CPUs were meanwhile.  A task waits for a CPU while
+        the CPUs are mostly idle only when it is not let run: its cgroup
+        spent its CPU quota for the period (CFS bandwidth control, cgroup
+        cpu.max, systemd CPUQuota=: throttled until the next period), or
+        it is pinned to CPUs that are busy.  Said as that guess; kb.toml
+        lets such a stall be a cause (metric ``mean_busy_pct``)."""
+        busy = figs.add(measure(ctx, "mean_busy_pct", "mean", host, ("cpu", "%busy", "all"), ep.start, ep.end,
+                                fmt=".1f"))
+        if busy is None:
+            return ""
+        if busy.value > self.params["held_back_busy_pct"]:
+            return f", the CPUs {busy.text()} % busy"
+        return (f", while the CPUs were only {busy.text()} % busy: held back by a CPU quota (cgroup cpu.max, "
+                "CPUQuota=) or pinned to busy CPUs, a guess from the idle CPUs")
 
 
 class MemoryPressureStall(_PressureStall):

@@ -1,0 +1,387 @@
+"""What a recording sampled every minute (one row, no row before it) and a
+CPU quota show: sa files as sadc writes them, each with its near miss.
+
+- retransmitted segments as a share of the segments sent, in a row with no
+  usual share before it: judged on the absolute share alone;
+- swap in use at a row's end written out within the row itself (pswpout/s
+  over its seconds): RAM ran out in it;
+- TIME_WAIT in a row far under what a load test against the host itself,
+  a connection a request, must have left (each held 60 s): a full table;
+- tasks waiting for a CPU (PSI) while the CPUs stay mostly idle: a cgroup
+  held by its CPU quota (CFS bandwidth), the cause of the slow answers.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+import pytest
+
+import sarsleuth
+from sarsleuth.inputs.parsers.sa.writer import write_sa
+
+T0 = dt.datetime(2026, 11, 24, 18, 33, 0, tzinfo=dt.timezone.utc)
+HZ = 100
+
+
+def _records(rows: list[dict], seconds: int) -> list[dict]:
+    """Records every ``seconds`` of a 2-CPU host: the first one, then one
+    per row; each row gives its CPUs' busy share (``busy`` %), TCP
+    segments sent and retransmitted a second (``oseg``, ``retrans``) and
+    the share of time tasks waited for a CPU (``scpu`` %), as the kernel's
+    cumulative counters."""
+    cpu = [[1000, 0, 500, 90000, 100, 0, 0, 0, 0, 0] for _ in range(2)]
+    tcp = {"ActiveOpens": 100, "PassiveOpens": 100, "InSegs": 10000, "OutSegs": 10000}
+    etcp = {"AttemptFails": 0, "EstabResets": 0, "RetransSegs": 10, "InErrs": 0, "OutRsts": 0}
+    psi = {"some_cpu_total": 5_000_000, "some_acpu_10": 100, "some_acpu_60": 100, "some_acpu_300": 100}
+    sock = {"sock_inuse": 7, "tcp_inuse": 1, "tcp_tw": 1, "udp_inuse": 0, "raw_inuse": 0, "frag_inuse": 0}
+    swapping = {"pswpin": 1000, "pswpout": 5000}
+    paging = {"pgpgin": 1000, "pgpgout": 1000, "pgfault": 10000, "pgmajfault": 100, "pgfree": 10000,
+              "pgscan_kswapd": 0, "pgscan_direct": 0, "pgsteal": 0}
+    memory = {"frmkb": 20_000_000, "bufkb": 8000, "camkb": 2_000_000, "tlmkb": 24_603_856, "frskb": 4_194_300,
+              "tlskb": 4_194_300, "caskb": 0, "comkb": 3_000_000, "activekb": 2_000_000, "inactkb": 1_000_000,
+              "dirtykb": 100, "anonpgkb": 1_500_000, "slabkb": 200_000, "kstackkb": 10_000, "pgtblkb": 20_000,
+              "vmusedkb": 50_000, "availablekb": 22_000_000}
+
+    disk = {"nr_ios": 5000, "rd_sect": 8000, "wr_sect": 20000, "dc_sect": 0, "rd_ticks": 900, "wr_ticks": 1500,
+            "tot_ticks": 2000, "rq_ticks": 2400, "major": 252, "minor": 0, "dc_ticks": 0, "part_nr": 0}
+
+    fs = {"fs_name": "/dev/vdb", "mountp": "/srv/backup", "f_blocks": 2 << 30, "f_bfree": 1 << 30,
+          "f_bavail": 1 << 30, "f_files": 131072, "f_ffree": 131000}
+
+    def record(k):
+        return {"filesystem": [dict(fs)], "time": T0 + dt.timedelta(seconds=k * seconds),
+                "uptime_cs": 360000 + k * seconds * HZ,
+                "cpu": [[sum(col) for col in zip(*cpu)]] + [c[:] for c in cpu], "net-tcp": dict(tcp),
+                "net-etcp": dict(etcp), "psi-cpu": dict(psi), "net-sock": dict(sock), "swapping": dict(swapping),
+                "paging": dict(paging), "memory": dict(memory), "disk": {(252, 0): dict(disk)}}
+
+    out = [record(0)]
+    for k, row in enumerate(rows, 1):
+        jiffies = seconds * HZ
+        for c in cpu:
+            busy = int(round(jiffies * row.get("busy", 2.0) / 100))
+            iowait = int(round(jiffies * row.get("iowait", 0.0) / 100))
+            c[0] += busy
+            c[4] += iowait
+            c[3] += jiffies - busy - iowait
+        ios = int(row.get("tps", 10) * seconds)
+        disk.update(nr_ios=disk["nr_ios"] + ios, wr_sect=disk["wr_sect"] + ios * 8,
+                    tot_ticks=disk["tot_ticks"] + int(seconds * 1000 * row.get("util", 0.1) / 100),
+                    rq_ticks=disk["rq_ticks"] + int(seconds * 1000 * row.get("aqu", 0.0)),
+                    wr_ticks=disk["wr_ticks"] + int(seconds * 1000 * row.get("aqu", 0.0)))
+        tcp["OutSegs"] += int(round(row.get("oseg", 900.0) * seconds))
+        tcp["InSegs"] += int(round(row.get("oseg", 900.0) * seconds))
+        etcp["RetransSegs"] += int(round(row.get("retrans", 0.0) * seconds))
+        psi["some_cpu_total"] += int(round(row.get("scpu", 1.0) / 100 * seconds * 1_000_000))
+        tcp["ActiveOpens"] += int(round(row.get("active", 0.3) * seconds))
+        tcp["PassiveOpens"] += int(round(row.get("active", 0.3) * seconds))
+        sock["tcp_tw"] = int(row.get("tw", 20))
+        swapping["pswpout"] += int(round(row.get("pswpout", 0.0) * seconds))
+        if row.get("fs_full"):
+            fs.update(f_bfree=0, f_bavail=0)
+        for name, per_s in row.get("paging", {}).items():
+            paging[name] += int(round(per_s * seconds))
+        if "swpused_kb" in row:
+            memory.update(frskb=memory["tlskb"] - row["swpused_kb"], frmkb=169_928, camkb=40_120, bufkb=8356,
+                          availablekb=0)
+        out.append(record(k))
+    return out
+
+
+def _case(folder, rows, seconds=60, files=()):
+    folder.mkdir()
+    write_sa(folder / "sa24", host="web-lab-09", kernel="6.1.0-13-amd64", ncpu=2, records=_records(rows, seconds))
+    for name, text, second in files:
+        (folder / name).write_text(text)
+        stamp = (T0 + dt.timedelta(seconds=second)).timestamp()
+        os.utime(folder / name, (stamp, stamp))
+    return sarsleuth.load(folder, tz="UTC")
+
+
+# ------------------------------------------------------------ retransmissions
+def test_one_row_of_a_minute_retransmitting_a_fifth_of_a_percent_is_packet_loss(tmp_path):
+    """net-loss-10pct at 60 s: retrans/s 2.07 of oseg/s 942.89 in the one
+    row a minute's sampling kept (0.22 % of the segments sent), no row before
+    it to compare with."""
+    case = _case(tmp_path / "loss", [{"oseg": 942.89, "retrans": 2.07}])
+    (f,) = [f for f in case.findings if f.detector == "tcp-retransmits"]
+    assert f.metrics["retransmitted"] == pytest.approx(124) and f.metrics["segments_sent"] == pytest.approx(56573)
+    assert f.metrics["retrans_share_pct"] == pytest.approx(100 * 124 / 56573)
+    assert f.title == "TCP retransmissions at 0.22 % of segments sent (2.1/s; no sample before it to compare)"
+    assert f.refs["sample_seconds"] == 60.0 and f.severity == "low"
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("network-failure", "tcp-retransmits")
+    assert "between 2026-11-24 18:33:00 and 18:34:00 (UTC)" in top.story["headline"]
+
+
+@pytest.mark.parametrize("row, why", [
+    ({"oseg": 942.89, "retrans": 1.8}, "0.19 % of the segments sent: under the 0.2 % bound"),
+    ({"oseg": 200.0, "retrans": 0.45}, "0.23 %, but fewer than 0.5 retransmissions a second"),
+])
+def test_one_row_just_under_the_absolute_bound_is_no_loss(tmp_path, row, why):
+    case = _case(tmp_path / "under", [row])
+    assert not [f for f in case.findings if f.detector == "tcp-retransmits"], why
+
+
+def test_a_host_that_always_retransmits_as_much_is_judged_against_its_usual_share(tmp_path):
+    """An hour of rows at 0.22 %: the host's usual share, no loss of its own."""
+    case = _case(tmp_path / "usual", [{"oseg": 942.89, "retrans": 2.07}] * 60)
+    assert not [f for f in case.findings if f.detector == "tcp-retransmits"]
+
+
+def test_the_same_share_in_one_second_rows_needs_its_usual_share(tmp_path):
+    """Two 1-second rows are no coarse row: the baseline rule as before (too short to judge)."""
+    case = _case(tmp_path / "second", [{"oseg": 942.89, "retrans": 2.07}] * 2, seconds=1)
+    assert not [f for f in case.findings if f.detector == "tcp-retransmits"]
+
+
+# ------------------------------------------------------- who burnt the CPUs
+PS_BURN = """\
+USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root           1  0.0  0.1 168000 11800 ?        Ss   Nov23   0:04 /sbin/init
+root        4410 99.1  0.0  12880  6100 ?        R    18:33   0:19 openssl speed -multi 2 -seconds 35
+root        4411 98.6  0.0  12880  6100 ?        R    18:33   0:19 openssl speed -multi 2 -seconds 35
+www-data     880  0.3  0.2  55300  9800 ?        S    Nov23   2:01 nginx: worker process
+"""
+
+PS_AFTER = """\
+USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root           1  0.0  0.1 168000 11800 ?        Ss   Nov23   0:04 /sbin/init
+www-data     880  0.3  0.2  55300  9800 ?        S    Nov23   2:01 nginx: worker process
+"""
+
+
+def test_the_snapshot_that_shows_the_burn_names_it_not_a_later_one_in_the_same_row(tmp_path):
+    """cpu-openssl-speed at 60 s: the row of 18:34:00 is 83.6 % busy; of the
+    two snapshots in the minute it covers, the one at 18:33:20 shows openssl
+    on both CPUs, the one at 18:34:00 was taken after it ended."""
+    files = (("ps-aux-183320.txt", PS_BURN, 20), ("ps-aux-183400.txt", PS_AFTER, 60))
+    case = _case(tmp_path / "openssl", [{"busy": 83.6}], files=files)
+    (cpu,) = [f for f in case.findings if f.detector == "cpu-saturation"]
+    assert cpu.refs["responsible_names"] == ["openssl"]
+    assert cpu.refs["responsible"].endswith("in ps at 18:33:20 (ps-aux-183320.txt)")
+    assert "openssl" in case.incidents[0].story["headline"]
+
+
+def test_a_row_whose_snapshots_show_no_burn_names_none(tmp_path):
+    files = (("ps-aux-183320.txt", PS_AFTER, 20), ("ps-aux-183400.txt", PS_AFTER, 60))
+    case = _case(tmp_path / "nobody", [{"busy": 83.6}], files=files)
+    (cpu,) = [f for f in case.findings if f.detector == "cpu-saturation"]
+    assert "responsible" not in cpu.refs
+
+
+# ------------------------------------------------------------------- disk full
+def _backup_log(second: int) -> str:
+    return (f"Nov 24 18:{33 + second // 60:02d}:{second % 60:02d} web-lab-09 backup[4242]: dd: error writing "
+            "'/srv/backup/db.dump': No space left on device\n")
+
+
+def test_writes_failing_within_the_row_that_shows_the_filesystem_full_are_its_effects(tmp_path):
+    """/srv/backup half used at 18:34:00, full at 18:35:00: it filled within
+    that minute, and dd's write failing at 18:34:40 is its effect, naming
+    the backup job."""
+    case = _case(tmp_path / "full", [{}, {"fs_full": True}], files=(("messages", _backup_log(100), 130),))
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("disk-full", "filesystem-full")
+    fs = next(f for f in top.findings if f.detector == "filesystem-full")
+    assert fs.refs["sample_seconds"] == 60.0 and "began_before_records" not in fs.refs
+    (enospc,) = [f for f in top.findings if f.detector == "enospc"]
+    assert enospc.role == "effect" and "backup" in top.story["headline"]
+
+
+def test_writes_failing_before_the_row_s_interval_stay_context(tmp_path):
+    """The same failure logged at 18:33:50, while the row of 18:34:00 still
+    showed the filesystem half used: not what filling it caused."""
+    case = _case(tmp_path / "before", [{}, {"fs_full": True}], files=(("messages", _backup_log(50), 130),))
+    top = case.incidents[0]
+    (enospc,) = [f for f in top.findings if f.detector == "enospc"]
+    assert enospc.role == "context"
+
+
+def test_a_filesystem_full_at_the_first_sample_has_nothing_before_it(tmp_path):
+    """diskfull-backup-dd at 60 s: full already in the first row (18:34:00),
+    the write failing at 18:32:50: it filled before the records began, when
+    is unknown, and the failure is its effect, the incident's start."""
+    case = _case(tmp_path / "first", [{"fs_full": True}], files=(("messages", _backup_log(-10), 70),))
+    top = case.incidents[0]
+    fs = next(f for f in top.findings if f.detector == "filesystem-full")
+    assert fs.refs["began_before_records"] is True
+    (enospc,) = [f for f in top.findings if f.detector == "enospc"]
+    assert enospc.role == "effect" and str(top.start).startswith("2026-11-24 18:32:50")
+
+
+# ------------------------------------------------------------------- I/O wait
+HUNG = "Nov 24 18:33:50 web-lab-09 kernel: INFO: task dd:7178 blocked for more than 30 seconds.\n"
+
+
+def test_io_wait_on_a_disk_busy_longer_than_the_wait_is_its_cause(tmp_path):
+    """io-fio-randwrite-fsync at 60 s: fio's fsyncs from 16:39:22 in the row
+    of 16:40:00, %iowait 31.77 with vda 43.67 %util (both diluted alike by
+    the 22 s before fio started), 19,722 tiny writes a second; a task hung
+    behind them."""
+    case = _case(tmp_path / "fsync", [{"busy": 21.7, "iowait": 31.77, "util": 43.67, "aqu": 1.07, "tps": 19722}],
+                 files=(("messages", HUNG, 70),))
+    (f,) = [f for f in case.findings if f.detector == "iowait-spike"]
+    assert f.metrics["busiest_disk_util_pct"] == pytest.approx(43.67, abs=0.01)
+    assert f.metrics["busiest_disk_util_over_iowait"] == pytest.approx(43.67 / 31.77, abs=0.01)
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("io-saturation", "iowait-spike")
+
+
+def test_io_wait_longer_than_the_disk_was_busy_is_not_the_disk(tmp_path):
+    """A writer held by its cgroup's io.max: the CPUs wait 31.77 % of the
+    time, the disk has I/O in flight 30 % of it: the wait is on the throttle."""
+    case = _case(tmp_path / "throttled", [{"busy": 1.0, "iowait": 31.77, "util": 30.0, "aqu": 0.3, "tps": 200}],
+                 files=(("messages", HUNG, 70),))
+    (f,) = [f for f in case.findings if f.detector == "iowait-spike"]
+    assert f.metrics["busiest_disk_util_over_iowait"] == pytest.approx(30.0 / 31.77, abs=0.01)
+    assert case.incidents[0].cause == "hung-task"
+
+
+# ----------------------------------------------------------------------- swap
+def test_swap_in_use_written_within_its_one_row_is_ram_running_out(tmp_path):
+    """mem-swap-grower at 60 s: pswpout/s 9,428.28 over the minute is
+    2,262,787 kB swapped out, and 2,264,296 kB in use at 19:56:00 (53.99 %)."""
+    # the row's paging as sar printed it: reclaim scanning efficiently (%vmeff 62.85), few major faults
+    paging = {"pgmajfault": 16.35, "pgscan_kswapd": 28751.42, "pgscan_direct": 1954.93, "pgsteal": 19297.47,
+              "pgfault": 54496.25, "pgfree": 11359.87}
+    case = _case(tmp_path / "grower", [{"pswpout": 9428.28, "swpused_kb": 2_264_296, "busy": 36.6,
+                                        "paging": paging}])
+    (f,) = [f for f in case.findings if f.detector == "swap-climb"]
+    assert f.metrics["peak_swpused_pct"] == pytest.approx(100 * 2_264_296 / 4_194_300)
+    assert f.metrics["swapped_out_kb"] == pytest.approx(565_697 * 4)
+    assert f.title == ("Swap 53.99 % used at 18:34:00, written within its 1-minute sample: at least 2,262,788 kB "
+                       "swapped out in it (pswpout/s 9428.28), 2,264,296 kB in use at its end")
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("memory-exhaustion", "swap-climb")
+
+
+@pytest.mark.parametrize("row, why", [
+    ({"pswpout": 100.0, "swpused_kb": 2_264_296}, "swap held from before: 24,000 kB written in the row"),
+    ({"pswpout": 9428.28, "swpused_kb": 1_200_000}, "28.6 % of swap in use: under the 30 % level"),
+])
+def test_swap_in_use_not_written_within_the_row_is_no_finding(tmp_path, row, why):
+    case = _case(tmp_path / "held", [row])
+    assert not [f for f in case.findings if f.detector == "swap-climb"], why
+
+
+# ------------------------------------------------------------------ TIME_WAIT
+def _wrk(header: str, requests: int = 1128384) -> str:
+    return f"""\
+$ wrk -t2 -c100 -d40s {header}--latency http://127.0.0.1:8080/
+Running 40s test @ http://127.0.0.1:8080/
+  2 threads and 100 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     2.06ms    1.66ms  17.46ms   68.79%
+    Req/Sec    14.15k     1.27k   22.23k    73.37%
+  Latency Distribution
+     50%    1.71ms
+     75%    3.04ms
+     90%    4.36ms
+     99%    7.05ms
+  {requests} requests in 40.10s, 2.43GB read
+Requests/sec:  28140.21
+Transfer/sec:     61.97MB
+"""
+
+
+def _tw_case(tmp_path, name, header="-H 'Connection: close' ", tw=8000, requests=1128384):
+    """tw-overflow-wrk-close at 60 s: wrk from 18:33:09 to 18:33:49 against
+    the host's own nginx, a connection a request; one row at 18:34:00."""
+    rows = [{"active": requests / 60, "tw": tw, "busy": 67.0}]
+    return _case(tmp_path / name, rows, files=(("wrk-close.txt", _wrk(header, requests), 49),))
+
+
+def test_time_wait_far_under_what_a_local_run_closed_is_a_full_table(tmp_path):
+    case = _tw_case(tmp_path, "full")
+    (f,) = [f for f in case.findings if f.detector == "tcp-timewait"]
+    assert f.metrics["peak_tcp_tw"] == 8000 and f.metrics["run_timewait_expected"] == pytest.approx(1128384)
+    assert f.title == ("TIME_WAIT sockets at 8,000 at 18:34:00 where the load test's connections to this host in "
+                       "the 60 s before would have left 1,128,384: a table full at its cap (tcp_max_tw_buckets is "
+                       "likely 8,000; not recorded: inferred)")
+    assert f.severity == "high" and f.refs["sample_seconds"] == 60.0
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("socket-exhaustion", "tcp-timewait")
+
+
+@pytest.mark.parametrize("header, tw, requests, why", [
+    ("", 8000, 1128384, "keep-alive: a few connections for every request, no TIME_WAIT each"),
+    ("-H 'Connection: close' ", 600000, 1128384, "more than half what the run closed is in TIME_WAIT"),
+    ("-H 'Connection: close' ", 800, 1600, "under a thousand sockets: no table of any size is full"),
+])
+def test_time_wait_the_run_accounts_for_is_no_full_table(tmp_path, header, tw, requests, why):
+    case = _tw_case(tmp_path, "fine", header, tw, requests)
+    assert not [f for f in case.findings if f.detector == "tcp-timewait"], why
+
+
+# ------------------------------------------------------------------ CPU quota
+PS_BEFORE = """\
+USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root       24830 18.7  0.0 173728 19748 ?        Ss   18:31   0:15 /usr/bin/python3 /srv/app/backend.py --port 9001 --name shop-api
+root       24831  0.0  0.0   6380  2996 ?        S    18:31   0:00 logger -t shop-api[24830]
+www-data   24835  0.6  0.0  12100  4616 ?        S    18:31   0:00 nginx: worker process
+"""
+
+PS_DURING = """\
+USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root       24830 22.5  0.0 599776 21092 ?        Rsl  18:31   0:33 /usr/bin/python3 /srv/app/backend.py --port 9001 --name shop-api
+root       24831  0.0  0.0   6380  2996 ?        S    18:31   0:00 logger -t shop-api[24830]
+www-data   24835  0.6  0.0  12224  4768 ?        S    18:31   0:00 nginx: worker process
+"""
+
+SYSLOG = """\
+Nov 24 18:31:40 web-lab-09 shop-api[24830]: listening on 127.0.0.1:9001 (pid 24830)
+Nov 24 18:35:12 web-lab-09 shop-api[24830]: BrokenPipeError: [Errno 32] Broken pipe
+"""
+
+ERROR_LOG = "".join(
+    f"2026/11/24 18:35:{s:02d} [error] 24835#24835: *{700 + s} upstream timed out (110: Connection timed out) "
+    "while reading response header from upstream, client: 127.0.0.1, server: shop, request: \"GET /api/ "
+    "HTTP/1.1\", upstream: \"http://127.0.0.1:9001/api/\", host: \"127.0.0.1:8080\"\n" for s in range(6, 50, 3))
+
+QUIET = {"busy": 10.0, "scpu": 1.3}
+
+
+def _quota(tmp_path, name, during: dict):
+    """10-second rows: two quiet minutes, 90 s of the API throttled
+    (``during``), a quiet minute; ps at 18:34:36 and 18:35:46, the proxy's
+    timeouts from 18:35:06."""
+    rows = [QUIET] * 12 + [during] * 9 + [QUIET] * 6
+    files = (("ps-aux-183436.txt", PS_BEFORE, 96), ("ps-aux-183546.txt", PS_DURING, 166),
+             ("messages", SYSLOG, 200), ("error.log", ERROR_LOG, 200))
+    return _case(tmp_path / name, rows, seconds=10, files=files)
+
+
+def test_tasks_waiting_for_a_cpu_while_the_cpus_idle_is_a_cpu_quota_with_its_service(tmp_path):
+    case = _quota(tmp_path, "quota", {"busy": 16.0, "scpu": 52.0})
+    (stall,) = [f for f in case.findings if f.detector == "cpu-stall"]
+    assert stall.metrics["mean_some_pct"] == pytest.approx(52.0)
+    assert stall.metrics["mean_busy_pct"] == pytest.approx(16.0)
+    assert stall.title == ("Tasks stalled on the CPU 52.0 % of the time (PSI some, peak 52.0 %), while the CPUs "
+                           "were only 16.0 % busy: held back by a CPU quota (cgroup cpu.max, CPUQuota=) or pinned "
+                           "to busy CPUs, a guess from the idle CPUs")
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("cpu-saturation", "cpu-stall")
+    roles = {f.detector: f.role for f in top.findings}
+    assert roles["upstream-timeout"] == "effect"
+    # the API's process: 18 s of CPU in the 70 s between the snapshots, a quarter of one CPU
+    assert stall.refs["responsible"].startswith("backend.py (PID 24830: 25.7 % CPU)")
+    assert "backend.py" in top.story["headline"]
+    assert any("cpu.max" in r for r in top.recommendations)
+
+
+def test_tasks_waiting_for_busy_cpus_are_no_quota(tmp_path):
+    """The same stall with the CPUs 60 % busy: the CPUs' own saturation seen
+    from the waiting side, no quota said and none advised."""
+    case = _quota(tmp_path, "busy", {"busy": 60.0, "scpu": 52.0})
+    (stall,) = [f for f in case.findings if f.detector == "cpu-stall"]
+    assert stall.title.endswith("(PSI some, peak 52.0 %), the CPUs 60.0 % busy")
+    assert not any("cpu.max" in r for i in case.incidents for r in i.recommendations)
+    assert not any(i.cause == "cpu-stall" and i.category == "cpu-saturation" and "quota" in i.title
+                   for i in case.incidents)
+
+
+def test_a_stall_just_under_half_the_time_is_no_finding(tmp_path):
+    case = _quota(tmp_path, "under", {"busy": 16.0, "scpu": 49.0})
+    assert not [f for f in case.findings if f.detector == "cpu-stall"]
