@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -278,7 +279,7 @@ def test_redact_tells_the_tarball_without_the_host_s_name(host):
     assert f"sarsleuth-{name}-" not in ran.stdout and "sarsleuth-host-1-" in ran.stdout
 
 
-def test_what_another_user_cannot_read_is_said_and_the_rest_collected(tmp_path):
+def test_what_another_user_cannot_read_is_said_and_the_rest_collected(tmp_path, request):
     """Run as an unprivileged user: a log only root reads is 'permission
     denied', said on stderr and in the manifest; the tarball still holds
     the rest."""
@@ -290,6 +291,17 @@ def test_what_another_user_cannot_read_is_said_and_the_rest_collected(tmp_path):
     if subprocess.run([*drop, sys.executable, "-c", "import sarsleuth.cli, pandas"], capture_output=True, cwd="/",
                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}).returncode:
         pytest.skip("this Python or the checkout is not readable by an unprivileged user")
+    # pytest's own temporary folders are root's alone (0700): the other user works in one it may enter
+    base = Path(tempfile.mkdtemp(prefix="sarsleuth-collect-"))
+    request.addfinalizer(lambda: shutil.rmtree(base, ignore_errors=True))
+    base.chmod(0o755)
+    denied = subprocess.run([*drop, sys.executable, "-m", "sarsleuth.cli", "collect", "--root", str(base),
+                             "--since", "1h", "-o", str(tmp_path / "c.tar.gz")], capture_output=True, text=True,
+                            cwd="/", timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert denied.returncode == 2 and denied.stderr.strip().endswith(": cannot write: Permission denied"), \
+        denied.stderr
+    tmp_path = base
     root = tmp_path / "root"
     secret = root / "var/log/messages"
     secret.parent.mkdir(parents=True)

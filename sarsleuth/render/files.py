@@ -83,11 +83,14 @@ def atomic_output(path, inputs=(), *, binary: bool = False, follow: bool = True,
     """
     shown_path = path
     target = Path(path)
-    if follow and target.is_symlink():
-        target = Path(os.path.realpath(target))
-    refuse_inputs(path, inputs)
-    if target.is_dir():
-        raise UsageError(f"{one_line(shown_path)}: cannot write: is a directory")
+    try:
+        if follow and target.is_symlink():
+            target = Path(os.path.realpath(target))
+        refuse_inputs(path, inputs)
+        if target.is_dir():
+            raise UsageError(f"{one_line(shown_path)}: cannot write: is a directory")
+    except OSError as exc:          # a folder on the way this user may not enter
+        raise cannot_write(shown_path, exc) from None
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".",
                                    prefix=f".{target.name}.", suffix=".part")
@@ -195,12 +198,15 @@ def check_destination(out: Path, inputs, directory: bool = False) -> None:
     """Before minutes of reading: an output that cannot be written, or would
     overwrite an input, is refused now (the write itself checks again)."""
     refuse_inputs(out, inputs)
-    parent = out if directory and out.is_dir() else Path(os.path.realpath(out)).parent
-    while directory and not parent.exists() and parent != parent.parent:
-        parent = parent.parent        # --plots creates the missing directories
-    if not parent.is_dir():
-        raise UsageError(f"{out}: cannot write: no such directory {parent}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{out}: cannot write: permission denied")
-    if not directory and out.is_dir():
-        raise UsageError(f"{out}: cannot write: is a directory")
+    try:
+        parent = out if directory and out.is_dir() else Path(os.path.realpath(out)).parent
+        while directory and not parent.exists() and parent != parent.parent:
+            parent = parent.parent        # --plots creates the missing directories
+        if not parent.is_dir():
+            raise UsageError(f"{out}: cannot write: no such directory {parent}")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"{out}: cannot write: permission denied")
+        if not directory and out.is_dir():
+            raise UsageError(f"{out}: cannot write: is a directory")
+    except OSError as exc:          # a folder on the way this user may not enter
+        raise cannot_write(out, exc) from None
