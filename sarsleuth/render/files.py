@@ -197,8 +197,8 @@ def refuse_collisions(outputs: dict, replaced_whole=("--save",)) -> None:
 def check_destination(out: Path, inputs, directory: bool = False) -> None:
     """Before minutes of reading: an output that cannot be written, or would
     overwrite an input, is refused now (the write itself checks again)."""
-    refuse_inputs(out, inputs)
     try:
+        refuse_inputs(out, inputs)
         parent = out if directory and out.is_dir() else Path(os.path.realpath(out)).parent
         while directory and not parent.exists() and parent != parent.parent:
             parent = parent.parent        # --plots creates the missing directories
