@@ -201,38 +201,48 @@ def test_a_file_recorded_at_the_interval_replaces_the_derived_one(tmp_path):
         derive.derived_case(folder, 600, tmp_path / "cache")
 
 
+TOP = "sosreport-img-lab-01-2026-11-24-abcdefg/"
+
+
+def _sosreport_case(tmp_path, copied: bytes, live: bytes) -> tuple[Path, dict]:
+    """A quiet case of one sosreport: ``copied`` as its sa file, and the
+    outputs of sos's sar plugin as sar and sadf print ``live``."""
+    path = tmp_path / "sa24"
+    path.write_bytes(live)
+    members = {TOP + "var/log/sysstat/sa24": copied,
+               TOP + "sos_commands/sar/sar24": _sysstat(["sar", "-A", "-f", str(path)]).stdout,
+               TOP + "sos_commands/sar/sa24.xml": _sysstat(["sadf", "-x", "--", "-A", str(path)]).stdout}
+    folder = tmp_path / "case"
+    folder.mkdir()
+    (folder / "truth.toml").write_text('kind = "quiet"\nquiet = true\n')
+    _tar(folder / "sosreport-img-lab-01-2026-11-24-abcdefg.tar.xz", members)
+    return folder, members
+
+
 @needs_sar
 def test_a_sosreport_prints_its_sar_output_again_from_the_derived_file(tmp_path):
     """sos's sar plugin ran ``sar -A -f saDD`` and ``sadf -x -- -A saDD``:
     printed again from the derived file; a bundle whose printed output is
     not what those commands print from its own file is refused."""
-    name, data = _case_sa("cgroup-oom-during-loadtest")
-    top = "sosreport-img-lab-01-2026-11-24-abcdefg/"
-    recorded = tmp_path / "sa24"
-    recorded.write_bytes(data)
-    members = {top + "var/log/sysstat/sa24": data,
-               top + "sos_commands/sar/sar24": _sysstat(["sar", "-A", "-f", str(recorded)]).stdout,
-               top + "sos_commands/sar/sa24.xml": _sysstat(["sadf", "-x", "--", "-A", str(recorded)]).stdout}
-    folder = tmp_path / "case"
-    folder.mkdir()
-    (folder / "truth.toml").write_text('kind = "quiet"\nquiet = true\n')
-    _tar(folder / "sosreport-img-lab-01-2026-11-24-abcdefg.tar.xz", members)
+    _name, data = _case_sa("cgroup-oom-during-loadtest")
+    folder, members = _sosreport_case(tmp_path, data, data)
     (archive,) = derive.derived_case(folder, 10, tmp_path / "cache").iterdir()
     got = _members(archive)
     derived = tmp_path / "derived"
-    derived.write_bytes(got[top + "var/log/sysstat/sa24"][0])
-    assert got[top + "sos_commands/sar/sar24"][0] == _sysstat(["sar", "-A", "-f", str(derived)]).stdout
-    assert got[top + "sos_commands/sar/sa24.xml"][0] == _sysstat(["sadf", "-x", "--", "-A", str(derived)]).stdout
-    assert got[top + "sos_commands/sar/sar24"][0].count(b"\n") < members[top + "sos_commands/sar/sar24"].count(b"\n")
-    printed = members[top + "sos_commands/sar/sar24"]
+    derived.write_bytes(got[TOP + "var/log/sysstat/sa24"][0])
+    assert got[TOP + "sos_commands/sar/sar24"][0] == _sysstat(["sar", "-A", "-f", str(derived)]).stdout
+    assert got[TOP + "sos_commands/sar/sa24.xml"][0] == _sysstat(["sadf", "-x", "--", "-A", str(derived)]).stdout
+    assert got[TOP + "sos_commands/sar/sar24"][0].count(b"\n") < members[TOP + "sos_commands/sar/sar24"].count(b"\n")
+    printed = members[TOP + "sos_commands/sar/sar24"]
     first_row = re.search(rb"^(\d\d:\d\d:\d\d +all +)(\d+\.\d\d)", printed, re.M)
-    members[top + "sos_commands/sar/sar24"] = (printed[:first_row.start(2)] + b"%.2f" % (float(first_row[2]) + 1)
+    members[TOP + "sos_commands/sar/sar24"] = (printed[:first_row.start(2)] + b"%.2f" % (float(first_row[2]) + 1)
                                                + printed[first_row.end(2):])
     _tar(folder / "sosreport-img-lab-01-2026-11-24-abcdefg.tar.xz", members)
     with pytest.raises(derive.DeriveError, match=r"sos_commands/sar/sar24: `sar -A -f sa24` on the recorded file"):
         derive.derived_case(folder, 10, tmp_path / "cache")
 
 
+@needs_sar
 def test_a_bundle_whose_sar_ran_after_it_copied_the_sa_file_is_derived(tmp_path):
     """sos copies the sa file, then runs sar and sadf on the live one: with
     sadc still writing, their output holds a record more than the copy
@@ -241,23 +251,14 @@ def test_a_bundle_whose_sar_ran_after_it_copied_the_sa_file_is_derived(tmp_path)
     name, data = _case_sa("cgroup-oom-during-loadtest")
     sa = safile.read(data, name)
     copied = data[:sa.records[-1].start]               # the copy was made one record before sar ran
-    top = "sosreport-img-lab-01-2026-11-24-abcdefg/"
-    live = tmp_path / "sa24"
-    live.write_bytes(data)
-    members = {top + "var/log/sysstat/sa24": copied,
-               top + "sos_commands/sar/sar24": _sysstat(["sar", "-A", "-f", str(live)]).stdout,
-               top + "sos_commands/sar/sa24.xml": _sysstat(["sadf", "-x", "--", "-A", str(live)]).stdout}
-    folder = tmp_path / "case"
-    folder.mkdir()
-    (folder / "truth.toml").write_text('kind = "quiet"\nquiet = true\n')
-    _tar(folder / "sosreport-img-lab-01-2026-11-24-abcdefg.tar.xz", members)
+    folder, members = _sosreport_case(tmp_path, copied, data)
     (archive,) = derive.derived_case(folder, 10, tmp_path / "cache").iterdir()
     derived = tmp_path / "derived"
-    derived.write_bytes(_members(archive)[top + "var/log/sysstat/sa24"][0])
-    assert _members(archive)[top + "sos_commands/sar/sa24.xml"][0] == \
+    derived.write_bytes(_members(archive)[TOP + "var/log/sysstat/sa24"][0])
+    assert _members(archive)[TOP + "sos_commands/sar/sa24.xml"][0] == \
         _sysstat(["sadf", "-x", "--", "-A", str(derived)]).stdout
-    xml = members[top + "sos_commands/sar/sa24.xml"]
-    members[top + "sos_commands/sar/sa24.xml"] = re.sub(rb'usr="[0-9.]+"', b'usr="99.99"', xml, count=1)
+    xml = members[TOP + "sos_commands/sar/sa24.xml"]
+    members[TOP + "sos_commands/sar/sa24.xml"] = re.sub(rb'usr="[0-9.]+"', b'usr="99.99"', xml, count=1)
     _tar(folder / "sosreport-img-lab-01-2026-11-24-abcdefg.tar.xz", members)
     with pytest.raises(derive.DeriveError, match=r"sa24.xml: `sadf -x -- -A sa24` on the recorded file"):
         derive.derived_case(folder, 10, tmp_path / "cache2")
