@@ -6,6 +6,7 @@ import contextlib
 import functools
 import io
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +92,16 @@ def pytest_configure(config):
     # xdist would order the files by their number of tests instead
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    if sys.flags.dont_write_bytecode and not hasattr(config, "workerinput"):
+        # Tests start a few hundred Python processes (memory measured in a
+        # process of its own, notebooks, pytest in a copy of the tree...);
+        # where PYTHONDONTWRITEBYTECODE is set each would compile the
+        # package from source again.  Compiled once here (as an install or
+        # a first import would), they all load it.
+        import compileall
+        for package in ("sarsleuth", "lab"):
+            if (ROOT / package).is_dir():
+                compileall.compile_dir(ROOT / package, quiet=2, workers=1)
 
 
 def pytest_collection_modifyitems(session, config, items):

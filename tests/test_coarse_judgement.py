@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 
+import pandas as pd
 import pytest
 
 import sarsleuth
@@ -85,6 +86,7 @@ def _records(rows: list[dict], seconds: int) -> list[dict]:
         if "swpused_kb" in row:
             memory.update(frskb=memory["tlskb"] - row["swpused_kb"], frmkb=169_928, camkb=40_120, bufkb=8356,
                           availablekb=0)
+        memory.update({k: row[k] for k in ("frmkb", "camkb", "availablekb") if k in row})
         out.append(record(k))
     return out
 
@@ -169,6 +171,82 @@ def test_a_row_whose_snapshots_show_no_burn_names_none(tmp_path):
     case = _case(tmp_path / "nobody", [{"busy": 83.6}], files=files)
     (cpu,) = [f for f in case.findings if f.detector == "cpu-saturation"]
     assert "responsible" not in cpu.refs
+
+
+PS_YOUNG = """\
+USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root           1  0.0  0.1 168000 11800 ?        Ss   Nov23   0:04 /sbin/init
+root        7876 98.7  0.0  77312  6548 ?        R    18:33   0:19 stress-ng-cpu [run]
+root        7877 94.9  0.0  77312  6552 ?        R    18:33   0:18 stress-ng-cpu [run]
+root        7871  2.7  0.0 251604  5256 ?        Ssl  18:33   0:01 wrk -t2 -c50 -d80s --latency http://127.0.0.1:8080/
+www-data     880  0.3  0.2  55300  9800 ?        S    Nov23   2:01 nginx: worker process
+"""
+
+
+def test_a_burn_half_a_row_long_is_seen_by_the_snapshot_taken_in_it(tmp_path):
+    """cpu-stress-ng-web-latency at 60 s: its one row averages 50.1 % busy
+    (the burn began half way through the minute), too little to call the
+    CPUs saturated; the ps snapshot taken 9 s before the row's end shows two
+    stress-ng workers at 98.7 % and 94.9 % with 19 s and 18 s of CPU time:
+    each that young (19.8 s and 19.5 s), together 1.92 of the 2 CPUs since
+    18:33:31."""
+    case = _case(tmp_path / "young", [{"busy": 50.1}], files=(("ps-aux-183351.txt", PS_YOUNG, 51),))
+    (cpu,) = [f for f in case.findings if f.detector == "cpu-saturation"]
+    assert cpu.title == ("CPUs saturated for the 20 s before a ps snapshot: 2 process(es) started since used 1.92 of "
+                         "the 2 CPUs; the 1-minute sample around it averages 50.1 % busy")
+    # 18:33:51 less the older worker's age, (19 s + half TIME's second) / 98.7 % = 19.76 s, to the second
+    assert cpu.start == pd.Timestamp("2026-11-24 18:33:31", tz="UTC")
+    assert cpu.end == pd.Timestamp("2026-11-24 18:33:51", tz="UTC") and cpu.severity == "high"
+    assert cpu.metrics["cpus_used"] == pytest.approx(1.923, abs=0.002)
+    assert [e.line for e in cpu.evidence[:2]] == [3, 4]
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("cpu-saturation", "cpu-saturation")
+    assert "stress-ng-cpu" in top.story["headline"]
+
+
+@pytest.mark.parametrize("rows, ps, why", [
+    ([{"busy": 50.1}], PS_YOUNG.replace(" 94.9 ", "  4.9 ").replace("   0:18 stress", "   0:01 stress"),
+     "one worker on one of the two CPUs: half of them"),
+    ([{"busy": 50.1}], PS_YOUNG.replace("   0:19 stress", "  45:10 stress").replace("   0:18 stress", "  44:01 stress"),
+     "workers 46 minutes old: their %CPU is their rate over a life longer than the row"),
+    ([{"busy": 10.0}], PS_YOUNG, "40 s of CPU time where the row holds 12: ps and sar disagree"),
+    ([{"busy": 50.1}], PS_YOUNG.replace("stress-ng-cpu [run]", "/usr/bin/python3 /usr/sbin/sos report --batch"),
+     "the collector that gathered the files"),
+])
+def test_a_young_process_that_did_not_fill_the_cpus_is_no_burn(tmp_path, rows, ps, why):
+    case = _case(tmp_path / "near", rows, files=(("ps-aux-183351.txt", ps, 51),))
+    assert not [f for f in case.findings if f.detector == "cpu-saturation"], why
+
+
+PS_ZSTD = """\
+USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root           1  0.0  0.1 168000 11800 ?        Ss   Nov23   0:04 /sbin/init
+root       26698  190  0.4 401220 98104 ?        Rl   18:34   1:35 zstd -19 -T2 -f -q /srv/data/access.log -o /srv/data/access.log.zst
+www-data     880  0.3  0.2  55300  9800 ?        S    Nov23   2:01 nginx: worker process
+"""
+
+
+def test_a_snapshot_dates_a_burn_that_a_first_diluted_row_hid(tmp_path):
+    """cpu-zstd-archive-job at 60 s: the job began at 18:34:34, 26 s before
+    the row of 18:35:00 (44.1 % busy: not saturated on average); the row of
+    18:36:00 is 99.2 %.  The rows date the burn from 18:35:00; the snapshot
+    at 18:35:24, zstd at 190 % with 1:35 of CPU (50 s old), dates it from
+    18:34:34."""
+    rows = [{"busy": 5.0}, {"busy": 44.1}, {"busy": 99.2}]
+    case = _case(tmp_path / "zstd", rows, files=(("ps-aux-183524.txt", PS_ZSTD, 144),))
+    burns = sorted((f for f in case.findings if f.detector == "cpu-saturation"), key=lambda f: f.start)
+    assert [f.refs.get("seen_by") for f in burns] == ["ps", None]
+    assert burns[0].start == pd.Timestamp("2026-11-24 18:34:34", tz="UTC")
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("cpu-saturation", "cpu-saturation")
+    assert top.start == pd.Timestamp("2026-11-24 18:34:34", tz="UTC")
+    assert "zstd" in top.story["headline"]
+
+
+def test_one_second_rows_leave_the_cpus_to_sar(tmp_path):
+    """At 1 s the rows show the burn themselves: no second finding from ps."""
+    case = _case(tmp_path / "fine", [{"busy": 2.0}] * 60, seconds=1, files=(("ps-aux-183351.txt", PS_YOUNG, 51),))
+    assert not [f for f in case.findings if f.detector == "cpu-saturation"]
 
 
 # ------------------------------------------------------------------- disk full
@@ -366,8 +444,10 @@ def test_tasks_waiting_for_a_cpu_while_the_cpus_idle_is_a_cpu_quota_with_its_ser
     roles = {f.detector: f.role for f in top.findings}
     assert roles["upstream-timeout"] == "effect"
     # the API's process: 18 s of CPU in the 70 s between the snapshots, a quarter of one CPU
-    assert stall.refs["responsible"].startswith("backend.py (PID 24830: 25.7 % CPU)")
-    assert "backend.py" in top.story["headline"]
+    assert stall.refs["responsible"].startswith(
+        "shop-api (as its log lines tag it; backend.py in ps, PID 24830: 25.7 % CPU)")
+    # the service as its own log lines name it, the name its operators know
+    assert "by shop-api" in top.story["headline"]
     assert any("cpu.max" in r for r in top.recommendations)
 
 
@@ -385,3 +465,31 @@ def test_tasks_waiting_for_busy_cpus_are_no_quota(tmp_path):
 def test_a_stall_just_under_half_the_time_is_no_finding(tmp_path):
     case = _quota(tmp_path, "under", {"busy": 16.0, "scpu": 49.0})
     assert not [f for f in case.findings if f.detector == "cpu-stall"]
+
+
+# ---------------------------------------------------------- swap and a tmpfs
+#: mem-tmpfs-render-frames at 60 s: the row after the render job began
+#: (page cache 3.7 GiB, the database holding most of RAM), then the row
+#: after the kernel killed the database: RAM free again, the cache at 7.4
+#: GiB, swap full.  kbavail rose: only swap shows where the memory went.
+TMPFS_ROWS = [{"frmkb": 1_655_628, "camkb": 3_829_432, "availablekb": 2_568_852},
+              {"swpused_kb": 2_097_148, "pswpout": 2_097_148 / 4 / 60, "frmkb": 16_614_856, "camkb": 7_770_356,
+               "availablekb": 16_429_776}]
+
+
+def test_cache_that_pushed_the_processes_into_swap_is_told_as_a_tmpfs(tmp_path):
+    case = _case(tmp_path / "tmpfs", TMPFS_ROWS)
+    (swap,) = [f for f in case.findings if f.detector == "swap-climb"]
+    assert swap.refs["shared_memory"] is True
+    assert swap.title.endswith("; page cache (kbcached) up from 3.7 GiB to 7.4 GiB while swap in use rose from 0.0 "
+                               "GiB to 2.0 GiB and the processes' memory (kbmemused) did not grow: most likely files "
+                               "in a tmpfs or /dev/shm, held by no process's RSS, that no OOM kill frees")
+
+
+def test_swap_filled_by_a_process_that_grew_is_no_tmpfs(tmp_path):
+    """The same swap, with the cache where it was and the memory in use
+    grown: a process took it."""
+    rows = [TMPFS_ROWS[0], {**TMPFS_ROWS[1], "frmkb": 169_928, "camkb": 3_900_000, "availablekb": 0}]
+    case = _case(tmp_path / "process", rows)
+    (swap,) = [f for f in case.findings if f.detector == "swap-climb"]
+    assert "shared_memory" not in swap.refs and "tmpfs" not in swap.title

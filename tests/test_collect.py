@@ -167,9 +167,11 @@ FACTS = ("nginx_configuration", "sysctl_-a", "/limits", "systemctl_show")
 def _findings(doc: dict) -> list:
     """(detector, severity, start, end, [(line, text) of its evidence from
     inputs, not configuration], title) of every finding."""
-    return sorted((f["detector"], f["severity"], f["start"], f["end"],
-                   [(e.get("line"), e.get("text")) for e in f["evidence"] if not any(c in e["path"] for c in FACTS)],
-                   f["title"]) for f in doc["findings"])
+    rows = [(f["detector"], f["severity"], f["start"], f["end"],
+             [(e.get("line"), e.get("text")) for e in f["evidence"] if not any(c in e["path"] for c in FACTS)],
+             f["title"]) for f in doc["findings"]]
+    # the machine's own kernel ring buffer may hold untimed findings (no start)
+    return sorted(rows, key=lambda r: repr(r))
 
 
 def _ours(doc: dict) -> list:

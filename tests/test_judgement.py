@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 import sarsleuth
-from sarsleuth.analysis.attribution import attribute, program_name
+from sarsleuth.analysis.attribution import attribute
+from sarsleuth.analysis.ps_snapshots import program_name
 from sarsleuth.model import Finding
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

@@ -104,6 +104,20 @@ def test_the_writer_into_a_tmpfs_is_named_before_the_largest_process(tmp_path):
                                      "in ps at 02:37:19 (ps-aux-023719.txt)")
 
 
+def test_a_writer_that_finished_is_named_from_the_snapshot_that_shows_it(tmp_path):
+    """The render job wrote its frames and exited before the last snapshot
+    of the finding: its files stay in the tmpfs, and the snapshot that
+    still shows it is the one the story cites."""
+    _snapshot(tmp_path, pd.Timestamp("2026-11-27 02:37:28", tz="UTC"))
+    f = _attributed(tmp_path, "root      3412  0.1  0.0   2592   968 ?        Ss   02:36   0:00 /bin/sh "
+                              "/srv/app/bin/render-frames /run/render 600\n")
+    assert f.refs["responsible_names"][0] == "render-frames"
+    assert f.refs["responsible"].endswith("in ps at 02:37:19 (ps-aux-023719.txt)")
+    cited = [e for e in f.evidence if "ps-aux-" in e.path]
+    assert cited and all(e.path.endswith("ps-aux-023719.txt") for e in cited)
+    assert any("render-frames" in e.text for e in cited)
+
+
 def test_without_shared_memory_growth_no_writer_is_guessed(tmp_path):
     f = _attributed(tmp_path, "root      3412  0.1  0.0   2592   968 ?        Ss   02:36   0:00 /bin/sh "
                               "/srv/app/bin/render-frames /run/render 600\n", shared=False)

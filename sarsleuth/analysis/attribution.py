@@ -28,15 +28,16 @@ import pandas as pd
 
 from sarsleuth.analysis.db_clients import by_connections
 from sarsleuth.analysis.load_tests import driven_by_load_test, within_a_local_load_test
+from sarsleuth.analysis.logged_names import logged_names
 from sarsleuth.analysis.process_cpu import window_share
+from sarsleuth.analysis.ps_snapshots import (INTERPRETERS, Snapshot, program_name, rows_of, snapshots_of,
+                                             without_collectors)
 from sarsleuth.analysis.tmpfs_writers import writers
 from sarsleuth.detectors.series import fmt_time
 from sarsleuth.knowledge import kb_entry, programs
 from sarsleuth.model import Evidence
 from sarsleuth.safe_text import cut_words
 
-#: Interpreters whose process is named by the script they run.
-INTERPRETERS = {"python", "python2", "python3", "perl", "ruby", "node", "php", "sh", "bash", "dash", "java"}
 #: A group of processes is named only when it holds at least this share of
 #: one CPU (%CPU as ps prints it), of RAM (%MEM), or grew by this much RAM.
 MIN_CPU_PCT = 20.0
@@ -54,13 +55,6 @@ MAX_GROUPS = 3
 
 
 @dataclass
-class Snapshot:
-    path: str
-    time: object          # on the shared clock, or None
-    frame: object         # the ps rows (sarsleuth.inputs.parsers.ps.PROCESS_COLUMNS)
-
-
-@dataclass
 class Group:
     """Processes of one program, as a story names them."""
 
@@ -70,6 +64,7 @@ class Group:
     total: float = 0.0
     rows: list = field(default_factory=list)      # (line, text) of their ps rows, heaviest first
     grew: str = ""                                # a note after the figures (growth, how it was chosen)
+    alias: str = ""                               # the name its log lines carry, when not the program's
     members: list = field(default_factory=list)   # (value, pid, line, text)
 
     def phrase(self) -> str:
@@ -77,40 +72,10 @@ class Group:
         what = (f"{count} processes" if count > 1 else f"PID {self.pids[0]}") if self.pids else ""
         figures = ", ".join(self.figures[:3])
         inner = "; ".join(x for x in (what + (f": {figures}" if figures else ""), self.grew) if x)
+        if self.alias:
+            # the service as its logs name it, then the program ps shows
+            return f"{self.alias} (as its log lines tag it; {self.name} in ps{', ' + inner if inner else ''})"
         return f"{self.name} ({inner})" if inner else self.name
-
-
-def program_name(command: str) -> str:
-    """The program a ps COMMAND runs: ``stress-ng-matrix [run]`` ->
-    ``stress-ng-matrix``; ``nginx: worker process`` -> ``nginx``;
-    ``python3 /srv/app/grower.py --name x`` -> ``grower.py``; kernel
-    threads keep their bracketed name."""
-    text = command.strip().lstrip("\\|_ ")
-    if text.startswith("["):
-        return text.split("]")[0] + "]"
-    head = text.split(":", 1)[0] if re.match(r"^[\w.-]+:\s", text) else text
-    words = head.split()
-    if not words:
-        return text
-    prog = os.path.basename(words[0])
-    if re.sub(r"[\d.]+$", "", prog) in INTERPRETERS or prog in INTERPRETERS:
-        script = next((w for w in words[1:] if not w.startswith("-")), None)
-        if script and "=" not in script:
-            return os.path.basename(script)
-    return prog
-
-
-def _snapshots(sources, host) -> list[Snapshot]:
-    out = []
-    for src in sources:
-        if src.kind != "ps" or (host is not None and src.host not in (None, host)):
-            continue
-        ev = src.events
-        times = list(ev.loc[ev["kind"] == "ps-snapshot", "timestamp"]) if ev is not None and len(ev) else []
-        for i, (_label, frame) in enumerate(src.meta.get("snapshots", [])):
-            t = times[i] if i < len(times) else None
-            out.append(Snapshot(src.path, None if t is None or pd.isna(t) else pd.Timestamp(t), frame))
-    return out
 
 
 def _soon_after(snaps: list[Snapshot], end, seconds: float) -> Snapshot | None:
@@ -170,23 +135,17 @@ def _rank(frame, column: str, minimum: float, unit: str) -> list[Group]:
     return picked[:MAX_GROUPS]
 
 
-def _frame(snap: Snapshot):
-    """ps rows with identifier-safe column names (``%cpu`` -> ``cpu_pct``)."""
-    return snap.frame.rename(columns={"%cpu": "cpu_pct", "%mem": "mem_pct"})
-
-
 def by_cpu(snap: Snapshot, start=None, end=None, earlier: Snapshot | None = None) -> list[Group]:
     """The programs that kept the CPUs busy from ``start`` to ``end``: each
     process's share of a CPU over the part of the window the snapshot
     covers (:func:`~sarsleuth.analysis.process_cpu.window_share`: ps's
     %CPU is a life-long average), collectors (what gathered the files,
     and what they started) left out."""
-    frame = _frame(snap)
-    frame = frame[~_collected(frame)]
+    frame = without_collectors(snap)
     if start is not None and snap.time is not None:
         before = {}
         if earlier is not None and earlier.time is not None:
-            before = {int(r.pid): r for r in _frame(earlier).itertuples(index=False)}
+            before = {int(r.pid): r for r in rows_of(earlier).itertuples(index=False)}
         rates, alive = [], []
         for r in frame.itertuples(index=False):
             then = before.get(int(r.pid))
@@ -201,33 +160,15 @@ def by_cpu(snap: Snapshot, start=None, end=None, earlier: Snapshot | None = None
     return _rank(frame, "cpu_pct", MIN_CPU_PCT, "% CPU")
 
 
-def _collected(frame) -> pd.Series:
-    """Rows of the collectors that gathered the files (sos, a ps script,
-    sarsleuth collect) and of the processes they started: never what a
-    finding is about."""
-    names = frame["command"].astype(str).map(program_name)
-    theirs = names.isin(programs("collectors"))
-    if "ppid" in frame.columns and theirs.any():
-        parents = set(frame.loc[theirs, "pid"].astype(int))
-        ppid = pd.to_numeric(frame["ppid"], errors="coerce")
-        for _ in range(4):           # the collector's children and theirs
-            more = ppid.isin(parents) & ~theirs
-            if not more.any():
-                break
-            theirs = theirs | more
-            parents |= set(frame.loc[more, "pid"].astype(int))
-    return theirs
-
-
 def by_memory(snap: Snapshot, earlier: Snapshot | None) -> list[Group]:
     """The programs holding the most resident memory, and how much each
     grew since an earlier snapshot: named when they hold a noticeable share
     of RAM (%MEM) or grew by one."""
-    frame = _frame(snap)
+    frame = rows_of(snap)
     ram_kb = _ram_kb(frame)
     old = {}
     if earlier is not None:
-        for g in _rank(_frame(earlier), "rss_kb", 0.0, ""):
+        for g in _rank(rows_of(earlier), "rss_kb", 0.0, ""):
             old[g.name] = g.total
     out = []
     for g in _rank(frame, "rss_kb", 0.0, "")[:MAX_GROUPS * 3]:
@@ -255,7 +196,7 @@ def _ram_kb(frame) -> float:
 
 
 def by_state(snap: Snapshot, state: str = "D") -> list[Group]:
-    frame = _frame(snap)
+    frame = rows_of(snap)
     stuck = frame[frame["stat"].fillna("").astype(str).str.startswith(state)]
     groups = _rank(stuck, "count", 1.0, "")
     for g in groups:
@@ -268,7 +209,7 @@ def by_disk_movers(snap: Snapshot) -> list[Group]:
     who to name for a saturated disk when nothing waits in D state, as
     asynchronous I/O does not."""
     movers = programs("disk_movers")
-    frame = _frame(snap)
+    frame = rows_of(snap)
     names = frame["command"].astype(str).map(program_name)
     running = frame[names.isin(movers) & ~frame["stat"].fillna("").astype(str).str.startswith("Z")]
     groups = _rank(running, "cpu_pct", 0.0, "% CPU")
@@ -278,7 +219,7 @@ def by_disk_movers(snap: Snapshot) -> list[Group]:
 
 
 def by_count(snap: Snapshot) -> list[Group]:
-    groups = _rank(_frame(snap), "count", 8.0, "")
+    groups = _rank(rows_of(snap), "count", 8.0, "")
     for g in groups:
         g.figures = []
     return groups
@@ -320,21 +261,25 @@ def _join_pids(f, snaps: list[Snapshot]) -> None:
     f.sources = sorted(set(f.sources) | {row[0] for _p, row in found[:2]})
 
 
-def attribute(findings: list, sources: list, reports: list = ()) -> None:
+def attribute(findings: list, sources: list, reports: list = (), copies: dict | None = None) -> None:
     """Name the processes behind each finding: by what it is about
     (``resource`` in kb.toml) from the ps snapshot taken during it, and by
-    the PIDs its log lines name, in place."""
+    the PIDs its log lines name, in place; a process the host's logs tag
+    under a name of its own is called by that name too
+    (:mod:`~sarsleuth.analysis.logged_names`; ``copies``: the private
+    copies of archive members and streams to read them from)."""
     cache: dict = {}
+    chosen = []
     for f in findings:
         if f.host not in cache:
-            cache[f.host] = _snapshots(sources, f.host)
+            cache[f.host] = snapshots_of(sources, f.host)
         if cache[f.host] and not (f.refs or {}).get("pid_commands"):
             _join_pids(f, cache[f.host])
         resource = kb_entry(f.detector).get("resource")
         if not resource:
             continue
         if f.host not in cache:
-            cache[f.host] = _snapshots(sources, f.host)
+            cache[f.host] = snapshots_of(sources, f.host)
         snaps = cache[f.host]
         # a sample stamped at its end covers the interval before it (beyond the slack a snapshot's time is allowed)
         early = max(pd.Timedelta(0), f.resolution - pd.Timedelta(seconds=SLACK_SECONDS))
@@ -362,10 +307,20 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
             earlier = before[-1] if before else (inside[0] if len(inside) > 1 else None)
             groups = by_memory(snap, earlier)
             if (f.refs or {}).get("shared_memory"):
-                # shared memory: its writer first, whatever RSS it has
+                # shared memory: its writer first, whatever RSS it has; the
+                # files stay when it has finished, so it may be only in an
+                # earlier snapshot of the finding's span (the latest that has it)
+                found = []
+                for i in range(len(inside) - 1, -1, -1):
+                    prior = inside[i - 1] if i else (before[-1] if before else None)
+                    found = writers(inside[i], prior, program_name)
+                    if found:
+                        if inside[i] is not snap:     # that snapshot is the one the story cites
+                            snap, groups = inside[i], by_memory(inside[i], prior)
+                        break
                 groups = [Group(w["name"], pids=[w["pid"]], rows=[(w["line"], w["text"])],
                                 grew=f"new, writing to {w['path']}, a tmpfs on systemd hosts (a guess: its command line names it)")
-                          for w in writers(snap, earlier, program_name)][:MAX_GROUPS] + groups
+                          for w in found][:MAX_GROUPS] + groups
         elif resource == "disk":
             # who waits on the disk (D state), else who is known to move data
             found = [(s, g) for rank in (by_state, by_disk_movers) for s in inside for g in [rank(s)] if g]
@@ -382,6 +337,17 @@ def attribute(findings: list, sources: list, reports: list = ()) -> None:
             groups = [g for g in groups if g.grew]
         if not groups:
             continue
+        chosen.append((f, groups, snap, after, resource))
+    asked: dict = {}
+    for f, groups, *_ in chosen:
+        asked.setdefault(f.host, set()).update(g.pids[0] for g in groups if g.pids)
+    tags = logged_names(sources, asked, copies) if asked else {}
+    for f, groups, snap, after, resource in chosen:
+        for g in groups:
+            tag = tags.get((f.host, g.pids[0])) if g.pids else None
+            # an interpreter's tag says less than the script ps names
+            if tag and tag != g.name and re.sub(r"[\d.]+$", "", tag) not in INTERPRETERS:
+                g.alias = tag
         _attach(f, groups, snap, finding_end=f.end if after is not None else None)
         if resource == "cpu":
             driven_by_load_test(f, [g.name for g in groups], reports)
@@ -409,7 +375,7 @@ def _attach(f, groups: list[Group], snap: Snapshot, finding_end=None) -> None:
     where = os.path.basename(snap.path)
     phrase = " and ".join(g.phrase() for g in groups)
     f.refs["responsible"] = f"{phrase} in ps at {when} ({where})"
-    f.refs["responsible_names"] = [g.name for g in groups]
+    f.refs["responsible_names"] = [g.alias or g.name for g in groups]
     f.refs["responsible_pids"] = [p for g in groups for p in g.pids][:16]
     for g in groups:
         for line, text in g.rows[:2]:

@@ -16,6 +16,7 @@ import re
 
 import pandas as pd
 
+from sarsleuth.analysis.logged_names import logged_names
 from sarsleuth.detectors.series import fmt_time
 
 #: a client backend's title: an optional cluster name, role, database, and a
@@ -47,15 +48,7 @@ def _names_database(command: str, db: str) -> bool:
 
 def _logged_as(pid: int, sources) -> str:
     """The tag a process's own log lines carry (``nightly-report[11806]``)."""
-    for src in sources:
-        ev = getattr(src, "events", None)
-        if ev is None or not len(ev) or "pid" not in ev or "process" not in ev:
-            continue
-        tags = ev.loc[pd.to_numeric(ev["pid"], errors="coerce") == pid, "process"].dropna().astype(str)
-        tags = tags[~tags.isin(["", "None", "kernel"])]
-        if len(tags):
-            return tags.mode().iloc[0]
-    return ""
+    return logged_names(sources, {None: {pid}}).get((None, pid), "")
 
 
 def _likely_client(snap, earlier, held: pd.DataFrame, db: str, sources, program_name) -> str:

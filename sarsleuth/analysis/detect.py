@@ -29,7 +29,7 @@ def detect(*, store, events, reports, sources, hosts, clock, config, options, li
                   clock=clock)
     findings, warnings = run_all(ctx)
     warnings = counter_anomalies(sources, clock) + list(warnings)
-    attribute(findings, sources, reports)
+    attribute(findings, sources, reports, copies)
     if window is not None:
         findings = [f for f in findings if user_window.in_window(f, window)]
     if options.min_severity:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -93,3 +94,58 @@ def window_share(row, taken, start, end, earlier=None) -> tuple[float, float] | 
     began = _earliest_start(row, taken)
     alive_from = max(start, began) if began is not None else start
     return rate, min(1.0, max(0.0, (covered_end - alive_from).total_seconds()) / span)
+
+
+#: A process below this %CPU adds too little to a burn to be counted in it
+#: (and its age, CPU time over a small rate, is the least certain).
+MIN_BURN_PCT = 10.0
+#: A burn shorter than this is not told from a ps snapshot (TIME's second).
+MIN_BURN_S = 5.0
+
+
+@dataclass
+class YoungBurn:
+    """Processes that all started within ``seconds`` before a snapshot and
+    used ``cpus_used`` CPUs on average since (``cpu_seconds`` of CPU
+    time); ``rows``: (line, text) of their ps rows, busiest first."""
+
+    began: pd.Timestamp
+    seconds: float
+    cpus_used: float
+    cpu_seconds: float
+    rows: list
+
+
+def young_burn(frame, taken, ncpu: int, *, share: float, max_age_s: float) -> YoungBurn | None:
+    """The longest span before ``taken`` (a snapshot's time) over which the
+    processes of ``frame`` (ps rows, ``cpu_pct`` for ``%cpu``) that all
+    started within it used at least ``share`` of ``ncpu`` CPUs, no longer
+    than ``max_age_s``; None when there is none.
+
+    A process's age is its CPU time over its life-long rate (the middle of
+    the second TIME hides), and all of its CPU time falls within its life:
+    the CPU time of the processes younger than a span, over the span, is
+    what they used of the CPUs in it; the others used more on top."""
+    taken = pd.Timestamp(taken)
+    young = []
+    for r in frame.itertuples(index=False):
+        pct, cpu = _pct(r), cputime_seconds(getattr(r, "time", None))
+        if pct < MIN_BURN_PCT or cpu is None:
+            continue
+        age = (cpu + CPUTIME_STEP_S / 2) * 100.0 / pct
+        if age <= max_age_s:
+            young.append((age, pct, r))
+    young.sort(key=lambda x: x[0])
+    best, used = None, 0.0
+    for i, (age, pct, _r) in enumerate(young):
+        used += pct / 100.0 * age
+        if age >= MIN_BURN_S and used / (age * ncpu) >= share:
+            best = (i, age, used)
+    if best is None:
+        return None
+    i, age, used = best
+    rows = sorted(young[:i + 1], key=lambda x: -x[1])
+    # TIME is known to the second: so is the start it gives
+    began = (taken - pd.Timedelta(seconds=age)).round("1s")
+    return YoungBurn(began=began, seconds=age, cpus_used=used / age, cpu_seconds=used,
+                     rows=[(int(r.line), str(r.text)) for _a, _p, r in rows])

@@ -3,15 +3,25 @@ losing it to %steal), and a load average that jumps from its own usual
 level, climbs past the CPU count or holds tasks blocked."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 
+from sarsleuth.analysis.process_cpu import young_burn
+from sarsleuth.analysis.ps_snapshots import snapshots_of, without_collectors
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
-from sarsleuth.detectors.cpu_io import _hold_samples, above_prior_baseline, coarse_rows
+from sarsleuth.detectors.cpu_io import COARSE_SECONDS, _hold_samples, above_prior_baseline, coarse_rows
 from sarsleuth.detectors.evidence import metric_evidence
 from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure
 from sarsleuth.detectors.series import episodes, fmt_time, interval_words, onset_ref, peak_ref, severity_for
+from sarsleuth.model import Evidence
+
+
+#: How much earlier than the rows' own interval a ps snapshot must date a
+#: burn for its finding to be told beside theirs.
+EARLIER_S = 5.0
 
 
 class CpuSaturation(Detector):
@@ -83,7 +93,84 @@ class CpuSaturation(Detector):
                     title=title, severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,
                     refs=refs, evidence=[metric_evidence(ctx, "cpu", host, peak.at, text)],
                 ))
+            out += self._burns_seen_by_ps(ctx, host, busy_pct, seconds, out)
         return out
+
+    def _burns_seen_by_ps(self, ctx: Context, host, busy_pct, seconds, found) -> list:
+        """CPUs saturated by processes younger than the sample around them.
+
+        A coarse row averages a burn into its interval (a minute's row of
+        50 % on two CPUs holds a 30 s burn at 100 %), but a ps snapshot
+        taken in it tells more: a process's %CPU is its CPU time over its
+        life, so for a process younger than the row it is its rate since it
+        started, and its age is its CPU time over that rate.  Processes that
+        all started in the last ``A`` seconds and used, together, all but
+        the idle floor of the CPUs over those seconds, kept them saturated
+        then.  Collectors (what gathered the files) are left out."""
+        if not len(busy_pct) or float(np.nanmax(seconds)) < COARSE_SECONDS:
+            return []
+        p = self.params
+        out = []
+        stamps = busy_pct.index
+        for snap in snapshots_of(ctx.sources, host):
+            if snap.time is None or (snap.time.tzinfo is None) != (stamps.tz is None):
+                continue
+            after = stamps[stamps >= snap.time]
+            # the row around the snapshot (stamped at the end of its interval), else the last row's interval
+            k = stamps.get_loc(after[0]) if len(after) else len(stamps) - 1
+            row_s = float(seconds[k])
+            if row_s < COARSE_SECONDS or (not len(after) and (snap.time - stamps[-1]).total_seconds() > row_s):
+                continue
+            # a finding of the rows covers the interval the snapshot is in:
+            # the snapshot adds only a burn that began before that interval
+            # (a first row that averaged the burn's first seconds in with
+            # the calm before them)
+            row = pd.Timedelta(seconds=row_s)
+            covering = [f for f in found + out if f.host == host and f.start - row <= snap.time <= f.end + row]
+            ncpu = ctx.ncpu_at(host, pd.DatetimeIndex([stamps[k]]))
+            ncpu = int(ncpu[0]) if ncpu is not None and ncpu[0] == ncpu[0] else ctx.ncpu(host)
+            if not ncpu:
+                continue
+            burn = young_burn(without_collectors(snap), snap.time, ncpu, share=1 - 2 * p["idle_floor_pct"] / 100,
+                              max_age_s=row_s)
+            if burn is None or any(burn.began >= f.start - row - pd.Timedelta(seconds=EARLIER_S) for f in covering):
+                continue
+            covered = len(after) > 0
+            if covered and burn.cpu_seconds > _row_cpu_seconds(busy_pct, seconds, ncpu, burn.began, snap.time):
+                continue        # more CPU than the rows hold: the clocks of ps and sar disagree
+            out.append(self._young_burn_finding(ctx, host, snap, burn, ncpu, stamps[k] if covered else None, row_s))
+        return out
+
+    def _young_burn_finding(self, ctx, host, snap, burn, ncpu, row_at, row_s):
+        figs = Figures()
+        span = figs.add(measure(ctx, "burn_seconds", "elapsed", host, start=burn.began, end=snap.time, fmt=".0f"))
+        where = f"{os.path.basename(snap.path)}:{burn.rows[0][0]}"
+        used = figs.add(given("cpus_used", burn.cpus_used, origin=where, fmt=".2f", host=host))
+        cpus = figs.add(measure(ctx, "ncpu", "ncpu", host, at=row_at, fmt=".0f")) or figs.add(
+            given("ncpu", ncpu, origin="inferred", fmt=".0f", host=host))
+        procs = figs.add(given("young_processes", len(burn.rows), origin=where, fmt=".0f", host=host))
+        title = (f"CPUs saturated for the {span.text()} s before a ps snapshot: {procs.text()} process(es) started "
+                 f"since used {used.text()} of the {cpus.text()} CPUs")
+        refs = {"sample_seconds": row_s, "seen_by": "ps"}
+        if row_at is not None:
+            row = figs.add(measure(ctx, "row_busy_pct", "at", host, ("cpu", "%busy", "all"), at=row_at, fmt=".1f"))
+            if row is not None:
+                title += f"; the {interval_words(row_s)} sample around it averages {row.text()} % busy"
+        evidence = [Evidence(path=snap.path, line=line, text=row_text) for line, row_text in burn.rows[:3]]
+        return self.finding(title=title, severity="high" if burn.cpus_used >= 0.95 * ncpu else "medium",
+                            start=burn.began, end=snap.time, host=host, figures=figs, refs=refs,
+                            evidence=evidence)
+
+
+def _row_cpu_seconds(busy_pct, seconds, ncpu: int, start, end) -> float:
+    """The most CPU time the rows overlapping ``start``..``end`` allow in
+    it: each row's busy share of its whole interval (a part of a row holds
+    at most all of it), plus TIME's second per CPU."""
+    stamps = busy_pct.index
+    begins = stamps - pd.to_timedelta(seconds, unit="s")
+    over = np.asarray((stamps > start) & (begins < end))
+    busy = np.nan_to_num(busy_pct.to_numpy(dtype=float)[over], nan=100.0)
+    return float((busy / 100 * ncpu * np.asarray(seconds)[over]).sum()) + 2.0 * ncpu
 
 
 class LoadSpike(Detector):

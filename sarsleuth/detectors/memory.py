@@ -88,8 +88,12 @@ class SwapClimb(Detector):
             after = s.index[s.index.get_loc(began) + 1] if began < peak.at else began
             if after != ep.start:
                 refs["onset"] = iso(after)     # the first sample of the climb
+            shared = shared_memory_grew(ctx, host, began, peak.at, figs)
+            if shared:
+                refs["shared_memory"] = True
             out.append(self.finding(
-                title=f"Swap climbed from {base.text()} % to {peak.text()} % {how_long(began, peak.at, rise)}",
+                title=f"Swap climbed from {base.text()} % to {peak.text()} % {how_long(began, peak.at, rise)}"
+                      + (f"; {shared}" if shared else ""),
                 severity=sev, start=min(after, ep.start), end=peak.at, host=host, figures=figs,
                 refs=refs, evidence=[metric_evidence(ctx, "swap", host, peak.at, text)],
             ))
@@ -122,12 +126,19 @@ class SwapClimb(Detector):
                                     fmt=",.0f"))
             wrote = figs.add(given("swapped_out_kb", written, origin="inferred", host=host))
             step = float(seconds[i])
+            refs = {"peak_time": iso(t), "sample_seconds": step}
+            # the row before it, in its stretch of records, is where memory stood
+            seg = np.asarray(ctx.segments(s, host))
+            shared = (shared_memory_grew(ctx, host, s.index[i - 1], t, figs)
+                      if i > 0 and seg[i - 1] == seg[i] else "")
+            if shared:
+                refs["shared_memory"] = True
             return [self.finding(
                 title=(f"Swap {level.text()} % used at {fmt_time(t)}, written within its {interval_words(step)} "
                        f"sample: at least {wrote.text()} kB swapped out in it (pswpout/s {rate.text()}), "
-                       f"{held.text()} kB in use at its end"),
+                       f"{held.text()} kB in use at its end" + (f"; {shared}" if shared else "")),
                 severity=severity_for(level.value, [(95, "critical"), (80, "high"), (50, "medium")]),
-                start=t, end=t, host=host, figures=figs, refs={"peak_time": iso(t), "sample_seconds": step},
+                start=t, end=t, host=host, figures=figs, refs=refs,
                 evidence=[metric_evidence(ctx, "swap", host, t, f"%swpused {level.text()} at {fmt_time(t)}")],
             )]
         return []
@@ -366,4 +377,32 @@ def shared_memory_grew(ctx, host, began, end, figs: Figures) -> str:
         return (f"page cache (kbcached) up from {was.text()} GiB to {peak.text()} GiB {fell} while the processes' "
                 "memory (kbmemused) did not grow: most likely files in a tmpfs or /dev/shm, held by no process's "
                 "RSS, that no OOM kill frees")
-    return ""
+    return _cache_pushed_into_swap(ctx, host, began, end, figs)
+
+
+def _cache_pushed_into_swap(ctx, host, began, end, figs: Figures) -> str:
+    """The same told by swap where kbavail does not show the fall (an OOM
+    kill of a large process gave its memory back before the next sample):
+    the page cache grew by at least half of what went to swap while the
+    processes' memory did not grow.  Cache the kernel can drop is dropped
+    before the processes' pages are written to swap; cache that pushed them
+    out is shared memory."""
+    cached, swap, used = ("memory", "kbcached", ""), ("swap", "kbswpused", ""), ("memory", "kbmemused", "")
+    if any(series_of(ctx, host, k) is None for k in (cached, swap, used)):
+        return ""
+    was = measure(ctx, "kbcached_before_fall", "at", host, cached, at=began, fmt=".1f", scale=_GIB)
+    peak = measure(ctx, "peak_kbcached", "max", host, cached, began, end, fmt=".1f", scale=_GIB)
+    swap_was = measure(ctx, "kbswpused_before", "at", host, swap, at=began, fmt=".1f", scale=_GIB)
+    swap_peak = measure(ctx, "peak_kbswpused", "max", host, swap, began, end, fmt=".1f", scale=_GIB)
+    used_was = measure(ctx, "kbmemused_before_fall", "at", host, used, at=began)
+    used_peak = measure(ctx, "peak_kbmemused", "max", host, used, began, end)
+    if None in (was, peak, swap_was, swap_peak, used_was, used_peak):
+        return ""
+    grew, pushed = peak.value - was.value, swap_peak.value - swap_was.value
+    if pushed <= 0 or grew < pushed / 2 or used_peak.value - used_was.value >= grew / 2:
+        return ""
+    for fig in (was, peak, swap_was, swap_peak):
+        figs.add(fig)
+    return (f"page cache (kbcached) up from {was.text()} GiB to {peak.text()} GiB while swap in use rose from "
+            f"{swap_was.text()} GiB to {swap_peak.text()} GiB and the processes' memory (kbmemused) did not grow: "
+            "most likely files in a tmpfs or /dev/shm, held by no process's RSS, that no OOM kill frees")
