@@ -77,7 +77,7 @@ def _programs(sc) -> list[str]:
 
 
 def cmd_record(args) -> int:
-    from lab.recorder.machine import missing
+    from lab.recorder.machine import MACHINE_NETNS, missing
 
     scenarios = _scenarios(args.scenarios, args.all)
     _interrupt_as_exit()
@@ -94,12 +94,17 @@ def cmd_record(args) -> int:
             _wait_for_quiet()
             print(f"{sc.id}: recording ({sc.host.get('duration', 120)} s), attempt {attempt}", flush=True)
             work = Path(tempfile.mkdtemp(prefix="lab-"))
+            machine = _machine_sysctls(sc)
             try:
+                # the recording's own namespaces; the machine's network
+                # namespace stays reachable for the sysctls the kernel keeps
+                # for the whole machine
+                env = {**os.environ, MACHINE_NETNS: f"/proc/{os.getpid()}/ns/net"}
                 rc = subprocess.call(["unshare", "--mount", "--uts", "--net", "--propagation", "private", "--",
                                       sys.executable, "-m", "lab", "_stage", str(sc.path), str(work), str(out)],
-                                     cwd=REPO)
+                                     cwd=REPO, env=env)
             finally:
-                _sweep(work)
+                _sweep(work, machine)
             if rc != REFUSED:
                 break
         if rc:
@@ -150,8 +155,31 @@ def _wait_for_quiet(limit: float = 15.0, patience: float = 1800.0, checks: int =
             time.sleep(10 if quiet else 20)
 
 
-def _sweep(work: Path) -> None:
+def _machine_sysctls(sc) -> dict:
+    """The machine's own values of the sysctls a scenario sets (those its
+    namespace keeps are not changed here; those the kernel keeps for the
+    whole machine are, and a recording that died may not give them back)."""
+    names = set(sc.host.get("sysctl") or {})
+    for step in sc.steps:
+        if step.action == "sysctl":
+            names |= set(step.value)
+    out = {}
+    for name in names:
+        path = Path("/proc/sys") / name.replace(".", "/")
+        if path.exists():
+            out[name] = path.read_text().strip()
+    return out
+
+
+def _sweep(work: Path, machine: dict | None = None) -> None:
     """Give back whatever a recording that died left of the machine's."""
+    for name, value in (machine or {}).items():
+        path = Path("/proc/sys") / name.replace(".", "/")
+        try:
+            if path.read_text().strip() != value:
+                path.write_text(value)
+        except OSError:
+            pass
     swap = work / "swapfile"
     if swap.exists():
         subprocess.run(["swapoff", str(swap)], capture_output=True)

@@ -78,6 +78,14 @@ def missing(need: str) -> str | None:
         if not which("nft"):
             return "nft (Debian package nftables) is not installed"
         return None if _probe_in_netns("nft add table inet probe") else "the kernel has no nftables"
+    if need == "conntrack":
+        if not which("nft") or not which("nsenter"):
+            return "nft (nftables) and nsenter (util-linux) are needed to track connections and size the table"
+        if not Path("/proc/sys/net/netfilter/nf_conntrack_max").exists():
+            return "the kernel has no connection tracking (nf_conntrack)"
+        probe = ("nft add table inet probe && nft add chain inet probe c '{ type filter hook input priority 0; }' "
+                 "&& nft add rule inet probe c ct state established accept")
+        return None if _probe_in_netns(probe) else "nftables cannot match conntrack state (nft_ct)"
     if need == "netem":
         return None if _probe_in_netns("tc qdisc add dev lo root netem delay 1ms") \
             else "the kernel has no netem qdisc (sch_netem): latency cannot be added on loopback"
@@ -235,8 +243,11 @@ class Borrowed:
 
     def sysctl(self, name: str, value) -> None:
         path = Path("/proc/sys") / name.replace(".", "/")
-        self.sysctls.setdefault(name, path.read_text().strip())
-        path.write_text(str(value))
+        self.sysctls.setdefault(name, read_sysctl(name))
+        if os.access(path, os.W_OK):
+            path.write_text(str(value))
+        else:
+            machine_sysctl(name, value)
 
     def swap(self, size: str) -> None:
         self.swapfile = self.work / "swapfile"
@@ -271,9 +282,44 @@ class Borrowed:
             self.swapfile.unlink(missing_ok=True)
         for name, value in self.sysctls.items():
             try:
-                (Path("/proc/sys") / name.replace(".", "/")).write_text(value)
-            except OSError:
+                path = Path("/proc/sys") / name.replace(".", "/")
+                if os.access(path, os.W_OK):
+                    path.write_text(value)
+                else:
+                    machine_sysctl(name, value)
+            except (OSError, subprocess.CalledProcessError):
                 pass
+
+
+def read_sysctl(name: str) -> str:
+    """A sysctl's value: the recording's own network namespace's, else (a
+    setting the kernel keeps for the whole machine) the machine's."""
+    path = Path("/proc/sys") / name.replace(".", "/")
+    if os.access(path, os.W_OK):
+        return path.read_text().strip()
+    return _run(["nsenter", f"--net={_machine_netns()}", "cat", str(path)], check=True).stdout.strip()
+
+
+def machine_sysctl(name: str, value) -> None:
+    """A network sysctl the kernel keeps for the whole machine and shows
+    read-only in a network namespace (``net.netfilter.nf_conntrack_max``:
+    the table's limit every namespace counts its own entries against),
+    written in the machine's namespace; ``Borrowed.close`` gives it back."""
+    path = Path("/proc/sys") / name.replace(".", "/")
+    _run(["nsenter", f"--net={_machine_netns()}", "sh", "-c", 'echo "$1" > "$2"', "sysctl", str(value), str(path)],
+         check=True)
+
+
+#: The environment variable naming the machine's network namespace (the
+#: recorder's own, which stages each recording in a namespace of its own).
+MACHINE_NETNS = "LAB_MACHINE_NETNS"
+
+
+def _machine_netns() -> str:
+    where = os.environ.get(MACHINE_NETNS)
+    if not where:
+        raise RuntimeError(f"{MACHINE_NETNS} is not set: a machine-wide sysctl is written only by a recording")
+    return where
 
 
 def device_numbers(dev: str) -> str:

@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from lab.recorder.machine import read_sysctl
 from lab.recorder.snapshots import ps_snapshot
 
 OPS_DIR = Path("/srv/ops")   # where the operator's pasted outputs are saved
@@ -144,16 +145,25 @@ class StepRunner:
     def sysctl(self, step) -> str:
         before = {}
         for name, value in step.value.items():
-            path = Path("/proc/sys") / name.replace(".", "/")
-            before[name] = path.read_text().strip()
+            before[name] = read_sysctl(name)
             self.host.borrowed.sysctl(name, value)
         if step.until is not None:
             self.undo.append((step.until, "sysctl", before))
         return "sysctl " + " ".join(f"{k}={v}" for k, v in step.value.items())
 
     def nft(self, step) -> str:
-        port = int(self.expand(str(step.opts["port"])))
         table = f"lab{len(self.undo)}{int(step.at)}"
+        if step.value == "stateful":
+            # a host firewall that keeps state: every connection is tracked
+            # in the kernel's conntrack table (nf_conntrack_max entries)
+            script = (f"add table inet {table}\n"
+                      f"add chain inet {table} in {{ type filter hook input priority 0; }}\n"
+                      f"add rule inet {table} in ct state invalid drop\n"
+                      f"add rule inet {table} in ct state established,related accept\n")
+            subprocess.run(["nft", "-f", "-"], input=script, text=True, check=True)
+            self.undo.append((step.until if step.until is not None else float("inf"), "nft", table))
+            return "nftables: a stateful firewall (connections tracked by conntrack)"
+        port = int(self.expand(str(step.opts["port"])))
         if step.value == "drop":
             pct = int(step.opts.get("percent", 10))
             rule = f"tcp dport {port} numgen random mod 100 < {pct} drop"
@@ -163,7 +173,7 @@ class StepRunner:
             rule = f"tcp dport {port} reject with {how}"
             what = f"packets to port {port} rejected with {how}"
         else:
-            raise ValueError(f"nft action is drop or reject, not {step.value!r}")
+            raise ValueError(f"nft action is stateful, drop or reject, not {step.value!r}")
         script = (f"add table inet {table}\n"
                   f"add chain inet {table} out {{ type filter hook output priority 0; }}\n"
                   f"add rule inet {table} out {rule}\n")
@@ -211,7 +221,7 @@ class StepRunner:
             return ""
         if what == "sysctl":
             for name, value in arg.items():
-                (Path("/proc/sys") / name.replace(".", "/")).write_text(value)
+                self.host.borrowed.sysctl(name, value)
             return "sysctl " + " ".join(f"{k}={v}" for k, v in arg.items()) + " (restored)"
         if what == "nft":
             subprocess.run(["nft", "delete", "table", "inet", arg], check=False)
