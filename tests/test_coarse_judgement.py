@@ -493,3 +493,26 @@ def test_swap_filled_by_a_process_that_grew_is_no_tmpfs(tmp_path):
     case = _case(tmp_path / "process", rows)
     (swap,) = [f for f in case.findings if f.detector == "swap-climb"]
     assert "shared_memory" not in swap.refs and "tmpfs" not in swap.title
+
+
+# ------------------------------------------------------ TIME_WAIT at its cap
+def test_a_table_held_at_its_cap_in_ten_second_rows(tmp_path):
+    """tw-close-loadtest-busy at 10 s: ab opened 13,416 connections a
+    second in the row of 06:21:40 and 6,586 in the next, TIME_WAIT holds at
+    6,000 for a minute: the table at its cap, though no bundle gives it.
+    The connections opened while it held are counted over each row's own
+    ten seconds (the first row inside it too)."""
+    rows = ([{"tw": 20}] * 6 + [{"tw": 5999, "active": 13416.0}, {"tw": 6000, "active": 6586.0}]
+            + [{"tw": 6000}] * 4 + [{"tw": 5978}, {"tw": 0}, {"tw": 0}])
+    case = _case(tmp_path / "tw10", rows, seconds=10)
+    (tw,) = [f for f in case.findings if f.detector == "tcp-timewait"]
+    assert tw.title.startswith("TIME_WAIT sockets held at 6,000 for 50 s (6 samples): a table full at its cap")
+    assert (case.incidents[0].category, case.incidents[0].cause) == ("socket-exhaustion", "tcp-timewait")
+
+
+def test_a_burst_of_sockets_that_held_still_without_connections_opening_is_no_cap(tmp_path):
+    """The same plateau with almost no connections opened while it held:
+    sockets of a burst that ended hold still until they expire together."""
+    rows = [{"tw": 20}] * 6 + [{"tw": 5999, "active": 13416.0}, {"tw": 6000, "active": 30.0}] + [{"tw": 6000}] * 4
+    case = _case(tmp_path / "still", rows, seconds=10)
+    assert not [f for f in case.findings if f.detector == "tcp-timewait" and "held at" in f.title]

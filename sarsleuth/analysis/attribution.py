@@ -181,9 +181,29 @@ def by_memory(snap: Snapshot, earlier: Snapshot | None) -> list[Group]:
         if grew_share >= MIN_GROWTH_PCT:
             g.grew = (f"up from {_size(old[g.name])} in the earlier snapshot" if g.name in old
                       else "not in the earlier snapshot")
+            if g.name in old:
+                g.grew += _new_instance(g, frame, earlier, grown)
         out.append((grew_share, share, g))
     out.sort(key=lambda x: (-x[0], -x[1]))
     return [g for _, _, g in out[:MAX_GROUPS]]
+
+
+def _new_instance(g: Group, frame, earlier: Snapshot, grown: float) -> str:
+    """Where a program runs as several processes (two instances of one
+    script, each its own service), the process new since the earlier
+    snapshot that holds most of what the program grew by: its PID, RSS and
+    the arguments that tell it from the others; '' when none does."""
+    before = set(earlier.frame["pid"].dropna().astype(int))
+    new = [m for m in g.members if m[1] not in before]
+    if len(g.members) < 2 or not new:
+        return ""
+    rss, pid = max((m[0], m[1]) for m in new)
+    if rss < grown / 2:
+        return ""
+    command = str(frame.loc[frame["pid"] == pid, "command"].iloc[0]).split()
+    at = next((i for i, w in enumerate(command) if os.path.basename(w) == g.name), 0)
+    args = cut_words(" ".join(command[at + 1:]), 80)
+    return f"; new since then: PID {pid}, RSS {_size(rss)}" + (f", run as `{g.name} {args}`" if args else "")
 
 
 def _ram_kb(frame) -> float:

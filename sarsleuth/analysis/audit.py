@@ -33,6 +33,7 @@ import pandas as pd
 from sarsleuth.detectors import Context, registry
 from sarsleuth.detectors.bounds import bound_of
 from sarsleuth.detectors.figures import evaluate, said, series_of
+from sarsleuth.knowledge import began_unseen
 from sarsleuth.timebase.clock import on_clock, when
 
 #: Statistics of a series over a span, and those that are a level before
@@ -259,9 +260,8 @@ def _story(inc, out: Audit) -> None:
     where = f"incident {inc.rank} \"{inc.title[:50]}{'…' if len(inc.title) > 50 else ''}\""
     cause = next((f for f in inc.findings if f.role == "cause" and f.aligned and f.start is not None
                   and not pd.isna(f.start)), None)
-    # a cause already there at the first sample of its records began before them: no bound
-    earliest = (None if cause is None or (cause.refs or {}).get("began_before_records")
-                else cause.onset - cause.resolution)
+    # a cause already there when first seen began before it: no bound
+    earliest = None if cause is None or began_unseen(cause) else cause.onset - cause.resolution
     times: dict = {}
     for f in inc.findings:
         if f.start is None or pd.isna(f.start):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from sarsleuth.knowledge import category_title, causal_chains, kb_entry
+from sarsleuth.knowledge import began_unseen, category_title, causal_chains, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso, shortened
 from sarsleuth.analysis.narrative import after_category, narrate, prose
 from sarsleuth.analysis.ranking import SCORE_WEIGHTS, SEVERITY_WEIGHT, impact, why_first
@@ -231,8 +231,8 @@ def _before(f: Finding, cause: Finding) -> bool:
     an I/O wait sar stamped 03:20:01 from a 10-minute interval.  A cause
     already there at the first sample of its records began before them, when
     is unknown: nothing is before it."""
-    if (cause.refs or {}).get("began_before_records"):
-        return False          # already there at the first sample: when it began is unknown
+    if began_unseen(cause):
+        return False          # already there when first seen: when it began is unknown
     return _on_clock(f) and _on_clock(cause) and f.onset < cause.onset - cause.resolution
 
 

@@ -24,7 +24,7 @@ from sarsleuth.analysis.departure_stats import row_chunks, row_medians
 from sarsleuth.analysis.departures import RestartIndex, hosted_events, rank
 from sarsleuth.analysis.what_changed import entry_of, host_coverage
 from sarsleuth.knowledge.departures import (baseline_rules, floor_of, printed_unit, statistics, strain_direction,
-                                            unexplained_rules)
+                                            strain_felt, unexplained_rules)
 from sarsleuth.model import Finding
 from sarsleuth.timebase.clock import on_clock
 
@@ -167,7 +167,8 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
                for a, b in zip(top["baseline_from"], top["baseline_to"])]
     enough = top[(top["baseline_samples"] >= int(rules["min_baseline_samples"])).to_numpy()
                  & (np.asarray(seconds, dtype=float) >= float(rules["min_baseline_seconds"]))]
-    strain = [r for _, r in enough.iterrows() if strain_direction(r["section"], r["metric"]) == r["direction"]]
+    strain = [r for _, r in enough.iterrows() if strain_direction(r["section"], r["metric"]) == r["direction"]
+              and _felt(r)]
     if len(enough) < int(rules["min_groups"]) or len(strain) < int(rules["min_strain_groups"]):
         return None
     zone = clock.story_zone([host], otherwise=clock.zone)
@@ -179,6 +180,12 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
                    explanation=("Several series departed together from this host's own baseline and no "
                                 "detector's rule explains it: what changed is listed with the incident."),
                    category="other", refs={"changes": entries, "sample_seconds": step})
+
+
+def _felt(row) -> bool:
+    """A strain series' window at the level at which the waiting is felt."""
+    level = strain_felt(row["section"], row["metric"])
+    return level is None or (row["window"] == row["window"] and float(row["window"]) >= level)
 
 
 def titled(incidents) -> None:

@@ -270,9 +270,11 @@ class TcpTimewait(Detector):
             rate = ctx.series("net-tcp", metric, host=host)
             if rate is None:
                 return None
-            during = rate[(rate.index > at.index[0]) & (rate.index <= at.index[-1])]
-            step = during.index.to_series().diff().dt.total_seconds().fillna(0)
-            opened += float((during * step).sum())
+            # each row's rate over the seconds it covers (its own interval:
+            # the first row inside counts too, a 10 s row as 10 s)
+            inside = np.asarray((rate.index > at.index[0]) & (rate.index <= at.index[-1]))
+            seconds = np.nan_to_num(np.asarray(ctx.row_seconds(rate, host), dtype=float)[inside])
+            opened += float((rate.to_numpy(dtype=float)[inside] * seconds).sum())
         if opened < 0.5 * peak:
             return None
         return peak, at.index[0], at.index[-1]

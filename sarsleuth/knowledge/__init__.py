@@ -29,6 +29,16 @@ def kb_entry(detector_id: str) -> dict:
     return knowledge_base().get("detector", {}).get(detector_id, {})
 
 
+def began_unseen(finding) -> bool:
+    """Is when a finding's anomaly began unknown, before what it was seen
+    in?  Already there at the first sample of its records
+    (``refs.began_before_records``), or a condition its own log line can
+    only report once it already held (``held_before_line`` in kb.toml: a
+    port another process had taken before the bind that failed)."""
+    return bool((finding.refs or {}).get("began_before_records")
+                or kb_entry(finding.detector).get("held_before_line"))
+
+
 def burst_counters() -> dict:
     """{detector id: its ``[detector.ID.burst]`` table}: the detectors
     declared as data (see ``sarsleuth.detectors.counters``)."""

@@ -80,6 +80,17 @@ def _strain_rules() -> tuple:
     return tuple((pattern.split(":", 1), direction) for direction in ("up", "down") for pattern in rules[direction])
 
 
+@lru_cache(maxsize=4096)
+def strain_felt(section: str, metric: str) -> float | None:
+    """The window's average from which a departure of this series is strain
+    (``[strain.felt]``), or None when it is at any level."""
+    for pattern, level in (data()["strain"].get("felt") or {}).items():
+        sec, met = pattern.split(":", 1)
+        if sec == section and met in ("*", metric):
+            return float(level)
+    return None
+
+
 @lru_cache(maxsize=8192)
 def strain_direction(section: str, metric: str) -> str | None:
     """"up" or "down": the direction in which a departure of this series
