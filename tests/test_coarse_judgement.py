@@ -516,3 +516,58 @@ def test_a_burst_of_sockets_that_held_still_without_connections_opening_is_no_ca
     rows = [{"tw": 20}] * 6 + [{"tw": 5999, "active": 13416.0}, {"tw": 6000, "active": 30.0}] + [{"tw": 6000}] * 4
     case = _case(tmp_path / "still", rows, seconds=10)
     assert not [f for f in case.findings if f.detector == "tcp-timewait" and "held at" in f.title]
+
+
+# ------------------------------------------------------- a stopped service
+PS_FROZEN = """\
+USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root           1  0.0  0.1 168000 11800 ?        Ss   Nov23   0:04 /sbin/init
+root       17271  0.4  0.0 173732 19668 ?        Ts   18:32   0:00 /usr/bin/python3 /srv/app/backend.py --port 9001 --name search-api
+www-data     880  0.3  0.2  55300  9800 ?        S    Nov23   2:01 nginx: worker process
+"""
+
+FROZEN_SYSLOG = "Nov 24 18:32:10 web-lab-09 search-api[17271]: listening on 127.0.0.1:9001\n"
+
+
+def _frozen_error_log(first: int, count: int) -> str:
+    return "".join(
+        f"2026/11/24 18:{33 + (first + k) // 60:02d}:{(first + k) % 60:02d} [error] 880#880: *{100 + k} upstream "
+        "timed out (110: Connection timed out) while reading response header from upstream, client: 10.0.0.7, "
+        'server: _, request: "GET /search?q=a HTTP/1.1", upstream: "http://127.0.0.1:9001/search?q=a", '
+        'host: "search.example.com"\n' for k in range(count))
+
+
+def test_a_service_stopped_in_ps_is_the_cause_of_its_clients_timeouts_and_retransmissions(tmp_path):
+    """upstream-frozen-backend-sos: the search API frozen by SIGSTOP; its
+    listen queue full, the proxy's SYNs are retransmitted from the row of
+    18:33:50, nginx's first timeout (proxy_read_timeout 5 s) is logged at
+    18:33:53; the ps snapshot at 18:34:20 shows the API in state T:
+    stopped, the cause of both, though seen after them."""
+    rows = [{}] * 4 + [{"oseg": 28.0, "retrans": 4.4}] * 5 + [{}] * 3
+    files = (("ps-aux-183420.txt", PS_FROZEN, 80), ("messages", FROZEN_SYSLOG, 120),
+             ("error.log", _frozen_error_log(53, 30), 120))
+    case = _case(tmp_path / "frozen", rows, seconds=10, files=files)
+    (stopped,) = [f for f in case.findings if f.detector == "process-stopped"]
+    assert stopped.title == ("search-api (backend.py, PID 17271) stopped in ps at 18:34:20 (STAT Ts): stopped by a "
+                             "signal (SIGSTOP or SIGTSTP: an operator, a script, a frozen container); it answers "
+                             "nothing")
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("service-failure", "process-stopped")
+    roles = {f.detector: f.role for f in top.findings}
+    assert roles["tcp-retransmits"] == "effect" and roles["upstream-timeout"] == "effect"
+    assert top.start == pd.Timestamp("2026-11-24 18:33:50", tz="UTC")
+    assert "search-api" in top.story["headline"]
+
+
+@pytest.mark.parametrize("row, why", [
+    ("root       17271  0.0  0.0  12000  3000 pts/0    T    18:32   0:00 vim /etc/nginx/nginx.conf",
+     "an editor suspended with Ctrl-Z in its terminal"),
+    ("root       17271  0.4  0.0 173732 19668 ?        Ss   18:32   0:00 /usr/bin/python3 /srv/app/backend.py",
+     "a daemon sleeping, as they do"),
+    ("root       17271  9.0  0.1 300000 40000 ?        T    18:32   0:02 /usr/bin/python3 /usr/sbin/sos report",
+     "the collector that gathered the files, stopped while it ran"),
+])
+def test_a_process_that_is_not_a_stopped_daemon_is_no_finding(tmp_path, row, why):
+    ps = PS_FROZEN.replace(PS_FROZEN.splitlines()[2], row)
+    case = _case(tmp_path / "near", [{}] * 4, seconds=10, files=(("ps-aux-183420.txt", ps, 30),))
+    assert not [f for f in case.findings if f.detector == "process-stopped"], why

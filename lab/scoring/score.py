@@ -23,7 +23,8 @@ json`` with the truth's ``args`` and compares rank 1 with the truth:
 - **changed**: in the incident the truth's cause detector caused (rank 1
   when it did), one of the series that detector reads is among the top 5
   of the incident's "what else changed" (``changes``, each naming the
-  detectors that read it); none when no incident has that cause.
+  detectors that read it); none when no incident has that cause, or when
+  the cause reads no series (a detector of ps snapshots alone).
 
 A case's score at an interval is kept in the lab's cache (beside the
 derived cases, ``scores/``), keyed by the digest of the case's files, the
@@ -225,7 +226,18 @@ def cause_changed(incidents: list, causes: list) -> bool | None:
     if not own:
         return None
     inc = own[0]
+    if not _reads_series(inc["cause"]):
+        return None          # a cause read from ps alone has no series of its own to rank
     return any(inc["cause"] in c.get("named_by", []) for c in inc.get("changes", [])[:5])
+
+
+def _reads_series(detector: str) -> bool:
+    """Does a detector read a series what changed ranks: sar's metrics or
+    the logs' message kinds (not only ps snapshots or a bundle's facts)?"""
+    from sarsleuth.detectors import registry
+    cls = registry().get(detector)
+    return cls is None or not cls.inputs or any(i.split(":")[0] in ("metrics", "events", "reports")
+                                                for i in cls.inputs)
 
 
 @functools.lru_cache(maxsize=1)

@@ -2,19 +2,22 @@
 systemd restarting it until it gives up (``Start request repeated too
 quickly``), a server that cannot listen because another process holds its
 port, a PostgreSQL backend whose death made the postmaster end every
-session."""
+session, a daemon a ps snapshot shows stopped."""
 from __future__ import annotations
 
 import re
 
 import pandas as pd
 
+from sarsleuth.analysis.logged_names import logged_names
+from sarsleuth.analysis.ps_snapshots import program_name, snapshots_of, without_collectors
 from sarsleuth.detectors.event_bursts import bursts, lines_of, listed, writer
 from sarsleuth.detectors.series import fmt_time
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence
 from sarsleuth.knowledge.signatures import fields_of
+from sarsleuth.model import Evidence, iso
 
 #: systemd's lines about units, as event kinds
 _UNIT_KINDS = ("service-exit", "service-failed", "service-restart", "service-start-limit")
@@ -284,5 +287,70 @@ class DbBackendCrash(Detector):
                          "signal_9": sum(1 for s in killed.values() if s.startswith("signal 9"))},
                 evidence=evidence_from_events(ctx.clock, b.rows, 4),
                 refs={"pids": sorted(killed)},
+            ))
+        return out
+
+
+#: ps's STAT letters of a stopped process, and what stopped it.
+_STOPPED = {"T": "stopped by a signal (SIGSTOP or SIGTSTP: an operator, a script, a frozen container)",
+            "t": "held by a debugger or tracer (ptrace)"}
+
+
+class ProcessStopped(Detector):
+    """A daemon a ps snapshot shows stopped: STAT ``T`` (stopped by a
+    signal) or ``t`` (held by a debugger), with no terminal (a shell's job
+    suspended with Ctrl-Z has one), named as its own log lines tag it.
+
+    Why it matters: a stopped process runs nothing and answers nothing,
+    yet its listening sockets still complete handshakes until their backlog
+    is full: its clients wait, retransmit their SYNs and time out, and its
+    own log says nothing.  When it stopped is unknown, before the first
+    snapshot that shows it (kb.toml's ``held_before_line``)."""
+
+    id = "process-stopped"
+    summary = "daemons a ps snapshot shows stopped (STAT T or t, no terminal): SIGSTOP, a debugger, a freeze"
+    inputs = ("ps",)
+    category = "service-failure"
+
+    def run(self, ctx: Context):
+        seen: dict = {}          # (host, pid, start) -> [first snapshot, row, last snapshot]
+        for src in ctx.sources_of("ps"):
+            for snap in snapshots_of([src], None):
+                frame = without_collectors(snap)
+                stat = frame["stat"].fillna("").astype(str)
+                tty = frame["tty"].fillna("?").astype(str)
+                stopped = frame[stat.str[:1].isin(list(_STOPPED)) & tty.isin(["?", "", "-"])]
+                for r in stopped.itertuples(index=False):
+                    name = program_name(str(r.command))
+                    if name.startswith("["):
+                        continue        # a kernel thread
+                    key = (src.host, int(r.pid), str(r.start))
+                    if key in seen:
+                        seen[key][2] = snap
+                    else:
+                        seen[key] = [snap, r, snap]
+        if not seen:
+            return []
+        asked: dict = {}
+        for host, pid, _start in seen:
+            asked.setdefault(host, set()).add(pid)
+        tags = logged_names(ctx.sources, asked)
+        out = []
+        for (host, pid, _start), (first, r, last) in seen.items():
+            name = program_name(str(r.command))
+            tag = tags.get((host, pid))
+            who = f"{tag} ({name}, PID {pid})" if tag and tag != name else f"{name} (PID {pid})"
+            when = fmt_time(first.time) if first.time is not None else "an unknown time"
+            letter = str(r.stat)[:1]
+            title = f"{who} stopped in ps at {when} (STAT {r.stat}): {_STOPPED[letter]}; it answers nothing"
+            if last is not first and last.time is not None:
+                title += f", still stopped at {fmt_time(last.time)}"
+            out.append(self.finding(
+                title=title, severity="high", start=first.time, end=last.time if last.time is not None else first.time,
+                host=host, aligned=first.time is not None,
+                metrics={"pid": pid, "traced": int(letter == "t")},
+                refs={"pids": [pid], "responsible": f"{who} in ps at {when}", "responsible_names": [tag or name],
+                      "responsible_pids": [pid], **({"peak_time": iso(first.time)} if first.time is not None else {})},
+                evidence=[Evidence(path=first.path, line=int(r.line), text=str(r.text))],
             ))
         return out
