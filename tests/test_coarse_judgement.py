@@ -548,7 +548,7 @@ def test_a_service_stopped_in_ps_is_the_cause_of_its_clients_timeouts_and_retran
              ("error.log", _frozen_error_log(53, 30), 120))
     case = _case(tmp_path / "frozen", rows, seconds=10, files=files)
     (stopped,) = [f for f in case.findings if f.detector == "process-stopped"]
-    assert stopped.title == ("search-api (backend.py, PID 17271) stopped in ps at 18:34:20 (STAT Ts): stopped by a "
+    assert stopped.title == ("search-api (PID 17271, backend.py) stopped in ps at 18:34:20 (STAT Ts): stopped by a "
                              "signal (SIGSTOP or SIGTSTP: an operator, a script, a frozen container); it answers "
                              "nothing")
     top = case.incidents[0]

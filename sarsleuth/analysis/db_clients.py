@@ -16,7 +16,7 @@ import re
 
 import pandas as pd
 
-from sarsleuth.analysis.logged_names import logged_names
+from sarsleuth.analysis.logged_names import called, logged_names
 from sarsleuth.detectors.series import fmt_time
 
 #: a client backend's title: an optional cluster name, role, database, and a
@@ -68,8 +68,7 @@ def _likely_client(snap, earlier, held: pd.DataFrame, db: str, sources, program_
     if len(found) != 1:
         return ""
     name, pids = next(iter(found.items()))
-    tag = _logged_as(pids[0], sources)
-    who = f"{tag} (PID {pids[0]}, {name})" if tag and tag != name else f"{name} (PID {pids[0]})"
+    who = called(pids[0], name, _logged_as(pids[0], sources))
     return (f"; their client is probably {who}, which started at {start} as they did and names database {db} "
             "on its command line (a guess: ps does not show which process a backend serves)")
 

@@ -65,6 +65,13 @@ def logged_names(sources, pids_by_host: dict, copies: dict | None = None) -> dic
     return out
 
 
+def called(pid: int, program: str, tag: str | None) -> str:
+    """A process as a story names it: by the name its log lines carry,
+    with its PID and the program ps shows (``export-report (PID 11806,
+    report.py)``), else by its program and PID."""
+    return f"{tag} (PID {pid}, {program})" if tag and tag != program else f"{program} (PID {pid})"
+
+
 def _count_events(events, counts: dict[int, Counter]) -> None:
     if events is None or not len(events) or "pid" not in events or "process" not in events:
         return

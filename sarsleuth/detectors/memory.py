@@ -348,7 +348,6 @@ def shared_memory_grew(ctx, host, began, end, figs: Figures) -> str:
     (tmpfs pages are page cache that no reclaim can drop, so MemAvailable
     does not count them).  No process's RSS holds them, and the OOM killer
     cannot free them by killing their writer.  '' when it did not."""
-    used = ("memory", "kbmemused", "")
     for metric in ("kbshmem", "kbcached"):
         key = ("memory", metric, "")
         if series_of(ctx, host, key) is None or series_of(ctx, host, ("memory", "kbavail", "")) is None:
@@ -363,11 +362,8 @@ def shared_memory_grew(ctx, host, began, end, figs: Figures) -> str:
         grew, lost = peak.value - was.value, had.value - left.value
         if lost <= 0 or grew < lost / 2:
             continue
-        if metric == "kbcached":
-            used_was = measure(ctx, "kbmemused_before_fall", "at", host, used, at=began)
-            used_peak = measure(ctx, "peak_kbmemused", "max", host, used, began, end)
-            if used_was is None or used_peak is None or used_peak.value - used_was.value >= grew / 2:
-                return ""   # processes grew too: cache beside them is not what ran out
+        if metric == "kbcached" and _processes_grew(ctx, host, began, end, grew):
+            return ""   # processes grew too: cache beside them is not what ran out
         for fig in (was, peak, had, left):
             figs.add(fig)
         fell = f"as kbavail fell from {had.text()} GiB to {left.text()} GiB"
@@ -380,6 +376,15 @@ def shared_memory_grew(ctx, host, began, end, figs: Figures) -> str:
     return _cache_pushed_into_swap(ctx, host, began, end, figs)
 
 
+def _processes_grew(ctx, host, began, end, cache_grew: float) -> bool:
+    """Did the processes' memory (kbmemused) grow by half of what the cache
+    grew by, or is it unknown?  Then the cache is not what ran out."""
+    used = ("memory", "kbmemused", "")
+    was = measure(ctx, "kbmemused_before_fall", "at", host, used, at=began)
+    peak = measure(ctx, "peak_kbmemused", "max", host, used, began, end)
+    return was is None or peak is None or peak.value - was.value >= cache_grew / 2
+
+
 def _cache_pushed_into_swap(ctx, host, began, end, figs: Figures) -> str:
     """The same told by swap where kbavail does not show the fall (an OOM
     kill of a large process gave its memory back before the next sample):
@@ -387,19 +392,17 @@ def _cache_pushed_into_swap(ctx, host, began, end, figs: Figures) -> str:
     processes' memory did not grow.  Cache the kernel can drop is dropped
     before the processes' pages are written to swap; cache that pushed them
     out is shared memory."""
-    cached, swap, used = ("memory", "kbcached", ""), ("swap", "kbswpused", ""), ("memory", "kbmemused", "")
-    if any(series_of(ctx, host, k) is None for k in (cached, swap, used)):
+    cached, swap = ("memory", "kbcached", ""), ("swap", "kbswpused", "")
+    if any(series_of(ctx, host, k) is None for k in (cached, swap)):
         return ""
     was = measure(ctx, "kbcached_before_fall", "at", host, cached, at=began, fmt=".1f", scale=_GIB)
     peak = measure(ctx, "peak_kbcached", "max", host, cached, began, end, fmt=".1f", scale=_GIB)
     swap_was = measure(ctx, "kbswpused_before", "at", host, swap, at=began, fmt=".1f", scale=_GIB)
     swap_peak = measure(ctx, "peak_kbswpused", "max", host, swap, began, end, fmt=".1f", scale=_GIB)
-    used_was = measure(ctx, "kbmemused_before_fall", "at", host, used, at=began)
-    used_peak = measure(ctx, "peak_kbmemused", "max", host, used, began, end)
-    if None in (was, peak, swap_was, swap_peak, used_was, used_peak):
+    if None in (was, peak, swap_was, swap_peak):
         return ""
     grew, pushed = peak.value - was.value, swap_peak.value - swap_was.value
-    if pushed <= 0 or grew < pushed / 2 or used_peak.value - used_was.value >= grew / 2:
+    if pushed <= 0 or grew < pushed / 2 or _processes_grew(ctx, host, began, end, grew):
         return ""
     for fig in (was, peak, swap_was, swap_peak):
         figs.add(fig)

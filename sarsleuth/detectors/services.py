@@ -9,7 +9,7 @@ import re
 
 import pandas as pd
 
-from sarsleuth.analysis.logged_names import logged_names
+from sarsleuth.analysis.logged_names import called, logged_names
 from sarsleuth.analysis.ps_snapshots import program_name, snapshots_of, without_collectors
 from sarsleuth.detectors.event_bursts import bursts, lines_of, listed, writer
 from sarsleuth.detectors.series import fmt_time
@@ -339,7 +339,7 @@ class ProcessStopped(Detector):
         for (host, pid, _start), (first, r, last) in seen.items():
             name = program_name(str(r.command))
             tag = tags.get((host, pid))
-            who = f"{tag} ({name}, PID {pid})" if tag and tag != name else f"{name} (PID {pid})"
+            who = called(pid, name, tag)
             when = fmt_time(first.time) if first.time is not None else "an unknown time"
             letter = str(r.stat)[:1]
             title = f"{who} stopped in ps at {when} (STAT {r.stat}): {_STOPPED[letter]}; it answers nothing"
