@@ -59,7 +59,7 @@ def normal_day(host="web1"):
 
 METRIC_DETECTORS = ["swap-climb", "memory-pressure", "iowait-spike", "cpu-saturation", "load-spike",
                     "nic-saturation", "tcp-timewait", "sar-gap", "disk-saturation", "tcp-retransmits",
-                    "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "connection-surge"]
+                    "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "connection-surge", "traffic-ceiling"]
 
 
 @pytest.mark.parametrize("det_id", METRIC_DETECTORS)
@@ -964,7 +964,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
                        "loadtest-link-saturation", "custom-signature", "disk-saturation", "tcp-retransmits",
                        "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "host-restart",
-                       "package-change", "connection-surge", "loadtest-stall", "process-stopped"}
+                       "package-change", "connection-surge", "loadtest-stall", "process-stopped", "traffic-ceiling"}
 #: detectors whose near misses are dedicated tests elsewhere
 #: (tests/test_coarse_judgement.py: a stopped daemon against an editor
 #: suspended in its terminal, a sleeping daemon, a stopped collector)

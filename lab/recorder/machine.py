@@ -291,6 +291,32 @@ class Borrowed:
                 pass
 
 
+def _io_ticks() -> dict:
+    """{device: milliseconds spent doing I/O} of the machine's disks (/proc/diskstats)."""
+    out = {}
+    for line in Path("/proc/diskstats").read_text().splitlines():
+        f = line.split()
+        if len(f) >= 13 and not f[2].startswith(("loop", "ram", "zram")):
+            out[f[2]] = int(f[12])
+    return out
+
+
+def settle_writeback(timeout: float = 90.0, busy_share: float = 0.05) -> float:
+    """Write back what earlier work left dirty, and wait until every disk
+    has been idle for a second (busy at most ``busy_share`` of it), so that
+    a recording holds no writeback nobody staged; the seconds it took."""
+    began = time.monotonic()
+    os.sync()
+    before = _io_ticks()
+    while time.monotonic() - began < timeout:
+        time.sleep(1.0)
+        now = _io_ticks()
+        if all(now[d] - before.get(d, now[d]) <= 1000 * busy_share for d in now):
+            break
+        before = now
+    return time.monotonic() - began
+
+
 def read_sysctl(name: str) -> str:
     """A sysctl's value: the recording's own network namespace's, else (a
     setting the kernel keeps for the whole machine) the machine's."""

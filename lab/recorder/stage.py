@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from lab.recorder import case as case_files
-from lab.recorder.machine import Borrowed, device_numbers, version_of
+from lab.recorder.machine import Borrowed, device_numbers, settle_writeback, version_of
 from lab.recorder.peer import Peer
 from lab.recorder.probes import LogWatch, Probes
 from lab.recorder.scenario import Scenario
@@ -197,6 +197,7 @@ class Host:
         sc, h = self.scenario, self.scenario.host
         duration = int(h.get("duration", 120))
         self.setup()
+        settle_writeback()
         self.tool_versions = tool_versions(sc)
         drain_kernel_log()
         peer_kernel = bool(self.peer and self.peer.spec.get("kernel_log"))

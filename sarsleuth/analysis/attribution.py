@@ -238,11 +238,29 @@ def by_disk_movers(snap: Snapshot) -> list[Group]:
     return groups
 
 
-def by_count(snap: Snapshot) -> list[Group]:
-    groups = _rank(rows_of(snap), "count", 8.0, "")
+#: Processes of one program a snapshot must hold (or have gained since the
+#: one before) for it to be named as what took a host's or cgroup's task slots.
+MIN_TASKS = 8
+
+
+def by_count(snap: Snapshot, earlier: Snapshot | None = None) -> list[Group]:
+    """The programs holding the most processes: with an earlier snapshot,
+    those that gained the most since it (a service with many workers all
+    along did not take the slots that ran out), else the largest."""
+    groups = _rank(rows_of(snap), "count", float(MIN_TASKS), "")
+    if earlier is None:
+        return groups
+    old = {g.name: g.total for g in _rank(rows_of(earlier), "count", 0.0, "")}
+    when = fmt_time(earlier.time) if earlier.time is not None else "the earlier snapshot"
+    grown = []
     for g in groups:
-        g.figures = []
-    return groups
+        gained = g.total - old.get(g.name, 0.0)
+        if gained < MIN_TASKS:
+            continue
+        g.grew = (f"{gained:.0f} more than at {when}" if g.name in old else f"none at {when}")
+        grown.append((gained, g))
+    grown.sort(key=lambda x: -x[0])
+    return [g for _, g in grown]
 
 
 def _size(kb: float) -> str:
@@ -346,7 +364,9 @@ def attribute(findings: list, sources: list, reports: list = (), copies: dict | 
             found = [(s, g) for rank in (by_state, by_disk_movers) for s in inside for g in [rank(s)] if g]
             snap, groups = found[0] if found else (snap, [])
         elif resource == "pids":
-            groups = by_count(snap)
+            # the latest snapshot of the span holds the most of what piled up
+            snap = inside[-1]
+            groups = by_count(snap, before[-1] if before else (inside[0] if len(inside) > 1 else None))
         elif resource == "connections":
             held, pids, rows, said = by_connections(inside, before[-1] if before else None, sources, program_name)
             snap, groups = (held, [Group("postgres", pids=pids, rows=rows, grew=said)]) if held else (snap, [])

@@ -253,7 +253,9 @@ def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
         idx = min(order.index(f.detector) for f in cands)
         heads = [f for f in cands if order.index(f.detector) == idx]
         cause = min(heads, key=lambda f: (_sort_ts(f), -SEVERITY_RANK[f.severity]))
-        explained = [f for f in on if f is not cause and order.index(f.detector) >= idx and not _before(f, cause)]
+        since, anchor = run_up(on, cause, chain)
+        explained = [f for f in on if f is not cause and order.index(f.detector) >= min(idx, since)
+                     and not _before(f, anchor)]
         # one signal seen three times (three failed load-test runs) is one
         # piece of evidence: each detector counts once, at its worst; pure
         # symptoms (failed requests, respawned PIDs) follow from any chain,
@@ -276,6 +278,34 @@ def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
     return top, None
 
 
+def run_up(on: list[Finding], cause: Finding, chain: dict) -> tuple[int, Finding]:
+    """Where a chain's mechanism showed first, when its cause is a late
+    sign of it: the chain's ``run_up`` symptoms (kb.toml: tasks stalled on
+    memory) before the cause on it that were still going when the cause
+    showed (a memory cgroup at its limit stalls its tasks and rereads their
+    pages from disk, then the OOM killer ends it).  ``(chain position,
+    finding)`` of the earliest run-up finding, else the cause's own."""
+    order = chain["order"]
+    at = order.index(cause.detector)
+    signs = set(chain.get("run_up") or ())
+    build = [f for f in on if f is not cause and f.detector in signs and order.index(f.detector) < at
+             and _on_clock(f) and _on_clock(cause) and _still_going(f, cause)]
+    if not build:
+        return at, cause
+    first = min(build, key=lambda f: (_sort_ts(f), order.index(f.detector)))
+    return min(order.index(f.detector) for f in build), first
+
+
+def _still_going(f: Finding, cause: Finding) -> bool:
+    """Did ``f`` begin before ``cause`` showed and last until it?  A
+    sample stamped at the end of its interval may have seen it begin
+    anywhere in that interval, and last to its end."""
+    try:
+        return min(f.start, f.onset) - f.resolution <= cause.onset <= _end_of(f) + f.resolution
+    except TypeError:
+        return False
+
+
 def _sort_ts(f):
     try:
         return pd.Timestamp(f.onset).value if _on_clock(f) else 2**62
@@ -287,12 +317,16 @@ def assign_roles(findings: list[Finding], cause: Finding, chain: dict | None) ->
     """cause / effect / context on each finding (see the module docstring)."""
     order = chain["order"] if chain else []
     at = order.index(cause.detector) if cause.detector in order else 0
+    anchor = cause
+    if chain:
+        # the cause's run-up and what followed it are its effects too
+        at, anchor = run_up([f for f in findings if f.detector in order], cause, chain)
     for f in findings:
         if f is cause:
             f.role = "cause"
         elif (f.refs or {}).get("beside"):
             f.role = "context"
-        elif _before(f, cause):
+        elif _before(f, anchor):
             f.role = "context"
         elif f.detector == cause.detector:
             f.role = "cause"
