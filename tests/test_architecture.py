@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -32,12 +33,24 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for every test that reads it."""
+    return ast.parse(path.read_text("utf-8"))
+
+
 def _import_graph() -> dict[str, set]:
-    """Every sarsleuth-internal import, lazy (inside functions) ones included."""
+    """Every sarsleuth-internal import, lazy (inside functions) ones included
+    (a fresh copy each time: a test may prune it)."""
+    return {name: set(targets) for name, targets in _imports().items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _imports() -> dict[str, frozenset]:
     mods = _modules()
     graph: dict = collections.defaultdict(set)
     for name, path in mods.items():
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        for node in ast.walk(_tree(path)):
             targets = []
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sarsleuth"):
                 targets.append(node.module)
@@ -49,7 +62,7 @@ def _import_graph() -> dict[str, set]:
                     target = target.rsplit(".", 1)[0] if "." in target else ""
                 if target and target != name:
                     graph[name].add(target)
-    return graph
+    return {name: frozenset(targets) for name, targets in graph.items()}
 
 
 def _cycles(graph) -> list[list[str]]:
@@ -165,7 +178,7 @@ def test_no_context_variables():
     call."""
     offenders = []
     for name, path in _modules().items():
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Import) and any(a.name == "contextvars" for a in node.names):
                 offenders.append(name)
             elif isinstance(node, ast.ImportFrom) and node.module == "contextvars":
@@ -210,7 +223,7 @@ def test_nothing_inside_reads_the_package_face():
     for name, path in mods.items():
         if name == "sarsleuth":
             continue
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.module == "sarsleuth":
                 offenders += [f"{name}: {a.name}" for a in node.names if f"sarsleuth.{a.name}" not in mods]
             elif isinstance(node, ast.Import) and any(a.name == "sarsleuth" for a in node.names):
@@ -242,7 +255,7 @@ def test_detector_ids_live_in_detectors_and_knowledge():
         rel = path.relative_to(PACKAGE)
         if rel.parts[0] in ("detectors", "knowledge"):
             continue
-        tree = ast.parse(path.read_text("utf-8"))
+        tree = _tree(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in ids:
                 offenders.append(str(rel))
