@@ -136,9 +136,9 @@ def test_files_it_cannot_walk_are_refused_naming_the_byte(corpus):
 
 
 def test_a_file_of_one_record_reads_as_no_rows(tmp_path):
-    """At 60 s a 90 s recording holds one record: no interval, so no rate
+    """At 60 s a 100 s recording holds one record: no interval, so no rate
     (sar prints no row); the reader says so instead of stopping."""
-    name, data = _case_sa("tw-overflow-ab")
+    name, data = _case_sa("diskfull-inodes")
     sa = safile.read(data, name)
     one = safile.at_interval(sa, 60)
     assert len(safile.read(one).stats()) == 1

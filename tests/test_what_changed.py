@@ -202,6 +202,33 @@ def test_never_across_a_gap():
     assert near["departs"] and near["baseline_from"] == pd.Timestamp("2024-03-04 00:01", tz="UTC")
 
 
+def test_a_window_at_the_start_of_the_record_is_compared_with_what_came_after():
+    """A record that begins with the incident (a host sampling every
+    minute, its sa file started at 06:00 while a batch held the CPUs until
+    06:05): the rows after it are the baseline, told as such.  Near misses:
+    with half an hour before the window that is the baseline, and a restart
+    right after the window leaves nothing to compare with."""
+    stamps = _minutes("2024-03-04 06:00", "2024-03-04 06:40")
+    clock = pd.DatetimeIndex(stamps, tz="UTC")
+    busy = clock < pd.Timestamp("2024-03-04 06:05", tz="UTC")
+    usr = np.where(busy, _noisy(70.0, len(stamps), 1.0), _noisy(5.0, len(stamps), 0.5))
+    window = (pd.Timestamp("2024-03-04 06:00", tz="UTC"), pd.Timestamp("2024-03-04 06:04", tz="UTC"))
+    table = rank(_store(stamps, {("cpu", "all", "%usr"): usr}), None, window).table
+    row = table.iloc[0]
+    assert row["baseline_part"] == "after" and row["departs"] and row["direction"] == "up"
+    assert row["baseline"] == pytest.approx(float(np.median(usr[~busy])), abs=0.5)
+    assert row["baseline_from"] == pd.Timestamp("2024-03-04 06:05", tz="UTC")
+    assert row["window"] == pytest.approx(float(usr[busy].mean()))
+    earlier = _minutes("2024-03-04 05:30", "2024-03-04 06:40")
+    clock = pd.DatetimeIndex(earlier, tz="UTC")
+    calm_before = np.where((clock >= window[0]) & (clock < pd.Timestamp("2024-03-04 06:05", tz="UTC")),
+                           _noisy(70.0, len(earlier), 1.0), _noisy(5.0, len(earlier), 0.5))
+    before = rank(_store(earlier, {("cpu", "all", "%usr"): calm_before}), None, window).table.iloc[0]
+    assert before["baseline_part"] == "before" and before["departs"]
+    cut = rank(_store(stamps, {("cpu", "all", "%usr"): usr}), _restart("2024-03-04 06:04:30"), window)
+    assert not len(cut.table) or not cut.table["departs"].any()
+
+
 def _daily_batch(days: int):
     stamps = _minutes("2024-03-04 00:00", f"2024-03-0{4 + days - 1} 13:00")
     clock = pd.DatetimeIndex(stamps, tz="UTC")

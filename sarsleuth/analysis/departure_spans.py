@@ -6,7 +6,9 @@ interval it averages: the window holds every row whose interval overlaps
 it (the first row stamped at or after its start, through the row that
 covers its end).  The baseline is, by default, the rows before the window
 as far back as the lookback, never across a restart or a gap in the
-records, and the same hours of the day before; or the span the user gave.
+records, and the same hours of the day before; where there is neither
+(a recording that begins with the window), the rows after it; or the span
+the user gave.
 A part of the baseline is a list of pieces, each a run of rows with no
 break inside, so that no average is taken across a restart or a gap.
 """
@@ -23,7 +25,7 @@ HOUR_NS = 3_600 * 10**9
 @dataclass
 class Rows:
     """The rows of one time array: the window ``[start, stop)``, the
-    baseline's parts ({"before"|"day before"|"given": [(lo, hi), ...]}) and
+    baseline's parts ({"before"|"day before"|"after"|"given": [(lo, hi), ...]}) and
     where the window was cut short by a restart or a gap (ns), if it was."""
 
     window: tuple
@@ -128,9 +130,25 @@ def row_spans(stamps, window: tuple, breaks: Breaks, rules: dict, baseline: tupl
             d_lo, d_hi = _covering(stamps, w0 - DAY_NS, w1 - DAY_NS, breaks.step)
             d_hi = min(d_hi, parts["before"][0][0] if parts["before"] else d_hi)
             parts["day before"] = _pieces(stamps, d_lo, d_hi, breaks, min_rows)
+        if rules.get("after_when_none_before") and not any(parts.values()):
+            # a recording that begins with the window: its calm after it is the one baseline there is
+            parts["after"] = _after(stamps, hi, w1, breaks, rules, min_rows)
     rows.parts = {name: pieces for name, pieces in parts.items()
                   if sum(b - a for a, b in pieces) >= min_rows}
     return rows
+
+
+def _after(stamps, hi: int, w1: int, breaks: Breaks, rules: dict, min_rows: int) -> list:
+    """The rows after the window, as far as the lookback reaches past it,
+    stopping at the first break after it (a row averaged across a gap left
+    out)."""
+    stop = w1 + int(float(rules["lookback_hours"]) * HOUR_NS)
+    for start in breaks.starts:
+        if start >= (stamps[hi - 1] if hi else w1):
+            stop = min(stop, int(start))
+    b = int(np.searchsorted(stamps, stop, "right"))
+    a = hi + 1 if hi < len(stamps) and breaks.invalid[hi] else hi
+    return [(a, b)] if b - a >= min_rows else []
 
 
 def _before(stamps, lo: int, w0: int, breaks: Breaks, rules: dict, min_rows: int) -> list:

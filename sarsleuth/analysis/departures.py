@@ -102,13 +102,17 @@ class RestartIndex:
 
 
 def rank(store, events, window, *, baseline=None, hosts=None, coverage=None,
-         restarts: RestartIndex | None = None) -> Changes:
+         restarts: RestartIndex | None = None, after: bool = True) -> Changes:
     """Every series of ``hosts`` (every host: None) against its baseline
     for ``window`` ``(start, end)`` on the case's clock; ``baseline`` the
     user's ``(start, end)`` or None for the default; ``coverage`` {host:
     (start, end)} of what the host's logs span (the baseline of its log
-    series); ``restarts`` the case's, when several windows are ranked."""
+    series); ``restarts`` the case's, when several windows are ranked;
+    ``after`` False: never the rows after the window as its baseline (the
+    backstop looks for departures from what came before)."""
     rules, stats = baseline_rules(), statistics()
+    if not after:
+        rules = {**rules, "after_when_none_before": False}
     events = hosted_events(events, store)
     restarts = restarts or RestartIndex(events, rules["restart_kinds"])
     hosts = list(hosts) if hosts is not None else _hosts(store, events)

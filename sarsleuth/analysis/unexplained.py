@@ -160,7 +160,7 @@ def unexplained(store, events, sources, findings, clock) -> list:
 
 
 def _confirmed(store, events, restarts, coverage, host, window, rules, clock, step: float):
-    changes = rank(store, events, window, hosts=[host], coverage=coverage, restarts=restarts)
+    changes = rank(store, events, window, hosts=[host], coverage=coverage, restarts=restarts, after=False)
     top = changes.top(int(rules["told"]))
     # times of a row (wall clock or zoned, NaT where a part is empty) read one by one
     seconds = [(pd.Timestamp(b) - pd.Timestamp(a)).total_seconds() if not (pd.isna(a) or pd.isna(b)) else 0.0
