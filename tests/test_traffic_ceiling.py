@@ -45,8 +45,9 @@ def _recording(step=1, level=4_880.0, swing=0.02, cpu_busy=12.0, disk_util=3.0, 
             _frame("disk", step, {"%util": util}, "vda")]
 
 
-def _run(frames, **params):
-    c = Context(metrics=pd.concat(frames, ignore_index=True), events=events_frame([]), reports=[], sources=[])
+def _run(frames, reports=(), **params):
+    c = Context(metrics=pd.concat(frames, ignore_index=True), events=events_frame([]), reports=list(reports),
+                sources=[])
     return registry()["traffic-ceiling"](params or None).run(c)
 
 
@@ -92,3 +93,16 @@ def test_an_interface_full_by_its_known_speed_is_left_to_nic_saturation():
     frames[0].loc[util, "value"] = np.where(frames[0].loc[frames[0]["metric"] == "rxkB/s", "value"].to_numpy() > 1000,
                                             99.0, 0.5)
     assert _run(frames) == []
+
+
+def test_a_load_test_s_own_traffic_is_left_to_it():
+    """wrk paced at a fixed rate over the same 70 s: its traffic is the
+    test's doing (loadtest-link-saturation weighs it against the link)."""
+    frames = _recording()
+    start = pd.Timestamp(START, tz="UTC") + pd.Timedelta(seconds=80)
+    run = {"tool": "wrk2", "command": "wrk2 -R 2000 -d 70s http://127.0.0.1:8080/big.bin",
+           "start": start, "end": start + pd.Timedelta(seconds=70), "time_from": "report"}
+    assert _run(frames, reports=[run]) == []
+    # a run over another minute leaves the plateau to this detector
+    other = {**run, "start": start - pd.Timedelta(minutes=10), "end": start - pd.Timedelta(minutes=9)}
+    assert len(_run(frames, reports=[other])) == 1

@@ -317,16 +317,13 @@ def assign_roles(findings: list[Finding], cause: Finding, chain: dict | None) ->
     """cause / effect / context on each finding (see the module docstring)."""
     order = chain["order"] if chain else []
     at = order.index(cause.detector) if cause.detector in order else 0
-    anchor = cause
-    if chain:
-        # the cause's run-up and what followed it are its effects too
-        at, anchor = run_up([f for f in findings if f.detector in order], cause, chain)
     for f in findings:
         if f is cause:
             f.role = "cause"
         elif (f.refs or {}).get("beside"):
             f.role = "context"
-        elif _before(f, anchor):
+        elif _before(f, cause):
+            # what was already going on, the cause's run-up included
             f.role = "context"
         elif f.detector == cause.detector:
             f.role = "cause"

@@ -301,13 +301,8 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding], clock: Cloc
     if names and what and not any(n in what for n in names):
         what += f", by {' and '.join(names)}"
     text = f"{category_title(inc.category)}{where_}{period}" + (f": {what}" if what else "")
-    # the cause's run-up (tasks stalled on memory before the OOM kill) came before it
-    ahead = [f for f in picked if _on_clock(f) and _on_clock(cause) and f.onset < cause.onset - cause.resolution]
-    later = [f for f in picked if not any(f is a for a in ahead)]
-    if ahead:
-        text += ", after " + " and ".join(prose(after_category(inc.category, f.title) or f.title) for f in ahead)
-    if later:
-        text += ", then " + " and ".join(prose(after_category(inc.category, f.title) or f.title) for f in later)
+    if picked:
+        text += ", then " + " and ".join(prose(after_category(inc.category, f.title) or f.title) for f in picked)
     return text.rstrip(".") + "."
 
 

@@ -14,12 +14,13 @@ set beside the link, the shaper and the sender's own settings.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import metric_evidence
 from sarsleuth.detectors.figures import Figures, baseline_at, measure
-from sarsleuth.detectors.series import episodes, fmt_elapsed, fmt_time, peak_ref
+from sarsleuth.detectors.series import episodes, fmt_time, peak_ref
 
 #: sar's kB are KiB: a rate in kB/s as bits a second
 BITS_PER_KB = 8 * 1024
@@ -94,7 +95,7 @@ class TrafficCeiling(Detector):
             usual = figs.add(baseline_at(ctx, "baseline_kB_per_s", host, key, s, start, segments, fmt=",.0f"))
             if held is None or usual is None or held.value < p["baseline_factor"] * max(usual.value, 1.0):
                 continue
-            if self._full_by_speed(ctx, host, iface, start, end):
+            if self._full_by_speed(ctx, host, iface, start, end) or _within_a_load_test(ctx, start, end):
                 continue
             room = self._room(ctx, host, start, end)
             if room is None:
@@ -104,19 +105,29 @@ class TrafficCeiling(Detector):
             figs.add(measure(ctx, "peak_kB_per_s", "max", host, key, start, end, fmt=",.0f"))
             figs.add(measure(ctx, "lowest_kB_per_s", "min", host, key, start, end, fmt=",.0f"))
             samples = figs.add(measure(ctx, "samples", "samples", host, key, start, end, fmt="d"))
-            seconds = float(ctx.row_seconds(s, host)[inside][lo:hi].sum())
+            mbit = figs.add(measure(ctx, "level_mbit_per_s", "median", host, key, start, end, fmt=",.1f",
+                                    scale=BITS_PER_KB / 1e6))
+            # the plateau's first row covers the interval before its stamp
+            first_row = pd.Timedelta(seconds=float(ctx.row_seconds(s, host)[inside][lo]))
+            held_for = figs.add(measure(ctx, "seconds_held", "elapsed", host, key, start - first_row, end,
+                                        fmt="elapsed"))
+            times_usual = ""
+            if usual.value >= 1.0:
+                ratio = figs.add(measure(ctx, "level_over_baseline", "ratio", host, of=(held.name, usual.name),
+                                         known=figs.by_name(), fmt=",.0f"))
+                times_usual = f"{ratio.text()} times its usual {usual.text()} kB/s"
+            else:
+                times_usual = f"from under 1 kB/s ({usual.text()}) before"
             direction = "received" if metric == "rxkB/s" else "sent"
-            mbit = held.value * BITS_PER_KB / 1e6
-            title = (f"{iface} {direction} traffic held at {held.text()} kB/s ({mbit:,.1f} Mbit/s) for "
-                     f"{fmt_elapsed(seconds)}, {held.value / max(usual.value, 1.0):,.0f} times its usual "
-                     f"{usual.text()} kB/s, while the CPUs and disks had room{room[2]}: a limit on the path "
-                     f"(the link, a shaper, or the sender's own rate)")
+            title = (f"{iface} {direction} traffic held at {held.text()} kB/s ({mbit.text()} Mbit/s) for "
+                     f"{held_for.text()}, {times_usual}, while the CPUs and disks had room{room[2]}: a limit on "
+                     f"the path (the link, a shaper, or the sender's own rate)")
             peak = figs["peak_kB_per_s"]
             text = (f"{iface} {metric} {held.text()} median over {int(samples.value)} samples from {fmt_time(start)} "
                     f"to {fmt_time(end)}, between {figs['lowest_kB_per_s'].text()} and {peak.text()}; "
                     f"{usual.text()} before")
             ep_refs = peak_ref(ep)
-            ep_refs.update(device=iface, metric=metric, level_mbit_per_s=round(mbit, 3))
+            ep_refs.update(device=iface, metric=metric)
             yield held.value, self.finding(
                 title=title, severity="medium", start=start, end=end, host=host, figures=figs, refs=ep_refs,
                 evidence=[metric_evidence(ctx, "net-dev", host, peak.at, text, device=iface, metric=metric)])
@@ -148,3 +159,21 @@ class TrafficCeiling(Detector):
             return False
         w = util[(util.index >= start) & (util.index <= end)].dropna()
         return bool(len(w)) and float(w.max()) >= self.params["ifutil_pct"]
+
+
+def _within_a_load_test(ctx: Context, start, end) -> bool:
+    """Does a load test's run cover most of the plateau?  Its traffic is the
+    test's own doing, paced by the generator or bound by its CPU
+    (``loadtest-link-saturation`` judges it against the link)."""
+    for r in ctx.reports:
+        a, b = r.get("start"), r.get("end")
+        if a is None or b is None:
+            continue
+        try:
+            lo, hi = max(pd.Timestamp(a), pd.Timestamp(start)), min(pd.Timestamp(b), pd.Timestamp(end))
+            span = (pd.Timestamp(end) - pd.Timestamp(start)).total_seconds()
+        except (TypeError, ValueError):
+            continue
+        if hi > lo and (hi - lo).total_seconds() >= 0.5 * max(span, 1.0):
+            return True
+    return False

@@ -126,6 +126,9 @@ class HostFacts:
     #: /proc/pressure when the bundle was made: {resource: {"some"|"full": ({avg10, avg60, avg300,
     #: total_us}, Limit of the line)}}
     pressure: dict = field(default_factory=dict)
+    #: the kernel's network counters when the bundle was made, as nstat names
+    #: them: {"TcpExtTCPTimeWaitOverflow": Limit(value since boot, where read)}
+    counters: dict = field(default_factory=dict)
     #: what a file said that is not used (a zone no database knows, a second
     #: zone or host name disagreeing with the first), as notes for every output
     dropped: list = field(default_factory=list)
@@ -148,11 +151,12 @@ class HostFacts:
 
     def limit(self, name: str) -> Limit | None:
         """A sysctl limit, an nginx directive (its last value, the one in
-        force at the main level) or None."""
+        force at the main level), a kernel counter as the bundle recorded
+        it (``TcpExtTCPTimeWaitOverflow``) or None."""
         if name in self.limits:
             return self.limits[name]
         values = self.nginx.get(name)
-        return values[-1] if values else None
+        return values[-1] if values else self.counters.get(name)
 
     def process_limit(self, program: str, row: str) -> Limit | None:
         """The limit ``program`` ran with for a row of /proc/PID/limits
@@ -234,6 +238,7 @@ class HostFacts:
             "pressure": {res: {kind: {**values, "path": line.path, "line": line.line}
                                for kind, (values, line) in kinds.items()}
                          for res, kinds in sorted(self.pressure.items())},
+            "counters": {k: v.to_dict() for k, v in sorted(self.counters.items())},
             "disk_names": {dev: name for dev, (name, _where) in names.items()},
             "disk_names_from": {dev: where for dev, (_name, where) in names.items()},
         }

@@ -343,7 +343,47 @@ def dmsetup_info(text, path, m, facts: HostFacts) -> None:
             _saw_disk(facts, "mapper", fields[columns[1]], fields[columns[2]], fields[columns[0]], f"{path}:{n}")
 
 
+_NSTAT_ROW = re.compile(r"^(?P<name>(?:Ip|Icmp|IcmpMsg|Tcp|Udp|UdpLite|TcpExt|IpExt|MPTcpExt|Ip6|Icmp6|Udp6)"
+                        r"[A-Za-z0-9_]+)\s+(?P<value>\d+)(?:\s+[\d.]+)?\s*$")
+_SECTION = re.compile(r"^(?P<group>[A-Z][A-Za-z0-9]*):\s*$")
+_RAW_COUNTER = re.compile(r"^\s+(?P<name>[A-Z][A-Za-z0-9_]+):\s+(?P<value>\d+)\s*$")
+
+
+def kernel_counters(text, path, m, facts: HostFacts) -> None:
+    """The kernel's network counters at collection time, as nstat names
+    them (``TcpExtTCPTimeWaitOverflow``), from ``nstat -az`` (``name value
+    rate``), ``/proc/net/netstat`` and ``/proc/net/snmp`` (a line of names,
+    then a line of values, per group), or ``netstat -s``, which prints a
+    counter it has no sentence for as ``Name: value`` under its group."""
+    lines = text.splitlines()
+    found: dict = {}
+    group = None
+    for n, line in enumerate(lines, 1):
+        row = _NSTAT_ROW.match(line.strip())
+        if row:
+            found.setdefault(row.group("name"), (row.group("value"), n, line.strip()))
+            continue
+        head, sep, rest = line.partition(":")
+        following = lines[n] if n < len(lines) else ""
+        if sep and " " not in head and following.startswith(head + ":"):
+            names, values = rest.split(), following.partition(":")[2].split()
+            if len(names) == len(values) and all(v.lstrip("-").isdigit() for v in values):
+                for name, value in zip(names, values):
+                    found.setdefault(head + name, (value, n + 1, following.strip()))
+                continue
+        section = _SECTION.match(line)
+        if section:
+            group = section.group("group")
+            continue
+        raw = _RAW_COUNTER.match(line)
+        if raw and group:
+            found.setdefault(group + raw.group("name"), (raw.group("value"), n, line.strip()))
+    for name, (value, n, row) in found.items():
+        if name not in facts.counters:
+            facts.counters[name] = Limit(name, value, path, n, row)
+
+
 READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, localtime, timedatectl, timezone_file,
                                    sysctl, proc_sys, nginx_T, proc_limits, proc_comm, systemctl_show, unit_file,
-                                   mounts, listening_sockets, collected, pressure,
+                                   mounts, listening_sockets, collected, pressure, kernel_counters,
                                    block_devices, lsblk, dmsetup_info)}
