@@ -253,8 +253,9 @@ def cause_of(findings: list[Finding]) -> tuple[Finding, dict | None]:
         idx = min(order.index(f.detector) for f in cands)
         heads = [f for f in cands if order.index(f.detector) == idx]
         cause = min(heads, key=lambda f: (_sort_ts(f), -SEVERITY_RANK[f.severity]))
+        # from where the chain's mechanism showed first: the cause, or its run-up
         since, anchor = run_up(on, cause, chain)
-        explained = [f for f in on if f is not cause and order.index(f.detector) >= min(idx, since)
+        explained = [f for f in on if f is not cause and order.index(f.detector) >= since
                      and not _before(f, anchor)]
         # one signal seen three times (three failed load-test runs) is one
         # piece of evidence: each detector counts once, at its worst; pure

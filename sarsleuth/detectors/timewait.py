@@ -67,7 +67,7 @@ class TcpTimewait(Detector):
                 capped = self._cap(ctx, host, tw, first)
                 counter = overflow_counter(ctx, host, capped[2]) if capped is not None else None
                 # a flat top the kernel counted no overflow for is no table at its cap
-                if capped is not None and not (counter is not None and counter.number() == 0):
+                if capped is not None and not none_counted(counter):
                     out.append(self._capped_finding(ctx, host, tw, first, *capped, counter=counter))
                     continue
             near = tw >= p["warn_fraction"] * limit
@@ -92,7 +92,7 @@ class TcpTimewait(Detector):
                         "config": f"tcp_max_tw_buckets {cap.text()}, as the config file gives"
                         }.get(origin, f"tcp_max_tw_buckets {cap.text()}")
                 counter = overflow_counter(ctx, host, ep.end)
-                counted, counter_ev = with_overflows(figs, counter, host) if counter and counter.number() else ("", [])
+                counted, counter_ev = with_overflows(figs, counter, host)
                 out.append(self.finding(
                     title=f"TIME_WAIT sockets climbed to {peak.text()} ({frac.text()} % of {said}){counted}",
                     severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,
@@ -137,7 +137,7 @@ class TcpTimewait(Detector):
                     if len(later) and float(later.max()) > count * (1 + self.params["cap_tolerance"]):
                         continue
                     counter = overflow_counter(ctx, host, last)
-                    if counter is not None and counter.number() == 0:
+                    if none_counted(counter):
                         return []          # the kernel destroyed none early: fewer closed than the rate says
                     return [self._under_runs(ctx, host, tw, t, closed, runs, counter)]
         configured = ctx.limit(host, "net.ipv4.tcp_max_tw_buckets")
@@ -147,7 +147,7 @@ class TcpTimewait(Detector):
             closed = _closed_within(r, pd.Timestamp(r["end"]))
             if closed > configured.number():
                 counter = overflow_counter(ctx, host, pd.Timestamp(r["end"]))
-                if counter is not None and counter.number() == 0:
+                if none_counted(counter):
                     continue
                 return [self._over_limit(host, r, closed, configured, counter)]
         return []
@@ -316,10 +316,15 @@ def overflow_counter(ctx: Context, host, end):
     return counter
 
 
+def none_counted(counter) -> bool:
+    """Did the kernel count no overflow at all?  Then no table was at its cap."""
+    return counter is not None and counter.number() == 0
+
+
 def with_overflows(figs: Figures, counter, host) -> tuple[str, list]:
-    """What a finding that says the table overflowed adds from the counter:
+    """What a finding about a full table adds from a counter above zero:
     (its words for the title, its evidence)."""
-    if counter is None:
+    if counter is None or not counter.number():
         return "", []
     n = figs.add(given("timewait_overflows", counter.number(), origin=counter.where(), host=host,
                        limit=OVERFLOW_COUNTER))

@@ -148,17 +148,14 @@ class TrafficCeiling(Detector):
                 disk = fig
         if disk is not None and disk.value >= p["busy_disk_pct"]:
             return None
-        said = [f"CPUs {cpu.text()} % busy" for cpu in [cpu] if cpu is not None]
-        said += [f"busiest disk {disk.text()} %util" for disk in [disk] if disk is not None]
+        said = ([f"CPUs {cpu.text()} % busy"] if cpu is not None else []) + \
+               ([f"busiest disk {disk.text()} %util"] if disk is not None else [])
         return cpu, disk, f" ({', '.join(said)} on average)" if said else ""
 
     def _full_by_speed(self, ctx: Context, host, iface: str, start, end) -> bool:
         """nic-saturation's stretch: the interface full by its known speed."""
-        util = ctx.series("net-dev", "%ifutil", device=iface, host=host)
-        if util is None:
-            return False
-        w = util[(util.index >= start) & (util.index <= end)].dropna()
-        return bool(len(w)) and float(w.max()) >= self.params["ifutil_pct"]
+        peak = measure(ctx, "peak_ifutil_pct", "max", host, ("net-dev", "%ifutil", iface), start, end)
+        return peak is not None and peak.value >= self.params["ifutil_pct"]
 
 
 def _within_a_load_test(ctx: Context, start, end) -> bool:
