@@ -172,3 +172,40 @@ def test_cpus_a_local_load_test_kept_busy_in_a_coarse_row_are_its_doing(tmp_path
     (cpu,) = [f for f in case.findings if f.detector == "cpu-saturation"]
     assert cpu.metrics["loadtest_driven"] == 1 and cpu.refs["driven_by"].startswith("wrk -t2 -c100")
     assert case.incidents == []
+
+
+#: Rows of sysstat's default 10 minutes: a quiet disk, then a reindex that
+#: kept it saturated about 5 minutes of one row (aqu-sz 5.87 averaged over
+#: the row, %util 47.5), then quiet again.
+QUIET = {"user": 2, "system": 1, "util": 0.5, "aqu": 0.01, "wMBps": 0.1}
+
+
+def _ten_minute_rows(row: dict) -> list[dict]:
+    return [QUIET, QUIET, row, QUIET]
+
+
+def test_a_disk_saturated_for_half_a_ten_minute_row_is_its_saturation(tmp_path):
+    case = _case(tmp_path / "reindex", _ten_minute_rows({"user": 6, "system": 9, "iowait": 11, "util": 47.5,
+                                                         "aqu": 5.87, "wMBps": 140}), seconds=600, ps=False)
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("io-saturation", "disk-saturation")
+    (disk,) = [f for f in top.findings if f.detector == "disk-saturation"]
+    # 5.87 requests in flight on average over the row, busy 47.5 % of it: 12.36 while busy
+    assert disk.metrics["in_flight_while_busy"] == pytest.approx(12.36, abs=0.01)
+    assert disk.title.startswith("Disk dev254-0 saturated: busy 47.50 % of a 10-minute sample with 12.36 requests "
+                                 "in flight while busy")
+    assert disk.refs["sample_seconds"] == 600.0 and disk.severity == "medium"
+
+
+BUSY_HALF = {"util": 47.5, "aqu": 5.87, "wMBps": 140}
+
+
+@pytest.mark.parametrize("rows, why", [
+    (_ten_minute_rows({"util": 47.5, "aqu": 0.6, "wMBps": 140}),
+     "one request at a time, half the row: a busy disk, no queue"),
+    (_ten_minute_rows({"util": 20.0, "aqu": 3.0, "wMBps": 60}), "busy a fifth of the row: under the part's bound"),
+    ([BUSY_HALF] * 4, "that busy every row: its usual level"),
+])
+def test_rows_that_are_no_saturated_part_give_no_disk_finding(tmp_path, rows, why):
+    case = _case(tmp_path / "row", rows, seconds=600, ps=False)
+    assert not [f for f in case.findings if f.detector == "disk-saturation"], why

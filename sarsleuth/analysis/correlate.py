@@ -204,24 +204,42 @@ def _stands_alone(findings: list[Finding], main_cause: Finding) -> bool:
 # ------------------------------------------------------------- cause & roles
 def _can_cause(f: Finding) -> bool:
     kb = kb_entry(f.detector)
-    if kb.get("cause", True) is False:
+    if kb.get("cause", True) is False or _meets_context_if(f):
         return False
     if any(holds(c, f.metrics) for c in kb.get("cause_unless", [])):
         return False
     return all(holds(c, f.metrics) for c in kb.get("cause_if", []))
 
 
+def _context_by_itself(f: Finding) -> bool:
+    """A finding that never makes an incident alone: one that never does
+    (a good reload, a restart), CPUs a load test on the host kept busy,
+    or one whose metrics meet all of its ``context_if`` (I/O wait no
+    larger than one task's own, and short)."""
+    return (kb_entry(f.detector).get("alone", True) is False or bool(f.metrics.get("loadtest_driven"))
+            or _meets_context_if(f))
+
+
+def _meets_context_if(f: Finding) -> bool:
+    """Its metrics meet every one of its ``context_if`` (it has some)."""
+    context_if = kb_entry(f.detector).get("context_if", [])
+    return bool(context_if) and all(holds(c, f.metrics) for c in context_if)
+
+
 def _only_context(g: _Group) -> bool:
-    """A group no finding of which can be a cause, all of them findings
-    that never make an incident alone (a good reload, a restart, CPUs a
-    load test on the host kept busy): they are on the timeline of whatever
-    happens near them, not an incident.  Findings without a time that
-    nothing else ties to an incident (a load-test run's latency tail) are
-    near nothing: they are told on their own."""
+    """A group no finding of which can be a cause, each of them context by
+    itself (:func:`_context_by_itself`) or a symptom of such a finding
+    (a stall the kernel measured while one task waited on its own I/O):
+    they are on the timeline of whatever happens near them, not an
+    incident.  Findings without a time that nothing else ties to an
+    incident (a load-test run's latency tail) are near nothing: they are
+    told on their own."""
     if not any(_has_time(f) for f in g.findings):
         return False
-    return all(not _can_cause(f) and (kb_entry(f.detector).get("alone", True) is False
-                                       or f.metrics.get("loadtest_driven")) for f in g.findings)
+    if any(_can_cause(f) for f in g.findings):
+        return False
+    own = [f for f in g.findings if _context_by_itself(f)]
+    return bool(own) and all(f in own or kb_entry(f.detector).get("cause", True) is False for f in g.findings)
 
 
 def _before(f: Finding, cause: Finding) -> bool:

@@ -7,8 +7,9 @@ it (the first row stamped at or after its start, through the row that
 covers its end).  The baseline is, by default, the rows before the window
 as far back as the lookback, never across a restart or a gap in the
 records, and the same hours of the day before; where there is neither
-(a recording that begins with the window), the rows after it; or the span
-the user gave.
+(a recording that begins with the window), the rows after it; where
+neither side alone holds enough rows (a few minutes kept every minute),
+the rows on both sides together ("around"); or the span the user gave.
 A part of the baseline is a list of pieces, each a run of rows with no
 break inside, so that no average is taken across a restart or a gap.
 """
@@ -25,7 +26,7 @@ HOUR_NS = 3_600 * 10**9
 @dataclass
 class Rows:
     """The rows of one time array: the window ``[start, stop)``, the
-    baseline's parts ({"before"|"day before"|"after"|"given": [(lo, hi), ...]}) and
+    baseline's parts ({"before"|"day before"|"after"|"around"|"given": [(lo, hi), ...]}) and
     where the window was cut short by a restart or a gap (ns), if it was."""
 
     window: tuple
@@ -133,6 +134,10 @@ def row_spans(stamps, window: tuple, breaks: Breaks, rules: dict, baseline: tupl
         if rules.get("after_when_none_before") and not any(parts.values()):
             # a recording that begins with the window: its calm after it is the one baseline there is
             parts["after"] = _after(stamps, hi, w1, breaks, rules, min_rows)
+            if not parts["after"]:
+                # a few minutes kept at a coarse interval: a row or so on each side, together
+                parts["around"] = (_before(stamps, lo, w0, breaks, rules, 1)
+                                   + _after(stamps, hi, w1, breaks, rules, 1))
     rows.parts = {name: pieces for name, pieces in parts.items()
                   if sum(b - a for a, b in pieces) >= min_rows}
     return rows

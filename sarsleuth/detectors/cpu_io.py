@@ -242,6 +242,7 @@ class IowaitSpike(Detector):
                 threshold = figs.add(given("threshold_pct", float(threshold_for(base.value)), origin="threshold",
                                            fmt=".1f", host=host))
                 figs.add(measure(ctx, "samples", "samples", host, key, ep.start, ep.end, fmt="d"))
+                waiting = self._cpus_waiting(ctx, figs, host, key, peak, ep, p["min_duration_seconds"])
                 sev = severity_for(peak.value, [(80, "critical"), (40, "high"), (20, "medium")])
                 text = (f"%iowait peak {peak.text()} at {fmt_time(peak.at)} (baseline {base.text()}); "
                         f"above {threshold.text()} from {fmt_time(ep.start)} to {fmt_time(ep.end)}")
@@ -270,6 +271,12 @@ class IowaitSpike(Detector):
                         refs["busiest_disk_name"] = names[host][dev].name
                     evidence.append(ev)
                     explanation = f"{explanation} The busiest disk over the episode was {sentence}."
+                if waiting is not None and waiting.value <= 1 and "cpu_seconds_waiting" in figs:
+                    explanation = (f"{explanation} At its peak the wait was no more than one CPU's share of "
+                                   f"the time ({figs['one_cpu_pct'].text()} % of {figs['ncpu'].text()} CPUs): "
+                                   "the kernel counts a CPU as waiting for I/O only while a task that last ran "
+                                   "on it waits, so one task may have waited alone, on its own reads or writes, "
+                                   f"{figs['cpu_seconds_waiting'].text('.1f')} s in all.")
                 title = f"I/O wait spiked to {peak.text()} % (baseline {base.text()} %)"
                 if lone and base.value >= peak.value:
                     # no row before it to be a usual level: what the row says on its own
@@ -280,6 +287,31 @@ class IowaitSpike(Detector):
                     refs=refs, evidence=evidence, explanation=explanation,
                 ))
         return out
+
+
+    @staticmethod
+    def _cpus_waiting(ctx: Context, figs: Figures, host, key, peak, ep, least_seconds: float):
+        """How many CPUs' worth of time waited for I/O at the peak: its
+        %iowait over one CPU's share of the time (100 % / CPUs); above 1,
+        two tasks or more waited at once.  And the CPU-seconds waited over
+        the episode (%iowait times each row's seconds, over one CPU's
+        share), which no sampling interval changes, and that over the
+        detector's least duration (``waited_over_least``)."""
+        cpus = figs.add(measure(ctx, "ncpu", "ncpu", host, at=peak.at, fmt=".0f"))
+        if cpus is None or not cpus.value:
+            return None
+        figs.add(given("whole_pct", 100.0, origin="threshold", fmt=".0f", host=host))
+        figs.add(measure(ctx, "one_cpu_pct", "ratio", host, of=("whole_pct", "ncpu"), known=figs.by_name(),
+                         fmt=".1f"))
+        figs.add(measure(ctx, "iowait_pct_seconds", "sum", host, key, ep.start, ep.end, fmt=",.0f"))
+        waited = figs.add(measure(ctx, "cpu_seconds_waiting", "ratio", host, of=("iowait_pct_seconds", "one_cpu_pct"),
+                                  known=figs.by_name(), fmt=".1f"))
+        if waited is not None:
+            figs.add(given("least_seconds", float(least_seconds), origin="threshold", fmt=".0f", host=host))
+            figs.add(measure(ctx, "waited_over_least", "ratio", host, of=("cpu_seconds_waiting", "least_seconds"),
+                             known=figs.by_name()))
+        return figs.add(measure(ctx, "cpus_waiting", "ratio", host, of=("peak_iowait_pct", "one_cpu_pct"),
+                                known=figs.by_name()))
 
 
 class SarGap(Detector):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sarsleuth.detectors.figures import Figures, already_above, baseline_at, first_of, measure
-from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref
+from sarsleuth.detectors.figures import Figure, Figures, already_above, baseline_at, first_of, measure
+from sarsleuth.detectors.series import episodes, fmt_time, interval_words, onset_ref, peak_ref
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import metric_evidence
@@ -42,6 +42,11 @@ class DiskSaturation(Detector):
         "min_duration_seconds": 20.0,  # a burst of a few seconds is a busy disk, not a saturated one
         # a row averaging a minute or more: busy half of it or more, with requests queued
         "coarse_util_pct": 50.0,
+        # ... or busy a part of it (this share, and min_duration_seconds or longer) with this
+        # many requests in flight, on average, while it was busy: a saturated stretch shorter
+        # than the row, averaged in with the idle rest
+        "coarse_part_util_pct": 25.0,
+        "coarse_in_flight": 4.0,
     }
 
     def run(self, ctx: Context):
@@ -58,12 +63,14 @@ class DiskSaturation(Detector):
                     return np.maximum(p["util_floor_pct"], base + p["util_margin_pct"])
 
                 segments = ctx.segments(util, host)
+                seconds = ctx.row_seconds(util, host)
                 coarse = coarse_rows(ctx, util, host, p["coarse_util_pct"], p["util_margin_pct"], segments)
+                part = self._queued_part(ctx, host, dev, util, seconds, segments) & ~coarse
+                coarse |= part
                 if len(util) < 3 and not coarse.any():
                     continue
                 mask, _bases = above_prior_baseline(util, threshold_for, _hold_samples(util, p["max_gap_samples"]),
                                                     segments)
-                seconds = ctx.row_seconds(util, host)
                 for ep in episodes(util, mask | coarse, p["max_gap_samples"], segments=ctx.stretches(util, host)):
                     inside = np.asarray((util.index >= ep.start) & (util.index <= ep.end))
                     lone = bool(coarse[inside].any())
@@ -83,6 +90,13 @@ class DiskSaturation(Detector):
                     peak = figs["peak_util_pct"]
                     sev = "high" if peak.value >= 95 and (waits and queued) else "medium"
                     parts = [f"%util {peak.text()} %"]
+                    in_flight = (self._in_flight_while_busy(figs, host)
+                                 if part[np.asarray(util.index == peak.at)].any() else None)
+                    if in_flight is not None:
+                        # what the row says: a saturated stretch averaged in with the idle rest
+                        step = float(seconds[inside].max())
+                        parts = [f"busy {peak.text()} % of a {interval_words(step)} sample with "
+                                 f"{in_flight.text()} requests in flight while busy"]
                     if "peak_await_ms" in figs:
                         parts.append(f"{figs['peak_await_ms'].series[1]} up to {figs['peak_await_ms'].text()} ms"
                                      + (f" (usual {usual.text()} ms)" if usual is not None else ""))
@@ -143,3 +157,36 @@ class DiskSaturation(Detector):
                 name = "aqu_sz_at_util_peak" if fig.name == "peak_aqu_sz" else "await_at_util_peak_ms"
                 figs.add(measure(ctx, name, "at", host, fig.series, at=peak.at))
         return figs
+
+    @staticmethod
+    def _in_flight_while_busy(figs: Figures, host):
+        """The requests in flight while the disk was busy, in its %util peak's
+        row: aqu-sz averages them over the whole row, %util is the share of
+        the row it was busy."""
+        queue, peak = figs.get("aqu_sz_at_util_peak"), figs.get("peak_util_pct")
+        if queue is None or peak is None or not peak.value:
+            return None
+        return figs.add(Figure(name="in_flight_while_busy", stat="ratio", value=100.0 * queue.value / peak.value,
+                               host=host, of=(queue.name, peak.name), factor=100.0))
+
+    def _queued_part(self, ctx: Context, host, dev, util, seconds, segments) -> np.ndarray:
+        """Coarse rows in which the disk was saturated for a part of the
+        interval: busy ``coarse_part_util_pct`` of it or more (and at least
+        ``min_duration_seconds``), far above its usual level, with
+        ``coarse_in_flight`` requests or more in flight while it was busy.
+        aqu-sz is the requests in flight averaged over the row, %util the
+        share of the row the disk had one or more: aqu-sz / (%util / 100)
+        is how many it had while busy.  A disk serving one request at a
+        time all the row long and one saturated half of it both read about
+        50 %; the queue tells them apart."""
+        p = self.params
+        _key, aqu = first_of(ctx, host, "disk", ("aqu-sz", "avgqu-sz"), dev)
+        if aqu is None:
+            return np.zeros(len(util), dtype=bool)
+        busy = util.to_numpy(dtype=float)
+        queued = aqu.reindex(util.index).to_numpy(dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            in_flight = np.where(busy > 0, 100.0 * queued / busy, np.nan)
+            long_enough = busy / 100.0 * seconds >= p["min_duration_seconds"]
+            rows = coarse_rows(ctx, util, host, p["coarse_part_util_pct"], p["util_margin_pct"], segments)
+            return rows & long_enough & (in_flight >= p["coarse_in_flight"])

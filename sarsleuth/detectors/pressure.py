@@ -58,6 +58,7 @@ class _PressureStall(Detector):
                 mean = figs.add(measure(ctx, "mean_some_pct", "mean", host, some_key, ep.start, ep.end, fmt=".1f"))
                 peak = figs.add(measure(ctx, "peak_some_pct", "max", host, some_key, ep.start, ep.end, fmt=".1f"))
                 figs.add(measure(ctx, "samples", "samples", host, some_key, ep.start, ep.end, fmt="d"))
+                stalled_for(ctx, figs, host, some_key, ep, p["min_duration_seconds"])
                 title = f"Tasks stalled on {words} {mean.text()} % of the time (PSI some, peak {peak.text()} %"
                 mean_full = None
                 if full is not None:
@@ -127,6 +128,22 @@ class _PressureStall(Detector):
         lines = [limit_evidence(line) for line in (some_line, full_line) if line is not None]
         return [self.finding(title=title, severity=sev, start=None if end is None else end - pd.Timedelta(minutes=1),
                              end=end, host=facts.host, figures=figs, evidence=lines, aligned=aligned)]
+
+
+def stalled_for(ctx: Context, figs: Figures, host, key, ep, least_seconds: float):
+    """How long tasks stalled over the episode, in all: its PSI share times
+    each row's seconds (a share of a minute's row counts for the minute),
+    which no sampling interval changes; and that over the detector's least
+    duration (``stalled_over_least``: under 1, a burst)."""
+    figs.add(measure(ctx, "stalled_pct_seconds", "sum", host, key, ep.start, ep.end, fmt=",.0f"))
+    figs.add(given("whole_pct", 100.0, origin="threshold", fmt=".0f", host=host))
+    stalled = figs.add(measure(ctx, "stalled_seconds", "ratio", host, of=("stalled_pct_seconds", "whole_pct"),
+                               known=figs.by_name(), fmt=".1f"))
+    if stalled is None:
+        return None
+    figs.add(given("least_seconds", float(least_seconds), origin="threshold", fmt=".0f", host=host))
+    return figs.add(measure(ctx, "stalled_over_least", "ratio", host, of=("stalled_seconds", "least_seconds"),
+                            known=figs.by_name()))
 
 
 class CpuPressure(_PressureStall):
