@@ -21,9 +21,10 @@ def _cpu(cum: list[list[int]]) -> list[list[int]]:
     return [[sum(col) for col in zip(*cum)]] + cum
 
 
-def _record(k: int, seconds: int, cpus: list[list[int]], disk=None) -> dict:
+def _record(k: int, seconds: int, cpus: list[list[int]], disk=None, psi_us: int = 0) -> dict:
     rec = {"time": T0 + dt.timedelta(seconds=k * seconds), "uptime_cs": 360000 + k * seconds * HZ,
-           "cpu": _cpu(cpus)}
+           "cpu": _cpu(cpus),
+           "psi-cpu": {"some_cpu_total": psi_us, "some_acpu_10": 0, "some_acpu_60": 0, "some_acpu_300": 0}}
     if disk is not None:
         rec["disk"] = {(254, 0): disk}
     return rec
@@ -31,12 +32,14 @@ def _record(k: int, seconds: int, cpus: list[list[int]], disk=None) -> dict:
 
 def _recording(rows: list[dict], seconds: int = 60) -> list[dict]:
     """Records every ``seconds`` of a 2-CPU host from counters and, for each
-    row, the share of each CPU's jiffies as {user, system, iowait} % (idle the rest)
-    and the disk's {util, aqu, wMBps}."""
+    row, the share of each CPU's jiffies as {user, system, iowait} % (idle the rest),
+    the disk's {util, aqu, wMBps} and the share of the row tasks waited for a
+    CPU ({waiting} %, PSI cpu some)."""
     cpu = [[1000, 0, 500, 90000, 100, 0, 0, 0, 0, 0] for _ in range(2)]
     disk = {"nr_ios": 5000, "rd_sect": 8000, "wr_sect": 20000, "dc_sect": 0, "rd_ticks": 900, "wr_ticks": 1500,
             "tot_ticks": 2000, "rq_ticks": 2400, "major": 254, "minor": 0, "dc_ticks": 0, "part_nr": 0}
-    records = [_record(0, seconds, [c[:] for c in cpu], dict(disk))]
+    psi_us = 5_000_000
+    records = [_record(0, seconds, [c[:] for c in cpu], dict(disk), psi_us)]
     for k, row in enumerate(rows, 1):
         jiffies = seconds * HZ
         for c in cpu:
@@ -52,7 +55,8 @@ def _recording(rows: list[dict], seconds: int = 60) -> list[dict]:
         disk["tot_ticks"] += int(ms * row.get("util", 0) / 100)
         disk["rq_ticks"] += int(ms * row.get("aqu", 0))
         disk["wr_ticks"] += int(ms * row.get("aqu", 0))
-        records.append(_record(k, seconds, [c[:] for c in cpu], dict(disk)))
+        psi_us += int(seconds * 1_000_000 * row.get("waiting", 0) / 100)
+        records.append(_record(k, seconds, [c[:] for c in cpu], dict(disk), psi_us))
     return records
 
 
@@ -209,3 +213,29 @@ BUSY_HALF = {"util": 47.5, "aqu": 5.87, "wMBps": 140}
 def test_rows_that_are_no_saturated_part_give_no_disk_finding(tmp_path, rows, why):
     case = _case(tmp_path / "row", rows, seconds=600, ps=False)
     assert not [f for f in case.findings if f.detector == "disk-saturation"], why
+
+
+#: a runaway batch of 3 renderers on the 2 CPUs for 5 minutes of a 10-minute
+#: row: 50.6 % busy, tasks waiting for a CPU 25.73 % of the row
+RENDER = {"user": 49, "system": 1.6, "waiting": 25.73}
+
+
+def test_cpus_saturated_for_half_a_ten_minute_row_with_tasks_waiting_is_the_burn(tmp_path):
+    case = _case(tmp_path / "render", _ten_minute_rows(RENDER), seconds=600, ps=False)
+    (top,) = case.incidents
+    assert (top.category, top.cause) == ("cpu-saturation", "cpu-saturation")
+    (cpu,) = [f for f in top.findings if f.detector == "cpu-saturation"]
+    assert cpu.metrics["peak_busy_pct"] == pytest.approx(50.6)
+    assert cpu.metrics["waiting_while_busy_pct"] == pytest.approx(100 * 25.73 / 50.6, abs=0.01)
+    assert cpu.title == ("CPUs 50.6 % busy on average over a 10-minute sample, a burst within it averaged in, "
+                         "tasks waiting for a CPU 25.73 % of the sample (50.8 % of the time the CPUs were busy)")
+
+
+@pytest.mark.parametrize("rows, why", [
+    (_ten_minute_rows({**RENDER, "waiting": 2.0}), "as busy, one task per CPU: nobody waited for one"),
+    (_ten_minute_rows({"user": 18, "system": 2, "waiting": 15}), "busy a fifth of the row: under the part's bound"),
+    ([RENDER] * 4, "that busy, with that much waiting, every row: its usual level"),
+])
+def test_rows_that_are_no_saturated_part_give_no_cpu_finding(tmp_path, rows, why):
+    case = _case(tmp_path / "row", rows, seconds=600, ps=False)
+    assert not [f for f in case.findings if f.detector == "cpu-saturation"], why

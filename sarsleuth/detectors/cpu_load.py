@@ -39,7 +39,10 @@ class CpuSaturation(Detector):
     defaults = {"idle_floor_pct": 5.0, "steal_pct": 10.0, "min_samples": 2, "max_gap_samples": 1,
                 "min_duration_seconds": 30.0,
                 # a row averaging a minute or more: a burn shorter than it is diluted
-                "coarse_busy_pct": 70.0, "coarse_margin_pct": 30.0}
+                "coarse_busy_pct": 70.0, "coarse_margin_pct": 30.0,
+                # ... or busy this share of it (and min_duration_seconds or longer), far above the
+                # usual, with tasks waiting for a CPU (PSI cpu some) this share of the busy time
+                "coarse_part_busy_pct": 25.0, "coarse_waiting_pct": 25.0}
 
     def run(self, ctx: Context):
         out = []
@@ -62,6 +65,8 @@ class CpuSaturation(Detector):
             coarse = coarse_rows(ctx, busy_pct, host, p["coarse_busy_pct"], p["coarse_margin_pct"],
                                  ctx.segments(idle, host))
             seconds = ctx.row_seconds(busy_pct, host)
+            part = self._waited_part(ctx, host, busy_pct, seconds, ctx.segments(idle, host)) & ~coarse
+            coarse |= part
             for ep in episodes(busy_pct, busy.to_numpy() | coarse, p["max_gap_samples"],
                                segments=ctx.stretches(idle, host)):
                 inside = np.asarray((busy_pct.index >= ep.start) & (busy_pct.index <= ep.end))
@@ -84,6 +89,11 @@ class CpuSaturation(Detector):
                     refs["sample_seconds"] = step
                     title = (f"CPUs {peak.text()} % busy on average over a {interval_words(step)} sample, "
                              "a burst within it averaged in")
+                    waited = (self._waiting_while_busy(ctx, figs, host, peak)
+                              if part[np.asarray(busy_pct.index == peak.at)].any() else None)
+                    if waited is not None:
+                        title += (f", tasks waiting for a CPU {figs['some_cpu_pct_at_peak'].text()} % of the "
+                                  f"sample ({waited.text()} % of the time the CPUs were busy)")
                 else:
                     title = (f"CPU lost up to {stolen.text()} % to the hypervisor (%steal)" if by_steal
                              else f"CPUs saturated: {peak.text()} % busy")
@@ -95,6 +105,38 @@ class CpuSaturation(Detector):
                 ))
             out += self._burns_seen_by_ps(ctx, host, busy_pct, seconds, out)
         return out
+
+    def _waited_part(self, ctx: Context, host, busy_pct, seconds, segments) -> np.ndarray:
+        """Coarse rows in which the CPUs were saturated for a part of the
+        interval: busy ``coarse_part_busy_pct`` of it or more (and at least
+        ``min_duration_seconds``), far above their usual level, with tasks
+        waiting for a CPU (PSI cpu some, the share of the row) for
+        ``coarse_waiting_pct`` of the time they were busy or more.  Busy
+        half a row all along (one task per CPU, none waiting) and saturated
+        half of it (more tasks than CPUs, then idle) both read 50 %; the
+        tasks that waited tell them apart."""
+        p = self.params
+        some = ctx.series("psi-cpu", "%scpu", host=host)
+        if some is None:
+            return np.zeros(len(busy_pct), dtype=bool)
+        busy = busy_pct.to_numpy(dtype=float)
+        waiting = some.reindex(busy_pct.index).to_numpy(dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            while_busy = np.where(busy > 0, 100.0 * waiting / busy, np.nan)
+            long_enough = busy / 100.0 * seconds >= p["min_duration_seconds"]
+            rows = coarse_rows(ctx, busy_pct, host, p["coarse_part_busy_pct"], p["coarse_margin_pct"], segments)
+            return rows & long_enough & (while_busy >= p["coarse_waiting_pct"])
+
+    @staticmethod
+    def _waiting_while_busy(ctx: Context, figs: Figures, host, peak):
+        """The share of the busy time tasks waited for a CPU, in the peak's
+        row: PSI cpu some over the row's busy share."""
+        some = figs.add(measure(ctx, "some_cpu_pct_at_peak", "at", host, ("psi-cpu", "%scpu", ""), at=peak.at))
+        if some is None or not peak.value:
+            return None
+        return figs.add(measure(ctx, "waiting_while_busy_pct", "ratio", host,
+                                of=("some_cpu_pct_at_peak", "peak_busy_pct"), known=figs.by_name(), factor=100.0,
+                                fmt=".1f"))
 
     def _burns_seen_by_ps(self, ctx: Context, host, busy_pct, seconds, found) -> list:
         """CPUs saturated by processes younger than the sample around them.
