@@ -81,6 +81,23 @@ def coarse_rows(ctx: Context, series, host, floor: float, margin: float, segment
         return coarse & (values >= floor) & (np.isnan(prior) | (values >= prior + margin))
 
 
+def busy_part_rows(ctx: Context, busy_series, during, host, seconds, segments, *, floor: float, margin: float,
+                   least_seconds: float, while_busy_at_least: float) -> np.ndarray:
+    """Coarse rows busy for a part of their interval that was itself
+    saturated: ``busy_series`` (a share of the row, %) at ``floor`` or
+    more and ``margin`` above its usual level (:func:`coarse_rows`), busy
+    ``least_seconds`` or more, and ``during`` (a row's average of what
+    only happens while busy: requests in flight, tasks waiting) over the
+    busy share at ``while_busy_at_least`` or more."""
+    busy = busy_series.to_numpy(dtype=float)
+    over = during.reindex(busy_series.index).to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        while_busy = np.where(busy > 0, 100.0 * over / busy, np.nan)
+        long_enough = busy / 100.0 * seconds >= least_seconds
+        rows = coarse_rows(ctx, busy_series, host, floor, margin, segments)
+        return rows & long_enough & (while_busy >= while_busy_at_least)
+
+
 def without_usual_level(ctx: Context, series, host, segments) -> np.ndarray:
     """Which samples are coarse rows (:data:`COARSE_SECONDS` or more) in a
     stretch of records too short for a usual level (fewer than

@@ -12,7 +12,8 @@ from sarsleuth.analysis.process_cpu import young_burn
 from sarsleuth.analysis.ps_snapshots import snapshots_of, without_collectors
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
-from sarsleuth.detectors.cpu_io import COARSE_SECONDS, _hold_samples, above_prior_baseline, coarse_rows
+from sarsleuth.detectors.cpu_io import (COARSE_SECONDS, _hold_samples, above_prior_baseline, busy_part_rows,
+                                       coarse_rows)
 from sarsleuth.detectors.evidence import metric_evidence
 from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure
 from sarsleuth.detectors.series import episodes, fmt_time, interval_words, onset_ref, peak_ref, severity_for
@@ -119,13 +120,9 @@ class CpuSaturation(Detector):
         some = ctx.series("psi-cpu", "%scpu", host=host)
         if some is None:
             return np.zeros(len(busy_pct), dtype=bool)
-        busy = busy_pct.to_numpy(dtype=float)
-        waiting = some.reindex(busy_pct.index).to_numpy(dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            while_busy = np.where(busy > 0, 100.0 * waiting / busy, np.nan)
-            long_enough = busy / 100.0 * seconds >= p["min_duration_seconds"]
-            rows = coarse_rows(ctx, busy_pct, host, p["coarse_part_busy_pct"], p["coarse_margin_pct"], segments)
-            return rows & long_enough & (while_busy >= p["coarse_waiting_pct"])
+        return busy_part_rows(ctx, busy_pct, some, host, seconds, segments, floor=p["coarse_part_busy_pct"],
+                              margin=p["coarse_margin_pct"], least_seconds=p["min_duration_seconds"],
+                              while_busy_at_least=p["coarse_waiting_pct"])
 
     @staticmethod
     def _waiting_while_busy(ctx: Context, figs: Figures, host, peak):

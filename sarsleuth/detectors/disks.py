@@ -16,7 +16,7 @@ from sarsleuth.detectors.series import episodes, fmt_time, interval_words, onset
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import metric_evidence
-from sarsleuth.detectors.cpu_io import DISK_LATENCIES, _hold_samples, above_prior_baseline, coarse_rows
+from sarsleuth.detectors.cpu_io import DISK_LATENCIES, _hold_samples, above_prior_baseline, busy_part_rows, coarse_rows
 from sarsleuth.metric_store.disk_names import disk_names, labelled
 
 
@@ -183,10 +183,6 @@ class DiskSaturation(Detector):
         _key, aqu = first_of(ctx, host, "disk", ("aqu-sz", "avgqu-sz"), dev)
         if aqu is None:
             return np.zeros(len(util), dtype=bool)
-        busy = util.to_numpy(dtype=float)
-        queued = aqu.reindex(util.index).to_numpy(dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            in_flight = np.where(busy > 0, 100.0 * queued / busy, np.nan)
-            long_enough = busy / 100.0 * seconds >= p["min_duration_seconds"]
-            rows = coarse_rows(ctx, util, host, p["coarse_part_util_pct"], p["util_margin_pct"], segments)
-            return rows & long_enough & (in_flight >= p["coarse_in_flight"])
+        return busy_part_rows(ctx, util, aqu, host, seconds, segments, floor=p["coarse_part_util_pct"],
+                              margin=p["util_margin_pct"], least_seconds=p["min_duration_seconds"],
+                              while_busy_at_least=p["coarse_in_flight"])
