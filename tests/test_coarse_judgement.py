@@ -571,3 +571,48 @@ def test_a_process_that_is_not_a_stopped_daemon_is_no_finding(tmp_path, row, why
     ps = PS_FROZEN.replace(PS_FROZEN.splitlines()[2], row)
     case = _case(tmp_path / "near", [{}] * 4, seconds=10, files=(("ps-aux-183420.txt", ps, 30),))
     assert not [f for f in case.findings if f.detector == "process-stopped"], why
+
+
+# ------------------------------------------------ a kill after the last sample
+_GROWERS = """USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND
+root           1  0.0  0.0  21788 12852 ?        Ss   Nov23   0:02 /sbin/init
+root       31104  1.9 75.4 20585060 18614548 ?   Ss   18:20   0:53 python3 /srv/app/grower.py --name search-index --rate-mb 3000 --hold 7200
+root        5073  0.4 22.4 5557264 5547744 ?     Ss   18:50   0:08 python3 /srv/app/grower.py --name session-cache --rate-mb 3 --hold 3000
+root        1201  0.1  0.1  31000 12000 ?        Ss   18:00   0:01 telemetry-agent --interval 10
+"""
+
+
+def _kill(at: str) -> str:
+    return (f"2026-11-24T{at}.000000+00:00 web-lab-09 kernel: Out of memory: Killed process 31104 (search-index) "
+            "total-vm:20585060kB, anon-rss:18502912kB, file-rss:164kB, shmem-rss:0kB, UID:0 pgtables:40328kB "
+            "oom_score_adj:0\n")
+
+
+def test_a_kill_within_the_interval_after_a_ten_minute_swap_climb_is_its_effect(tmp_path):
+    """Swap written full in the row stamped 19:03:00 (a 10-minute sample);
+    the kernel kills the biggest process at 19:09:05, before the next
+    sample; the only ps, at 19:07:42, shows one script run as two services.
+    One incident, and both instances told apart: no earlier snapshot says
+    which of them grew."""
+    rows = [{}, {}, {"pswpout": 1000.0, "swpused_kb": 2_264_296}]
+    case = _case(tmp_path / "coarse", rows, seconds=600,
+                 files=(("messages", _kill("19:09:05"), 2145), ("ps-aux-190742.txt", _GROWERS, 2082)))
+    assert len(case.incidents) == 1
+    top = case.incidents[0]
+    assert (top.category, top.cause) == ("memory-exhaustion", "swap-climb")
+    assert "oom-kill" in {f.detector for f in top.findings if f.role == "effect"}
+    climb = next(f for f in top.findings if f.detector == "swap-climb")
+    assert climb.refs["responsible"] == (
+        "grower.py (2 processes: RSS 23.0 GiB; PID 31104: RSS 17.8 GiB, started 18:20, run as `grower.py --name "
+        "search-index --rate-mb 3000 --hold 7200`; PID 5073: RSS 5.3 GiB, started 18:50, run as `grower.py --name "
+        "session-cache --rate-mb 3 --hold 3000` (no earlier snapshot says which of them grew)) in ps at 19:07:42, "
+        "282 s after it (ps-aux-190742.txt)")
+
+
+def test_a_kill_six_minutes_after_a_one_minute_sample_is_an_incident_of_its_own(tmp_path):
+    """The same climb sampled every minute: the row after it would have
+    shown anything still going, and six minutes are beyond the grouping's
+    five."""
+    rows = [{}, {}, {"pswpout": 9428.28, "swpused_kb": 2_264_296}]
+    case = _case(tmp_path / "fine", rows, seconds=60, files=(("messages", _kill("18:42:00"), 540),))
+    assert sorted((i.cause for i in case.incidents)) == ["oom-kill", "swap-climb"]

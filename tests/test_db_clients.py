@@ -110,7 +110,10 @@ def test_a_few_backends_are_ordinary_use_and_name_nobody(tmp_path):
     _ps(tmp_path, T1, _SERVER + _report() + _held(2))
     _log(tmp_path, 20, FIRST)
     _top, f = _cause(tmp_path)
-    assert "responsible" not in f.refs
+    # the snapshot, 24 s after the last refusal, shows no connections held:
+    # the server is named by its own refusals, no backend as a holder
+    assert f.refs["responsible"].startswith("postgres (20 refusals in its own log lines; refused clients")
+    assert "responsible_pids" not in f.refs
 
 
 def test_backend_titles_are_read_and_the_server_s_own_workers_are_not_clients():
@@ -125,3 +128,33 @@ def test_backend_titles_are_read_and_the_server_s_own_workers_are_not_clients():
     got = backends(frame)
     assert got[["pid", "user", "db", "client"]].values.tolist() == [
         [100, "app", "shop", "10.0.0.5"], [101, "reports", "shop", "the local socket"], [102, "app", "shop", "10.0.0.6"]]
+
+
+def test_with_no_snapshot_while_refused_the_server_is_named_by_its_own_lines(tmp_path):
+    """The only ps was taken after the report had ended: the refusals the
+    server logged as its own name it, the clients' lines say who was
+    refused, and the story says that nothing shows who held the slots."""
+    _ps(tmp_path, FIRST + pd.Timedelta(minutes=20), _SERVER)
+    _ps(tmp_path, FIRST + pd.Timedelta(seconds=90), _SERVER)      # just after: the report had ended
+    _log(tmp_path, 60, FIRST, extra=["2026-11-26T20:52:13.100000+00:00 shop-db-01 export-report[11806]: segment 38: "
+                                     'connection to server on socket "/run/postgresql/.s.PGSQL.5432" failed: '
+                                     "FATAL:  sorry, too many clients already"])
+    top, f = _cause(tmp_path)
+    assert f.refs["logged_by"] == {"api": 60, "postgres": 60, "export-report": 1}
+    assert f.refs["responsible_names"] == ["postgres"]
+    assert f.refs["responsible"] == (
+        "postgres (60 refusals in its own log lines; refused clients, with the lines each logged: api (60), "
+        "export-report (1); no ps snapshot while they were refused says who held the slots)")
+    assert "by postgres (60 refusals in its own log lines" in top.story["cause"]
+
+
+def test_refusals_only_a_client_logged_name_no_server(tmp_path):
+    """A database on another host: only the client's own errors are here,
+    and no program of this host refused anything."""
+    lines = [f"2026-11-26T20:52:{13 + i:02d}.000000+00:00 shop-db-01 api[10252]: ERROR /api/items: database: "
+             'connection to server at "10.0.0.7", port 5432 failed: FATAL:  sorry, too many clients already'
+             for i in range(30)]
+    (tmp_path / "syslog").write_text("\n".join(lines) + "\n")
+    _top, f = _cause(tmp_path)
+    assert f.refs["logged_by"] == {"api": 30} and f.refs["servers"] == []
+    assert "responsible" not in f.refs

@@ -9,14 +9,11 @@ joined with what the case shows of the processes at that time:
   most processes (pids);
 - the kernel's and the programs' own lines the finding rests on: a hung
   task and the lock owner the kernel names, an OOM victim, the program
-  that logged the error; joined with ``ps`` rows by PID for their command.
+  that logged the error, a database that logged its own refusals.
 
 What each detector is about is data (``resource`` in ``knowledge/kb.toml``).
-The result goes into the finding's refs: ``responsible`` (a phrase:
-``stress-ng (2 processes, 99.0 % and 98.7 % CPU)``), ``responsible_pids``
-and ``responsible_where`` (the ps file and line), and the ps rows join its
-evidence, so the narrative, the advice (``{responsible}``) and every
-output name them.
+The finding's refs get ``responsible`` (``stress-ng (2 processes, 99.0 %
+and 98.7 % CPU)``) and ``responsible_pids``; the ps rows join its evidence.
 """
 from __future__ import annotations
 
@@ -26,7 +23,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from sarsleuth.analysis.db_clients import by_connections
+from sarsleuth.analysis.db_clients import by_connections, by_own_lines
 from sarsleuth.analysis.load_tests import driven_by_load_test, within_a_local_load_test
 from sarsleuth.analysis.logged_names import logged_names
 from sarsleuth.analysis.process_cpu import window_share
@@ -48,7 +45,8 @@ SLACK_SECONDS = 5.0
 #: How long after a memory finding a snapshot still shows who holds the
 #: memory: resident memory stays where it was taken (a CPU share does not),
 #: and what grew since the snapshot before the finding is what took it.
-#: A database's connections are held the same way.
+#: A database's connections are held the same way.  (Or one sampling
+#: interval: what followed a last sample is unknown until the next one.)
 MEMORY_HELD_SECONDS = 120.0
 #: Groups named at most.
 MAX_GROUPS = 3
@@ -65,13 +63,14 @@ class Group:
     rows: list = field(default_factory=list)      # (line, text) of their ps rows, heaviest first
     grew: str = ""                                # a note after the figures (growth, how it was chosen)
     alias: str = ""                               # the name its log lines carry, when not the program's
+    instances: str = ""                           # each of several big processes of one program, told apart
     members: list = field(default_factory=list)   # (value, pid, line, text)
 
     def phrase(self) -> str:
         count = len(self.pids)
         what = (f"{count} processes" if count > 1 else f"PID {self.pids[0]}") if self.pids else ""
         figures = ", ".join(self.figures[:3])
-        inner = "; ".join(x for x in (what + (f": {figures}" if figures else ""), self.grew) if x)
+        inner = "; ".join(x for x in (what + (f": {figures}" if figures else ""), self.grew, self.instances) if x)
         if self.alias:
             # the service as its logs name it, then the program ps shows
             return f"{self.alias} (as its log lines tag it; {self.name} in ps{', ' + inner if inner else ''})"
@@ -178,6 +177,8 @@ def by_memory(snap: Snapshot, earlier: Snapshot | None) -> list[Group]:
         if share < MIN_MEM_PCT and grew_share < MIN_GROWTH_PCT:
             continue
         g.figures = [f"RSS {_size(g.total)}"]
+        if earlier is None:
+            g.instances = _instances(g, frame, ram_kb)
         if grew_share >= MIN_GROWTH_PCT:
             g.grew = (f"up from {_size(old[g.name])} in the earlier snapshot" if g.name in old
                       else "not in the earlier snapshot")
@@ -200,10 +201,30 @@ def _new_instance(g: Group, frame, earlier: Snapshot, grown: float) -> str:
     rss, pid = max((m[0], m[1]) for m in new)
     if rss < grown / 2:
         return ""
+    return f"; new since then: PID {pid}, RSS {_size(rss)}" + _run_as(g, frame, pid)
+
+
+def _run_as(g: Group, frame, pid: int) -> str:
+    """The arguments that tell one of a program's processes from the others."""
     command = str(frame.loc[frame["pid"] == pid, "command"].iloc[0]).split()
     at = next((i for i, w in enumerate(command) if os.path.basename(w) == g.name), 0)
     args = cut_words(" ".join(command[at + 1:]), 80)
-    return f"; new since then: PID {pid}, RSS {_size(rss)}" + (f", run as `{g.name} {args}`" if args else "")
+    return f", run as `{g.name} {args}`" if args else ""
+
+
+def _instances(g: Group, frame, ram_kb: float) -> str:
+    """With no earlier snapshot to say who grew, each process of a program
+    run as several big ones (one script, several services) with its PID,
+    RSS, start and arguments: no one name is given to all their memory."""
+    big = [m for m in g.members if ram_kb and 100.0 * m[0] / ram_kb >= MIN_MEM_PCT][:MAX_GROUPS]
+    if len(big) < 2:
+        return ""
+    parts = []
+    for rss, pid, _line, _text in big:
+        row = frame.loc[frame["pid"] == pid].iloc[0]
+        start = str(row["start"]) if "start" in frame.columns and pd.notna(row["start"]) else ""
+        parts.append(f"PID {pid}: RSS {_size(rss)}" + (f", started {start}" if start else "") + _run_as(g, frame, pid))
+    return "; ".join(parts) + " (no earlier snapshot says which of them grew)"
 
 
 def _ram_kb(frame) -> float:
@@ -323,13 +344,15 @@ def attribute(findings: list, sources: list, reports: list = (), copies: dict | 
         early = max(pd.Timedelta(0), f.resolution - pd.Timedelta(seconds=SLACK_SECONDS))
         inside, before = _during(snaps, f.start - early, f.end) if snaps else ([], [])
         after = None
-        if not inside and resource in ("memory", "connections") and before:
+        if not inside and resource in ("memory", "connections"):
             # memory and connections are still held a little later: the snapshot then, against the one before
-            after = _soon_after(snaps, f.end, MEMORY_HELD_SECONDS)
+            after = _soon_after(snaps, f.end, max(MEMORY_HELD_SECONDS, f.resolution.total_seconds()))
             inside = [after] if after is not None else []
         if not inside:
             if resource == "cpu":
                 within_a_local_load_test(f, reports)
+            elif resource == "connections":
+                by_own_lines(f)
             continue
         snap = inside[len(inside) // 2] if resource != "memory" else inside[-1]
         if resource == "cpu":
@@ -343,6 +366,8 @@ def attribute(findings: list, sources: list, reports: list = (), copies: dict | 
             snap, groups = tried[k]
         elif resource == "memory":
             earlier = before[-1] if before else (inside[0] if len(inside) > 1 else None)
+            if earlier is not None and earlier.same_second(snap):
+                earlier = None      # two snapshots of the same second say nothing of growth
             groups = by_memory(snap, earlier)
             if (f.refs or {}).get("shared_memory"):
                 # shared memory: its writer first, whatever RSS it has; the
@@ -369,10 +394,12 @@ def attribute(findings: list, sources: list, reports: list = (), copies: dict | 
             groups = by_count(snap, before[-1] if before else (inside[0] if len(inside) > 1 else None))
         elif resource == "connections":
             held, pids, rows, said = by_connections(inside, before[-1] if before else None, sources, program_name)
+            if not held and after is not None:
+                by_own_lines(f)     # taken after the refusals: it says nothing of who held the slots then
             snap, groups = (held, [Group("postgres", pids=pids, rows=rows, grew=said)]) if held else (snap, [])
         else:
             continue
-        if after is not None:
+        if after is not None and before:
             # only what grew since the snapshot before: a process that was large all along did not take it
             groups = [g for g in groups if g.grew]
         if not groups:
@@ -386,7 +413,7 @@ def attribute(findings: list, sources: list, reports: list = (), copies: dict | 
         for g in groups:
             tag = tags.get((f.host, g.pids[0])) if g.pids else None
             # an interpreter's tag says less than the script ps names
-            if tag and tag != g.name and re.sub(r"[\d.]+$", "", tag) not in INTERPRETERS:
+            if tag and tag != g.name and re.sub(r"[\d.]+$", "", tag) not in INTERPRETERS and not g.instances:
                 g.alias = tag
         _attach(f, groups, snap, finding_end=f.end if after is not None else None)
         if resource == "cpu":

@@ -104,14 +104,19 @@ def _group_in_time(findings: list[Finding], tol) -> list[_Group]:
         by_host.setdefault(f.host, []).append(f)
     for host, fs in by_host.items():
         fs.sort(key=lambda f: f.start)
-        current = None
+        current, reach = None, tol
         for f in fs:
             end = _end_of(f)
-            if current is not None and f.start <= current.end + tol:
+            # a sample stamped at its end covers the interval before it, and
+            # what came after a group's last sample is unknown until the
+            # next one: at 10-minute samples a kill six minutes after the
+            # last row of a swap climb is within the climb's reach
+            if current is not None and f.start - f.resolution <= current.end + reach:
                 current.findings.append(f)
                 current.end = max(current.end, end)
+                reach = max(reach, f.resolution)
             else:
-                current = _Group(host, [f], f.start, end)
+                current, reach = _Group(host, [f], f.start, end), max(tol, f.resolution)
                 groups.append(current)
     return groups
 

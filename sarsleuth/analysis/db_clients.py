@@ -25,6 +25,8 @@ _BACKEND = re.compile(r"^\s*(?:postgres|postmaster):\s+(?:[\w./-]+:\s+)?(?!walse
                       r"(?P<client>\[local\]|\S+\(\d+\))(?:\s|$)")
 #: fewer client backends than this are ordinary use, not connections held
 MIN_BACKENDS = 5
+#: refused clients a story names at most
+MAX_CLIENTS = 3
 
 
 def backends(frame) -> pd.DataFrame:
@@ -99,3 +101,19 @@ def by_connections(inside: list, earlier, sources, program_name) -> tuple:
     said = (f"{n} client connections{share} as role {user} to database {db} over {client}{then}"
             + _likely_client(snap, earlier, held, db, sources, program_name))
     return snap, list(held["pid"]), list(zip(held["line"], held["text"])), said
+
+
+def by_own_lines(f) -> None:
+    """A server that logged its own refusals (a burst's ``servers``),
+    named when no ps snapshot shows who held what it refused: its lines say
+    who refused and who was refused, not who held the slots."""
+    servers = (f.refs or {}).get("servers") or []
+    if not servers:
+        return
+    logged, server = f.refs["logged_by"], servers[0]
+    clients = [f"{p} ({n:,})" for p, n in logged.items() if p not in servers][:MAX_CLIENTS]
+    said = f"{server} ({logged[server]:,} refusals in its own log lines"
+    if clients:
+        said += "; refused clients, with the lines each logged: " + ", ".join(clients)
+    f.refs["responsible"] = said + "; no ps snapshot while they were refused says who held the slots)"
+    f.refs["responsible_names"] = [server]

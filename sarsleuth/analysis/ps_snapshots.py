@@ -23,6 +23,11 @@ class Snapshot:
     time: object          # on the shared clock, or None
     frame: object         # the ps rows (sarsleuth.inputs.parsers.ps.PROCESS_COLUMNS)
 
+    def same_second(self, other: "Snapshot") -> bool:
+        """Taken within a second of ``other`` (a script's ps before and after its own work)."""
+        return (self.time is not None and other.time is not None
+                and abs(pd.Timestamp(self.time) - pd.Timestamp(other.time)) < pd.Timedelta(seconds=1))
+
 
 def program_name(command: str) -> str:
     """The program a ps COMMAND runs: ``stress-ng-matrix [run]`` ->

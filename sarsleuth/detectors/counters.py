@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from sarsleuth.detectors.event_bursts import bursts
+from sarsleuth.detectors.event_bursts import bursts, lines_of, writer
 from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -55,8 +55,26 @@ class LineCounter(Detector):
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={**extra},
                 evidence=evidence_from_events(ctx.clock, b.rows, 5) + [limit_evidence(lim) for lim in limits],
+                refs=logged_by(spec, b.rows),
             ))
         return out
+
+
+def logged_by(spec: dict, rows) -> dict:
+    """For a declaration naming its ``servers``: who logged the burst's
+    lines, {"logged_by": {program: lines}} (most first), the servers'
+    programs among them in "servers".  A server logs a refusal as its own
+    line; its clients log the same text as the error they got."""
+    if not spec.get("servers"):
+        return {}
+    lines: dict = {}
+    for row in rows.itertuples(index=False):
+        who = writer(row)
+        if who:
+            lines[who] = lines.get(who, 0) + lines_of(row)
+    ordered = dict(sorted(lines.items(), key=lambda kv: (-kv[1], kv[0])))
+    servers = [p for p in ordered if p in spec["servers"]]
+    return {"logged_by": ordered, "servers": servers} if ordered else {}
 
 
 def said(spec: dict, fields: list[dict]) -> tuple[str, dict]:
