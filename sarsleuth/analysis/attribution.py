@@ -7,9 +7,9 @@ joined with what the case shows of the processes at that time:
   %CPU (cpu), the largest resident memory and what grew since an earlier
   snapshot (memory), the ones in D state (disk), the commands with the
   most processes (pids);
-- the kernel's and the programs' own lines the finding rests on: a hung
-  task and the lock owner the kernel names, an OOM victim, the program
-  that logged the error, a database that logged its own refusals.
+- the kernel's and the programs' own lines the finding rests on (their
+  PIDs' ps rows): a hung task and the lock owner the kernel names, an OOM
+  victim, the program that logged the error, a database's own refusals.
 
 What each detector is about is data (``resource`` in ``knowledge/kb.toml``).
 The finding's refs get ``responsible`` (``stress-ng (2 processes, 99.0 %

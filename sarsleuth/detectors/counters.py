@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from sarsleuth.detectors.event_bursts import bursts, lines_of, writer
+from sarsleuth.detectors.event_bursts import bursts, lines_by_writer
 from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -67,12 +67,7 @@ def logged_by(spec: dict, rows) -> dict:
     line; its clients log the same text as the error they got."""
     if not spec.get("servers"):
         return {}
-    lines: dict = {}
-    for row in rows.itertuples(index=False):
-        who = writer(row)
-        if who:
-            lines[who] = lines.get(who, 0) + lines_of(row)
-    ordered = dict(sorted(lines.items(), key=lambda kv: (-kv[1], kv[0])))
+    ordered = lines_by_writer(rows)
     servers = [p for p in ordered if p in spec["servers"]]
     return {"logged_by": ordered, "servers": servers} if ordered else {}
 

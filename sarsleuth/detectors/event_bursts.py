@@ -42,14 +42,34 @@ def printed(rows) -> int:
     return int(rows["repeats"].fillna(1).sum())
 
 
+#: process names that say nobody in particular logged a line
+_NO_WRITER = ("None", "kernel")
+
+
 def writer(row) -> str:
     """Who logged an event row: its syslog tag, nginx for its own
     error.log, '' for the kernel's lines (they name no program) and when
     nothing says."""
     proc = getattr(row, "process", None)
-    if isinstance(proc, str) and proc and proc not in ("None", "kernel"):
+    if isinstance(proc, str) and proc and proc not in _NO_WRITER:
         return proc
     return "nginx" if str(getattr(row, "source", "")) == "nginx-error" else ""
+
+
+def lines_by_writer(rows) -> dict:
+    """{who logged: log lines} of a burst's rows, most first (then by
+    name): :func:`writer` of every row at once, each row counted as
+    :attr:`Burst.lines` counts it; rows nobody is said to have logged are
+    left out."""
+    if not len(rows):
+        return {}
+    proc = (rows["process"] if "process" in rows.columns else pd.Series(None, index=rows.index)).astype("string")
+    who = proc.where(proc.notna() & ~proc.isin(("",) + _NO_WRITER))
+    if "source" in rows.columns:
+        who = who.mask(who.isna() & (rows["source"].astype(str) == "nginx-error"), "nginx")
+    lines = rows["count"].fillna(1) if "count" in rows.columns else pd.Series(1, index=rows.index)
+    totals = lines[who.notna()].groupby(who[who.notna()]).sum()
+    return {str(k): int(v) for k, v in sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))}
 
 
 def lines_of(row) -> int:
