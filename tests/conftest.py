@@ -104,6 +104,20 @@ def pytest_configure(config):
                 compileall.compile_dir(ROOT / package, quiet=2, workers=1)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    # Where PYTHONDONTWRITEBYTECODE is set, every worker would rewrite the
+    # asserts of every test module again (4 of the 6 s a collection takes);
+    # the rewritten modules are kept in tests/__pycache__, as a plain pytest
+    # run keeps them, and read back by the next worker and the next run.
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = saved
+
+
 def pytest_collection_modifyitems(session, config, items):
     rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))     # stable: the rest as collected

@@ -28,7 +28,10 @@ CASES = {
     "tengine-720k": [SAMPLES / "tengine-720k"],
     "nginx-worker-crash": [SAMPLES / "nginx-worker-crash"],
     "live-loopback": [SAMPLES / "live-loopback"],
-    "sysstat-versions": [SAMPLES / "sysstat-versions"],
+    # every release's sa header (each layout names the host its own way),
+    # and the sadf and sar renderings of the oldest and newest release
+    "sysstat-versions": sorted((SAMPLES / "sysstat-versions").glob("*/sa.gz"))
+    + sorted(p for v in ("9.1.5", "12.7.9") for p in (SAMPLES / "sysstat-versions" / v).glob("s[a-z]*-*.gz")),
     "bundles": sorted((SAMPLES / "bundles").glob("*.tar.*")),
 }
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
@@ -210,7 +213,7 @@ def _png_text(data: bytes) -> str:
 @pytest.fixture(scope="module", params=sorted(CASES))
 def redacted(request, sample_case):
     paths = CASES[request.param]
-    plain = sample_case(request.param) if request.param != "bundles" else sarsleuth.load(*paths)
+    plain = sarsleuth.load(*paths) if len(paths) > 1 else sample_case(request.param)
     red = sarsleuth.load(*paths, redact=True)
     return request.param, plain, red
 
