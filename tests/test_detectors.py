@@ -133,9 +133,9 @@ def test_disk_busy_in_parallel_or_briefly_is_not_saturated():
     assert run("disk-saturation", ctx(_disk_day(burst, slow, [0.01] * 60 + [3.8] * 10 + [0.02] * 60))) == []
 
 
-def _tcp_day(retrans, oseg, start="2026-11-24 14:20:20"):
-    return [metrics("web1", "net-etcp", start, 1, {"retrans/s": retrans}),
-            metrics("web1", "net-tcp", start, 1, {"oseg/s": oseg, "iseg/s": oseg})]
+def _tcp_day(retrans, oseg, start="2026-11-24 14:20:20", step=1):
+    return [metrics("web1", "net-etcp", start, step, {"retrans/s": retrans}),
+            metrics("web1", "net-tcp", start, step, {"oseg/s": oseg, "iseg/s": oseg})]
 
 
 def test_tcp_retransmits_measured_against_segments_sent():
@@ -146,8 +146,8 @@ def test_tcp_retransmits_measured_against_segments_sent():
                           2, 5, 1, 3, 4, 2, 0, 3, 2, 5, 4, 1, 3, 2, 6, 2, 3, 1, 2, 4] + [0.0] * 20
     sent = [1200.0] * 40 + [760.0] * 40 + [1200.0] * 20
     (f,) = run("tcp-retransmits", ctx(*_tcp_day(again, sent)))
-    # the first second whose 5 s around it pass 0.2 %
-    assert f.start == pd.Timestamp("2026-11-24 14:21:01") and f.severity == "low"
+    # the first segment sent again, none before it
+    assert f.start == pd.Timestamp("2026-11-24 14:21:00") and f.severity == "low"
     first, last = (int((t - pd.Timestamp("2026-11-24 14:20:20")).total_seconds()) for t in (f.start, f.end))
     assert 75 <= last <= 80 and f.metrics["baseline_retrans_share_pct"] == 0.0     # the median second before
     assert f.metrics["retransmitted"] == sum(again[first:last + 1])
@@ -168,6 +168,20 @@ def test_tcp_retransmits_quiet_on_a_busy_host_with_its_usual_losses():
     lone = [0.0] * 100
     lone[50] = 3.0
     assert run("tcp-retransmits", ctx(*_tcp_day(lone, [1200.0] * 100))) == []
+
+
+def test_tcp_retransmits_from_none_in_rows_of_a_minute():
+    """The same loss sampled every minute: a busy keep-alive run makes
+    47 segments sent again a small share (0.08 %) of the minute's 61,000
+    sent, but the host sent none again before.  A host that always
+    retransmits a little (0.3/s before) shows nothing new at that share."""
+    start = "2026-11-27 16:59:00"
+    sent = [38.4, 38.4, 1019.2, 573.6, 23.8, 24.1]
+    (f,) = run("tcp-retransmits", ctx(*_tcp_day([0.0, 0.0, 0.79, 0.74, 0.0, 0.0], sent, start=start, step=60)))
+    assert (f.start, f.end) == (pd.Timestamp("2026-11-27 17:01:00"), pd.Timestamp("2026-11-27 17:02:00"))
+    assert f.severity == "low" and f.metrics["retrans_share_pct"] == pytest.approx(
+        100 * (0.79 + 0.74) / (1019.2 + 573.6))
+    assert run("tcp-retransmits", ctx(*_tcp_day([0.3, 0.3, 0.79, 0.74, 0.3, 0.3], sent, start=start, step=60))) == []
 
 
 def _connections(accepted, opened, start="2026-11-23 05:24:58"):
@@ -221,6 +235,21 @@ def test_psi_cpu_and_memory_on_their_own_thresholds():
     reclaim = [0.0] * 20 + [12.0] * 30 + [0.0] * 20
     (m,) = run("memory-stall", ctx(_psi("psi-mem", {"%smem": reclaim, "%fmem": [0.0] * 20 + [6.0] * 30 + [0.0] * 20})))
     assert m.metrics["mean_full_pct"] == 6.0 and m.severity == "low"
+
+
+def test_psi_cpu_stall_dated_where_it_took_off():
+    """A quota throttling a service as its traffic rises: %scpu 19 % then
+    50 % in the first two 1-second rows, 42 %, then over the 50 %
+    threshold: the stall began in the first row, not where the threshold
+    was crossed.  Near miss: a slow creep (6 %, 9 %) is not the take-off."""
+    some = [1.3] * 30 + [19.4, 49.7, 42.5] + [52.0 + (i % 9) for i in range(40)] + [1.2] * 10
+    (f,) = run("cpu-stall", ctx(_psi("psi-cpu", {"%scpu": some})))
+    assert f.start == pd.Timestamp("2026-11-24 14:19:06") and f.onset == pd.Timestamp("2026-11-24 14:19:03")
+    assert f.metrics["some_at_onset_pct"] == 19.4 and f.metrics["baseline_some_pct"] == 1.3
+    assert f.refs["onset_said"] == "%scpu took off at 14:19:03 (19.4 %, usually 1.30 %), below 50 % until 14:19:06"
+    crept = [1.3] * 30 + [6.0, 9.0] + [52.0 + (i % 9) for i in range(40)] + [1.2] * 10
+    (g,) = run("cpu-stall", ctx(_psi("psi-cpu", {"%scpu": crept})))
+    assert g.onset == g.start == pd.Timestamp("2026-11-24 14:19:05")
 
 
 def test_psi_short_or_mild_stalls_are_not_findings():

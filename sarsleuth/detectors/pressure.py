@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 
 from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure
-from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for
+from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for, takeoff_before
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import limit_evidence, metric_evidence
+from sarsleuth.model import iso
 
 
 class _PressureStall(Detector):
@@ -81,6 +82,17 @@ class _PressureStall(Detector):
                 if "onset" in refs:
                     figs.add(base)
                     refs["start_said"] = already_above(ctx, figs, host, some_key, ep.start, some_col, base, " %")
+                took_off = takeoff_before(some, ep, base.value, ctx.stretches(some, host)) if base else None
+                if took_off is not None:
+                    # the stall began in the rows that climbed to the threshold
+                    refs["onset"] = iso(took_off)
+                    figs.add(base)
+                    then = figs.add(measure(ctx, "some_at_onset_pct", "at", host, some_key, at=took_off,
+                                            fmt=".1f"))
+                    bound = figs.add(given("some_threshold_pct", p["some_pct"], origin="threshold", fmt="g",
+                                           host=host))
+                    refs["onset_said"] = (f"{some_col} took off at {fmt_time(took_off)} ({then.text()} %, usually "
+                                          f"{base.text()} %), below {bound.text()} % until {fmt_time(ep.start)}")
                 out.append(self.finding(
                     title=title, severity=sev, start=ep.start, end=ep.end, host=host, figures=figs, refs=refs,
                     evidence=[metric_evidence(ctx, section, host, peak.at, text, metric=some_col)],

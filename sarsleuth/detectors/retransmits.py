@@ -75,6 +75,10 @@ class TcpRetransmits(Detector):
             prior = pd.Series(prior_levels(share, ctx.segments(share, host)), index=share.index)
             threshold = np.maximum(p["min_share_pct"], prior * p["baseline_factor"])
             threshold[lone] = p["min_share_pct"]
+            # a host that retransmitted nothing before: a steady rate is loss
+            # at any share (a busy host's few lost segments are a small share
+            # of what it sends, the more so in a row of minutes)
+            threshold[_first_loss(retrans, rate, ctx.stretches(retrans, host), p["min_per_s"])] = 0.0
             mask = (share >= threshold) & (rate >= p["min_per_s"])
             key_r = ("net-etcp", retrans_name, "")
             key_s = ("net-tcp", "oseg/s", "")
@@ -117,6 +121,30 @@ class TcpRetransmits(Detector):
                     evidence=[metric_evidence(ctx, "net-etcp", host, ep.peak_time, text)],
                 ))
         return out
+
+
+def _first_loss(retrans, rate, stretches, min_per_s: float) -> np.ndarray:
+    """Which rows are a stretch's first retransmissions after rows that
+    retransmitted nothing: from its first retransmitted segment, the run
+    at ``min_per_s`` or more.  Nothing where the stretch begins
+    retransmitting, or never does."""
+    out = np.zeros(len(retrans), dtype=bool)
+    raw = retrans.fillna(0.0).to_numpy(dtype=float)
+    steady = (rate >= min_per_s).to_numpy()
+    seg = np.asarray(stretches)
+    for sid in np.unique(seg):
+        at = np.flatnonzero(seg == sid)
+        lost = np.flatnonzero(raw[at] > 0)
+        if not len(lost) or lost[0] == 0:
+            continue
+        last = lost[0]
+        while last < len(at) and steady[at[last]]:
+            last += 1
+        # to its last retransmitted segment (the centred rate stays up a little after it)
+        lost = lost[lost < last]
+        if len(lost):
+            out[at[lost[0]:lost[-1] + 1]] = True
+    return out
 
 
 def _first_raw(retrans, sent, threshold, ep):

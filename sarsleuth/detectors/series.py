@@ -118,6 +118,27 @@ def onset_ref(series, ep: Episode, base: float) -> dict:
     return {"onset": iso(hits.index[0])}
 
 
+def takeoff_before(series, ep: Episode, base: float, segments=None):
+    """The first sample of the run just before ``ep``, in its stretch of
+    records, already at or above a quarter of the episode's rise from
+    ``base`` to its peak: where a series that climbed over its threshold
+    in a few steps took off (a CPU stall at 19 % then 50 % of two
+    1-second rows, the quota already holding the service back in the
+    first).  None when the sample before the episode is still near base."""
+    if base != base or ep.peak <= base:
+        return None
+    level = base + ONSET_FRACTION * (ep.peak - base)
+    values = series.to_numpy(dtype=float)
+    at = series.index.get_loc(ep.start)
+    if not isinstance(at, (int, np.integer)):
+        return None
+    seg = np.asarray(segments) if segments is not None else None
+    first = at
+    while first > 0 and values[first - 1] >= level and (seg is None or seg[first - 1] == seg[at]):
+        first -= 1
+    return series.index[first] if first < at else None
+
+
 def baseline(series, quantile: float = 0.5) -> float:
     """The host's own usual level: a quantile over the whole series (robust to
     a short incident inside a long day)."""
