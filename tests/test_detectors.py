@@ -172,16 +172,16 @@ def test_tcp_retransmits_quiet_on_a_busy_host_with_its_usual_losses():
 
 def test_tcp_retransmits_from_none_in_rows_of_a_minute():
     """The same loss sampled every minute: a busy keep-alive run makes
-    47 segments sent again a small share (0.08 %) of the minute's 61,000
+    184 segments sent again a small share (0.19 %) of the minute's 61,000
     sent, but the host sent none again before.  A host that always
     retransmits a little (0.3/s before) shows nothing new at that share."""
     start = "2026-11-27 16:59:00"
     sent = [38.4, 38.4, 1019.2, 573.6, 23.8, 24.1]
-    (f,) = run("tcp-retransmits", ctx(*_tcp_day([0.0, 0.0, 0.79, 0.74, 0.0, 0.0], sent, start=start, step=60)))
+    (f,) = run("tcp-retransmits", ctx(*_tcp_day([0.0, 0.0, 1.58, 1.48, 0.0, 0.0], sent, start=start, step=60)))
     assert (f.start, f.end) == (pd.Timestamp("2026-11-27 17:01:00"), pd.Timestamp("2026-11-27 17:02:00"))
     assert f.severity == "low" and f.metrics["retrans_share_pct"] == pytest.approx(
-        100 * (0.79 + 0.74) / (1019.2 + 573.6))
-    assert run("tcp-retransmits", ctx(*_tcp_day([0.3, 0.3, 0.79, 0.74, 0.3, 0.3], sent, start=start, step=60))) == []
+        100 * (1.58 + 1.48) / (1019.2 + 573.6))
+    assert run("tcp-retransmits", ctx(*_tcp_day([0.3, 0.3, 1.58, 1.48, 0.3, 0.3], sent, start=start, step=60))) == []
 
 
 def _connections(accepted, opened, start="2026-11-23 05:24:58"):

@@ -229,6 +229,38 @@ def test_a_window_at_the_start_of_the_record_is_compared_with_what_came_after():
     assert not len(cut.table) or not cut.table["departs"].any()
 
 
+def test_an_error_counter_that_never_counted_is_new():
+    """Rows of a minute around 10 % loss on a busy keep-alive run: the
+    packets rose 25-fold with the run, and retransmissions went from none
+    in any row before to 1.58 and 1.48 a second.  Never counted, counting
+    now in both rows: new, the largest change there is, ranked before the
+    traffic.  Near misses: a counter that counted a little before (0.1/s)
+    is measured as a change; one that counts in one row of four (a
+    retransmission now and then) and a share of a disk's time below its
+    floor of 1 % are not new."""
+    stamps = _minutes("2024-03-04 05:00", "2024-03-04 06:10")
+    clock = pd.DatetimeIndex(stamps, tz="UTC")
+    run = (clock >= pd.Timestamp("2024-03-04 06:01", tz="UTC")) & (clock <= pd.Timestamp("2024-03-04 06:02", tz="UTC"))
+    window = (pd.Timestamp("2024-03-04 06:01", tz="UTC"), pd.Timestamp("2024-03-04 06:02", tz="UTC"))
+    packets = np.where(run, 778.0, _noisy(31.0, len(stamps), 2.0))
+    lost = np.where(run, [1.58 if t.minute == 1 else 1.48 for t in clock], 0.0)
+    busy = np.where(run, 0.013, 0.0)
+    table = rank(_store(stamps, {("net-dev", "lo", "rxpck/s"): packets, ("net-etcp", "", "retrans/s"): lost,
+                                 ("disk", "dev254-0", "%util"): busy}), None, window).table
+    assert list(table["metric"][:2]) == ["retrans/s", "rxpck/s"]
+    row = table.iloc[0]
+    assert row["new"] and row["departs"] and row["baseline"] == 0.0 and row["window"] == pytest.approx(1.53)
+    assert not _row(rank(_store(stamps, {("disk", "dev254-0", "%util"): busy}), None, window), "disk", "%util",
+                    "dev254-0")["new"]
+    before = np.where(run, lost, 0.1)
+    assert not _row(rank(_store(stamps, {("net-etcp", "", "retrans/s"): before}), None, window),
+                    "net-etcp", "retrans/s")["new"]
+    wide = (pd.Timestamp("2024-03-04 06:01", tz="UTC"), pd.Timestamp("2024-03-04 06:04", tz="UTC"))
+    once = np.where(clock == pd.Timestamp("2024-03-04 06:03", tz="UTC"), 1.6, 0.0)
+    assert not _row(rank(_store(stamps, {("net-etcp", "", "retrans/s"): once}), None, wide),
+                    "net-etcp", "retrans/s")["new"]
+
+
 def _daily_batch(days: int):
     stamps = _minutes("2024-03-04 00:00", f"2024-03-0{4 + days - 1} 13:00")
     clock = pd.DatetimeIndex(stamps, tz="UTC")

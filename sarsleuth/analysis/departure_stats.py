@@ -100,6 +100,28 @@ def window_stats(matrix, lo: int, hi: int) -> Window:
     return Window(mean, samples, high, high_at, low, low_at)
 
 
+def new_change(stats: dict) -> float:
+    """The change of a series that is new in the window (a message kind
+    never logged in its baseline, an error counter that never counted):
+    the largest the scale gives, a level of 1 over a noise of
+    ``relative_noise`` of it."""
+    return float(np.arcsinh(1.0 / float(stats["relative_noise"])))
+
+
+def none_before(matrix, pieces: list, lo: int, hi: int, least: int) -> np.ndarray:
+    """Per row: nothing but zeros in every present baseline sample (at
+    least ``least`` of them), and something in most of the window's rows
+    (half of them, two at least): a counter that never counted, counting
+    now, not a sporadic one."""
+    base = np.concatenate([matrix[:, a:b] for a, b in pieces], axis=1) if pieces else matrix[:, :0]
+    present = ~np.isnan(base)
+    quiet = (present.sum(axis=1) >= least) & np.all(~present | (base == 0), axis=1)
+    window = matrix[:, lo:hi]
+    held = (np.nan_to_num(window) != 0).sum(axis=1)
+    samples = (~np.isnan(window)).sum(axis=1)
+    return quiet & (held >= np.maximum(2, (samples + 1) // 2))
+
+
 def block_length(window_rows: int, baseline_rows: int) -> int:
     """Rows in each baseline stretch: the window's, at most a third of the baseline."""
     return max(1, min(window_rows, baseline_rows // 3))

@@ -23,11 +23,13 @@ import numpy as np
 import pandas as pd
 
 from sarsleuth.analysis.departure_spans import breaks_of, row_spans, time_spans
-from sarsleuth.analysis.departure_stats import baseline_level, block_length, departure, row_chunks, window_stats
+from sarsleuth.analysis.departure_stats import (baseline_level, block_length, departure, new_change, none_before,
+                                                row_chunks, window_stats)
 from sarsleuth.analysis.event_rates import event_series, instants, rates
 from sarsleuth.detectors import registry
 from sarsleuth.knowledge.departures import (LOG_SECTION, aggregate_devices, baseline_rules, bound_rules, bound_side,
-                                            floor_of, own_series, printed_unit, statistics, weight_of, whole_sections)
+                                            floor_of, own_series, printed_unit, statistics, strain_direction,
+                                            strain_felt, weight_of, whole_sections)
 
 #: ``baseline_part`` of a share read against its physical bound (no baseline row at all).
 BOUND = "bound"
@@ -198,11 +200,19 @@ def _rank_group(members, window, baseline, restarts: RestartIndex, rules, stats,
         floors = np.array([floor_of(u) for u in units])
         bounded = np.array([u == "%" for u in units])
         win = window_stats(matrix, lo, hi)
+        # an error or strain counter at zero all through its baseline,
+        # counting in most of the window: new, as a message kind never logged
+        # (at a level worth telling: its unit's floor, a share of time
+        # waiting the level at which it is felt)
+        strain = np.array([strain_direction(k[1], k[3]) == "up" for k in keys]) & \
+            (win.mean >= np.maximum(floors, [strain_felt(k[1], k[3]) or 0.0 for k in keys]))
         best = None
         for name, pieces in spans.parts.items():
             level = baseline_level(matrix, pieces, block_length(hi - lo, sum(b - a for a, b in pieces)), stats)
             z, change = departure(win.mean, level, floors, bounded, stats)
-            cand = (name, pieces, level, z, change)
+            new = strain & none_before(matrix, pieces, lo, hi, int(rules["min_samples"]))
+            change = np.where(new, new_change(stats), change)
+            cand = (name, pieces, level, z, change, new)
             if best is None:
                 best = [cand] * len(keys)
             else:
@@ -210,13 +220,14 @@ def _rank_group(members, window, baseline, restarts: RestartIndex, rules, stats,
                                                             or abs(change[i]) < abs(best[i][4][i])) else best[i]
                         for i in range(len(keys))]
         for i, key in enumerate(keys):
-            name, pieces, level, z, change = best[i]
+            name, pieces, level, z, change, new = best[i]
             if not np.isfinite(level.level[i]) or not win.samples[i]:
                 continue
             up = win.mean[i] >= level.level[i]
             peak, at = (win.high[i], win.high_at[i]) if up else (win.low[i], win.low_at[i])
             out.append({"host": key[0], "section": key[1], "device": key[2], "metric": key[3], "unit": units[i],
                         "baseline": level.level[i], "window": win.mean[i], "z": z[i], "change": change[i],
+                        "new": bool(new[i]),
                         "peak": peak, "peak_time": _time(stamps[lo + at], tz), "baseline_part": name,
                         "baseline_samples": int(level.samples[i]), "window_samples": int(win.samples[i]),
                         "baseline_from": _time(stamps[pieces[0][0]], tz), "baseline_to": _time(stamps[pieces[-1][1] - 1], tz),

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sarsleuth.analysis.departure_stats import new_change
 from sarsleuth.knowledge.departures import LOG_SECTION, LOG_UNIT, floor_of
 
 MINUTE_NS = 60 * 10**9
@@ -120,7 +121,7 @@ def rates(series: EventSeries, window: tuple, parts: dict, stats: dict) -> dict 
         before = lines
         new = bool(in_window and not before and (total >= span or total >= float(stats["new_after_seconds"]) * 1e9))
         if new:
-            change = float(np.arcsinh(1.0 / float(stats["relative_noise"])))
+            change = new_change(stats)
         found = {"part": name, "baseline": level, "spread": spread, "z": z, "change": change, "new": new,
                  "baseline_from": spans[0][0], "baseline_to": spans[-1][1], "baseline_lines": before,
                  "baseline_samples": len(block)}
