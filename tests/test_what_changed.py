@@ -334,12 +334,15 @@ def test_each_incident_tells_what_else_changed(oom):
     # at most two log message kinds among the five: the swap shows
     assert sum(c["section"] == "log" for c in changes) == 2 and any(c["metric"] == "kbswpused" for c in changes)
     json.dumps(doc)
-    line = (f"rxdrop/s of net-edev em2 up from 0.00 /s to {drops_em2.mean():,.2f} /s (peak 361.32 /s at 15:06:05), "
-            f"{drops['baseline_samples']} sample(s) before, {len(drops_em2)} in the window [named by no finding]")
+    # drops on em2 never counted in the six hours before: new
+    assert drops["new"]
+    line = (f"rxdrop/s of net-edev em2: new, {drops_em2.mean():,.2f} /s in the window (peak 361.32 /s at 15:06:05), "
+            f"none in the {drops['baseline_samples']} sample(s) before, {len(drops_em2)} in the window "
+            f"[named by no finding]")
     assert inc.story["changed"][0] == line == drops["text"]
     out = io.StringIO()
     markdown.write_case(oom, out)
-    assert "### What else changed\n\n- rxdrop/s of net-edev em2 up from 0.00 /s" in out.getvalue()
+    assert "### What else changed\n\n- rxdrop/s of net-edev em2: new, " in out.getvalue()
     out = io.StringIO()
     text.write_case(oom, out)
     assert "What else changed:" in out.getvalue()

@@ -29,7 +29,7 @@ from sarsleuth.analysis.event_rates import event_series, instants, rates
 from sarsleuth.detectors import registry
 from sarsleuth.knowledge.departures import (LOG_SECTION, aggregate_devices, baseline_rules, bound_rules, bound_side,
                                             floor_of, own_series, printed_unit, statistics, strain_direction,
-                                            strain_felt, weight_of, whole_sections)
+                                            weight_of, whole_sections)
 
 #: ``baseline_part`` of a share read against its physical bound (no baseline row at all).
 BOUND = "bound"
@@ -200,12 +200,13 @@ def _rank_group(members, window, baseline, restarts: RestartIndex, rules, stats,
         floors = np.array([floor_of(u) for u in units])
         bounded = np.array([u == "%" for u in units])
         win = window_stats(matrix, lo, hi)
-        # an error or strain counter at zero all through its baseline,
-        # counting in most of the window: new, as a message kind never logged
-        # (at a level worth telling: its unit's floor, a share of time
-        # waiting the level at which it is felt)
-        strain = np.array([strain_direction(k[1], k[3]) == "up" for k in keys]) & \
-            (win.mean >= np.maximum(floors, [strain_felt(k[1], k[3]) or 0.0 for k in keys]))
+        # an error or strain counter (a rate of events: errors, drops,
+        # retransmissions, pages swapped) at zero all through its baseline,
+        # counting in most of the window at a level worth telling (its
+        # unit's floor): new, as a message kind never logged.  Levels (a
+        # queue, a share of time waiting) are measured as changes
+        strain = np.array([strain_direction(k[1], k[3]) == "up" and u.endswith("/s") for k, u in zip(keys, units)]) \
+            & (win.mean >= floors)
         best = None
         for name, pieces in spans.parts.items():
             level = baseline_level(matrix, pieces, block_length(hi - lo, sum(b - a for a, b in pieces)), stats)

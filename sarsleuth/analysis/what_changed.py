@@ -133,6 +133,13 @@ def entry_text(entry: dict, zone=None) -> str:
             text += f" (nearest its bound {_with_unit(entry['peak'], unit)} at {when(entry['peak_time'], False, zone)})"
         text += (f", {entry['window_samples']:,} sample(s) in the window and no record before it to compare "
                  f"with: read against its bound of {_with_unit(bound, unit)}")
+    elif entry["new"] and entry["section"] != LOG_SECTION:
+        # a counter that never counted: its level and peak, and the samples that held none
+        text = f"{name}: new, {_with_unit(entry['window'] or 0, unit)} in the window"
+        if entry["peak"] is not None and entry["peak_time"] and entry["window_samples"] > 1:
+            text += f" (peak {_with_unit(entry['peak'], unit)} at {when(entry['peak_time'], False, zone)})"
+        text += (f", none in the {entry['baseline_samples']:,} sample(s) {entry['baseline_part']}, "
+                 f"{entry['window_samples']:,} in the window")
     elif entry["new"]:
         lines = entry["window"] or 0
         text = (f"{name}: new, {_with_unit(lines, unit)} in the window (none in the "
