@@ -1086,6 +1086,25 @@ def test_tcp_timewait_held_flat_at_a_cap_the_case_does_not_record():
     assert run("tcp-timewait", ctx(metrics("h", "net-sock", "2026-11-24 18:10:00", 1, {"tcp-tw": tw}), quiet)) == []
 
 
+def test_tcp_timewait_held_at_a_cap_over_rows_of_a_minute():
+    """A load test without keep-alive against the host itself, sampled
+    every minute: TIME_WAIT at 6,000 in three rows while 20,000
+    connections a second opened and closed, two minutes at one value, past
+    the 60 s a TIME_WAIT lasts: a table at its cap.  Near miss: two rows a
+    minute apart hold the sockets of one burst until they expire."""
+    start = "2026-11-27 18:52:00"
+    tw = [0.0] * 3 + [6000.0] * 3 + [0.0, 9.0]
+    opened = [0.0] * 3 + [20510.0, 20615.0, 10858.0] + [0.0, 0.13]
+    tcp = metrics("h", "net-tcp", start, 60, {"active/s": opened, "passive/s": opened})
+    (f,) = run("tcp-timewait", ctx(metrics("h", "net-sock", start, 60, {"tcp-tw": tw}), tcp))
+    assert f.severity == "high" and f.metrics["inferred_tcp_max_tw_buckets"] == 6000
+    assert f.title == ("TIME_WAIT sockets held at 6,000 for 2 min (3 samples): a table full at its cap "
+                       "(tcp_max_tw_buckets is likely 6,000; not recorded: inferred from the flat top)")
+    burst = [0.0] * 3 + [6000.0] * 2 + [0.0] * 3
+    (g,) = run("tcp-timewait", ctx(metrics("h", "net-sock", start, 60, {"tcp-tw": burst}), tcp))
+    assert g.severity == "low" and "held at" not in g.title
+
+
 def test_tcp_timewait_of_a_steady_flow_is_no_cap():
     """A steady flow of short connections keeps TIME_WAIT around a level
     (rate x 60 s) that wanders by a few sockets a second: no cap, and
