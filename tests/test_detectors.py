@@ -252,6 +252,25 @@ def test_psi_cpu_stall_dated_where_it_took_off():
     assert g.onset == g.start == pd.Timestamp("2026-11-24 14:19:05")
 
 
+def test_psi_cpu_stall_with_the_cpus_mostly_idle_counts_from_a_quarter_of_the_time():
+    """A quota throttling a service, rows of a minute: tasks waited for a
+    CPU 37-46 % of each minute while the CPUs were 15 % busy: a stall no
+    busy host would show.  Near miss: the same waits with the CPUs 80 %
+    busy are a busy host's contention, under the 50 % that says more."""
+    some = [0.9] * 5 + [37.1, 46.2, 35.0] + [1.0] * 3
+    for busy, found in ((15.0, True), (80.0, False)):
+        cpu = metrics("stor1", "cpu", "2024-11-24 14:18:00", 60,
+                      {"%user": [2.0] * 5 + [busy - 2.0] * 3 + [2.0] * 3, "%system": [0.5] * 11,
+                       "%iowait": [0.0] * 11, "%idle": [97.5] * 5 + [100.0 - busy - 0.5] * 3 + [97.5] * 3},
+                      device="all")
+        got = run("cpu-stall", ctx(metrics("stor1", "psi-cpu", "2024-11-24 14:18:00", 60, {"%scpu": some}), cpu))
+        assert bool(got) == found, busy
+        if found:
+            (f,) = got
+            assert f.metrics["mean_some_pct"] == pytest.approx((37.1 + 46.2 + 35.0) / 3)
+            assert f.start == pd.Timestamp("2024-11-24 14:23:00") and f.severity == "medium"
+
+
 def test_psi_short_or_mild_stalls_are_not_findings():
     """A busy 10 s (a benchmark's burst) and a steady 5 % are a working host."""
     burst = [1.0] * 40 + [90.0] * 10 + [1.0] * 40

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure
+from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure, series_of
 from sarsleuth.detectors.series import episodes, fmt_time, onset_ref, peak_ref, severity_for, takeoff_before
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -46,7 +46,7 @@ class _PressureStall(Detector):
             seconds = ctx.row_seconds(some, host)
             full = ctx.series(section, full_col, host=host) if full_col else None
             full = full.reindex(some.index) if full is not None else None
-            hit = some >= p["some_pct"]
+            hit = self._stalled(ctx, host, some)
             if full is not None:
                 hit |= (full >= p["full_pct"]).fillna(False)
             some_key = (section, some_col, "")
@@ -89,8 +89,8 @@ class _PressureStall(Detector):
                     figs.add(base)
                     then = figs.add(measure(ctx, "some_at_onset_pct", "at", host, some_key, at=took_off,
                                             fmt=".1f"))
-                    bound = figs.add(given("some_threshold_pct", p["some_pct"], origin="threshold", fmt="g",
-                                           host=host))
+                    bound = figs.add(given("some_threshold_pct", self._threshold_at(ctx, host, ep.start),
+                                           origin="threshold", fmt="g", host=host))
                     refs["onset_said"] = (f"{some_col} took off at {fmt_time(took_off)} ({then.text()} %, usually "
                                           f"{base.text()} %), below {bound.text()} % until {fmt_time(ep.start)}")
                 out.append(self.finding(
@@ -102,6 +102,14 @@ class _PressureStall(Detector):
     def _beside(self, ctx: Context, figs: Figures, host, ep) -> str:
         """What else the title says of the episode (nothing here)."""
         return ""
+
+    def _stalled(self, ctx: Context, host, some):
+        """Which samples stall: "some" at its threshold or above."""
+        return some >= self.params["some_pct"]
+
+    def _threshold_at(self, ctx: Context, host, t) -> float:
+        """The "some" threshold in effect at ``t``."""
+        return self.params["some_pct"]
 
     def _at_collection(self, facts, words: str, zone) -> list:
         """A bundle's /proc/pressure, for a host without sar's PSI: the share
@@ -167,7 +175,27 @@ class CpuPressure(_PressureStall):
     inputs = ("metrics:psi-cpu", "facts")
     category = "cpu-saturation"
     resource = ("psi-cpu", "%scpu", None, "the CPU", "cpu")
-    defaults = {**_PressureStall.defaults, "some_pct": 50.0, "held_back_busy_pct": 50.0}
+    defaults = {**_PressureStall.defaults, "some_pct": 50.0, "held_back_busy_pct": 50.0, "held_back_some_pct": 25.0}
+
+    def _stalled(self, ctx: Context, host, some):
+        """"some" at its threshold, or at ``held_back_some_pct`` while the
+        CPUs were ``held_back_busy_pct`` busy or less: tasks waiting for a
+        CPU while most of them idle is never a host's ordinary contention
+        (a quota or an affinity holds them back), and a row's average of a
+        throttled service's waits stays under half the time."""
+        p = self.params
+        hit = some >= p["some_pct"]
+        busy = series_of(ctx, host, ("cpu", "%busy", "all"))
+        if busy is None:
+            return hit
+        idle_enough = (busy.reindex(some.index) <= p["held_back_busy_pct"]).fillna(False)
+        return hit | ((some >= p["held_back_some_pct"]) & idle_enough)
+
+    def _threshold_at(self, ctx: Context, host, t) -> float:
+        p = self.params
+        busy = series_of(ctx, host, ("cpu", "%busy", "all"))
+        at = busy.get(t) if busy is not None else None
+        return p["held_back_some_pct"] if at is not None and at <= p["held_back_busy_pct"] else p["some_pct"]
 
     def _beside(self, ctx: Context, figs: Figures, host, ep) -> str:
         """How busy the CPUs were meanwhile.  A task waits for a CPU while
