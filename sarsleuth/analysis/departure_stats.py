@@ -113,9 +113,13 @@ def none_before(matrix, pieces: list, lo: int, hi: int, least: int) -> np.ndarra
     least ``least`` of them), and something in most of the window's rows
     (half of them, two at least): a counter that never counted, counting
     now, not a sporadic one."""
-    base = np.concatenate([matrix[:, a:b] for a, b in pieces], axis=1) if pieces else matrix[:, :0]
-    present = ~np.isnan(base)
-    quiet = (present.sum(axis=1) >= least) & np.all(~present | (base == 0), axis=1)
+    k = matrix.shape[0]
+    counted, nonzero = np.zeros(k, dtype=int), np.zeros(k, dtype=bool)
+    for a, b in pieces:
+        part = matrix[:, a:b]
+        counted += (~np.isnan(part)).sum(axis=1)
+        nonzero |= (np.nan_to_num(part) != 0).any(axis=1)
+    quiet = (counted >= least) & ~nonzero
     window = matrix[:, lo:hi]
     held = (np.nan_to_num(window) != 0).sum(axis=1)
     samples = (~np.isnan(window)).sum(axis=1)

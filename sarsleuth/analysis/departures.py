@@ -211,7 +211,7 @@ def _rank_group(members, window, baseline, restarts: RestartIndex, rules, stats,
         for name, pieces in spans.parts.items():
             level = baseline_level(matrix, pieces, block_length(hi - lo, sum(b - a for a, b in pieces)), stats)
             z, change = departure(win.mean, level, floors, bounded, stats)
-            new = strain & none_before(matrix, pieces, lo, hi, int(rules["min_samples"]))
+            new = strain & none_before(matrix, pieces, lo, hi, int(rules["min_samples"])) if strain.any() else strain
             change = np.where(new, new_change(stats), change)
             cand = (name, pieces, level, z, change, new)
             if best is None:

@@ -46,7 +46,8 @@ class _PressureStall(Detector):
             seconds = ctx.row_seconds(some, host)
             full = ctx.series(section, full_col, host=host) if full_col else None
             full = full.reindex(some.index) if full is not None else None
-            hit = self._stalled(ctx, host, some)
+            bound = self._thresholds(ctx, host, some)
+            hit = some >= bound
             if full is not None:
                 hit |= (full >= p["full_pct"]).fillna(False)
             some_key = (section, some_col, "")
@@ -89,10 +90,10 @@ class _PressureStall(Detector):
                     figs.add(base)
                     then = figs.add(measure(ctx, "some_at_onset_pct", "at", host, some_key, at=took_off,
                                             fmt=".1f"))
-                    bound = figs.add(given("some_threshold_pct", self._threshold_at(ctx, host, ep.start),
-                                           origin="threshold", fmt="g", host=host))
+                    crossed = figs.add(given("some_threshold_pct", float(bound[ep.start]), origin="threshold",
+                                             fmt="g", host=host))
                     refs["onset_said"] = (f"{some_col} took off at {fmt_time(took_off)} ({then.text()} %, usually "
-                                          f"{base.text()} %), below {bound.text()} % until {fmt_time(ep.start)}")
+                                          f"{base.text()} %), below {crossed.text()} % until {fmt_time(ep.start)}")
                 out.append(self.finding(
                     title=title, severity=sev, start=ep.start, end=ep.end, host=host, figures=figs, refs=refs,
                     evidence=[metric_evidence(ctx, section, host, peak.at, text, metric=some_col)],
@@ -103,13 +104,9 @@ class _PressureStall(Detector):
         """What else the title says of the episode (nothing here)."""
         return ""
 
-    def _stalled(self, ctx: Context, host, some):
-        """Which samples stall: "some" at its threshold or above."""
-        return some >= self.params["some_pct"]
-
-    def _threshold_at(self, ctx: Context, host, t) -> float:
-        """The "some" threshold in effect at ``t``."""
-        return self.params["some_pct"]
+    def _thresholds(self, ctx: Context, host, some) -> pd.Series:
+        """The "some" share at which each sample stalls."""
+        return pd.Series(float(self.params["some_pct"]), index=some.index)
 
     def _at_collection(self, facts, words: str, zone) -> list:
         """A bundle's /proc/pressure, for a host without sar's PSI: the share
@@ -177,25 +174,16 @@ class CpuPressure(_PressureStall):
     resource = ("psi-cpu", "%scpu", None, "the CPU", "cpu")
     defaults = {**_PressureStall.defaults, "some_pct": 50.0, "held_back_busy_pct": 50.0, "held_back_some_pct": 25.0}
 
-    def _stalled(self, ctx: Context, host, some):
-        """"some" at its threshold, or at ``held_back_some_pct`` while the
-        CPUs were ``held_back_busy_pct`` busy or less: tasks waiting for a
-        CPU while most of them idle is never a host's ordinary contention
-        (a quota or an affinity holds them back), and a row's average of a
-        throttled service's waits stays under half the time."""
-        p = self.params
-        hit = some >= p["some_pct"]
-        busy = series_of(ctx, host, ("cpu", "%busy", "all"))
-        if busy is None:
-            return hit
-        idle_enough = (busy.reindex(some.index) <= p["held_back_busy_pct"]).fillna(False)
-        return hit | ((some >= p["held_back_some_pct"]) & idle_enough)
-
-    def _threshold_at(self, ctx: Context, host, t) -> float:
+    def _thresholds(self, ctx: Context, host, some) -> pd.Series:
+        """``some_pct``, or ``held_back_some_pct`` where the CPUs were
+        ``held_back_busy_pct`` busy or less: tasks waiting for a CPU while
+        most of them idle is never a host's ordinary contention (a quota or
+        an affinity holds them back), and a row's average of a throttled
+        service's waits stays under half the time."""
         p = self.params
         busy = series_of(ctx, host, ("cpu", "%busy", "all"))
-        at = busy.get(t) if busy is not None else None
-        return p["held_back_some_pct"] if at is not None and at <= p["held_back_busy_pct"] else p["some_pct"]
+        idle = (busy.reindex(some.index) <= p["held_back_busy_pct"]).fillna(False) if busy is not None else False
+        return pd.Series(np.where(idle, p["held_back_some_pct"], p["some_pct"]), index=some.index, dtype=float)
 
     def _beside(self, ctx: Context, figs: Figures, host, ep) -> str:
         """How busy the CPUs were meanwhile.  A task waits for a CPU while

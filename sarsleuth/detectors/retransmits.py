@@ -137,9 +137,8 @@ def _first_loss(retrans, rate, stretches, min_per_s: float) -> np.ndarray:
         lost = np.flatnonzero(raw[at] > 0)
         if not len(lost) or lost[0] == 0:
             continue
-        last = lost[0]
-        while last < len(at) and steady[at[last]]:
-            last += 1
+        run = steady[at[lost[0]:]]
+        last = lost[0] + (int(np.argmin(run)) if not run.all() else len(run))
         # to its last retransmitted segment (the centred rate stays up a little after it)
         lost = lost[lost < last]
         if len(lost):
