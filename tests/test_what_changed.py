@@ -325,7 +325,9 @@ def test_each_incident_tells_what_else_changed(oom):
         "rxdrop/s of net-edev em2", "/s", "up", 0.0)
     # the window's average over the incident's rows, as sar -n EDEV's Average: line prints it
     drops_em2 = oom.sar("net-edev", device="em2").loc[inc.start:inc.end, "rxdrop/s"]
-    assert drops["window"] == pytest.approx(drops_em2.mean(), abs=1e-6) and drops["named_by"] == []
+    assert drops["window"] == pytest.approx(drops_em2.mean(), abs=1e-6)
+    # the NIC finding "em2 dropping received packets" reads them
+    assert drops["named_by"] == ["nic-saturation"]
     assert drops["window_samples"] == len(drops_em2) >= 6
     assert drops["peak"] == pytest.approx(361.322581) and drops["peak_time"] == "2014-05-06T15:06:05+08:00"
     assert drops["baseline_part"] == "before"
@@ -338,7 +340,7 @@ def test_each_incident_tells_what_else_changed(oom):
     assert drops["new"]
     line = (f"rxdrop/s of net-edev em2: new, {drops_em2.mean():,.2f} /s in the window (peak 361.32 /s at 15:06:05), "
             f"none in the {drops['baseline_samples']} sample(s) before, {len(drops_em2)} in the window "
-            f"[named by no finding]")
+            f"[named by nic-saturation]")
     assert inc.story["changed"][0] == line == drops["text"]
     out = io.StringIO()
     markdown.write_case(oom, out)
@@ -438,6 +440,27 @@ def test_the_changes_command(samples):
     assert text.returncode == 0 and "kbswpused of swap" in text.stdout and "6,338,402" in text.stdout
     bad = run_cli("changes", str(samples / "nginx-proxy-oom"), "--window", "2014-05-06T15:02")
     assert bad.returncode == 2 and "expected START..END" in bad.stderr and not bad.stdout
+
+
+def test_a_window_of_times_without_a_date_is_read_on_the_day_the_inputs_cover(samples, oom):
+    """``--window 15:02:03..15:07:01`` as an operator types it: the ranking
+    of the dated window, with the note saying which day was taken (the
+    baseline's times too)."""
+    import json
+
+    from .conftest import run_cli
+
+    dated = oom.changes("2014-05-06T15:02:03..2014-05-06T15:07:01", baseline="2014-05-06T10:00..2014-05-06T14:00")
+    timed = oom.changes("15:02:03..15:07:01", baseline="10:00..14:00")
+    assert timed.attrs["window"] == (_t("2014-05-06 15:02:03"), _t("2014-05-06 15:07:01"))
+    assert timed.attrs["baseline"] == (_t("2014-05-06 10:00"), _t("2014-05-06 14:00"))
+    pd.testing.assert_frame_equal(timed, dated, check_like=False)
+    assert any("times without a date are read on 2014-05-06" in n for n in timed.attrs["notes"])
+    ran = run_cli("changes", str(samples / "nginx-proxy-oom"), "--window", "15:02:03..15:07:01", "--format", "json",
+                  "--top", "1")
+    assert ran.returncode == 0, ran.stderr
+    first = json.loads(ran.stdout)[0]
+    assert (first["series"], first["window"]) == ("rxdrop/s of net-edev em2", pytest.approx(253.216, abs=1e-3))
 
 
 def test_which_hosts_departed_most_in_a_window(tmp_path_factory):

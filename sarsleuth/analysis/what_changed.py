@@ -13,7 +13,7 @@ import pandas as pd
 
 from sarsleuth.analysis.departures import BOUND, Changes, named_by, rank
 from sarsleuth.knowledge.departures import LOG_SECTION, unexplained_rules
-from sarsleuth.analysis.user_window import window_on_clock
+from sarsleuth.analysis.user_window import dated, window_on_clock
 from sarsleuth.model import Incident, iso
 from sarsleuth.options import parse_window
 from sarsleuth.timebase.clock import Clock, on_clock, when
@@ -48,11 +48,16 @@ def ranking(store, events, sources, window, *, baseline=None, hosts=None) -> Cha
 
 def user_ranking(store, events, sources, clock, window, baseline=None, hosts=None) -> Changes:
     """The ranking for a window (and a baseline) the user gave: ``START..END``
-    strings or ``(start, end)`` pairs, naive ends on the case's zone
-    (``--window``'s rules: :func:`sarsleuth.analysis.user_window.window_on_clock`)."""
-    placed = window_on_clock(parse_window(window), clock.zone)
-    given = window_on_clock(parse_window(baseline), clock.zone) if baseline is not None else None
-    return ranking(store, events, sources, placed, baseline=given, hosts=hosts)
+    strings or ``(start, end)`` pairs, naive ends on the case's zone, ends
+    without a date on the day the inputs cover, the notes saying which
+    (``--window``'s rules: :mod:`sarsleuth.analysis.user_window`)."""
+    placed, said = dated(parse_window(window), sources, clock.zone)
+    placed = window_on_clock(placed, clock.zone)
+    given, baseline_said = dated(parse_window(baseline), sources, clock.zone) if baseline is not None else (None, None)
+    given = window_on_clock(given, clock.zone)
+    found = ranking(store, events, sources, placed, baseline=given, hosts=hosts)
+    found.notes[:0] = [n for n in (said, baseline_said) if n]
+    return found
 
 
 def hosts_departed(changes: Changes) -> pd.DataFrame:
