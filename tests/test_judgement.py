@@ -387,3 +387,33 @@ def test_one_cause_across_services_is_one_incident(tmp_path, clocks, incidents):
     roles = {f.detector: f.role for f in top.findings}
     assert roles["service-failure"] == "effect"
     assert ("upstream-down" in roles) is (incidents == 1)
+
+
+def test_a_load_jump_that_leaves_most_cpus_idle_is_not_saturation(corpus, tmp_path):
+    """A real Fedora 39 paste (sar -q, 24 CPUs): the load average goes from
+    0.20 to 2.71 in ten minutes with one task blocked. That is more work
+    started, with 21 CPUs idle: on the timeline, not an incident. Near
+    miss: the same rows on a 2-CPU host are a load past the CPU count."""
+    paste = corpus / "sar-text" / "sarstats--f39_sar02"
+    case = sarsleuth.load(paste)
+    assert case.incidents == []
+    (jump,) = [f for f in case.findings if f.detector == "load-spike"]
+    assert jump.metrics["peak_ldavg_1"] == 2.71 and jump.metrics["ncpu"] == 24
+    assert jump.metrics["load_per_cpu"] == pytest.approx(2.71 / 24)
+    assert jump.metrics["peak_blocked"] == 1 and jump.metrics["blocked_over_least"] == pytest.approx(1 / 12)
+    small = tmp_path / "sar02-2cpu"
+    small.write_text(paste.read_text().replace("(24 CPU)", "(2 CPU)"))
+    (inc,) = sarsleuth.load(small).incidents
+    assert inc.category == "cpu-saturation" and inc.cause == "load-spike"
+    assert inc.findings[0].metrics["load_per_cpu"] == pytest.approx(2.71 / 2)
+
+
+def test_a_load_jump_below_the_cpu_count_is_still_an_effect(samples):
+    """Report 002: the load going from 0.80 to 4.02 on 12 CPUs as the
+    socket tables overflowed stays the overflow's effect."""
+    case = sarsleuth.load(*sorted((samples / "tengine-720k").iterdir()))
+    (inc,) = case.incidents
+    roles = {f.detector: f.role for f in inc.findings}
+    assert inc.cause == "tcp-timewait" and roles["load-spike"] == "effect"
+    load = next(f for f in inc.findings if f.detector == "load-spike")
+    assert load.metrics["load_per_cpu"] == pytest.approx(4.02 / 12)
