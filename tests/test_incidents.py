@@ -202,6 +202,26 @@ def test_quiet_day_says_no_incident_found_in_every_format():
     assert "No incident found in 2 source(s)" in md and "memory-pressure" in md
     text = cli("analyze", BUNDLES / "quiet-day").stdout
     assert "No incident found in 2 source(s)" in text and "Checked:" in text
+    assert "in no incident" not in md and "in no incident" not in text
+
+
+def test_a_quiet_case_still_says_what_it_found(corpus):
+    """A real wrk2 paste on its own: 2,136 requests timed out, and nothing
+    in the files says why, so there is no incident; every output says what
+    was found all the same, with the line it stands on."""
+    paste = corpus / "loadtest" / "wrk2-overload-timeouts-seconds-latency.txt"
+    ran = cli("analyze", paste)
+    assert ran.returncode == 0
+    flat = " ".join(ran.stdout.replace("│", " ").split())
+    assert "No incident found in 1 source(s)" in flat
+    assert ("Found, in no incident (nothing in these files they follow from or lead to): - [medium] wrk2 c=1000 "
+            in flat)
+    assert f"2136 socket errors (loadtest-errors; {paste}:18)" in flat
+    md = cli("analyze", paste, "--format", "markdown").stdout
+    assert ("- \\[medium] wrk2 c=1000 `wrk -t10 -c1000 -d30s -R 100000   http://192.168.3.200:9090/test/_search`: "
+            f"2136 socket errors (loadtest-errors; {paste}:18)") in md
+    page = cli("analyze", paste, "--format", "html").stdout
+    assert "1 finding(s), under <a href=\"#timeline\">All findings</a>" in page
 
 
 def test_user_signature_from_config_turns_a_routine_line_into_a_finding(tmp_path):

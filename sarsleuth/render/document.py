@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from sarsleuth.render.table import number
 from sarsleuth.render.listed_times import ListedTimes
-from sarsleuth.render.view import EVIDENCE_LINES, MAX_WARNINGS, TIMELINE_ROWS, View, code_spans, host_lines, left_out
+from sarsleuth.render.view import (EVIDENCE_LINES, MAX_UNJOINED, MAX_WARNINGS, TIMELINE_ROWS, View, code_spans,
+                                   host_lines, left_out, unjoined_findings)
 from sarsleuth.timebase.clock import zone_of
 
 #: Incidents listed in the summary table unless --all.
@@ -103,6 +104,13 @@ def case_blocks(case, view: View | None = None) -> list:
     else:
         out.append(Para(text(f"No incident found in {len(case.sources)} source(s). "
                              f"Checked: {', '.join(case.checked)}.")))
+        found = unjoined_findings(case)
+        if found:
+            out.append(Para(text("Found, in no incident (nothing in these files they follow from or lead to):")))
+            out.append(Items([rich(line) for line in view.rows(found, MAX_UNJOINED)]))
+            more = left_out(len(found), len(view.rows(found, MAX_UNJOINED)), "finding(s)", "`--all` lists them")
+            if more:
+                out.append(_italic(more))
     if getattr(case, "redacted", None):
         out.append(_italic(case.redacted))
     hosts = host_lines(getattr(case, "hosts", []))

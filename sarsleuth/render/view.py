@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sarsleuth.model import SEVERITY_RANK
+
 #: Incidents told in full unless --top or --all says otherwise.
 DEFAULT_TOP = 5
 #: Timeline rows and evidence lines per finding shown unless --all.
@@ -14,6 +16,8 @@ TIMELINE_ROWS = 14
 EVIDENCE_LINES = 3
 #: Warnings listed unless --all (every output lists them; JSON all of them).
 MAX_WARNINGS = 20
+#: Findings outside every incident listed when there is no incident, unless --all.
+MAX_UNJOINED = 10
 
 
 @dataclass(frozen=True)
@@ -91,3 +95,18 @@ def note_groups(notes) -> list[tuple[str, list]]:
         groups.setdefault(title, []).append(n)
     order = [t for t, _ in NOTE_GROUPS] + ["other"]
     return sorted(groups.items(), key=lambda kv: order.index(kv[0]))
+
+
+def unjoined_findings(case) -> list[str]:
+    """When no incident was found, what was found all the same: each
+    finding that joined no incident (a load test's failed requests with
+    nothing in the files they could stem from, a load that rose while
+    most CPUs idled), most severe first, with its detector and the first
+    place its evidence is (``file:line``)."""
+    alone = [f for f in case.findings if not f.role]
+    alone.sort(key=lambda f: -SEVERITY_RANK.get(f.severity, 0))
+    lines = []
+    for f in alone:
+        where = next((f"{e.path}:{e.line}" if e.line else str(e.path) for e in f.evidence or []), "")
+        lines.append(f"[{f.severity}] {f.title} ({f.detector}{'; ' + where if where else ''})")
+    return lines

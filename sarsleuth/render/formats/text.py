@@ -21,7 +21,8 @@ from sarsleuth.render.table import Column, cells, number
 from sarsleuth.render.table import Table as Rows
 from sarsleuth.model import shortened
 from sarsleuth.render.listed_times import ListedTimes
-from sarsleuth.render.view import EVIDENCE_LINES, MAX_WARNINGS, TIMELINE_ROWS, View, code_spans, host_lines, left_out
+from sarsleuth.render.view import (EVIDENCE_LINES, MAX_UNJOINED, MAX_WARNINGS, TIMELINE_ROWS, View, code_spans,
+                                   host_lines, left_out, unjoined_findings)
 from sarsleuth.render.formats.json import plain
 from sarsleuth.timebase.clock import zone_of
 
@@ -57,7 +58,7 @@ def render_text(case, console: Console | None = None, max_incidents: int | None 
     told = view.incidents(case)
     if getattr(case, "redacted", None):
         console.print(Text(shown(case.redacted), style="bold"))
-    console.print(_summary(case, view, told) if case.incidents else _quiet(case))
+    console.print(_summary(case, view, told) if case.incidents else _quiet(case, view))
     for inc in told:
         console.print(_incident_panel(inc, view))
     note = left_out(len(case.incidents), len(told), "incident(s)",
@@ -90,12 +91,21 @@ def _summary(case, view: View, told: list) -> Table:
     return t
 
 
-def _quiet(case) -> Panel:
+def _quiet(case, view: View) -> Panel:
     if case.empty_window:
         return Panel(Text(shown(case.empty_window) + "."), title=Text("no data in the window"), border_style="yellow")
     checked = ", ".join(case.checked)
-    return Panel(Text(f"No incident found in {len(case.sources)} source(s).\nChecked: {shown(checked)}"),
-                 title=Text("all quiet"), border_style="green")
+    body = Text(f"No incident found in {len(case.sources)} source(s).\nChecked: {shown(checked)}")
+    found = unjoined_findings(case)
+    if found:
+        body.append("\nFound, in no incident (nothing in these files they follow from or lead to):", style="bold")
+        for line in view.rows(found, MAX_UNJOINED):
+            body.append("\n  - ")
+            body.append_text(_code_text(line))
+        more = left_out(len(found), len(view.rows(found, MAX_UNJOINED)), "finding(s)", "--all lists them")
+        if more:
+            body.append("\n" + more, style="dim")
+    return Panel(body, title=Text("all quiet"), border_style="green")
 
 
 def _code_text(text: str, prefix: str = "", style: str = "") -> Text:
