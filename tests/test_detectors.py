@@ -54,12 +54,17 @@ def normal_day(host="web1"):
                                                      "kbavail": rng.uniform(8e6, 9e6, n)}),
         metrics(host, "paging", "2024-03-01", 600, {"majflt/s": rng.uniform(0, 2, n), "pgscand/s": np.zeros(n),
                                                      "%vmeff": np.zeros(n)}),
+        # a resolver's late answers and a syslog relay's odd bad checksum
+        metrics(host, "net-udp", "2024-03-01", 600, {"idgm/s": rng.uniform(20, 60, n), "odgm/s": rng.uniform(20, 60, n),
+                                                      "noport/s": rng.uniform(0, 2, n),
+                                                      "idgmerr/s": rng.uniform(0, 0.3, n)}),
     ]
 
 
 METRIC_DETECTORS = ["swap-climb", "memory-pressure", "iowait-spike", "cpu-saturation", "load-spike",
                     "nic-saturation", "tcp-timewait", "sar-gap", "disk-saturation", "tcp-retransmits",
-                    "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "connection-surge", "traffic-ceiling"]
+                    "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "connection-surge", "traffic-ceiling",
+                    "udp-drops"]
 
 
 @pytest.mark.parametrize("det_id", METRIC_DETECTORS)
@@ -1012,7 +1017,8 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "worker-signal-exit", "worker-pid-gaps", "loadtest-errors", "loadtest-tail-latency",
                        "loadtest-link-saturation", "custom-signature", "disk-saturation", "tcp-retransmits",
                        "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "host-restart",
-                       "package-change", "connection-surge", "loadtest-stall", "process-stopped", "traffic-ceiling"}
+                       "package-change", "connection-surge", "loadtest-stall", "process-stopped", "traffic-ceiling",
+                       "udp-drops"}
 #: detectors whose near misses are dedicated tests elsewhere
 #: (tests/test_coarse_judgement.py: a stopped daemon against an editor
 #: suspended in its terminal, a sleeping daemon, a stopped collector)
