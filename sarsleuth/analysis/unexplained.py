@@ -167,8 +167,13 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
                for a, b in zip(top["baseline_from"], top["baseline_to"])]
     enough = top[(top["baseline_samples"] >= int(rules["min_baseline_samples"])).to_numpy()
                  & (np.asarray(seconds, dtype=float) >= float(rules["min_baseline_seconds"]))]
-    strain = [r for _, r in enough.iterrows() if strain_direction(r["section"], r["metric"]) == r["direction"]
-              and _felt(r)]
+    # a group strains when any series of its own device departed its
+    # strain's way, felt: swap used climbing is strain whichever of the
+    # section's series leads it (one CPU's share, folded into all the CPUs',
+    # is not the host's)
+    strain = [lead for _, lead in enough.iterrows()
+              if any(_strains(r) for _, r in changes.members(int(lead["entry"])).iterrows()
+                     if r["device"] == lead["device"])]
     if len(enough) < int(rules["min_groups"]) or len(strain) < int(rules["min_strain_groups"]):
         return None
     zone = clock.story_zone([host], otherwise=clock.zone)
@@ -180,6 +185,11 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
                    explanation=("Several series departed together from this host's own baseline and no "
                                 "detector's rule explains it: what changed is listed with the incident."),
                    category="other", refs={"changes": entries, "sample_seconds": step})
+
+
+def _strains(row) -> bool:
+    """A departing series that moved its strain's way, to a felt level."""
+    return bool(row["departs"]) and strain_direction(row["section"], row["metric"]) == row["direction"] and _felt(row)
 
 
 def _felt(row) -> bool:
