@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import sarsleuth
 from sarsleuth.analysis.departures import rank
 from sarsleuth.analysis.what_changed import ranking
 from sarsleuth.metric_store.runs import Run
@@ -559,3 +560,33 @@ def test_a_log_kinds_chart_escapes_the_program_it_names():
     (chart,) = change_charts(SimpleNamespace(events=events, store=None), inc)
     assert "<script>" not in chart["svg"] and "&lt;script&gt;" in chart["svg"]
     assert chart["caption"] == f"oom-kill lines of {name} (lines a minute), up"     # Jinja escapes it on the page
+
+
+def test_swap_climbing_under_another_lead_is_strain():
+    """mem-swap-worker-pool with no detector's finding: the swap section
+    is led by its cached share going down, the swap used climbing beside
+    it; pages swapped out move with the disk's writes. Strain all the
+    same: an unexplained change, where before the backstop said nothing."""
+    from sarsleuth.analysis.unexplained import unexplained
+
+    case = _lab_case("mem-swap-worker-pool")
+    (found,) = unexplained(case.store, case.events, case.sources, [], case.clock)
+    swap = next(c for c in found.refs["changes"] if c["section"] == "swap")
+    assert (swap["series"], swap["direction"]) == ("%swpcad of swap", "down")
+    assert "kbswpused of swap" in swap["with"] and found.metrics["strain_series"] == 3
+    disk = next(c for c in found.refs["changes"] if c["section"] == "disk")
+    assert "pswpout/s of swapping" in disk["with"]
+
+
+def test_a_disk_a_little_slower_under_more_work_is_not_strain(corpus):
+    """Near miss, a real KVM host (sysstat's test file of PCP): a guest's
+    traffic and CPU rise and a disk's await goes from 0.38 to 2.75 ms, a
+    disk's ordinary service time; no waiting anyone feels, no incident."""
+    from sarsleuth.analysis.unexplained import unexplained
+
+    case = sarsleuth.load(corpus / "sysstat" / "binary" / "pcp-sysstat-11.2.0-0x2173-duplex")
+    assert case.incidents == []
+    ranked = case.changes("2017-01-05T07:18:34..2017-01-05T07:20:14")
+    await_ = ranked[(ranked["section"] == "disk") & (ranked["metric"] == "await") & (ranked["device"] == "sde7")]
+    assert bool(await_["departs"].iloc[0]) and await_["window"].iloc[0] == pytest.approx(2.75, abs=0.01)
+    assert unexplained(case.store, case.events, case.sources, [], case.clock) == []

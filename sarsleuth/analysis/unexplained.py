@@ -167,13 +167,13 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
                for a, b in zip(top["baseline_from"], top["baseline_to"])]
     enough = top[(top["baseline_samples"] >= int(rules["min_baseline_samples"])).to_numpy()
                  & (np.asarray(seconds, dtype=float) >= float(rules["min_baseline_seconds"]))]
-    # a group strains when any series of its own device departed its
-    # strain's way, felt: swap used climbing is strain whichever of the
-    # section's series leads it (one CPU's share, folded into all the CPUs',
-    # is not the host's)
+    # a group strains when any series told with it departed its strain's
+    # way, felt: swap used climbing is strain whichever of the section's
+    # series leads it, and so are pages swapped out moving with a disk's
+    # writes; one CPU's share, folded into all the CPUs', is not the host's
     strain = [lead for _, lead in enough.iterrows()
               if any(_strains(r) for _, r in changes.members(int(lead["entry"])).iterrows()
-                     if r["device"] == lead["device"])]
+                     if r["section"] != lead["section"] or r["device"] == lead["device"])]
     if len(enough) < int(rules["min_groups"]) or len(strain) < int(rules["min_strain_groups"]):
         return None
     zone = clock.story_zone([host], otherwise=clock.zone)
