@@ -102,3 +102,22 @@ def test_the_recorded_metrics_relay():
     assert inc.recommendations[0].startswith("Let the receiver keep up")
     assert inc.story["changed"][0].startswith("idgmerr/s of net-udp: new, 1,326.48 /s in the window")
     assert inc.story["changed"][0].endswith("[named by udp-drops]")
+
+
+def test_the_recorded_log_collector_that_exits():
+    """The lab's recording: the services send syslog over UDP to the
+    host's collector, which exits for three minutes; every datagram goes
+    to a port nothing listens on, and the advice is to start it again."""
+    import sarsleuth
+
+    case = sarsleuth.load(LAB / "udp-log-collector-gone" / "api-lab-07.tar.xz")
+    (inc,) = case.incidents
+    assert (inc.category, inc.cause) == ("network-failure", "udp-drops")
+    (f,) = inc.findings
+    rows = case.sar("net-udp").loc[f.start:f.end]
+    assert f.refs["lost"] == "noport" and f.severity == "high"
+    assert f.metrics["dropped_per_s"] == pytest.approx(rows["noport/s"].mean())
+    assert f.metrics["delivered"] == pytest.approx(rows["idgm/s"].sum(), rel=1e-3)
+    assert f.metrics["delivered"] < f.metrics["dropped"] / 100
+    assert inc.title.startswith("Network failure on api-lab-07: UDP datagrams to a port nothing listened on: ")
+    assert inc.recommendations[0].startswith("Start the receiver again")

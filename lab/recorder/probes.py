@@ -42,14 +42,14 @@ def _timewait() -> int:
     return 0
 
 
-def _udp_receive_errors() -> int:
-    """UDP datagrams received and not delivered so far (/proc/net/snmp
-    InErrors: a full receive buffer or a bad checksum), in the recording's
-    network namespace."""
+def _udp_counts() -> tuple[int, int]:
+    """UDP datagrams received and not delivered so far, in the recording's
+    network namespace (/proc/net/snmp): InErrors (a full receive buffer or
+    a bad checksum) and NoPorts (nothing listened on the port)."""
     rows = [line.split() for line in Path("/proc/net/snmp").read_text().splitlines() if line.startswith("Udp:")]
     if len(rows) < 2:
-        return 0
-    return int(rows[1][rows[0].index("InErrors")])
+        return 0, 0
+    return int(rows[1][rows[0].index("InErrors")]), int(rows[1][rows[0].index("NoPorts")])
 
 
 def _disk_busy_ms() -> dict:
@@ -147,13 +147,13 @@ class Probes(threading.Thread):
 
         root = os.getpid()
         prev_cpu, prev_disk, prev_t = _cpu_times(), _disk_busy_ms(), time.time()
-        prev_net, prev_udp = _net_bytes(), _udp_receive_errors()
+        prev_net, prev_udp = _net_bytes(), _udp_counts()
         # the recorder stages the scenario itself: its own I/O is part of it
         prev_foreign = _foreign_usage(staged_pids(root) | {root})
         prev_swapped_in = _swapped_in()
         while not self._halt.wait(1.0):
             now = time.time()
-            cpu, disk, net, udp = _cpu_times(), _disk_busy_ms(), _net_bytes(), _udp_receive_errors()
+            cpu, disk, net, udp = _cpu_times(), _disk_busy_ms(), _net_bytes(), _udp_counts()
             foreign = _foreign_usage(staged_pids(root) | {root})
             swapped_in = _swapped_in()
             f_ticks, f_io, f_cpu_comm, f_io_comm = _foreign_delta(prev_foreign, foreign,
@@ -172,7 +172,8 @@ class Probes(threading.Thread):
                 "disk_util_pct": max(util, default=0.0),
                 "blocked": _blocked(),
                 "net_mbps": (net - prev_net) / (1 << 20) / max(0.1, now - prev_t),
-                "udp_drops_per_s": (udp - prev_udp) / max(0.1, now - prev_t),
+                "udp_drops_per_s": (udp[0] - prev_udp[0]) / max(0.1, now - prev_t),
+                "udp_noport_per_s": (udp[1] - prev_udp[1]) / max(0.1, now - prev_t),
                 # other work on the recording machine, which must stay out of a case
                 "foreign_cpu_pct": 100.0 * f_ticks / dt_ticks,
                 "foreign_io_mbps": f_io / (1 << 20) / max(0.1, now - prev_t),
