@@ -121,3 +121,16 @@ def test_the_recorded_log_collector_that_exits():
     assert f.metrics["delivered"] < f.metrics["dropped"] / 100
     assert inc.title.startswith("Network failure on api-lab-07: UDP datagrams to a port nothing listened on: ")
     assert inc.recommendations[0].startswith("Start the receiver again")
+
+
+def test_an_episode_in_progress_is_not_its_own_usual_level():
+    """Rows of a minute in a short record: by the fourth row of drops the
+    quarter hour before it holds three rows of them, whose median would
+    make the last row (553/s, the drops' last 25 s) look usual. The
+    episode goes on while the drops stay above its first row's threshold,
+    and counts every datagram lost."""
+    drops = [0.0] * 2 + [767.3, 1329.3, 1329.2, 553.6] + [0.0] * 4
+    delivered = [300.0] * 2 + [1566.2, 2471.7, 2471.3, 1210.1] + [300.0] * 4
+    (f,) = run("udp-drops", ctx(_relay(drops, delivered, step=60)))
+    assert (str(f.start), str(f.end)) == ("2026-11-27 20:38:00", "2026-11-27 20:41:00")
+    assert f.metrics["dropped"] == pytest.approx(60 * (767.3 + 1329.3 + 1329.2 + 553.6))

@@ -75,8 +75,8 @@ class UdpDrops(Detector):
         values = lost.to_numpy(dtype=float)
         with np.errstate(invalid="ignore", divide="ignore"):
             share = np.where(arriving > 0, 100.0 * values / arriving, 0.0)
-        mask = ((values >= np.maximum(p["min_per_s"], p["baseline_factor"] * np.nan_to_num(usual)))
-                & (share >= p["min_share_pct"]))
+        threshold = np.maximum(p["min_per_s"], p["baseline_factor"] * np.nan_to_num(usual))
+        mask = _held(values >= threshold, values, threshold, share >= p["min_share_pct"])
         seconds = ctx.row_seconds(lost, host)
         key, key_got = (section, metric, ""), (section, delivered, "")
         out = []
@@ -107,3 +107,18 @@ class UdpDrops(Detector):
             out.append(self.finding(title=title, severity=sev, start=ep.start, end=ep.end, host=host, figures=figs,
                                     refs=refs, evidence=[metric_evidence(ctx, section, host, ep.peak_time, text)]))
         return out
+
+
+def _held(mask, values, threshold, shared) -> np.ndarray:
+    """``mask`` with each run carried on while the drops stay above the
+    threshold of its first row: an episode in progress is no usual level
+    of its own (rows of a minute put its first rows in the median of the
+    quarter hour before its last ones)."""
+    out = mask & shared
+    starts = np.flatnonzero(out & ~np.concatenate(([False], out[:-1])))
+    for first in starts:
+        i = first
+        while i + 1 < len(out) and (out[i + 1] or (shared[i + 1] and values[i + 1] >= threshold[first])):
+            out[i + 1] = True
+            i += 1
+    return out
