@@ -97,8 +97,9 @@ class UdpDrops(Detector):
             lost_share = 100.0 * dropped.value / (dropped.value + taken.value) if taken and dropped.value else 100.0
             # half of what arrived lost is a receiver that no longer keeps up at all
             sev = severity_for(lost_share, [(50.0, "high"), (5.0, "medium")], default="low")
-            usual = f"usual {base.text()}/s" if base is not None else "no sample before it to compare"
-            title = f"{LOST[way]}: {rate.text()}/s ({usual}), {dropped.text()} lost while {taken.text() if taken else 0} were delivered"
+            before = f"usual {base.text()}/s" if base is not None else "no sample before it to compare"
+            title = (f"{LOST[way]}: {rate.text()}/s ({before}), {dropped.text()} lost while "
+                     f"{taken.text() if taken else 0} were delivered")
             text = (f"{metric} {rate.text()} on average from {fmt_time(ep.start)} to {fmt_time(ep.end)}, "
                     f"peak {figs['peak_dropped_per_s'].text()} at {fmt_time(ep.peak_time)}")
             refs = {**peak_ref(ep), **onset_ref(lost, ep, base.value if base is not None else 0.0), "lost": way}
