@@ -238,3 +238,43 @@ def test_a_sosreport_made_here_by_sos_gives_this_hosts_facts(tmp_path):
         assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".md5")) == [archive.name]
     finally:
         out.cleanup()
+
+
+def test_proc_stat_gives_the_boot_time():
+    """This machine's own /proc/stat: btime as the kernel prints it."""
+    text = open("/proc/stat").read()
+    facts = HostFacts(bundle="b")
+    readers.proc_stat(text, "proc/stat", None, facts)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith("btime "))
+    assert facts.booted == float(text.splitlines()[line - 1].split()[1])
+    assert facts.booted_from == f"proc/stat:{line}"
+    assert fact_of("proc/stat")[0]["reader"] == "proc_stat"
+
+
+def test_a_bundles_dmesg_with_no_other_anchor_is_put_on_its_boot_time(tmp_path):
+    """A sosreport whose ring buffer no longer holds the boot (no audit
+    record, no dmesg -T, no syslog copy): the boot time it recorded in
+    proc/stat places its uptime stamps. Near miss: without proc/stat they
+    stay unaligned."""
+    import json
+
+    from .conftest import run_cli
+
+    root = tmp_path / "sosreport-web01-2026-11-27-abcdef"
+    for folder in ("sos_commands/kernel", "proc", "etc"):
+        (root / folder).mkdir(parents=True)
+    (root / "sos_commands/kernel/dmesg").write_text(
+        "[  100.000000] nginx[4242]: segfault at 0 ip 00007f3a2b1c4d5e sp 00007ffd1a2b3c40 error 4 in "
+        "libc.so.6[7f3a2a000000+1000000]\n")
+    (root / "proc/stat").write_text("cpu  100 0 100 1000 0 0 0 0 0 0\nintr 0\nctxt 1000\nbtime 1795810528\n"
+                                    "processes 300\n")
+    (root / "etc/hostname").write_text("web01\n")
+    doc = json.loads(run_cli("analyze", root, "--format", "json").stdout)
+    (crash,) = doc["findings"]
+    # 1795810528 is 2026-11-27 20:15:28 UTC; the segfault 100 s after the boot
+    assert (crash["detector"], crash["start"], crash["host"]) == ("segfault", "2026-11-27T20:17:08+00:00", "web01")
+    assert any("via the boot time its bundle recorded" in n and "proc/stat:4: btime" in n for n in doc["notes"])
+    (root / "proc/stat").unlink()
+    doc = json.loads(run_cli("analyze", root, "--format", "json").stdout)
+    assert doc["findings"][0]["start"] is None
+    assert any("could not be put on the wall clock" in n for n in doc["notes"])

@@ -21,11 +21,12 @@ def usable(up) -> bool:
     return up is not None and up == up and 0 <= up <= MAX_UPTIME_S
 
 
-def align(sources: list, readers) -> list[str]:
+def align(sources: list, readers, boots: dict | None = None) -> list[str]:
     """Anchor every source of seconds since boot that needs it (a kind
     whose parser, ``readers[kind]``, does not carry the wall clock);
-    returns notes."""
-    notes = [_align_dmesg(src, sources, readers) for src in sources
+    ``boots``: {host: (boot epoch, where read)} from its bundle, the
+    anchor of last resort; returns notes."""
+    notes = [_align_dmesg(src, sources, readers, (boots or {}).get(src.host)) for src in sources
              if not readers[src.kind].carries_wall_clock and _needs_alignment(src)]
     for src in sources:
         ev = src.events
@@ -65,13 +66,15 @@ def _uptime_rows(src):
             yield row["uptime"], row.get("timestamp"), row["message"]
 
 
-def _align_dmesg(src, sources, readers) -> str:
+def _align_dmesg(src, sources, readers, booted=None) -> str:
     own = [(up, msg) for up, _ts, msg in _uptime_rows(src)]
     anchor = _anchor_from_syslog(src, own, [o for o in sources if readers[o.kind].anchors_uptime])
     if anchor is None:
         anchor = _anchor_from_audit(src, [o for o in sources if readers[o.kind].anchors_uptime])
     if anchor is None:
         anchor = _anchor_from_dmesg_t(src, own, [o for o in sources if not readers[o.kind].carries_wall_clock])
+    if anchor is None and booted is not None:
+        anchor = _anchor_from_boot_time(booted, [o for o in sources if readers[o.kind].anchors_uptime])
     if anchor is None:
         src.meta["clock"] = {"anchor": None, "absolute": False}
         return (f"{src.path}: dmesg uptime stamps could not be put on the wall clock (no anchor in the "
@@ -120,6 +123,21 @@ def _anchor_from_audit(src, anchors) -> dict | None:
     spread = (offsets[-1] - offsets[0]) / 2
     return {"anchor": label, "boot": boot, "uncertainty_s": max(spread, 0.01), "pairs": len(rows),
             "source": src.path}
+
+
+def _anchor_from_boot_time(booted, anchors) -> dict:
+    """From the boot time the host's bundle recorded (/proc/stat ``btime``,
+    whole seconds since the epoch).  The kernel counts it from the time it
+    ran: after a suspend, or a virtual machine resumed from a snapshot, the
+    stamps lag it by the time it did not run, as ``dmesg -T``'s do."""
+    epoch, where = booted
+    boot = pd.Timestamp(epoch, unit="s", tz="UTC")
+    label = f"the boot time its bundle recorded ({where}: btime)"
+    utc_offset = _syslog_utc_offset(anchors)
+    if utc_offset is not None:
+        boot = (boot + pd.Timedelta(seconds=utc_offset)).tz_localize(None)
+        label += f", on the syslog wall clock (UTC{utc_offset / 3600:+g} h)"
+    return {"anchor": label, "boot": boot, "uncertainty_s": 1.0, "pairs": 1, "source": where}
 
 
 def _syslog_utc_offset(anchors) -> float | None:

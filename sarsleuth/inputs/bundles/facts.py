@@ -122,6 +122,8 @@ class HostFacts:
     #: listening TCP sockets at collection time: port -> [Limit(local address, "program (pid N)", where read)]
     listeners: dict = field(default_factory=dict)
     meminfo: dict = field(default_factory=dict)   # field -> kB (or count), as /proc/meminfo
+    booted: float | None = None                   # when the host booted (/proc/stat btime, s since the epoch)
+    booted_from: str | None = None                # where that was read (path:line)
     aliases: set = field(default_factory=set)     # other names the host's own files use
     #: /proc/pressure when the bundle was made: {resource: {"some"|"full": ({avg10, avg60, avg300,
     #: total_us}, Limit of the line)}}

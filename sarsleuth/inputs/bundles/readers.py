@@ -76,6 +76,16 @@ def meminfo(text, path, m, facts: HostFacts) -> None:
         facts.mem_total_kb = facts.meminfo["MemTotal"]
 
 
+def proc_stat(text, path, m, facts: HostFacts) -> None:
+    """proc/stat's ``btime``: when the host booted, in seconds since the
+    epoch, the anchor of a dmesg's uptime stamps when nothing else is."""
+    for number, line in enumerate(text.splitlines(), 1):
+        found = re.match(r"btime\s+(\d+)\s*$", line)
+        if found:
+            facts.booted, facts.booted_from = float(found.group(1)), f"{path}:{number}"
+            return
+
+
 def localtime(text, path, m, facts: HostFacts, link: str | None = None) -> None:
     """etc/localtime: a link into zoneinfo names the zone; a copied TZif
     file does not (its POSIX rule is not a zone name)."""
@@ -383,7 +393,7 @@ def kernel_counters(text, path, m, facts: HostFacts) -> None:
             facts.counters[name] = Limit(name, value, path, n, row)
 
 
-READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, localtime, timedatectl, timezone_file,
+READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, proc_stat, localtime, timedatectl, timezone_file,
                                    sysctl, proc_sys, nginx_T, proc_limits, proc_comm, systemctl_show, unit_file,
                                    mounts, listening_sockets, collected, pressure, kernel_counters,
                                    block_devices, lsblk, dmsetup_info)}
