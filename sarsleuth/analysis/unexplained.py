@@ -171,9 +171,12 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
     # way, felt: swap used climbing is strain whichever of the section's
     # series leads it, and so are pages swapped out moving with a disk's
     # writes; one CPU's share, folded into all the CPUs', is not the host's
+    t = changes.table
+    told = t[t["entry"].isin(enough["entry"]) & t["departs"]]
+    strains = told[np.array([_strains(r) for r in told.itertuples(index=False)], dtype=bool)]
     strain = [lead for _, lead in enough.iterrows()
-              if any(_strains(r) for _, r in changes.members(int(lead["entry"])).iterrows()
-                     if r["section"] != lead["section"] or r["device"] == lead["device"])]
+              if ((strains["entry"] == lead["entry"]) & ((strains["section"] != lead["section"])
+                                                          | (strains["device"] == lead["device"]))).any()]
     if len(enough) < int(rules["min_groups"]) or len(strain) < int(rules["min_strain_groups"]):
         return None
     zone = clock.story_zone([host], otherwise=clock.zone)
@@ -189,13 +192,13 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
 
 def _strains(row) -> bool:
     """A departing series that moved its strain's way, to a felt level."""
-    return bool(row["departs"]) and strain_direction(row["section"], row["metric"]) == row["direction"] and _felt(row)
+    return bool(row.departs) and strain_direction(row.section, row.metric) == row.direction and _felt(row)
 
 
 def _felt(row) -> bool:
     """A strain series' window at the level at which the waiting is felt."""
-    level = strain_felt(row["section"], row["metric"])
-    return level is None or (row["window"] == row["window"] and float(row["window"]) >= level)
+    level = strain_felt(row.section, row.metric)
+    return level is None or (row.window == row.window and float(row.window) >= level)
 
 
 def titled(incidents) -> None:
