@@ -1240,3 +1240,14 @@ def test_escape_sequences_in_file_names_never_reach_the_terminal(tmp_path):
     assert "x\\x1b]0;pwned\\x07" in runs[3].stdout           # the file column, shown on a terminal
     # into a pipe or a file the table is data, kept as it was read
     assert f"{log}," in run_cli("parse", log, "--year", "2014").stdout
+
+
+def test_a_load_test_lasting_past_any_clock_is_placed_at_its_file_s_time(tmp_path):
+    """httperf's test-duration damaged to 9,999,999,999 s (three centuries):
+    no run lasts that long, so the report is placed at its file's time,
+    not 317 years before it (which no clock holds)."""
+    path = tmp_path / "httperf.txt"
+    path.write_bytes(b"\tTotal:connections0requests0replies0test-duration9999999999s")
+    (report,) = registry()["httperf"].parse(path, ParseOptions()).reports
+    assert report["duration_s"] == 9999999999.0 and report["time_from"] == "mtime"
+    assert report["start"] == report["end"]

@@ -20,6 +20,10 @@ def report_clock(path, options):
     return mtime, mtime, "mtime"
 
 
+#: The longest load-test run a report is placed by (a year).
+MAX_RUN_SECONDS = 366 * 86400.0
+
+
 def place_report(report: dict, path, line: int, clock) -> None:
     """Fill ``path``, ``line``, ``start``, ``end`` and ``time_from`` of a report
     without timestamps: the file was written when the run ended."""
@@ -27,7 +31,9 @@ def place_report(report: dict, path, line: int, clock) -> None:
     report["path"] = str(path)
     report["line"] = line
     duration = report.get("duration_s")
-    if time_from == "mtime" and isinstance(duration, (int, float)) and duration == duration:
+    # a run longer than a year (or shorter than none) is a damaged number, not a time to place it by
+    if (time_from == "mtime" and isinstance(duration, (int, float)) and duration == duration
+            and 0 <= duration <= MAX_RUN_SECONDS):
         report["end"] = end
         report["start"] = end - pd.Timedelta(seconds=float(duration))
     else:
