@@ -191,8 +191,8 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
 
 
 def _strains(row) -> bool:
-    """A departing series that moved its strain's way, to a felt level."""
-    return bool(row.departs) and strain_direction(row.section, row.metric) == row.direction and _felt(row)
+    """A series (departing) that moved its strain's way, to a felt level."""
+    return strain_direction(row.section, row.metric) == row.direction and _felt(row)
 
 
 def _felt(row) -> bool:

@@ -305,7 +305,6 @@ class LoadSpike(Detector):
                 ))
         return out
 
-
     def _against_the_cpus(self, ctx: Context, figs: Figures, host, ncpu) -> None:
         """The load at its peak per CPU (``load_per_cpu``) and the blocked
         tasks over the number that counts as many (``blocked_over_least``):

@@ -117,7 +117,10 @@ def _held(mask, values, threshold, shared) -> np.ndarray:
     quarter hour before its last ones)."""
     out = mask & shared
     starts = np.flatnonzero(out & ~np.concatenate(([False], out[:-1])))
+    i = -1
     for first in starts:
+        if first <= i:
+            continue            # inside the run carried on before it
         i = first
         while i + 1 < len(out) and (out[i + 1] or (shared[i + 1] and values[i + 1] >= threshold[first])):
             out[i + 1] = True

@@ -107,8 +107,9 @@ def case_blocks(case, view: View | None = None) -> list:
         found = unjoined_findings(case)
         if found:
             out.append(Para(text("Found, in no incident (nothing in these files they follow from or lead to):")))
-            out.append(Items([rich(line) for line in view.rows(found, MAX_UNJOINED)]))
-            more = left_out(len(found), len(view.rows(found, MAX_UNJOINED)), "finding(s)", "`--all` lists them")
+            listed = view.rows(found, MAX_UNJOINED)
+            out.append(Items([rich(line) for line in listed]))
+            more = left_out(len(found), len(listed), "finding(s)", "`--all` lists them")
             if more:
                 out.append(_italic(more))
     if getattr(case, "redacted", None):

@@ -60,7 +60,7 @@ def settle(sources: list, readers, tz: str | None = None, host_zones: dict | Non
     out.notes.extend(hosts.one_spelling(sources))
     out.notes.extend(hosts.assign(sources))
     out.notes.extend(years.redate(sources, hosts.host_of, readers))
-    out.notes.extend(dmesg.align(sources, readers, {h: b for h, b in (host_boots or {}).items() if h}))
+    out.notes.extend(dmesg.align(sources, readers, host_boots))
     _decide_zones(sources, tz, out, host_zones or {}, placed_by)
     for src in sources:
         _to_display(src, out.host_zones.get(hosts.host_of(src)), out.zone)

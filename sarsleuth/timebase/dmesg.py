@@ -112,14 +112,7 @@ def _anchor_from_audit(src, anchors) -> dict | None:
         return None
     offsets = sorted(a["epoch"] - a["uptime"] for a in rows)
     boot_epoch = offsets[len(offsets) // 2]
-    boot = pd.Timestamp(boot_epoch, unit="s", tz="UTC")
-    label = "audit(epoch) records of the dmesg itself"
-    # an audit epoch is an instant; on a bundle whose syslog is wall clock,
-    # the syslog's own offset from UTC puts the dmesg on that same clock
-    utc_offset = _syslog_utc_offset(anchors)
-    if utc_offset is not None:
-        boot = (boot + pd.Timedelta(seconds=utc_offset)).tz_localize(None)
-        label += f", on the syslog wall clock (UTC{utc_offset / 3600:+g} h)"
+    boot, label = _on_syslog_clock(boot_epoch, "audit(epoch) records of the dmesg itself", anchors)
     spread = (offsets[-1] - offsets[0]) / 2
     return {"anchor": label, "boot": boot, "uncertainty_s": max(spread, 0.01), "pairs": len(rows),
             "source": src.path}
@@ -131,13 +124,20 @@ def _anchor_from_boot_time(booted, anchors) -> dict:
     ran: after a suspend, or a virtual machine resumed from a snapshot, the
     stamps lag it by the time it did not run, as ``dmesg -T``'s do."""
     epoch, where = booted
+    boot, label = _on_syslog_clock(epoch, f"the boot time its bundle recorded ({where}: btime)", anchors)
+    return {"anchor": label, "boot": boot, "uncertainty_s": 1.0, "pairs": 1, "source": where}
+
+
+def _on_syslog_clock(epoch: float, label: str, anchors) -> tuple:
+    """``(boot, label)``: a boot given as an instant (seconds since the
+    epoch) in UTC; on a bundle whose syslog is wall clock, the syslog's
+    own offset from UTC puts the dmesg on that same clock."""
     boot = pd.Timestamp(epoch, unit="s", tz="UTC")
-    label = f"the boot time its bundle recorded ({where}: btime)"
     utc_offset = _syslog_utc_offset(anchors)
     if utc_offset is not None:
         boot = (boot + pd.Timedelta(seconds=utc_offset)).tz_localize(None)
         label += f", on the syslog wall clock (UTC{utc_offset / 3600:+g} h)"
-    return {"anchor": label, "boot": boot, "uncertainty_s": 1.0, "pairs": 1, "source": where}
+    return boot, label
 
 
 def _syslog_utc_offset(anchors) -> float | None:

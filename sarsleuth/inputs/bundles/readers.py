@@ -393,7 +393,7 @@ def kernel_counters(text, path, m, facts: HostFacts) -> None:
             facts.counters[name] = Limit(name, value, path, n, row)
 
 
-READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, proc_stat, localtime, timedatectl, timezone_file,
-                                   sysctl, proc_sys, nginx_T, proc_limits, proc_comm, systemctl_show, unit_file,
+READERS = {f.__name__: f for f in (hostname, uname, cpuinfo, lscpu, meminfo, proc_stat, localtime, timedatectl,
+                                   timezone_file, sysctl, proc_sys, nginx_T, proc_limits, proc_comm, systemctl_show, unit_file,
                                    mounts, listening_sockets, collected, pressure, kernel_counters,
                                    block_devices, lsblk, dmsetup_info)}

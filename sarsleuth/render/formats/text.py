@@ -99,10 +99,11 @@ def _quiet(case, view: View) -> Panel:
     found = unjoined_findings(case)
     if found:
         body.append("\nFound, in no incident (nothing in these files they follow from or lead to):", style="bold")
-        for line in view.rows(found, MAX_UNJOINED):
+        listed = view.rows(found, MAX_UNJOINED)
+        for line in listed:
             body.append("\n  - ")
             body.append_text(_code_text(line))
-        more = left_out(len(found), len(view.rows(found, MAX_UNJOINED)), "finding(s)", "--all lists them")
+        more = left_out(len(found), len(listed), "finding(s)", "--all lists them")
         if more:
             body.append("\n" + more, style="dim")
     return Panel(body, title=Text("all quiet"), border_style="green")
