@@ -361,3 +361,62 @@ def test_rows_converted_while_reading_give_the_same_table(corpus, monkeypatch):
     a = whole.astype({c: str for c in ("section", "device", "metric")}).sort_values(key, ignore_index=True)
     b = pieces.astype({c: str for c in ("section", "device", "metric")}).sort_values(key, ignore_index=True)
     pd.testing.assert_frame_equal(a, b, check_categorical=False)
+
+
+# en_IN as glibc once defined it: %x "%A %d %B %Y", and a zone after each time
+EN_IN_CPU = """$ sar -u 2 3
+
+Linux 3.13.0-24-generic (build-07) \tFriday 12 December 2014 \t_x86_64_\t(4 CPU)
+
+11:04:10  IST     CPU     %user     %nice   %system   %iowait    %steal     %idle
+11:04:12  IST     all     12.50      0.00      2.25     31.75      0.00     53.50
+11:04:14  IST     all     14.00      0.00      2.00     40.10      0.00     43.90
+11:04:16  IST     all     11.25      0.00      1.75     38.00      0.00     49.00
+Average:        all     12.58      0.00      2.00     36.62      0.00     48.80
+"""
+
+
+def test_banner_date_in_words_and_a_zone_after_each_time(tmp_path):
+    path = tmp_path / "paste.txt"
+    path.write_text(EN_IN_CPU)
+    source = parse(path)
+    assert (source.host, source.meta["ncpu"], source.meta["date"]) == ("build-07", 4, "2014-12-12")
+    assert value(source.metrics, "cpu", "all", "%iowait", "2014-12-12 11:04:14") == 40.10
+    assert set(source.metrics.metric) == {"%user", "%nice", "%system", "%iowait", "%steal", "%idle"}
+    assert not any("not numbers" in w or "banner" in w for w in source.warnings)
+    assert SarTextParser.sniff(path.read_bytes(), path.read_text()) >= 0.9
+    # the same in French, and a queue table: the zone is never a metric
+    fr = tmp_path / "fr.txt"
+    fr.write_text("Linux 3.13.0 (db2) \tvendredi 12 décembre 2014 \t_x86_64_\t(4 CPU)\n\n"
+                  "11:04:10  CET   runq-sz  plist-sz   ldavg-1   ldavg-5  ldavg-15   blocked\n"
+                  "11:04:12  CET         3       431      1.67      1.22      0.97         2\n")
+    queue = parse(fr)
+    assert queue.meta["date"] == "2014-12-12"
+    assert sorted(queue.metrics.metric.unique()) == ["blocked", "ldavg-1", "ldavg-15", "ldavg-5", "plist-sz", "runq-sz"]
+    # near miss: a device column named like a zone is a device, not a zone
+    dev = tmp_path / "dev.txt"
+    dev.write_text("Linux 3.13.0 (db2) \t12/12/2014 \t_x86_64_\t(4 CPU)\n\n"
+                   "11:04:10     IFACE   rxpck/s   txpck/s    rxkB/s    txkB/s\n"
+                   "11:04:12      ETH0     10.00     20.00      1.00      2.00\n")
+    assert value(parse(dev).metrics, "net-dev", "ETH0", "rxpck/s", "2014-12-12 11:04:12") == 10.0
+
+
+def test_the_daily_file_a_paste_read_settles_the_day_and_month(tmp_path):
+    body = ("Linux 5.18.0-2-amd64 (opsproc3) \t10/08/22 \t_x86_64_\t(12 CPU)\n\n"
+            "00:00:02    kbmemfree   kbavail kbmemused  %memused\n"
+            "00:10:01      2751536  20160848  11453448     35.25\n")
+    pasted = tmp_path / "paste.txt"
+    pasted.write_text("$ sar -r -f /var/log/sysstat/sa10\n" + body)
+    source = parse(pasted)
+    assert source.meta["date"] == "2022-08-10" and source.meta["date_assumed"] is False
+    assert any("day 10" in w and ":2:" in w for w in source.warnings)
+    named = tmp_path / "sar08"          # the file's own name, as sa2 writes it
+    named.write_text(body)
+    assert parse(named).meta["date"] == "2022-10-08"
+    # near misses: a day neither reading gives, and no daily file at all
+    other = tmp_path / "sa21"
+    other.write_text(body)
+    assert parse(other).meta["date_assumed"] is True
+    plain = tmp_path / "paste2.txt"
+    plain.write_text("$ sar -r 2 10\n" + body)
+    assert parse(plain).meta["date"] == "2022-10-08" and parse(plain).meta["date_assumed"] is True

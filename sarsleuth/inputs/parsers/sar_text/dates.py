@@ -5,9 +5,11 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from sarsleuth.errors import located
 from sarsleuth.inputs.parsers.base import ParseOptions
+from sarsleuth.inputs.parsers.sar_text.lines import DAILY_FILE_RE, long_date
 from sarsleuth.inputs.parsers.sar_text.rows import RowReader, Segment
 
 #: Labels of summary rows in locales sysstat ships.  Others are recognised
@@ -19,7 +21,7 @@ SENTINEL_DATE = _dt.date(1970, 1, 1)
 @dataclass
 class _DateReading:
     date: _dt.date | None
-    order: str           # iso, ymd, mdy, dmy, cjk
+    order: str           # iso, ymd, mdy, dmy, cjk, named
     decided: bool        # False when the order had to be assumed
 
 
@@ -58,6 +60,9 @@ def _read_date(text: str, order_hint: str | None) -> _DateReading:
         return _DateReading(_safe_date(int(m.group(1)), int(m.group(2)), int(m.group(3))), "cjk", True)
     parts = _split_date(text)
     if not parts:
+        named = long_date(text)
+        if named is not None:
+            return _DateReading(_safe_date(*named), "named", True)
         return _DateReading(None, "unknown", False)
     a, b, c, sep, width = parts
     if width == 4:
@@ -88,9 +93,11 @@ def _safe_date(y: int, m: int, d: int) -> _dt.date | None:
 def segment_dates(path, reader: RowReader, options: ParseOptions, warnings: list):
     """The calendar date of each segment, and what meta should say about it."""
     order_hint = options.date_order if options.date_order in ("mdy", "dmy") else None
-    evidence = None
+    evidence = named = None
     if order_hint is None:
         evidence = _file_order_evidence(reader)
+        if evidence is None:
+            named = _named_day(path, reader)
     meta = {"date_unknown": False, "date_assumed": False, "date_order": None}
     dates = []
     for seg in reader.segments:
@@ -112,6 +119,15 @@ def segment_dates(path, reader: RowReader, options: ParseOptions, warnings: list
             meta["date_unknown"] = True
             dates.append(SENTINEL_DATE)
             continue
+        if not reading.decided and named is not None:
+            day, where = named
+            by_day = _read_date(seg.date_text, "dmy" if _split_date(seg.date_text)[0] == day else "mdy")
+            if by_day.date is not None and by_day.date.day == day:
+                warnings.append(located(
+                    path, f"banner date {seg.date_text} could be MM/DD or DD/MM; read as "
+                          f"{'DD/MM' if by_day.order == 'dmy' else 'MM/DD'} ({by_day.date.isoformat()}): {where} is sadc's file of "
+                          f"day {day}", line=seg.line))
+                reading = _DateReading(by_day.date, by_day.order, True)
         if not reading.decided:
             meta["date_assumed"] = True
             warnings.append(located(
@@ -139,6 +155,16 @@ def _file_order_evidence(reader: RowReader) -> str | None:
     if _has_comma_decimals(reader):
         return "dmy"
     return None
+
+
+def _named_day(path, reader: RowReader) -> tuple | None:
+    """``(day, what)``: the day of the month of the daily file (``sa10``,
+    ``sar10``) the pasted command read, or that this file is named after."""
+    if reader.day_named is not None:
+        day, lineno = reader.day_named
+        return day, f"the file the command on line {lineno} reads"
+    own = DAILY_FILE_RE.search(Path(str(path)).name)
+    return (int(own.group(1)), f"this file's name ({own.group(0).strip(' /=')})") if own else None
 
 
 def _has_comma_decimals(reader: RowReader) -> bool:

@@ -11,10 +11,18 @@ import re
 from sarsleuth.errors import InputError, located
 from sarsleuth.inputs.reading import DECOMPRESSION_ERRORS, MAX_LINE_BYTES, decode, open_binary
 
+# The date is sar's ``%x``: one token in most locales, several where the
+# locale writes it out (en_IN once printed ``Thursday 04 September 2014``).
 BANNER_RE = re.compile(
-    r"^\s*Linux\s+(?P<kernel>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)"
+    r"^\s*Linux\s+(?P<kernel>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+(?:[ \t]+(?!_\S+?_(?:\s|$))"
+    r"(?!\(\d+\s+CPU\))\S+){0,4})"
     r"(?:\s+_(?P<arch>\S+?)_(?=\s|$))?(?:\s+\((?P<ncpu>\d+)\s+CPU\))?")
 DATE_TOKEN_RE = re.compile(r"^\d{1,4}[/.\-]\d{1,2}[/.\-]\d{1,4}\.?$|^\d{4}年\d{1,2}月\d{1,2}日$")
+#: A daily file sadc and sa2 write, ``saDD`` / ``sarDD`` (DD: the day of
+#: the month), as a pasted command or a file's own name gives it.
+DAILY_FILE_RE = re.compile(r"(?:^|[\s/=])sar?(0[1-9]|[12]\d|3[01])(?:\.(?:txt|log|gz|xz|bz2|zst))*(?=\s|$|[|;)])")
+#: A zone a locale's ``%X`` prints after the time (en_IN: ``01:42:28  IST``).
+ZONE_TOKEN_RE = re.compile(r"^(?:[A-Z]{2,5}|[+-]\d\d:?\d\d)$")
 CJK_TIME_RE = re.compile(r"^(\d{1,2})[時时](\d{1,2})分(\d{1,2})秒$")
 CLOCK_RE = re.compile(r"^(\d{1,2}):(\d\d):(\d\d)$")
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -163,6 +171,40 @@ def clean_text(text: str) -> str:
     if "\u202f" in text or "\xa0" in text:
         text = text.replace("\u202f", " ").replace("\xa0", " ")
     return text
+
+
+def long_date(text: str):
+    """``(year, month, day)`` of a date written with its month's name in any
+    language (``Thursday 04 September 2014``, ``jeudi 4 septembre 2014``,
+    ``September 4, 2014``), or None.  Weekday names are passed over."""
+    from sarsleuth.knowledge.locales import is_weekday, month_of   # locale tables only when needed
+    year = month = day = None
+    for token in re.split(r"[\s,]+", text.strip()):
+        token = token.strip(".")
+        if not token:
+            continue
+        if token.isdigit():
+            if len(token) == 4 and year is None:
+                year = int(token)
+            elif len(token) <= 2 and day is None and 1 <= int(token) <= 31:
+                day = int(token)
+            else:
+                return None
+        elif month is None and month_of(token) is not None:
+            month = month_of(token)
+        elif not is_weekday(token):
+            return None
+    return (year, month, day) if None not in (year, month, day) else None
+
+
+def banner_date(match) -> str | None:
+    """The date a banner's match holds (its first token when that is a
+    numeric date; else the words, when they make a date), or None."""
+    text = match.group("date")
+    first = text.split()[0]
+    if DATE_TOKEN_RE.match(first):
+        return first
+    return text if len(text.split()) > 1 and long_date(text) is not None else None
 
 
 def numeric_start(token: str) -> bool:

@@ -8,7 +8,10 @@ What the reader copes with:
   ``21/11/26``, ``21.11.2026``, ``2026-11-21``, ``2026年11月21日``), several
   banners in one stream (files concatenated: each starts a segment);
 * 24-hour and 12-hour (``03:05:03 PM``) clocks and the CJK clock
-  (``05時12分01秒``); crossing midnight advances the date;
+  (``05時12分01秒``), a zone the locale prints after the time
+  (``01:42:28  IST``); crossing midnight advances the date;
+* a banner date written out with the month's name (``Thursday 04
+  September 2014``, as en_IN's ``%x`` once was), in any language;
 * comma decimals, ``sar -h`` unit suffixes (``1.4G``, ``46.1%``), colours,
   ``--pretty``/``-h`` layouts with the device at the end of the line;
 * ``Average:``/``Summary:`` rows in any language (``Moyenne :``,
@@ -39,8 +42,8 @@ from typing import TYPE_CHECKING
 from sarsleuth.errors import InputError, located
 from sarsleuth.inputs.parsers.sar_text import sections
 from sarsleuth.inputs.parsers.sar_text.headerless import TABLES, guess_columns
-from sarsleuth.inputs.parsers.sar_text.lines import AM_PM, ANSI_RE, BANNER_RE, CJK_TIME_RE, CLOCK_RE, DATE_TOKEN_RE, \
-    numeric_start, strip_bom
+from sarsleuth.inputs.parsers.sar_text.lines import AM_PM, ANSI_RE, BANNER_RE, CJK_TIME_RE, CLOCK_RE, ZONE_TOKEN_RE, \
+    banner_date, numeric_start, strip_bom
 from sarsleuth.inputs.parsers.base import HEAD_LINES, ParseOptions, Parser, events_frame
 from sarsleuth.inputs.reading import decode
 
@@ -74,7 +77,7 @@ class SarTextParser(Parser):
         for raw in strip_bom(text).splitlines()[:400]:
             line = ANSI_RE.sub("", raw).replace("\u202f", " ")
             m = BANNER_RE.match(line)
-            if m and DATE_TOKEN_RE.match(m.group("date")):
+            if m and banner_date(m) is not None:
                 banner = True
                 continue
             if _is_header_line(line):
@@ -177,6 +180,9 @@ def _is_header_line(line: str) -> bool:
     rest = tokens[lead:]
     if len(rest) < 2 or any(numeric_start(t) for t in rest):
         return False
+    if len(rest) > 2 and ZONE_TOKEN_RE.match(rest[0]) and sections.identify(rest[:1]) is None \
+            and rest[0] not in sections.NAMED_COLUMNS:
+        rest = rest[1:]                 # a zone printed after the time
     layout = sections.table_layout(tuple(rest))
     return layout is not None and len(layout.value_columns) >= 1 and \
         sum(1 for c in rest if sections.identify((c,)) is not None) >= min(2, len(rest))

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from sarsleuth.inputs.parsers.base import ParseOptions
 from sarsleuth.inputs.parsers.sar_text.headerless import guess_columns
 from sarsleuth.inputs.parsers.sar_text import sections
-from sarsleuth.inputs.parsers.sar_text.lines import (AM_PM, BANNER_RE, CJK_TIME_RE, CLOCK_RE, DATE_TOKEN_RE, PROMPT_RE,
-                                               LineIndex, line_batches, numeric_start)
+from sarsleuth.inputs.parsers.sar_text.lines import (AM_PM, BANNER_RE, CJK_TIME_RE, CLOCK_RE, DAILY_FILE_RE, PROMPT_RE,
+                                               ZONE_TOKEN_RE,
+                                               LineIndex, banner_date, line_batches, numeric_start)
 
 #: A fall back of the clock of more than this many seconds is a new day;
 #: smaller steps back (a DST change, a clock set back) stay on the same day.
@@ -61,6 +62,10 @@ class RowReader:
         self.clock12 = False
         self.cjk_clock = False
         self.comma_decimals = False
+        self.zone: str | None = None          # a zone printed after each time (see _is_zone)
+        # the day of the month of a daily file sadc wrote (saDD, sarDD) that
+        # the pasted command read, and its line: it settles a banner's order
+        self.day_named: tuple | None = None
         self.layout = None
         self.header_unknown = False
         self.unknown_headers: dict[tuple, int] = {}
@@ -141,6 +146,8 @@ class RowReader:
                 tod = tod % 43200 + AM_PM[tokens[1]] * 3600
                 lead = 2
                 self.clock12 = True
+            if len(tokens) > lead + 1 and self._is_zone(tokens[lead], tokens[lead + 1:]):
+                lead += 1
             self._lead = lead
             if lead == 2:
                 self._clock12 = (first, tokens[1], tod)
@@ -149,8 +156,9 @@ class RowReader:
         self._lead = 0
         if first == "Linux":
             m = BANNER_RE.match(line)
-            if m and DATE_TOKEN_RE.match(m.group("date")):
-                self._banner(lineno, m)
+            date = banner_date(m) if m else None
+            if date is not None:
+                self._banner(lineno, m, date)
                 return
         label_len = 0
         if first.endswith(":") and len(first) > 1:
@@ -163,8 +171,24 @@ class RowReader:
             return
         if PROMPT_RE.match(line):
             self.prompt_lines += 1
+            named = DAILY_FILE_RE.search(line)
+            if named and self.day_named is None:
+                self.day_named = (int(named.group(1)), lineno)
             return
         self._unknown(lineno, line)
+
+    def _is_zone(self, token: str, rest: list) -> bool:
+        """Whether ``token``, after a row's time, is the zone the locale's
+        clock prints (en_IN: ``01:42:28  IST``): the one a header line
+        carried before its columns, or such a header's own."""
+        if token == self.zone:
+            return True
+        if self.zone is None and ZONE_TOKEN_RE.match(token) and not numeric_start(rest[0]) \
+                and sections.identify((token,)) is None and token not in sections.NAMED_COLUMNS \
+                and sections.identify(tuple(rest)) is not None:
+            self.zone = token
+            return True
+        return False
 
     def _clock(self, token: str) -> int | None:
         """Seconds since midnight of a time token, or None."""
@@ -192,11 +216,11 @@ class RowReader:
         self._tods[token] = tod       # sar -A prints every time once per table
         return tod
 
-    def _banner(self, lineno: int, m: re.Match):
+    def _banner(self, lineno: int, m: re.Match, date: str):
         ncpu = m.group("ncpu")
         self.segments.append(Segment(
             host=m.group("host"), kernel=m.group("kernel"), arch=m.group("arch"),
-            ncpu=int(ncpu) if ncpu else None, date_text=m.group("date"), line=lineno))
+            ncpu=int(ncpu) if ncpu else None, date_text=date, line=lineno))
         self.layout = None
         self._block = self._block_key = None
         self._reset_day()

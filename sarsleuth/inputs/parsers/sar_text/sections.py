@@ -118,6 +118,8 @@ _PER_CPU_COLUMN = re.compile(r"^CPU\d+$")
 
 _DEVICE_NAMES = frozenset(d for s in SECTIONS.values() for d in s.device)
 _LABEL_NAMES = frozenset(l for s in SECTIONS.values() for l in s.labels)
+#: Every column name a header can hold that is not a metric (devices, labels).
+NAMED_COLUMNS = _DEVICE_NAMES | _LABEL_NAMES
 
 
 @lru_cache(maxsize=None)
