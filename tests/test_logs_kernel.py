@@ -172,3 +172,23 @@ def test_rhel6_dmesg_without_stamps(corpus):
     src = parse(corpus / "logs" / "dmesg-rhel6-no-timestamps-insights.log")
     assert src.records == 17 and len(src.events) == 0
     assert src.meta["unstamped_lines"] == 16 and src.meta["volume"].sum() == 1
+
+
+def test_lines_systemd_wrote_to_the_kernel_log_are_systemds(tmp_path):
+    path = tmp_path / "dmesg"
+    path.write_text(
+        "[  912.100231] EXT4-fs error (device vda1): ext4_lookup:1855: inode #1572866: comm rsyslogd: deleted inode\n"
+        "[  913.552120] systemd[1]: rsyslog.service: Main process exited, code=dumped, status=6/ABRT\n"
+        "[  913.552871] systemd[1]: rsyslog.service: Failed with result 'core-dump'.\n"
+        "[  913.901114] systemd-journald[412]: Received SIGTERM from PID 1 (systemd).\n"
+        "[  914.000120] rsyslogd[1893]: segfault at 0 ip 000055d0c8a1b2c4 sp 00007ffd1c9e8f10 error 4\n")
+    ev = parse(path).events.set_index("line")
+    assert (ev.loc[2, "process"], ev.loc[2, "pid"], ev.loc[2, "kind"]) == ("systemd", 1, "service-exit")
+    from sarsleuth.inputs.parsers.logs.dmesg import parse_line
+    info = parse_line("[  913.901114] systemd-journald[412]: Received SIGTERM from PID 1 (systemd).")
+    assert (info.tag, info.pid, info.message) == ("systemd-journald", 412, "Received SIGTERM from PID 1 (systemd).")
+    # near miss: the kernel's own "comm[pid]: segfault" names the program that crashed
+    assert (ev.loc[5, "process"], ev.loc[5, "pid"], ev.loc[5, "kind"]) == ("rsyslogd", 1893, "segfault")
+    import sarsleuth
+    titles = [f.title for f in sarsleuth.load(path).findings if f.detector == "service-failure"]
+    assert titles == ["rsyslog.service failed 1 x (result 'core-dump', status=6/ABRT)"]

@@ -112,7 +112,8 @@ class ServiceFailure(Detector):
         unit.rows.append(i)
         n = lines_of(row)
         if row.kind == "service-exit":
-            status = f"status={f.get('status')}" + (f"/{f['status_name']}" if f.get("status_name") else "")
+            status = (f"status={f['status']}" + (f"/{f['status_name']}" if f.get("status_name") else "")
+                      if f.get("status") else "its process exited")     # a message whose fields were not read
             unit.exits[status] = unit.exits.get(status, 0) + n
         elif row.kind == "service-restart":
             unit.restarts += n

@@ -43,6 +43,10 @@ RE_YEARLESS = re.compile(r"^\[(?P<mon>[^\W\d_]{3,12}) +(?P<day>\d{1,2}) (?P<H>\d
 RE_DECODED = re.compile(
     r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|local\d)\s*:"
     r"(?P<lvl>emerg|alert|crit|err|warn|notice|info|debug)\s*: (?P<rest>.*)$", re.S)
+#: systemd and its helpers (systemd-journald, systemd-fsck, systemd-shutdown)
+#: write to /dev/kmsg as ``TAG[PID]: message``; the kernel's own
+#: ``comm[pid]: segfault at ...`` lines name other programs.
+RE_SYSTEMD_WRITER = re.compile(r"^(?P<tag>systemd(?:-[a-z][a-z0-9-]*)?)\[(?P<pid>\d+)\]: (?P<msg>.*)$", re.S)
 RE_APACHE = re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d(?:\.\d+)? \d{4}\] \[[\w:]+\]")
 #: Words that only kernel reports print: evidence for a stamp-less dmesg.
 #: A bare message pasted alone (``TCP: request_sock_TCP: Possible SYN
@@ -77,11 +81,11 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
         text, level = m.group("rest"), LEVELS.get(m.group("lvl"), m.group("lvl"))
     m = RE_RAW.match(text)
     if m:
-        return LineInfo(m.group("msg"), tag="kernel", uptime=float(m.group("up")), level=level)
+        return _writer(LineInfo(m.group("msg"), tag="kernel", uptime=float(m.group("up")), level=level))
     found = human_stamp(text)
     if found:
         m, token = found
-        return LineInfo(m.group("msg"), stamp=_human_stamp(m, token, months), tag="kernel", level=level)
+        return _writer(LineInfo(m.group("msg"), stamp=_human_stamp(m, token, months), tag="kernel", level=level))
     m = RE_YEARLESS.match(text)
     if m:
         mon = syslog.month_number(m.group("mon"), months)
@@ -95,6 +99,16 @@ def parse_line(text: str, months: dict | None = None) -> LineInfo:
             return info
     # printk.time=0 kernels and pasted fragments: a kernel line without time
     return LineInfo(text, tag="kernel", level=level, prefixed=False)
+
+
+def _writer(info: LineInfo) -> LineInfo:
+    """A line systemd wrote to the kernel's log (``log_target=kmsg``: while
+    it boots and shuts down, or with no journald) is systemd's, as its
+    syslog line would be: ``systemd[1]: nginx.service: Failed ...``."""
+    m = RE_SYSTEMD_WRITER.match(info.message)
+    if m:
+        info.tag, info.pid, info.message = m.group("tag"), int(m.group("pid")), m.group("msg")
+    return info
 
 
 def human_match(text: str):
