@@ -572,7 +572,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "loadtest-stall",
-                 "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
+                 "loadtest-behind-rate", "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution"]
 
@@ -697,7 +697,7 @@ LOG_POSITIVES = {
                     "sd 0:0:0:0: [sda] tag#0 Add. Sense: Unrecovered read error - auto reallocate failed",
                     "I/O error, dev sda, sector 245899176 op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0"] * 2,
                    lambda f: f.title == "Disk sda (ata1.00): 2 failed READ(s) at sector 245899176: "
-                                        "media error (Unrecovered read error - auto reallocate failed), READ FPDMA "
+                                        "media error (Unrecovered read error - auto reallocate failed); READ FPDMA "
                                         "QUEUED failed 2 x (UNC) over 11 s"
                    and f.severity == "high" and f.category == "hardware-error" and f.refs["device"] == "sda"
                    and f.metrics["media_errors"] == 2 and f.metrics["io_errors"] == 2),
@@ -1018,7 +1018,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "loadtest-link-saturation", "custom-signature", "disk-saturation", "tcp-retransmits",
                        "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "host-restart",
                        "package-change", "connection-surge", "loadtest-stall", "process-stopped", "traffic-ceiling",
-                       "udp-drops"}
+                       "udp-drops", "loadtest-behind-rate"}
 #: detectors whose near misses are dedicated tests elsewhere
 #: (tests/test_coarse_judgement.py: a stopped daemon against an editor
 #: suspended in its terminal, a sleeping daemon, a stopped collector)

@@ -76,7 +76,7 @@ def test_a_failing_disk_its_filesystem_gone_read_only_and_the_writes_refused_are
                                 "230762148: media error (Unrecovered read error")
     disk = [f for f in top.findings if f.detector == "disk-error"][0]
     assert disk.title == ("Disk sda (ata1.00): 3 failed READ(s) at sectors 230762140, 230762148: media error "
-                          "(Unrecovered read error - auto reallocate failed), READ FPDMA QUEUED failed 3 x (UNC) "
+                          "(Unrecovered read error - auto reallocate failed); READ FPDMA QUEUED failed 3 x (UNC) "
                           "over 6 s")
     assert disk.metrics["media_errors"] == 3 and disk.refs["sectors"] == [230762140, 230762148]
     roles = {f.detector: f.role for f in top.findings}
@@ -365,8 +365,8 @@ def test_nvme_timeouts_and_a_controller_that_went_away(tmp_path):
     case, top = _top(tmp_path, "kern.log", lines, year=2024)
     assert (top.category, top.cause) == ("hardware-error", "disk-error")
     f = top.findings[0]
-    assert "nvme0: 2 command timeout(s), 2 controller reset(s), controller down (CSTS=0xffffffff: gone from the " \
-           "PCIe bus), removed by the driver" in f.title
+    assert "nvme0: 2 command timeout(s); 2 controller reset(s); controller down (CSTS=0xffffffff: gone from the " \
+           "PCIe bus); removed by the driver" in f.title
     assert f.refs["controller"] == "nvme0" and f.severity == "high"
     assert any("nvme smart-log /dev/nvme0" in r for r in top.recommendations)
 

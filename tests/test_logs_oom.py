@@ -180,3 +180,20 @@ def test_an_oom_kill_whose_process_name_overflows_the_line_cap_is_analysed_as_pa
     [oom] = [f for f in doc["findings"] if f["detector"] == "oom-kill"]
     assert (oom["metrics"]["victims"], oom["metrics"]["max_victim_rss_kb"]) == (2, 524288 + 4096)   # anon + file
     assert warning in doc["warnings"]
+
+
+def test_a_choice_whose_kill_line_is_missing_is_said_so(tmp_path):
+    lines = []
+    for pid in (7301, 7302):
+        lines += [f"Mar  3 11:20:0{pid % 10} build3 kernel: Memory cgroup out of memory: Kill process {pid} (cc1plus) "
+                  "score 912 or sacrifice child",
+                  f"Mar  3 11:20:0{pid % 10} build3 kernel: Killed process {pid} (cc1plus), UID 1000, "
+                  "total-vm:2891232kB, anon-rss:1802244kB, file-rss:12876kB, shmem-rss:0kB"]
+    lines.append("Mar  3 11:20:05 build3 kernel: Memory cgroup out of memory: Kill process 7309 (cc1plus) score 911 "
+                  "or sacrifice child")          # the file ends here: its kill line is not in it
+    (kill,) = _findings(tmp_path, "messages", "\n".join(lines) + "\n", "oom-kill")
+    assert kill.metrics["victims"] == 3 and kill.metrics["victims_chosen_only"] == 1
+    assert "killed 3 process(es)" in kill.title and "(1 of them chosen, its kill line not in the file)" in kill.title
+    # near miss: every choice followed by its kill
+    (whole,) = _findings(tmp_path, "messages2", "\n".join(lines[:4]) + "\n", "oom-kill")
+    assert whole.metrics["victims_chosen_only"] == 0 and "chosen" not in whole.title

@@ -420,3 +420,21 @@ def test_the_daily_file_a_paste_read_settles_the_day_and_month(tmp_path):
     plain = tmp_path / "paste2.txt"
     plain.write_text("$ sar -r 2 10\n" + body)
     assert parse(plain).meta["date"] == "2022-10-08" and parse(plain).meta["date_assumed"] is True
+
+
+def test_rows_a_paste_left_out_are_no_gap_of_the_recording(tmp_path):
+    head = "Linux 2.6.32-71.el6.x86_64 (db4) \t11/29/2017 \t_x86_64_\t(4 CPU)\n\n"
+    table = "00:00:01        CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+    rows = [f"{h:02d}:{m:02d}:01        all      1.00      0.00      2.00      3.00      0.00     94.00\n"
+            for h in range(3) for m in range(0, 60, 10)]
+    pasted = tmp_path / "paste.txt"
+    pasted.write_text(head + table + "".join(rows[:4]) + "...\n" + "".join(rows[12:]))
+    import sarsleuth
+    case = sarsleuth.load(pasted)
+    assert not [f for f in case.findings if f.detector == "sar-gap"]
+    assert list(case.events.loc[case.events.kind == "sar-elision", "line"]) == [8]
+    assert not any("not sar output" in w for w in case.warnings)
+    # near miss: the same hole with nothing marking it is a gap of the sampling
+    hole = tmp_path / "hole.txt"
+    hole.write_text(head + table + "".join(rows[:4]) + "".join(rows[12:]))
+    assert [f.detector for f in sarsleuth.load(hole).findings] == ["sar-gap"]

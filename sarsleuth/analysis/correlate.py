@@ -218,11 +218,18 @@ def _can_cause(f: Finding) -> bool:
 
 def _context_by_itself(f: Finding) -> bool:
     """A finding that never makes an incident alone: one that never does
-    (a good reload, a restart), CPUs a load test on the host kept busy,
+    (a good reload, a restart; a load test's failures unless its
+    ``alone_if`` holds: most of it failed), CPUs a load test on the host kept busy,
     or one whose metrics meet all of its ``context_if`` (I/O wait no
     larger than one task's own, and short)."""
-    return (kb_entry(f.detector).get("alone", True) is False or bool(f.metrics.get("loadtest_driven"))
-            or _meets_context_if(f))
+    return ((kb_entry(f.detector).get("alone", True) is False and not _stands_anyway(f))
+            or bool(f.metrics.get("loadtest_driven")) or _meets_context_if(f))
+
+
+def _stands_anyway(f: Finding) -> bool:
+    """Its metrics meet every one of its ``alone_if`` (it has some)."""
+    alone_if = kb_entry(f.detector).get("alone_if", [])
+    return bool(alone_if) and all(holds(c, f.metrics) for c in alone_if)
 
 
 def _meets_context_if(f: Finding) -> bool:
@@ -241,7 +248,7 @@ def _only_context(g: _Group) -> bool:
     told on their own."""
     if not any(_has_time(f) for f in g.findings):
         return False
-    if any(_can_cause(f) for f in g.findings):
+    if any(_can_cause(f) or _stands_anyway(f) for f in g.findings):
         return False
     own = [f for f in g.findings if _context_by_itself(f)]
     return bool(own) and all(f in own or kb_entry(f.detector).get("cause", True) is False for f in g.findings)

@@ -312,7 +312,18 @@ def _across_zones(inc: Incident, clock: Clock) -> str:
     return f": {', '.join(inc.hosts)} are in different time zones" if clock.zones_differ(inc.hosts) else ""
 
 
+def _symptom_only(cause: Finding, chain: dict | None) -> bool:
+    """An incident headed by a symptom (a load test that failed) because
+    nothing in the files can have caused it."""
+    return chain is None and kb_entry(cause.detector).get("cause", True) is False
+
+
 def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: list[Finding]) -> str:
+    if _symptom_only(cause, chain):
+        check = kb_entry(cause.detector).get("check") or []
+        return (f"It is a symptom{_cited(cause)}, and no finding in these files can have caused it: the cause is on "
+                "the other side (the server, what it waits on)" + (f"; check {'; '.join(check)}" if check else "")
+                + ".")
     if chain is None:
         return (f"It is the most severe finding{_cited(cause)}; no known cause-and-effect chain links it "
                 "to the others, so they are told as context.")
@@ -369,6 +380,8 @@ def narrate(inc: Incident, cause: Finding, chain: dict | None, clock: Clock) -> 
     q = quote(cause)
     if q:
         cause_text += f", evidence {q}"
+    if _symptom_only(cause, chain):
+        cause_text = f"not in these files, which show only what it did: {cause_text}"
     effect_lines = []
     for f in effects:
         item = f"{prose(f.title)} {span(f, inc.zone)}"

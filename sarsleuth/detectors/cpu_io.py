@@ -336,7 +336,8 @@ class SarGap(Detector):
 
     Why it matters: sadc runs from cron or a timer; when a host is so loaded it
     cannot run it (report 002's "monitoring gaps"), the gap is itself evidence.
-    Restarts (LINUX RESTART) explain a gap and are said so.
+    Restarts (LINUX RESTART) explain a gap and are said so; rows a paste
+    left out (a ``...`` line) are no gap.
     """
 
     id = "sar-gap"
@@ -379,7 +380,9 @@ class SarGap(Detector):
 
     @staticmethod
     def _restart_between(ctx: Context, host, start, end) -> bool:
-        ev = ctx.events_of("sar-restart")
+        """A restart between two samples, or rows a paste left out there
+        (``...``): no stall of the sampling."""
+        ev = ctx.events_of("sar-restart", "sar-elision")
         if ev is None or not len(ev):
             return False
         ts = ev["timestamp"]

@@ -195,7 +195,8 @@ class _Disk:
         parts += self.gone
         if self.buffer:
             parts.append(f"{self.buffer:,} Buffer I/O error(s) on {', '.join(sorted(self.partitions))}")
-        return ", ".join(parts)
+        # parts apart from the lists inside them (sectors, partitions)
+        return "; ".join(parts)
 
     def take(self, port: "_Disk") -> None:
         """An ATA port's report of the same failures: its commands, error

@@ -189,7 +189,7 @@ class OomKill(Detector):
             return out
         usage = oomd_usage(ctx)
         for b in bursts(ev, self.params["burst_gap_seconds"]):
-            victims, constraint, rss_kb, killed_rows, with_kill = {}, None, 0, {}, []
+            victims, constraint, rss_kb, killed_rows, with_kill, chosen_only = {}, None, 0, {}, [], set()
             units, reasons = {}, set()
             for i, r in enumerate(b.rows.itertuples(index=False)):
                 kills = kills_of(r.message, r.detail)
@@ -205,6 +205,12 @@ class OomKill(Detector):
                     rss = sum(int(kill.get(f, 0)) for f in ("anon_rss_kb", "file_rss_kb", "shmem_rss_kb"))
                     if key not in victims or rss:
                         victims[key] = (name, rss)
+                    # the kernel's choice ("Kill process N ... or sacrifice
+                    # child") whose "Killed process" line is not in the file
+                    if kill.get("verb", "Killed") == "Killed":
+                        chosen_only.discard(key)
+                    elif key not in killed_rows:
+                        chosen_only.add(key)
                     killed_rows.setdefault(key, r)
                     if unit:
                         units.setdefault(unit, usage.get((b.host, unit)))
@@ -227,9 +233,13 @@ class OomKill(Detector):
                 title=f"{who} killed {len(victims)} {noun}{scope}: {', '.join(comms)}"
                       + (f" (largest rss {fmt_kib(rss_kb)})" if rss_kb else "")
                       + (f" ({'; '.join(why)})" if why else "")
-                      + (f", reported {reports:,} times" if reports > len(victims) else ""),
+                      + (f", reported {reports:,} times" if reports > len(victims) else "")
+                      + (f" ({len(chosen_only)} of them chosen, "
+                         + ("its kill line" if len(chosen_only) == 1 else "their kill lines") + " not in the file)"
+                         if chosen_only else ""),
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"victims": len(victims), "kill_reports": reports, "max_victim_rss_kb": rss_kb or None,
+                metrics={"victims": len(victims), "victims_chosen_only": len(chosen_only), "kill_reports": reports,
+                         "max_victim_rss_kb": rss_kb or None,
                          "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None},
                 evidence=evidence_from_events(ctx.clock, b.rows.iloc[with_kill], 6),
                 explanation=("A memory cgroup hit its limit: the host may have had memory to spare."
@@ -364,11 +374,18 @@ class Segfault(Detector):
                 per_comm[p["comm"]] = per_comm.get(p["comm"], 0) + 1
             # the programs that crashed most first, then by name
             named = sorted(comms, key=lambda c: (-per_comm.get(c, 0), c))
-            title = (f"{n:,} segfault(s) in {listed(named) or 'a process'}"
-                     + (f" (faulting in {listed(libs)})" if libs else ""))
+            # the kernel's rate limit ("show_signal_msg: 32 callbacks
+            # suppressed") counts reports it did not print, of any program,
+            # as a flood kept as a count does: their programs are not known
+            unnamed = max(0, n - len(b.rows))
+            where_ = f"in {listed(named) or 'a process'}" + (f" (faulting in {listed(libs)})" if libs else "")
+            title = (f"{n:,} segfault(s): {n - unnamed:,} {where_}, and {unnamed:,} counted without their lines "
+                     "(rate-limited or folded into a count): programs not named" if unnamed
+                     else f"{n:,} segfault(s) {where_}")
             finding = self.finding(
                 title=title, severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"segfaults": n, "processes": len({p['pid'] for p in parsed}), "faulting_libraries": len(libs),
+                metrics={"segfaults": n, "segfaults_unprinted": unnamed, "processes": len({p['pid'] for p in parsed}),
+                         "faulting_libraries": len(libs),
                          "nginx_segfaults": sum(c for comm, c in per_comm.items() if comm in _NGINX_COMMS)},
                 evidence=evidence_from_events(ctx.clock, b.rows, 6),
             )

@@ -124,7 +124,9 @@ class LoadtestErrors(Detector):
                 parts.append(f"aborted{after}: " + str(r.get("abort_error") or "run did not finish"))
             detail = ", ".join(f"{k.split('_', 1)[1]} {v:.0f}" for k, v in breakdown.items())
             worst = max(frac or 0, conn_share or 0)
-            sev = "high" if aborted or worst >= 0.1 else severity_for(worst, [(0.01, "medium")])
+            # a run that gave up, or in which no request was answered, failed whole
+            failed_share = 1.0 if aborted or (not total and sock + httperf_errors) else worst
+            sev = "high" if failed_share >= 0.1 else severity_for(worst, [(0.01, "medium")])
             start, end = _times(r)
             if counted_twice:
                 share_text = (f" of {total:.0f} requests ({detail}): ab counts a request in each kind of failure it "
@@ -136,7 +138,8 @@ class LoadtestErrors(Detector):
                 title=f"{_label(r)}: " + ", ".join(parts) + share_text,
                 severity=sev, start=start, end=end, aligned=_aligned(r),
                 metrics={"failed_requests": failed, "non_2xx": non2xx, "socket_errors": sock,
-                         "errors_total": httperf_errors, "error_fraction": frac, "aborted": aborted,
+                         "errors_total": httperf_errors, "error_fraction": frac, "failed_share": failed_share,
+                         "aborted": aborted,
                          "failures_counted_twice": counted_twice, **breakdown},
                 evidence=_evidence(r, ", ".join(parts) + (f" [{detail}]" if detail else ""),
                                    "failed_requests", "non_2xx", "socket_errors", "errors_total", "abort_error"),
@@ -221,6 +224,52 @@ class LoadtestStall(Detector):
                          "timeouts": timeouts, "failed_requests": failed},
                 evidence=_evidence(r, f"50% {_s(p50)}, 99% {_s(p99)}" + (f", timeout {timeouts:.0f}" if timeouts else ""),
                                    "latency_p50_s", "latency_p99_s", "socket_errors"),
+            ))
+        return out
+
+
+class LoadtestBehindRate(Detector):
+    """A constant-rate load test (wrk2 ``-R``) that could not send at the
+    rate asked, with its median latency at a second or more.
+
+    Why it matters: wrk2 times each request from when it should have been
+    sent, so a server that falls behind the asked rate shows a queue that
+    grows through the run (median 11.7 s, max 23.4 s at 97k of 110k/s
+    asked): the run measured that queue, not the service.  The rate reached
+    is the report's ``Requests/sec``, or, when the paste ends before it,
+    its threads' average ``Req/Sec`` times the threads (said so).
+    """
+
+    id = "loadtest-behind-rate"
+    summary = "constant-rate load test (wrk2 -R) that fell behind its asked rate: the latencies measure a queue"
+    inputs = ("reports",)
+    category = "load-test-failure"
+    defaults = {"min_shortfall": 0.1, "min_p50_s": 1.0}
+
+    def run(self, ctx: Context):
+        out = []
+        p = self.params
+        for r in ctx.reports:
+            target = _num(r, "target_rate_per_sec")
+            reached, how = _num(r, "requests_per_sec"), "Requests/sec"
+            if not reached and _num(r, "req_per_thread_avg") and _num(r, "threads"):
+                reached, how = _num(r, "req_per_thread_avg") * _num(r, "threads"), "its threads' Req/Sec x threads"
+            p50 = _num(r, "latency_p50_s") or _num(r, "latency_avg_s")
+            if target <= 0 or reached <= 0 or p50 < p["min_p50_s"]:
+                continue
+            shortfall = 1.0 - reached / target
+            if shortfall < p["min_shortfall"]:
+                continue
+            worst = _num(r, "latency_max_s") or _num(r, "latency_p100_s")
+            start, end = _times(r)
+            title = (f"{_label(r)}: {_rate(reached)}/s reached of {_rate(target)}/s asked ({shortfall * 100:.0f} % "
+                     f"short), median latency {_s(p50)}" + (f", max {_s(worst)}" if worst else ""))
+            out.append(self.finding(
+                title=title, severity="medium", start=start, end=end, aligned=_aligned(r),
+                metrics={"target_rate_per_sec": target, "reached_rate_per_sec": reached, "shortfall": shortfall,
+                         "latency_p50_s": p50, "latency_max_s": worst or None},
+                evidence=_evidence(r, f"-R {_rate(target)}, reached {_rate(reached)}/s ({how}), 50% {_s(p50)}",
+                                   "requests_per_sec", "req_per_thread_avg", "latency_p50_s"),
             ))
         return out
 
@@ -314,6 +363,11 @@ class LoadtestLinkSaturation(Detector):
                 if best is None or server > best["server_Bps"]:
                     best = cand
         return best
+
+
+def _rate(per_second: float) -> str:
+    """A request rate as wrk prints one: 97.0k, 850."""
+    return f"{per_second / 1000:.1f}k" if per_second >= 10000 else f"{per_second:,.0f}"
 
 
 def _ms(seconds) -> str:

@@ -13,6 +13,8 @@ from sarsleuth.inputs.parsers.sar_text.lines import (AM_PM, BANNER_RE, CJK_TIME_
                                                ZONE_TOKEN_RE,
                                                LineIndex, banner_date, line_batches, numeric_start)
 
+#: A line that marks rows left out (``...``, ``…``, ``[...]``, ``<snip>``).
+ELISION_RE = re.compile(r"^\s*(?:\.{3,}|…+|\[\s*(?:\.{3,}|…|snip)\s*\]|<\s*snip\s*>)\s*$", re.I)
 #: A fall back of the clock of more than this many seconds is a new day;
 #: smaller steps back (a DST change, a clock set back) stay on the same day.
 MIDNIGHT_DROP = 2 * 3600
@@ -168,6 +170,12 @@ class RowReader:
         if label_len and not first[0].isdigit():
             label = first.rstrip(":")
             self._summary(lineno, label, tokens[label_len:])
+            return
+        if ELISION_RE.match(line):
+            # "..." where whoever pasted it left rows out: no gap of sadc's
+            if self.segments and self.last_tod is not None:
+                self._event(len(self.segments) - 1, self.day * 86400 + self.last_tod, "sar-elision",
+                            "rows left out of the paste", lineno)
             return
         if PROMPT_RE.match(line):
             self.prompt_lines += 1
