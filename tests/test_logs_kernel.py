@@ -192,3 +192,25 @@ def test_lines_systemd_wrote_to_the_kernel_log_are_systemds(tmp_path):
     import sarsleuth
     titles = [f.title for f in sarsleuth.load(path).findings if f.detector == "service-failure"]
     assert titles == ["rsyslog.service failed 1 x (result 'core-dump', status=6/ABRT)"]
+
+
+def test_a_link_that_flaps_all_night_is_one_incident(tmp_path):
+    path = tmp_path / "dmesg"
+    downs = ["Tue Mar  4 22:41:07 2025", "Tue Mar  4 23:58:40 2025", "Wed Mar  5 01:12:03 2025",
+             "Wed Mar  5 03:30:55 2025"]
+    lines = []
+    for stamp in downs:
+        lines += [f"[{stamp}] igb 0000:03:00.1 eno2: igb: eno2 NIC Link is Down",
+                  f"[{stamp[:-7]}{int(stamp[-7:-5]):02d}:{stamp[-4:]}] igb 0000:03:00.1 eno2: igb: eno2 NIC Link is Up "
+                  "1000 Mbps Full Duplex, Flow Control: RX"]
+    lines.append("[Wed Mar  5 06:02:19 2025] igb 0000:03:00.0 eno1: igb: eno1 NIC Link is Down")
+    path.write_text("\n".join(lines) + "\n")
+    import sarsleuth
+    case = sarsleuth.load(path)
+    flaps = [f for f in case.findings if "eno2" in f.title]
+    assert len(flaps) == 4 and {f.severity for f in flaps} == {"high"}
+    assert flaps[2].title == "link down on eno2, 3 of 4 times from 22:41:07 to 03:30:55: the link flaps"
+    first, other = case.incidents
+    assert len(first.findings) == 4 and str(first.start) == "2025-03-04 22:41:07" and str(first.end) == "2025-03-05 03:30:55"
+    # near miss: another interface down once is its own, medium, incident
+    assert other.severity == "medium" and other.findings[0].title == "1 link-down event(s) on eno1"

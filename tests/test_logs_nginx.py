@@ -142,3 +142,18 @@ def test_a_pid_no_linux_host_can_have_names_no_process(tmp_path):
     ev = parse(path).events
     assert list(ev["kind"]) == ["config-reload", "port-in-use", "port-in-use"]
     assert ev["pid"].iloc[0] == 4194304 and ev["pid"].iloc[1:].isna().all()
+
+
+def test_a_helper_process_that_crashed_is_named_as_such(tmp_path):
+    import sarsleuth
+    path = tmp_path / "error.log"
+    path.write_text("2024/06/11 04:10:27 [alert] 2204#0: cache manager process 2210 exited on signal 11\n"
+                    "2024/06/11 04:10:27 [notice] 2204#0: start cache manager process 2391\n"
+                    "2024/06/11 05:41:02 [alert] 2204#0: cache manager process 2391 exited on signal 11 (core dumped)\n")
+    (crash,) = [f for f in sarsleuth.load(path).findings if f.detector == "worker-signal-exit"]
+    assert crash.title == "nginx cache manager process crashed 2 time(s): 2 x signal 11 (SIGSEGV), 1 core dumped"
+    # near miss: a worker among them makes them workers' crashes
+    mixed = tmp_path / "mixed.log"
+    mixed.write_text(path.read_text() + "2024/06/11 05:42:13 [alert] 2204#0: worker process 2262 exited on signal 11\n")
+    (both,) = [f for f in sarsleuth.load(mixed).findings if f.detector == "worker-signal-exit"]
+    assert both.title.startswith("nginx workers crashed 3 time(s)")

@@ -168,11 +168,39 @@ class NicLinkDown(Detector):
         for b in bursts(downs, self.params["burst_gap_seconds"]):
             ifaces = sorted({i for i in (_iface("nic-link-down", m) for m in b.rows["message"].astype(str)) if i})
             n = b.lines
-            out.append(self.finding(
+            finding = self.finding(
                 title=f"{n} link-down event(s)" + (f" on {', '.join(ifaces[:4])}" if ifaces else ""),
                 severity="high" if n >= self.params["flap_count"] else "medium",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"link_down": n, "interfaces": len(ifaces)},
                 evidence=evidence_from_events(ctx.clock, b.rows, 4),
-            ))
+            )
+            if ifaces:
+                finding.refs["resource"] = ifaces
+            out.append(finding)
+        self._recurring(out)
         return out
+
+    def _recurring(self, findings: list) -> None:
+        """The same interfaces going down again, hours apart (a link that
+        flaps all night): each time says which of how many it is, and the
+        flapping is as severe as a burst of flaps."""
+        by_link: dict = {}
+        for f in findings:
+            if f.refs.get("resource") and f.aligned:
+                by_link.setdefault((f.host, tuple(f.refs["resource"])), []).append(f)
+        for (_host, ifaces), times in by_link.items():
+            total = sum(int(f.metrics["link_down"]) for f in times)
+            if len(times) < 2 or total < self.params["flap_count"]:
+                continue
+            times.sort(key=lambda f: f.start)
+            first, last = fmt_time(times[0].start), fmt_time(times[-1].start)
+            seen = 0
+            for f in times:
+                n = int(f.metrics["link_down"])
+                which = f"{seen + 1}" if n == 1 else f"{seen + 1} to {seen + n}"
+                seen += n
+                f.title = (f"link down on {', '.join(ifaces[:4])}, {which} of {total} times from {first} to {last}: "
+                           "the link flaps")
+                f.severity = "high"
+                f.metrics["link_down_recurring"] = total

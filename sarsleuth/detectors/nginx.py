@@ -37,9 +37,17 @@ def _int_or_none(v):
 
 
 
-def _whose(rows) -> str:
+#: nginx's processes that are not workers (ngx_process.c names each one)
+_NGINX_HELPERS = {"cache manager", "cache loader", "helper"}
+
+
+def _whose(rows, roles=frozenset()) -> str:
     """Whose workers a burst of exits is about: NGINX Unit's (its log reads
-    as an error.log), PHP-FPM's children, else nginx's."""
+    as an error.log), PHP-FPM's children, nginx's helpers when the master
+    named only those (``cache manager process 3986 exited on signal 11``),
+    else nginx's workers."""
+    if roles and set(roles) <= _NGINX_HELPERS:
+        return "nginx " + " and ".join(sorted(roles)) + " process" + ("es" if len(roles) > 1 else "")
     writers = set(rows["process"].astype(str))
     if writers == {"unit"}:
         return "NGINX Unit processes"
@@ -79,7 +87,7 @@ class WorkerSignalExit(Detector):
                     segv_by_pid.setdefault(p["pid"], (r, p))
         oom_by_pid = oom_victims(ctx)
         for b in bursts(exits, self.params["burst_gap_seconds"]):
-            signals, cores, pids, respawns = {}, 0, [], []
+            signals, cores, pids, respawns, roles = {}, 0, [], [], set()
             fatal = 0
             matched, oom_matched = [], []
             for r in b.rows.itertuples(index=False):
@@ -91,6 +99,7 @@ class WorkerSignalExit(Detector):
                         pids.append(int(f["pid"]))
                     continue
                 sig, pid = int(m["signal"]), int(m["pid"])
+                roles.add(m.get("role") or "")
                 signals[sig] = signals.get(sig, 0) + 1
                 cores += bool(m.get("core"))
                 pids.append(pid)
@@ -108,7 +117,7 @@ class WorkerSignalExit(Detector):
             crash = any(s in CRASH_SIGNALS for s in signals) or bool(fatal)
             n = len(pids)
             all_oom = bool(oom_matched) and len(oom_matched) == n
-            who = _whose(b.rows)
+            who = _whose(b.rows, roles)
             if all_oom:
                 title = f"{who} killed {n} time(s) by the OOM killer: {sig_text}"
             elif crash:
