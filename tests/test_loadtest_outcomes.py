@@ -112,3 +112,13 @@ def test_a_run_that_failed_whole_is_an_incident_of_its_own(tmp_path):
     one = _load(tmp_path, "one", WRK_FEW_TIMEOUTS)
     (small,) = [f for f in one.findings if f.detector == "loadtest-errors"]
     assert small.severity == "low" and one.incidents == []
+
+
+def test_a_real_overloaded_wrk2_run_is_an_incident_with_its_mean_said_as_such(corpus):
+    case = sarsleuth.load(corpus / "loadtest" / "wrk2-overload-timeouts-seconds-latency.txt")
+    (behind,) = [f for f in case.findings if f.detector == "loadtest-behind-rate"]
+    # 10 threads x ... Requests/sec 5101.89 against -R 100000; no --latency: the mean, 17.91 s
+    assert behind.metrics["reached_rate_per_sec"] == 5101.89 and behind.metrics["latency_p50_s"] == 17.91
+    assert "5,102/s reached of 100.0k/s asked (95 % short), mean latency 17.91 s, max 28.93 s" in behind.title
+    (inc,) = case.incidents
+    assert inc.findings[0] is behind and [f.detector for f in inc.findings[1:]] == ["loadtest-errors"]

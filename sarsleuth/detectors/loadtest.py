@@ -230,7 +230,8 @@ class LoadtestStall(Detector):
 
 class LoadtestBehindRate(Detector):
     """A constant-rate load test (wrk2 ``-R``) that could not send at the
-    rate asked, with its median latency at a second or more.
+    rate asked, with its median latency (its mean, without ``--latency``)
+    at a second or more.
 
     Why it matters: wrk2 times each request from when it should have been
     sent, so a server that falls behind the asked rate shows a queue that
@@ -254,7 +255,9 @@ class LoadtestBehindRate(Detector):
             reached, how = _num(r, "requests_per_sec"), "Requests/sec"
             if not reached and _num(r, "req_per_thread_avg") and _num(r, "threads"):
                 reached, how = _num(r, "req_per_thread_avg") * _num(r, "threads"), "its threads' Req/Sec x threads"
-            p50 = _num(r, "latency_p50_s") or _num(r, "latency_avg_s")
+            p50, typical = _num(r, "latency_p50_s"), "median"
+            if not p50:         # a run without --latency prints its mean only
+                p50, typical = _num(r, "latency_avg_s"), "mean"
             if target <= 0 or reached <= 0 or p50 < p["min_p50_s"]:
                 continue
             shortfall = 1.0 - reached / target
@@ -263,12 +266,12 @@ class LoadtestBehindRate(Detector):
             worst = _num(r, "latency_max_s") or _num(r, "latency_p100_s")
             start, end = _times(r)
             title = (f"{_label(r)}: {_rate(reached)}/s reached of {_rate(target)}/s asked ({shortfall * 100:.0f} % "
-                     f"short), median latency {_s(p50)}" + (f", max {_s(worst)}" if worst else ""))
+                     f"short), {typical} latency {_s(p50)}" + (f", max {_s(worst)}" if worst else ""))
             out.append(self.finding(
                 title=title, severity="medium", start=start, end=end, aligned=_aligned(r),
                 metrics={"target_rate_per_sec": target, "reached_rate_per_sec": reached, "shortfall": shortfall,
                          "latency_p50_s": p50, "latency_max_s": worst or None},
-                evidence=_evidence(r, f"-R {_rate(target)}, reached {_rate(reached)}/s ({how}), 50% {_s(p50)}",
+                evidence=_evidence(r, f"-R {_rate(target)}, reached {_rate(reached)}/s ({how}), {typical} {_s(p50)}",
                                    "requests_per_sec", "req_per_thread_avg", "latency_p50_s"),
             ))
         return out
