@@ -195,6 +195,8 @@ class OomKill(Detector):
                 kills = kills_of(r.message, r.detail)
                 if kills:
                     with_kill.append(i)
+                # the report's own "Killed process" line (in its detail) follows its choice
+                reported = bool(kills_of("", r.detail))
                 for kill in kills:
                     unit = str(kill.get("unit", "")).rstrip("/").rsplit("/", 1)[-1]
                     # a unit killed by systemd-oomd is named by its path there and by its name by systemd
@@ -207,7 +209,7 @@ class OomKill(Detector):
                         victims[key] = (name, rss)
                     # the kernel's choice ("Kill process N ... or sacrifice
                     # child") whose "Killed process" line is not in the file
-                    if kill.get("verb", "Killed") == "Killed":
+                    if kill.get("verb", "Killed") == "Killed" or reported:
                         chosen_only.discard(key)
                     elif key not in killed_rows:
                         chosen_only.add(key)
