@@ -165,8 +165,10 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
     # times of a row (wall clock or zoned, NaT where a part is empty) read one by one
     seconds = [(pd.Timestamp(b) - pd.Timestamp(a)).total_seconds() if not (pd.isna(a) or pd.isna(b)) else 0.0
                for a, b in zip(top["baseline_from"], top["baseline_to"])]
-    enough = top[(top["baseline_samples"] >= int(rules["min_baseline_samples"])).to_numpy()
-                 & (np.asarray(seconds, dtype=float) >= float(rules["min_baseline_seconds"]))]
+    # a message kind new to the window (no line in a baseline at least as
+    # long) is known, not estimated: its baseline's stretches need no count
+    counted = (top["baseline_samples"] >= int(rules["min_baseline_samples"])) | top["new"].fillna(False).astype(bool)
+    enough = top[counted.to_numpy() & (np.asarray(seconds, dtype=float) >= float(rules["min_baseline_seconds"]))]
     # a group strains when any series told with it departed its strain's
     # way, felt: swap used climbing is strain whichever of the section's
     # series leads it, and so are pages swapped out moving with a disk's
