@@ -31,6 +31,7 @@ from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso, shortened
 from sarsleuth.analysis.narrative import after_category, narrate, prose
 from sarsleuth.analysis.ranking import SCORE_WEIGHTS, SEVERITY_WEIGHT, impact, why_first
 from sarsleuth.analysis.recommend import holds, recommend
+from sarsleuth.analysis.recurrences import join_recurrences
 from sarsleuth.timebase.clock import Clock, on_clock
 
 #: Recommendations an incident gets at most.
@@ -72,7 +73,7 @@ def correlate(findings: list[Finding], clock: Clock, tolerance=None) -> list[Inc
             groups.append(_Group(f.host, [f]))
         else:
             target.findings.append(f)
-    groups = _join_recurrences([g for g in _split_by_chain(groups) if not _only_context(g)])
+    groups = join_recurrences([g for g in _split_by_chain(groups) if not _only_context(g)])
     incidents = [_incident(g, clock) for g in groups]
     incidents.sort(key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
     for rank, inc in enumerate(incidents, 1):
@@ -187,37 +188,6 @@ def _split_by_chain(groups: list[_Group]) -> list[_Group]:
             stray = [f for f in stray if not any(f is x for x in members)]
         out.append(g)
     return out
-
-
-def _join_recurrences(groups: list[_Group]) -> list[_Group]:
-    """A failure that recurs hours apart on the same resource (a link that
-    flaps all night: kb ``recurs``) is one incident, not one per time,
-    when nothing else happened with it: a named resource links them where
-    time does not."""
-    out: list[_Group] = []
-    first: dict = {}
-    for g in groups:
-        key = _recurrence_of(g)
-        if key is not None and key in first:
-            home = first[key]
-            home.findings.extend(g.findings)
-            home.end = max(home.end, g.end) if home.end is not None and g.end is not None else home.end
-            continue
-        if key is not None:
-            first[key] = g
-        out.append(g)
-    return out
-
-
-def _recurrence_of(g: _Group):
-    """``(host, detector, resource)`` of a group made only of one recurring
-    detector's findings about one resource, else None."""
-    detectors = {f.detector for f in g.findings}
-    resources = {tuple(f.refs.get("resource") or ()) for f in g.findings}
-    if len(detectors) != 1 or len(resources) != 1 or resources == {()}:
-        return None
-    detector = next(iter(detectors))
-    return (g.host, detector, next(iter(resources))) if kb_entry(detector).get("recurs") else None
 
 
 def _pids_of(f: Finding) -> set:

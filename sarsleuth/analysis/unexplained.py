@@ -23,8 +23,8 @@ from sarsleuth.analysis.departure_spans import breaks_of
 from sarsleuth.analysis.departure_stats import row_chunks, row_medians
 from sarsleuth.analysis.departures import RestartIndex, hosted_events, rank
 from sarsleuth.analysis.what_changed import entry_of, host_coverage
-from sarsleuth.knowledge.departures import (baseline_rules, floor_of, printed_unit, statistics, strain_direction,
-                                            strain_felt, unexplained_rules)
+from sarsleuth.knowledge.departures import (LOG_UNIT, baseline_rules, floor_of, printed_unit, statistics,
+                                            strain_direction, strain_felt, unexplained_rules)
 from sarsleuth.model import Finding
 from sarsleuth.timebase.clock import on_clock
 
@@ -166,8 +166,11 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
     seconds = [(pd.Timestamp(b) - pd.Timestamp(a)).total_seconds() if not (pd.isna(a) or pd.isna(b)) else 0.0
                for a, b in zip(top["baseline_from"], top["baseline_to"])]
     # a message kind new to the window (no line in a baseline at least as
-    # long) is known, not estimated: its baseline's stretches need no count
-    counted = (top["baseline_samples"] >= int(rules["min_baseline_samples"])) | top["new"].fillna(False).astype(bool)
+    # long) is known, not estimated: its baseline's stretches need no
+    # count, once it is logged as often as the floor of a message rate
+    # (a line a minute: one reload in a working day is no departure)
+    new = top["new"].fillna(False).astype(bool) & (pd.to_numeric(top["window"], errors="coerce") >= floor_of(LOG_UNIT))
+    counted = (top["baseline_samples"] >= int(rules["min_baseline_samples"])) | new
     enough = top[counted.to_numpy() & (np.asarray(seconds, dtype=float) >= float(rules["min_baseline_seconds"]))]
     # a group strains when any series told with it departed its strain's
     # way, felt: swap used climbing is strain whichever of the section's

@@ -96,6 +96,8 @@ def strain_direction(section: str, metric: str) -> str | None:
     """"up" or "down": the direction in which a departure of this series
     is strain (work waiting, memory running out, errors); None when it is
     only more or less work."""
+    if f"{section}:{metric}" in data()["strain"].get("never", ()):
+        return None
     for (sec, met), direction in _strain_rules():
         if sec == section and met in ("*", metric):
             return direction
