@@ -79,3 +79,25 @@ def test_journal_short_iso_and_full(tmp_path):
     ev = parse(full).events
     assert list(ev["kind"]) == ["conntrack-full"]
     assert ev["timestamp"].iloc[0] == pd.Timestamp("2022-02-10 16:19:13", tz="UTC")
+
+
+def test_journalctl_x_with_its_catalog_text_is_read(tmp_path):
+    """What users paste after "See journalctl -xe for details": the entries,
+    each followed by the catalog's explanation behind "-- "."""
+    catalog = ["-- Subject: Unit process exited", "-- Defined-By: systemd", "-- Support: https://lists.example.org/",
+               "-- ", "-- An ExecStart= process belonging to unit {u} has exited.", "-- ",
+               "-- The process' exit code is 'killed' and its exit status is 11."]
+    lines = ["Mar 02 07:41:19 nas-2 systemd[1]: mediaserver.service: Main process exited, code=killed, "
+             "status=11/SEGV", *[c.format(u="mediaserver.service") for c in catalog],
+             "Mar 02 07:41:19 nas-2 systemd[1]: mediaserver.service: Failed with result 'signal'.",
+             "-- Subject: Unit failed", "-- Defined-By: systemd", "-- ",
+             "-- The unit mediaserver.service has entered the 'failed' state with result 'signal'."]
+    path = tmp_path / "paste.log"
+    path.write_text("\n".join(lines) + "\n")
+    assert sniff(path)[0] == "journal"
+    import sarsleuth
+    case = sarsleuth.load(path)
+    (failed,) = [f for f in case.findings if f.detector == "service-failure"]
+    assert failed.title == "mediaserver.service failed 1 x (result 'signal', status=11/SEGV)"
+    assert "gave up" not in failed.explanation and "restarted" not in failed.explanation
+    assert [e.line for e in failed.evidence] == [1, 9]

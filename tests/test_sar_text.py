@@ -438,3 +438,28 @@ def test_rows_a_paste_left_out_are_no_gap_of_the_recording(tmp_path):
     hole = tmp_path / "hole.txt"
     hole.write_text(head + table + "".join(rows[:4]) + "".join(rows[12:]))
     assert [f.detector for f in sarsleuth.load(hole).findings] == ["sar-gap"]
+
+
+def test_a_cpu_row_of_zeros_is_no_sample(tmp_path):
+    """sysstat 9 writing the day's report across a reboot it has no restart
+    record of prints the first row after it as zeros, %idle included: no
+    share of a CPU's time, not a CPU 100 % busy."""
+    path = tmp_path / "sar26"
+    rows = ["01:50:01 AM     all      0.03      0.00      0.10      0.01      0.00      0.00      0.08      0.00     99.79",
+            "04:40:01 AM     all      0.00      0.00      0.00      0.00      0.00      0.00      0.00      0.00      0.00",
+            "04:50:01 AM     all      0.03      0.00      0.10      0.03      0.00      0.00      0.07      0.00     99.77"]
+    path.write_text("Linux 2.6.32-431.el6.x86_64 (moban) \t2016-12-26 \t_x86_64_\t(1 CPU)\n\n"
+                    "01:40:01 AM     CPU      %usr     %nice      %sys   %iowait    %steal      %irq     %soft    %guest"
+                    "     %idle\n" + "\n".join(rows) + "\n")
+    source = parse(path)
+    idle = source.metrics[source.metrics.metric == "%idle"].set_index("timestamp")["value"]
+    assert idle[pd.Timestamp("2016-12-26 04:50:01")] == 99.77 and pd.isna(idle.get(pd.Timestamp("2016-12-26 04:40:01")))
+    assert any(":5: 1 CPU row(s) with every share at 0.00" in w for w in source.warnings)
+    import sarsleuth
+    assert not [f for f in sarsleuth.load(path).findings if f.detector == "cpu-saturation"]
+    # near miss: a CPU idle at 0.00 with its time spent elsewhere is a sample
+    busy = tmp_path / "busy"
+    busy.write_text(path.read_text().replace(rows[1], "04:40:01 AM     all    100.00      0.00      0.00      0.00"
+                                                      "      0.00      0.00      0.00      0.00      0.00"))
+    usr = parse(busy).metrics.query("metric == '%usr'").set_index("timestamp")["value"]
+    assert usr[pd.Timestamp("2016-12-26 04:40:01")] == 100.0

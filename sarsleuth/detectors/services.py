@@ -16,6 +16,7 @@ from sarsleuth.detectors.series import fmt_time
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence
+from sarsleuth.knowledge import kb_entry
 from sarsleuth.knowledge.signatures import fields_of
 from sarsleuth.model import Evidence, iso
 
@@ -169,12 +170,15 @@ class ServiceFailure(Detector):
         severity = ("critical" if stayed_down else "high" if failures >= 2 or unit.restarts or unit.oom
                     else "medium")
         status = sorted(unit.exits, key=lambda s: -unit.exits[s])
+        kb = kb_entry(self.id)
         return self.finding(
             title=title, severity=severity, start=rows["timestamp"].min() if b.aligned else b.start,
             end=rows["timestamp"].max() if b.aligned else b.end, host=b.host, aligned=b.aligned,
             metrics={"failures": failures, "restarts": unit.restarts, "restart_counter": unit.counter or None,
                      "start_limit_hit": stayed_down, "oom_kill": unit.oom},
             evidence=evidence_from_events(ctx.clock, rows, 6),
+            explanation=" ".join(filter(None, [kb["explanation"], kb["explanation_gave_up"] if stayed_down else
+                                               kb["explanation_restarted"] if unit.restarts else ""])),
             refs={"unit": name, "units": [name], "results": sorted(unit.results),
                   **({"status": status[0]} if status else {})},
         )

@@ -29,6 +29,10 @@ from sarsleuth.inputs.parsers.wall_clock import wall_time
 from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 
 RE_MARKER = re.compile(r"^-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|Reboot|No entries)")
+#: ``journalctl -x`` prints the catalog's explanation after an entry, each
+#: line behind ``-- `` (``-- Subject: Unit failed``, ``-- Defined-By:
+#: systemd``, its prose, ``--`` alone between paragraphs).
+RE_CATALOG = re.compile(r"^--(?: |$)")
 #: short-full and the header print a weekday: English in systemd's own
 #: formatter, the locale's (``jeu.``, ``Do``, ``木``) where strftime wrote it.
 RE_SHORT_FULL = re.compile(
@@ -37,6 +41,8 @@ RE_SHORT_FULL = re.compile(
 RE_MONOTONIC = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\](?P<rest>\s.*)$", re.S)
 RE_BEGIN = re.compile(r"^-- (?:Logs begin at|Journal begins at) \S+ (?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) "
                       r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)", re.M)
+#: The fields that open a catalog entry in ``journalctl -x`` (v219 on).
+CATALOG_FIELDS = ("-- Subject: ", "-- Defined-By: ", "-- Support: ", "-- Documentation: ")
 _JSON_KEY = rb'"__REALTIME_TIMESTAMP"\s*:\s*"(\d+)"'
 _SHORT_FULL_KEY = rb"^[^\s\d]{1,36} (\d{4}-\d\d-\d\d \d\d:\d\d)"
 
@@ -44,7 +50,7 @@ _SHORT_FULL_KEY = rb"^[^\s\d]{1,36} (\d{4}-\d\d-\d\d \d\d:\d\d)"
 def parse_text_line(text: str, months: dict | None = None) -> LineInfo:
     """One line of a ``journalctl`` text output (``months``: the file's
     settled month names)."""
-    if text.startswith("-- ") and RE_MARKER.match(text):
+    if text.startswith("--") and RE_CATALOG.match(text):        # a marker, or the catalog's text
         return LineInfo(text, tag="journal")
     m = RE_SHORT_FULL.match(text)
     if m and locales.is_weekday(m.group("wday")):
@@ -182,11 +188,12 @@ class JournalParser(Parser):
         if _is_json(head):
             return 0.97
         lines = head_lines(text, 50)
-        if not any(RE_MARKER.match(ln) for ln in lines):
+        catalog = any(ln.startswith(CATALOG_FIELDS) for ln in lines)
+        if not any(RE_MARKER.match(ln) for ln in lines) and not catalog:
             full = sum(1 for ln in lines if (m := RE_SHORT_FULL.match(ln)) and locales.is_weekday(m.group("wday")))
             return 0.9 if full > len(lines) / 2 else 0.0
-        # the markers alone do not make a journal: most lines must read
-        others = [ln for ln in lines if not RE_MARKER.match(ln)]
+        # the markers (and the catalog's text) alone do not make a journal: most lines must read
+        others = [ln for ln in lines if not RE_CATALOG.match(ln)]
         if not others:
             return 0.97
         parse = syslog.line_parser(syslog.file_months("\n".join(others)), parse_text_line)

@@ -10,6 +10,8 @@ from sarsleuth.inputs.parsers.sar_text import sections
 from sarsleuth.inputs.parsers.sar_text.rows import Block, RowReader
 from sarsleuth.inputs.parsers.sar_text.values import to_float
 
+#: The section whose rows are shares of a CPU's time (they sum to 100).
+CPU_SECTION = "cpu"
 #: Rows a block holds as text before they are converted to numbers: the
 #: text of a row costs about ten times its numbers, so a big file is never
 #: held whole as text (one-second files print millions of rows).
@@ -28,6 +30,8 @@ class Assembler:
         self.avg_parts: list = []
         self.flags: set = set()
         self.bad_values = 0
+        self.empty_cpu_rows = 0
+        self.empty_cpu_first = 0
 
     def _warn(self, flag):
         if isinstance(flag, tuple):
@@ -68,6 +72,15 @@ class Assembler:
         matrix = np.array(rows, dtype=object)
         metrics = [m for _p, _s, m in layout.value_columns]
         values = to_float(matrix[:, positions], metrics, self._warn)
+        if layout.section == CPU_SECTION and values.shape[1] > 1:
+            # a CPU's shares sum to 100: a row of zeros (an offline CPU, or
+            # the first record after a restart sar had no record of, whose
+            # interval it could not compute) holds no share at all
+            empty = (values == 0).all(axis=1)
+            if empty.any():
+                values[empty] = np.nan
+                self.empty_cpu_rows += int(empty.sum())
+                self.empty_cpu_first = self.empty_cpu_first or int(np.asarray(block.lines)[empty][0])
         coded = None
         if devices is not None:
             index: dict = {}

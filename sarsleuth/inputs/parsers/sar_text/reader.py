@@ -216,6 +216,10 @@ def _reading_warnings(path, reader, assembler, warnings: list):
     if reader.short_rows:
         warnings.append(located(path, f"{reader.short_rows} row(s) shorter than their header were "
                                       "skipped", line=reader.short_first))
+    if assembler.empty_cpu_rows:
+        warnings.append(located(path, f"{assembler.empty_cpu_rows} CPU row(s) with every share at 0.00 (an offline CPU, "
+                                      "or the first record after a restart sar has no record of) were read as missing",
+                                line=assembler.empty_cpu_first))
     if assembler.bad_values:
         warnings.append(located(path, f"{assembler.bad_values} value(s) that are not numbers were "
                                       "read as missing"))
