@@ -209,7 +209,8 @@ def test_a_link_that_flaps_all_night_is_one_incident(tmp_path):
     case = sarsleuth.load(path)
     flaps = [f for f in case.findings if "eno2" in f.title]
     assert len(flaps) == 4 and {f.severity for f in flaps} == {"high"}
-    assert flaps[2].title == "link down on eno2, 3 of 4 times from 22:41:07 to 03:30:55: the link flaps"
+    assert flaps[2].title == ("link down on eno2, 3 of 4 times from 2025-03-04 22:41:07 to 2025-03-05 03:30:55: "
+                              "the link flaps")
     first, other = case.incidents
     assert len(first.findings) == 4 and str(first.start) == "2025-03-04 22:41:07" and str(first.end) == "2025-03-05 03:30:55"
     # near miss: another interface down once is its own, medium, incident

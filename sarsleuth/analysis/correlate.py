@@ -73,7 +73,7 @@ def correlate(findings: list[Finding], clock: Clock, tolerance=None) -> list[Inc
             groups.append(_Group(f.host, [f]))
         else:
             target.findings.append(f)
-    groups = join_recurrences([g for g in _split_by_chain(groups) if not _only_context(g)])
+    groups = join_recurrences([g for g in _split_by_chain(groups) if not _only_context(g)], _context_by_itself)
     incidents = [_incident(g, clock) for g in groups]
     incidents.sort(key=lambda i: (-i.score, -SEVERITY_RANK[i.severity], str(iso(i.start))))
     for rank, inc in enumerate(incidents, 1):

@@ -8,15 +8,16 @@ from __future__ import annotations
 from sarsleuth.knowledge import kb_entry
 
 
-def join_recurrences(groups: list) -> list:
+def join_recurrences(groups: list, context_by_itself) -> list:
     """A failure that recurs hours apart on the same resource (a link that
     flaps all night: kb ``recurs``) is one incident, not one per time,
-    when nothing else happened with it: a named resource links them where
-    time does not."""
+    when nothing else happened with it but what is context by itself
+    (``context_by_itself``: a restart, a gap in sar's samples): a named
+    resource links them where time does not."""
     out: list = []
     first: dict = {}
     for g in groups:
-        key = _recurrence_of(g)
+        key = _recurrence_of(g, context_by_itself)
         if key is not None and key in first:
             home = first[key]
             home.findings.extend(g.findings)
@@ -28,11 +29,12 @@ def join_recurrences(groups: list) -> list:
     return out
 
 
-def _recurrence_of(g):
+def _recurrence_of(g, context_by_itself):
     """``(host, detector, resource)`` of a group made only of one recurring
-    detector's findings about one resource, else None."""
-    detectors = {f.detector for f in g.findings}
-    resources = {tuple(f.refs.get("resource") or ()) for f in g.findings}
+    detector's findings about one resource (and context), else None."""
+    own = [f for f in g.findings if not context_by_itself(f)]
+    detectors = {f.detector for f in own}
+    resources = {tuple(f.refs.get("resource") or ()) for f in own}
     if len(detectors) != 1 or len(resources) != 1 or resources == {()}:
         return None
     detector = next(iter(detectors))

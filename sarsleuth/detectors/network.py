@@ -195,6 +195,8 @@ class NicLinkDown(Detector):
                 continue
             times.sort(key=lambda f: f.start)
             first, last = fmt_time(times[0].start), fmt_time(times[-1].start)
+            if pd.Timestamp(times[0].start).date() != pd.Timestamp(times[-1].start).date():
+                first, last = (pd.Timestamp(t.start).strftime("%Y-%m-%d %H:%M:%S") for t in (times[0], times[-1]))
             seen = 0
             for f in times:
                 n = int(f.metrics["link_down"])
