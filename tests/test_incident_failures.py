@@ -402,3 +402,47 @@ def test_a_unit_that_failed_once_is_said_not_alarmed(tmp_path):
     (f,) = sarsleuth.load(tmp_path).findings
     assert f.title == "systemd-modules-load.service failed 1 x (result 'exit-code', status=1/FAILURE)"
     assert f.severity == "medium" and f.metrics["failures"] == 1
+
+
+def test_a_loop_device_s_io_error_is_no_failing_disk(tmp_path):
+    """sos report probing an unbound loop device (`parted -s /dev/loop11`)
+    makes the block layer log a failed write: no media failed."""
+    log = tmp_path / "kern.log"
+    log.write_text("Feb 11 19:23:37 k8s-4 kernel: [512330.401327] blk_update_request: I/O error, dev loop11, sector 0 "
+                   "op 0x1:(WRITE) flags 0x800 phys_seg 0 prio class 0\n"
+                   "Feb 11 19:23:37 k8s-4 kernel: [512330.401400] Buffer I/O error on dev loop11, logical block 0, "
+                   "lost async page write\n")
+    case = sarsleuth.load(log)
+    assert not [f for f in case.findings if f.detector == "disk-error"] and case.incidents == []
+    # near miss: the same error on a real disk is one
+    disk = tmp_path / "kern2.log"
+    disk.write_text(log.read_text().replace("loop11", "sdb"))
+    (failing,) = [f for f in sarsleuth.load(disk).findings if f.detector == "disk-error"]
+    assert failing.title.startswith("Disk sdb: 1 failed WRITE(s) at sector 0")
+
+
+SHUTDOWN = """\
+Feb 04 11:32:31 compute4 systemd-logind[812]: Power key pressed.
+Feb 04 11:32:31 compute4 systemd-logind[812]: System is powering down.
+Feb 04 11:32:37 compute4 systemd-networkd[2204]: ens3: Link DOWN
+Feb 04 11:32:37 compute4 systemd-networkd[2204]: vethc76755b2: Link DOWN
+Feb 04 11:32:40 compute4 systemd[1]: nova-compute.service: Main process exited, code=killed, status=9/KILL
+Feb 04 11:32:40 compute4 systemd[1]: nova-compute.service: Failed with result 'signal'.
+Feb 04 11:33:10 compute4 kernel: [ 4410.128811] reboot: Power down
+"""
+
+
+def test_what_a_host_s_own_shutdown_stops_is_context(tmp_path):
+    log = tmp_path / "syslog"
+    log.write_text(SHUTDOWN)
+    case = sarsleuth.load(log)
+    assert case.incidents == []
+    assert {(f.detector, f.metrics.get("during_shutdown"), f.refs.get("shutdown")) for f in case.findings} == {
+        ("nic-link-down", 1, f"{log}:2"), ("service-failure", 1, f"{log}:2")}
+    (link,) = [f for f in case.findings if f.detector == "nic-link-down"]
+    assert link.title == "1 link-down event(s) on ens3"          # the container's veth is no link of the host
+    # near miss: the same failures with no shutdown are an incident
+    plain = tmp_path / "syslog2"
+    plain.write_text("".join(l + "\n" for l in SHUTDOWN.splitlines() if "powering down" not in l
+                             and "Power down" not in l))
+    assert [i.category for i in sarsleuth.load(plain).incidents][:1] in (["network-failure"], ["service-failure"])

@@ -210,7 +210,7 @@ def _stands_alone(findings: list[Finding], main_cause: Finding) -> bool:
 # ------------------------------------------------------------- cause & roles
 def _can_cause(f: Finding) -> bool:
     kb = kb_entry(f.detector)
-    if kb.get("cause", True) is False or _meets_context_if(f):
+    if kb.get("cause", True) is False or _meets_context_if(f) or f.metrics.get("during_shutdown"):
         return False
     if any(holds(c, f.metrics) for c in kb.get("cause_unless", [])):
         return False
@@ -221,10 +221,12 @@ def _context_by_itself(f: Finding) -> bool:
     """A finding that never makes an incident alone: one that never does
     (a good reload, a restart; a load test's failures unless its
     ``alone_if`` holds: most of it failed), CPUs a load test on the host kept busy,
+    what the host's own shutdown made (``during_shutdown``),
     or one whose metrics meet all of its ``context_if`` (I/O wait no
     larger than one task's own, and short)."""
     return ((kb_entry(f.detector).get("alone", True) is False and not _stands_anyway(f))
-            or bool(f.metrics.get("loadtest_driven")) or _meets_context_if(f))
+            or bool(f.metrics.get("loadtest_driven")) or bool(f.metrics.get("during_shutdown"))
+            or _meets_context_if(f))
 
 
 def _stands_anyway(f: Finding) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sarsleuth.analysis.shutdowns import during_shutdown
 from sarsleuth.analysis import user_window
 from sarsleuth.analysis.attribution import attribute
 from sarsleuth.detectors import Context, run_all
@@ -30,6 +31,7 @@ def detect(*, store, events, reports, sources, hosts, clock, config, options, li
     findings, warnings = run_all(ctx)
     warnings = counter_anomalies(sources, clock) + list(warnings)
     attribute(findings, sources, reports, copies)
+    during_shutdown(findings, events)
     if window is not None:
         findings = [f for f in findings if user_window.in_window(f, window)]
     if options.min_severity:

@@ -243,6 +243,10 @@ class DiskError(Detector):
                 read = {"ata-error": self._ata, "scsi-medium-error": self._scsi,
                         "block-io-error": self._block, "nvme-error": self._nvme}[row.kind]
                 read(disks, row, n)
+            # a loop or network block device has no media of its own: its
+            # errors are its backing file's or server's, or a probe of one
+            # that is not set up (sos's `parted -s /dev/loop11`)
+            disks = {d: v for d, v in disks.items() if not _VIRTUAL.match(d)}
             if disks:
                 out.append(self._finding(ctx, b, disks))
         return out

@@ -162,9 +162,11 @@ class NicLinkDown(Detector):
         out = []
         downs = ctx.events_of("nic-link-down")
         if downs is not None and len(downs):
-            rule = kb_entry(self.id).get("noise")
+            rule = kb_entry(self.id).get("noise") or {}
             noise = noise_rows(ctx, self.id, downs, rule) if rule else set()
             downs = downs.iloc[[i for i in range(len(downs)) if i not in noise]]
+            names = downs["message"].astype(str).map(lambda m: _iface("nic-link-down", m) or "")
+            downs = downs[~names.str.startswith(tuple(rule.get("virtual_interfaces", ()))).to_numpy()]
         for b in bursts(downs, self.params["burst_gap_seconds"]):
             ifaces = sorted({i for i in (_iface("nic-link-down", m) for m in b.rows["message"].astype(str)) if i})
             n = b.lines
