@@ -571,6 +571,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "package-change",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
+                 "upstream-error",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "loadtest-stall",
                  "loadtest-behind-rate", "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
@@ -654,6 +655,12 @@ LOG_POSITIVES = {
     "upstream-timeout": (['upstream timed out (110: Connection timed out) while reading response header from upstream, '
                           'client: 10.0.0.9, server: a, request: "GET / HTTP/1.1", upstream: "http://10.0.1.5:8080/"'],
                          lambda f: "http://10.0.1.5:8080: 1" in f.title),
+    # a backend killed mid-request: nginx reads a closed connection (502)
+    "upstream-error": (['upstream prematurely closed connection while reading response header from upstream, '
+                        'client: 10.0.0.9, server: a, request: "GET /report HTTP/1.1", upstream: '
+                        '"http://10.0.1.7:9000/report", host: "a"'] * 2,
+                       lambda f: f.title == "2 x upstream error over 1 s (http://10.0.1.7:9000: 2)"
+                       and f.category == "upstream-failure"),
     # both backends of a group stop: refused connects, the servers disabled, then no live upstreams
     "upstream-down": (['connect() failed (111: Connection refused) while connecting to upstream, client: 127.0.0.1, '
                        'server: app, request: "GET /api/ HTTP/1.1", upstream: "http://127.0.0.1:9001/api/", host: "a"',
@@ -779,6 +786,9 @@ def test_log_detector_fires_on_its_lines(det_id):
 
 #: lines that look like the signal but are not it
 LOG_NEAR_MISSES = {
+    # a refused connect is a backend that is down, not one that closed mid-request
+    "upstream-error": ('connect() failed (111: Connection refused) while connecting to upstream, client: 127.0.0.1, '
+                       'server: app, request: "GET /api/ HTTP/1.1", upstream: "http://127.0.0.1:9001/api/", host: "a"'),
     "nic-link-down": "e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: None",
     "port-exhaustion": "bind() to 10.0.0.1:80 failed (99: Cannot assign requested address)",
     # a slow backend is a timeout, not a backend that is down
