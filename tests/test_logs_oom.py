@@ -197,3 +197,21 @@ def test_a_choice_whose_kill_line_is_missing_is_said_so(tmp_path):
     # near miss: every choice followed by its kill
     (whole,) = _findings(tmp_path, "messages2", "\n".join(lines[:4]) + "\n", "oom-kill")
     assert whole.metrics["victims_chosen_only"] == 0 and "chosen" not in whole.title
+
+
+def test_an_oom_kill_forced_by_sysrq_is_no_memory_exhaustion(tmp_path):
+    lines = ["[91234.501122] sysrq: Manual OOM execution",
+             "[91234.501340] kworker/1:2 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=-1, oom_score_adj=0",
+             "[91234.501347] CPU: 1 PID: 30211 Comm: kworker/1:2 Not tainted 5.15.0-91-generic #101-Ubuntu",
+             "[91234.501360] Workqueue: events moom_callback",
+             "[91234.501690] Mem-Info:",
+             "[91234.501702] active_anon:120311 inactive_anon:3301 isolated_anon:0 free:412883 free_pcp:812",
+             "[91234.502311] Out of memory: Killed process 2210 (java) total-vm:4120312kB, anon-rss:1210044kB, "
+             "file-rss:0kB, shmem-rss:0kB, UID:1001 pgtables:3120kB oom_score_adj:0"]
+    (kill,) = _findings(tmp_path, "dmesg", "\n".join(lines) + "\n", "oom-kill")
+    assert kill.metrics["forced"] == 1 and kill.severity == "medium"
+    assert kill.title.startswith("OOM killer forced by hand (SysRq f: order=-1): killed 1 process(es): java")
+    assert sarsleuth.load(tmp_path / "dmesg").incidents == []
+    # near miss: the same report invoked by a page fault (order=0) is memory running out
+    (real,) = _findings(tmp_path, "dmesg2", "\n".join(lines).replace("order=-1", "order=0") + "\n", "oom-kill")
+    assert "forced" not in real.metrics and real.severity == "critical"

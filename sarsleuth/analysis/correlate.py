@@ -250,7 +250,9 @@ def _only_context(g: _Group) -> bool:
     incident (a load-test run's latency tail) are near nothing: they are
     told on their own."""
     if not any(_has_time(f) for f in g.findings):
-        return False
+        # told on their own, unless their own figures make each context
+        # (an OOM kill forced by hand)
+        return all(_meets_context_if(f) for f in g.findings)
     if any(_can_cause(f) or _stands_anyway(f) for f in g.findings):
         return False
     own = [f for f in g.findings if _context_by_itself(f)]

@@ -1,0 +1,191 @@
+"""The OOM killer's kills (the kernel's, systemd-oomd's, earlyoom's), its
+runs whose kill is not in the log, and the kills forced by hand."""
+from __future__ import annotations
+
+import pandas as pd
+
+from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.context import Context
+from sarsleuth.detectors.crossref import (close_in_time, evidence_of, kills_of, nginx_exits, oom_context,
+                                           oomd_usage, where)
+from sarsleuth.detectors.event_bursts import bursts, printed
+from sarsleuth.detectors.evidence import evidence_from_events
+from sarsleuth.detectors.kernel import kb_explanation
+from sarsleuth.detectors.series import fmt_kib
+from sarsleuth.knowledge.signatures import fields_of
+
+
+class OomKill(Detector):
+    """OOM killer victims: pid, comm, rss, constraint (host or memcg), and
+    the user-space killers' victims (systemd-oomd units, earlyoom pids).
+
+    Why it matters: the kernel killed a process because RAM and swap (or a
+    cgroup's limit) ran out; for nginx the master respawns the worker.
+    """
+
+    id = "oom-kill"
+    summary = "OOM killer victims: pid, comm, anon/file rss, constraint (host or memcg); systemd-oomd, earlyoom"
+    inputs = ("events",)
+    category = "memory-exhaustion"
+    defaults = {"burst_gap_seconds": 600.0, "match_window_seconds": 120.0}
+
+    def run(self, ctx: Context):
+        out = []
+        ev = ctx.events_of("oom-kill")
+        out.extend(self._invoked_without_kill(ctx, ev))
+        if ev is None or not len(ev):
+            return out
+        usage = oomd_usage(ctx)
+        for b in bursts(ev, self.params["burst_gap_seconds"]):
+            victims, constraint, rss_kb, killed_rows, with_kill, chosen_only = {}, None, 0, {}, [], set()
+            units, reasons = {}, set()
+            for i, r in enumerate(b.rows.itertuples(index=False)):
+                kills = kills_of(r.message, r.detail)
+                if kills:
+                    with_kill.append(i)
+                # the report's own "Killed process" line (in its detail) follows its choice
+                reported = bool(kills_of("", r.detail))
+                for kill in kills:
+                    unit = str(kill.get("unit", "")).rstrip("/").rsplit("/", 1)[-1]
+                    # a unit killed by systemd-oomd is named by its path there and by its name by systemd
+                    key = int(kill["pid"]) if kill.get("pid") else unit or None
+                    if key is None:
+                        continue
+                    name = kill.get("comm") or unit
+                    rss = sum(int(kill.get(f, 0)) for f in ("anon_rss_kb", "file_rss_kb", "shmem_rss_kb"))
+                    if key not in victims or rss:
+                        victims[key] = (name, rss)
+                    # the kernel's choice ("Kill process N ... or sacrifice
+                    # child") whose "Killed process" line is not in the file
+                    if kill.get("verb", "Killed") == "Killed" or reported:
+                        chosen_only.discard(key)
+                    elif key not in killed_rows:
+                        chosen_only.add(key)
+                    killed_rows.setdefault(key, r)
+                    if unit:
+                        units.setdefault(unit, usage.get((b.host, unit)))
+                        if kill.get("reason"):
+                            reasons.add(kill["reason"] + (f" {kill['pressure']} > {kill['pressure_limit']}"
+                                                          if kill.get("pressure") else ""))
+                constraint = oom_context(r.message, r.detail).get("constraint") or constraint
+            if not victims:
+                continue
+            rss_kb = max(rss for _, rss in victims.values())
+            comms = sorted({name for name, _ in victims.values()})
+            pids = sorted(k for k in victims if isinstance(k, int))
+            scope = " in a memory cgroup" if constraint == "CONSTRAINT_MEMCG" else ""
+            who = "OOM killer" if pids or not units else "systemd-oomd"
+            noun = "unit(s)" if who == "systemd-oomd" else "process(es)"
+            why = [r for r in sorted(reasons)] + [f"{u} used {m}" for u, m in sorted(units.items()) if m][:2]
+            # the same kill printed again and again (a flood of one line) is one kill
+            reports = printed(b.rows.iloc[with_kill])
+            out.append(self.finding(
+                title=f"{who} killed {len(victims)} {noun}{scope}: {', '.join(comms)}"
+                      + (f" (largest rss {fmt_kib(rss_kb)})" if rss_kb else "")
+                      + (f" ({'; '.join(why)})" if why else "")
+                      + (f", reported {reports:,} times" if reports > len(victims) else "")
+                      + (f" ({len(chosen_only)} of them chosen, "
+                         + ("its kill line" if len(chosen_only) == 1 else "their kill lines") + " not in the file)"
+                         if chosen_only else ""),
+                severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"victims": len(victims), "victims_chosen_only": len(chosen_only), "kill_reports": reports,
+                         "max_victim_rss_kb": rss_kb or None,
+                         "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None},
+                evidence=evidence_from_events(ctx.clock, b.rows.iloc[with_kill], 6),
+                explanation=("A memory cgroup hit its limit: the host may have had memory to spare."
+                             if constraint == "CONSTRAINT_MEMCG" else
+                             "systemd-oomd killed the unit's whole cgroup before the kernel ran out of memory: "
+                             "memory pressure (PSI) or swap use stayed above its limit (ManagedOOMMemoryPressure"
+                             "Limit, SwapUsedLimit)." if who == "systemd-oomd" else ""),
+            ))
+            f = out[-1]
+            f.refs["pids"] = pids
+            f.refs["victim"] = ", ".join(comms[:3])
+            if _forced(ctx, b):
+                f.title = "OOM killer forced by hand (SysRq f: order=-1): " + f.title[len(f"{who} "):]
+                f.severity = "medium"
+                f.metrics["forced"] = 1
+                f.explanation = ("Someone (or a script) forced the OOM killer through SysRq f: its invocation says "
+                                 "order=-1. It kills the largest process whatever memory is free: no memory ran out.")
+            # nginx's side of the same kill: "worker process N exited on signal 9"
+            exits = nginx_exits(ctx, 9)
+            same = [pid for pid in pids if pid in exits
+                    and close_in_time(killed_rows.get(pid), exits[pid], self.params["match_window_seconds"])]
+            f.metrics["matched_nginx_exits"] = len(same)
+            if same:
+                f.refs["nginx_exit_pids"] = same
+                f.evidence.extend(evidence_of(exits[p], str(exits[p].message)) for p in same[:3])
+                f.sources = sorted(set(f.sources) | {str(exits[p].file) for p in same})
+                f.explanation = (f"nginx's error.log reports the same PID(s) exiting on signal 9 "
+                                 f"({', '.join(f'{p} at {where(exits[p])}' for p in same[:3])}): "
+                                 "the OOM killer killed nginx worker(s), which the master then respawned. "
+                                 + (f.explanation or kb_explanation(self.id)))
+        return out
+
+    def _invoked_without_kill(self, ctx: Context, kills):
+        """OOM invocations whose kill is not in the log (a truncated paste, a
+        ring buffer that wrapped, a second invocation that found nothing to
+        kill): each invocation is paired with the first kill that follows it
+        in the same file before the next invocation; the unpaired ones are
+        reported, because the OOM killer still ran."""
+        invoked = ctx.events_of("oom-invoked")
+        if invoked is None or not len(invoked):
+            return []
+        unpaired = invoked[~_paired(invoked, kills)]
+        out = []
+        for b in bursts(unpaired, self.params["burst_gap_seconds"]):
+            invokers = sorted({f["comm"] for f in (fields_of("oom-invoked", x) for x in b.rows["message"].astype(str))
+                               if f})
+            out.append(self.finding(
+                title=f"OOM killer invoked {b.lines} time(s) by {', '.join(invokers) or 'a process'} (victim not in the log)",
+                severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"invocations": b.lines}, evidence=evidence_from_events(ctx.clock, b.rows, 3),
+            ))
+        return out
+
+
+#: Lines an OOM report prints at most between its invocation and its kill.
+_REPORT_LINES = 400
+
+
+def _forced(ctx: Context, burst) -> bool:
+    """Were the OOM killer's runs of a burst forced (SysRq f, whose
+    invocation has order -1: mm/oom_kill.c, drivers/tty/sysrq.c), every
+    one of them?"""
+    invoked = ctx.events_of("oom-invoked")
+    if invoked is None or not len(invoked):
+        return False
+    if burst.aligned:
+        try:
+            near = invoked[(invoked["host"].astype(object) == burst.host)
+                           & (invoked["timestamp"] >= burst.start - pd.Timedelta(seconds=5))
+                           & (invoked["timestamp"] <= burst.end)]
+        except TypeError:
+            return False
+    else:
+        # no time: the invocations printed in the same file just before the kills
+        near = invoked.iloc[0:0]
+        for path, rows in burst.rows.groupby(burst.rows["file"].astype(str)):
+            lo, hi = int(rows["line"].min()), int(rows["line"].max())
+            same = invoked[(invoked["file"].astype(str) == path)]
+            near = pd.concat([near, same[(same["line"] >= lo - _REPORT_LINES) & (same["line"] <= hi)]])
+    orders = [(fields_of("oom-invoked", str(m)) or {}).get("order") for m in near["message"]]
+    return bool(orders) and all(o == "-1" for o in orders)
+
+
+def _paired(invoked, kills):
+    """A boolean Series over ``invoked``: has the invocation its kill (the
+    first oom-kill event after it in its file, before the next invocation)?"""
+    paired = pd.Series(False, index=invoked.index)
+    if kills is None or not len(kills):
+        return paired
+    for path, part in invoked.groupby(invoked["file"].astype(str), sort=False):
+        kill_lines = sorted(int(x) for x in kills.loc[kills["file"].astype(str) == path, "line"].dropna())
+        rows = part.assign(_line=part["line"].astype("float")).sort_values("_line", kind="stable")
+        lines = [int(x) if x == x else None for x in rows["_line"]]
+        for k, (idx, line) in enumerate(zip(rows.index, lines)):
+            if line is None:
+                continue
+            nxt = next((x for x in lines[k + 1:] if x is not None and x > line), None)
+            paired[idx] = any(line < kl and (nxt is None or kl < nxt) for kl in kill_lines)
+    return paired
