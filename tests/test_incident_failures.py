@@ -446,3 +446,23 @@ def test_what_a_host_s_own_shutdown_stops_is_context(tmp_path):
     plain.write_text("".join(l + "\n" for l in SHUTDOWN.splitlines() if "powering down" not in l
                              and "Power down" not in l))
     assert [i.category for i in sarsleuth.load(plain).incidents][:1] in (["network-failure"], ["service-failure"])
+
+
+def test_one_unit_failing_beside_another_is_not_its_effect(tmp_path):
+    """A hardware daemon failing in a container at boot, then the
+    application's own unit failing ten times on a refused database: two
+    failures, neither the other's effect; the one that stayed down first."""
+    lines = ["Feb 09 22:33:35 app-5 systemd[1]: openipmi.service: Control process exited, code=exited, status=1/FAILURE",
+             "Feb 09 22:33:35 app-5 systemd[1]: openipmi.service: Failed with result 'exit-code'."]
+    for i in range(10):
+        t = f"22:34:{35 + 2 * i:02d}"
+        lines += [f"Feb 09 {t} app-5 systemd[1]: vault.service: Main process exited, code=exited, status=1/FAILURE",
+                  f"Feb 09 {t} app-5 systemd[1]: vault.service: Failed with result 'exit-code'.",
+                  f"Feb 09 {t} app-5 systemd[1]: vault.service: Scheduled restart job, restart counter is at {i + 1}."]
+    lines.append("Feb 09 22:34:57 app-5 systemd[1]: vault.service: Start request repeated too quickly.")
+    log = tmp_path / "syslog"
+    log.write_text("\n".join(lines) + "\n")
+    first, second = sarsleuth.load(log).incidents
+    assert first.severity == "critical" and "vault.service down after 10 failure(s)" in first.title
+    assert [f.refs["unit"] for f in first.findings] == ["vault.service"]
+    assert "openipmi.service failed 1 x" in second.title
