@@ -31,7 +31,7 @@ from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso, shortened
 from sarsleuth.analysis.narrative import after_category, narrate, prose
 from sarsleuth.analysis.ranking import SCORE_WEIGHTS, SEVERITY_WEIGHT, impact, why_first
 from sarsleuth.analysis.recommend import holds, recommend
-from sarsleuth.analysis.recurrences import join_recurrences
+from sarsleuth.analysis.resources import another_unit, join_recurrences
 from sarsleuth.timebase.clock import Clock, on_clock
 
 #: Recommendations an incident gets at most.
@@ -167,7 +167,7 @@ def _split_by_chain(groups: list[_Group]) -> list[_Group]:
         if chain is None:
             out.append(g)
             continue
-        stray = [f for f in g.findings if (f.detector not in chain["order"] or _another_unit(f, cause))
+        stray = [f for f in g.findings if (f.detector not in chain["order"] or another_unit(f, cause))
                  and _chains_of(f.detector)]
         # each other chain among the strays is weighed on its own: a CPU
         # saturation that was already there does not keep worker crashes
@@ -189,14 +189,6 @@ def _split_by_chain(groups: list[_Group]) -> list[_Group]:
             stray = [f for f in stray if not any(f is x for x in members)]
         out.append(g)
     return out
-
-
-def _another_unit(f: Finding, cause: Finding) -> bool:
-    """A finding of the cause's own detector about another unit (one
-    service failing beside another): the same kind of failure, not its
-    effect, unless something else ties them."""
-    unit, cause_unit = (f.refs or {}).get("unit"), (cause.refs or {}).get("unit")
-    return f is not cause and f.detector == cause.detector and bool(unit) and bool(cause_unit) and unit != cause_unit
 
 
 def _pids_of(f: Finding) -> set:

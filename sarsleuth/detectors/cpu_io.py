@@ -256,8 +256,11 @@ class IowaitSpike(Detector):
                 figs = Figures()
                 peak = figs.add(measure(ctx, "peak_iowait_pct", "max", host, key, ep.start, ep.end))
                 base = figs.add(baseline_at(ctx, "baseline_iowait_pct", host, key, s, ep.start, segments))
-                threshold = figs.add(given("threshold_pct", float(threshold_for(base.value)), origin="threshold",
-                                           fmt=".1f", host=host))
+                # the bound the episode crossed: the baseline's, or a coarse
+                # row's own (the floor, and the margin over the usual level)
+                bound = (threshold_for(base.value) if bool(mask[inside].any()) else
+                         max(p["abs_floor_pct"], base.value + p["baseline_margin_pct"]))
+                threshold = figs.add(given("threshold_pct", float(bound), origin="threshold", fmt=".1f", host=host))
                 figs.add(measure(ctx, "samples", "samples", host, key, ep.start, ep.end, fmt="d"))
                 waiting = self._cpus_waiting(ctx, figs, host, key, peak, ep, p["min_duration_seconds"])
                 sev = severity_for(peak.value, [(80, "critical"), (40, "high"), (20, "medium")])

@@ -30,8 +30,23 @@ from sarsleuth.model import iso
 STATISTICS = ("max", "min", "mean", "median", "usual", "first", "last", "sum", "at", "samples", "elapsed",
               "ratio", "share", "lines", "limit", "ncpu", "link", "step")
 
-#: How far back the usual level of a series is looked for, before each sample.
+#: How far back the usual level of a series is looked for, before each
+#: sample: this long, and never fewer than :data:`PRIOR_ROWS` of its rows
+#: (at sysstat's ten minutes, a quarter of an hour is the one row before,
+#: which may already be the rise).
 PRIOR_WINDOW = "15min"
+PRIOR_ROWS = 6
+
+
+def prior_window(index) -> pd.Timedelta:
+    """:data:`PRIOR_WINDOW`, or :data:`PRIOR_ROWS` of the series' usual step when longer."""
+    window = pd.Timedelta(PRIOR_WINDOW)
+    if len(index) > 2:
+        steps = np.diff(np.asarray(index, dtype="datetime64[ns]").astype(np.int64))
+        steps = steps[steps > 0]
+        if len(steps):
+            window = max(window, pd.Timedelta(int(np.median(steps)) * PRIOR_ROWS, unit="ns"))
+    return window
 
 
 @dataclass(frozen=True)
@@ -302,7 +317,7 @@ def usual_level(w) -> float:
 
 def prior_levels(series, segments, fallback: bool = True) -> np.ndarray:
     """The usual level before each sample: the median of the samples of
-    the :data:`PRIOR_WINDOW` before it in its stretch of records
+    the :func:`prior_window` before it in its stretch of records
     (``segments``), else (``fallback``) the stretch's :func:`usual_level`,
     NaN without it.  One definition with :func:`baseline_at`, which says
     it as a figure."""
@@ -311,7 +326,7 @@ def prior_levels(series, segments, fallback: bool = True) -> np.ndarray:
     for sid in np.unique(seg):
         at = np.flatnonzero(seg == sid)
         part = series.iloc[at]
-        prior = part.rolling(PRIOR_WINDOW, closed="left", min_periods=1).median().to_numpy(dtype=float)
+        prior = part.rolling(prior_window(series.index), closed="left", min_periods=1).median().to_numpy(dtype=float)
         out[at] = np.where(np.isnan(prior), usual_level(part) if fallback else np.nan, prior)
     return out
 
@@ -319,7 +334,7 @@ def prior_levels(series, segments, fallback: bool = True) -> np.ndarray:
 def baseline_at(ctx, name: str, host, key: tuple, series, t, segments, fmt: str = ".2f",
                 fallback: bool = True) -> Figure | None:
     """The usual level of ``series`` before ``t``, as a figure: the median
-    of its samples of the :data:`PRIOR_WINDOW` before ``t`` in the stretch
+    of its samples of the :func:`prior_window` before ``t`` in the stretch
     of records holding ``t`` (``segments``: the series' own), else
     (``fallback``) the stretch's :func:`usual_level` (see :func:`prior_levels`)."""
     if series is None or not len(series):
@@ -327,7 +342,7 @@ def baseline_at(ctx, name: str, host, key: tuple, series, t, segments, fmt: str 
     seg = np.asarray(segments)
     pos = min(int(np.searchsorted(series.index, t)), len(series) - 1)
     stretch = series.iloc[np.flatnonzero(seg == seg[pos])]
-    before = stretch[(stretch.index < t) & (stretch.index >= t - pd.Timedelta(PRIOR_WINDOW))].dropna()
+    before = stretch[(stretch.index < t) & (stretch.index >= t - prior_window(series.index))].dropna()
     if len(before):
         return measure(ctx, name, "median", host, key, before.index[0], before.index[-1], fmt=fmt)
     if not fallback:

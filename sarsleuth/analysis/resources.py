@@ -1,8 +1,8 @@
-"""Incidents that are one failure recurring: findings of a detector kb
-marks ``recurs`` (a link that flaps), about the same resource
-(``refs.resource``), hours apart, each alone in its group of findings,
-become one incident (:func:`join_recurrences`, called by
-:mod:`sarsleuth.analysis.correlate` on its groups)."""
+"""What the resources findings name tell the correlation
+(:mod:`sarsleuth.analysis.correlate`): one failure recurring hours apart
+on the same resource (a detector kb marks ``recurs``, a link that flaps:
+``refs.resource``) is one incident (:func:`join_recurrences`); one unit's
+failure beside another unit's is not its effect (:func:`another_unit`)."""
 from __future__ import annotations
 
 from sarsleuth.knowledge import kb_entry
@@ -39,3 +39,11 @@ def _recurrence_of(g, context_by_itself):
         return None
     detector = next(iter(detectors))
     return (g.host, detector, next(iter(resources))) if kb_entry(detector).get("recurs") else None
+
+
+def another_unit(f, cause) -> bool:
+    """A finding of the cause's own detector about another unit (one
+    service failing beside another): the same kind of failure, not its
+    effect, unless something else ties them."""
+    unit, cause_unit = (f.refs or {}).get("unit"), (cause.refs or {}).get("unit")
+    return f is not cause and f.detector == cause.detector and bool(unit) and bool(cause_unit) and unit != cause_unit
