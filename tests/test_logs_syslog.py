@@ -257,3 +257,26 @@ def test_unreadable_file_raises(tmp_path):
     empty = write(tmp_path, "empty", "")
     with pytest.raises(InputError):
         read_events(empty)
+
+
+def test_a_year_written_first_with_a_severity_after_the_host(tmp_path):
+    """SONiC's newer rsyslog template: the year first, microseconds, a
+    severity word after the host; a paste of it with markdown headings
+    between its lines is still a log."""
+    path = tmp_path / "syslog"
+    path.write_text("# the disk filled\n"
+                    "2025 Jun 18 07:12:22.363360 leaf-07 ERR kernel: [ 1009.228833] loop: Write error at byte offset "
+                    "3956736, length 4096.\n\n# then\n"
+                    "2025 Jun 18 07:12:32.614365 leaf-07 CRIT kernel: [ 1019.487101] EXT4-fs error (device sda3): "
+                    "ext4_check_bdev_write_error:217: comm rs:main Q:Reg: Error while async write back metadata\n"
+                    "2025 Jun 18 07:17:40.046393 leaf-07 ERR kernel: [ 1326.758055] Aborting journal on device sda3-8.\n")
+    info = parse_line("2025 Jun 18 07:12:32.614365 leaf-07 CRIT kernel: [ 1019.487101] EXT4-fs error (device sda3)")
+    assert info.stamp == ("abs", __import__("datetime").datetime(2025, 6, 18, 7, 12, 32, 614365))
+    assert (info.host, info.tag) == ("leaf-07", "kernel")
+    assert sniff(path)[0] == "syslog"
+    import sarsleuth
+    case = sarsleuth.load(path)
+    (fs,) = [f for f in case.findings if f.detector == "filesystem-error"]
+    assert str(fs.start) == "2025-06-18 07:12:32.614365" and "journal aborted" in fs.title
+    # near miss: a number that is no year before the month is no stamp
+    assert parse_line("3025 Jun 18 07:12:32 leaf-07 CRIT kernel: x").stamp is None

@@ -32,7 +32,7 @@ _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
 #: a level in brackets, or a syslog month.
 _LOGISH = re.compile(
     r"^\s*(?:\[\s*\d+\.\d+\]|\d{4}[-/]\d\d[-/]\d\d|\d\d:\d\d:\d\d|\[[A-Z][a-z]{2} |"
-    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d |<\d+>|Linux \d)")
+    r"(?:(?:19|20)\d\d )?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d |<\d+>|Linux \d)")
 #: Words of prose (a sentence, not a field dump).
 _WORD = re.compile(r"\b[A-Za-z][a-z]{2,}\b")
 

@@ -7,7 +7,9 @@ Layouts recognised, line by line (a file may mix them):
   ``host/relay`` hosts, tags like ``sshd(pam_unix)[123]``, an optional
   ``<PRI>``, fractional seconds, a weekday and year (OpenWrt ``logread``:
   ``Sun Jan 15 21:18:04 2023 kern.info kernel: ...``), a severity word
-  after the host (SONiC), and localized month names (``août``, ``Mär``).
+  after the host (SONiC, whose newer releases write the year first:
+  ``2025 Jun 18 07:12:32.614365 host CRIT kernel: ...``), and localized
+  month names (``août``, ``Mär``).
 * rsyslog high precision (RFC 3339): ``2023-03-14T17:02:01.552031+08:00 host
   tag: msg`` (zone kept: timestamps are tz-aware).
 * RFC 5424: ``<34>1 2003-10-11T22:14:15.003Z host app procid msgid [sd] msg``.
@@ -45,7 +47,7 @@ _SEVERITY_WORDS = {"EMERG", "ALERT", "CRIT", "ERR", "ERROR", "WARNING", "WARN", 
 #: padded `` 4月`` in ja_JP).
 MONTH_TOKEN = r"(?P<mon>[^\W\d_]{2,12}|\d{1,2}[月월])"
 RE_3164 = re.compile(
-    r"^(?:<(?P<pri>\d{1,3})>)?(?:(?P<wday>[^\W\d_]{1,12})\.?,? {1,2})? ?"
+    r"^(?:<(?P<pri>\d{1,3})>)?(?:(?P<year0>(?:19|20)\d\d) )?(?:(?P<wday>[^\W\d_]{1,12})\.?,? {1,2})? ?"
     + MONTH_TOKEN + r"\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
     r"(?:[.,](?P<frac>\d{1,9}))?(?: (?P<year>(?:19|20)\d\d)(?= ))?(?P<rest>(?:\s.*)?)$", re.S)
 RE_ISO = re.compile(
@@ -173,9 +175,10 @@ def _md_stamp(m, mon: int):
     if not (1 <= day <= 31 and h < 24 and mi < 60 and s < 61):
         return None
     s, us = leap(s, _frac_us(m.group("frac")))
-    if m.group("year"):
+    year = m.group("year") or m.groupdict().get("year0")     # SONiC writes it first
+    if year:
         try:
-            return ("abs", dt.datetime(int(m.group("year")), mon, day, h, mi, s, us))
+            return ("abs", dt.datetime(int(year), mon, day, h, mi, s, us))
         except ValueError:
             return None
     return ("md", mon, day, h, mi, s, us)
@@ -269,7 +272,7 @@ def _refine(info: LineInfo) -> LineInfo:
 # --------------------------------------------------------------------------
 
 _KEY_RE = re.compile(
-    r"^(?: ?" + MONTH_TOKEN + r"\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)(?: (?P<year>\d{4}))?"
+    r"^(?:(?:(?P<year0>(?:19|20)\d\d) )? ?" + MONTH_TOKEN + r"\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)(?: (?P<year>\d{4}))?"
     r"|(?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<H2>\d\d):(?P<M2>\d\d))$")
 
 
@@ -313,8 +316,9 @@ def _minute_key(raw: bytes, months: dict | None, unsettled: dict | None = None) 
         day, h, mi = int(m.group("day")), int(m.group("H")), int(m.group("M"))
         if mon is None or not (1 <= day <= 31 and h < 24 and mi < 60):
             return None
-        if m.group("year"):
-            return ("abs", dt.datetime(int(m.group("year")), mon, day, h, mi))
+        year = m.group("year") or m.groupdict().get("year0")
+        if year:
+            return ("abs", dt.datetime(int(year), mon, day, h, mi))
         return ("md", mon, day, h, mi)
     except ValueError:
         return None
