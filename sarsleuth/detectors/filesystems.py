@@ -112,7 +112,8 @@ class FilesystemError(Detector):
         parts, readonly, shutdown = [], False, False
         for dev, fs in sorted(devices.items(), key=lambda kv: (kv[1].readonly_at is None, -kv[1].errors)):
             mount = mount_point(facts, dev) if dev != "?" else None
-            name = (f"{fs.fs} " if fs.fs else "") + ("on " + dev if dev != "?" else "a filesystem") + (
+            name = (f"{fs.fs} " if fs.fs else "") + ("on " + dev if dev != "?" else
+                                                     "(device not named)" if fs.fs else "a filesystem") + (
                 f" ({mount})" if mount else "")
             said = []
             if fs.errors:
