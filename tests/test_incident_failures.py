@@ -466,3 +466,25 @@ def test_one_unit_failing_beside_another_is_not_its_effect(tmp_path):
     assert first.severity == "critical" and "vault.service down after 10 failure(s)" in first.title
     assert [f.refs["unit"] for f in first.findings] == ["vault.service"]
     assert "openipmi.service failed 1 x" in second.title
+
+
+def test_an_ata_protocol_violation_is_an_interface_error(tmp_path):
+    log = tmp_path / "kern.log"
+    log.write_text(
+        "Mar 12 04:10:07 db3 kernel: [88121.10] ata3.00: exception Emask 0x2 SAct 0x3 SErr 0x0 action 0x6 frozen\n"
+        "Mar 12 04:10:07 db3 kernel: [88121.10] ata3.00: failed command: WRITE FPDMA QUEUED\n"
+        "Mar 12 04:10:07 db3 kernel: [88121.10] ata3.00: cmd 61/08:00:40:15:90/00:00:32:00:00/40 tag 0 ncq dma 4096 "
+        "out\n"
+        "Mar 12 04:10:07 db3 kernel: [88121.10]          res 40/00:00:a0:0d:c0/00:00:42:00:00/40 Emask 0x2 "
+        "(HSM violation)\n"
+        "Mar 12 04:10:07 db3 kernel: [88121.10] ata3.00: status: { DRDY }\n")
+    (disk,) = [f for f in sarsleuth.load(log).findings if f.detector == "disk-error"]
+    assert "1 HSM violation(s)" in disk.title and disk.metrics["interface_errors"] == 1
+    assert disk.severity == "medium" and disk.metrics["media_errors"] == 0
+    # near miss: the drive refusing a command it does not support (ABRT alone) stays low
+    refused = tmp_path / "kern2.log"
+    refused.write_text(log.read_text().replace("Emask 0x2 (HSM violation)", "Emask 0x1 (device error)")
+                       .replace("status: { DRDY }", "status: { DRDY ERR }\nMar 12 04:10:07 db3 kernel: [88121.10] "
+                                                    "ata3.00: error: { ABRT }"))
+    (low,) = [f for f in sarsleuth.load(refused).findings if f.detector == "disk-error"]
+    assert low.severity == "low" and "HSM" not in low.title

@@ -164,6 +164,7 @@ class _Disk:
         self.sense: dict = {}          # what the drive said failed (additional sense, status)
         self.keys: dict = {}           # SCSI sense keys
         self.partitions: set = set()
+        self.hsm = 0                   # ATA protocol violations (Emask 0x2)
 
     def said(self) -> str:
         parts = []
@@ -186,6 +187,9 @@ class _Disk:
                          + (f" ({bits})" if bits else ""))
         if self.link:
             parts.append(f"{self.link:,} transfer(s) corrupted on the link (ICRC: cable or port, not the media)")
+        if self.hsm:
+            parts.append(f"{self.hsm:,} HSM violation(s) (the drive or its controller broke the ATA protocol: "
+                         "cable, backplane, controller or firmware, not the media)")
         if self.timeouts:
             parts.append(f"{self.timeouts:,} command timeout(s)")
         if self.resets:
@@ -205,6 +209,7 @@ class _Disk:
         self.media = max(self.media, port.media)
         self.link += port.link
         self.timeouts += port.timeouts
+        self.hsm += port.hsm
         self.refused += port.refused
         for name in ("commands", "bits"):
             for k, n in getattr(port, name).items():
@@ -271,6 +276,8 @@ class DiskError(Detector):
                 disk.timeouts += n
             if f.get("emask_text") == "media error":
                 errors.add("UNC")
+            if f.get("emask_text") == "HSM violation":
+                disk.hsm += n
         if disk is None:
             return
         for bit in errors:
@@ -378,7 +385,7 @@ class DiskError(Detector):
         if len(order) > 4:
             title += f"; and {len(order) - 4} more device(s)"
         gone = any(d.gone for d in disks.values())
-        only_refused = all(not (d.media or d.io or d.link or d.timeouts or d.resets or d.gone or d.buffer)
+        only_refused = all(not (d.media or d.io or d.link or d.hsm or d.timeouts or d.resets or d.gone or d.buffer)
                            for d in disks.values())
         lost = any(d.buffer for d in disks.values())
         severity = ("low" if only_refused else "high" if media or gone or lost or io >= 10
@@ -390,7 +397,7 @@ class DiskError(Detector):
             title=title + _span(b), severity=severity, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
             metrics={"media_errors": media, "io_errors": io,
                      "timeouts": sum(d.timeouts for d in disks.values()),
-                     "interface_errors": sum(d.link for d in disks.values()),
+                     "interface_errors": sum(d.link + d.hsm for d in disks.values()),
                      "resets": sum(d.resets for d in disks.values()),
                      "devices": len(named) or len(order), "device_gone": gone},
             evidence=evidence_from_events(ctx.clock, b.rows, 6),
