@@ -215,3 +215,19 @@ def test_a_link_that_flaps_all_night_is_one_incident(tmp_path):
     assert len(first.findings) == 4 and str(first.start) == "2025-03-04 22:41:07" and str(first.end) == "2025-03-05 03:30:55"
     # near miss: another interface down once is its own, medium, incident
     assert other.severity == "medium" and other.findings[0].title == "1 link-down event(s) on eno1"
+
+
+def test_a_config_file_naming_an_interface_is_no_kernel_log(tmp_path):
+    conf = tmp_path / "ifcfg-eth0"
+    conf.write_text("DEVICE=eth0\nBOOTPROTO=none\nONBOOT=yes\nIPADDR=10.0.4.17\nNETMASK=255.255.255.0\n"
+                    "GATEWAY=10.0.4.1\nDNS1=10.0.4.2\nUSERCTL=no\nNM_CONTROLLED=no\nTYPE=Ethernet\n")
+    assert sniff(conf)[0] is None
+    # near miss: a stamp-less kernel dump (printk.time=0) with a quarter of its lines in the kernel's words
+    dump = tmp_path / "dmesg"
+    dump.write_text("Initializing cgroup subsys cpuset\nInitializing cgroup subsys cpu\n"
+                    "Linux version 2.6.32-431.el6.x86_64 (mockbuild@x86-023.build.eng.bos.redhat.com)\n"
+                    "Command line: ro root=/dev/mapper/vg-root rd_NO_LUKS\nKERNEL supported cpus:\n"
+                    "e1000: eth0 NIC Link is Up 1000 Mbps Full Duplex, Flow Control: RX\n"
+                    "EXT4-fs (dm-0): mounted filesystem with ordered data mode. Opts:\n"
+                    "Adding 4128760k swap on /dev/mapper/vg-swap.  Priority:-1 extents:1 across:4128760k\n")
+    assert sniff(dump)[0] == "dmesg"

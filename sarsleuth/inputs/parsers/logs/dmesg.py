@@ -63,6 +63,9 @@ RE_KERNEL_VOCABULARY = re.compile(
     r"(?:I/O|critical medium) error, dev |^Buffer I/O error|^EXT[234]-fs |^XFS \(|^BTRFS |^Out of memory: |"
     r"^oom-kill:")
 LEVELS = {"warn": "warning", "err": "err"}
+#: Lines of a stamp-less file in the kernel's vocabulary, at least, for it
+#: to be read as a dmesg (RHEL 6's printk.time=0 dumps hold a quarter).
+MIN_VOCABULARY_SHARE = 0.2
 
 _VOLUME_REGEX = (rb"^(?:\w+\s*:\w+\s*: )?\[(?:\s*(\d+)\.\d+"
                  # dmesg -H read back: month, day, hour and minute
@@ -236,7 +239,10 @@ class DmesgParser(Parser):
         # kernel's own vocabulary decides (documents never get here, see
         # parsers.documents)
         vocabulary = sum(1 for ln in stripped if RE_KERNEL_VOCABULARY.search(ln))
-        return 0.35 + 0.1 * min(vocabulary / len(lines) * 2, 1.0) if vocabulary else 0.0
+        # a fifth of the lines at least: a config file or script naming
+        # eth0 once (ifcfg-eth0, a ppp hook) is no kernel log
+        share = vocabulary / len(lines)
+        return 0.35 + 0.1 * min(share * 2, 1.0) if share >= MIN_VOCABULARY_SHARE else 0.0
 
     @classmethod
     def parse(cls, path, options: ParseOptions):
