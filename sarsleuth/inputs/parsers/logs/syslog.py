@@ -7,19 +7,18 @@ Layouts recognised, line by line (a file may mix them):
   ``host/relay`` hosts, tags like ``sshd(pam_unix)[123]``, an optional
   ``<PRI>``, fractional seconds, a weekday and year (OpenWrt ``logread``:
   ``Sun Jan 15 21:18:04 2023 kern.info kernel: ...``), a severity word
-  after the host (SONiC, whose newer releases write the year first:
-  ``2025 Jun 18 07:12:32.614365 host CRIT kernel: ...``), and localized
-  month names (``août``, ``Mär``).
+  after the host (SONiC; its newer template writes the year first), and
+  localized month names (``août``, ``Mär``).
 * rsyslog high precision (RFC 3339): ``2023-03-14T17:02:01.552031+08:00 host
   tag: msg`` (zone kept: timestamps are tz-aware).
 * RFC 5424: ``<34>1 2003-10-11T22:14:15.003Z host app procid msgid [sd] msg``.
-* Lines without a stamp (``kernel: msg`` fragments, tab-indented
-  continuations) are kept as continuation or time-less lines.
+* Lines without a stamp (``kernel: msg``, tab-indented continuations) are
+  kept as continuation or time-less lines.
 
 Kernel messages lose their ``[uptime]`` stamp (kept in ``uptime``); rsyslog
 ``#012`` escapes are unescaped; an nginx error.log line forwarded through
-syslog is split into its level, pid and message.  Lines without a year get
-one from :mod:`sarsleuth.timebase.align` (``meta["year_from"]``).
+syslog is split into its level, pid and message.  Lines without a year
+get one from :mod:`sarsleuth.timebase.align` (``meta["year_from"]``).
 """
 from __future__ import annotations
 
@@ -111,10 +110,8 @@ def _frac_us(frac: str | None) -> int:
 
 
 def _zone(text: str | None):
-    if not text:
-        return None
-    if text == "Z":
-        return dt.timezone.utc
+    if not text or text == "Z":
+        return dt.timezone.utc if text else None
     sign = -1 if text[0] == "-" else 1
     digits = text[1:].replace(":", "")
     return dt.timezone(sign * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
@@ -176,12 +173,12 @@ def _md_stamp(m, mon: int):
         return None
     s, us = leap(s, _frac_us(m.group("frac")))
     year = m.group("year") or m.groupdict().get("year0")     # SONiC writes it first
-    if year:
-        try:
-            return ("abs", dt.datetime(int(year), mon, day, h, mi, s, us))
-        except ValueError:
-            return None
-    return ("md", mon, day, h, mi, s, us)
+    if not year:
+        return ("md", mon, day, h, mi, s, us)
+    try:
+        return ("abs", dt.datetime(int(year), mon, day, h, mi, s, us))
+    except ValueError:
+        return None
 
 
 def _level_from_pri(pri: str | None) -> str | None:
@@ -317,9 +314,7 @@ def _minute_key(raw: bytes, months: dict | None, unsettled: dict | None = None) 
         if mon is None or not (1 <= day <= 31 and h < 24 and mi < 60):
             return None
         year = m.group("year") or m.groupdict().get("year0")
-        if year:
-            return ("abs", dt.datetime(int(year), mon, day, h, mi))
-        return ("md", mon, day, h, mi)
+        return ("abs", dt.datetime(int(year), mon, day, h, mi)) if year else ("md", mon, day, h, mi)
     except ValueError:
         return None
 
