@@ -571,7 +571,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "package-change",
                  "tcp-tw-bucket-overflow", "socket-memory", "syn-flood", "conntrack-full", "worker-signal-exit",
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
-                 "upstream-error",
+                 "upstream-error", "mtu-drops",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "loadtest-stall",
                  "loadtest-behind-rate", "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
@@ -655,6 +655,10 @@ LOG_POSITIVES = {
     "upstream-timeout": (['upstream timed out (110: Connection timed out) while reading response header from upstream, '
                           'client: 10.0.0.9, server: a, request: "GET / HTTP/1.1", upstream: "http://10.0.1.5:8080/"'],
                          lambda f: "http://10.0.1.5:8080: 1" in f.title),
+    # an instance sending 8950-byte packets into a 1450-byte overlay, repeated (one row, five lines)
+    "mtu-drops": (["tap0e778df8-ca: dropped over-mtu packet: 8950 > 1450"] * 5,
+                  lambda f: f.title == "5 x over-MTU packet drop over 4 s (tap0e778df8-ca: 5)"
+                  and f.category == "network-failure" and f.metrics["interfaces"] == 1),
     # a backend killed mid-request: nginx reads a closed connection (502)
     "upstream-error": (['upstream prematurely closed connection while reading response header from upstream, '
                         'client: 10.0.0.9, server: a, request: "GET /report HTTP/1.1", upstream: '
@@ -786,6 +790,7 @@ def test_log_detector_fires_on_its_lines(det_id):
 
 #: lines that look like the signal but are not it
 LOG_NEAR_MISSES = {
+    "mtu-drops": "tap0e778df8-ca: changing MTU from 1500 to 1450",
     # a refused connect is a backend that is down, not one that closed mid-request
     "upstream-error": ('connect() failed (111: Connection refused) while connecting to upstream, client: 127.0.0.1, '
                        'server: app, request: "GET /api/ HTTP/1.1", upstream: "http://127.0.0.1:9001/api/", host: "a"'),

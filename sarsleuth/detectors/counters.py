@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from sarsleuth.detectors.event_bursts import bursts, lines_by_writer
+from sarsleuth.detectors.event_bursts import bursts, lines_by_writer, lines_of
 from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
@@ -36,7 +36,9 @@ class LineCounter(Detector):
         out = []
         for b in bursts(ctx.events_of(kind), self.params["burst_gap_seconds"]):
             n = b.lines
-            extra_title, extra = said(spec, [fields_of(kind, m) or {} for m in b.rows["message"].astype(str)])
+            # each row with the lines it stands for (a flood of one line is one row)
+            extra_title, extra = said(spec, [fields_of(kind, m) or {} for m in b.rows["message"].astype(str)],
+                                      [lines_of(r) for r in b.rows.itertuples(index=False)])
             limits = [lim for lim in (ctx.limit(b.host, name) for name in spec.get("limits", ())) if lim is not None]
             if limits:
                 # config values in backticks: quoted as written, never reformatted
@@ -72,26 +74,28 @@ def logged_by(spec: dict, rows) -> dict:
     return {"logged_by": ordered, "servers": servers} if ordered else {}
 
 
-def said(spec: dict, fields: list[dict]) -> tuple[str, dict]:
+def said(spec: dict, fields: list[dict], weights: list[int] | None = None) -> tuple[str, dict]:
     """(what follows the title's noun, metrics) for the fields of a burst's
-    lines, as ``values``, ``first`` or ``counts`` of the declaration say."""
+    rows (``weights``: the lines each stands for, 1 each by default), as
+    ``values``, ``first`` or ``counts`` of the declaration say."""
+    weights = weights if weights is not None else [1] * len(fields)
     if "values" in spec:
-        return _values(spec["values"], fields)
+        return _values(spec["values"], fields, weights)
     if "first" in spec:
         return _first(spec["first"], fields)
     if "counts" in spec:
-        return _counts(spec["counts"], spec.get("counts_text", "{}"), fields)
+        return _counts(spec["counts"], spec.get("counts_text", "{}"), fields, weights)
     return "", {}
 
 
-def _values(how: dict, fields: list[dict]) -> tuple[str, dict]:
+def _values(how: dict, fields: list[dict], weights: list[int]) -> tuple[str, dict]:
     """The distinct values of a field, by text, number or most lines first
     (each with its lines when ``counted``), at most ``most`` of them."""
     lines: dict = {}
-    for f in fields:
+    for f, n in zip(fields, weights):
         value = f.get(how["field"])
         if value:
-            lines[value] = lines.get(value, 0) + 1
+            lines[value] = lines.get(value, 0) + n
     if not lines:
         return "", {}
     order = how.get("order", "text")
@@ -118,9 +122,9 @@ def _first(how: dict, fields: list[dict]) -> tuple[str, dict]:
     return "", {}
 
 
-def _counts(counts: list, text: str, fields: list[dict]) -> tuple[str, dict]:
+def _counts(counts: list, text: str, fields: list[dict], weights: list[int]) -> tuple[str, dict]:
     """Lines naming each field: every count a metric, the ones seen said."""
-    found = [(c, sum(1 for f in fields if f.get(c["field"]))) for c in counts]
+    found = [(c, sum(n for f, n in zip(fields, weights) if f.get(c["field"]))) for c in counts]
     parts = [c["text"].format(n) for c, n in found if n]
     return (text.format(", ".join(parts)) if parts else ""), {c["metric"]: n for c, n in found}
 
