@@ -323,10 +323,11 @@ def prior_levels(series, segments, fallback: bool = True) -> np.ndarray:
     it as a figure."""
     out = np.empty(len(series), dtype=float)
     seg = np.asarray(segments)
+    window = prior_window(series.index)
     for sid in np.unique(seg):
         at = np.flatnonzero(seg == sid)
         part = series.iloc[at]
-        prior = part.rolling(prior_window(series.index), closed="left", min_periods=1).median().to_numpy(dtype=float)
+        prior = part.rolling(window, closed="left", min_periods=1).median().to_numpy(dtype=float)
         out[at] = np.where(np.isnan(prior), usual_level(part) if fallback else np.nan, prior)
     return out
 

@@ -79,20 +79,27 @@ class OomKill(Detector):
             why = [r for r in sorted(reasons)] + [f"{u} used {m}" for u, m in sorted(units.items()) if m][:2]
             # the same kill printed again and again (a flood of one line) is one kill
             reports = printed(b.rows.iloc[with_kill])
+            forced = _forced(ctx, b)
+            killer = "OOM killer forced by hand (SysRq f: order=-1):" if forced else who
             out.append(self.finding(
-                title=f"{who} killed {len(victims)} {noun}{scope}: {', '.join(comms)}"
+                title=f"{killer} killed {len(victims)} {noun}{scope}: {', '.join(comms)}"
                       + (f" (largest rss {fmt_kib(rss_kb)})" if rss_kb else "")
                       + (f" ({'; '.join(why)})" if why else "")
                       + (f", reported {reports:,} times" if reports > len(victims) else "")
                       + (f" ({len(chosen_only)} of them chosen, "
                          + ("its kill line" if len(chosen_only) == 1 else "their kill lines") + " not in the file)"
                          if chosen_only else ""),
-                severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                severity="medium" if forced else "critical", start=b.start, end=b.end, host=b.host,
+                aligned=b.aligned,
                 metrics={"victims": len(victims), "victims_chosen_only": len(chosen_only), "kill_reports": reports,
                          "max_victim_rss_kb": rss_kb or None,
-                         "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None},
+                         "memcg": constraint == "CONSTRAINT_MEMCG" if constraint else None,
+                         **({"forced": 1} if forced else {})},
                 evidence=evidence_from_events(ctx.clock, b.rows.iloc[with_kill], 6),
-                explanation=("A memory cgroup hit its limit: the host may have had memory to spare."
+                explanation=("Someone (or a script) forced the OOM killer through SysRq f: its invocation says "
+                             "order=-1. It kills the largest process whatever memory is free: no memory ran out."
+                             if forced else
+                             "A memory cgroup hit its limit: the host may have had memory to spare."
                              if constraint == "CONSTRAINT_MEMCG" else
                              "systemd-oomd killed the unit's whole cgroup before the kernel ran out of memory: "
                              "memory pressure (PSI) or swap use stayed above its limit (ManagedOOMMemoryPressure"
@@ -101,12 +108,6 @@ class OomKill(Detector):
             f = out[-1]
             f.refs["pids"] = pids
             f.refs["victim"] = ", ".join(comms[:3])
-            if _forced(ctx, b):
-                f.title = "OOM killer forced by hand (SysRq f: order=-1): " + f.title[len(f"{who} "):]
-                f.severity = "medium"
-                f.metrics["forced"] = 1
-                f.explanation = ("Someone (or a script) forced the OOM killer through SysRq f: its invocation says "
-                                 "order=-1. It kills the largest process whatever memory is free: no memory ran out.")
             # nginx's side of the same kill: "worker process N exited on signal 9"
             exits = nginx_exits(ctx, 9)
             same = [pid for pid in pids if pid in exits

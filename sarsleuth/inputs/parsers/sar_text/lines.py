@@ -21,8 +21,6 @@ DATE_TOKEN_RE = re.compile(r"^\d{1,4}[/.\-]\d{1,2}[/.\-]\d{1,4}\.?$|^\d{4}年\d{
 #: A daily file sadc and sa2 write, ``saDD`` / ``sarDD`` (DD: the day of
 #: the month), as a pasted command or a file's own name gives it.
 DAILY_FILE_RE = re.compile(r"(?:^|[\s/=])sar?(0[1-9]|[12]\d|3[01])(?:\.(?:txt|log|gz|xz|bz2|zst))*(?=\s|$|[|;)])")
-#: A zone a locale's ``%X`` prints after the time (en_IN: ``01:42:28  IST``).
-ZONE_TOKEN_RE = re.compile(r"^(?:[A-Z]{2,5}|[+-]\d\d:?\d\d)$")
 CJK_TIME_RE = re.compile(r"^(\d{1,2})[時时](\d{1,2})分(\d{1,2})秒$")
 CLOCK_RE = re.compile(r"^(\d{1,2}):(\d\d):(\d\d)$")
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -190,8 +188,8 @@ def long_date(text: str):
                 day = int(token)
             else:
                 return None
-        elif month is None and month_of(token) is not None:
-            month = month_of(token)
+        elif month is None and (named := month_of(token)) is not None:
+            month = named
         elif not is_weekday(token):
             return None
     return (year, month, day) if None not in (year, month, day) else None

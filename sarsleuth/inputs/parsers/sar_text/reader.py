@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING
 from sarsleuth.errors import InputError, located
 from sarsleuth.inputs.parsers.sar_text import sections
 from sarsleuth.inputs.parsers.sar_text.headerless import TABLES, guess_columns
-from sarsleuth.inputs.parsers.sar_text.lines import AM_PM, ANSI_RE, BANNER_RE, CJK_TIME_RE, CLOCK_RE, ZONE_TOKEN_RE, \
-    banner_date, numeric_start, strip_bom
+from sarsleuth.inputs.parsers.sar_text.lines import AM_PM, ANSI_RE, BANNER_RE, CJK_TIME_RE, CLOCK_RE, banner_date, \
+    numeric_start, strip_bom
 from sarsleuth.inputs.parsers.base import HEAD_LINES, ParseOptions, Parser, events_frame
 from sarsleuth.inputs.reading import decode
 
@@ -180,8 +180,7 @@ def _is_header_line(line: str) -> bool:
     rest = tokens[lead:]
     if len(rest) < 2 or any(numeric_start(t) for t in rest):
         return False
-    if len(rest) > 2 and ZONE_TOKEN_RE.match(rest[0]) and sections.identify(rest[:1]) is None \
-            and rest[0] not in sections.NAMED_COLUMNS:
+    if len(rest) > 2 and sections.zone_before_columns(rest[0], rest[1:]):
         rest = rest[1:]                 # a zone printed after the time
     layout = sections.table_layout(tuple(rest))
     return layout is not None and len(layout.value_columns) >= 1 and \

@@ -10,7 +10,6 @@ from sarsleuth.inputs.parsers.base import ParseOptions
 from sarsleuth.inputs.parsers.sar_text.headerless import guess_columns
 from sarsleuth.inputs.parsers.sar_text import sections
 from sarsleuth.inputs.parsers.sar_text.lines import (AM_PM, BANNER_RE, CJK_TIME_RE, CLOCK_RE, DAILY_FILE_RE, PROMPT_RE,
-                                               ZONE_TOKEN_RE,
                                                LineIndex, banner_date, line_batches, numeric_start)
 
 #: A line that marks rows left out (``...``, ``…``, ``[...]``, ``<snip>``).
@@ -191,9 +190,7 @@ class RowReader:
         carried before its columns, or such a header's own."""
         if token == self.zone:
             return True
-        if self.zone is None and ZONE_TOKEN_RE.match(token) and not numeric_start(rest[0]) \
-                and sections.identify((token,)) is None and token not in sections.NAMED_COLUMNS \
-                and sections.identify(tuple(rest)) is not None:
+        if self.zone is None and not numeric_start(rest[0]) and sections.zone_before_columns(token, rest):
             self.zone = token
             return True
         return False

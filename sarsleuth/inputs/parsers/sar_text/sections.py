@@ -120,6 +120,16 @@ _DEVICE_NAMES = frozenset(d for s in SECTIONS.values() for d in s.device)
 _LABEL_NAMES = frozenset(l for s in SECTIONS.values() for l in s.labels)
 #: Every column name a header can hold that is not a metric (devices, labels).
 NAMED_COLUMNS = _DEVICE_NAMES | _LABEL_NAMES
+#: A zone a locale's ``%X`` prints after the time (en_IN: ``01:42:28  IST``).
+_ZONE_TOKEN = re.compile(r"^(?:[A-Z]{2,5}|[+-]\d\d:?\d\d)$")
+
+
+def zone_before_columns(token: str, rest) -> bool:
+    """Whether ``token``, after a header line's time, is a zone the locale
+    printed there, ``rest`` being the header's columns: zone-shaped, no
+    column name of sar's, and followed by the columns of a known table."""
+    return bool(_ZONE_TOKEN.match(token)) and identify((token,)) is None and token not in NAMED_COLUMNS \
+        and identify(tuple(rest)) is not None
 
 
 @lru_cache(maxsize=None)
