@@ -250,6 +250,26 @@ def test_nested_archives_are_followed(tmp_path):
                for s in case.sources)
 
 
+def test_an_archive_inside_a_sosreport_folder_is_not_opened(tmp_path):
+    """A sosreport packed with the host's trees beside it (``sys.tgz``,
+    ``usr.tgz``, as test roots of other tools keep them): sos writes no
+    archive inside its own folder, so they are not opened (the same report
+    as a folder never opens them either): its logs are read, none of the
+    thousands of sysfs files is sniffed or named as skipped."""
+    sysfs = {f"sys/devices/system/cpu/cpu{n}/online": b"1\n" for n in range(40)}
+    sysfs["sys/kernel/mm/transparent_hugepage/enabled"] = b"always [madvise] never\n"
+    inner = _tar(tmp_path / "sys.tgz", sysfs)
+    root = "sosreport-web07-2026-11-20-abcdef"
+    members = {f"{root}/sos_commands/host/hostname": b"web07\n", f"{root}/sys.tgz": inner.read_bytes()}
+    members.update({f"{root}/{k}": v for k, v in _var_log_members().items()})
+    outer = _tar(tmp_path / f"{root}.tar.gz", members)
+    case = _case(outer)
+    assert {s.kind for s in case.sources} == {"syslog", "sa", "nginx-error"}
+    assert case.skipped == [] and not any("sys.tgz" in w for w in case.warnings)
+    ran = run_cli("sniff", outer)
+    assert ran.returncode == 0 and "sys.tgz!" not in ran.stdout
+
+
 def test_sniff_lists_the_members_read(tmp_path):
     archive = _one("sosreport-web07-*.tar.xz")
     ran = run_cli("sniff", archive)

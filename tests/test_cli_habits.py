@@ -143,3 +143,22 @@ def test_the_example_configuration_s_commented_parts_load(tmp_path):
     assert loaded.link_speed_bps == 10e9
     assert [s.id for s in loaded.signatures] == ["myapp-panic"]
     assert [name for name, _ in loaded.redact_patterns] == ["customer"]
+
+
+def test_a_tree_of_many_files_that_are_no_logs_is_counted_not_listed(tmp_path):
+    """A host's /etc copied beside its logs: 45 files no parser reads.
+    stderr names the first ten and counts the rest by reason, under the
+    report's own warnings; the JSON report lists every one."""
+    import shutil
+    shutil.copy(SAMPLES / "nginx-proxy-oom" / "messages", tmp_path / "messages")
+    for n in range(40):
+        (tmp_path / f"ifcfg-eth{n}").write_text(f'BOOTPROTO="static"\nONBOOT="yes"\nIPADDR="10.0.{n}.7"\n')
+    for n in range(5):
+        (tmp_path / f"zz-empty-{n}.conf").write_text("")
+    ran = run_cli("analyze", tmp_path, "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    skipped = [line for line in ran.stderr.splitlines() if line.startswith("sarsleuth: warning: skipped ")]
+    assert len(skipped) == 11
+    assert skipped[-1] == ("sarsleuth: warning: skipped 35 more file(s): content matches no known format (30); "
+                           "empty file (5) (the JSON report lists each)")
+    assert len(json.loads(ran.stdout)["skipped"]) == 45

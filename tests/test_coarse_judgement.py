@@ -621,3 +621,44 @@ def test_a_kill_six_minutes_after_a_one_minute_sample_is_an_incident_of_its_own(
     rows = [{}, {}, {"pswpout": 9428.28, "swpused_kb": 2_264_296}]
     case = _case(tmp_path / "fine", rows, seconds=60, files=(("messages", _kill("18:42:00"), 540),))
     assert sorted((i.cause for i in case.incidents)) == ["oom-kill", "swap-climb"]
+
+
+# ------------------------------------------------------------ the backstop on a minute of ten-second rows
+def _unexplained(case):
+    """The backstop alone, as if no detector had a rule for what happened."""
+    from sarsleuth.analysis.unexplained import unexplained
+    return unexplained(case.store, case.events, case.sources, [], case.clock)
+
+
+def test_a_stall_after_a_minute_and_a_half_of_ten_second_rows_is_an_unexplained_change(tmp_path):
+    """Nine ordinary rows, then a minute in which the disk's queue grows to
+    eight requests, the CPUs wait on it 40 % of their time and tasks wait
+    for a CPU: two groups strain against a baseline shorter than a full
+    one's ten samples, and that is enough."""
+    stall = {"busy": 30.0, "iowait": 40.0, "tps": 2000, "util": 95.0, "aqu": 8.0, "scpu": 20.0}
+    case = _case(tmp_path / "stall", [{}] * 9 + [stall] * 6, seconds=10)
+    (found,) = _unexplained(case)
+    assert found.title.startswith("unexplained change on host web-lab-09: ") and found.category == "other"
+    leads = [c["series"] for c in found.refs["changes"]]
+    assert leads == ["%util of disk dev252-0", "%iowait of cpu all", "%scpu of psi-cpu"]
+    assert "aqu-sz of disk dev252-0" in found.refs["changes"][0]["with"]
+    iowait = found.refs["changes"][1]
+    assert (iowait["baseline"], iowait["window"], iowait["baseline_samples"]) == (0.0, 40.0, 9)
+    assert found.metrics["strain_series"] == 3 and found.refs["sample_seconds"] == 10.0
+    # the first stalled row is stamped at the end of its ten seconds
+    assert found.start == pd.Timestamp(T0 + dt.timedelta(seconds=100))
+
+
+def test_a_routine_job_against_the_same_short_baseline_is_not(tmp_path):
+    """Near miss: a job reading and compressing (more CPU and disk work,
+    tasks waiting for a CPU a little) strains one group only: against nine
+    rows that is no change the host went through; against a full baseline
+    of twelve rows, one straining group is enough."""
+    job = {"busy": 45.0, "tps": 600, "util": 35.0, "scpu": 12.0}
+    case = _case(tmp_path / "short", [{}] * 9 + [job] * 6, seconds=10)
+    assert _unexplained(case) == []
+    case = _case(tmp_path / "full", [{}] * 12 + [job] * 6, seconds=10)
+    (found,) = _unexplained(case)
+    assert [c["series"] for c in found.refs["changes"]] == ["%util of disk dev252-0", "%usr of cpu all",
+                                                            "%scpu of psi-cpu"]
+    assert found.metrics["strain_series"] == 1

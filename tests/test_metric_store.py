@@ -133,6 +133,26 @@ def test_combine_keeps_the_first_value_and_notes_where_renderings_disagree():
     assert (d.kept, d.dropped, d.kept_store, d.dropped_store) == (29.59, 41.02, 0, 1)
 
 
+def test_combine_shares_the_times_of_series_sampled_at_the_same_instants():
+    """A day split over two files (a sosreport's sa file and the sar text
+    of its second half): every series joined from both, and one held by a
+    single file, sampled at the same instants, share one array of times,
+    as the series of one file do, so the analyses take them as rows of one
+    matrix."""
+    rows = [(f"2014-05-06 00:{m:02d}:01", "h", section, device, metric, value)
+            for m in (10, 20, 30) for section, device, metric, value in
+            [("cpu", "all", "%idle", 95.0), ("queue", "", "ldavg-1", 0.5)]]
+    a = _store([r for r in rows if r[0] < "2014-05-06 00:30"])
+    b = _store([r for r in rows if r[0] > "2014-05-06 00:10"]
+               + [(f"2014-05-06 00:{m:02d}:01", "h", "swap", "", "%swpused", 1.0) for m in (10, 20, 30)])
+    both, merged, _ = combine([a, b])
+    assert merged == 4          # 00:20:01 of two series, in both files
+    runs = both.runs
+    assert runs[("h", "cpu", "all", "%idle")].stamps is runs[("h", "queue", "", "ldavg-1")].stamps
+    assert runs[("h", "swap", "", "%swpused")].stamps is runs[("h", "cpu", "all", "%idle")].stamps
+    assert len(runs[("h", "swap", "", "%swpused")].stamps) == 3
+
+
 def test_combine_keeps_a_time_repeated_within_one_source():
     """An autumn hour on a wall clock: the same time twice in one file is
     two samples, not a duplicate."""

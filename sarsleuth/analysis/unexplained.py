@@ -23,8 +23,9 @@ from sarsleuth.analysis.departure_spans import breaks_of
 from sarsleuth.analysis.departure_stats import row_chunks, row_medians
 from sarsleuth.analysis.departures import RestartIndex, hosted_events, rank
 from sarsleuth.analysis.what_changed import entry_of, host_coverage
-from sarsleuth.knowledge.departures import (LOG_UNIT, baseline_rules, floor_of, printed_unit, statistics,
-                                            strain_direction, strain_felt, unexplained_rules)
+from sarsleuth.knowledge.departures import (LOG_SECTION, LOG_UNIT, aggregate_devices, baseline_rules, floor_of, printed_unit,
+                                            statistics, strain_direction, strain_felt, strain_resource,
+                                            unexplained_rules, weight_of)
 from sarsleuth.model import Finding
 from sarsleuth.timebase.clock import on_clock
 
@@ -111,6 +112,16 @@ def _runs(hot) -> list:
     return [(int(run[0]), int(run[-1]) + 1) for run in np.split(at, splits)]
 
 
+def _ncpu(store, sources, host) -> int | None:
+    """The host's CPUs: as its sa file or sar's banner says, else its
+    CPUs' own series."""
+    for s in sources:
+        if s.host == host and s.meta.get("ncpu"):
+            return int(s.meta["ncpu"])
+    cpus = {key[2] for key in store.runs if key[0] == host and key[1] == "cpu" and key[2] not in ("all", "")}
+    return len(cpus) or None
+
+
 def _instant(ns: int, tz):
     ts = pd.Timestamp(ns, unit="ns")
     return ts.tz_localize("UTC").tz_convert(tz) if tz is not None else ts
@@ -153,13 +164,14 @@ def unexplained(store, events, sources, findings, clock) -> list:
             start, end = _instant(start_ns, tz), _instant(end_ns, tz)
             if _near(findings, host, start, end, margin) or _near(out, host, start, end, margin):
                 continue
-            found = _confirmed(store, events, restarts, coverage, host, (start, end), rules, clock, step / 1e9)
+            found = _confirmed(store, events, restarts, coverage, host, (start, end), rules, clock, step / 1e9,
+                               _ncpu(store, sources, host))
             if found is not None:
                 out.append(found)
     return out
 
 
-def _confirmed(store, events, restarts, coverage, host, window, rules, clock, step: float):
+def _confirmed(store, events, restarts, coverage, host, window, rules, clock, step: float, ncpu: int | None = None):
     changes = rank(store, events, window, hosts=[host], coverage=coverage, restarts=restarts, after=False)
     top = changes.top(int(rules["told"]))
     # times of a row (wall clock or zoned, NaT where a part is empty) read one by one
@@ -170,7 +182,7 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
     # count, once it is logged as often as the floor of a message rate
     # (a line a minute: one reload in a working day is no departure)
     new = top["new"].fillna(False).astype(bool) & (pd.to_numeric(top["window"], errors="coerce") >= floor_of(LOG_UNIT))
-    counted = (top["baseline_samples"] >= int(rules["min_baseline_samples"])) | new
+    counted = (top["baseline_samples"] >= int(rules["short_baseline_samples"])) | new
     enough = top[counted.to_numpy() & (np.asarray(seconds, dtype=float) >= float(rules["min_baseline_seconds"]))]
     # a group strains when any series told with it departed its strain's
     # way, felt: swap used climbing is strain whichever of the section's
@@ -178,11 +190,30 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
     # writes; one CPU's share, folded into all the CPUs', is not the host's
     t = changes.table
     told = t[t["entry"].isin(enough["entry"]) & t["departs"]]
-    strains = told[np.array([_strains(r) for r in told.itertuples(index=False)], dtype=bool)]
+    strains = told[np.array([_strains(r, ncpu) for r in told.itertuples(index=False)], dtype=bool)]
     strain = [lead for _, lead in enough.iterrows()
               if ((strains["entry"] == lead["entry"]) & ((strains["section"] != lead["section"])
                                                           | (strains["device"] == lead["device"]))).any()]
-    if len(enough) < int(rules["min_groups"]) or len(strain) < int(rules["min_strain_groups"]):
+    # groups counted by what departed, not by the ranking's entries: it
+    # tells a disk's writes, the CPUs' wait and the pressure on I/O as one
+    # entry when they move together in the window, which at a few rows of
+    # ten seconds they always seem to.  A group is a section (every
+    # interface's packets, every CPU's share: one), a program's messages;
+    # the sums that repeat a figure counted whole (io: every disk; the
+    # protocols' and softnet's packets; interrupts) are none of their own
+    # unless they strain (UDP's errors), and neither is what the host or
+    # its operator did (a reload, a link brought up: `[strain] never`)
+    least = float(rules["least_group_weight"])
+    groups = {(row.section, row.device if row.section == LOG_SECTION else None)
+              for row in told.itertuples(index=False)
+              if (weight_of(row.section) >= least or _strains(row, ncpu))
+              and not (row.section == LOG_SECTION and strain_direction(row.section, row.metric) is None)}
+    if len(groups) < int(rules["min_groups"]) or len(strain) < int(rules["min_strain_groups"]):
+        return None
+    # against a short baseline, two resources waited for or running out
+    short = (enough["baseline_samples"] < int(rules["min_baseline_samples"])).to_numpy() & ~new[enough.index].to_numpy()
+    resources = {strain_resource(row.section, row.metric) for row in strains.itertuples(index=False)}
+    if short.any() and len(resources) < int(rules["short_baseline_strain_resources"]):
         return None
     zone = clock.story_zone([host], otherwise=clock.zone)
     entries = [entry_of(changes, lead, (), zone) for _, lead in enough.iterrows()]
@@ -195,15 +226,24 @@ def _confirmed(store, events, restarts, coverage, host, window, rules, clock, st
                    category="other", refs={"changes": entries, "sample_seconds": step})
 
 
-def _strains(row) -> bool:
-    """A series (departing) that moved its strain's way, to a felt level."""
-    return strain_direction(row.section, row.metric) == row.direction and _felt(row)
+def _strains(row, ncpu: int | None) -> bool:
+    """A series (departing) that moved its strain's way, to a felt level;
+    of a section with an aggregate (the CPUs), the aggregate's: one CPU's
+    share is one thread's."""
+    aggregate = aggregate_devices().get(row.section)
+    if aggregate is not None and row.device != aggregate:
+        return False
+    return strain_direction(row.section, row.metric) == row.direction and _felt(row, ncpu)
 
 
-def _felt(row) -> bool:
+def _felt(row, ncpu: int | None) -> bool:
     """A strain series' window at the level at which the waiting is felt."""
-    level = strain_felt(row.section, row.metric)
-    return level is None or (row.window == row.window and float(row.window) >= level)
+    level = strain_felt(row.section, row.metric, ncpu)
+    if level is None:
+        return True
+    if row.window != row.window:
+        return False
+    return float(row.window) <= level if row.direction == "down" else float(row.window) >= level
 
 
 def titled(incidents) -> None:

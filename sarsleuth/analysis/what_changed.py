@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from sarsleuth.analysis.departures import BOUND, Changes, named_by, rank
+from sarsleuth.knowledge import causal_chains
 from sarsleuth.knowledge.departures import LOG_SECTION, unexplained_rules
 from sarsleuth.analysis.user_window import dated, window_on_clock
 from sarsleuth.model import Incident, iso
@@ -181,11 +182,20 @@ def incident_changes(inc: Incident, store, events, sources, clock: Clock, told: 
 
 def _told(changes: Changes, count: int, logs: int, causes) -> list:
     """The ``count`` leads told, in rank order: at most ``logs`` of them log
-    message kinds, those the cause's detectors read first."""
+    message kinds, those the cause's detectors read first, then those read
+    by a detector nearer the cause on its causal chain (a kernel's failed
+    allocations before the timeouts they end in)."""
     leads = [lead for _, lead in changes.top(max(count * 4, 20)).iterrows()]
     kinds = [lead for lead in leads if lead["section"] == LOG_SECTION]
+    order = next((c["order"] for c in causal_chains() if any(d in c["roots"] for d in causes)), [])
+
+    def nearness(lead) -> int:
+        on_chain = [order.index(d) for d in named_by(order, lead["section"], lead["metric"], lead["device"])]
+        return min(on_chain, default=len(order))
+
     own = [lead for lead in kinds if named_by(causes, lead["section"], lead["metric"], lead["device"])]
-    kept = {int(lead["entry"]) for lead in (own + [k for k in kinds if not any(k is o for o in own)])[:logs]}
+    others = sorted((k for k in kinds if not any(k is o for o in own)), key=nearness)      # stable: rank order
+    kept = {int(lead["entry"]) for lead in (own + others)[:logs]}
     chosen = [lead for lead in leads if lead["section"] != LOG_SECTION or int(lead["entry"]) in kept]
     return chosen[:count]
 

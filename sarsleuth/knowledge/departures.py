@@ -81,14 +81,31 @@ def _strain_rules() -> tuple:
 
 
 @lru_cache(maxsize=4096)
-def strain_felt(section: str, metric: str) -> float | None:
+def strain_felt(section: str, metric: str, ncpu: int | None = None) -> float | None:
     """The window's average from which a departure of this series is strain
-    (``[strain.felt]``), or None when it is at any level."""
+    (``[strain.felt]``; ``[strain.felt_per_cpu]`` times the host's CPUs,
+    one when unknown), or None when it is at any level."""
+    for pattern, level in (data()["strain"].get("felt_per_cpu") or {}).items():
+        sec, met = pattern.split(":", 1)
+        if sec == section and met in ("*", metric):
+            return float(level) * max(1, int(ncpu or 1))
     for pattern, level in (data()["strain"].get("felt") or {}).items():
         sec, met = pattern.split(":", 1)
         if sec == section and met in ("*", metric):
             return float(level)
     return None
+
+
+@lru_cache(maxsize=8192)
+def strain_resource(section: str, metric: str) -> str:
+    """What a strain series says was waited for or ran out
+    (``[strain.resource]``): the CPUs' wait and the queue of runnable
+    tasks are one resource; a section not listed is its own."""
+    for pattern, resource in (data()["strain"].get("resource") or {}).items():
+        sec, met = pattern.split(":", 1)
+        if sec == section and met in ("*", metric):
+            return str(resource)
+    return section
 
 
 @lru_cache(maxsize=8192)

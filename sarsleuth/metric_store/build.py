@@ -70,17 +70,7 @@ class StoreBuilder:
 
     def finish(self) -> MetricStore:
         self._current_names()
-        shared: dict = {}
-
-        def once(arr):
-            if arr is None:
-                return None
-            digest = (len(arr), arr.dtype.str, hash(arr.tobytes()))
-            for seen in shared.get(digest, ()):
-                if np.array_equal(seen, arr):
-                    return seen
-            shared.setdefault(digest, []).append(arr)
-            return arr
+        once = Interner()
 
         joined: dict = {}         # the same list of time pieces joins once
         runs = {}
@@ -148,6 +138,25 @@ class Disagreement:
     gap: float = 0.0      # |kept - dropped| / max(1, |kept|, |dropped|)
 
 
+class Interner:
+    """One array for equal arrays: series sampled at the same instants
+    share their times, which is how the store keeps them small and how
+    the analyses find the series to take as rows of one matrix."""
+
+    def __init__(self):
+        self._seen: dict = {}
+
+    def __call__(self, arr):
+        if arr is None:
+            return None
+        digest = (len(arr), arr.dtype.str, hash(arr.tobytes()))
+        for seen in self._seen.get(digest, ()):
+            if np.array_equal(seen, arr):
+                return seen
+        self._seen.setdefault(digest, []).append(arr)
+        return arr
+
+
 def combine(stores) -> tuple:
     """(one store of all, values counted once, disagreements): a series
     held by several stores (the same sample from ``sa06`` and its ``sar
@@ -162,10 +171,14 @@ def combine(stores) -> tuple:
         for key, run in store.runs.items():
             owners.setdefault(key, []).append((index, run))
     runs, merged, disagreements = {}, 0, []
+    once = Interner()
     for key, indexed in owners.items():
         parts = [run for _, run in indexed]
         if len(parts) == 1:
-            runs[key] = parts[0]
+            run = parts[0]
+            stamps = once(run.stamps)
+            runs[key] = run if stamps is run.stamps else Run(stamps=stamps, values=run.values, tz=run.tz,
+                                                             lines=run.lines)
             continue
         # a time held by an earlier store counts once (that store's value);
         # a time repeated within one store (an autumn hour on a wall clock) stays
@@ -177,7 +190,7 @@ def combine(stores) -> tuple:
             s, v = part.stamps, part.values.astype(np.float64)
             ln = part.lines if part.lines is not None else np.full(len(v), -1, dtype=np.int64)
             keep = ~np.isnan(v)
-            new = keep & ~np.isin(s, seen)
+            new = keep & ~_held(seen, s)
             merged += int(keep.sum() - new.sum())
             _compare(key, part, index, keep & ~new, seen, seen_values, seen_owner, disagreements)
             stamps.append(s[new]), values.append(v[new]), lines.append(ln[new])
@@ -188,9 +201,18 @@ def combine(stores) -> tuple:
         stamps, values, lines = np.concatenate(stamps), np.concatenate(values), np.concatenate(lines)
         order = np.argsort(stamps, kind="stable")
         with_lines = any(p.lines is not None for p in parts)
-        runs[key] = Run(stamps=stamps[order], values=narrowest(values[order]), tz=parts[0].tz,
-                        lines=lines[order] if with_lines else None)
+        runs[key] = Run(stamps=once(stamps[order]), values=narrowest(values[order]), tz=parts[0].tz,
+                        lines=once(lines[order]) if with_lines else None)
     return MetricStore(runs), merged, disagreements
+
+
+def _held(seen, stamps):
+    """Which of ``stamps`` the sorted ``seen`` holds (a binary search: the
+    times of a day's series are met once per store that has them)."""
+    if not len(seen):
+        return np.zeros(len(stamps), dtype=bool)
+    at = np.minimum(np.searchsorted(seen, stamps), len(seen) - 1)
+    return seen[at] == stamps
 
 
 def _compare(key, part, index: int, repeated, seen, seen_values, seen_owner, out: list) -> None:

@@ -17,8 +17,8 @@ def case_outputs(case, fmt: str, view, paths, say, *, html=None, plots=None, sav
     ``save_case(case, save, paths)``: the fleet's, which stands on render)."""
     with refusals_redacted(case.redactor):
         report = rendered(lambda out: render.write_case(fmt, case, out, view=view), case.redactor)
-        for reason in skipped:
-            say(f"warning: skipped {reason}")
+        for line in skipped_lines(skipped):
+            say(f"warning: skipped {line}")
         for w in case.warnings:
             say(f"warning: {w}")
         if redact_map is not None:
@@ -34,6 +34,30 @@ def case_outputs(case, fmt: str, view, paths, say, *, html=None, plots=None, sav
             save_case(case, save, paths)
             say(f"wrote the case into {save}")
     return report
+
+
+#: Skipped files named one by one on stderr; past these, the rest are
+#: counted by reason (a tree of thousands of files that are no logs must
+#: not bury the report's warnings; the JSON report lists every one).
+SKIPPED_NAMED = 20
+
+
+def skipped_lines(skipped) -> list:
+    """``PATH: reason`` of each skipped file, or the first ones and then a
+    line counting the others by reason."""
+    skipped = list(skipped)
+    if len(skipped) <= SKIPPED_NAMED:
+        return skipped
+    shown = SKIPPED_NAMED // 2
+    counts: dict = {}
+    for line in skipped[shown:]:
+        reason = line.rsplit(": ", 1)[-1] if ": " in line else line
+        counts[reason] = counts.get(reason, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    said = "; ".join(f"{reason} ({n:,})" for reason, n in ranked[:3])
+    if len(ranked) > 3:
+        said += f"; {sum(n for _, n in ranked[3:]):,} for other reasons"
+    return skipped[:shown] + [f"{len(skipped) - shown:,} more file(s): {said} (the JSON report lists each)"]
 
 
 def fleet_outputs(result, fmt: str, paths, say, *, html=None, save=None, redact_map=None) -> str:

@@ -88,10 +88,20 @@ def expand(paths, names: dict | None = None, select: dict | None = None) -> Expa
 
 def follower(wanted):
     """``archive.members``' ``follow`` for a set of wanted bundle labels
-    (None: follow every nested archive)."""
-    if not wanted:
-        return None
-    return lambda label: any(w == label or w.startswith(label + archive.MEMBER_SEP) for w in wanted)
+    (None: every one): a nested archive is read unless it lies inside a
+    sosreport's folder.  sos itself writes none there (its nodes'
+    archives sit beside its own files in a ``sos collect`` folder); one
+    there is a tree of the host packed by hand (``sys.tgz``, ``usr.tgz``),
+    which the same report as a folder never opens either."""
+    prefixes = tuple(lay.layout()["sosreport"]["root_prefixes"])
+
+    def follow(label: str) -> bool:
+        name = label.rsplit(archive.MEMBER_SEP, 1)[-1]
+        top, _, rest = name.partition("/")
+        if rest and top.startswith(prefixes):
+            return False
+        return not wanted or any(w == label or w.startswith(label + archive.MEMBER_SEP) for w in wanted)
+    return follow
 
 
 def bundle_of(member, sos: dict) -> tuple:
