@@ -788,6 +788,25 @@ def test_log_detector_fires_on_its_lines(det_id):
     assert f[0].evidence and f[0].evidence[0].line == 1
 
 
+def test_a_vm_disk_the_hyper_v_host_failed_is_a_disk_error():
+    """drivers/scsi/storvsc_drv.c: WRITE(10)s the host failed (SRB 0x04),
+    as a real Azure VM logged 18 of them before its journal thread hung;
+    a SYNCHRONIZE CACHE aborted (5.10+'s line); smartd's ATA pass-through
+    the host refuses and a scan's INQUIRY on no LUN are the driver's noise
+    (near misses), and no drive's smartctl is advised."""
+    lines = ["hv_storvsc vmbus_0_1: cmd 0x2a scsi status 0x2 srb status 0x4"] * 4 + [
+        "hv_storvsc vmbus_0_1: tag#3 cmd 0x35 status: scsi 0x0 srb 0x2 hv 0xc0000001",
+        "hv_storvsc vmbus_0_1: cmd 0x85 scsi status 0x2 srb status 0x6",
+        "hv_storvsc vmbus_0_1: tag#0 cmd 0x12 status: scsi 0x0 srb 0x20 hv 0xc0000001"]
+    e = events_frame([classified(m, ts=f"2024-03-01 10:00:{i:02d}", line=i + 1) for i, m in enumerate(lines)])
+    (f,) = run("disk-error", ctx(events=e))
+    assert f.title == "Disk vmbus_0_1: 5 failed WRITE/FLUSH(s) (failed by the Hyper-V host: a VM's disk) over 4 s"
+    assert (f.severity, f.metrics["io_errors"], f.metrics["virtual_disk_errors"], f.metrics["media_errors"]) == (
+        "medium", 5, 5, 0)
+    noise = events_frame([classified(m, line=i + 1) for i, m in enumerate(lines[5:])])
+    assert run("disk-error", ctx(*normal_day("h"), events=noise)) == []
+
+
 #: lines that look like the signal but are not it
 LOG_NEAR_MISSES = {
     "mtu-drops": "tap0e778df8-ca: changing MTU from 1500 to 1450",

@@ -140,6 +140,9 @@ _BLK_LINK = {"recoverable transport"}
 _BLK_GONE = {"device offline"}
 #: devices whose errors are not a disk's own: their backing file or server
 _VIRTUAL = re.compile(r"^(?:loop|nbd|zram|ram|md)\d")
+#: SCSI opcodes of the data commands (SPC/SBC), as the block layer names their operations
+_SCSI_OPS = {"8": "READ", "28": "READ", "a8": "READ", "88": "READ", "a": "WRITE", "2a": "WRITE", "aa": "WRITE",
+             "8a": "WRITE", "35": "FLUSH", "91": "FLUSH"}
 _PARTITION = re.compile(r"^((?:sd|vd|xvd|hd)[a-z]+)\d+$|^((?:nvme\d+n\d+|mmcblk\d+))p\d+$")
 
 
@@ -165,6 +168,7 @@ class _Disk:
         self.keys: dict = {}           # SCSI sense keys
         self.partitions: set = set()
         self.hsm = 0                   # ATA protocol violations (Emask 0x2)
+        self.virtual = 0               # requests a hypervisor's storage failed (a VM's disk)
 
     def said(self) -> str:
         parts = []
@@ -177,6 +181,8 @@ class _Disk:
                     + (f" and {len(self.sectors) - len(sectors)} more" if len(self.sectors) > len(sectors) else ""))
             if self.media:
                 head += f": media error ({why[0]})" if why else ": media error"
+            elif self.virtual:
+                head += f" ({why[0]}: a VM's disk)" if why else ""
             parts.append(head)
         elif self.media:
             parts.append(f"{self.media:,} media error(s)" + (f" ({why[0]})" if why else ""))
@@ -234,19 +240,21 @@ class DiskError(Detector):
 
     id = "disk-error"
     summary = "failing disks: ATA exceptions, SCSI medium errors, block I/O errors, NVMe timeouts and resets"
-    inputs = ("events:ata-error", "events:scsi-medium-error", "events:block-io-error", "events:nvme-error")
+    inputs = ("events:ata-error", "events:scsi-medium-error", "events:block-io-error", "events:nvme-error",
+              "events:hyperv-storage-error")
     category = "hardware-error"
     defaults = {"burst_gap_seconds": 1800.0}
 
     def run(self, ctx: Context):
         out = []
-        events = ctx.events_of("ata-error", "scsi-medium-error", "block-io-error", "nvme-error")
+        events = ctx.events_of("ata-error", "scsi-medium-error", "block-io-error", "nvme-error",
+                               "hyperv-storage-error")
         for b in bursts(events, self.params["burst_gap_seconds"]):
             disks: dict = {}
             for row in b.rows.itertuples(index=False):
                 n = lines_of(row)
-                read = {"ata-error": self._ata, "scsi-medium-error": self._scsi,
-                        "block-io-error": self._block, "nvme-error": self._nvme}[row.kind]
+                read = {"ata-error": self._ata, "scsi-medium-error": self._scsi, "block-io-error": self._block,
+                        "nvme-error": self._nvme, "hyperv-storage-error": self._hyperv}[row.kind]
                 read(disks, row, n)
             # a loop or network block device has no media of its own: its
             # errors are its backing file's or server's, or a probe of one
@@ -339,6 +347,18 @@ class DiskError(Detector):
             _count(disk.ops, f["op"], n)
 
     @staticmethod
+    def _hyperv(disks, row, n):
+        f = fields_of("hyperv-storage-error", str(row.message)) or {}
+        if not f.get("device"):
+            return
+        disk = disks.setdefault(f["device"], _Disk())
+        disk.io += n
+        disk.virtual += n
+        _count(disk.ops, _SCSI_OPS.get(f["cmd"], f"command 0x{f['cmd']}"), n)
+        srb = int(f["srb"], 16) & 0x3F
+        _count(disk.sense, "failed by the Hyper-V host" if srb == 0x04 else "aborted by the Hyper-V host", n)
+
+    @staticmethod
     def _nvme(disks, row, n):
         f = fields_of("nvme-error", str(row.message)) or {}
         name = f.get("namespace") or f.get("controller")
@@ -399,7 +419,8 @@ class DiskError(Detector):
                      "timeouts": sum(d.timeouts for d in disks.values()),
                      "interface_errors": sum(d.link + d.hsm for d in disks.values()),
                      "resets": sum(d.resets for d in disks.values()),
-                     "devices": len(named) or len(order), "device_gone": gone},
+                     "devices": len(named) or len(order), "device_gone": gone,
+                     "virtual_disk_errors": sum(d.virtual for d in disks.values())},
             evidence=evidence_from_events(ctx.clock, b.rows, 6),
             refs={"devices": named or order, "device": device, "ports": ports,
                   **({"controller": re.sub(r"n\d+$", "", controller)} if controller else {}),
