@@ -23,9 +23,10 @@ from sarsleuth.analysis.departure_spans import breaks_of
 from sarsleuth.analysis.departure_stats import row_chunks, row_medians
 from sarsleuth.analysis.departures import RestartIndex, hosted_events, rank
 from sarsleuth.analysis.what_changed import entry_of, host_coverage
-from sarsleuth.knowledge.departures import (LOG_SECTION, LOG_UNIT, aggregate_devices, baseline_rules, floor_of, printed_unit,
-                                            statistics, strain_direction, strain_felt, strain_resource,
-                                            unexplained_rules, weight_of)
+from sarsleuth.detectors.context import host_cpus
+from sarsleuth.knowledge.departures import (LOG_SECTION, LOG_UNIT, aggregate_devices, baseline_rules, floor_of,
+                                            printed_unit, statistics, strain_direction, strain_felt,
+                                            strain_resource, unexplained_rules, weight_of)
 from sarsleuth.model import Finding
 from sarsleuth.timebase.clock import on_clock
 
@@ -112,16 +113,6 @@ def _runs(hot) -> list:
     return [(int(run[0]), int(run[-1]) + 1) for run in np.split(at, splits)]
 
 
-def _ncpu(store, sources, host) -> int | None:
-    """The host's CPUs: as its sa file or sar's banner says, else its
-    CPUs' own series."""
-    for s in sources:
-        if s.host == host and s.meta.get("ncpu"):
-            return int(s.meta["ncpu"])
-    cpus = {key[2] for key in store.runs if key[0] == host and key[1] == "cpu" and key[2] not in ("all", "")}
-    return len(cpus) or None
-
-
 def _instant(ns: int, tz):
     ts = pd.Timestamp(ns, unit="ns")
     return ts.tz_localize("UTC").tz_convert(tz) if tz is not None else ts
@@ -164,8 +155,8 @@ def unexplained(store, events, sources, findings, clock) -> list:
             start, end = _instant(start_ns, tz), _instant(end_ns, tz)
             if _near(findings, host, start, end, margin) or _near(out, host, start, end, margin):
                 continue
-            found = _confirmed(store, events, restarts, coverage, host, (start, end), rules, clock, step / 1e9,
-                               _ncpu(store, sources, host))
+            cpus = host_cpus(sources, host, cpu_devices={k[2] for k in store.runs if k[:2] == (host, "cpu")})
+            found = _confirmed(store, events, restarts, coverage, host, (start, end), rules, clock, step / 1e9, cpus)
             if found is not None:
                 out.append(found)
     return out

@@ -22,6 +22,17 @@ from sarsleuth.timebase.clock import Clock
 _RESTART_CPUS = re.compile(r"LINUX RESTART\s*\((\d+) CPU\)")
 
 
+def host_cpus(sources, host, facts=None, cpu_devices=()) -> int | None:
+    """A host's CPUs: as its sa file or sar's banner says, else its
+    bundle, else the CPUs its series name (None when nothing says)."""
+    for s in sources:
+        if s.host == host and s.meta.get("ncpu"):
+            return int(s.meta["ncpu"])
+    if facts is not None and facts.ncpu:
+        return int(facts.ncpu)
+    return len([d for d in cpu_devices if d not in ("all", "")]) or None
+
+
 @dataclass
 class Context:
     """The normalized inputs of a case, as detectors see them.
@@ -212,14 +223,7 @@ class Context:
         return facts.process_limit(program, row) if facts is not None else None
 
     def ncpu(self, host) -> int | None:
-        for s in self.sources:
-            if s.host == host and s.meta.get("ncpu"):
-                return int(s.meta["ncpu"])
-        facts = self.facts(host)
-        if facts is not None and facts.ncpu:
-            return int(facts.ncpu)
-        cpus = [d for d in self.devices("cpu", "%idle", host) if d not in ("all", "")]
-        return len(cpus) or None
+        return host_cpus(self.sources, host, self.facts(host), self.devices("cpu", "%idle", host))
 
     def ncpu_at(self, host, index):
         """The CPU count at each time of ``index`` (a numpy array), None
