@@ -280,3 +280,26 @@ def test_a_year_written_first_with_a_severity_after_the_host(tmp_path):
     assert str(fs.start) == "2025-06-18 07:12:32.614365" and "journal aborted" in fs.title
     # near miss: a number that is no year before the month is no stamp
     assert parse_line("3025 Jun 18 07:12:32 leaf-07 CRIT kernel: x").stamp is None
+
+
+def test_date_s_own_stamp_with_its_zone_before_the_year(tmp_path):
+    """dracut.log and scripts that write ``$(date)``: ``%a %b %e %T %Z %Y``.
+    The year is the line's (no guess from the file's time), the zone's
+    abbreviation is no host (a real CentOS 6 tree's dracut.log was read as
+    host "CST"), and the time stays the wall clock: CST is China's and
+    America's Central both.  Near miss: a host written in capitals after a
+    stamp with no year is still the host."""
+    import datetime as dt
+    path = tmp_path / "dracut.log"
+    path.write_text("Mon Nov 28 21:17:40 CST 2016 Info: Executing: /sbin/dracut -f\n"
+                    "Mon Nov 28 21:17:49 CST 2016 Info: *** Creating image file done ***\n"
+                    "Tue Nov 29 09:02:11 UTC 2016 backup: tar: /srv/data: No space left on device\n")
+    info = parse_line("Mon Nov 28 21:17:40 CST 2016 Info: Executing: /sbin/dracut -f")
+    assert info.stamp == ("abs", dt.datetime(2016, 11, 28, 21, 17, 40)) and info.host is None
+    assert (info.tag, info.message) == ("Info", "Executing: /sbin/dracut -f")
+    src = parse(path)
+    assert src.kind == "syslog" and src.meta["year_from"] == "line"
+    ev = src.events
+    assert list(ev["timestamp"].dt.year.unique()) == [2016] and set(ev["host"].dropna()) == set()
+    near = parse_line("Nov 28 21:17:40 WEB01 sshd[812]: Accepted publickey for deploy")
+    assert (near.host, near.tag, near.pid) == ("WEB01", "sshd", 812)

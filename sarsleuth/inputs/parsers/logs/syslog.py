@@ -6,9 +6,10 @@ Layouts recognised, line by line (a file may mix them):
   with or without the host (router syslogs), zero- or space-padded day,
   ``host/relay`` hosts, tags like ``sshd(pam_unix)[123]``, an optional
   ``<PRI>``, fractional seconds, a weekday and year (OpenWrt ``logread``:
-  ``Sun Jan 15 21:18:04 2023 kern.info kernel: ...``), a severity word
-  after the host (SONiC; its newer template writes the year first), and
-  localized month names (``août``, ``Mär``).
+  ``Sun Jan 15 21:18:04 2023 kern.info kernel: ...``; ``date``'s with a
+  zone's name before it, read as wall clock: CST is China's and America's),
+  a severity word after the host (SONiC; its newer template writes the year
+  first), and localized month names (``août``, ``Mär``).
 * rsyslog high precision (RFC 3339): ``2023-03-14T17:02:01.552031+08:00 host
   tag: msg`` (zone kept: timestamps are tz-aware).
 * RFC 5424: ``<34>1 2003-10-11T22:14:15.003Z host app procid msgid [sd] msg``.
@@ -48,7 +49,7 @@ MONTH_TOKEN = r"(?P<mon>[^\W\d_]{2,12}|\d{1,2}[月월])"
 RE_3164 = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?(?:(?P<year0>(?:19|20)\d\d) )?(?:(?P<wday>[^\W\d_]{1,12})\.?,? {1,2})? ?"
     + MONTH_TOKEN + r"\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
-    r"(?:[.,](?P<frac>\d{1,9}))?(?: (?P<year>(?:19|20)\d\d)(?= ))?(?P<rest>(?:\s.*)?)$", re.S)
+    r"(?:[.,](?P<frac>\d{1,9}))?(?: (?:[A-Z]{2,5} )?(?P<year>(?:19|20)\d\d)(?= ))?(?P<rest>(?:\s.*)?)$", re.S)
 RE_ISO = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?(?P<v5424>1 )?(?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ]"
     r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<frac>\d{1,9}))?"
@@ -72,7 +73,7 @@ RE_NGINX_EMBEDDED = re.compile(
 #: Volume keys, when stamps are not at a fixed position.
 _VOLUME_REGEX = (rb"^(?:<\d{1,3}>)?(?:1 )?(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )? ?"
                  rb"((?:[^\s:\[\]]{1,48} {1,4}){1,4}?\d{1,2} \d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d)"
-                 rb"(?::\d\d(?:[.,]\d+)?( (?:19|20)\d\d)(?= ))?")
+                 rb"(?::\d\d(?:[.,]\d+)?( (?:[A-Z]{2,5} )?(?:19|20)\d\d)(?= ))?")
 _FIXED_3164 = re.compile(rb"^[A-Z][a-z]{2} [ 0-3]\d \d\d:\d\d:\d\d[ .]")
 _FIXED_ISO = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 _JOURNAL_MARKER = re.compile(r"^-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|Reboot|No entries)")
