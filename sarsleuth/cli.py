@@ -163,7 +163,8 @@ def _analyze(paths, names, fleet, opts, format, html, plots, top, everything, sc
     if not case.sources:
         # one line: every file named once, with why it was refused
         # (an archive cut before its data says so in a warning, not as a skipped file)
-        reasons = ("; ".join(_skip_reason(s) for s in case.skipped[:3]) or "; ".join(case.warnings[:3])
+        from sarsleuth.render.run_outputs import skip_line
+        reasons = ("; ".join(skip_line(s) for s in case.skipped[:3]) or "; ".join(case.warnings[:3])
                    or "no input files")
         if len(case.skipped) > 3:
             reasons += f"; and {len(case.skipped) - 3:,} more"
@@ -174,7 +175,7 @@ def _analyze(paths, names, fleet, opts, format, html, plots, top, everything, sc
     from sarsleuth.fleet.save import save_case
     from sarsleuth.render.run_outputs import case_outputs
     report = case_outputs(case, format.value, view, paths, say, html=html, plots=plots, save=save,
-                          redact_map=redact_map, skipped=[_skip_reason(s) for s in case.skipped], save_case=save_case)
+                          redact_map=redact_map, skipped=case.skipped, save_case=save_case)
     _to_stdout(lambda out: out.write(report))
     if case.audited is not None and case.audited.told(lambda line: say(f"audit: {line}")):
         raise _Failed(EXIT_AUDIT)
@@ -209,13 +210,6 @@ def _analyze_fleet(paths, fmt, html, plots, save, scheduler, workers, worker_mem
     from sarsleuth.render.run_outputs import fleet_outputs
     report = fleet_outputs(result, fmt, paths, say, html=html, save=save, redact_map=redact_map)
     _to_stdout(lambda out: out.write(report))
-
-
-def _skip_reason(skipped) -> str:
-    """``PATH: reason`` for a skipped file, naming the path once (parser
-    errors already start with it)."""
-    reason = skipped.reason
-    return reason if reason.startswith(skipped.path) else f"{skipped.path}: {reason}"
 
 
 def _to_stdout(write) -> None:

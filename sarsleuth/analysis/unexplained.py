@@ -151,11 +151,11 @@ def unexplained(store, events, sources, findings, clock) -> list:
             tz = members[0][1].tz
             candidates += screen(members, restarts.of(host, tz is not None), rules, stats)
         candidates.sort(key=lambda c: c[0] - c[1])            # the longest first
+        cpus = host_cpus(sources, host, cpu_devices={k[2] for k in store.runs if k[:2] == (host, "cpu")})
         for start_ns, end_ns, tz, step in candidates[:MAX_CANDIDATES]:
             start, end = _instant(start_ns, tz), _instant(end_ns, tz)
             if _near(findings, host, start, end, margin) or _near(out, host, start, end, margin):
                 continue
-            cpus = host_cpus(sources, host, cpu_devices={k[2] for k in store.runs if k[:2] == (host, "cpu")})
             found = _confirmed(store, events, restarts, coverage, host, (start, end), rules, clock, step / 1e9, cpus)
             if found is not None:
                 out.append(found)

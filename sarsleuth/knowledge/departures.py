@@ -80,20 +80,26 @@ def _strain_rules() -> tuple:
     return tuple((pattern.split(":", 1), direction) for direction in ("up", "down") for pattern in rules[direction])
 
 
+def _strain_table(name: str, section: str, metric: str):
+    """The value of the first ``"section:metric"`` pattern of
+    ``[strain.<name>]`` that names the series (``*``: any metric), or None."""
+    for pattern, value in (data()["strain"].get(name) or {}).items():
+        sec, met = pattern.split(":", 1)
+        if sec == section and met in ("*", metric):
+            return value
+    return None
+
+
 @lru_cache(maxsize=4096)
 def strain_felt(section: str, metric: str, ncpu: int | None = None) -> float | None:
     """The window's average from which a departure of this series is strain
     (``[strain.felt]``; ``[strain.felt_per_cpu]`` times the host's CPUs,
     one when unknown), or None when it is at any level."""
-    for pattern, level in (data()["strain"].get("felt_per_cpu") or {}).items():
-        sec, met = pattern.split(":", 1)
-        if sec == section and met in ("*", metric):
-            return float(level) * max(1, int(ncpu or 1))
-    for pattern, level in (data()["strain"].get("felt") or {}).items():
-        sec, met = pattern.split(":", 1)
-        if sec == section and met in ("*", metric):
-            return float(level)
-    return None
+    per_cpu = _strain_table("felt_per_cpu", section, metric)
+    if per_cpu is not None:
+        return float(per_cpu) * max(1, int(ncpu or 1))
+    level = _strain_table("felt", section, metric)
+    return None if level is None else float(level)
 
 
 @lru_cache(maxsize=8192)
@@ -101,11 +107,7 @@ def strain_resource(section: str, metric: str) -> str:
     """What a strain series says was waited for or ran out
     (``[strain.resource]``): the CPUs' wait and the queue of runnable
     tasks are one resource; a section not listed is its own."""
-    for pattern, resource in (data()["strain"].get("resource") or {}).items():
-        sec, met = pattern.split(":", 1)
-        if sec == section and met in ("*", metric):
-            return str(resource)
-    return section
+    return str(_strain_table("resource", section, metric) or section)
 
 
 @lru_cache(maxsize=8192)

@@ -5,6 +5,8 @@ output is written), then the lines on stderr and the files asked for.
 ``say`` writes one line on stderr (already redacted by the caller)."""
 from __future__ import annotations
 
+from collections import Counter
+
 from sarsleuth import render
 from sarsleuth.redaction.check import refusals_redacted
 from sarsleuth.redaction.outputs import rendered, write_redact_map
@@ -17,7 +19,7 @@ def case_outputs(case, fmt: str, view, paths, say, *, html=None, plots=None, sav
     ``save_case(case, save, paths)``: the fleet's, which stands on render)."""
     with refusals_redacted(case.redactor):
         report = rendered(lambda out: render.write_case(fmt, case, out, view=view), case.redactor)
-        for line in skipped_lines(skipped):
+        for line in skipped_lines((skip_line(s), s.reason) for s in skipped):
             say(f"warning: skipped {line}")
         for w in case.warnings:
             say(f"warning: {w}")
@@ -42,22 +44,27 @@ def case_outputs(case, fmt: str, view, paths, say, *, html=None, plots=None, sav
 SKIPPED_NAMED = 20
 
 
+def skip_line(skipped) -> str:
+    """``PATH: reason`` for a skipped file, naming the path once (parser
+    errors already start with it)."""
+    reason = skipped.reason
+    return reason if reason.startswith(skipped.path) else f"{skipped.path}: {reason}"
+
+
 def skipped_lines(skipped) -> list:
-    """``PATH: reason`` of each skipped file, or the first ones and then a
-    line counting the others by reason."""
+    """``PATH: reason`` of each skipped file (``skipped``: ``(that line,
+    the reason alone)`` pairs), or the first ones and then a line counting
+    the others by reason."""
     skipped = list(skipped)
     if len(skipped) <= SKIPPED_NAMED:
-        return skipped
+        return [line for line, _reason in skipped]
     shown = SKIPPED_NAMED // 2
-    counts: dict = {}
-    for line in skipped[shown:]:
-        reason = line.rsplit(": ", 1)[-1] if ": " in line else line
-        counts[reason] = counts.get(reason, 0) + 1
-    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    ranked = Counter(reason for _line, reason in skipped[shown:]).most_common()
     said = "; ".join(f"{reason} ({n:,})" for reason, n in ranked[:3])
     if len(ranked) > 3:
         said += f"; {sum(n for _, n in ranked[3:]):,} for other reasons"
-    return skipped[:shown] + [f"{len(skipped) - shown:,} more file(s): {said} (the JSON report lists each)"]
+    return ([line for line, _reason in skipped[:shown]]
+            + [f"{len(skipped) - shown:,} more file(s): {said} (the JSON report lists each)"])
 
 
 def fleet_outputs(result, fmt: str, paths, say, *, html=None, save=None, redact_map=None) -> str:
@@ -66,8 +73,8 @@ def fleet_outputs(result, fmt: str, paths, say, *, html=None, save=None, redact_
         report = rendered(lambda out: render.write_fleet(fmt, result, out), result.redactor)
         if redact_map is not None:
             say(write_redact_map(result.redactor, redact_map, paths))
-        for path, reason in result.unplaced:
-            say(f"warning: skipped {path}: {reason}")
+        for line in skipped_lines((f"{path}: {reason}", reason) for path, reason in result.unplaced):
+            say(f"warning: skipped {line}")
         for w in result.warnings:
             say(f"warning: {w}")
         if html is not None:
