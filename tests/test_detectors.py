@@ -573,7 +573,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "worker-pid-gaps", "worker-connections-exhausted", "too-many-open-files", "upstream-timeout", "enomem",
                  "upstream-error", "mtu-drops",
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "loadtest-stall",
-                 "loadtest-behind-rate", "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
+                 "loadtest-behind-rate", "loadtest-serialized", "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution"]
 
@@ -1052,7 +1052,7 @@ DEDICATED_POSITIVES = {"swap-climb", "memory-pressure", "iowait-spike", "cpu-sat
                        "loadtest-link-saturation", "custom-signature", "disk-saturation", "tcp-retransmits",
                        "cpu-stall", "memory-stall", "io-stall", "filesystem-full", "host-restart",
                        "package-change", "connection-surge", "loadtest-stall", "process-stopped", "traffic-ceiling",
-                       "udp-drops", "loadtest-behind-rate"}
+                       "udp-drops", "loadtest-behind-rate", "loadtest-serialized"}
 #: detectors whose near misses are dedicated tests elsewhere
 #: (tests/test_coarse_judgement.py: a stopped daemon against an editor
 #: suspended in its terminal, a sleeping daemon, a stopped collector)

@@ -51,6 +51,7 @@ def test_a_constant_rate_run_that_fell_behind_measured_a_queue(tmp_path):
     assert behind.evidence[0].line == 19 and "Requests/sec" in behind.evidence[0].text
     (inc,) = case.incidents
     assert inc.category == "load-test-failure" and "symptom" in inc.story["why"]
+    assert any("lower -R steps (e.g. 15,200/s and below)" in r for r in inc.recommendations)
     # the paste cut before its totals: the threads' Req/Sec, said so
     cut = _load(tmp_path, "cut", _wrk2(20000, "6.42s", "11.90s", "12.51s", "3.80k", totals=False))
     (short,) = [f for f in cut.findings if f.detector == "loadtest-behind-rate"]

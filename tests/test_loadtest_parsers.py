@@ -391,6 +391,39 @@ def test_statement_out_of_order_is_reported(tmp_path):
     assert source.reports[1]["requests_per_sec"] == 17329.0
 
 
+def _from(text: str, first: str) -> list[str]:
+    lines = text.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith(first)):]
+
+
+def test_report_pasted_again_from_its_middle_is_one_report(tmp_path):
+    # a poster trims a report, then pastes it again from "HTML transferred:":
+    # the rate and times repeat word for word, the tail follows once
+    run = _ab_run(100, 3.04, 16921, 32900)
+    head = _from(run, "Concurrency Level:")[:4] + _from(run, "Requests per second:")[:4]
+    path = tmp_path / "trimmed.txt"
+    path.write_text("\n".join(head + [""] + _from(run, "HTML transferred:")), encoding="utf-8")
+    source = parse(path)
+    (report,) = source.reports
+    assert (report["concurrency"], report["requests_per_sec"]) == (100, 3.04)
+    assert (report["latency_p50_s"], report["latency_max_s"]) == (16.921, 13 / 1000)
+    assert report["html_transferred_bytes"] == 5120000 and report["complete"]
+    assert len(source.warnings) == 1
+    assert ":10: column 1: 4 line(s) from here repeat the report above (line 1) word for word: " \
+           "read as one report" in source.warnings[0]
+
+
+def test_another_run_pasted_from_its_middle_stays_its_own(tmp_path):
+    # near miss: the second fragment's rate is not the first one's: two runs
+    first, second = _ab_run(100, 3.04, 16921, 32900), _ab_run(100, 5.12, 9000, 19000)
+    lines = _from(first, "Concurrency Level:")[:8] + [""] + _from(second, "HTML transferred:")
+    path = tmp_path / "two.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    source = parse(path)
+    assert [r["requests_per_sec"] for r in source.reports] == [3.04, 5.12]
+    assert len(source.warnings) == 1 and ":10: column 1: report cut short: html transferred" in source.warnings[0]
+
+
 def test_file_without_report_raises(tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("nothing measured here\n", encoding="utf-8")

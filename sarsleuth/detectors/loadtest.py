@@ -184,6 +184,30 @@ class LoadtestTailLatency(Detector):
         return out
 
 
+#: At most this many requests in service at once is "one at a time".
+ONE_AT_A_TIME = 1.5
+
+
+def _served_at_once(r: dict):
+    """How many requests the server had in service at once, estimated as
+    the rate it answered times its fastest answer (a request that found no
+    queue took the service time; at P in parallel the server answers P per
+    service time), with the run's concurrency: ``(estimate, fastest_s,
+    concurrency, how)``, or None when the report lacks a figure (ab prints
+    the fastest as Connection Times' ``Total: min``; wrk prints none).
+    A run that failed requests is not measured: a refusal is answered fast."""
+    fastest = (r.get("connection_times_s") or {}).get("total", {}).get("min")
+    rate = _num(r, "requests_per_sec")
+    if not fastest or rate <= 0 or _num(r, "failed_requests") or _num(r, "non_2xx"):
+        return None
+    concurrency, how = _num(r, "concurrency"), "Concurrency Level"
+    mean, across = _num(r, "time_per_request_mean_s"), _num(r, "time_per_request_across_s")
+    if not concurrency and mean and across:
+        # ab prints the mean as concurrency x the mean across all requests
+        concurrency, how = round(mean / across), "Time per request, mean over mean across all"
+    return rate * float(fastest), float(fastest), concurrency, how
+
+
 class LoadtestStall(Detector):
     """A load test whose requests all waited about as long: the median at a
     second or more and the 99th percentile within a small factor of it
@@ -202,7 +226,7 @@ class LoadtestStall(Detector):
     summary = "load test whose every request waited about as long, a second or more: the server stopped answering"
     inputs = ("reports",)
     category = "service-failure"
-    defaults = {"min_p50_s": 1.0, "max_p99_over_p50": 1.5}
+    defaults = {"min_p50_s": 1.0, "max_p99_over_p50": 1.5, "max_in_service": ONE_AT_A_TIME}
 
     def run(self, ctx: Context):
         out = []
@@ -211,6 +235,9 @@ class LoadtestStall(Detector):
             p50, p99 = _num(r, "latency_p50_s"), _num(r, "latency_p99_s")
             if p50 < p["min_p50_s"] or p99 <= 0 or p99 / p50 > p["max_p99_over_p50"]:
                 continue
+            at_once = _served_at_once(r)
+            if at_once is not None and at_once[0] <= p["max_in_service"]:
+                continue    # a server answering one at a time, not a frozen one (loadtest-serialized)
             timeouts = float((r.get("socket_errors") or {}).get("timeout") or 0)
             failed = max(_num(r, "failed_requests"), _num(r, "non_2xx"))
             start, end = _times(r)
@@ -270,6 +297,7 @@ class LoadtestBehindRate(Detector):
             out.append(self.finding(
                 title=title, severity="medium", start=start, end=end, aligned=_aligned(r),
                 metrics={"target_rate_per_sec": target, "reached_rate_per_sec": reached, "shortfall": shortfall,
+                         "first_step_per_sec": float(round(reached)),     # the rate to try first, whole
                          "latency_p50_s": p50, "latency_max_s": worst or None},
                 evidence=_evidence(r, f"-R {_rate(target)}, reached {_rate(reached)}/s ({how}), {typical} {_s(p50)}",
                                    "requests_per_sec", "req_per_thread_avg", "latency_p50_s"),

@@ -160,6 +160,7 @@ def split_reports(name: str, statements: list, starts: frozenset | None = None) 
     order, and is reported as a Problem."""
     parser = document_parser(name)
     reports, problems = [], []
+    cut_short: dict = {}    # index of a report begun mid-report -> the Problem that said so
     current: list = []
     interactive = None
     for statement in statements:
@@ -178,6 +179,7 @@ def split_reports(name: str, statements: list, starts: frozenset | None = None) 
                 problems.append(Problem(statement.line, statement.column,
                                         f"report cut short: {statement.kind.replace('_', ' ')} where "
                                         f"{expected.lower()} was expected"))
+                cut_short[len(reports) + 1] = problems[-1]
             reports.append(current)
         interactive, current = parser.parse_interactive(""), []
         try:
@@ -190,4 +192,41 @@ def split_reports(name: str, statements: list, starts: frozenset | None = None) 
             interactive = None
     if current:
         reports.append(current)
-    return reports, problems
+    return _join_repasted(reports, problems, cut_short)
+
+
+def _said(statement: Statement) -> str:
+    return " ".join(statement.text.split())
+
+
+def _repeats(report: list, fragment: list) -> bool:
+    """Whether ``fragment`` is the same report pasted again from its middle:
+    it repeats at least one of ``report``'s measured lines word for word (a
+    header line holds no value and proves nothing), and every line of a kind
+    both hold is one ``report`` has (a second run would differ in its rate,
+    its times or its counts)."""
+    said: dict = {}
+    for statement in report:
+        said.setdefault(statement.kind, set()).add(_said(statement))
+    shared = [s for s in fragment if s.kind in said]
+    return any(s.fields for s in shared) and all(_said(s) in said[s.kind] for s in shared)
+
+
+def _join_repasted(reports: list, problems: list, cut_short: dict) -> tuple[list, list]:
+    """A report that begins mid-report with lines of the one before it is
+    that report pasted twice (posters repeat lines when they trim a paste):
+    one report, its repeated lines read once, and a warning that says so
+    instead of the split."""
+    joined: list = []
+    for index, report in enumerate(reports):
+        problem = cut_short.get(index)
+        if problem is None or not joined or not _repeats(joined[-1], report):
+            joined.append(report)
+            continue
+        previous = joined[-1]
+        seen = {(s.kind, _said(s)) for s in previous}
+        repeated = [s for s in report if (s.kind, _said(s)) in seen]
+        previous.extend(s for s in report if (s.kind, _said(s)) not in seen)
+        problem.message = (f"{len(repeated)} line(s) from here repeat the report above "
+                           f"(line {previous[0].line}) word for word: read as one report")
+    return joined, problems
