@@ -404,6 +404,38 @@ def test_a_unit_that_failed_once_is_said_not_alarmed(tmp_path):
     assert f.severity == "medium" and f.metrics["failures"] == 1
 
 
+def _stopped(status: str, result: str) -> list[str]:
+    """systemd 249 stopping a unit whose program ends on SIGTERM without
+    SuccessExitStatus=: the exit, the result, "Stopped"."""
+    return [_systemd("18:26:56", "Stopping Ananicy - ANother Auto NICe daemon..."),
+            _systemd("18:26:56", f"ananicy.service: Main process exited, code=exited, status={status}"),
+            _systemd("18:26:56", f"ananicy.service: Failed with result '{result}'."),
+            _systemd("18:26:56", "Stopped Ananicy - ANother Auto NICe daemon.")]
+
+
+def test_a_unit_stopped_on_request_that_ended_on_sigterm_is_no_incident(tmp_path):
+    (tmp_path / "syslog").write_text("\n".join(_stopped("143/n/a", "exit-code")) + "\n")
+    case = sarsleuth.load(tmp_path)
+    (f,) = case.findings
+    assert f.title == ("ananicy.service stopped on request, counted failed by systemd: its process ended on the "
+                       "stop's signal (result 'exit-code', status=143/n/a)")
+    assert (f.severity, f.metrics["stopped_on_request"]) == ("low", 1)
+    assert case.incidents == []
+
+
+@pytest.mark.parametrize("status, result", [("1/FAILURE", "exit-code"), ("9/KILL", "signal")])
+def test_a_unit_that_failed_while_stopping_is_still_a_failure(tmp_path, status, result):
+    # near misses: an error exit, or killed after its stop timed out
+    (tmp_path / "syslog").write_text("\n".join(_stopped(status, result)) + "\n")
+    (f,) = sarsleuth.load(tmp_path).findings
+    assert f.severity == "medium" and f.metrics["stopped_on_request"] == 0
+    # and the same SIGTERM exit nobody asked for (a kill from outside) is one too
+    lines = [line for line in _stopped("143/n/a", "exit-code") if "Stopping" not in line]
+    (tmp_path / "syslog").write_text("\n".join(lines) + "\n")
+    (f,) = sarsleuth.load(tmp_path).findings
+    assert f.title == "ananicy.service failed 1 x (result 'exit-code', status=143/n/a)"
+
+
 def test_a_loop_device_s_io_error_is_no_failing_disk(tmp_path):
     """sos report probing an unbound loop device (`parted -s /dev/loop11`)
     makes the block layer log a failed write: no media failed."""

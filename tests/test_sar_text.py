@@ -463,3 +463,43 @@ def test_a_cpu_row_of_zeros_is_no_sample(tmp_path):
                                                       "      0.00      0.00      0.00      0.00      0.00"))
     usr = parse(busy).metrics.query("metric == '%usr'").set_index("timestamp")["value"]
     assert usr[pd.Timestamp("2016-12-26 04:40:01")] == 100.0
+
+
+_STALL_HEAD = ("Linux 5.4.0-1063-azure (vm-data-01) \t03/14/2022 \t_x86_64_\t(2 CPU)\n\n"
+               "12:00:01 AM     CPU     %user     %nice   %system   %iowait    %steal     %idle\n")
+
+
+def _u(time: str, iowait: float) -> str:
+    """A ``sar -u`` row of sysstat 12: 1.20 % user, 0.30 % system, the rest idle."""
+    idle = round(100 - 1.20 - 0.30 - iowait, 2)
+    return f"{time}     all {1.20:9.2f} {0:9.2f} {0.30:9.2f} {iowait:9.2f} {0:9.2f} {max(idle, 0):9.2f}\n"
+
+
+def test_rows_of_zeros_stamped_midnight_between_rows_that_go_on_are_left_out(tmp_path):
+    """sar printing a day across a restart it has no record of stamps the
+    records without a time 12:00:00 AM, every share 0.00: 02:15:02, then
+    12:00:00 AM twice, then 03:39:16 is the same day, not 25 hours on."""
+    rows = [_u("02:05:58 AM", 2.10), _u("02:15:02 AM", 1.90), "12:00:00 AM     all      0.00      0.00      0.00"
+            "      0.00      0.00      0.00\n" * 2, _u("03:39:16 AM", 34.00), _u("03:48:38 AM", 1.20)]
+    path = tmp_path / "sar14"
+    path.write_text(_STALL_HEAD + "".join(rows))
+    source = parse(path)
+    times = sorted(set(source.metrics["timestamp"]))
+    assert times == [pd.Timestamp(f"2022-03-14 {t}") for t in ("02:05:58", "02:15:02", "03:39:16", "03:48:38")]
+    assert any(":6: 2 row(s) of zeros stamped 00:00:00 between rows that go on from each other" in w
+               for w in source.warnings)
+    import sarsleuth
+    (gap,) = [f for f in sarsleuth.load(path).findings if f.detector == "sar-gap"]
+    assert gap.metrics["gap_seconds"] == 5054
+
+
+def test_a_midnight_row_of_zeros_that_starts_the_next_day_stays_there(tmp_path):
+    # near miss: a record at 00:00:00 of the next day (a timer firing on the
+    # minute) followed by 00:10:00: the day did turn
+    rows = [_u("11:40:00 PM", 1.0), _u("11:50:00 PM", 1.0),
+            "12:00:00 AM     all      0.00      0.00      0.00      0.00      0.00      0.00\n", _u("12:10:00 AM", 1.0)]
+    path = tmp_path / "sar14"
+    path.write_text(_STALL_HEAD + "".join(rows))
+    source = parse(path)
+    assert pd.Timestamp("2022-03-15 00:10:00") in set(source.metrics["timestamp"])
+    assert not any("stamped 00:00:00" in w for w in source.warnings)

@@ -29,7 +29,7 @@ import pandas as pd
 from sarsleuth.knowledge import began_unseen, category_title, causal_chains, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso, shortened
 from sarsleuth.analysis.narrative import after_category, narrate, prose
-from sarsleuth.analysis.ranking import SCORE_WEIGHTS, SEVERITY_WEIGHT, impact, why_first
+from sarsleuth.analysis.ranking import SCORE_WEIGHTS, SEVERITY_WEIGHT, headline_of, impact, why_first
 from sarsleuth.analysis.recommend import holds, recommend
 from sarsleuth.analysis.resources import another_unit, join_recurrences
 from sarsleuth.timebase.clock import Clock, on_clock
@@ -402,7 +402,7 @@ def _incident(g: _Group, clock: Clock) -> Incident:
     }
     score = sum(SCORE_WEIGHTS[k] * v for k, v in components.items())
     hosts = sorted({f.host for f in findings if f.host})
-    title = _title(category, cause, hosts)
+    title = _title(category, headline_of(findings, cause), hosts)
     inc = Incident(rank=0, id=incident_id(category, hosts, start, cause.detector), title=title, category=category,
                    severity=severity, score=score, start=start, end=end, hosts=hosts, summary="", findings=findings,
                    recommendations=recommend(findings, cause, chain, MAX_RECOMMENDATIONS),

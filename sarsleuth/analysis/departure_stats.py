@@ -175,7 +175,9 @@ def departure(window_mean, level: Level, floors, bounded, stats: dict) -> tuple:
     with np.errstate(invalid="ignore", divide="ignore"):
         z = (window_mean - level.level) / spread
         change = np.arcsinh(window_mean / noise) - np.arcsinh(level.level / noise)
-        left = np.arcsinh((100.0 - level.level) / noise) - np.arcsinh((100.0 - window_mean) / noise)
+        # the room left is none past the bound (%commit runs over 100 %)
+        left = (np.arcsinh(np.maximum(100.0 - level.level, 0.0) / noise)
+                - np.arcsinh(np.maximum(100.0 - window_mean, 0.0) / noise))
     change = np.where(bounded & (np.abs(left) > np.abs(change)), left, change)
     return z, change
 

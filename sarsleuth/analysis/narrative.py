@@ -16,6 +16,7 @@ import pandas as pd
 
 from sarsleuth.knowledge import category_title, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso, shortened
+from sarsleuth.analysis.ranking import headline_of
 from sarsleuth.timebase.clock import Clock, on_clock, when, zone_of
 
 
@@ -296,7 +297,7 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding], clock: Cloc
             seen.add(f.detector)
         if len(picked) == 2:
             break
-    what = prose(after_category(inc.category, cause.title))
+    what = prose(after_category(inc.category, headline_of(inc.findings, cause).title))
     names = responsible_names(inc, cause)
     if names and what and not any(n in what for n in names):
         what += f", by {' and '.join(names)}"

@@ -5,7 +5,7 @@ rank 1 beats rank 2."""
 from __future__ import annotations
 
 from sarsleuth.knowledge import impact_weights, kb_entry
-from sarsleuth.model import Finding, Incident
+from sarsleuth.model import SEVERITY_RANK, Finding, Incident
 
 SEVERITY_WEIGHT = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
 
@@ -91,3 +91,11 @@ def _reason(component: str, first: Incident, second: Incident) -> str:
     if component == "duration":
         return "it lasted longer"
     return f"its {component} is higher"
+
+
+def headline_of(findings: list, cause: Finding) -> Finding:
+    """The finding an incident's title and headline tell: its cause, or,
+    when the cause recurs (episodes cut by gaps or restarts in the
+    records, each a cause), its worst episode, the first of them."""
+    return max((f for f in findings if f.role == "cause" and f.detector == cause.detector),
+               key=lambda f: SEVERITY_RANK[f.severity], default=cause)

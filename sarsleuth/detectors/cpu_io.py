@@ -23,10 +23,17 @@ def above_prior_baseline(series, threshold_for, hold_samples: int, segments):
     ``segments``) and held fixed from the first sample of an excursion
     until ``hold_samples`` quiet samples end it: an incident never raises
     its own baseline (a burst that fills most of a short recording is
-    still measured against what came before it).  ``threshold_for`` takes
-    numpy arrays.  Returns (mask, baseline per sample)."""
+    still measured against what came before it), nor does a gap or a
+    restart in it: an excursion still on at the last row of a stretch
+    goes on with the same baseline into the next stretch as long as that
+    one's rows stay over its threshold (the records stopped during the
+    incident and resumed with it; the level they resumed at is no usual
+    level).  ``threshold_for`` takes numpy arrays.  Returns (mask,
+    baseline per sample, the time each sample's baseline was taken at:
+    where its excursion began, for :func:`baseline_at` to say it)."""
     values = series.to_numpy(dtype=float)
     bases = prior_levels(series, segments)
+    taken = np.arange(len(values))
     seg = np.asarray(segments)
     with np.errstate(invalid="ignore"):
         mask = values >= threshold_for(bases)
@@ -39,13 +46,24 @@ def above_prior_baseline(series, threshold_for, hold_samples: int, segments):
         if not len(hits):
             break
         i += int(hits[0])
-        frozen, quiet, stretch = bases[i], 0, seg[i]
-        while i < n and quiet <= hold_samples and seg[i] == stretch:
-            bases[i] = frozen
+        frozen, quiet, stretch, began = bases[i], 0, seg[i], i
+        while i < n and quiet <= hold_samples:
+            if seg[i] != stretch:
+                if quiet or not bool(values[i] >= threshold_for(frozen)):
+                    break
+                stretch = seg[i]
+            bases[i], taken[i] = frozen, began
             mask[i] = bool(values[i] >= threshold_for(frozen))
             quiet = 0 if mask[i] else quiet + 1
             i += 1
-    return mask, bases
+    return mask, bases, series.index[taken]
+
+
+def taken_at(taken, series, t):
+    """When the baseline of the excursion holding ``t`` was taken (``t``
+    itself outside one): :func:`above_prior_baseline`'s third value."""
+    pos = min(int(np.searchsorted(series.index, t)), len(series) - 1)
+    return min(t, taken[pos])
 
 
 #: A sample that averages this long or longer is coarse: a burst shorter
@@ -246,7 +264,8 @@ class IowaitSpike(Detector):
             coarse = coarse_rows(ctx, s, host, p["abs_floor_pct"], p["baseline_margin_pct"], segments)
             if len(s) < 2 and not coarse.any():
                 continue
-            mask, _bases = above_prior_baseline(s, threshold_for, _hold_samples(s, p["max_gap_samples"]), segments)
+            mask, _bases, taken = above_prior_baseline(s, threshold_for, _hold_samples(s, p["max_gap_samples"]),
+                                                       segments)
             seconds = ctx.row_seconds(s, host)
             for ep in episodes(s, mask | coarse, p["max_gap_samples"], segments=ctx.stretches(s, host)):
                 inside = np.asarray((s.index >= ep.start) & (s.index <= ep.end))
@@ -255,7 +274,8 @@ class IowaitSpike(Detector):
                     continue
                 figs = Figures()
                 peak = figs.add(measure(ctx, "peak_iowait_pct", "max", host, key, ep.start, ep.end))
-                base = figs.add(baseline_at(ctx, "baseline_iowait_pct", host, key, s, ep.start, segments))
+                base = figs.add(baseline_at(ctx, "baseline_iowait_pct", host, key, s, taken_at(taken, s, ep.start),
+                                            segments))
                 # the bound the episode crossed: the baseline's, or a coarse
                 # row's own (the floor, and the margin over the usual level)
                 bound = (threshold_for(base.value) if bool(mask[inside].any()) else

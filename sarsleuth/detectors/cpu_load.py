@@ -13,7 +13,7 @@ from sarsleuth.analysis.ps_snapshots import snapshots_of, without_collectors
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.cpu_io import (COARSE_SECONDS, _hold_samples, above_prior_baseline, busy_part_rows,
-                                       coarse_rows)
+                                       coarse_rows, taken_at)
 from sarsleuth.detectors.evidence import metric_evidence
 from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure
 from sarsleuth.detectors.series import episodes, fmt_time, interval_words, onset_ref, peak_ref, severity_for
@@ -258,7 +258,8 @@ class LoadSpike(Detector):
             def jump_over(base):
                 return np.maximum(p["jump_factor"] * np.maximum(base, 0.05), p["jump_min_load"])
 
-            mask, bases = above_prior_baseline(load, jump_over, _hold_samples(load, p["max_gap_samples"]), segments)
+            mask, bases, taken = above_prior_baseline(load, jump_over, _hold_samples(load, p["max_gap_samples"]),
+                                                      segments)
             jumped = mask & (load.to_numpy() - bases > p["spread_factor"] * spread)
             cond = pd.Series(jumped, index=load.index)
             levels = p["per_cpu_factor"] * np.nan_to_num(cpus_at, nan=np.inf) if cpus_at is not None else None
@@ -272,7 +273,8 @@ class LoadSpike(Detector):
                                min_duration_seconds=p["min_duration_seconds"], segments=ctx.stretches(load, host)):
                 figs = Figures()
                 peak = figs.add(measure(ctx, "peak_ldavg_1", "max", host, key, ep.start, ep.end))
-                base = figs.add(baseline_at(ctx, "baseline_ldavg_1", host, key, load, ep.start, segments))
+                base = figs.add(baseline_at(ctx, "baseline_ldavg_1", host, key, load, taken_at(taken, load, ep.start),
+                                            segments))
                 at_peak = load.index.get_loc(peak.at)
                 # the CPUs the machine ran on at the peak (a restart may have changed them)
                 cpus = figs.add(measure(ctx, "ncpu", "ncpu", host, at=peak.at, fmt="d"))

@@ -16,7 +16,8 @@ from sarsleuth.detectors.series import episodes, fmt_time, interval_words, onset
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import metric_evidence
-from sarsleuth.detectors.cpu_io import DISK_LATENCIES, _hold_samples, above_prior_baseline, busy_part_rows, coarse_rows
+from sarsleuth.detectors.cpu_io import (DISK_LATENCIES, _hold_samples, above_prior_baseline, busy_part_rows, coarse_rows,
+                                        taken_at)
 from sarsleuth.metric_store.disk_names import disk_names, labelled
 
 
@@ -69,14 +70,14 @@ class DiskSaturation(Detector):
                 coarse |= part
                 if len(util) < 3 and not coarse.any():
                     continue
-                mask, _bases = above_prior_baseline(util, threshold_for, _hold_samples(util, p["max_gap_samples"]),
-                                                    segments)
+                mask, _bases, taken = above_prior_baseline(util, threshold_for,
+                                                           _hold_samples(util, p["max_gap_samples"]), segments)
                 for ep in episodes(util, mask | coarse, p["max_gap_samples"], segments=ctx.stretches(util, host)):
                     inside = np.asarray((util.index >= ep.start) & (util.index <= ep.end))
                     lone = bool(coarse[inside].any())
                     if not lone and float(seconds[inside].sum()) < p["min_duration_seconds"]:
                         continue
-                    figs = self._figures(ctx, host, dev, ep, util, segments)
+                    figs = self._figures(ctx, host, dev, ep, util, segments, taken_at(taken, util, ep.start))
                     median, usual = figs.get("median_await_ms"), figs.get("baseline_await_ms")
                     # sustained latency (the median, not one slow sample) against the usual
                     waits = median is not None and usual is not None and \
@@ -123,14 +124,14 @@ class DiskSaturation(Detector):
         return out
 
     @staticmethod
-    def _figures(ctx: Context, host, dev, ep, util, segments) -> Figures:
+    def _figures(ctx: Context, host, dev, ep, util, segments, based) -> Figures:
         """%util over the episode against its usual level, and the queue
         and the latency during it against the device's own level before
         it; the queue and the latency sar gave at %util's peak."""
         figs = Figures()
         key = ("disk", "%util", dev)
         peak = figs.add(measure(ctx, "peak_util_pct", "max", host, key, ep.start, ep.end))
-        figs.add(baseline_at(ctx, "baseline_util_pct", host, key, util, ep.start, segments))
+        figs.add(baseline_at(ctx, "baseline_util_pct", host, key, util, based, segments))
         figs.add(measure(ctx, "samples", "samples", host, key, ep.start, ep.end, fmt="d"))
         aqu_key, aqu = first_of(ctx, host, "disk", ("aqu-sz", "avgqu-sz"), dev)
         if aqu is not None:

@@ -21,7 +21,11 @@ from sarsleuth.knowledge.signatures import fields_of
 from sarsleuth.model import Evidence, iso
 
 #: systemd's lines about units, as event kinds
-_UNIT_KINDS = ("service-exit", "service-failed", "service-restart", "service-start-limit")
+_UNIT_KINDS = ("service-exit", "service-failed", "service-restart", "service-start-limit", "service-stopping",
+               "service-watchdog")
+#: How a process ends on the signal a stop sends (SIGTERM, or SIGINT):
+#: killed by it, or exiting 128 + its number without saying that is success
+_STOP_SIGNALED = re.compile(r"^status=(?:143|130|15/TERM|2/INT)\b")
 #: a line naming no unit (``Failed to start DESCRIPTION.``, a forked child's
 #: ``Failed at step EXEC``) belongs to the unit with lines this close to it
 _SAME_MOMENT_S = 2.0
@@ -41,6 +45,8 @@ class _Unit:
         self.gave_up = None
         self.oom = False
         self.spawn: str | None = None
+        self.stop_asked = None         # when systemd was asked to stop it ("Stopping ...")
+        self.watchdog: str | None = None    # the keep-alive it stopped sending for ("limit 3min")
 
     def failures(self) -> int:
         # one failure is told in up to four lines (the result, "Unit entered
@@ -91,6 +97,7 @@ class ServiceFailure(Detector):
             for name, unit in units.items():
                 if unit.failures() or unit.gave_up is not None or unit.restarts:
                     out.append(self._finding(ctx, b, rows.iloc[sorted(set(unit.rows))], name, unit))
+        _recurring(out)
         return out
 
     @staticmethod
@@ -119,6 +126,10 @@ class ServiceFailure(Detector):
         elif row.kind == "service-restart":
             unit.restarts += n
             unit.counter = max(unit.counter, int(f.get("counter") or 0))
+        elif row.kind == "service-watchdog":
+            unit.watchdog = f.get("limit") or "its WatchdogSec"
+        elif row.kind == "service-stopping":
+            unit.stop_asked = unit.stop_asked if unit.stop_asked is not None else row.timestamp
         elif row.kind == "service-start-limit":
             unit.gave_up = unit.gave_up if unit.gave_up is not None else row.timestamp
         else:
@@ -148,6 +159,9 @@ class ServiceFailure(Detector):
     def _finding(self, ctx, b, rows, name: str, unit: _Unit):
         failures = unit.failures()
         how = [f"result '{r}'" for r in sorted(unit.results, key=lambda r: -unit.results[r]) if r != "start-limit-hit"]
+        if unit.watchdog:
+            # hung, then killed by systemd: its own result (core-dump, signal) is what the kill did
+            how.insert(0, f"no watchdog keep-alive for {unit.watchdog}")
         if unit.oom and not any("oom-kill" in h for h in how):
             how.append("a process killed by the OOM killer")
         how += sorted(unit.exits, key=lambda s: -unit.exits[s])[:2]
@@ -169,19 +183,65 @@ class ServiceFailure(Detector):
         # one failure and nothing after it (a unit that failed once at boot) is said, not alarmed
         severity = ("critical" if stayed_down else "high" if failures >= 2 or unit.restarts or unit.oom
                     else "medium")
+        stopped = self._stopped_on_request(unit)
+        if stopped:
+            severity = "low"
+            title = (f"{name} stopped on request, counted failed by systemd: its process ended on the stop's "
+                     f"signal ({', '.join(how)})")
         status = sorted(unit.exits, key=lambda s: -unit.exits[s])
         kb = kb_entry(self.id)
         return self.finding(
             title=title, severity=severity, start=rows["timestamp"].min() if b.aligned else b.start,
             end=rows["timestamp"].max() if b.aligned else b.end, host=b.host, aligned=b.aligned,
             metrics={"failures": failures, "restarts": unit.restarts, "restart_counter": unit.counter or None,
-                     "start_limit_hit": stayed_down, "oom_kill": unit.oom},
+                     "start_limit_hit": stayed_down, "oom_kill": unit.oom, "stopped_on_request": int(stopped)},
             evidence=evidence_from_events(ctx.clock, rows, 6),
-            explanation=" ".join(filter(None, [kb["explanation"], kb["explanation_gave_up"] if stayed_down else
+            explanation=" ".join(filter(None, [kb["explanation"], kb["explanation_watchdog"] if unit.watchdog else "",
+                                               kb["explanation_gave_up"] if stayed_down else
                                                kb["explanation_restarted"] if unit.restarts else ""])),
-            refs={"unit": name, "units": [name], "results": sorted(unit.results),
-                  **({"status": status[0]} if status else {})},
+            refs={"unit": name, "units": [name], "results": sorted(unit.results), "resource": [name],
+                  **({"status": status[0]} if status else {}), **({"watchdog": unit.watchdog} if unit.watchdog else {})},
         )
+
+
+    @staticmethod
+    def _stopped_on_request(unit: _Unit) -> bool:
+        """Asked to stop ("Stopping ..." told before its failure) and ended
+        on the stop's own signal, once, with no restart: a unit whose
+        program does not count SIGTERM as success (SuccessExitStatus=), not
+        one that failed."""
+        if unit.stop_asked is None or pd.isna(unit.stop_asked) or unit.restarts or unit.oom or unit.gave_up is not None:
+            return False
+        if not unit.exits or not all(_STOP_SIGNALED.match(status) for status in unit.exits):
+            return False
+        return set(unit.results) <= {"exit-code", "signal"} and unit.failures() == 1
+
+
+def _recurring(findings: list) -> None:
+    """One unit failing again, bursts apart (hours of a daemon that keeps
+    hanging): each burst says which of its failures it holds and over what
+    span, and a unit that failed twice is as severe as two failures in one
+    burst (kb ``recurs`` then tells them as one incident)."""
+    by_unit: dict = {}
+    for f in findings:
+        if f.aligned and f.metrics["failures"] and not f.metrics["stopped_on_request"]:
+            by_unit.setdefault((f.host, f.refs["unit"]), []).append(f)
+    for times in by_unit.values():
+        if len(times) < 2:
+            continue
+        times.sort(key=lambda f: f.start)
+        total = sum(int(f.metrics["failures"]) for f in times)
+        first, last = (pd.Timestamp(f.start) for f in (times[0], times[-1]))
+        said = ("%H:%M:%S" if first.date() == last.date() else "%Y-%m-%d %H:%M:%S")
+        seen = 0
+        for f in times:
+            n = int(f.metrics["failures"])
+            which = f"failure {seen + 1}" if n == 1 else f"failures {seen + 1} to {seen + n}"
+            seen += n
+            f.title += f"; {which} of {total} from {first.strftime(said)} to {last.strftime(said)}"
+            f.metrics["failures_recurring"] = total
+            if f.severity == "medium":
+                f.severity = "high"
 
 
 def _listeners(ctx: Context, host, port: str) -> list:

@@ -32,6 +32,8 @@ class Assembler:
         self.bad_values = 0
         self.empty_cpu_rows = 0
         self.empty_cpu_first = 0
+        self.timeless_rows = 0
+        self.timeless_first = 0
 
     def _warn(self, flag):
         if isinstance(flag, tuple):
@@ -72,6 +74,19 @@ class Assembler:
         matrix = np.array(rows, dtype=object)
         metrics = [m for _p, _s, m in layout.value_columns]
         values = to_float(matrix[:, positions], metrics, self._warn)
+        seconds = np.asarray(block.seconds, dtype=np.int64) - block.shift
+        lines = np.asarray(block.lines, dtype=np.int32)
+        timeless = self._timeless(block, seconds, values)
+        if timeless.any():
+            self.timeless_rows += int(timeless.sum())
+            self.timeless_first = self.timeless_first or int(lines[timeless][0])
+            keep = ~timeless
+            values, seconds, lines = values[keep], seconds[keep], lines[keep]
+            devices = None if devices is None else [d for d, k in zip(devices, keep) if k]
+            if not len(values):
+                return None
+        if len(seconds):
+            block.last_second = int(seconds[-1])
         if layout.section == CPU_SECTION and values.shape[1] > 1:
             # a CPU's shares sum to 100: a row of zeros (an offline CPU, or
             # the first record after a restart sar had no record of, whose
@@ -80,14 +95,43 @@ class Assembler:
             if empty.any():
                 values[empty] = np.nan
                 self.empty_cpu_rows += int(empty.sum())
-                self.empty_cpu_first = self.empty_cpu_first or int(np.asarray(block.lines)[empty][0])
+                self.empty_cpu_first = self.empty_cpu_first or int(lines[empty][0])
         coded = None
         if devices is not None:
             index: dict = {}
             codes = np.fromiter((index.setdefault(d, len(index)) for d in devices), dtype=np.int32,
                                 count=len(devices))
             coded = (list(index), codes)
-        return values, coded, np.asarray(block.seconds, dtype=np.int64), np.asarray(block.lines, dtype=np.int32)
+        return values, coded, seconds, lines
+
+    @staticmethod
+    def _timeless(block: Block, seconds, values):
+        """Rows of zeros stamped 00:00:00 that the reader took for a new day
+        although the rows after them go on where the rows before them
+        stopped (02:15:02, 12:00:00 AM, 03:39:16): records sar printed
+        without their time (a restart it has no record of).  They are left
+        out, and the day they began is taken back from the rows after them
+        (``seconds`` is changed in place; ``block.shift`` carries it on)."""
+        out = np.zeros(len(seconds), dtype=bool)
+        midnight = (seconds % 86400 == 0) & (values == 0).all(axis=1)
+        if not midnight.any():
+            return out
+        i = 0
+        while i < len(seconds):
+            if not midnight[i]:
+                i += 1
+                continue
+            k = i
+            while k < len(seconds) and midnight[k]:
+                k += 1
+            before = int(seconds[i - 1]) if i else block.last_second
+            if before is not None and k < len(seconds) and seconds[i] // 86400 == before // 86400 + 1 \
+                    and seconds[i] > before and seconds[k] - 86400 >= before:
+                out[i:k] = True
+                seconds[k:] -= 86400
+                block.shift += 86400
+            i = k
+        return out
 
     def _place(self, block: Block, piece, dates: list):
         layout = block.layout

@@ -219,6 +219,10 @@ def _reading_warnings(path, reader, assembler, warnings: list):
         warnings.append(located(path, f"{assembler.empty_cpu_rows} CPU row(s) with every share at 0.00 (an offline CPU, "
                                       "or the first record after a restart sar has no record of) were read as missing",
                                 line=assembler.empty_cpu_first))
+    if assembler.timeless_rows:
+        warnings.append(located(path, f"{assembler.timeless_rows} row(s) of zeros stamped 00:00:00 between rows that "
+                                      "go on from each other (records sar printed without their time) were left out",
+                                line=assembler.timeless_first))
     if assembler.bad_values:
         warnings.append(located(path, f"{assembler.bad_values} value(s) that are not numbers were "
                                       "read as missing"))

@@ -45,6 +45,8 @@ class Block:
     lines: list = field(default_factory=list)   # line number of each row
     pieces: list = field(default_factory=list)  # rows already converted (see _assemble)
     sample: list = field(default_factory=list)  # the first rows as text, kept for the date order
+    shift: int = 0                     # seconds taken off the rows still to convert (see Assembler._timeless)
+    last_second: int | None = None     # the last row converted, for the next piece
 
 
 class RowReader:
