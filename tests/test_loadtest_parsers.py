@@ -450,6 +450,16 @@ def test_tsar_row_with_missing_value_is_a_warning(loadtest_dir, tmp_path):
     assert len(source.warnings) == 1 and ":5:" in source.warnings[0]
 
 
+def test_tsar_row_with_a_value_no_counter_holds_is_a_warning(loadtest_dir, tmp_path):
+    text = (loadtest_dir / "tsar-live-traffic-K-and-M-mixed.txt").read_text(encoding="utf-8")
+    text = text.replace("  58.3M  159.6M", "  99999999999999999999999999M  159.6M", 1)
+    path = tmp_path / "tsar.txt"
+    path.write_text(text, encoding="utf-8")
+    source = parse(path, kind="tsar")
+    assert source.reports[0]["rows"] == 2
+    assert len(source.warnings) == 1 and "a number of 26 digits is out of any measured range" in source.warnings[0]
+
+
 # --------------------------------------------------------------------------
 # httperf sessions (--wsess): every section of the report
 

@@ -63,8 +63,43 @@ def test_journal_short_with_header_year(tmp_path):
     src = parse(path)
     assert src.meta["year_from"] == "file" and src.host == "compute4"
     kernel = src.events[src.events["kind"] != "service-exit"]
-    assert list(kernel["timestamp"]) == [pd.Timestamp("2022-02-10 16:19:13")] * 2
+    # the header says the lines are UTC (journalctl --utc, or a host on UTC)
+    assert list(kernel["timestamp"]) == [pd.Timestamp("2022-02-10 16:19:13", tz="UTC")] * 2
     assert list(kernel["pid"]) == [4242, 4242]
+
+
+def _short(header_zones: tuple) -> str:
+    first, last = header_zones
+    return (f"-- Logs begin at Sat 2020-04-04 12:49:26 {first}, end at Thu 2020-06-04 21:29:13 {last}. --\n"
+            "Jun 04 21:28:55 PC kernel: Out of memory: Killed process 4242 (nginx) total-vm:4194304kB, "
+            "anon-rss:4000000kB, file-rss:0kB, shmem-rss:0kB\n")
+
+
+def test_the_zone_journalctl_s_header_names_for_sure_places_its_lines(tmp_path):
+    path = tmp_path / "journalctl.txt"
+    path.write_text(_short(("+09", "+09")))         # a zone with no abbreviation (Asia/Yakutsk)
+    (when,) = parse(path).events["timestamp"]
+    assert when == pd.Timestamp("2020-06-04 21:28:55+09:00")
+    path.write_text(_short(("GMT", "GMT")))
+    assert parse(path).events["timestamp"].iloc[0] == pd.Timestamp("2020-06-04 21:28:55", tz="UTC")
+
+
+def test_an_abbreviation_naming_several_zones_leaves_the_wall_clock(tmp_path):
+    # near misses: CST is China's and America's; CET at one end and CEST at the other is no one offset
+    path = tmp_path / "journalctl.txt"
+    for zones in (("CST", "CST"), ("CET", "CEST")):
+        path.write_text(_short(zones))
+        (when,) = parse(path).events["timestamp"]
+        assert when == pd.Timestamp("2020-06-04 21:28:55") and when.tzinfo is None
+
+
+def test_a_json_journal_without_an_event_still_places_the_case_in_utc(tmp_path):
+    import sarsleuth
+    path = tmp_path / "journal.json"
+    path.write_text(_record(1481223210387056, "GET /ping 200", transport="stdout", ident="docker", prio="6") + "\n")
+    case = sarsleuth.load(path)
+    assert case.clock.zone == "UTC" and len(case.events) == 0
+    assert not any("no source carries a time zone" in n for n in case.notes)
 
 
 def test_journal_short_iso_and_full(tmp_path):

@@ -150,6 +150,10 @@ def _has_aware_times(src) -> bool:
     frame = src.events
     if frame is not None and len(frame) and getattr(frame["timestamp"].dt, "tz", None) is not None:
         return True
+    # a log with no event: its lines per minute (a journal's are instants)
+    volume = src.meta.get("volume") if src.meta else None
+    if volume is not None and len(volume) and getattr(volume.index, "tz", None) is not None:
+        return True
     return any(getattr(r.get("start"), "tzinfo", None) is not None for r in src.reports)
 
 

@@ -258,7 +258,11 @@ def _fill_rows(report: dict, statements: list[Statement], columns) -> None:
         if len(values) != len(columns):
             report["_problems"].append((statement.line, f"{len(values)} values under {len(columns)} columns"))
             continue
-        numbers = [scaled(v) for v in values]
+        try:
+            numbers = [scaled(v) for v in values]
+        except ValueError as err:          # a value no counter holds (26 digits): the row is damaged
+            report["_problems"].append((statement.line, str(err)))
+            continue
         if statement.kind == "summary_row":
             report[f"summary_{statement.fields['summary']}"] = _keyed(columns, numbers)
             continue

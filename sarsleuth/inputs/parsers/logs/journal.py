@@ -41,6 +41,10 @@ RE_SHORT_FULL = re.compile(
 RE_MONOTONIC = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\](?P<rest>\s.*)$", re.S)
 RE_BEGIN = re.compile(r"^-- (?:Logs begin at|Journal begins at) \S+ (?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) "
                       r"(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)", re.M)
+#: The header's zones: journalctl prints its lines and its header on one
+#: clock (its own zone, or UTC with ``--utc``), ``%Z`` of strftime.
+RE_BEGIN_ZONES = re.compile(r"^-- (?:Logs begin at|Journal begins at) .*? (?P<first>[A-Z]{3,5}|[+-]\d\d(?::?\d\d)?), "
+                            r"ends? at .*? (?P<last>[A-Z]{3,5}|[+-]\d\d(?::?\d\d)?)\. --", re.M)
 #: The fields that open a catalog entry in ``journalctl -x`` (v219 on).
 CATALOG_FIELDS = ("-- Subject: ", "-- Defined-By: ", "-- Support: ", "-- Documentation: ")
 _JSON_KEY = rb'"__REALTIME_TIMESTAMP"\s*:\s*"(\d+)"'
@@ -135,7 +139,8 @@ def read_events(path, options: ParseOptions | None = None, all_lines: bool = Fal
                           user_signatures=options.signatures)
     untimed = sum(n for raw, n in result.volume_keys.items() if key(raw) is None) if fmt.variant == "json" else 0
     source = logscan.build_source(path, "journal", fmt, result, options, key,
-                                  first_line_time=_logs_begin_at(head))
+                                  first_line_time=_logs_begin_at(head),
+                                  zone_named=None if fmt.variant == "json" else _header_zone(head))
     if untimed:
         source.warnings.append(located(path, f"{untimed:,} entr{'y' if untimed == 1 else 'ies'} with a time outside "
                                              "the years 1970-9999 (kept without a time)"))
@@ -156,6 +161,24 @@ def _logs_begin_at(head: bytes) -> dt.datetime | None:
                            int(m.group("M")), int(m.group("S")))
     except ValueError:
         return None
+
+
+def _header_zone(head: bytes):
+    """The zone journalctl's header names for the lines below it, when it
+    names one for sure: UTC (GMT) or a numeric offset (``+09``, printed
+    for a zone without an abbreviation), the same at both ends.  An
+    abbreviation such as CST or IST names several zones: None."""
+    m = RE_BEGIN_ZONES.search(head.decode("utf-8", "replace"))
+    if not m or m.group("first") != m.group("last"):
+        return None
+    zone = m.group("first")
+    if zone in ("UTC", "GMT"):
+        return dt.timezone.utc
+    if zone[0] not in "+-":
+        return None
+    digits = zone[1:].replace(":", "")
+    offset = dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
+    return dt.timezone(-offset if zone[0] == "-" else offset)
 
 
 def _split_json(text: str) -> LineInfo:

@@ -23,7 +23,7 @@ AUDIT_RE = re.compile(r"audit\((?P<epoch>\d{9,})\.(?P<frac>\d+):(?P<serial>\d+)\
 
 def build_source(path, kind: str, fmt, result, options,
                  key_parser: Callable[[bytes], tuple | None], level_names: dict | None = None,
-                 recognised: Callable[[LineInfo], bool] | None = None, first_line_time=None):
+                 recognised: Callable[[LineInfo], bool] | None = None, first_line_time=None, zone_named=None):
     """Resolve years and zones, and turn a scan into a :class:`Source`.
 
     ``key_parser`` reads a raw volume key into ``("md", mon, day, h, m)``,
@@ -59,7 +59,8 @@ def build_source(path, kind: str, fmt, result, options,
             s and s[0] in ("abs", "aware") for s in stamps):
         meta["year_from"] = "line"
     # the zone the lines record (a file whose only aware times are its lines per minute records them too)
-    zone = _target_zone(stamps) or _target_zone([k for k in volume_keys if k[0] == "aware"])
+    # (else the zone the file's header names for its wall-clock lines: journalctl's "-- Logs begin at ... UTC")
+    zone = _target_zone(stamps) or _target_zone([k for k in volume_keys if k[0] == "aware"]) or zone_named
     events = _events_frame(stored, result.offsets)
     warnings = list(result.warnings)
     if len(events):
