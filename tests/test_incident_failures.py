@@ -436,6 +436,30 @@ def test_a_unit_that_failed_while_stopping_is_still_a_failure(tmp_path, status, 
     assert f.title == "ananicy.service failed 1 x (result 'exit-code', status=143/n/a)"
 
 
+def _hung(clock: str, counter: int) -> list[str]:
+    """systemd 255: a daemon that stopped answering its watchdog, aborted and restarted."""
+    return [_systemd(clock, "snapd.service: Watchdog timeout (limit 5min)!"),
+            _systemd(clock, "snapd.service: Killing process 1207 (snapd) with signal SIGABRT."),
+            _systemd(clock, "snapd.service: Main process exited, code=dumped, status=6/ABRT"),
+            _systemd(clock, "snapd.service: Failed with result 'watchdog'."),
+            _systemd(clock, f"snapd.service: Scheduled restart job, restart counter is at {counter}.")]
+
+
+def test_a_daemon_hanging_again_hours_apart_is_one_watchdog_incident(tmp_path):
+    lines = [_systemd("03:10:02", "snapd.service: Scheduled restart job, restart counter is at 1.")]
+    lines += _hung("11:37:38", 2) + _hung("20:50:08", 3)
+    case, top = _top(tmp_path, "syslog", lines)
+    assert len(case.incidents) == 1 and top.severity == "high"
+    assert top.title.startswith("Service failure on web1: snapd.service failed 1 x (no watchdog keep-alive for 5min, ")
+    assert [f.title for f in top.findings if f.metrics["failures"]][0] == (
+        "snapd.service failed 1 x (no watchdog keep-alive for 5min, result 'watchdog', status=6/ABRT), 1 restart(s) "
+        "(restart counter at 2); failure 1 of 2 from 11:37:38 to 20:50:08")
+    assert any("systemd's watchdog killed it" in f.explanation for f in top.findings)
+    # the restart whose failure the file does not hold is said, not alarmed
+    (alone,) = [f for f in top.findings if not f.metrics["failures"]]
+    assert (alone.title, alone.severity) == ("snapd.service restarted, 1 restart(s)", "medium")
+
+
 def test_a_loop_device_s_io_error_is_no_failing_disk(tmp_path):
     """sos report probing an unbound loop device (`parted -s /dev/loop11`)
     makes the block layer log a failed write: no media failed."""

@@ -46,6 +46,7 @@ class _Unit:
         self.oom = False
         self.spawn: str | None = None
         self.stop_asked = None         # when systemd was asked to stop it ("Stopping ...")
+        self.stop_rows: list[int] = []
         self.watchdog: str | None = None    # the keep-alive it stopped sending for ("limit 3min")
 
     def failures(self) -> int:
@@ -96,7 +97,8 @@ class ServiceFailure(Detector):
                 self._read(units.setdefault(key, _Unit()), i, row, f)
             for name, unit in units.items():
                 if unit.failures() or unit.gave_up is not None or unit.restarts:
-                    out.append(self._finding(ctx, b, rows.iloc[sorted(set(unit.rows))], name, unit))
+                    told = unit.rows + (unit.stop_rows if self._stopped_on_request(unit) else [])
+                    out.append(self._finding(ctx, b, rows.iloc[sorted(set(told))], name, unit))
         _recurring(out)
         return out
 
@@ -117,6 +119,11 @@ class ServiceFailure(Detector):
 
     @staticmethod
     def _read(unit: _Unit, i: int, row, f: dict) -> None:
+        if row.kind == "service-stopping":
+            # evidence only of a stop that explains the failure (see _stopped_on_request)
+            unit.stop_asked = unit.stop_asked if unit.stop_asked is not None else row.timestamp
+            unit.stop_rows.append(i)
+            return
         unit.rows.append(i)
         n = lines_of(row)
         if row.kind == "service-exit":
@@ -128,8 +135,6 @@ class ServiceFailure(Detector):
             unit.counter = max(unit.counter, int(f.get("counter") or 0))
         elif row.kind == "service-watchdog":
             unit.watchdog = f.get("limit") or "its WatchdogSec"
-        elif row.kind == "service-stopping":
-            unit.stop_asked = unit.stop_asked if unit.stop_asked is not None else row.timestamp
         elif row.kind == "service-start-limit":
             unit.gave_up = unit.gave_up if unit.gave_up is not None else row.timestamp
         else:
@@ -181,8 +186,9 @@ class ServiceFailure(Detector):
             title = (f"{name} failed {failures:,} x" if failures else f"{name} restarted") + (
                 f" ({', '.join(how)})" if how else "") + (f", {restarts}" if unit.restarts else "")
         # one failure and nothing after it (a unit that failed once at boot) is said, not alarmed
-        severity = ("critical" if stayed_down else "high" if failures >= 2 or unit.restarts or unit.oom
-                    else "medium")
+        # (a restart whose failure these files do not hold is one failure, and it came back)
+        severity = ("critical" if stayed_down else "high" if failures >= 2 or unit.oom or unit.restarts >= 2
+                    or (failures and unit.restarts) else "medium")
         stopped = self._stopped_on_request(unit)
         if stopped:
             severity = "low"
