@@ -29,7 +29,8 @@ def settle_clock(sources, hosts, options, placed_by: tuple = ("--window", "--tz"
     options that place a file dated by its modification time)."""
     settled = settle(sources, registry(), tz=options.tz, placed_by=placed_by,
                      host_zones={h.host: (h.timezone, h.timezone_from) for h in hosts if h.timezone},
-                     host_boots={h.host: (h.booted, h.booted_from) for h in hosts if h.host and h.booted})
+                     host_boots={h.host: (h.booted, h.booted_from) for h in hosts if h.host and h.booted},
+                     host_collected={h.host: h.collected for h in hosts if h.host and h.collected})
     out = Settled(clock=settled.clock, warnings=list(settled.warnings), notes=list(settled.notes))
     given, said = user_window.dated(options.window, sources, out.clock.zone)
     if said:

@@ -46,20 +46,23 @@ class Settlement:
 
 
 def settle(sources: list, readers, tz: str | None = None, host_zones: dict | None = None,
-           placed_by: tuple = ("--window", "--tz"), host_boots: dict | None = None) -> Settlement:
+           placed_by: tuple = ("--window", "--tz"), host_boots: dict | None = None,
+           host_collected: dict | None = None) -> Settlement:
     """Put ``sources`` on one clock (in place); see the module doc.
     ``readers``: {kind: its parser}, which says what a kind's files carry
     (``sarsleuth.inputs.parsers.registry()``); ``host_zones``: {host: (zone, where
     it was read)} from bundles' host facts (etc/localtime, timedatectl):
     the host's configured zone, used like a zone its files record;
     ``host_boots``: {host: (boot epoch, where it was read)} from bundles'
-    /proc/stat, the anchor of a dmesg with no other;
+    /proc/stat, the anchor of a dmesg with no other; ``host_collected``:
+    {host: what ``date`` printed when its bundle was made}, a date its
+    files' guessed years are settled against;
     ``placed_by``: the options of the command that place a file dated by
     its modification time (what the note says to use)."""
     out = Settlement(one_clock=bool(tz))
     out.notes.extend(hosts.one_spelling(sources))
     out.notes.extend(hosts.assign(sources))
-    out.notes.extend(years.redate(sources, hosts.host_of, readers))
+    out.notes.extend(years.redate(sources, hosts.host_of, readers, host_collected))
     out.notes.extend(dmesg.align(sources, readers, host_boots))
     _decide_zones(sources, tz, out, host_zones or {}, placed_by)
     for src in sources:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as _dt
+import re
 import statistics
 from typing import Iterable
 
@@ -126,12 +127,13 @@ def _key_datetime(year: int, key: tuple, ref: _dt.datetime) -> _dt.datetime:
 # Re-dating guessed years and dates from the other sources of a host
 # --------------------------------------------------------------------------
 
-def redate(sources: list, host_of, readers) -> list[str]:
+def redate(sources: list, host_of, readers, collected: dict | None = None) -> list[str]:
     """Move sources whose year (syslog) or date (sar text without banner)
     was only guessed onto the dates the other sources of the same host
     record; ``host_of(source)`` names a source's host, ``readers[kind]``
-    the parser of a kind (what its files carry: ``carries_year``...).
-    Returns notes."""
+    the parser of a kind (what its files carry: ``carries_year``...);
+    ``collected``: {host: `date`'s output when its bundle was made}, the
+    wall clock every file of the bundle ends before.  Returns notes."""
     notes = []
     # the well-dated sources' spans, worked out once (a bundle may hold
     # thousands of files: per weak source it was quadratic)
@@ -141,6 +143,12 @@ def redate(sources: list, host_of, readers) -> list[str]:
         if span is not None:
             strong.setdefault(host_of(o), []).append(span)
             strong[_ALL].append(span)
+    for host, said in (collected or {}).items():
+        made = wall_of_date(said)
+        if made is not None:
+            # the files end before it: a span of the past up to it (see _redate_years)
+            strong.setdefault(host, []).append((made, made, _MADE))
+            strong[_ALL].append((made, made, _MADE))
     for src in sources:
         reader = readers[src.kind]
         if _year_guessed(src, reader):
@@ -158,6 +166,21 @@ def redate(sources: list, host_of, readers) -> list[str]:
             if note:
                 notes.append(note)
     return notes
+
+
+def wall_of_date(said: str | None):
+    """The wall clock ``date`` printed (``Thu Feb 10 16:19:17 UTC 2022``),
+    its zone's name dropped (an abbreviation may name several zones; the
+    host's files are on the same wall clock), or None."""
+    if not said:
+        return None
+    for text in (said, re.sub(r"\s[A-Z]{2,5}(?=\s\d{4}\s*$)", "", said)):
+        try:
+            when = pd.Timestamp(text)
+        except (ValueError, TypeError, OverflowError):
+            continue
+        return when.tz_localize(None) if when.tzinfo is not None else when
+    return None
 
 
 def _year_guessed(src, reader) -> bool:
@@ -185,6 +208,9 @@ def _is_weak(src, reader) -> bool:
 
 #: Key of every host's spans in :func:`redate`'s table.
 _ALL = object()
+#: Marks the span of when a bundle was made (its files end before it).
+_MADE = "made"
+_MADE_SLACK_S = 86400.0
 
 
 def _reference_spans(src, strong: dict, host_of) -> list:
@@ -207,20 +233,32 @@ def _redate_years(src, refs) -> str | None:
     if own is None or not refs:
         return None
 
+    spans = any(len(ref) == 2 for ref in refs)
+
     def distance(shift: int) -> float:
         lo = own[0] + pd.DateOffset(years=shift)
         hi = own[1] + pd.DateOffset(years=shift)
-        return sum(max((r_lo - hi).total_seconds(), (lo - r_hi).total_seconds(), 0.0) for r_lo, r_hi in refs)
+        total = 0.0
+        for ref in refs:
+            if len(ref) > 2:
+                # when the bundle was made: the files end before it (a day's slack for its zone),
+                # as near it as may be when no other source dates them
+                late = (hi - ref[1]).total_seconds()
+                total += float("inf") if late > _MADE_SLACK_S else 0.0 if spans else max(-late, 0.0)
+            else:
+                total += max((ref[0] - hi).total_seconds(), (lo - ref[1]).total_seconds(), 0.0)
+        return total
 
     shifts = {0}
-    for r_lo, _r_hi in refs:
-        shifts.update(r_lo.year - own[0].year + d for d in (-1, 0, 1))
+    for ref in refs:
+        shifts.update(ref[0].year - own[0].year + d for d in (-1, 0, 1))
     best = min(sorted(shifts), key=lambda k: (distance(k), abs(k)))
     src.meta["year_from"] = "other-sources"
     if best == 0 or distance(best) >= distance(0):
         return None
     _shift_frames(src, pd.DateOffset(years=best))
-    return f"{src.path}: syslog year taken from the other sources ({best:+d} year(s) from the file-time guess)"
+    what = "the date its bundle was made" if all(len(r) > 2 for r in refs) else "the other sources"
+    return f"{src.path}: syslog year taken from {what} ({best:+d} year(s) from the file-time guess)"
 
 
 #: How each weak clue is said in a note.
@@ -272,9 +310,10 @@ def _turns(start, end) -> str:
 def _redate_days(src, refs) -> str | None:
     """A sar text without banner: its rows carry times of day only; put them
     on the day the host's other sources start on."""
-    if not refs:
+    spans = [r for r in refs if len(r) == 2]      # (when a bundle was made is no day of its rows)
+    if not spans:
         return None
-    first_day = min(r_lo for r_lo, _ in refs).normalize()
+    first_day = min(r[0] for r in spans).normalize()
     own = _span_walls(src)
     if own is None:
         return None

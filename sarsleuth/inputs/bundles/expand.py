@@ -121,7 +121,7 @@ def bundle_of(member, sos: dict) -> tuple:
 
 
 def has_facts(h: HostFacts) -> bool:
-    return bool(h.hostname or h.kernel or h.limits or h.nginx or h.timezone or h.ncpu)
+    return bool(h.hostname or h.kernel or h.limits or h.nginx or h.timezone or h.ncpu or h.collected)
 
 
 def is_archive(path: Path) -> bool:
