@@ -70,8 +70,12 @@ def run(paths, options: Options, *, progress: bool = False, select: dict | None 
 
         # an export (parse) has --tz but no --window
         placed_by = ("--window", "--tz") if analyse else ("--tz",)
+        told = {w for src in out.sources for w in src.warnings}
         settled = settle_clock(out.sources, out.hosts, options, placed_by=placed_by)
         out.clock, out.window, out.empty_window = settled.clock, settled.window, settled.empty_window
+        # what settling answered (a sar text's unknown date, dated by the other sources) is no warning now
+        withdrawn = told - {w for src in out.sources for w in src.warnings}
+        out.warnings = [w for w in out.warnings if w not in withdrawn]
         out.notes.extend(settled.notes)
         out.warnings.extend(settled.warnings)
         if out.empty_window:

@@ -96,7 +96,21 @@ def coarse_rows(ctx: Context, series, host, floor: float, margin: float, segment
     _ids, where, counts = np.unique(seg, return_inverse=True, return_counts=True)
     prior[counts[where] < USUAL_ROWS] = np.nan
     with np.errstate(invalid="ignore"):
-        return coarse & (values >= floor) & (np.isnan(prior) | (values >= prior + margin))
+        over = coarse & (values >= floor)
+        mask = over & (np.isnan(prior) | (values >= prior + margin))
+    # an excursion never raises its own usual level: the rows after a clear
+    # one in its stretch are measured against the level before it
+    i, n = 0, len(values)
+    while i < n:
+        if not mask[i]:
+            i += 1
+            continue
+        frozen, j = prior[i], i + 1
+        while j < n and seg[j] == seg[i] and over[j] and (np.isnan(frozen) or values[j] >= frozen + margin):
+            mask[j] = True
+            j += 1
+        i = j
+    return mask
 
 
 def busy_part_rows(ctx: Context, busy_series, during, host, seconds, segments, *, floor: float, margin: float,
@@ -360,7 +374,8 @@ class SarGap(Detector):
     Why it matters: sadc runs from cron or a timer; when a host is so loaded it
     cannot run it (report 002's "monitoring gaps"), the gap is itself evidence.
     Restarts (LINUX RESTART) explain a gap and are said so; rows a paste
-    left out (a ``...`` line) are no gap.
+    left out (a ``...`` line) are no gap, nor is the time between two
+    pastes of different tables.
     """
 
     id = "sar-gap"
@@ -383,8 +398,7 @@ class SarGap(Detector):
             for i in np.flatnonzero(deltas > limit):
                 start, end = ts.iloc[i], ts.iloc[i + 1]
                 gap = float(deltas[i])
-                restarted = self._restart_between(ctx, host, start, end)
-                if restarted:
+                if self._restart_between(ctx, host, start, end) or not ctx.printed.one_record(host, start, end):
                     continue
                 figs = Figures()
                 hole = figs.add(measure(ctx, "gap_seconds", "elapsed", host, start=start, end=end, fmt=".0f"))

@@ -38,6 +38,7 @@ class DiskSaturation(Detector):
         "util_floor_pct": 80.0,        # %util at least this ...
         "util_margin_pct": 30.0,       # ... and this much above the device's usual %util
         "latency_factor": 3.0,         # await this many times its usual value: requests wait
+        "stall_await_ms": 1000.0,      # ... and a median await this long is high whatever %util says
         "queue_floor": 1.0,            # or this many requests queued on average
         "max_gap_samples": 1,
         "min_duration_seconds": 20.0,  # a burst of a few seconds is a busy disk, not a saturated one
@@ -89,7 +90,9 @@ class DiskSaturation(Detector):
                         names = disk_names(ctx.sources, ctx.host_facts)
                     label = labelled(dev, names.get(host, {}))
                     peak = figs["peak_util_pct"]
-                    sev = "high" if peak.value >= 95 and (waits and queued) else "medium"
+                    # a typical request waiting a second or more stalls whatever touches the disk, busy or not
+                    stalled = median is not None and median.value >= p["stall_await_ms"]
+                    sev = "high" if (peak.value >= 95 and (waits and queued)) or (waits and stalled) else "medium"
                     parts = [f"%util {peak.text()} %"]
                     in_flight = (self._in_flight_while_busy(figs, host)
                                  if part[np.asarray(util.index == peak.at)].any() else None)

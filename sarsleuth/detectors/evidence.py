@@ -42,6 +42,48 @@ class PrintedRows:
             self._paths = paths
         return self._paths.get((host, section)) or self._paths.get((host, None), "")
 
+    def _records(self) -> list:
+        """``(hosts, start, end, sections, path)`` of each sar source, once."""
+        if getattr(self, "_spans", None) is None:
+            self._spans = []
+            for s in self.sources:
+                if not s.store:
+                    continue
+                lo, hi = s.span()
+                if lo is not None:
+                    hosts = {s.host} if s.host is not None else set(s.store.hosts())
+                    self._spans.append((hosts, lo, hi, {str(x) for x in s.store.sections()}, s.path))
+        return self._spans
+
+    def _holding(self, host, ts) -> list:
+        out = []
+        for rec in self._records():
+            try:
+                if host in rec[0] and rec[1] <= ts <= rec[2]:
+                    out.append(rec)
+            except TypeError:         # a wall clock beside an instant: no common time
+                continue
+        return out
+
+    def path_at(self, section: str, host, ts) -> str:
+        """The file of ``host`` holding ``section`` whose records span
+        ``ts`` (a day's sa file among a month's), else :meth:`path_for`."""
+        for rec in self._holding(host, ts):
+            if section in rec[3]:
+                return rec[4]
+        return self.path_for(section, host)
+
+    def one_record(self, host, start, end) -> bool:
+        """Whether a hole from ``start`` to ``end`` lies in one recording of
+        ``host``: one file holds both sides, or the files on either side
+        hold the same tables (the daily files of one collector).  Two pastes
+        of different tables (``sar -u`` of the night, ``sar -d`` of the
+        morning) are two recordings, not one with a hole."""
+        before, after = self._holding(host, start), self._holding(host, end)
+        if not before or not after:
+            return True             # no file says where its records end: the samples alone tell
+        return any(a is b or a[3] & b[3] for a in before for b in after)
+
     def source_with(self, section: str, host) -> str:
         """The path of the first source of ``host`` holding ``section``, or ''
         (unlike :meth:`path_for`, no other source of the host instead)."""
@@ -134,7 +176,7 @@ def metric_evidence(ctx, section: str, host, ts, text: str, *, device: str | Non
     found = ctx.printed.row_line(section, host, ts, device=device, metric=metric)
     if found is not None:
         return Evidence(path=found[0], line=found[1], text=found[2])
-    return Evidence(path=ctx.printed.path_for(section, host), line=None, text=text)
+    return Evidence(path=ctx.printed.path_at(section, host, ts), line=None, text=text)
 
 
 def limit_evidence(limit) -> Evidence:

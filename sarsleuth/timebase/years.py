@@ -160,11 +160,21 @@ def redate(sources: list, host_of, readers, collected: dict | None = None) -> li
                 notes.append(note)
         elif not reader.carries_year and (note := _years_turned(src)):
             notes.append(note)
-        elif _date_unknown(src, reader):
-            refs = _reference_spans(src, strong, host_of)
-            note = _redate_days(src, refs)
+    # then the days of sar text without a banner: the well-dated sources'
+    # days, else those of sources whose day is known and only their year
+    # guessed (a syslog's "Aug  1"), once their years are settled
+    dated: dict = {_ALL: []}
+    for o in sources:
+        span = None if _date_unknown(o, readers[o.kind]) else _span_walls(o)
+        if span is not None:
+            dated.setdefault(host_of(o), []).append(span)
+            dated[_ALL].append(span)
+    for src in sources:
+        if _date_unknown(src, readers[src.kind]):
+            refs = [r for r in _reference_spans(src, strong, host_of) if len(r) == 2]
+            note = _redate_days(src, refs or _reference_spans(src, dated, host_of))
             if note:
-                notes.append(note)
+                notes.append(note + ("" if refs else "; their own year is a guess"))
     return notes
 
 
