@@ -71,3 +71,28 @@ def test_a_hole_inside_one_recording_is_still_a_gap(tmp_path):
     path.write_text(_disk(rows))
     (gap,) = [f for f in sarsleuth.load(path).findings if f.detector == "sar-gap"]
     assert gap.metrics["gap_seconds"] == 7800
+
+
+def test_nginx_lines_an_editor_cut_still_tell_refused_upstreams(tmp_path):
+    """An error.log shown in nano and pasted: each line cut at 80 columns
+    with nano's `$`, before its `upstream: "..."`."""
+    lines = []
+    for at, what in (("17:58:56", "connect() failed (111: Connection ref$"),
+                     ("17:58:57", "connect() failed (111: Connection ref$"),
+                     ("17:58:59", "no live upstreams while connecting to$"),
+                     ("17:59:04", "no live upstreams while connecting to$")):
+        lines.append(f"2020/09/08 {at} [error] 3089#3089: *3 {what}")
+    path = tmp_path / "error.log"
+    path.write_text("\n".join(lines) + "\n")
+    (down,) = [f for f in sarsleuth.load(path).findings if f.detector == "upstream-down"]
+    assert down.title == ("upstream servers down: an upstream the lines do not name refused 2 x; 2 x no live upstreams "
+                          "over 8 s")
+    assert (down.metrics["refused"], down.refs["upstreams"], down.refs["groups"]) == (2, [], [])
+    assert "With every server of its upstream group marked failed" in down.explanation
+
+
+def test_a_cut_line_of_another_error_is_no_refused_upstream(tmp_path):
+    # near miss: a refused connect of nginx's resolver or mail proxy says so before the cut
+    path = tmp_path / "error.log"
+    path.write_text("2020/09/08 17:58:56 [error] 3087#3087: send() failed (111: Connection refused) while resol$\n")
+    assert not [f for f in sarsleuth.load(path).findings if f.detector == "upstream-down"]

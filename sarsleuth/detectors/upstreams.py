@@ -11,6 +11,8 @@ from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.knowledge.signatures import fields_of
 
 #: errno of a failed connect() -> how it reads in a title
+#: Where a line names no upstream (cut before its ``upstream: "..."``).
+_UNNAMED = ""
 _CONNECT_ERRORS = {"111": "refused", "113": "no route to host", "101": "network unreachable",
                    "112": "host down", "2": "socket file missing"}
 #: errnos that say the address could not be reached at all (ICMP, routing)
@@ -47,7 +49,7 @@ class UpstreamDown(Detector):
             for msg, count in zip(b.rows["message"].astype(str), b.rows["count"].fillna(1).astype(int)):
                 f = fields_of(self.id, msg) or {}
                 state = f.get("state")
-                where = f.get("address") or f.get("upstream") or "?"
+                where = f.get("address") or f.get("upstream") or _UNNAMED
                 if f.get("errno"):
                     per = servers.setdefault(where, {})
                     per[f["errno"]] = per.get(f["errno"], 0) + count
@@ -73,12 +75,14 @@ class UpstreamDown(Detector):
                        for e, k in sorted(per.items(), key=lambda kv: -kv[1])]
                 if addr in down:
                     how.append(f"marked DOWN {down[addr]} x")
-                parts.append(f"{addr} {', '.join(how)}" if how else f"{addr} disabled")
+                label = "an upstream the lines do not name" if addr == _UNNAMED else addr
+                parts.append(f"{label} {', '.join(how)}" if how else f"{label} disabled")
             more = f" and {len(named) - 4} more" if len(named) > 4 else ""
             title = "upstream servers down: " + (", ".join(parts) + more if parts else "")
             if groups:
                 title += ("; " if parts else "") + ", ".join(
-                    f"{c} x no live upstreams in {g}" for g, c in sorted(groups.items(), key=lambda kv: -kv[1])[:3])
+                    f"{c} x no live upstreams" + ("" if g == _UNNAMED else f" in {g}")
+                    for g, c in sorted(groups.items(), key=lambda kv: -kv[1])[:3])
             span = (b.end - b.start).total_seconds() if b.aligned else None
             if span:
                 title += f" over {span:.0f} s"
@@ -93,7 +97,7 @@ class UpstreamDown(Detector):
                          "disabled": sum(disabled.values()), "servers": len(named), "groups": len(groups)},
                 evidence=evidence_from_events(ctx.clock, b.rows, 6),
                 explanation=_explain(errors, groups, disabled) or None,
-                refs={"upstreams": sorted(named), "groups": sorted(groups),
+                refs={"upstreams": sorted(a for a in named if a), "groups": sorted(g for g in groups if g),
                       "errnos": {e: n for e, (_, n) in sorted(errors.items())}},
             ))
         return out
@@ -115,6 +119,7 @@ def _explain(errors: dict, groups: dict, disabled: dict) -> str:
     if disabled:
         parts.append("nginx marked the failing servers unavailable for fail_timeout after max_fails failures.")
     if groups:
-        parts.append(f"With every server of {', '.join(sorted(groups))} marked failed, nginx answered requests with "
+        names = ", ".join(sorted(g for g in groups if g)) or "its upstream group"
+        parts.append(f"With every server of {names} marked failed, nginx answered requests with "
                      "'no live upstreams' (502) without trying any backend.")
     return " ".join(parts)
