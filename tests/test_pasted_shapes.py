@@ -77,6 +77,19 @@ def test_log_lines_quoted_in_backticks_inside_prose(tmp_path):
     assert any("backticks around log lines (2 lines)" in w for w in src.warnings)
 
 
+def test_a_log_line_behind_a_lone_quote_mark_is_read(tmp_path):
+    """A thread whose poster quoted only the first line of the paste."""
+    path = tmp_path / "messages"
+    path.write_text("> " + LINES[1] + "\n" + "\n".join(LINES[2:]) + "\n")
+    src = parse(path, options=None)
+    assert list(src.events["kind"]) == ["oom-kill", "service-exit", "service-failed"]
+    assert list(src.events["line"]) == [1, 2, 3]
+    assert any("markdown quote marks (1 line)" in w for w in src.warnings)
+    # near miss: a quoted line of prose stays prose
+    path.write_text("> this is what I see:\n" + "\n".join(LINES[2:]) + "\n")
+    assert not any("quote marks" in w for w in parse(path).warnings)
+
+
 def test_a_bare_kernel_message_is_an_untimed_event(tmp_path):
     """net/ipv4/tcp_input.c's line pasted alone, no prefix at all."""
     path = tmp_path / "paste.txt"

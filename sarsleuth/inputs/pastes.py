@@ -72,6 +72,7 @@ class Peeling:
     """What a paste is wrapped in."""
 
     quote: bool = False
+    quoted_lines: bool = False          # a quote mark before some log lines only (the first one quoted)
     fences: bool = False
     numbered: re.Pattern | None = None
     indent: int = 0
@@ -84,15 +85,15 @@ class Peeling:
     done: dict = field(default_factory=dict)   # what was stripped -> lines
 
     def __bool__(self) -> bool:
-        return bool(self.quote or self.fences or self.numbered or self.indent or self.walls or self.truncated_at
-                    or self.wrapped_at or self.backticks or self.relative)
+        return bool(self.quote or self.quoted_lines or self.fences or self.numbered or self.indent or self.walls
+                    or self.truncated_at or self.wrapped_at or self.backticks or self.relative)
 
     @property
     def rewrites(self) -> bool:
         """Does peeling change what a reader of the lines would make of them
         (a message joined again, a time computed), whatever the sniff of
         the file as it is?"""
-        return self.walls or bool(self.wrapped_at) or self.relative
+        return self.walls or bool(self.wrapped_at) or self.relative or self.quoted_lines
 
 
 def detect(text: str) -> Peeling | None:
@@ -109,6 +110,9 @@ def detect(text: str) -> Peeling | None:
     p.quote = sum(bool(_QUOTE.match(ln)) for ln in filled) >= 0.8 * len(filled)
     if p.quote:
         filled = [_QUOTE.sub("", ln) for ln in filled]
+    else:
+        p.quoted_lines = any(_QUOTE.match(ln) and _LOG_START.match(_QUOTE.sub("", ln, count=1)) for ln in filled)
+        filled = [_unquoted(ln) for ln in filled] if p.quoted_lines else filled
     p.fences = any(_FENCE.match(ln) for ln in filled)
     body = [ln for ln in filled if not _FENCE.match(ln) and ln.strip()]
     if not body:
@@ -190,14 +194,20 @@ def peel_lines(lines, p: Peeling):
     yield from lines
 
 
+def _unquoted(line: str) -> str:
+    """A log line behind a quote mark, without it; any other line as it is."""
+    rest = _QUOTE.sub("", line, count=1)
+    return rest if rest != line and _LOG_START.match(rest) else line
+
+
 def _stripped(lines, p: Peeling):
     pending_wall = None
     in_fence = False
     for raw in lines:
         line = raw.rstrip("\r\n")
         end = raw[len(line):]
-        if p.quote:
-            stripped = _QUOTE.sub("", line, count=1)
+        if p.quote or p.quoted_lines:
+            stripped = _QUOTE.sub("", line, count=1) if p.quote else _unquoted(line)
             _count(p, "markdown quote marks", stripped != line)
             line = stripped
         if p.fences and _FENCE.match(line):
