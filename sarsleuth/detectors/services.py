@@ -209,10 +209,9 @@ class ServiceFailure(Detector):
                   **({"status": status[0]} if status else {}), **({"watchdog": unit.watchdog} if unit.watchdog else {})},
         )
 
-
     @staticmethod
     def _stopped_on_request(unit: _Unit) -> bool:
-        """Asked to stop ("Stopping ..." told before its failure) and ended
+        """Asked to stop ("Stopping ..." among its lines) and ended
         on the stop's own signal, once, with no restart: a unit whose
         program does not count SIGTERM as success (SuccessExitStatus=), not
         one that failed."""

@@ -137,12 +137,7 @@ def redate(sources: list, host_of, readers, collected: dict | None = None) -> li
     notes = []
     # the well-dated sources' spans, worked out once (a bundle may hold
     # thousands of files: per weak source it was quadratic)
-    strong: dict = {_ALL: []}
-    for o in sources:
-        span = None if _is_weak(o, readers[o.kind]) else _span_walls(o)
-        if span is not None:
-            strong.setdefault(host_of(o), []).append(span)
-            strong[_ALL].append(span)
+    strong = _spans_by_host([o for o in sources if not _is_weak(o, readers[o.kind])], host_of)
     for host, said in (collected or {}).items():
         made = wall_of_date(said)
         if made is not None:
@@ -163,12 +158,7 @@ def redate(sources: list, host_of, readers, collected: dict | None = None) -> li
     # then the days of sar text without a banner: the well-dated sources'
     # days, else those of sources whose day is known and only their year
     # guessed (a syslog's "Aug  1"), once their years are settled
-    dated: dict = {_ALL: []}
-    for o in sources:
-        span = None if _date_unknown(o, readers[o.kind]) else _span_walls(o)
-        if span is not None:
-            dated.setdefault(host_of(o), []).append(span)
-            dated[_ALL].append(span)
+    dated = _spans_by_host([o for o in sources if not _date_unknown(o, readers[o.kind])], host_of)
     for src in sources:
         if _date_unknown(src, readers[src.kind]):
             refs = [r for r in _reference_spans(src, strong, host_of) if len(r) == 2]
@@ -176,6 +166,17 @@ def redate(sources: list, host_of, readers, collected: dict | None = None) -> li
             if note:
                 notes.append(note + ("" if refs else "; their own year is a guess"))
     return notes
+
+
+def _spans_by_host(sources: list, host_of) -> dict:
+    """{host: the wall-clock spans of its ``sources``, ``_ALL``: every one}."""
+    spans: dict = {_ALL: []}
+    for o in sources:
+        span = _span_walls(o)
+        if span is not None:
+            spans.setdefault(host_of(o), []).append(span)
+            spans[_ALL].append(span)
+    return spans
 
 
 def wall_of_date(said: str | None):
