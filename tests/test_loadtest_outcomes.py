@@ -115,6 +115,21 @@ def test_a_run_that_failed_whole_is_an_incident_of_its_own(tmp_path):
     assert small.severity == "low" and one.incidents == []
 
 
+def test_wrk_s_timeouts_left_out_of_its_latency_are_said_however_few(tmp_path):
+    """wrk 4.x records no latency for a request it timed out (src/wrk.c):
+    53 timeouts in 100,000 requests (0.05 %) and a max of 26.54 ms."""
+    text = WRK_FEW_TIMEOUTS.replace("1.99s", "26.54ms").replace("48612 requests", "100000 requests").replace(
+        "timeout 60", "timeout 53")
+    case = _load(tmp_path, "few", text)
+    (said,) = [f for f in case.findings if f.detector == "loadtest-errors"]
+    assert said.title == ("wrk c=50: 53 socket errors, the 53 timed out are left out of its latency figures "
+                          "(its max 26.54 ms is not the slowest)")
+    assert (said.severity, said.metrics["timeouts_not_in_latency"]) == ("low", 53.0) and case.incidents == []
+    # near miss: read errors alone, as few, say nothing of the latency figures
+    quiet = _load(tmp_path, "reads", text.replace("read 0, write 0, timeout 53", "read 53, write 0, timeout 0"))
+    assert not [f for f in quiet.findings if f.detector == "loadtest-errors"]
+
+
 def test_a_real_overloaded_wrk2_run_is_an_incident_with_its_mean_said_as_such(corpus):
     case = sarsleuth.load(corpus / "loadtest" / "wrk2-overload-timeouts-seconds-latency.txt")
     (behind,) = [f for f in case.findings if f.detector == "loadtest-behind-rate"]

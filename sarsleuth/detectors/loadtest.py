@@ -96,7 +96,12 @@ class LoadtestErrors(Detector):
             conn_share = min(1.0, (sock + httperf_errors) / total) if total else None
             if not aborted and bad_requests + sock + httperf_errors == 0:
                 continue
-            if not aborted and total and max(share or 0, conn_share or 0) < self.params["min_error_fraction"]:
+            # wrk records no latency for a request it timed out (src/wrk.c): its latency
+            # figures leave them out, so even a few timeouts change what they say
+            unseen = float((r.get("socket_errors") or {}).get("timeout") or 0) if str(r.get("tool", "")).startswith(
+                "wrk") else 0.0
+            if not aborted and total and max(share or 0, conn_share or 0) < self.params["min_error_fraction"] \
+                    and not unseen:
                 continue
             frac = share if bad_requests else None
             # ab counts a request once in every failure kind it hits: its
@@ -122,6 +127,10 @@ class LoadtestErrors(Detector):
                 after = (f" after {done:.0f} of {asked:.0f} requests" if done is not None and asked and asked != done
                          else f" after {done:.0f} requests" if done is not None else "")
                 parts.append(f"aborted{after}: " + str(r.get("abort_error") or "run did not finish"))
+            if unseen:
+                slowest = _num(r, "latency_max_s")
+                parts.append(f"the {unseen:.0f} timed out are left out of its latency figures"
+                             + (f" (its max {slowest * 1000:.2f} ms is not the slowest)" if slowest else ""))
             detail = ", ".join(f"{k.split('_', 1)[1]} {v:.0f}" for k, v in breakdown.items())
             worst = max(frac or 0, conn_share or 0)
             # a run that gave up, or in which no request was answered, failed whole
@@ -139,7 +148,7 @@ class LoadtestErrors(Detector):
                 severity=sev, start=start, end=end, aligned=_aligned(r),
                 metrics={"failed_requests": failed, "non_2xx": non2xx, "socket_errors": sock,
                          "errors_total": httperf_errors, "error_fraction": frac, "failed_share": failed_share,
-                         "aborted": aborted,
+                         "aborted": aborted, "timeouts_not_in_latency": unseen,
                          "failures_counted_twice": counted_twice, **breakdown},
                 evidence=_evidence(r, ", ".join(parts) + (f" [{detail}]" if detail else ""),
                                    "failed_requests", "non_2xx", "socket_errors", "errors_total", "abort_error"),
