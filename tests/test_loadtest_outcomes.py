@@ -56,6 +56,10 @@ def test_a_constant_rate_run_that_fell_behind_measured_a_queue(tmp_path):
     cut = _load(tmp_path, "cut", _wrk2(20000, "6.42s", "11.90s", "12.51s", "3.80k", totals=False))
     (short,) = [f for f in cut.findings if f.detector == "loadtest-behind-rate"]
     assert short.metrics["reached_rate_per_sec"] == 15200.0 and short.evidence[0].line == 10
+    assert [w.split(": ", 1)[1] for w in cut.warnings if "cut short" in w] == [
+        "wrk2 report cut short after this line, before its totals ('N requests in ...', Requests/sec): read as far "
+        "as it goes"]
+    assert not [w for w in case.warnings if "cut short" in w]        # near miss: the whole report
 
 
 def test_runs_that_held_their_rate_or_answered_fast_are_not_behind(tmp_path):

@@ -65,6 +65,10 @@ def build_report(statements: list[Statement], kind: str) -> dict | None:
             # the grammar accepted the line but a value is out of range
             report["_bad"].append((statement.line, f"{statement.kind.replace('_', ' ')}: {err}"))
     _finish(report, kinds, kind)
+    if not report["complete"] and not report["aborted"] and not report["fragment"]:
+        # a paste that stops before "N requests in ...": what it holds is read, the rest is not invented
+        report["_bad"].append((statements[-1].line, f"{report['tool']} report cut short after this line, before its "
+                                                   "totals ('N requests in ...', Requests/sec): read as far as it goes"))
     return report
 
 
