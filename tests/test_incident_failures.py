@@ -450,7 +450,9 @@ def test_a_daemon_hanging_again_hours_apart_is_one_watchdog_incident(tmp_path):
     lines += _hung("11:37:38", 2) + _hung("20:50:08", 3)
     case, top = _top(tmp_path, "syslog", lines)
     assert len(case.incidents) == 1 and top.severity == "high"
-    assert top.title.startswith("Service failure on web1: snapd.service failed 1 x (no watchdog keep-alive for 5min, ")
+    # the incident tells the recurrence as one; each finding says which of its failures it holds
+    assert top.story["headline"].endswith("snapd.service failed 2 times from 11:37:38 to 20:50:08 (no watchdog "
+                                          "keep-alive for 5min, result 'watchdog', status=6/ABRT).")
     assert [f.title for f in top.findings if f.metrics["failures"]][0] == (
         "snapd.service failed 1 x (no watchdog keep-alive for 5min, result 'watchdog', status=6/ABRT), 1 restart(s) "
         "(restart counter at 2); failure 1 of 2 from 11:37:38 to 20:50:08")

@@ -215,6 +215,10 @@ def test_a_link_that_flaps_all_night_is_one_incident(tmp_path):
                               "the link flaps")
     first, other = case.incidents
     assert len(first.findings) == 4 and str(first.start) == "2025-03-04 22:41:07" and str(first.end) == "2025-03-05 03:30:55"
+    # told as one flapping link, its times over two days with their dates
+    assert first.title == ("Network failure: link down on eno2 4 times from 2025-03-04 22:41:07 to 2025-03-05 "
+                           "03:30:55: the link flaps")
+    assert [r["clock"] for r in first.story["timeline"]][:2] == ["2025-03-04 22:41:07", "2025-03-04 23:58:40"]
     # near miss: another interface down once is its own, medium, incident
     assert other.severity == "medium" and other.findings[0].title == "1 link-down event(s) on eno1"
 

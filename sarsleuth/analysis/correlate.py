@@ -435,11 +435,11 @@ def fleet_incident_id(kinds, start, hosts) -> str:
     return "fleet-" + hashlib.sha1(f"{' + '.join(kinds)}|{start}|{','.join(hosts)}".encode()).hexdigest()[:10]
 
 
-def _title(category, cause, hosts) -> str:
+def _title(category, told: str, hosts) -> str:
     """The category once, then what is specific: the numbers, the host."""
     head = category_title(category)
     where = f" on {', '.join(hosts)}" if hosts else ""
-    what = prose(after_category(category, cause.title, commands=False))
+    what = prose(after_category(category, told, commands=False))
     what = shortened(what, 110)
     return f"{head}{where}: {what}" if what else f"{head}{where}"
 

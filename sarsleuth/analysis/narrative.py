@@ -268,9 +268,10 @@ def timeline(inc: Incident) -> list[dict]:
             rows.append({"role": f.role, **base, "time": None, "clock": "untimed", "what": prose(f.title),
                          "_key": None})
     timed = sorted((r for r in rows if r["_key"] is not None), key=lambda r: r["_key"])
-    for r in rows:
-        r.pop("_key")
-    return timed + [r for r in rows if r["time"] is None]
+    if timed and not _same_day(on_clock(timed[0]["_key"], inc.zone), on_clock(timed[-1]["_key"], inc.zone)):
+        for r in timed:          # (over more than one day, a time of day alone says no day)
+            r["clock"] = when(r["_key"], True, inc.zone)
+    return [{k: v for k, v in r.items() if k != "_key"} for r in timed + [r for r in rows if r["time"] is None]]
 
 
 def _headline(inc: Incident, cause: Finding, effects: list[Finding], clock: Clock) -> str:
@@ -297,7 +298,7 @@ def _headline(inc: Incident, cause: Finding, effects: list[Finding], clock: Cloc
             seen.add(f.detector)
         if len(picked) == 2:
             break
-    what = prose(after_category(inc.category, headline_of(inc.findings, cause).title))
+    what = prose(after_category(inc.category, headline_of(inc.findings, cause)))
     names = responsible_names(inc, cause)
     if names and what and not any(n in what for n in names):
         what += f", by {' and '.join(names)}"

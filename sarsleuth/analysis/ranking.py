@@ -93,9 +93,16 @@ def _reason(component: str, first: Incident, second: Incident) -> str:
     return f"its {component} is higher"
 
 
-def headline_of(findings: list, cause: Finding) -> Finding:
-    """The finding an incident's title and headline tell: its cause, or,
+def headline_of(findings: list, cause: Finding) -> str:
+    """What an incident's title and headline tell: its cause's title, or,
     when the cause recurs (episodes cut by gaps or restarts in the
-    records, each a cause), its worst episode, the first of them."""
-    return max((f for f in findings if f.role == "cause" and f.detector == cause.detector),
-               key=lambda f: SEVERITY_RANK[f.severity], default=cause)
+    records, each a cause), its worst episode's, the first of them; a
+    recurrence its detector tells as one (``refs.recurring``: a link that
+    flaps, a unit that keeps failing) is told so when the incident holds
+    more than one of its times."""
+    own = [f for f in findings if f.role == "cause" and f.detector == cause.detector] or [cause]
+    worst = max(own, key=lambda f: SEVERITY_RANK[f.severity])
+    told = (worst.refs or {}).get("recurring")
+    if told and sum(1 for f in own if (f.refs or {}).get("recurring") == told) > 1:
+        return told
+    return worst.title

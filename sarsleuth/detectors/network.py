@@ -206,5 +206,7 @@ class NicLinkDown(Detector):
                 seen += n
                 f.title = (f"link down on {', '.join(ifaces[:4])}, {which} of {total} times from {first} to {last}: "
                            "the link flaps")
+                f.refs["recurring"] = (f"link down on {', '.join(ifaces[:4])} {total} times from {first} to {last}: "
+                                       "the link flaps")
                 f.severity = "high"
                 f.metrics["link_down_recurring"] = total

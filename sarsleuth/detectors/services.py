@@ -205,7 +205,7 @@ class ServiceFailure(Detector):
             explanation=" ".join(filter(None, [kb["explanation"], kb["explanation_watchdog"] if unit.watchdog else "",
                                                kb["explanation_gave_up"] if stayed_down else
                                                kb["explanation_restarted"] if unit.restarts else ""])),
-            refs={"unit": name, "units": [name], "results": sorted(unit.results), "resource": [name],
+            refs={"unit": name, "units": [name], "results": sorted(unit.results), "resource": [name], "how": ", ".join(how),
                   **({"status": status[0]} if status else {}), **({"watchdog": unit.watchdog} if unit.watchdog else {})},
         )
 
@@ -244,6 +244,9 @@ def _recurring(findings: list) -> None:
             which = f"failure {seen + 1}" if n == 1 else f"failures {seen + 1} to {seen + n}"
             seen += n
             f.title += f"; {which} of {total} from {first.strftime(said)} to {last.strftime(said)}"
+            f.refs["recurring"] = (f"{f.refs['unit']} failed {total} times from {first.strftime(said)} to "
+                                   f"{last.strftime(said)}" + (f" ({times[0].refs['how']})" if times[0].refs.get("how")
+                                                               else ""))
             f.metrics["failures_recurring"] = total
             if f.severity == "medium":
                 f.severity = "high"
