@@ -546,3 +546,13 @@ def test_an_ata_protocol_violation_is_an_interface_error(tmp_path):
                                                     "ata3.00: error: { ABRT }"))
     (low,) = [f for f in sarsleuth.load(refused).findings if f.detector == "disk-error"]
     assert low.severity == "low" and "HSM" not in low.title
+
+
+def test_an_incident_of_one_finding_says_so_in_its_why(tmp_path):
+    """Open vSwitch's over-MTU drops alone (no chain has them): the why
+    names no "others" that do not exist."""
+    lines = [f"Mar  3 10:00:0{i} cmp1 kernel: [ 810{i}.000001] tap0e778df8-ca: dropped over-mtu packet: 8950 > 1450"
+             for i in range(1, 6)]
+    (tmp_path / "kern.log").write_text("\n".join(lines) + "\n")
+    (inc,) = sarsleuth.load(tmp_path / "kern.log").incidents
+    assert inc.story["why"] == "It is the incident's only finding [kern.log:1]: nothing else in the case's files is tied to it."

@@ -142,3 +142,4 @@ def test_a_real_overloaded_wrk2_run_is_an_incident_with_its_mean_said_as_such(co
     assert "5,102/s reached of 100.0k/s asked (95 % short), mean latency 17.91 s, max 28.93 s" in behind.title
     (inc,) = case.incidents
     assert inc.findings[0] is behind and [f.detector for f in inc.findings[1:]] == ["loadtest-errors"]
+

@@ -315,8 +315,7 @@ def _across_zones(inc: Incident, clock: Clock) -> str:
 
 
 def _symptom_only(cause: Finding, chain: dict | None) -> bool:
-    """An incident headed by a symptom (a load test that failed) because
-    nothing in the files can have caused it."""
+    """An incident headed by a symptom (a failed load test): nothing in the files can have caused it."""
     return chain is None and kb_entry(cause.detector).get("cause", True) is False
 
 
@@ -328,7 +327,8 @@ def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: li
                 + ".")
     if chain is None:
         return (f"It is the most severe finding{_cited(cause)}; no known cause-and-effect chain links it "
-                "to the others, so they are told as context.")
+                "to the others, so they are told as context." if effects or context else
+                f"It is the incident's only finding{_cited(cause)}: nothing else in the case's files is tied to it.")
     order = chain["order"]
     named = []
     for f in [cause] + effects:
