@@ -575,7 +575,8 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "loadtest-errors", "loadtest-tail-latency", "loadtest-link-saturation", "loadtest-stall",
                  "loadtest-behind-rate", "loadtest-serialized", "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
-                 "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution"]
+                 "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution", "nic-tx-timeout",
+                 "neighbour-table-overflow", "cpu-thermal-throttle"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -775,6 +776,22 @@ LOG_POSITIVES = {
                             lambda f: f.title == "4 x database connection refused over 3 s (3 x too many clients, "
                                                  "1 x only reserved slots left)"
                             and f.metrics["too_many_clients"] == 3 and f.category == "connection-limit"),
+    # net/sched/sch_generic.c, 6.8+ behind the r8125 driver's prefix (a real card hanging every few hours)
+    "nic-tx-timeout": (["r8125 0000:22:04.0 eth4: NETDEV WATCHDOG: CPU: 3: transmit queue 0 timed out 5010 ms",
+                        "r8125 0000:22:01.0 eth1: NETDEV WATCHDOG: CPU: 0: transmit queue 0 timed out 5010 ms",
+                        "NETDEV WATCHDOG: eth4 (r8125): transmit queue 0 timed out"],
+                       lambda f: f.title == "3 x NIC transmit timeout (card reset) over 2 s (eth4: 2, eth1: 1)"
+                       and f.category == "network-failure" and f.severity == "high"),
+    # net/core/neighbour.c on a Kubernetes node past gc_thresh3
+    "neighbour-table-overflow": (["neighbour: arp_cache: neighbor table overflow!"] * 4,
+                                 lambda f: f.title.startswith("4 x neighbour table overflow (packets to new neighbours "
+                                                              "dropped) over 3 s (arp_cache: 4)")
+                                 and f.category == "network-failure"),
+    # arch/x86/kernel/cpu/mce/therm_throt.c, both wordings
+    "cpu-thermal-throttle": (["CPU5: Core temperature above threshold, cpu clock throttled (total events = 2081)",
+                              "CPU0: Package temperature is above threshold, cpu clock is throttled (total events = 2263)"],
+                             lambda f: f.title == "2 x CPU thermal throttling (clock slowed) over 1 s (Core: 1, Package: 1)"
+                             and f.category == "hardware-error" and f.severity == "medium"),
 }
 
 
@@ -840,6 +857,9 @@ LOG_NEAR_MISSES = {
     "db-backend-crash": "WARNING:  terminating connection because of crash of another server process",
     "fpm-pool-limit": "NOTICE: [pool www] child 4410 started",
     "db-connection-limit": "LOG:  database system is ready to accept connections",
+    "nic-tx-timeout": "e1000e 0000:00:19.0 eth0: Reset adapter unexpectedly",
+    "neighbour-table-overflow": "IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready",
+    "cpu-thermal-throttle": "CPU2: Core temperature/speed normal",
 }
 
 
@@ -1172,3 +1192,22 @@ def test_tcp_timewait_of_a_steady_flow_is_no_cap():
     rng = np.random.default_rng(7)
     tw = [40] * 30 + list(rng.integers(3700, 4100, 60)) + [40] * 10
     assert run("tcp-timewait", ctx(metrics("h", "net-sock", "2026-11-24 18:10:00", 1, {"tcp-tw": tw}))) == []
+
+
+def test_the_mce_record_of_a_thermal_interrupt_is_no_hardware_error():
+    """therm_throt.c's interrupt logs an MCE record on some CPUs: "Machine
+    check events logged" right after a throttling (or its end) line is the
+    thermal event (mcelog decodes it so), not a memory error."""
+    lines = ["CPU3: Core temperature above threshold, cpu clock throttled (total events = 57536)",
+             "mce: [Hardware Error]: Machine check events logged",
+             "CPU3: Core temperature/speed normal",
+             "mce: [Hardware Error]: Machine check events logged"]
+    e = events_frame([classified(m, ts="2024-03-01 10:00:01", line=i + 1) for i, m in enumerate(lines)])
+    assert run("machine-check", ctx(events=e)) == []
+    (hot,) = run("cpu-thermal-throttle", ctx(events=e))
+    assert hot.title == "1 x CPU thermal throttling (clock slowed) (Core: 1)"
+    # near miss: the same record an hour away from any throttling is one
+    alone = events_frame([classified(lines[0], ts="2024-03-01 10:00:01", line=1),
+                          classified(lines[1], ts="2024-03-01 11:00:01", line=2)])
+    (mce,) = run("machine-check", ctx(events=alone))
+    assert mce.metrics["mce_records"] == 1

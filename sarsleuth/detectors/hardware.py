@@ -12,6 +12,7 @@ from sarsleuth.detectors.event_bursts import bursts, lines_of
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events
+from sarsleuth.detectors.thermal import thermal_moments, thermal_record
 from sarsleuth.knowledge.signatures import fields_of
 
 
@@ -50,18 +51,22 @@ class MachineCheck(Detector):
 
     id = "machine-check"
     summary = "machine checks and memory errors (MCE, EDAC CE/UE, APEI): the DIMM named, corrected or not"
-    inputs = ("events:machine-check", "events:edac-error")
+    inputs = ("events:machine-check", "events:edac-error", "events:cpu-thermal-throttle", "events:cpu-thermal-normal")
     category = "hardware-error"
     defaults = {"burst_gap_seconds": 3600.0, "many_corrected": 10}
 
     def run(self, ctx: Context):
         out = []
+        thermal = thermal_moments(ctx.events_of("cpu-thermal-throttle", "cpu-thermal-normal"))
         for b in bursts(ctx.events_of("machine-check", "edac-error"), self.params["burst_gap_seconds"]):
+            rows = [row for row in b.rows.itertuples(index=False) if not thermal_record(row, thermal)]
+            if not rows:
+                continue        # the MCE records a thermal interrupt logs: cpu-thermal-throttle tells them
             dimms: dict = {}          # DIMM label -> errors
             where: dict = {}          # DIMM label -> "MC0 channel:1 slot:0"
             corrected = uncorrected = mce = 0
             fatal, storm, cpus = False, False, set()
-            for row in b.rows.itertuples(index=False):
+            for row in rows:
                 if row.kind == "edac-error":
                     f = fields_of("edac-error", str(row.message)) or {}
                     n = int(f.get("count") or 1) * lines_of(row)
