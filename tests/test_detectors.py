@@ -576,7 +576,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "loadtest-behind-rate", "loadtest-serialized", "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution", "nic-tx-timeout",
-                 "neighbour-table-overflow", "cpu-thermal-throttle"]
+                 "neighbour-table-overflow", "cpu-thermal-throttle", "upstream-backlog-full", "upstream-header-too-big"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -787,6 +787,20 @@ LOG_POSITIVES = {
                                  lambda f: f.title.startswith("4 x neighbour table overflow (packets to new neighbours "
                                                               "dropped) over 3 s (arp_cache: 4)")
                                  and f.category == "network-failure"),
+    # a uWSGI pool with every worker busy: its unix socket's listen queue full (EAGAIN)
+    "upstream-backlog-full": (['connect() to unix:///var/sockets/api.sock failed (11: Resource temporarily unavailable) '
+                               'while connecting to upstream, client: 10.10.6.22, server: api, request: "GET / HTTP/1.1", '
+                               'upstream: "uwsgi://unix:///var/sockets/api.sock:", host: "api"'] * 3,
+                              lambda f: f.title == "3 x backend socket's listen queue full (EAGAIN) over 2 s "
+                                                   "(unix:///var/sockets/api.sock: 3)"
+                              and f.category == "connection-limit"),
+    # headers too big for uwsgi_buffer_size: a 502 of nginx's own, no backend crashed
+    "upstream-header-too-big": (['upstream sent too big header while reading response header from upstream, client: '
+                                 '10.1.2.3, server: web, request: "POST /issues/new HTTP/1.1", upstream: '
+                                 '"uwsgi://unix:///tmp/uwsgi.sock:", host: "web"'] * 2,
+                                lambda f: f.title == "2 x upstream sent too big header (502) over 1 s "
+                                                     "(uwsgi://unix:///tmp/uwsgi.sock: 2)"
+                                and f.category == "upstream-failure"),
     # arch/x86/kernel/cpu/mce/therm_throt.c, both wordings
     "cpu-thermal-throttle": (["CPU5: Core temperature above threshold, cpu clock throttled (total events = 2081)",
                               "CPU0: Package temperature is above threshold, cpu clock is throttled (total events = 2263)"],
@@ -860,6 +874,11 @@ LOG_NEAR_MISSES = {
     "nic-tx-timeout": "e1000e 0000:00:19.0 eth0: Reset adapter unexpectedly",
     "neighbour-table-overflow": "IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready",
     "cpu-thermal-throttle": "CPU2: Core temperature/speed normal",
+    # a socket file that is gone: the backend is down, not busy
+    "upstream-backlog-full": ('connect() to unix:/run/php/php8.2-fpm.sock failed (2: No such file or directory) while '
+                              'connecting to upstream, client: 10.1.2.3, server: www, request: "GET / HTTP/1.1"'),
+    "upstream-header-too-big": ('upstream sent invalid header while reading response header from upstream, client: '
+                                '10.1.2.3, server: web, request: "GET / HTTP/1.1"'),
 }
 
 
