@@ -576,7 +576,8 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "loadtest-behind-rate", "loadtest-serialized", "nic-link-down", "nginx-shm-exhausted", "port-exhaustion", "upstream-down", "custom-signature",
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution", "nic-tx-timeout",
-                 "neighbour-table-overflow", "cpu-thermal-throttle", "upstream-backlog-full", "upstream-header-too-big"]
+                 "neighbour-table-overflow", "cpu-thermal-throttle", "upstream-backlog-full", "upstream-header-too-big",
+                 "oom-panic"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -801,6 +802,10 @@ LOG_POSITIVES = {
                                 lambda f: f.title == "2 x upstream sent too big header (502) over 1 s "
                                                      "(uwsgi://unix:///tmp/uwsgi.sock: 2)"
                                 and f.category == "upstream-failure"),
+    # mm/oom_kill.c with every task exempt (oom_score_adj -1000): the kernel panics instead of killing
+    "oom-panic": (["Kernel panic - not syncing: Out of memory and no killable processes..."],
+                  lambda f: f.title == "1 x kernel panic: out of memory (Out of memory and no killable processes)"
+                  and f.category == "memory-exhaustion" and f.severity == "critical"),
     # arch/x86/kernel/cpu/mce/therm_throt.c, both wordings
     "cpu-thermal-throttle": (["CPU5: Core temperature above threshold, cpu clock throttled (total events = 2081)",
                               "CPU0: Package temperature is above threshold, cpu clock is throttled (total events = 2263)"],
@@ -874,6 +879,7 @@ LOG_NEAR_MISSES = {
     "nic-tx-timeout": "e1000e 0000:00:19.0 eth0: Reset adapter unexpectedly",
     "neighbour-table-overflow": "IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready",
     "cpu-thermal-throttle": "CPU2: Core temperature/speed normal",
+    "oom-panic": "Kernel panic - not syncing: softlockup: hung tasks",
     # a socket file that is gone: the backend is down, not busy
     "upstream-backlog-full": ('connect() to unix:/run/php/php8.2-fpm.sock failed (2: No such file or directory) while '
                               'connecting to upstream, client: 10.1.2.3, server: www, request: "GET / HTTP/1.1"'),
