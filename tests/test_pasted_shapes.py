@@ -102,6 +102,50 @@ def test_a_bare_kernel_message_is_an_untimed_event(tmp_path):
     assert "time not on the shared clock" in case.incidents[0].summary
 
 
+KBUF = ("<6>[    0.000000] Linux version 6.1.0-13-amd64 (debian-kernel@lists.debian.org)\n"
+        "<4>[ 1800.000010] lact invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, "
+        "oom_score_adj=0\n"
+        "<3>[ 1800.000133] Out of memory: Killed process 4410 (lact) total-vm:9127840kB, anon-rss:7841220kB, "
+        "file-rss:1024kB, shmem-rss:2048kB, UID:0 pgtables:15460kB oom_score_adj:0\n")
+
+
+def test_dmesg_raw_with_its_priorities_is_read(tmp_path):
+    """util-linux dmesg --raw (-r) prints each line behind its priority."""
+    exe = shutil.which("dmesg")
+    if exe is None:
+        pytest.skip("dmesg (util-linux) is not installed")
+    buffer = tmp_path / "kbuf"
+    buffer.write_text(KBUF)
+    raw = subprocess.run([exe, "--file", str(buffer), "--raw", "--nopager"], capture_output=True, text=True,
+                         env={**os.environ, "LC_ALL": "C"}, check=True).stdout
+    assert raw.splitlines()[2].startswith("<3>[ 1800.000133] Out of memory")
+    path = tmp_path / "dmesg-r.txt"
+    path.write_text(raw)
+    src = parse(path)
+    assert list(src.events["kind"]) == ["kernel-boot", "oom-invoked", "oom-kill"]
+    assert list(src.events["uptime"])[2] == 1800.000133
+    assert any("kernel priority prefixes (dmesg -r) (3 lines)" in w for w in src.warnings)
+
+
+def test_dmesg_relative_times_with_decimal_commas_and_lines_before_the_first_header(tmp_path):
+    """A paste of dmesg -H under a locale that wrote decimal commas, begun
+    inside a minute: its first lines have no header to count from."""
+    path = tmp_path / "dmesg-H.txt"
+    path.write_text("[ +18,993611] lact invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), "
+                    "order=0, oom_score_adj=0\n"
+                    "[Apr19 18:52] Out of memory: Killed process 4410 (lact) total-vm:9127840kB, anon-rss:7841220kB, "
+                    "file-rss:1024kB, shmem-rss:2048kB, UID:0 pgtables:15460kB oom_score_adj:0\n"
+                    "[  +0,000508] Out of memory: Killed process 4411 (lact) total-vm:9127840kB, anon-rss:7841220kB, "
+                    "file-rss:1024kB, shmem-rss:2048kB, UID:0 pgtables:15460kB oom_score_adj:0\n")
+    src = parse(path, options=None)
+    kills = src.events[src.events["kind"] == "oom-kill"]
+    assert [t.strftime("%m-%d %H:%M:%S.%f") for t in kills["timestamp"]] == ["04-19 18:52:00.000000",
+                                                                            "04-19 18:52:00.000508"]
+    (invoked,) = src.events.loc[src.events["kind"] == "oom-invoked", "timestamp"]
+    assert pd.isna(invoked)
+    assert any("before the first minute's header (read without a time) (1 line)" in w for w in src.warnings)
+
+
 def test_dmesg_human_relative_times_as_util_linux_prints_them(tmp_path):
     """util-linux dmesg --reltime (what -H shows) of a kernel buffer: a
     header each minute, gaps after; each line read to its minute, the

@@ -64,7 +64,9 @@ _BACKTICKED = re.compile(r"`([^`]+)`")
 #: dmesg -H (util-linux print_record, DMESG_TIMEFTM_RELTIME): "[%b%e %H:%M] "
 #: when the minute changes, else "[  %+8.06f] " (or "[ %+9.06f] ") since the line before
 _RELATIVE_HEAD = re.compile(r"^\[(?P<mon>[^\W\d_]{3,12}) ?(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)\] ?(?P<msg>.*)$")
-_RELATIVE_GAP = re.compile(r"^\[ *(?P<gap>[+-]\d+\.\d{6})\] ?(?P<msg>.*)$")
+_RELATIVE_GAP = re.compile(r"^\[ *(?P<gap>[+-]\d+[.,]\d{6})\] ?(?P<msg>.*)$")     # (a locale's decimal comma too)
+#: dmesg -r and /dev/kmsg: each line behind its syslog priority, ``<3>[   12.078408] ...``
+_PRIORITY = re.compile(r"^<\d{1,3}>(?=\[)")
 
 
 @dataclass
@@ -73,6 +75,7 @@ class Peeling:
 
     quote: bool = False
     quoted_lines: bool = False          # a quote mark before some log lines only (the first one quoted)
+    priorities: bool = False            # dmesg -r's <N> before each line
     fences: bool = False
     numbered: re.Pattern | None = None
     indent: int = 0
@@ -85,8 +88,8 @@ class Peeling:
     done: dict = field(default_factory=dict)   # what was stripped -> lines
 
     def __bool__(self) -> bool:
-        return bool(self.quote or self.quoted_lines or self.fences or self.numbered or self.indent or self.walls
-                    or self.truncated_at or self.wrapped_at or self.backticks or self.relative)
+        return bool(self.quote or self.quoted_lines or self.priorities or self.fences or self.numbered or self.indent
+                    or self.walls or self.truncated_at or self.wrapped_at or self.backticks or self.relative)
 
     @property
     def rewrites(self) -> bool:
@@ -113,6 +116,9 @@ def detect(text: str) -> Peeling | None:
     else:
         p.quoted_lines = any(_QUOTE.match(ln) and _LOG_START.match(_QUOTE.sub("", ln, count=1)) for ln in filled)
         filled = [_unquoted(ln) for ln in filled] if p.quoted_lines else filled
+    p.priorities = sum(bool(_PRIORITY.match(ln)) for ln in filled) >= 0.8 * len(filled)
+    if p.priorities:
+        filled = [_PRIORITY.sub("", ln) for ln in filled]
     p.fences = any(_FENCE.match(ln) for ln in filled)
     body = [ln for ln in filled if not _FENCE.match(ln) and ln.strip()]
     if not body:
@@ -210,6 +216,10 @@ def _stripped(lines, p: Peeling):
             stripped = _QUOTE.sub("", line, count=1) if p.quote else _unquoted(line)
             _count(p, "markdown quote marks", stripped != line)
             line = stripped
+        if p.priorities:
+            stripped = _PRIORITY.sub("", line, count=1)
+            _count(p, "kernel priority prefixes (dmesg -r)", stripped != line)
+            line = stripped
         if p.fences and _FENCE.match(line):
             _count(p, "code fences", True)
             in_fence = not in_fence
@@ -273,8 +283,13 @@ def _timed(lines, p: Peeling):
             base, gaps = (head["mon"], int(head["day"]), int(head["H"]), int(head["M"])), 0.0
             msg = head["msg"]
         elif gap is not None and base is not None:
-            gaps += float(gap["gap"])
+            gaps += float(gap["gap"].replace(",", "."))
             msg = gap["msg"]
+        elif gap is not None:
+            # before the first minute's header: nothing to count its gap from, a message without a time
+            _count(p, "dmesg -H relative times before the first minute's header (read without a time)", True)
+            yield gap["msg"] + (end or "")
+            continue
         else:
             yield line
             continue
