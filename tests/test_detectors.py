@@ -577,7 +577,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution", "nic-tx-timeout",
                  "neighbour-table-overflow", "cpu-thermal-throttle", "upstream-backlog-full", "upstream-header-too-big",
-                 "oom-panic"]
+                 "oom-panic", "smart-bad-sectors"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -806,6 +806,11 @@ LOG_POSITIVES = {
     "oom-panic": (["Kernel panic - not syncing: Out of memory and no killable processes..."],
                   lambda f: f.title == "1 x kernel panic: out of memory (Out of memory and no killable processes)"
                   and f.category == "memory-exhaustion" and f.severity == "critical"),
+    # smartd repeating its report every 30 minutes: one burst, the drive named
+    "smart-bad-sectors": (["Device: /dev/sdc [SAT], 8 Currently unreadable (pending) sectors",
+                           "Device: /dev/sdc [SAT], 8 Offline uncorrectable sectors"],
+                          lambda f: f.title == "2 x SMART report(s) of unreadable sectors over 1 s (/dev/sdc: 2)"
+                          and f.category == "hardware-error" and f.severity == "high"),
     # arch/x86/kernel/cpu/mce/therm_throt.c, both wordings
     "cpu-thermal-throttle": (["CPU5: Core temperature above threshold, cpu clock throttled (total events = 2081)",
                               "CPU0: Package temperature is above threshold, cpu clock is throttled (total events = 2263)"],
@@ -880,6 +885,7 @@ LOG_NEAR_MISSES = {
     "neighbour-table-overflow": "IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready",
     "cpu-thermal-throttle": "CPU2: Core temperature/speed normal",
     "oom-panic": "Kernel panic - not syncing: softlockup: hung tasks",
+    "smart-bad-sectors": "Device: /dev/sda [SAT], SMART Usage Attribute: 194 Temperature_Celsius changed from 64 to 62",
     # a socket file that is gone: the backend is down, not busy
     "upstream-backlog-full": ('connect() to unix:/run/php/php8.2-fpm.sock failed (2: No such file or directory) while '
                               'connecting to upstream, client: 10.1.2.3, server: www, request: "GET / HTTP/1.1"'),
@@ -1236,3 +1242,14 @@ def test_the_mce_record_of_a_thermal_interrupt_is_no_hardware_error():
                           classified(lines[1], ts="2024-03-01 11:00:01", line=2)])
     (mce,) = run("machine-check", ctx(events=alone))
     assert mce.metrics["mce_records"] == 1
+
+
+def test_smartd_s_report_every_half_hour_is_one_finding_a_day():
+    """smartd checks every 30 minutes and says it again while the count
+    stays: a day of it is one burst (its declared gap), not 48."""
+    line = "Device: /dev/sda [SAT], 1 Currently unreadable (pending) sectors"
+    e = events_frame([classified(line, ts=f"2024-12-07 {h:02d}:{m:02d}:42", line=i + 1)
+                      for i, (h, m) in enumerate((h, m) for h in range(19, 23) for m in (2, 32))])
+    (f,) = run("smart-bad-sectors", ctx(events=e))
+    assert f.title == "8 x SMART report(s) of unreadable sectors over 12600 s (/dev/sda: 8)"
+

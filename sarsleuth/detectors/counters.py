@@ -136,5 +136,7 @@ def declared() -> dict[str, type[Detector]]:
         name = "".join(part.capitalize() for part in det_id.split("-"))
         out[det_id] = type(name, (LineCounter,), {
             "__module__": __name__, "__doc__": spec["summary"], "id": det_id, "summary": spec["summary"],
-            "inputs": tuple(spec["inputs"]), "category": spec["category"], "declared": spec})
+            "inputs": tuple(spec["inputs"]), "category": spec["category"], "declared": spec,
+            # a message repeated on a schedule (smartd every 30 minutes) is one burst over a longer gap
+            "defaults": {"burst_gap_seconds": float(spec.get("burst_gap_seconds", 600.0))}})
     return out
