@@ -90,6 +90,25 @@ def test_a_log_line_behind_a_lone_quote_mark_is_read(tmp_path):
     assert not any("quote marks" in w for w in parse(path).warnings)
 
 
+def test_docker_logs_t_keeps_the_program_s_own_lines(tmp_path):
+    """`docker logs -t` of an nginx container: docker's RFC 3339 stamp
+    before each of nginx's own lines (nanoseconds, Z)."""
+    path = tmp_path / "docker.log"
+    path.write_text("".join(
+        f"2017-05-10T06:50:0{i}.434167704Z 2017/05/10 06:50:0{i} [alert] 1#1: worker process {40 + i} exited on "
+        "signal 11 (core dumped)\n" for i in range(3)))
+    src = parse(path)
+    assert src.kind == "nginx-error" and src.host is None
+    assert list(src.events["kind"]) == ["worker-signal-exit"] * 3
+    assert src.events["timestamp"].iloc[0] == pd.Timestamp("2017-05-10 06:50:00")
+    assert any("docker logs -t stamps (the program's own kept) (3 lines)" in w for w in src.warnings)
+    # near miss: an ISO-stamped program line (Python's logging, journalctl -o short-iso) is the program's own
+    iso = tmp_path / "app.log"
+    iso.write_text("2017-05-10T06:50:00+0000 web1 app[42]: worker restarted\n"
+                   "2017-05-10T06:50:01+0000 web1 app[42]: worker restarted\n")
+    assert not any("docker" in w for w in parse(iso).warnings)
+
+
 def test_a_bare_kernel_message_is_an_untimed_event(tmp_path):
     """net/ipv4/tcp_input.c's line pasted alone, no prefix at all."""
     path = tmp_path / "paste.txt"

@@ -65,6 +65,8 @@ _BACKTICKED = re.compile(r"`([^`]+)`")
 #: when the minute changes, else "[  %+8.06f] " (or "[ %+9.06f] ") since the line before
 _RELATIVE_HEAD = re.compile(r"^\[(?P<mon>[^\W\d_]{3,12}) ?(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)\] ?(?P<msg>.*)$")
 _RELATIVE_GAP = re.compile(r"^\[ *(?P<gap>[+-]\d+[.,]\d{6})\] ?(?P<msg>.*)$")     # (a locale's decimal comma too)
+#: ``docker logs -t``: each line behind the time docker received it (RFC 3339, nanoseconds)
+_DOCKER_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?=\S)")
 #: dmesg -r and /dev/kmsg: each line behind its syslog priority, ``<3>[   12.078408] ...``
 _PRIORITY = re.compile(r"^<\d{1,3}>(?=\[)")
 
@@ -76,6 +78,7 @@ class Peeling:
     quote: bool = False
     quoted_lines: bool = False          # a quote mark before some log lines only (the first one quoted)
     priorities: bool = False            # dmesg -r's <N> before each line
+    docker: bool = False                # docker logs -t's stamp before the program's own line
     fences: bool = False
     numbered: re.Pattern | None = None
     indent: int = 0
@@ -88,15 +91,16 @@ class Peeling:
     done: dict = field(default_factory=dict)   # what was stripped -> lines
 
     def __bool__(self) -> bool:
-        return bool(self.quote or self.quoted_lines or self.priorities or self.fences or self.numbered or self.indent
-                    or self.walls or self.truncated_at or self.wrapped_at or self.backticks or self.relative)
+        return bool(self.quote or self.quoted_lines or self.priorities or self.docker or self.fences or self.numbered
+                    or self.indent or self.walls or self.truncated_at or self.wrapped_at or self.backticks
+                    or self.relative)
 
     @property
     def rewrites(self) -> bool:
         """Does peeling change what a reader of the lines would make of them
         (a message joined again, a time computed), whatever the sniff of
         the file as it is?"""
-        return self.walls or bool(self.wrapped_at) or self.relative or self.quoted_lines
+        return self.walls or bool(self.wrapped_at) or self.relative or self.quoted_lines or self.docker
 
 
 def detect(text: str) -> Peeling | None:
@@ -107,7 +111,7 @@ def detect(text: str) -> Peeling | None:
         lines = lines[:-1]      # the head's last line may be cut: it says nothing of the paste
     lines = lines[:400]
     filled = [ln for ln in lines if ln.strip()]
-    if len(filled) < 2:
+    if len(filled) < 2 and not (filled and _dockered(filled[0])):
         return None
     p = Peeling()
     p.quote = sum(bool(_QUOTE.match(ln)) for ln in filled) >= 0.8 * len(filled)
@@ -116,6 +120,10 @@ def detect(text: str) -> Peeling | None:
     else:
         p.quoted_lines = any(_QUOTE.match(ln) and _LOG_START.match(_QUOTE.sub("", ln, count=1)) for ln in filled)
         filled = [_unquoted(ln) for ln in filled] if p.quoted_lines else filled
+    # the program's own stamp after docker's: the program's line is what the file is
+    p.docker = sum(_dockered(ln) for ln in filled) >= 0.8 * len(filled)
+    if p.docker:
+        filled = [_DOCKER_STAMP.sub("", ln, count=1) for ln in filled]
     p.priorities = sum(bool(_PRIORITY.match(ln)) for ln in filled) >= 0.8 * len(filled)
     if p.priorities:
         filled = [_PRIORITY.sub("", ln) for ln in filled]
@@ -200,6 +208,11 @@ def peel_lines(lines, p: Peeling):
     yield from lines
 
 
+def _dockered(line: str) -> bool:
+    """A program's log line behind docker's own stamp (``docker logs -t``)."""
+    return bool(_DOCKER_STAMP.match(line) and _LOG_START.match(_DOCKER_STAMP.sub("", line, count=1)))
+
+
 def _unquoted(line: str) -> str:
     """A log line behind a quote mark, without it; any other line as it is."""
     rest = _QUOTE.sub("", line, count=1)
@@ -215,6 +228,10 @@ def _stripped(lines, p: Peeling):
         if p.quote or p.quoted_lines:
             stripped = _QUOTE.sub("", line, count=1) if p.quote else _unquoted(line)
             _count(p, "markdown quote marks", stripped != line)
+            line = stripped
+        if p.docker:
+            stripped = _DOCKER_STAMP.sub("", line, count=1)
+            _count(p, "docker logs -t stamps (the program's own kept)", stripped != line)
             line = stripped
         if p.priorities:
             stripped = _PRIORITY.sub("", line, count=1)
