@@ -1253,3 +1253,18 @@ def test_smartd_s_report_every_half_hour_is_one_finding_a_day():
     (f,) = run("smart-bad-sectors", ctx(events=e))
     assert f.title == "8 x SMART report(s) of unreadable sectors over 12600 s (/dev/sda: 8)"
 
+
+
+def test_a_failed_nvme_read_told_by_the_driver_and_the_block_layer_is_one():
+    """drivers/nvme/host/core.c (6.x) names the command and its LBA, then
+    block/blk-mq.c the same request's sector: one failed read."""
+    lines = ["nvme0n1: I/O Cmd(0x2) @ LBA 32545872, 8 blocks, I/O Error (sct 0x3 / sc 0x71) ",
+             "I/O error, dev nvme0n1, sector 32545872 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 2"]
+    e = events_frame([classified(m, ts="2024-01-29 17:09:49", line=i + 1) for i, m in enumerate(lines)])
+    (f,) = run("disk-error", ctx(events=e))
+    assert f.metrics["io_errors"] == 1 and "1 failed" in f.title
+    # near miss: the block layer's error on another sector is another failed request
+    other = events_frame([classified(lines[0], ts="2024-01-29 17:09:49", line=1),
+                          classified(lines[1].replace("32545872", "32546000"), ts="2024-01-29 17:09:49", line=2)])
+    (g,) = run("disk-error", ctx(events=other))
+    assert g.metrics["io_errors"] == 2

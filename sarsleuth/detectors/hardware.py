@@ -174,6 +174,7 @@ class _Disk:
         self.partitions: set = set()
         self.hsm = 0                   # ATA protocol violations (Emask 0x2)
         self.virtual = 0               # requests a hypervisor's storage failed (a VM's disk)
+        self.driver_sectors: set = set()   # failed requests the driver told (NVMe's LBA) before the block layer
 
     def said(self) -> str:
         parts = []
@@ -336,6 +337,12 @@ class DiskError(Detector):
             disk.partitions.add(device)
             return
         status = f.get("status")
+        sector = int(f["sector"]) if f.get("sector") else None
+        if sector is not None and sector in disk.driver_sectors:
+            # the block layer's line for a request the driver already told: one failure, said twice
+            if f.get("op"):
+                _count(disk.ops, f["op"], 0)
+            return
         if status in _BLK_MEDIA:
             disk.media += n
             _count(disk.sense, "critical medium error", n)
@@ -388,6 +395,8 @@ class DiskError(Detector):
             _count(disk.sense, f["status"], n)
             if f.get("lba"):
                 _count(disk.sectors, int(f["lba"]), n)
+                # the block layer counts 512-byte sectors: the LBA itself, or 8 of them for 4 KiB blocks
+                disk.driver_sectors.update({int(f["lba"]), int(f["lba"]) * 8})
             if f.get("opname"):
                 _count(disk.ops, f["opname"], n)
 
