@@ -82,6 +82,10 @@ def test_the_zone_journalctl_s_header_names_for_sure_places_its_lines(tmp_path):
     assert when == pd.Timestamp("2020-06-04 21:28:55+09:00")
     path.write_text(_short(("GMT", "GMT")))
     assert parse(path).events["timestamp"].iloc[0] == pd.Timestamp("2020-06-04 21:28:55", tz="UTC")
+    # short-full prints the same zone on each line: read the same way (it stopped the file)
+    path.write_text("Thu 2020-06-04 21:28:55 +09 PC kernel: Out of memory: Killed process 4242 (nginx) "
+                    "total-vm:4194304kB, anon-rss:4000000kB, file-rss:0kB, shmem-rss:0kB\n")
+    assert parse(path).events["timestamp"].iloc[0] == pd.Timestamp("2020-06-04 21:28:55+09:00")
 
 
 def test_an_abbreviation_naming_several_zones_leaves_the_wall_clock(tmp_path):

@@ -100,16 +100,15 @@ def coarse_rows(ctx: Context, series, host, floor: float, margin: float, segment
         mask = over & (np.isnan(prior) | (values >= prior + margin))
     # an excursion never raises its own usual level: the rows after a clear
     # one in its stretch are measured against the level before it
-    i, n = 0, len(values)
-    while i < n:
-        if not mask[i]:
-            i += 1
-            continue
+    n, after = len(values), 0
+    for i in np.flatnonzero(mask):
+        if i < after:
+            continue            # already in the run of an earlier clear row
         frozen, j = prior[i], i + 1
         while j < n and seg[j] == seg[i] and over[j] and (np.isnan(frozen) or values[j] >= frozen + margin):
             mask[j] = True
             j += 1
-        i = j
+        after = j
     return mask
 
 

@@ -24,6 +24,7 @@ class PrintedRows:
         self.sources = sources
         self._section_index = section_index
         self._paths: dict | None = None
+        self._spans: list | None = None
         self._lines: dict = {}
 
     def path_for(self, section: str, host) -> str:
@@ -44,7 +45,7 @@ class PrintedRows:
 
     def _records(self) -> list:
         """``(hosts, start, end, sections, path)`` of each sar source, once."""
-        if getattr(self, "_spans", None) is None:
+        if self._spans is None:
             self._spans = []
             for s in self.sources:
                 if not s.store:

@@ -5,6 +5,8 @@ event).  Used by the machine-check detector to leave those out; the
 throttling itself is the ``cpu-thermal-throttle`` detector's."""
 from __future__ import annotations
 
+import bisect
+
 import pandas as pd
 
 from sarsleuth.knowledge.signatures import fields_of
@@ -22,6 +24,12 @@ def thermal_moments(events) -> tuple:
     return times, uptimes
 
 
+def _near(sorted_values: list, value, within) -> bool:
+    """Whether a value of ``sorted_values`` lies within ``within`` of ``value`` (a binary search)."""
+    at = bisect.bisect_left(sorted_values, value - within)
+    return at < len(sorted_values) and sorted_values[at] <= value + within
+
+
 def thermal_record(row, thermal) -> bool:
     """A bare "Machine check events logged" just after a thermal throttling
     line: the record the thermal interrupt logged (mcelog decodes it as a
@@ -31,6 +39,6 @@ def thermal_record(row, thermal) -> bool:
     times, uptimes = thermal
     up = getattr(row, "uptime", None)
     if up is not None and up == up and uptimes:
-        return any(abs(float(up) - u) <= _THERMAL_MCE_S for u in uptimes)
+        return _near(uptimes, float(up), _THERMAL_MCE_S)
     t = row.timestamp
-    return t is not None and not pd.isna(t) and any(abs((t - x).total_seconds()) <= _THERMAL_MCE_S for x in times)
+    return t is not None and not pd.isna(t) and bool(times) and _near(times, t, pd.Timedelta(seconds=_THERMAL_MCE_S))

@@ -10,9 +10,9 @@ from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.knowledge.signatures import fields_of
 
-#: errno of a failed connect() -> how it reads in a title
 #: Where a line names no upstream (cut before its ``upstream: "..."``).
 _UNNAMED = ""
+#: errno of a failed connect() -> how it reads in a title
 _CONNECT_ERRORS = {"111": "refused", "113": "no route to host", "101": "network unreachable",
                    "112": "host down", "2": "socket file missing"}
 #: errnos that say the address could not be reached at all (ICMP, routing)

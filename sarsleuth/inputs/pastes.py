@@ -219,6 +219,12 @@ def _unquoted(line: str) -> str:
     return rest if rest != line and _LOG_START.match(rest) else line
 
 
+def _peeled(p: Peeling, what: str, line: str, stripped: str) -> str:
+    """``stripped``, counted under ``what`` when it took something off ``line``."""
+    _count(p, what, stripped != line)
+    return stripped
+
+
 def _stripped(lines, p: Peeling):
     pending_wall = None
     in_fence = False
@@ -226,17 +232,13 @@ def _stripped(lines, p: Peeling):
         line = raw.rstrip("\r\n")
         end = raw[len(line):]
         if p.quote or p.quoted_lines:
-            stripped = _QUOTE.sub("", line, count=1) if p.quote else _unquoted(line)
-            _count(p, "markdown quote marks", stripped != line)
-            line = stripped
+            line = _peeled(p, "markdown quote marks", line,
+                           _QUOTE.sub("", line, count=1) if p.quote else _unquoted(line))
         if p.docker:
-            stripped = _DOCKER_STAMP.sub("", line, count=1)
-            _count(p, "docker logs -t stamps (the program's own kept)", stripped != line)
-            line = stripped
+            line = _peeled(p, "docker logs -t stamps (the program's own kept)", line,
+                           _DOCKER_STAMP.sub("", line, count=1))
         if p.priorities:
-            stripped = _PRIORITY.sub("", line, count=1)
-            _count(p, "kernel priority prefixes (dmesg -r)", stripped != line)
-            line = stripped
+            line = _peeled(p, "kernel priority prefixes (dmesg -r)", line, _PRIORITY.sub("", line, count=1))
         if p.fences and _FENCE.match(line):
             _count(p, "code fences", True)
             in_fence = not in_fence

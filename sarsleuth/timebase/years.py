@@ -161,6 +161,7 @@ def redate(sources: list, host_of, readers, collected: dict | None = None) -> li
     dated = _spans_by_host([o for o in sources if not _date_unknown(o, readers[o.kind])], host_of)
     for src in sources:
         if _date_unknown(src, readers[src.kind]):
+            # (when a bundle was made is no day of its rows)
             refs = [r for r in _reference_spans(src, strong, host_of) if len(r) == 2]
             note = _redate_days(src, refs or _reference_spans(src, dated, host_of))
             if note:
@@ -321,10 +322,9 @@ def _turns(start, end) -> str:
 def _redate_days(src, refs) -> str | None:
     """A sar text without banner: its rows carry times of day only; put them
     on the day the host's other sources start on."""
-    spans = [r for r in refs if len(r) == 2]      # (when a bundle was made is no day of its rows)
-    if not spans:
+    if not refs:
         return None
-    first_day = min(r[0] for r in spans).normalize()
+    first_day = min(r_lo for r_lo, _ in refs).normalize()
     own = _span_walls(src)
     if own is None:
         return None

@@ -68,9 +68,15 @@ def parse_text_line(text: str, months: dict | None = None) -> LineInfo:
     return syslog.parse_line(text, months)
 
 
+def _named_zone(zone: str):
+    """The zone journalctl printed (strftime's %Z), when it names one for
+    sure: UTC, GMT or a numeric offset (``+09``, for a zone without an
+    abbreviation).  An abbreviation such as CST or IST names several: None."""
+    return dt.timezone.utc if zone in ("UTC", "GMT", "Z") else syslog._zone(zone) if zone[0] in "+-" else None
+
+
 def _short_full(m) -> LineInfo:
-    zone = m.group("zone")
-    tzinfo = dt.timezone.utc if zone in ("UTC", "GMT", "Z") else syslog._zone(zone) if zone[0] in "+-" else None
+    tzinfo = _named_zone(m.group("zone"))
     try:
         when = wall_time(m.group("Y"), m.group("mo"), m.group("d"), m.group("H"), m.group("M"), m.group("S"),
                          syslog._frac_us(m.group("frac")), tzinfo=tzinfo)
@@ -164,21 +170,12 @@ def _logs_begin_at(head: bytes) -> dt.datetime | None:
 
 
 def _header_zone(head: bytes):
-    """The zone journalctl's header names for the lines below it, when it
-    names one for sure: UTC (GMT) or a numeric offset (``+09``, printed
-    for a zone without an abbreviation), the same at both ends.  An
-    abbreviation such as CST or IST names several zones: None."""
+    """The zone journalctl's header names for the lines below it
+    (:func:`_named_zone`), the same at both ends; else None."""
     m = RE_BEGIN_ZONES.search(head.decode("utf-8", "replace"))
     if not m or m.group("first") != m.group("last"):
         return None
-    zone = m.group("first")
-    if zone in ("UTC", "GMT"):
-        return dt.timezone.utc
-    if zone[0] not in "+-":
-        return None
-    digits = zone[1:].replace(":", "")
-    offset = dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
-    return dt.timezone(-offset if zone[0] == "-" else offset)
+    return _named_zone(m.group("first"))
 
 
 def _split_json(text: str) -> LineInfo:

@@ -115,7 +115,7 @@ def _zone(text: str | None):
         return dt.timezone.utc if text else None
     sign = -1 if text[0] == "-" else 1
     digits = text[1:].replace(":", "")
-    return dt.timezone(sign * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
+    return dt.timezone(sign * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0)))   # "+09" too
 
 
 def parse_line(text: str, months: dict | None = None) -> LineInfo:

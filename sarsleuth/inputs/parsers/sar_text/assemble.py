@@ -116,21 +116,14 @@ class Assembler:
         midnight = (seconds % 86400 == 0) & (values == 0).all(axis=1)
         if not midnight.any():
             return out
-        i = 0
-        while i < len(seconds):
-            if not midnight[i]:
-                i += 1
-                continue
-            k = i
-            while k < len(seconds) and midnight[k]:
-                k += 1
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], midnight.astype(np.int8), [0]))))
+        for i, k in zip(edges[::2], edges[1::2]):        # each run of such rows, [i, k)
             before = int(seconds[i - 1]) if i else block.last_second
             if before is not None and k < len(seconds) and seconds[i] // 86400 == before // 86400 + 1 \
                     and seconds[i] > before and seconds[k] - 86400 >= before:
                 out[i:k] = True
                 seconds[k:] -= 86400
                 block.shift += 86400
-            i = k
         return out
 
     def _place(self, block: Block, piece, dates: list):
