@@ -349,6 +349,49 @@ def test_an_xfs_shutdown_alone_is_a_filesystem_incident(tmp_path):
     assert any("xfs_repair" in r for r in top.recommendations)
 
 
+def _btrfs_scrub_repairs(count: int, host: str = "nas1") -> list[str]:
+    """A scrub of 3.x-6.x (fs/btrfs/scrub.c) repairing ``count`` blocks
+    from the other mirror, each repair then the device's counter
+    (fs/btrfs/volumes.c btrfs_dev_stat_inc_and_print), as dmesg prints
+    them in a burst."""
+    fixed = [_kernel("02:00:01", 1125.529 + i / 1e4, "BTRFS error (device dm-15): fixed up error at logical "
+                     f"{124463056945152 + 4096 * i} on dev /dev/dm-10 physical {408018681856 + 4096 * i}", host=host)
+             for i in range(count)]
+    counters = [_kernel("02:00:01", 1125.53 + i / 1e4, "BTRFS error (device dm-15): bdev /dev/dm-10 errs: wr 0, rd 0, "
+                        f"flush 0, corrupt {i + 1}, gen 0", host=host) for i in range(count)]
+    return fixed + counters
+
+
+def test_btrfs_errors_repaired_from_another_copy_are_counted_once_and_need_no_repair(tmp_path):
+    """Five blocks scrub fixed up, each with its counter line: five errors,
+    all corrected, the filesystem writable: no unmount and `btrfs check`."""
+    case, top = _top(tmp_path, "kern.log", _btrfs_scrub_repairs(5), year=2024)
+    f = top.findings[0]
+    assert (top.category, f.detector, f.severity) == ("filesystem-error", "filesystem-error", "medium")
+    assert f.title == "btrfs on dm-15: 5 error(s), all corrected from another copy on /dev/dm-10"
+    assert (f.metrics["errors"], f.metrics["corrected"], f.metrics["needs_repair"]) == (5, 5, 0)
+    assert "rewrote them from another copy" in f.explanation
+    assert any("btrfs scrub start" in r for r in top.recommendations)
+    assert not any("btrfs check" in r for r in top.recommendations)
+
+
+def test_btrfs_errors_some_unrepaired_still_need_the_repair(tmp_path):
+    """Near miss: scrub fixed two blocks and could not fix a third; the
+    counters count three, so one error stands."""
+    lines = _btrfs_scrub_repairs(2) + [
+        _kernel("02:00:02", 1126.0, "BTRFS error (device dm-15): unable to fixup (regular) error at logical "
+                                    "124463057000000 on dev /dev/dm-10", host="nas1"),
+        _kernel("02:00:02", 1126.1, "BTRFS error (device dm-15): bdev /dev/dm-10 errs: wr 0, rd 0, flush 0, "
+                                    "corrupt 3, gen 0", host="nas1"),
+    ]
+    case, top = _top(tmp_path, "kern.log", lines, year=2024)
+    f = top.findings[0]
+    assert f.severity == "high" and (f.metrics["errors"], f.metrics["corrected"], f.metrics["needs_repair"]) == (3, 2, 1)
+    assert f.title.startswith("btrfs on dm-15: 3 error(s) ('unable to fixup (regular) error at logical 124463057000000…'), "
+                              "2 corrected from another copy on /dev/dm-10")
+    assert any("btrfs check" in r for r in top.recommendations)
+
+
 def test_nvme_timeouts_and_a_controller_that_went_away(tmp_path):
     """drivers/nvme/host/pci.c of 5.x: I/O timeouts, the abort, the reset,
     then the controller gone from the bus and removed."""

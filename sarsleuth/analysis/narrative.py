@@ -21,13 +21,13 @@ from sarsleuth.timebase.clock import Clock, on_clock, when, zone_of
 
 
 _BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{3,})(?![\w.:/\]-])")
+#: What a title quotes: `a command`, 'a message', "a message" (never a word's apostrophe).
+_QUOTED = re.compile(r"""(`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|(?<!\w)"[^"\n]*"(?!\w))""")
 
 
 def prose(text: str) -> str:
-    """A detector's title as prose: counts with thousands separators
-    (180,000 sockets, 1,927 s), but never a PID, a year, an address or a
-    port, a disk's sector (digits inside identifiers, after "PID", "port"
-    or "sector", and the next ones of such a list)."""
+    """A detector's title as prose: counts with thousands separators (180,000 sockets),
+    never a PID, year, address, port or sector, nor what it quotes."""
     def fix(part: str) -> str:
         def one(m):
             number = m.group(1)
@@ -39,9 +39,8 @@ def prose(text: str) -> str:
                 return number          # a year
             return f"{int(number):,}"
         return _BIG_NUMBER.sub(one, part)
-    # `quoted command lines` are left exactly as typed
-    pieces = re.split(r"(`[^`]*`)", text)
-    return "".join(p if p.startswith("`") else fix(p) for p in pieces)
+    pieces = _QUOTED.split(text)
+    return "".join(p if p[:1] in "`'\"" and len(p) > 1 else fix(p) for p in pieces)
 
 
 _WORD = re.compile(r"[A-Za-z0-9/]+")
@@ -335,7 +334,7 @@ def _why(cause: Finding, chain: dict | None, effects: list[Finding], context: li
         if f.detector not in named:
             named.append(f.detector)
     named.sort(key=order.index)
-    if _on_clock(cause) and not effects:
+    if not effects:
         text = (f"It heads the {chain['name']} chain ({' -> '.join(named)}){_cited(cause)}; nothing else in the "
                 "case's files followed from it.")
     elif _on_clock(cause):

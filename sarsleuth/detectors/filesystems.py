@@ -3,11 +3,14 @@ read-only remount; XFS metadata I/O errors, corruption and shutdowns;
 btrfs errors and forced read-only."""
 from __future__ import annotations
 
+import re
+
 from sarsleuth.detectors.event_bursts import bursts, lines_of, listed
 from sarsleuth.detectors.series import fmt_time
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events
+from sarsleuth.knowledge import kb_entry
 from sarsleuth.knowledge.signatures import fields_of
 
 #: filesystem names as titles write them
@@ -32,16 +35,54 @@ def mount_point(facts, device: str) -> str | None:
     return None
 
 
+#: btrfs's per-device error counters (fs/btrfs/volumes.c
+#: btrfs_dev_stat_inc_and_print): printed at each increment, so a line is
+#: the counter, not one more error beside the line that reported it.
+_COUNTERS = re.compile(r"bdev (\S+) errs: wr (\d+), rd (\d+), flush (\d+), corrupt (\d+), gen (\d+)")
+#: An error btrfs repaired from another copy: scrub's "fixed up error at
+#: logical %llu on dev %s" (fs/btrfs/scrub.c), the read path's "read
+#: error corrected: ino %llu off %llu (dev %s sector %llu)".
+_CORRECTED = re.compile(r"(?:fixed up error at logical \d+ on (?:dev|mirror) (\S+)"
+                        r"|read error corrected: ino \d+ off \d+ \(dev (\S+) sector \d+\))")
+
+
+def _quoted(text: str, most: int = 60) -> str:
+    """A message as a title quotes it: whole, or cut at a word with an ellipsis."""
+    text = text.strip()
+    if len(text) <= most:
+        return text
+    return text[:most].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
 class _Fs:
     def __init__(self):
         self.fs = None
-        self.errors = 0
+        self.reported = 0          # error lines, the counters' and the repairs' aside
+        self.corrected = 0
+        self.corrected_on: dict = {}
+        self.counters: dict = {}   # {device: [first total, last total]}
         self.functions: dict = {}
         self.comms: dict = {}
         self.texts: dict = {}
         self.readonly_at = None
         self.shutdown: str | None = None
         self.journal_aborted = False
+
+    @property
+    def errors(self) -> int:
+        """Errors, each once: the lines reporting them, the counters'
+        increase (their first line is an increment too) or the repairs,
+        whichever says more."""
+        counted = sum(last - first + 1 for first, last in self.counters.values())
+        return max(self.reported, counted, self.corrected)
+
+    @property
+    def unrepaired(self) -> int:
+        return self.errors - self.corrected
+
+    @property
+    def gave_up(self) -> bool:
+        return self.readonly_at is not None or self.shutdown is not None or self.journal_aborted
 
 
 class FilesystemError(Detector):
@@ -99,12 +140,25 @@ class FilesystemError(Detector):
                 fs.readonly_at = fs.readonly_at if fs.readonly_at is not None else when
             return
         n = lines_of(row)
-        fs.errors += n
+        error = f.get("error") or ""
+        counted = _COUNTERS.search(error)
+        if counted:
+            total = sum(int(v) for v in counted.groups()[1:])
+            first_last = fs.counters.setdefault(counted.group(1), [total, total])
+            first_last[0], first_last[1] = min(first_last[0], total), max(first_last[1], total)
+            return
+        repaired = _CORRECTED.search(error)
+        if repaired:
+            fs.corrected += n
+            on = repaired.group(1) or repaired.group(2)
+            fs.corrected_on[on] = fs.corrected_on.get(on, 0) + n
+            return
+        fs.reported += n
         for key, into in (("function", fs.functions), ("function_old", fs.functions), ("comm", fs.comms)):
             if f.get(key):
                 into[f[key]] = into.get(f[key], 0) + n
-        if f.get("error") and not f.get("function"):
-            text = f["error"][:60]
+        if error and not f.get("function"):
+            text = _quoted(error)
             fs.texts[text] = fs.texts.get(text, 0) + n
 
     def _finding(self, ctx, b, devices: dict):
@@ -121,7 +175,11 @@ class FilesystemError(Detector):
                 what += [f"comm {listed(sorted(fs.comms, key=lambda k: -fs.comms[k]), 2)}"] if fs.comms else []
                 if not what and fs.texts:
                     what = [f"'{sorted(fs.texts, key=lambda k: -fs.texts[k])[0]}'"]
-                said.append(f"{fs.errors:,} error(s)" + (f" ({'; '.join(what)})" if what else ""))
+                repaired = ""
+                if fs.corrected:
+                    on = listed(sorted(fs.corrected_on, key=lambda k: -fs.corrected_on[k]), 2)
+                    repaired = (", all" if not fs.unrepaired else f", {fs.corrected:,}") + f" corrected from another copy on {on}"
+                said.append(f"{fs.errors:,} error(s)" + (f" ({'; '.join(what)})" if what else "") + repaired)
             if fs.journal_aborted:
                 said.append("journal aborted")
             if fs.shutdown:
@@ -135,13 +193,17 @@ class FilesystemError(Detector):
         errors = sum(fs.errors for fs in devices.values())
         named = sorted(d for d in devices if d != "?")
         gave_up = readonly or shutdown or any(fs.journal_aborted for fs in devices.values())
+        corrected = sum(fs.corrected for fs in devices.values())
+        needs_repair = any(fs.gave_up or fs.unrepaired for fs in devices.values())
         return self.finding(
             title="; ".join(parts[:4]) + (f"; and {len(parts) - 4} more" if len(parts) > 4 else ""),
-            severity="critical" if gave_up else "high",
+            # errors all repaired from another copy lost nothing: a device to watch
+            severity="critical" if gave_up else "high" if needs_repair else "medium",
             start=b.start, end=b.end, host=b.host, aligned=b.aligned,
             metrics={"errors": errors, "readonly": readonly or shutdown, "shutdown": shutdown,
                      "journal_aborted": any(fs.journal_aborted for fs in devices.values()),
-                     "devices": len(devices)},
+                     "devices": len(devices), "corrected": corrected, "needs_repair": int(needs_repair)},
+            explanation=None if needs_repair else kb_entry(self.id)["explanation_corrected"],
             evidence=evidence_from_events(ctx.clock, b.rows, 6),
             refs={"devices": named, **({"device": named[0]} if named else {})},
         )
