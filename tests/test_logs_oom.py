@@ -215,3 +215,29 @@ def test_an_oom_kill_forced_by_sysrq_is_no_memory_exhaustion(tmp_path):
     # near miss: the same report invoked by a page fault (order=0) is memory running out
     (real,) = _findings(tmp_path, "dmesg2", "\n".join(lines).replace("order=-1", "order=0") + "\n", "oom-kill")
     assert "forced" not in real.metrics and real.severity == "critical"
+
+
+def test_a_sacrificed_child_names_the_process_the_kernel_chose(tmp_path):
+    """2.6.32-4.x (mm/oom_kill.c oom_kill_process): the kernel chose the
+    broker, then killed a child of it whose memory differs; the paste goes
+    on into the next report, whose kill it does not hold."""
+    text = "\n".join([
+        "[28364]     0 28364    26516       46   0       0             0 sh",
+        "Out of memory: Kill process 16929 (beam.smp) score 580 or sacrifice child",
+        "Killed process 28364, UID 0, (sh) total-vm:106064kB, anon-rss:180kB, file-rss:4kB",
+        "rsyslogd invoked oom-killer: gfp_mask=0x201da, order=0, oom_adj=0, oom_score_adj=0",
+        "rsyslogd cpuset=/ mems_allowed=0",
+        "Pid: 1205, comm: rsyslogd Not tainted 2.6.32-431.11.15.el6.x86_64 #1",
+    ]) + "\n"
+    (kill,) = _findings(tmp_path, "messages", text, "oom-kill")
+    assert kill.title == ("OOM killer killed 1 process(es): sh, sacrificed for its parent beam.smp (PID 16929, score 580) "
+                          "(largest rss 184 KiB); invoked again 1 time(s) by rsyslogd, the kill not in the file")
+    assert kill.refs["victim"] == "beam.smp" and kill.refs["chosen_pids"] == [16929] and kill.refs["pids"] == [28364]
+    assert kill.metrics["children_sacrificed"] == 1 and kill.metrics["invocations_unpaired"] == 1
+    case = sarsleuth.load(tmp_path / "messages")
+    assert len(case.incidents) == 1
+    assert any(r.startswith("Size beam.smp's memory") for r in case.incidents[0].recommendations)
+    # near miss: the chosen process killed itself is no sacrifice
+    own = text.replace("Killed process 28364, UID 0, (sh)", "Killed process 16929, UID 0, (beam.smp)")
+    (kill,) = _findings(tmp_path, "messages2", own, "oom-kill")
+    assert "sacrificed" not in kill.title and kill.refs["victim"] == "beam.smp" and "chosen_pids" not in kill.refs

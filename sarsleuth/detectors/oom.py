@@ -2,6 +2,8 @@
 runs whose kill is not in the log, and the kills forced by hand."""
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from sarsleuth.detectors.base import Detector
@@ -32,15 +34,16 @@ class OomKill(Detector):
     def run(self, ctx: Context):
         out = []
         ev = ctx.events_of("oom-kill")
-        out.extend(self._invoked_without_kill(ctx, ev))
+        unpaired = self._invoked_without_kill(ctx, ev)
         if ev is None or not len(ev):
-            return out
+            return unpaired
         usage = oomd_usage(ctx)
         for b in bursts(ev, self.params["burst_gap_seconds"]):
             victims, constraint, rss_kb, killed_rows, with_kill, chosen_only = {}, None, 0, {}, [], set()
-            units, reasons = {}, set()
+            units, reasons, sacrificed = {}, set(), {}
             for i, r in enumerate(b.rows.itertuples(index=False)):
                 kills = kills_of(r.message, r.detail)
+                sacrificed.update(_sacrificed_children(r.message, r.detail))
                 if kills:
                     with_kill.append(i)
                 # the report's own "Killed process" line (in its detail) follows its choice
@@ -72,6 +75,11 @@ class OomKill(Detector):
                 continue
             rss_kb = max(rss for _, rss in victims.values())
             comms = sorted({name for name, _ in victims.values()})
+            # the process the kernel chose, when it killed a child of it instead
+            parents = {pid: sacrificed[pid] for pid in victims if pid in sacrificed}
+            chose = "; ".join(f"{victims[pid][0] if len(victims) > 1 else ''} sacrificed for its parent {comm} "
+                              f"(PID {ppid}" + (f", score {score}" if score else "") + ")"
+                              for pid, (ppid, comm, score) in sorted(parents.items())[:2]).strip()
             pids = sorted(k for k in victims if isinstance(k, int))
             scope = " in a memory cgroup" if constraint == "CONSTRAINT_MEMCG" else ""
             who = "OOM killer" if pids or not units else "systemd-oomd"
@@ -83,6 +91,7 @@ class OomKill(Detector):
             killer = "OOM killer forced by hand (SysRq f: order=-1):" if forced else who
             out.append(self.finding(
                 title=f"{killer} killed {len(victims)} {noun}{scope}: {', '.join(comms)}"
+                      + (f", {chose}" if chose else "")
                       + (f" (largest rss {fmt_kib(rss_kb)})" if rss_kb else "")
                       + (f" ({'; '.join(why)})" if why else "")
                       + (f", reported {reports:,} times" if reports > len(victims) else "")
@@ -107,7 +116,13 @@ class OomKill(Detector):
             ))
             f = out[-1]
             f.refs["pids"] = pids
-            f.refs["victim"] = ", ".join(comms[:3])
+            # what to size is what the kernel chose, not the child it sacrificed
+            f.refs["victim"] = ", ".join(dict.fromkeys(parents[p][1] if p in parents else n
+                                                       for p, (n, _rss) in victims.items() if isinstance(p, int))
+                                         or comms) if parents else ", ".join(comms[:3])
+            if parents:
+                f.refs["chosen_pids"] = sorted({ppid for ppid, _c, _s in parents.values()})
+                f.metrics["children_sacrificed"] = len(parents)
             # nginx's side of the same kill: "worker process N exited on signal 9"
             exits = nginx_exits(ctx, 9)
             same = [pid for pid in pids if pid in exits
@@ -121,7 +136,7 @@ class OomKill(Detector):
                                  f"({', '.join(f'{p} at {where(exits[p])}' for p in same[:3])}): "
                                  "the OOM killer killed nginx worker(s), which the master then respawned. "
                                  + (f.explanation or kb_explanation(self.id)))
-        return out
+        return out + [f for f in unpaired if not _told_with_a_kill(f, out)]
 
     def _invoked_without_kill(self, ctx: Context, kills):
         """OOM invocations whose kill is not in the log (a truncated paste, a
@@ -141,8 +156,52 @@ class OomKill(Detector):
                 title=f"OOM killer invoked {b.lines} time(s) by {', '.join(invokers) or 'a process'} (victim not in the log)",
                 severity="critical", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"invocations": b.lines}, evidence=evidence_from_events(ctx.clock, b.rows, 3),
+                refs={"invokers": invokers},
             ))
         return out
+
+
+def _sacrificed_children(message: str, detail) -> dict:
+    """{killed PID: (chosen PID, its command, its score)} of one OOM report
+    whose kill is a child of the process the kernel chose (4.x and before,
+    mm/oom_kill.c oom_kill_process: "Kill process N (comm) score S or
+    sacrifice child", then "Killed process M (child)")."""
+    text = f"{message}\n{detail if isinstance(detail, str) else ''}"
+    chosen = killed = None
+    for line in text.split("\n"):
+        f = fields_of("oom-kill", line) or {}
+        if f.get("verb") in ("Kill", "kill") and f.get("pid"):
+            score = re.search(r"\bscore (\d+)", line)
+            chosen = (int(f["pid"]), f.get("comm", "?"), score.group(1) if score else None)
+        elif f.get("verb") == "Killed" and f.get("pid") and chosen is not None:
+            killed = int(f["pid"])
+            break
+    if chosen is None or killed is None or killed == chosen[0]:
+        return {}
+    return {killed: chosen}
+
+
+def _told_with_a_kill(invoked, kills: list) -> bool:
+    """An invocation without time whose kill is missing, printed within an
+    OOM report's length of a kill without time in the same file, is the
+    same episode run again (a paste that ends inside the next report): it
+    is said in that kill's finding, not as an incident of its own."""
+    if invoked.aligned:
+        return False
+    for f in kills:
+        if f.aligned or f.host != invoked.host:
+            continue
+        near = [e for e in invoked.evidence for k in f.evidence
+                if e.path == k.path and e.line is not None and k.line is not None
+                and abs(e.line - k.line) <= _REPORT_LINES]
+        if near:
+            times = int(invoked.metrics.get("invocations", 1))
+            by = ", ".join(invoked.refs.get("invokers") or []) or "a process"
+            f.title += f"; invoked again {times} time(s) by {by}, the kill not in the file"
+            f.metrics["invocations_unpaired"] = times
+            f.evidence.extend(invoked.evidence[:2])
+            return True
+    return False
 
 
 #: Lines an OOM report prints at most between its invocation and its kill.
