@@ -241,3 +241,30 @@ def test_a_sacrificed_child_names_the_process_the_kernel_chose(tmp_path):
     own = text.replace("Killed process 28364, UID 0, (sh)", "Killed process 16929, UID 0, (beam.smp)")
     (kill,) = _findings(tmp_path, "messages2", own, "oom-kill")
     assert "sacrificed" not in kill.title and kill.refs["victim"] == "beam.smp" and "chosen_pids" not in kill.refs
+
+
+def _memcg_kill(clock: str, pid: int, comm: str) -> str:
+    # 5.x mm/oom_kill.c __oom_kill_process, as rsyslog writes it
+    return (f"Nov  5 {clock} gpu7 kernel: Memory cgroup out of memory: Killed process {pid} ({comm}) "
+            "total-vm:9812344kB, anon-rss:4194304kB, file-rss:20480kB, shmem-rss:0kB, UID:1000 pgtables:9120kB "
+            "oom_score_adj:0")
+
+
+def test_one_program_killed_again_and_again_is_one_incident(tmp_path):
+    """A service whose cgroup limit is too small: java killed in three
+    bursts 40 and 20 minutes apart is one failure recurring, told so."""
+    lines = [_memcg_kill("21:14:12", 4101, "java"), _memcg_kill("21:14:13", 4102, "java"),
+             _memcg_kill("21:52:18", 4201, "java"), _memcg_kill("22:11:25", 4301, "java")]
+    (tmp_path / "messages").write_text("\n".join(lines) + "\n")
+    case = sarsleuth.load(tmp_path / "messages", year=2026)
+    assert len(case.incidents) == 1
+    inc = case.incidents[0]
+    assert inc.title == ("Memory exhaustion on gpu7: OOM killer killed java 4 times in a memory cgroup in 3 bursts "
+                         "from 21:14:12 to 22:11:25")
+    assert [f.title.rsplit("; ", 1)[1] for f in inc.findings] == ["burst 1 of 3", "burst 2 of 3", "burst 3 of 3"]
+    # near miss: another program killed in the last burst is another failure
+    other = lines[:3] + [_memcg_kill("22:11:25", 4301, "python3")]
+    (tmp_path / "messages2").write_text("\n".join(other) + "\n")
+    case = sarsleuth.load(tmp_path / "messages2", year=2026)
+    assert len(case.incidents) == 2
+    assert not any("python3" in f.title and "burst" in f.title for f in case.findings)

@@ -36,6 +36,7 @@ class OomKill(Detector):
         ev = ctx.events_of("oom-kill")
         unpaired = self._invoked_without_kill(ctx, ev)
         if ev is None or not len(ev):
+            _recurring(unpaired)
             return unpaired
         usage = oomd_usage(ctx)
         for b in bursts(ev, self.params["burst_gap_seconds"]):
@@ -136,7 +137,9 @@ class OomKill(Detector):
                                  f"({', '.join(f'{p} at {where(exits[p])}' for p in same[:3])}): "
                                  "the OOM killer killed nginx worker(s), which the master then respawned. "
                                  + (f.explanation or kb_explanation(self.id)))
-        return out + [f for f in unpaired if not _told_with_a_kill(f, out)]
+        out += [f for f in unpaired if not _told_with_a_kill(f, out)]
+        _recurring(out)
+        return out
 
     def _invoked_without_kill(self, ctx: Context, kills):
         """OOM invocations whose kill is not in the log (a truncated paste, a
@@ -179,6 +182,37 @@ def _sacrificed_children(message: str, detail) -> dict:
     if chosen is None or killed is None or killed == chosen[0]:
         return {}
     return {killed: chosen}
+
+
+def _recurring(findings: list) -> None:
+    """The OOM killer killing the same program again, bursts apart (a
+    service whose cgroup limit is too small, killed every few minutes for
+    hours), or invoked again by the same program with its kills not in the
+    file: each burst names that program as its resource and says its place
+    among the times (kb ``recurs`` then tells them as one incident)."""
+    by_victim: dict = {}
+    for f in findings:
+        if not f.aligned or f.metrics.get("forced"):
+            continue
+        who = f.refs.get("victim") or ", ".join(f.refs.get("invokers") or [])
+        if who:
+            f.refs["resource"] = ["oom-kill" if "victims" in f.metrics else "oom-invoked", who]
+            by_victim.setdefault((f.host, tuple(f.refs["resource"])), []).append(f)
+    for (_host, (what, who)), times in by_victim.items():
+        if len(times) < 2:
+            continue
+        times.sort(key=lambda f: f.start)
+        count = sum(int(f.metrics.get("victims") or f.metrics.get("invocations") or 1) for f in times)
+        first, last = pd.Timestamp(times[0].start), pd.Timestamp(times[-1].end)
+        said = "%H:%M:%S" if first.date() == last.date() else "%Y-%m-%d %H:%M:%S"
+        span = (f"in {len(times)} bursts " if count > len(times) else "") + f"from {first.strftime(said)} to {last.strftime(said)}"
+        scope = " in a memory cgroup" if all(f.metrics.get("memcg") for f in times) else ""
+        told = (f"OOM killer killed {who} {count} times{scope} {span}" if what == "oom-kill" else
+                f"OOM killer invoked {count} times by {who} {span} (victims not in the log)")
+        for k, f in enumerate(times, 1):
+            f.refs["recurring"] = told
+            f.metrics["bursts_recurring"] = len(times)
+            f.title += f"; burst {k} of {len(times)}"
 
 
 def _told_with_a_kill(invoked, kills: list) -> bool:
