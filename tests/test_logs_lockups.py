@@ -75,3 +75,34 @@ def test_four_cpus_locked_up_in_one_second_are_four_events(tmp_path):
     assert list(rows["pid"]) == [3310, 4410, 4411, 5120] and list(rows["line"]) == [1, 2, 3, 4]
     (found,) = _oops(path)
     assert found.title == "4 soft lockup(s) on CPU 0, 1, 2, 3: java, kworker/0:2, postgres stuck up to 22 s"
+
+
+def _rcu(clock: str, uptime: float, text: str) -> str:
+    return f"Nov 24 {clock} nas1 kernel: [{uptime:12.6f}] INFO: rcu_sched_state {text}"
+
+
+def test_rcu_stalls_are_counted_per_grace_period_and_recur_as_one_incident(tmp_path):
+    """A 3.x kernel (kernel/rcutree.c): each stalled CPU's line and the
+    summary are one stall; the same stall printed again with a longer
+    wait (t=) is still that stall; hours apart the host stalls again."""
+    path = tmp_path / "kern.log"
+    path.write_text("\n".join([
+        _rcu("19:39:04", 3556.510903, "detected stall on CPU 0 (t=15000 jiffies)"),
+        _rcu("20:21:30", 5914.420208, "detected stall on CPU 1 (t=15000 jiffies)"),
+        _rcu("20:24:30", 6094.494578, "detected stall on CPU 1 (t=60031 jiffies)"),       # still going
+        _rcu("22:47:10", 14827.405601, "detected stall on CPU 7 (t=15000 jiffies)"),
+        _rcu("22:47:10", 14827.405606, "detected stall on CPU 6 (t=15000 jiffies)"),
+        _rcu("22:47:10", 14827.405611, "detected stalls on CPUs/tasks: { 6 7} (detected by 2, t=15002 jiffies)"),
+    ]) + "\n")
+    found = sorted(_oops(path), key=lambda f: f.start)
+    assert [f.metrics["rcu"] for f in found] == [1, 1, 1]
+    assert [f.refs.get("cpus") for f in found] == [[0], [1], [6, 7]]
+    case = sarsleuth.load(path, year=2026)
+    assert len(case.incidents) == 1
+    assert case.incidents[0].title == "Kernel stall on nas1: 3 RCU stall(s) from 19:39:04 to 22:47:10"
+    # near miss: the wait starting over on the same CPU a minute later is a second stall
+    again = tmp_path / "again.log"
+    again.write_text("\n".join([_rcu("20:21:30", 5914.42, "detected stall on CPU 1 (t=15000 jiffies)"),
+                                _rcu("20:22:40", 5984.42, "detected stall on CPU 1 (t=15000 jiffies)")]) + "\n")
+    (one,) = _oops(again)
+    assert one.metrics["rcu"] == 2 and "recurring" not in one.refs

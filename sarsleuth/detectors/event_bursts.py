@@ -42,6 +42,35 @@ def printed(rows) -> int:
     return int(rows["repeats"].fillna(1).sum())
 
 
+def tell_recurring(findings: list, resource_of, count_of, told_of) -> None:
+    """The same failure of one resource, bursts apart (a program killed
+    every few minutes for hours, a CPU stalling again): each finding on the
+    shared clock names ``resource_of(f)`` (a tuple, None for none) as its
+    ``refs.resource``; where one resource has several, each says which
+    burst it is and ``refs.recurring`` tells them together:
+    ``told_of(resource, times, bursts, span)`` with ``times`` the sum of
+    ``count_of`` and ``span`` "from T1 to T2" (kb ``recurs`` then makes them
+    one incident)."""
+    by_resource: dict = {}
+    for f in findings:
+        resource = resource_of(f) if f.aligned else None
+        if resource:
+            f.refs["resource"] = list(resource)
+            by_resource.setdefault((f.host, tuple(resource)), []).append(f)
+    for (_host, resource), times in by_resource.items():
+        if len(times) < 2:
+            continue
+        times.sort(key=lambda f: f.start)
+        first, last = pd.Timestamp(times[0].start), pd.Timestamp(times[-1].end)
+        said = "%H:%M:%S" if first.date() == last.date() else "%Y-%m-%d %H:%M:%S"
+        told = told_of(resource, sum(int(count_of(f)) for f in times), len(times),
+                       f"from {first.strftime(said)} to {last.strftime(said)}")
+        for k, f in enumerate(times, 1):
+            f.refs["recurring"] = told
+            f.metrics["bursts_recurring"] = len(times)
+            f.title += f"; burst {k} of {len(times)}"
+
+
 #: process names that say nobody in particular logged a line
 _NO_WRITER = ("None", "kernel")
 

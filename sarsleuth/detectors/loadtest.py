@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sarsleuth.knowledge import kb_entry
 from sarsleuth.model import Evidence
 from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
@@ -132,10 +133,21 @@ class LoadtestErrors(Detector):
                 parts.append(f"the {unseen:.0f} timed out are left out of its latency figures"
                              + (f" (its max {slowest * 1000:.2f} ms is not the slowest)" if slowest else ""))
             detail = ", ".join(f"{k.split('_', 1)[1]} {v:.0f}" for k, v in breakdown.items())
+            # ab's "Length" failure is a body whose size differs from the first
+            # one's (ab.c err_length): alone, with every reply 2xx, a page
+            # that varies (a timestamp, a token), the requests answered
+            length_only = (bool(failed) and not (non2xx or sock or httperf_errors or aborted)
+                           and set(breakdown) == {"failed_length"} and breakdown["failed_length"] == failed)
+            if length_only:
+                of = f" ({failed / total * 100:.1f} % of {total:,.0f})" if total else ""
+                parts = [f"{failed:,.0f} response(s){of} of another length than the first (ab's 'Length' failures "
+                         "alone, no non-2xx reply)"]
+                frac = None
             worst = max(frac or 0, conn_share or 0)
             # a run that gave up, or in which no request was answered, failed whole
             failed_share = 1.0 if aborted or (not total and sock + httperf_errors) else worst
             sev = "high" if failed_share >= 0.1 else severity_for(worst, [(0.01, "medium")])
+            sev = "low" if length_only else sev
             start, end = _times(r)
             if counted_twice:
                 share_text = (f" of {total:.0f} requests ({detail}): ab counts a request in each kind of failure it "
@@ -149,7 +161,9 @@ class LoadtestErrors(Detector):
                 metrics={"failed_requests": failed, "non_2xx": non2xx, "socket_errors": sock,
                          "errors_total": httperf_errors, "error_fraction": frac, "failed_share": failed_share,
                          "aborted": aborted, "timeouts_not_in_latency": unseen,
-                         "failures_counted_twice": counted_twice, **breakdown},
+                         "failures_counted_twice": counted_twice, "length_only": int(length_only),
+                         "length_share": (failed / total if total else None) if length_only else None, **breakdown},
+                explanation=kb_entry(self.id)["explanation_length"] if length_only else None,
                 evidence=_evidence(r, ", ".join(parts) + (f" [{detail}]" if detail else ""),
                                    "failed_requests", "non_2xx", "socket_errors", "errors_total", "abort_error"),
             ))

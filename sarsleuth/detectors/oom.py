@@ -10,7 +10,7 @@ from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.crossref import (close_in_time, evidence_of, kills_of, nginx_exits, oom_context,
                                            oomd_usage, where)
-from sarsleuth.detectors.event_bursts import bursts, printed
+from sarsleuth.detectors.event_bursts import bursts, printed, tell_recurring
 from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.detectors.kernel import kb_explanation
 from sarsleuth.detectors.series import fmt_kib
@@ -187,32 +187,21 @@ def _sacrificed_children(message: str, detail) -> dict:
 def _recurring(findings: list) -> None:
     """The OOM killer killing the same program again, bursts apart (a
     service whose cgroup limit is too small, killed every few minutes for
-    hours), or invoked again by the same program with its kills not in the
-    file: each burst names that program as its resource and says its place
-    among the times (kb ``recurs`` then tells them as one incident)."""
-    by_victim: dict = {}
-    for f in findings:
-        if not f.aligned or f.metrics.get("forced"):
-            continue
+    hours), or invoked again by the same program with its kills not in
+    the file: one failure recurring."""
+    def resource_of(f):
         who = f.refs.get("victim") or ", ".join(f.refs.get("invokers") or [])
-        if who:
-            f.refs["resource"] = ["oom-kill" if "victims" in f.metrics else "oom-invoked", who]
-            by_victim.setdefault((f.host, tuple(f.refs["resource"])), []).append(f)
-    for (_host, (what, who)), times in by_victim.items():
-        if len(times) < 2:
-            continue
-        times.sort(key=lambda f: f.start)
-        count = sum(int(f.metrics.get("victims") or f.metrics.get("invocations") or 1) for f in times)
-        first, last = pd.Timestamp(times[0].start), pd.Timestamp(times[-1].end)
-        said = "%H:%M:%S" if first.date() == last.date() else "%Y-%m-%d %H:%M:%S"
-        span = (f"in {len(times)} bursts " if count > len(times) else "") + f"from {first.strftime(said)} to {last.strftime(said)}"
-        scope = " in a memory cgroup" if all(f.metrics.get("memcg") for f in times) else ""
-        told = (f"OOM killer killed {who} {count} times{scope} {span}" if what == "oom-kill" else
-                f"OOM killer invoked {count} times by {who} {span} (victims not in the log)")
-        for k, f in enumerate(times, 1):
-            f.refs["recurring"] = told
-            f.metrics["bursts_recurring"] = len(times)
-            f.title += f"; burst {k} of {len(times)}"
+        return None if f.metrics.get("forced") or not who else (
+            "oom-kill" if "victims" in f.metrics else "oom-invoked", who)
+
+    def told_of(resource, count, times, span):
+        what, who = resource
+        in_bursts = f"in {times} bursts " if count > times else ""
+        return (f"OOM killer killed {who} {count} times{scope} {in_bursts}{span}" if what == "oom-kill" else
+                f"OOM killer invoked {count} times by {who} {in_bursts}{span} (victims not in the log)")
+    scope = " in a memory cgroup" if findings and all(f.metrics.get("memcg") for f in findings) else ""
+    tell_recurring(findings, resource_of, lambda f: f.metrics.get("victims") or f.metrics.get("invocations") or 1,
+                   told_of)
 
 
 def _told_with_a_kill(invoked, kills: list) -> bool:

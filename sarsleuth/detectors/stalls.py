@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.detectors.event_bursts import bursts
+from sarsleuth.detectors.event_bursts import bursts, tell_recurring
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events
@@ -104,6 +104,28 @@ def _lockup_kind(f: dict) -> str:
     return "soft"
 
 
+#: Lines of one RCU stall report (each stalled CPU's, the summary) come this close.
+_ONE_REPORT_SECONDS = 2.0
+
+
+def _rcu_stalls(lines: list) -> int:
+    """Grace periods that stalled, from the lines that report them
+    (``[(fields, time)]`` in file order): the lines of one report (one per
+    stalled CPU, then the summary) come together, and a report whose wait
+    (``t=`` jiffies) is longer than the one before is that stall still
+    going, printed again; the wait starting over is a new stall."""
+    stalls, last_time, last_wait = 0, None, None
+    for f, when in lines:
+        wait = int(f["jiffies"]) if f.get("jiffies") else None
+        together = (last_time is not None and not pd.isna(when) and not pd.isna(last_time)
+                    and abs((pd.Timestamp(when) - pd.Timestamp(last_time)).total_seconds()) <= _ONE_REPORT_SECONDS)
+        goes_on = wait is not None and last_wait is not None and wait > last_wait
+        if not (together or goes_on) or stalls == 0:
+            stalls += 1
+        last_time, last_wait = when, wait if wait is not None else last_wait
+    return stalls
+
+
 class KernelLockup(Detector):
     """The kernel's watchdogs: soft lockups (a CPU that did not schedule),
     hard lockups (its timer interrupts stopped), RCU stalls and workqueue
@@ -124,15 +146,21 @@ class KernelLockup(Detector):
     def run(self, ctx: Context):
         out = []
         for b in bursts(ctx.events_of(self.id), self.params["burst_gap_seconds"]):
-            found, panic = [], False
-            for msg, detail in zip(b.rows["message"].astype(str), b.rows["detail"]):
+            found, panic, stamps = [], False, []
+            for msg, detail, stamp in zip(b.rows["message"].astype(str), b.rows["detail"], b.rows["timestamp"]):
                 first = fields_of(self.id, msg)
-                found += ([first] if first else []) + [f for line in _detail_lines(detail)
-                                                      for f in [fields_of(self.id, line)] if f]
+                more = ([first] if first else []) + [f for line in _detail_lines(detail)
+                                                     for f in [fields_of(self.id, line)] if f]
+                found += more
+                stamps += [stamp] * len(more)
                 panic = panic or any(fields_of("kernel-oops", line) for line in _detail_lines(detail))
             kinds, tasks, cpus = {}, {}, set()
+            rcu_stalls = _rcu_stalls([(f, t) for f, t in zip(found, stamps) if _lockup_kind(f) == "rcu"])
+            if rcu_stalls:
+                kinds["rcu"] = rcu_stalls
             for f in found:
-                _count(kinds, _lockup_kind(f))
+                if _lockup_kind(f) != "rcu":
+                    _count(kinds, _lockup_kind(f))
                 if f.get("cpu"):
                     cpus.add(int(f["cpu"]))
                 if f.get("comm"):
@@ -156,7 +184,13 @@ class KernelLockup(Detector):
             )
             if cpus:
                 finding.refs["cpus"] = sorted(cpus)
+            finding.refs["lockups"] = sorted(kinds)
             out.append(finding)
+        # the same watchdog firing again, bursts apart, is one stall recurring
+        tell_recurring(out, lambda f: tuple(f.refs["lockups"]) if f.refs["lockups"] and not f.metrics["panic"] else None,
+                       lambda f: sum(f.metrics.get(k) or 0 for k in f.refs["lockups"]),
+                       lambda kinds, count, times, span: f"{count} {' and '.join(_LOCKUP_NAMES[k] for k in kinds)} "
+                                                         + (f"in {times} bursts " if count > times else "") + span)
         return out
 
 
