@@ -361,3 +361,49 @@ def test_titles_are_never_cut_inside_code(sample_case):
     for inc in case.incidents:
         assert inc.title.count("`") % 2 == 0, inc.title
         assert not re.search(r"\d…", inc.title), inc.title
+
+
+def _sar_w_q(switches: list[float], loads: list[float], cpus: int | None = None) -> str:
+    """sar -w -q of a RHEL 4 host every 5 minutes (sysstat 5.0: a banner
+    without the CPU count, one cswch/s column, the queue without
+    `blocked`)."""
+    stamps = [pd.Timestamp("2011-03-14 09:35:01") + pd.Timedelta(minutes=5 * i) for i in range(len(loads) + 1)]
+    out = [f"Linux 2.6.9-89.ELsmp (db2)\t03/14/2011\t({cpus} CPU)" if cpus else "Linux 2.6.9-89.ELsmp (db2)\t03/14/2011",
+           "", f"{stamps[0]:%I:%M:%S %p}   cswch/s"]
+    out += [f"{t:%I:%M:%S %p} {v:9.2f}" for t, v in zip(stamps[1:], switches)]
+    out += ["", f"{stamps[0]:%I:%M:%S %p}   runq-sz  plist-sz   ldavg-1   ldavg-5  ldavg-15"]
+    out += [f"{t:%I:%M:%S %p} {int(v):9d}      1300 {v:9.2f} {v:9.2f} {v:9.2f}" for t, v in zip(stamps[1:], loads)]
+    return "\n".join(out) + "\n"
+
+
+#: ldavg-1 every 5 minutes: 7 for a while, then a storm whose middle dips
+#: (85 -> 58) without ever coming near its level before
+_STORM = [7.10, 7.42, 7.31, 29.53, 58.97, 85.29, 70.71, 58.03, 77.59, 97.88, 80.77, 77.55, 121.49, 135.49, 14.40, 7.80]
+
+
+def test_a_storm_that_dips_in_its_middle_is_one_jump_with_its_context_switches(tmp_path):
+    """The level to jump from is the one before the storm, and so is its
+    spread: the storm's own rise is no usual wander (judged against the
+    spread of its first rows, 58 after 85 was no jump and the storm split
+    in two)."""
+    switches = [4702.1, 4850.3, 4774.95, 27342.76, 196015.02, 337021.92, 347007.79, 309210.99, 308174.09, 350074.07,
+                350716.36, 329279.95, 319551.01, 312952.02, 130142.16, 6056.06]
+    (tmp_path / "sar.txt").write_text(_sar_w_q(switches, _STORM))
+    case = sarsleuth.load(tmp_path / "sar.txt")
+    (f,) = [f for f in case.findings if f.detector == "load-spike"]
+    assert (f.start, f.end) == (pd.Timestamp("2011-03-14 09:55:01"), pd.Timestamp("2011-03-14 10:45:01"))
+    assert f.title == "Load average jumped to 135.49 (baseline 7.31), cswch/s up to 350,716.36 (usually 4,774.95)"
+    assert f.metrics["cswch_ratio"] == pytest.approx(350716.36 / 4774.95)
+    advice = case.incidents[0].recommendations
+    assert advice[0].startswith("Context switches rose to 350,716.36 a second (cswch/s; usually 4,774.95)")
+    assert not any("fork storm (`sar -w` proc/s)" in r for r in advice)
+    assert audit(case).differences == []
+
+
+def test_a_storm_without_more_context_switches_names_none(tmp_path):
+    """Near miss: the same load with context switches at their usual rate."""
+    (tmp_path / "sar.txt").write_text(_sar_w_q([4800.0 + 10 * i for i in range(len(_STORM))], _STORM))
+    case = sarsleuth.load(tmp_path / "sar.txt")
+    (f,) = [f for f in case.findings if f.detector == "load-spike"]
+    assert f.title == "Load average jumped to 135.49 (baseline 7.31)" and f.metrics["cswch_ratio"] < 1.1
+    assert not any("Context switches" in r for r in case.incidents[0].recommendations)

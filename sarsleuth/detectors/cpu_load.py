@@ -240,6 +240,7 @@ class LoadSpike(Detector):
         "min_blocked": 4,          # ... and at least this many
         "min_duration_seconds": 0.0,  # ldavg-1 is already a 1-minute average
         "max_gap_samples": 1,
+        "task_rate_factor": 10.0,  # context switches or forks this x their usual rate are said
     }
 
     def run(self, ctx: Context):
@@ -260,7 +261,9 @@ class LoadSpike(Detector):
 
             mask, bases, taken = above_prior_baseline(load, jump_over, _hold_samples(load, p["max_gap_samples"]),
                                                       segments)
-            jumped = mask & (load.to_numpy() - bases > p["spread_factor"] * spread)
+            # the spread, like the level, is the one before the excursion (its own rise is no usual wander)
+            before = spread[np.searchsorted(load.index, taken)]
+            jumped = mask & (load.to_numpy() - bases > p["spread_factor"] * before)
             cond = pd.Series(jumped, index=load.index)
             levels = p["per_cpu_factor"] * np.nan_to_num(cpus_at, nan=np.inf) if cpus_at is not None else None
             if levels is not None:  # without the CPU count only the jump from baseline is meaningful
@@ -283,9 +286,10 @@ class LoadSpike(Detector):
                 for name, metric in (("peak_runq_sz", "runq-sz"), ("peak_blocked", "blocked")):
                     figs.add(measure(ctx, name, "max", host, ("queue", metric, ""), ep.start, ep.end, fmt=".0f"))
                 self._against_the_cpus(ctx, figs, host, ncpu)
+                switching = self._task_rates(ctx, figs, host, ep, taken_at(taken, load, ep.start))
                 cpus = f", {ncpu} CPUs" if ncpu else ""
                 if jumped[at_peak]:
-                    title = f"Load average jumped to {peak.text()} (baseline {base.text()}{cpus})"
+                    title = f"Load average jumped to {peak.text()} (baseline {base.text()}{cpus}){switching}"
                 elif level is not None and peak.value >= level:
                     per_cpu = figs.add(given("per_cpu_factor", p["per_cpu_factor"], origin="threshold", fmt="g",
                                              host=host))
@@ -300,12 +304,26 @@ class LoadSpike(Detector):
                 refs = {**peak_ref(ep), **onset_ref(load, ep, base.value)}
                 if "onset" in refs:
                     refs["start_said"] = already_above(ctx, figs, host, key, ep.start, "ldavg-1", base)
+                recorded = any(ctx.series("tasks", m, host=host) is not None for m in ("cswch/s", "proc/s"))
                 out.append(self.finding(
                     title=title, severity=sev, start=ep.start, end=ep.end, host=host, figures=figs, refs=refs,
+                    metrics={"task_rates_recorded": int(recorded)},
                     evidence=[metric_evidence(ctx, "queue", host, peak.at,
                                               f"ldavg-1 {base.text()} -> {peak.text()} at {fmt_time(peak.at)}")],
                 ))
         return out
+
+    def _task_rates(self, ctx: Context, figs: Figures, host, ep, since) -> str:
+        """Context switches and process creations (``sar -w``) beside the
+        jump, against their level before it: a context-switch storm (threads
+        taking turns on the CPUs) or a fork storm is what the queue was made
+        of.  Returns what the title says of the one that rose most."""
+        told = ""
+        for metric, name in (("cswch/s", "cswch"), ("proc/s", "proc")):
+            found = _rate_figures(ctx, figs, host, ep, since, metric, name)
+            if found and found[0].value >= self.params["task_rate_factor"] * found[1].value and not told:
+                told = f", {metric} up to {found[0].text()} (usually {found[1].text()})"
+        return told
 
     def _against_the_cpus(self, ctx: Context, figs: Figures, host, ncpu) -> None:
         """The load at its peak per CPU (``load_per_cpu``) and the blocked
@@ -322,6 +340,23 @@ class LoadSpike(Detector):
             figs.add(given("least_blocked", least, origin="threshold", fmt="g", host=host))
             figs.add(measure(ctx, "blocked_over_least", "ratio", host, of=("peak_blocked", "least_blocked"),
                              known=figs.by_name()))
+
+
+def _rate_figures(ctx: Context, figs: Figures, host, ep, since, metric: str, name: str):
+    """The peak of a ``sar -w`` rate in the episode, its level before
+    ``since`` and their ratio (``name``: ``cswch`` makes ``peak_cswch_per_s``,
+    ``baseline_cswch_per_s``, ``cswch_ratio``); None without the series."""
+    key = ("tasks", metric, "")
+    rate = ctx.series(*key, host=host)
+    if rate is None or not len(rate.dropna()):
+        return None
+    peak = figs.add(measure(ctx, f"peak_{name}_per_s", "max", host, key, ep.start, ep.end, fmt=",.2f"))
+    usual = figs.add(baseline_at(ctx, f"baseline_{name}_per_s", host, key, rate, since, ctx.segments(rate, host),
+                                 fmt=",.2f", fallback=False))
+    if peak is None or usual is None or usual.value <= 0:
+        return None
+    figs.add(measure(ctx, f"{name}_ratio", "ratio", host, of=(peak.name, usual.name), known=figs.by_name()))
+    return peak, usual
 
 
 def _spread(load, segments) -> np.ndarray:
