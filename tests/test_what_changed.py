@@ -307,6 +307,27 @@ def test_a_message_kind_as_a_rate():
     assert row["entry"] == 1 and row["lead"]
 
 
+def test_a_message_kind_is_told_in_lines_and_a_rate_only_over_a_minute():
+    """One line in a window of seconds is "1 line", not "60.00 a minute";
+    320 lines over half an hour are said with their rate."""
+    from sarsleuth.analysis.what_changed import entry_of
+
+    stamps = _minutes("2024-03-04 00:00", "2024-03-04 07:00")
+    store = _store(stamps, {("queue", "", "runq-sz"): _noisy(1.0, len(stamps))})
+    short = (pd.Timestamp("2024-03-04 06:10:00", tz="UTC"), pd.Timestamp("2024-03-04 06:10:01", tz="UTC"))
+    one = rank(store, _lines(pd.DatetimeIndex([pd.Timestamp("2024-03-04 06:10:00.5", tz="UTC")])), short)
+    lead = one.table[one.table["section"] == "log"].iloc[0]
+    assert lead["new"] and lead["window"] == pytest.approx(60.0)
+    assert entry_of(one, lead, findings=False)["text"] == ("upstream-timeout lines of nginx: new, 1 line in the window "
+                                                           "(none in the before baseline)")
+    steady = pd.date_range("2024-03-04 00:00:30", "2024-03-04 06:59:30", freq="60s", tz="UTC")
+    burst = rank(store, _lines(steady.append(pd.date_range("2024-03-04 06:10", periods=290, freq="2s", tz="UTC"))),
+                 WINDOW)
+    lead = burst.table[burst.table["section"] == "log"].iloc[0]
+    assert entry_of(burst, lead, findings=False)["text"] == ("upstream-timeout lines of nginx up from 1.00 a minute "
+                                                             "before to 320 lines (10.67 a minute) in the window")
+
+
 # ------------------------------------------------------------------ in the story
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from sarsleuth.analysis.departures import BOUND, Changes, named_by, rank
 from sarsleuth.knowledge import causal_chains
-from sarsleuth.knowledge.departures import LOG_SECTION, unexplained_rules
+from sarsleuth.knowledge.departures import LOG_SECTION, LOG_UNIT, unexplained_rules
 from sarsleuth.analysis.user_window import dated, window_on_clock
 from sarsleuth.model import Incident, iso
 from sarsleuth.options import parse_window
@@ -129,6 +129,16 @@ def _finite(value):
     return round(v, 6) if v == v and abs(v) != float("inf") else None
 
 
+def _lines(entry: dict) -> str:
+    """A message kind's lines in the window, with their rate a minute when
+    they are several over a minute or more (one line in one second is no
+    "60 a minute")."""
+    count, rate = entry["window_samples"], entry["window"] or 0
+    said = f"{count:,} line" + ("s" if count != 1 else "")
+    minutes = count / rate if rate else 0
+    return said + (f" ({_with_unit(rate, LOG_UNIT)})" if count > 1 and minutes >= 1 else "")
+
+
 def entry_text(entry: dict, zone=None) -> str:
     """One line of "what else changed"."""
     unit, name = entry["unit"], entry["series"]
@@ -147,9 +157,11 @@ def entry_text(entry: dict, zone=None) -> str:
         text += (f", none in the {entry['baseline_samples']:,} sample(s) {entry['baseline_part']}, "
                  f"{entry['window_samples']:,} in the window")
     elif entry["new"]:
-        lines = entry["window"] or 0
-        text = (f"{name}: new, {_with_unit(lines, unit)} in the window (none in the "
+        text = (f"{name}: new, {_lines(entry)} in the window (none in the "
                 f"{entry['baseline_part']} baseline)")
+    elif entry["section"] == LOG_SECTION:
+        text = (f"{name} {entry['direction']} from {_with_unit(entry['baseline'] or 0, unit)} "
+                f"{entry['baseline_part']} to {_lines(entry)} in the window")
     else:
         text = (f"{name} {entry['direction']} from {_with_unit(entry['baseline'] or 0, unit)} to "
                 f"{_with_unit(entry['window'] or 0, unit)}")
