@@ -1,7 +1,9 @@
 """ab's "Length" failures: a reply whose body is not as long as the first
 reply's.  ab 2.3 against a loopback server whose page carries the time it
-was rendered (every reply 200, its length varying), and against one that
-also answers one request in five with a 500."""
+was rendered (every reply 200, its length varying), against one that
+also answers one request in five with a 500, and against one that hangs
+up on one request in five without a reply (ab.c close_connection counts
+a connection closed before any byte as a Length failure too)."""
 from __future__ import annotations
 
 import sarsleuth
@@ -115,6 +117,60 @@ Percentage of the requests served within a certain time (ms)
 """
 
 
+#: the same run against a server closing one connection in five unanswered
+HANGUPS = """\
+$ ab -n 400 -c 4 http://127.0.0.1:18093/api
+This is ApacheBench, Version 2.3 <$Revision$>
+Copyright 1996 Adam Twiss, Zeus Technology Ltd, http://www.zeustech.net/
+Licensed to The Apache Software Foundation, http://www.apache.org/
+
+Benchmarking 127.0.0.1 (be patient)
+Completed 100 requests
+Completed 200 requests
+Completed 300 requests
+Completed 400 requests
+Finished 400 requests
+
+
+Server Software:        BaseHTTP/0.6
+Server Hostname:        127.0.0.1
+Server Port:            18093
+
+Document Path:          /api
+Document Length:        49 bytes
+
+Concurrency Level:      4
+Time taken for tests:   0.139 seconds
+Complete requests:      400
+Failed requests:        80
+   (Connect: 0, Receive: 0, Length: 80, Exceptions: 0)
+Total transferred:      51520 bytes
+HTML transferred:       15680 bytes
+Requests per second:    2887.36 [#/sec] (mean)
+Time per request:       1.385 [ms] (mean)
+Time per request:       0.346 [ms] (mean, across all concurrent requests)
+Transfer rate:          363.18 [Kbytes/sec] received
+
+Connection Times (ms)
+              min  mean[+/-sd] median   max
+Connect:        0    0   0.0      0       0
+Processing:     0    1   0.3      1       2
+Waiting:        0    1   0.5      1       2
+Total:          0    1   0.3      1       2
+
+Percentage of the requests served within a certain time (ms)
+  50%      1
+  66%      1
+  75%      2
+  80%      2
+  90%      2
+  95%      2
+  98%      2
+  99%      2
+ 100%      2 (longest request)
+"""
+
+
 def _errors(tmp_path, name, text):
     (tmp_path / name).write_text(text)
     case = sarsleuth.load(tmp_path / name)
@@ -143,4 +199,14 @@ def test_length_failures_beside_error_replies_are_failures(tmp_path):
     f.role = "cause"            # as it would be, told on its own
     advice = recommend([f], f, None, 5)
     assert any("as capacity" in r for r in advice) and not any("ab -l" in r for r in advice)
+    assert [i.category for i in case.incidents] == ["load-test-failure"]
+
+
+def test_length_failures_that_carried_no_bytes_are_connections_closed_unanswered(tmp_path):
+    """Near miss: 80 Length failures, and HTML transferred is 320 x 49
+    bytes: those 80 carried nothing."""
+    case, (f,) = _errors(tmp_path, "ab.txt", HANGUPS)
+    assert f.severity == "high" and f.metrics["length_only"] == 0 and f.metrics["failed_share"] == 80 / 400
+    assert f.title.endswith(": 80 failed: closed before any reply (ab counts them as 'Length' failures; the HTML "
+                            "transferred is that of the other 320) (20.0 % of 400 requests)")
     assert [i.category for i in case.incidents] == ["load-test-failure"]

@@ -276,7 +276,8 @@ def _story(inc, out: Audit) -> None:
             continue
         out.times += 1
         t = pd.Timestamp(row["time"])
-        if row.get("clock") != when(t, False, inc.zone):
+        # (dated when the incident spans more than one day)
+        if row.get("clock") not in (when(t, False, inc.zone), when(t, True, inc.zone)):
             out.differences.append(Difference(where, f"a timeline row says {row.get('clock')} for "
                                                      f"{when(t, True, inc.zone)} on the incident's clock"))
         if _instant(t) not in times.get(row.get("detector"), set()):
