@@ -577,7 +577,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution", "nic-tx-timeout",
                  "neighbour-table-overflow", "cpu-thermal-throttle", "upstream-backlog-full", "upstream-header-too-big",
-                 "oom-panic", "smart-bad-sectors"]
+                 "oom-panic", "smart-bad-sectors", "nginx-rate-limited"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -812,6 +812,12 @@ LOG_POSITIVES = {
                           lambda f: f.title == "2 x SMART report(s) of unreadable sectors over 1 s (/dev/sdc: 2)"
                           and f.category == "hardware-error" and f.severity == "high"),
     # arch/x86/kernel/cpu/mce/therm_throt.c, both wordings
+    # limit_req refusing one client at its login page, three times in two seconds
+    "nginx-rate-limited": (['limiting requests, excess: 20.955 by zone "authlimit", client: 172.17.0.2, server: , '
+                            'request: "GET /login HTTP/1.1", host: "192.168.2.10"'] * 3,
+                           lambda f: f.title == "3 x refused by nginx's rate or connection limit over 2 s "
+                                                "(zone authlimit: 3)"
+                           and f.category == "connection-limit" and f.severity == "medium"),
     "cpu-thermal-throttle": (["CPU5: Core temperature above threshold, cpu clock throttled (total events = 2081)",
                               "CPU0: Package temperature is above threshold, cpu clock is throttled (total events = 2263)"],
                              lambda f: f.title == "2 x CPU thermal throttling (clock slowed) over 1 s (Core: 1, Package: 1)"
@@ -891,6 +897,9 @@ LOG_NEAR_MISSES = {
                               'connecting to upstream, client: 10.1.2.3, server: www, request: "GET / HTTP/1.1"'),
     "upstream-header-too-big": ('upstream sent invalid header while reading response header from upstream, client: '
                                 '10.1.2.3, server: web, request: "GET / HTTP/1.1"'),
+    # a request within the burst, only delayed: served
+    "nginx-rate-limited": ('delaying request, excess: 0.950, by zone "one", client: 10.1.2.3, server: example.com, '
+                           'request: "GET / HTTP/1.1"'),
 }
 
 

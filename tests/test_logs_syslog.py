@@ -126,6 +126,30 @@ def test_year_from_audit_epoch_in_the_file(corpus):
     assert src.meta["clock"]["utc_offset_s"] == 0.0     # audit epochs say the host logs in UTC
 
 
+def test_year_from_an_nginx_line_forwarded_through_syslog(tmp_path):
+    """nginx's error.log line carried in syslog (`error_log syslog:` or a
+    container's output piped to logger, as on Unraid) keeps its own
+    stamp, year included: the file's time (a copy made a year later) does
+    not decide it."""
+    path = tmp_path / "syslog"
+    path.write_text("".join(
+        f'Jun 28 09:08:3{i} Tower nginx: 2025/06/28 09:08:3{i} [error] 3358958#3358958: *16185{i} limiting requests, '
+        f'excess: 20.955 by zone "authlimit", client: 172.17.0.2, server: , request: "GET /login HTTP/1.1"\n'
+        for i in range(3)))
+    later = pd.Timestamp("2026-11-20").timestamp()
+    os.utime(path, (later, later))
+    src = parse(path)
+    assert src.meta["year_from"] == "file"
+    rows = src.events[src.events["kind"] == "nginx-rate-limited"]
+    assert list(rows["timestamp"]) == [pd.Timestamp(f"2025-06-28 09:08:3{i}") for i in range(3)]
+    assert set(rows["process"]) == {"nginx"} and set(rows["pid"]) == {3358958}
+    # near miss: the same lines without nginx's own stamp take the year from the file's time
+    bare = tmp_path / "syslog2"
+    bare.write_text(path.read_text().replace("2025/06/28 ", "").replace("[error] 3358958#3358958: ", ""))
+    os.utime(bare, (later, later))
+    assert parse(bare).meta["year_from"] == "mtime"
+
+
 def test_gzip_header_time_gives_the_year(corpus, tmp_path):
     raw = (corpus / "logs" / "messages-tcp-timewait-overflow-ratelimit.log").read_bytes()
     path = tmp_path / "messages-20170421"

@@ -31,7 +31,8 @@ class LineInfo:
     lines without the format's prefix (continuations, pasted fragments).
     """
 
-    __slots__ = ("stamp", "host", "tag", "pid", "level", "message", "uptime", "prefixed", "conn", "unit", "boot")
+    __slots__ = ("stamp", "host", "tag", "pid", "level", "message", "uptime", "prefixed", "conn", "unit", "boot",
+                 "dated")
 
     def __init__(self, message: str, stamp=None, host=None, tag=None, pid=None, level=None,
                  uptime=None, prefixed=True, conn=None):
@@ -40,6 +41,9 @@ class LineInfo:
         self.conn = conn
         #: the systemd unit and boot id a journal entry names (None elsewhere)
         self.unit = self.boot = None
+        #: the date and time the message itself carries, year included (an
+        #: nginx error.log line forwarded through syslog): a clue to the year
+        self.dated = None
 
 
 _EPOCH = _dt.datetime(1970, 1, 1)

@@ -67,7 +67,7 @@ RE_BARE_KERNEL = re.compile(
     r"^\s*(?:(?P<fac>[a-z0-9]+)\.(?P<sev>[a-z]+)\s+)?kernel(?:\[\d+\])?: (?P<msg>.*)$", re.S)
 RE_UPTIME = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
 RE_NGINX_EMBEDDED = re.compile(
-    r"(?:^|\s)\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[(?P<level>emerg|alert|crit|error|warn|notice|info|debug)\] "
+    r"(?:^|\s)(?P<date>\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) \[(?P<level>emerg|alert|crit|error|warn|notice|info|debug)\] "
     r"(?P<pid>\d+)#\d+: (?:\*(?P<conn>\d+) )?(?P<msg>.*)$", re.S)
 
 #: Volume keys, when stamps are not at a fixed position.
@@ -262,6 +262,10 @@ def _refine(info: LineInfo) -> LineInfo:
         info.tag, info.pid, info.level = "nginx", int(m.group("pid")), m.group("level")
         info.conn = int(m.group("conn")) if m.group("conn") else None
         info.message = m.group("msg")
+        try:
+            info.dated = dt.datetime.strptime(m.group("date"), "%Y/%m/%d %H:%M:%S")
+        except ValueError:
+            pass
     return info
 
 
