@@ -210,3 +210,11 @@ def test_length_failures_that_carried_no_bytes_are_connections_closed_unanswered
     assert f.title.endswith(": 80 failed: closed before any reply (ab counts them as 'Length' failures; the HTML "
                             "transferred is that of the other 320) (20.0 % of 400 requests)")
     assert [i.category for i in case.incidents] == ["load-test-failure"]
+
+
+def test_length_failures_of_a_paste_without_the_bytes_stay_failures(tmp_path):
+    """Near miss: the same run pasted without its HTML transferred line
+    (cut by its poster): nothing says the bodies were whole."""
+    cut = "\n".join(line for line in VARYING.splitlines() if not line.startswith("HTML transferred")) + "\n"
+    case, (f,) = _errors(tmp_path, "ab.txt", cut)
+    assert f.severity == "high" and f.metrics["length_only"] == 0 and f.title.endswith("99 failed (24.8 % of 400 requests)")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sarsleuth.detectors.ab_lengths import length_failures
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.model import Evidence
 from sarsleuth.detectors.series import severity_for
@@ -133,29 +134,13 @@ class LoadtestErrors(Detector):
                 parts.append(f"the {unseen:.0f} timed out are left out of its latency figures"
                              + (f" (its max {slowest * 1000:.2f} ms is not the slowest)" if slowest else ""))
             detail = ", ".join(f"{k.split('_', 1)[1]} {v:.0f}" for k, v in breakdown.items())
-            # ab's "Length" failure is a body whose size differs from the first
-            # one's (ab.c err_length): alone, with every reply 2xx, a page
-            # that varies (a timestamp, a token), the requests answered
-            length_only = (bool(failed) and not (non2xx or sock or httperf_errors or aborted)
-                           and set(breakdown) == {"failed_length"} and breakdown["failed_length"] == failed)
-            # ...but ab counts a connection closed before any byte (a TLS
-            # handshake that failed, a server that hung up) as a Length
-            # failure too: the bytes ab received say which it was
-            missing = _missing_share(r, failed) if length_only else None
-            empties = length_only and (missing is None or missing > 0.5 or _num(r, "ssl_handshake_failed_lines") > 0)
-            if empties and missing is not None and missing >= 0.9:
-                answered = _num(r, "requests_completed") - failed
-                parts = [f"{failed:.0f} failed: closed before any reply (ab counts them as 'Length' failures; the HTML "
-                         f"transferred is that of the other {answered:,.0f})"]
-            elif empties and missing is not None and missing > 0.5:
-                parts = [f"{failed:.0f} failed: most closed before a whole reply (ab's 'Length' failures; the HTML "
-                         f"transferred holds {(1 - missing) * 100:.0f} % of their bytes)"]
-            length_only = length_only and not empties
-            if length_only:
-                of = f" ({failed / total * 100:.1f} % of {total:,.0f})" if total else ""
-                parts = [f"{failed:,.0f} response(s){of} of another length than the first (ab's 'Length' failures "
-                         "alone, no non-2xx reply)"]
-                frac = None
+            length_only = bool(failed) and not (non2xx or sock or httperf_errors or aborted) and set(breakdown) == {
+                "failed_length"} and breakdown["failed_length"] == failed
+            said = length_failures(r, failed, total) if length_only else None
+            length_only = bool(said and said[0])
+            if said is not None:
+                parts = said[1]
+                frac = None if length_only else frac
             worst = max(frac or 0, conn_share or 0)
             # a run that gave up, or in which no request was answered, failed whole
             failed_share = 1.0 if aborted or (not total and sock + httperf_errors) else worst
@@ -181,17 +166,6 @@ class LoadtestErrors(Detector):
                                    "failed_requests", "non_2xx", "socket_errors", "errors_total", "abort_error"),
             ))
         return out
-
-
-def _missing_share(r: dict, failed: float):
-    """Of the bytes ab's Length failures would hold had each been a whole
-    document, the share missing from "HTML transferred" (1: every one
-    empty, near 0: each a body of another length); None when the report
-    lacks the figures."""
-    doclen, html, done = _num(r, "document_length_bytes"), _num(r, "html_transferred_bytes"), _num(r, "requests_completed")
-    if doclen <= 0 or html <= 0 or done <= 0 or failed <= 0:
-        return None
-    return max(0.0, (done * doclen - html) / (failed * doclen))
 
 
 class LoadtestTailLatency(Detector):

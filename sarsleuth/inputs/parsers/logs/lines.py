@@ -42,7 +42,8 @@ class LineInfo:
         #: the systemd unit and boot id a journal entry names (None elsewhere)
         self.unit = self.boot = None
         #: the date and time the message itself carries, year included (an
-        #: nginx error.log line forwarded through syslog): a clue to the year
+        #: nginx error.log line forwarded through syslog: "2025/06/28
+        #: 09:08:38"): a clue to the year
         self.dated = None
 
 

@@ -128,8 +128,12 @@ def _normalize_keys(raw: dict, key_parser) -> tuple[dict, int]:
 def _resolve_year(spath, md_keys, segments, result, stamps, options, first_line_time=None):
     clues = [(md_keys[0], first_line_time)] if first_line_time is not None else []
     # an nginx line forwarded through syslog carries its own year
-    clues += [(info.stamp[1:5], info.dated) for _, info in result.samples
-              if info.dated is not None and info.stamp and info.stamp[0] == "md"]
+    for _, info in result.samples:
+        if info.dated and info.stamp and info.stamp[0] == "md":
+            try:
+                clues.append((info.stamp[1:5], dt.datetime.strptime(info.dated, "%Y/%m/%d %H:%M:%S")))
+            except ValueError:      # a date that does not exist is no clue
+                pass
     found = [(info.message, info.stamp) for _, info in result.samples]
     found += zip(result.events.messages(), stamps)
     for message, stamp in found:

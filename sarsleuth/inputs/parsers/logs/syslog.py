@@ -261,11 +261,7 @@ def _refine(info: LineInfo) -> LineInfo:
     if m and (info.tag is None or "nginx" in info.tag or "error" in info.tag):
         info.tag, info.pid, info.level = "nginx", int(m.group("pid")), m.group("level")
         info.conn = int(m.group("conn")) if m.group("conn") else None
-        info.message = m.group("msg")
-        try:
-            info.dated = dt.datetime.strptime(m.group("date"), "%Y/%m/%d %H:%M:%S")
-        except ValueError:
-            pass
+        info.message, info.dated = m.group("msg"), m.group("date")
     return info
 
 
