@@ -218,10 +218,13 @@ def test_a_quiet_case_still_says_what_it_found(corpus):
     assert ("Found, in no incident (nothing in these files they follow from or lead to): - [medium] ab c=500 "
             in flat)
     # the terminal wraps a long path anywhere: read it without the breaks
-    assert f"200failed(4.0%of5000requests)(loadtest-errors;{paste}:30)" in "".join(flat.split())
+    # 200 x 50 MiB missing from HTML transferred: those 200 came back empty
+    assert (f"200failed:closedbeforeanyreply(abcountsthemas'Length'failures;theHTMLtransferredisthatoftheother"
+            f"4,800)(4.0%of5000requests)(loadtest-errors;{paste}:30)") in "".join(flat.split())
     md = cli("analyze", paste, "--format", "markdown").stdout
     assert ("- \\[medium] ab c=500 `ab -n 5000 -c 500 -k http://192.168.1.186:80/large.html`: "
-            f"200 failed (4.0 % of 5000 requests) (loadtest-errors; {paste}:30)") in md
+            "200 failed: closed before any reply (ab counts them as 'Length' failures; the HTML transferred is that "
+            f"of the other 4,800) (4.0 % of 5000 requests) (loadtest-errors; {paste}:30)") in md
     page = cli("analyze", paste, "--format", "html").stdout
     assert "2 finding(s), under <a href=\"#timeline\">All findings</a>" in page
 
