@@ -348,8 +348,9 @@ def test_each_incident_tells_what_else_changed(oom):
     # the window's average over the incident's rows, as sar -n EDEV's Average: line prints it
     drops_em2 = oom.sar("net-edev", device="em2").loc[inc.start:inc.end, "rxdrop/s"]
     assert drops["window"] == pytest.approx(drops_em2.mean(), abs=1e-6)
-    # the NIC finding "em2 dropping received packets" reads them
-    assert drops["named_by"] == ["nic-saturation"]
+    # the NIC finding "em2 dropping received packets" reads them; em2's
+    # traffic (sar -n DEV) is told in the same line as its drops (-n EDEV)
+    assert drops["named_by"] == ["nic-saturation", "tcp-timewait"] and drops["with"] == ["txpck/s of net-dev em2"]
     assert drops["window_samples"] == len(drops_em2) >= 6
     assert drops["peak"] == pytest.approx(361.322581) and drops["peak_time"] == "2014-05-06T15:06:05+08:00"
     assert drops["baseline_part"] == "before"
@@ -360,13 +361,23 @@ def test_each_incident_tells_what_else_changed(oom):
     assert [(c["metric"], c["device"]) for c in kinds] == [("nic-rx-alloc-failure", "kernel"),
                                                            ("page-allocation-failure", "nginx")]
     assert all(c["new"] for c in kinds) and kinds[1]["named_by"] == ["page-allocation-failure"]
-    assert any(c["metric"] == "kbswpused" for c in changes)
+    # one line for each thing that moved: free memory and pages swapped out
+    # with the swap that filled, the CPUs' %iowait with the disk waited for
+    swap = next(c for c in changes if c["metric"] == "kbswpused")
+    assert swap["with"][:2] == ["pswpout/s of swapping", "kbmemfree of memory"]
+    assert swap["named_by"] == ["memory-pressure", "swap-climb"]
+    disk = next(c for c in changes if c["section"] == "disk")
+    assert (disk["device"], disk["metric"], disk["with"][0]) == ("sda", "await", "%iowait of cpu all")
+    assert "iowait-spike" in disk["named_by"]
+    # the ranking itself keeps them apart
+    whole = ranking(oom.store, oom.events, oom.sources, (inc.start, inc.end), hosts=inc.hosts).top(20)
+    assert {"pswpout/s", "kbmemfree", "%iowait", "txpck/s"} <= set(whole["metric"])
     json.dumps(doc)
     # drops on em2 never counted in the six hours before: new
     assert drops["new"]
     line = (f"rxdrop/s of net-edev em2: new, {drops_em2.mean():,.2f} /s in the window (peak 361.32 /s at 15:06:05), "
-            f"none in the {drops['baseline_samples']} sample(s) before, {len(drops_em2)} in the window "
-            f"[named by nic-saturation]")
+            f"none in the {drops['baseline_samples']} sample(s) before, {len(drops_em2)} in the window; "
+            f"with txpck/s of net-dev em2 [named by nic-saturation, tcp-timewait]")
     assert inc.story["changed"][0] == line == drops["text"]
     out = io.StringIO()
     markdown.write_case(oom, out)
@@ -615,3 +626,29 @@ def test_a_disk_a_little_slower_under_more_work_is_not_strain(corpus):
     await_ = ranked[(ranked["section"] == "disk") & (ranked["metric"] == "await") & (ranked["device"] == "sde7")]
     assert bool(await_["departs"].iloc[0]) and await_["window"].iloc[0] == pytest.approx(2.75, abs=0.01)
     assert unexplained(case.store, case.events, case.sources, [], case.clock) == []
+
+
+#: What each field report's author read off the machine, as the series
+#: what changed ranks: the few lines each incident tells must hold them
+FIELD_REPORT_SERIES = {
+    # swap 100 %, IO over 60 % (sar -S, sar -u %iowait), memory gone
+    "nginx-proxy-oom": {"swap:kbswpused", "cpu:%iowait", "memory:kbmemfree"},
+    # two clients filling the 20 Gbit/s bond
+    "image-service-ab": {"net-dev:txkB/s"},
+    # TIME_WAIT at tcp_max_tw_buckets, the overflow and the orphans' lines
+    "tengine-720k": {"net-sock:tcp-tw", "log:tcp-tw-bucket-overflow", "log:socket-memory"},
+    # workers that exited on signal 11
+    "nginx-worker-crash": {"log:worker-signal-exit"},
+}
+
+
+@pytest.mark.parametrize("sample", sorted(FIELD_REPORT_SERIES))
+def test_the_series_each_field_report_talks_about_are_in_its_incident_s_five(sample_case, sample):
+    doc = sample_case(sample).to_json()["incidents"][0]
+    told = doc["changes"]
+    assert len(told) <= 5
+    names = {f"{c['section']}:{c['metric']}" for c in told}
+    names |= {f"{w.split(' of ', 1)[1].split()[0]}:{w.split(' of ', 1)[0]}" for c in told for w in c["with"]
+              if " lines of " not in w}
+    names |= {f"log:{w.split(' lines of ', 1)[0]}" for c in told for w in c["with"] if " lines of " in w}
+    assert FIELD_REPORT_SERIES[sample] <= names, [c["text"][:120] for c in told]

@@ -142,14 +142,19 @@ def rank(store, events, window, *, baseline=None, hosts=None, coverage=None,
     return changes
 
 
+#: The host of a case whose files name none (a paste, a bare error.log).
+UNNAMED_HOST = ""
+
+
 def hosted_events(events, store):
-    """Events with no host belong to the one host of the case, when there is one."""
+    """Events with no host belong to the one host of the case, when there
+    is one; in a case that names no host at all, to the unnamed one."""
     if events is None or not len(events) or not events["host"].isna().any():
         return events
     named = set(events["host"].dropna().astype(str)) | set(store.hosts() if store else [])
-    if len(named) != 1:
+    if len(named) > 1:
         return events
-    return events.assign(host=events["host"].astype(object).fillna(next(iter(named))))
+    return events.assign(host=events["host"].astype(object).fillna(next(iter(named), UNNAMED_HOST)))
 
 
 def _recorded(store, host):

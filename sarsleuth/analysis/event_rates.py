@@ -88,7 +88,8 @@ def rates(series: EventSeries, window: tuple, parts: dict, stats: dict) -> dict 
     w0, w1 = window
     span = max(w1 - w0, MIN_WINDOW_NS)
     cumulative = np.concatenate(([0.0], np.cumsum(series.lines)))
-    in_window = float(_lines_between(series.times, cumulative, np.array([w0]), np.array([w0 + span]))[0])
+    # the window holds its last instant (an incident ends at its last line)
+    in_window = float(_lines_between(series.times, cumulative, np.array([w0]), np.array([w0 + span + 1]))[0])
     rate = in_window / span * MINUTE_NS
     scale = float(stats["robust_scale"])
     floor = floor_of(LOG_UNIT)

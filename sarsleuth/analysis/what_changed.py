@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.analysis.departures import BOUND, Changes, named_by, rank
+from sarsleuth.analysis.departures import BOUND, UNNAMED_HOST, Changes, named_by, rank
 from sarsleuth.knowledge import causal_chains
-from sarsleuth.knowledge.departures import LOG_SECTION, LOG_UNIT, unexplained_rules
+from sarsleuth.knowledge.departures import (LOG_SECTION, LOG_UNIT, aggregate_devices, same_device, strain_direction,
+                                            strain_resource, unexplained_rules)
 from sarsleuth.analysis.user_window import dated, window_on_clock
+from sarsleuth.detectors import registry
 from sarsleuth.model import Incident, iso
 from sarsleuth.options import parse_window
 from sarsleuth.timebase.clock import Clock, on_clock, when
@@ -94,13 +96,16 @@ def series_name(row) -> str:
     return f"{row['metric']} of {where}"
 
 
-def entry_of(changes: Changes, lead, detectors=(), zone=None, findings: bool = True) -> dict:
+def entry_of(changes: Changes, lead, detectors=(), zone=None, findings: bool = True, folded=()) -> dict:
     """One entry of a ranking as stories and documents carry it
-    (``findings`` False: a ranking with no findings to name it, no ``named_by``)."""
+    (``findings`` False: a ranking with no findings to name it, no
+    ``named_by``; ``folded``: the leads of entries told with it, first in
+    its ``with``)."""
     members = changes.members(int(lead["entry"]))
-    others = [series_name(r) for _, r in members.iterrows() if r["departs"] and not r["lead"]]
-    named = sorted({d for _, r in members.iterrows() if r["departs"]
-                    for d in named_by(detectors, r["section"], r["metric"], r["device"])})
+    others = [series_name(r) for r in folded] + [series_name(r) for _, r in members.iterrows()
+                                                   if r["departs"] and not r["lead"]]
+    rows = [r for _, r in members.iterrows()] + [r for f in folded for _, r in changes.members(int(f["entry"])).iterrows()]
+    named = sorted({d for r in rows if r["departs"] for d in named_by(detectors, r["section"], r["metric"], r["device"])})
     peak_time = lead["peak_time"]
     out = {
         "rank": int(lead["entry"]),
@@ -136,7 +141,7 @@ def _lines(entry: dict) -> str:
     count, rate = entry["window_samples"], entry["window"] or 0
     said = f"{count:,} line" + ("s" if count != 1 else "")
     minutes = count / rate if rate else 0
-    return said + (f" ({_with_unit(rate, LOG_UNIT)})" if count > 1 and minutes >= 1 else "")
+    return said + (f" ({_with_unit(rate, LOG_UNIT)})" if count > 1 and minutes >= 1 and rate >= 0.01 else "")
 
 
 def entry_text(entry: dict, zone=None) -> str:
@@ -180,16 +185,18 @@ def entry_text(entry: dict, zone=None) -> str:
 def incident_changes(inc: Incident, store, events, sources, clock: Clock, told: int | None = None) -> list:
     """The entries that departed most during ``inc`` on its hosts, each
     saying which of its findings names it."""
-    if inc.start is None or pd.isna(inc.start) or not inc.hosts:
+    if inc.start is None or pd.isna(inc.start):
         return []
     end = inc.end if inc.end is not None and not pd.isna(inc.end) else inc.start
-    changes = ranking(store, events, sources, (inc.start, end), hosts=inc.hosts)
+    # an incident of files that name no host is the unnamed host's
+    changes = ranking(store, events, sources, (inc.start, end), hosts=inc.hosts or [UNNAMED_HOST])
     detectors = sorted({f.detector for f in inc.findings})
     rules = unexplained_rules()
     count = told if told is not None else int(rules["told"])
     causes = [f.detector for f in inc.findings if f.role == "cause"]
     zone = inc.zone if inc.zone is not None else clock.zone
-    return [entry_of(changes, lead, detectors, zone) for lead in _told(changes, count, int(rules["told_logs"]), causes)]
+    return [entry_of(changes, lead, detectors, zone, folded=folded)
+            for lead, folded in _told(changes, count, int(rules["told_logs"]), causes)]
 
 
 def _told(changes: Changes, count: int, logs: int, causes) -> list:
@@ -208,8 +215,48 @@ def _told(changes: Changes, count: int, logs: int, causes) -> list:
     own = [lead for lead in kinds if named_by(causes, lead["section"], lead["metric"], lead["device"])]
     others = sorted((k for k in kinds if not any(k is o for o in own)), key=nearness)      # stable: rank order
     kept = {int(lead["entry"]) for lead in (own + others)[:logs]}
-    chosen = [lead for lead in leads if lead["section"] != LOG_SECTION or int(lead["entry"]) in kept]
-    return chosen[:count]
+    told: list = []          # [(lead, [leads told with it])]
+    for lead in leads:
+        if lead["section"] == LOG_SECTION and int(lead["entry"]) not in kept:
+            continue
+        home = next((folded for first, folded in told if _told_with(lead, first)), None)
+        if home is not None:
+            home.append(lead)
+        elif len(told) < count:
+            told.append((lead, []))
+    return told
+
+
+def _readers(row) -> set:
+    """The detectors that read a row's series."""
+    return set(named_by(sorted(registry()), row["section"], row["metric"], row["device"]))
+
+
+def _strain_of(row) -> str | None:
+    """The resource a departing row strains (``[strain.resource]``), None
+    when its change is more work, not strain."""
+    if row["section"] == LOG_SECTION or strain_direction(row["section"], row["metric"]) != row["direction"]:
+        return None
+    return strain_resource(row["section"], row["metric"])
+
+
+def _told_with(lead, first) -> bool:
+    """Is ``lead`` told in the line of ``first``, ranked above it: the same
+    device in another section, or a strain of the whole host on the
+    resource ``first`` strains (``[told]`` of knowledge/departures.toml)?"""
+    if lead["host"] != first["host"]:
+        return False
+    if lead["section"] == first["section"] == LOG_SECTION:
+        # one program's message kinds that one detector reads: one report's lines
+        return lead["device"] == first["device"] and bool(_readers(lead) & _readers(first))
+    if LOG_SECTION in (lead["section"], first["section"]):
+        return False
+    device = lead["device"] if isinstance(lead["device"], str) else ""
+    if device and device == first["device"] and same_device(lead["section"], first["section"]):
+        return True
+    whole = not device or aggregate_devices().get(lead["section"]) == device
+    resource = _strain_of(lead)
+    return whole and resource is not None and resource == _strain_of(first)
 
 
 def attach(incidents: list, store, events, sources, clock: Clock) -> None:

@@ -50,6 +50,18 @@ def aggregate_devices() -> dict:
     return dict(data()["group"]["aggregate_device"])
 
 
+@lru_cache(maxsize=1)
+def _device_families() -> dict:
+    return {section: i for i, group in enumerate(data()["told"]["same_device"]) for section in group}
+
+
+def same_device(section: str, other: str) -> bool:
+    """Do two sections describe one device (``[told] same_device``: an
+    interface's traffic and its errors)?"""
+    families = _device_families()
+    return section != other and section in families and families.get(other) == families[section]
+
+
 @lru_cache(maxsize=4096)
 def printed_unit(section: str, metric: str) -> str:
     """The unit sar prints a metric in ("%", "kB/s", "/s", "kB", "ms", ""
