@@ -367,3 +367,25 @@ def test_a_service_out_of_descriptors_without_nginx_gets_no_nginx_advice(tmp_pat
     top = sarsleuth.load(tmp_path).incidents[0]
     assert top.cause == "too-many-open-files" and not _advice_mentions_nginx(top)
     assert "Check orders-api for a descriptor leak" in " ".join(top.recommendations)
+
+
+def _tcp_oom(tmp_path, name: str, message: str):
+    # net/ipv4/tcp.c tcp_check_oom(), as a 5.x dmesg -T prints it under an h2load run
+    (tmp_path / name).write_text("".join(f"[Thu Mar  5 10:0{i}:1{i} 2026] TCP: {message}\n" for i in range(3)))
+    case = sarsleuth.load(tmp_path / name)
+    (f,) = [f for f in case.findings if f.detector == "socket-memory"]
+    return f, case.incidents[0].recommendations
+
+
+def test_tcp_out_of_memory_is_tcp_mem_not_orphans(tmp_path):
+    """"out of memory -- consider tuning tcp_mem": the buffers of the live
+    sockets over tcp_mem's high mark; the orphans' advice does not apply."""
+    f, advice = _tcp_oom(tmp_path, "dmesg", "out of memory -- consider tuning tcp_mem")
+    assert (f.metrics["tcp_mem_lines"], f.metrics["orphan_lines"]) == (3, 0)
+    assert f.title == "3 x socket memory / orphan limit over 122 s (3 'out of memory -- consider tuning tcp_mem')"
+    assert advice[0].startswith("The buffers of all TCP sockets together reached `net.ipv4.tcp_mem`'s high mark")
+    assert not any("orphan" in a for a in advice)
+    # near miss: too many orphans is the orphans' limit
+    f, advice = _tcp_oom(tmp_path, "dmesg2", "too many orphaned sockets")
+    assert f.metrics["orphan_lines"] == 3 and any("tcp_max_orphans" in a for a in advice)
+    assert not any("high mark" in a for a in advice)
