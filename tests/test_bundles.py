@@ -362,3 +362,34 @@ def test_notes_name_archive_members_never_private_copies():
                 == n.split("same file as ")[1].split(": read once")[0]]
     # web07's sa23 read from both bundles counts once (its interrupts per CPU included)
     assert case.merged["metric_values"] == 15912
+
+
+def test_a_folder_packed_inside_an_extracted_sosreport_is_read_where_it_was(tmp_path):
+    """hotsos keeps a sosreport's `sos_commands/logs` as `sos_commands/
+    logs.xz` and a unit's journal as `journalctl_..._unit_X.daemon.xz`:
+    tars whatever their names. Their members are read under the paths
+    they had; an archive elsewhere in the folder is not opened."""
+    root = tmp_path / "sosreport-k8s-4-2022-02-12-abcdef"
+    (root / "sos_commands" / "host").mkdir(parents=True)
+    (root / "sos_commands" / "host" / "hostname").write_text("k8s-4\n")
+    journal = ("-- Logs begin at Fri 2022-02-11 18:58:10 UTC, end at Fri 2022-02-11 19:23:41 UTC. --\n"
+               "Feb 11 19:04:13 k8s-4 kernel: Out of memory: Killed process 4242 (java) total-vm:8123456kB, "
+               "anon-rss:7823456kB, file-rss:0kB, shmem-rss:0kB\n")
+    _tar(root / "sos_commands" / "logs.xz", {"logs/journalctl_--no-pager": journal.encode(),
+                                              "logs/journalctl_--disk-usage": b"Archived and active journals take up 56M\n"},
+         "w:xz")
+    unit = ("-- Logs begin at Fri 2022-02-11 18:58:10 UTC, end at Fri 2022-02-11 19:23:41 UTC. --\n" + "".join(
+        f"Feb 11 19:0{i}:4{i} k8s-4 systemd[1]: snap.kube-scheduler.daemon.service: Main process exited, "
+        f"code=exited, status=1/FAILURE\nFeb 11 19:0{i}:4{i} k8s-4 systemd[1]: snap.kube-scheduler.daemon.service: "
+        "Failed with result 'exit-code'.\n" for i in range(3)))
+    (root / "sos_commands" / "kubernetes").mkdir()
+    _tar(root / "sos_commands" / "kubernetes" / "journalctl_--no-pager_--unit_snap.kube-scheduler.daemon.xz",
+         {"journalctl_--no-pager_--unit_snap.kube-scheduler.daemon": unit.encode()}, "w:xz")
+    _tar(root / "sys.tar.gz", {f"sys/devices/system/cpu/cpu{n}/online": b"1\n" for n in range(4)})
+    case = _case(root)
+    assert sorted(s.path.rsplit("!", 1)[1] for s in case.sources) == [
+        "journalctl_--no-pager_--unit_snap.kube-scheduler.daemon", "logs/journalctl_--no-pager"]
+    assert {s.host for s in case.sources} == {"k8s-4"}
+    _finding(case, "oom-kill", "k8s-4")
+    assert _finding(case, "service-failure", "k8s-4").metrics["failures"] == 3
+    assert case.skipped == [] and not any("sys.tar.gz" in w for w in case.warnings)

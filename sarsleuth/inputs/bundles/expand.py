@@ -12,6 +12,7 @@ directly from the stream.
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -165,12 +166,45 @@ def sos_folder_files(root: Path, facts: HostFacts, out: Expanded):
 def _sos_folder(root: Path, out: Expanded) -> None:
     facts = HostFacts(bundle=out.names.get(str(root), str(root)))
     candidates = []
-    for full, rel, _fact in sos_folder_files(root, facts, out):
-        if lay.input_of(rel)[0] is not None and full.is_file():
+    for full, rel, fact in sos_folder_files(root, facts, out):
+        if fact or not full.is_file():
+            continue
+        if _packed(full, rel):
+            candidates += _packed_inputs(full, rel, facts, out)
+        elif lay.input_of(rel)[0] is not None:
             candidates.append(("", rel, Entry(str(full), out.names.get(str(full), str(full)), facts)))
     _keep_faithful(candidates, str(root), out)
     readers.settle_processes(facts)
     out.bundles.append(facts)
+
+
+def _packed(full: Path, rel: str) -> bool:
+    """A folder of the bundle packed as an archive beside where it was
+    (hotsos keeps ``sos_commands/logs`` as ``sos_commands/logs.xz``, a unit's
+    journal as ``journalctl_..._unit_X.xz``: tars, whatever their names)."""
+    return (lay.input_of(rel)[0] is not None or lay.packed(rel)) and is_archive(full)
+
+
+def _packed_inputs(full: Path, rel: str, facts: HostFacts, out: Expanded) -> list:
+    """The inputs of a packed folder, each under the path it had in the
+    bundle (``sos_commands/logs/journalctl_--no-pager``), copied privately
+    to be read."""
+    parent = posixpath.dirname(rel)
+    label = out.names.get(str(full), str(full))
+    found = []
+    for member in archive.members(full, label, out.warnings, workdir=out.workdir(), refused=out.refused):
+        inner = posixpath.join(parent, member.name)
+        if member.link is not None or lay.input_of(inner)[0] is None or lay.skipped(inner):
+            continue
+        dest = os.path.join(out.workdir(), f"packed-{len(found)}-{posixpath.basename(inner)[:80]}")
+        trouble = archive.spool_member(member, dest, int(lay.layout()["archives"]["max_spool_bytes"]))
+        if trouble and not os.path.exists(dest):
+            out.refused.append((member.label, f"refused: {trouble}"))
+            continue
+        if trouble:
+            out.warnings.append(f"{member.label}: {trouble}")
+        found.append(("", inner, Entry(dest, member.label, facts)))
+    return found
 
 
 def _keep_faithful(candidates, bundle: str, out: Expanded) -> None:

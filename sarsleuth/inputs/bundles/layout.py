@@ -20,6 +20,7 @@ def layout() -> dict:
     for entry in data["input"] + data["fact"]:
         entry["regex"] = re.compile(entry["pattern"])
     data["skip"]["regex"] = [re.compile(p) for p in data["skip"]["patterns"]]
+    data["packed"]["regex"] = [re.compile(p) for p in data["packed"]["patterns"]]
     data["sosreport"]["collect_regex"] = re.compile(data["sosreport"]["collect_roots"])
     return data
 
@@ -47,6 +48,11 @@ def input_of(rel: str):
 
 def fact_of(rel: str):
     return match(rel, layout()["fact"])
+
+
+def packed(rel: str) -> bool:
+    """Is ``rel`` where a sosreport's folder may be kept packed as an archive?"""
+    return any(r.match(rel) for r in layout()["packed"]["regex"])
 
 
 def skipped(rel: str) -> bool:
