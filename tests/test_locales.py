@@ -84,3 +84,29 @@ def test_stamp_names_of_several_words_are_read_whole_longest_month_first():
     assert split_stamp_names("de gen.") == (None, "de gen.")         # ca_ES %b
     assert split_stamp_names("dl. de gen.") == ("dl.", "de gen.")    # ca_ES %a %b
     assert split_stamp_names("no such words") is None
+
+
+def test_cldr_names_are_kept_for_the_runs_after_the_first(tmp_path, monkeypatch):
+    """Reading every Babel locale takes seconds: the first run keeps the
+    tables in the user's cache, later runs read them back; a damaged or
+    foreign copy is built again, never trusted."""
+    from sarsleuth.knowledge import locales
+
+    monkeypatch.setenv("SARSLEUTH_CACHE_DIR", str(tmp_path))
+    built = ({"dez": {12: frozenset({"pt", "gl"})}, "stycz": {1: frozenset({"pl"})}},
+             {"seg": {1: frozenset({"pt"})}})
+    monkeypatch.setattr(locales, "_build_cldr", lambda: built)
+    assert locales._read_cldr() == built
+    (kept,) = tmp_path.glob("cldr-time-names-*.json")
+    assert kept.stat().st_mode & 0o077 == 0
+
+    def never():
+        raise AssertionError("built again")
+    monkeypatch.setattr(locales, "_build_cldr", never)
+    assert locales._read_cldr() == built              # read back, not built
+    for damaged in (b'[{"dez": {"x": ["pt"]}}, {}]', b"[1, 2]", b'{"dez"'):
+        kept.write_bytes(damaged)
+        monkeypatch.setattr(locales, "_build_cldr", lambda: built)
+        assert locales._read_cldr() == built
+        monkeypatch.setattr(locales, "_build_cldr", never)
+        assert locales._read_cldr() == built          # written again whole

@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Iterable
 
 from sarsleuth.knowledge import read_toml
+from sarsleuth.user_cache import keep_json, read_json
 
 #: English (C locale) names: the fast path, no Babel needed.
 _ENGLISH_MONTHS = {name: i for i, name in enumerate(
@@ -184,10 +185,33 @@ def _glibc_names() -> dict:
 @lru_cache(maxsize=1)
 def cldr_tables() -> tuple[dict, dict]:
     """(months, weekdays) of CLDR alone, through Babel."""
-    return _read_cldr()
+    return _build_cldr()
+
+
+#: Bump when the tables' shape or :func:`normalize` changes: older kept copies are then rebuilt.
+_CLDR_TABLES_FORMAT = 1
 
 
 def _read_cldr() -> tuple[dict, dict]:
+    """CLDR's month and weekday names, kept in the user's cache for the
+    runs after the first (reading every locale of Babel takes two seconds;
+    the copy, a few hundredths), under Babel's version."""
+    import babel
+    name = f"cldr-time-names-{babel.__version__}-{_CLDR_TABLES_FORMAT}.json"
+    kept = read_json(name)
+    if isinstance(kept, list) and len(kept) == 2 and all(isinstance(t, dict) for t in kept):
+        try:
+            return tuple({key: {int(n): frozenset(langs) for n, langs in slots.items()} for key, slots in t.items()}
+                         for t in kept)
+        except (TypeError, ValueError, AttributeError):
+            pass            # not ours: built again below
+    tables = _build_cldr()
+    keep_json(name, [{key: {str(n): sorted(langs) for n, langs in slots.items()} for key, slots in t.items()}
+                     for t in tables])
+    return tables
+
+
+def _build_cldr() -> tuple[dict, dict]:
     # here, not at the top: sniff loads this module
     from babel import Locale, localedata
     months: dict = {}

@@ -3,11 +3,9 @@
 Compiling every signature pattern into one Hyperscan database takes a
 fifth of a second, each time a process first scans a log: more than the
 scan of a 100 MB log.  The database compiled for a pattern set is written
-to the user's cache directory (``$SARSLEUTH_CACHE_DIR``, else
-``$XDG_CACHE_HOME/sarsleuth``, else ``~/.cache/sarsleuth``; an empty
-``SARSLEUTH_CACHE_DIR`` keeps none) under a digest of everything it was
-compiled from (the patterns, their flags, Hyperscan's version, the
-machine), and read back by later runs.  Hyperscan checks what it reads
+to the user's cache directory (:mod:`sarsleuth.user_cache`) under a digest
+of everything it was compiled from (the patterns, their flags,
+Hyperscan's version, the machine), and read back by later runs.  Hyperscan checks what it reads
 (its own header and checksum): a damaged or foreign file is compiled
 again, never used.  Nothing is ever required of the cache: a directory
 that cannot be written is simply not used.
@@ -15,23 +13,14 @@ that cannot be written is simply not used.
 from __future__ import annotations
 
 import hashlib
-import os
 import platform
-import tempfile
 from pathlib import Path
+
+from sarsleuth.user_cache import cache_dir, write_atomically
 
 #: Databases kept at most (a case with its own signatures compiles another
 #: set); the least recently written go first.
 MAX_KEPT = 12
-
-
-def cache_dir() -> Path | None:
-    """Where compiled databases are kept, or None when none is."""
-    chosen = os.environ.get("SARSLEUTH_CACHE_DIR")
-    if chosen is not None:
-        return Path(chosen) if chosen else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "sarsleuth"
 
 
 def _path(expressions: list, flags: list, version: str) -> Path | None:
@@ -64,17 +53,13 @@ def store(hyperscan, expressions: list, flags: list, db) -> None:
     if path is None:
         return
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".hyperscan-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(hyperscan.dumpb(db))
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        kept = sorted(path.parent.glob("hyperscan-*.db"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in kept[MAX_KEPT:]:
-            old.unlink(missing_ok=True)
-    except (OSError, hyperscan.error, TypeError, ValueError):
+        data = hyperscan.dumpb(db)
+    except (hyperscan.error, TypeError, ValueError):
         return
+    if write_atomically(path, data, ".hyperscan-"):
+        try:
+            kept = sorted(path.parent.glob("hyperscan-*.db"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in kept[MAX_KEPT:]:
+                old.unlink(missing_ok=True)
+        except OSError:
+            return
