@@ -327,3 +327,26 @@ def test_date_s_own_stamp_with_its_zone_before_the_year(tmp_path):
     assert list(ev["timestamp"].dt.year.unique()) == [2016] and set(ev["host"].dropna()) == set()
     near = parse_line("Nov 28 21:17:40 WEB01 sshd[812]: Accepted publickey for deploy")
     assert (near.host, near.tag, near.pid) == ("WEB01", "sshd", 812)
+
+
+def test_a_kernel_line_whose_stamp_a_paste_cut_is_placed_by_its_uptime(tmp_path):
+    """The first line lost "Feb 23 16:44:36 j" to the paste: its uptime,
+    1 ms before the next line's, and the offset of the dated lines around
+    it put it at 16:44:35.99 on host jobs; one of another boot (an uptime
+    of 12 s) is not placed by them."""
+    import sarsleuth
+
+    dated = "".join(f"Feb 23 16:44:3{6 + i} jobs kernel: [{38775494.393661 + i:.6f}] nf_conntrack: table full, "
+                    "dropping packet\n" for i in range(3))
+    path = tmp_path / "syslog"
+    path.write_text("obs kernel: [38775494.392631] nf_conntrack: table full, dropping packet\n" + dated)
+    case = sarsleuth.load(path, year=2026)
+    rows = case.events[case.events["kind"] == "conntrack-full"].sort_values("line")
+    assert str(rows["timestamp"].iloc[0]) == "2026-02-23 16:44:35.998970"
+    assert rows["host"].iloc[0] == "jobs" and bool(rows["aligned"].iloc[0])
+    assert any("1 line(s) without their stamp placed by their kernel uptime" in n for n in case.notes)
+    assert case.incidents[0].title.startswith("Socket table exhaustion on jobs: 4 x conntrack table full")
+    other = tmp_path / "syslog2"
+    other.write_text("ker kernel: [   12.004512] nf_conntrack: table full, dropping packet\n" + dated)
+    rows = sarsleuth.load(other, year=2026).events.sort_values("line")
+    assert pd.isna(rows["timestamp"].iloc[0]) and rows["uptime"].iloc[0] == 12.004512

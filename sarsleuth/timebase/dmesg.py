@@ -28,6 +28,8 @@ def align(sources: list, readers, boots: dict | None = None) -> list[str]:
     anchor of last resort; returns notes."""
     notes = [_align_dmesg(src, sources, readers, (boots or {}).get(src.host)) for src in sources
              if not readers[src.kind].carries_wall_clock and _needs_alignment(src)]
+    notes += [n for src in sources if readers[src.kind].carries_wall_clock and _needs_alignment(src)
+              for n in [_align_by_neighbours(src)] if n]
     for src in sources:
         ev = src.events
         if ev is not None and len(ev) and "uptime" in ev:
@@ -36,6 +38,49 @@ def align(sources: list, readers, boots: dict | None = None) -> list[str]:
                 notes.append(f"{src.path}: {beyond} line(s) with a kernel uptime beyond a century (a counter "
                              "anomaly, not a time): their uptime is not used")
     return notes
+
+
+#: A line whose stamp was lost is placed by the file's own lines that kept
+#: theirs, at most this far from it in uptime, when they agree this well
+#: (syslog keeps whole seconds: their offsets differ by a second at most).
+NEIGHBOUR_UPTIME_S = 3600.0
+NEIGHBOURS_AGREE_S = 2.0
+
+
+def _align_by_neighbours(src) -> str | None:
+    """A log that keeps each kernel line's wall time and uptime, one line
+    of which lost its wall time (a paste cut through its stamp): that
+    line's uptime, plus the offset of the dated lines nearest to it in
+    uptime (the same boot), puts it on the wall clock."""
+    ev = src.events
+    dated = ev["timestamp"].notna() & ev["uptime"].notna() & (ev["uptime"] <= MAX_UPTIME_S)
+    lost = ev["timestamp"].isna() & ev["uptime"].notna() & (ev["uptime"] <= MAX_UPTIME_S)
+    if not dated.any() or not lost.any():
+        return None
+    ups = ev.loc[dated, "uptime"].to_numpy(dtype=float)
+    order = ups.argsort()
+    ups = ups[order]
+    walls = pd.DatetimeIndex(ev.loc[dated, "timestamp"])[order]
+    placed = 0
+    ts = ev["timestamp"].copy()
+    for i in ev.index[lost]:
+        up = float(ev.at[i, "uptime"])
+        at = int(ups.searchsorted(up))
+        near = [k for k in range(max(0, at - 3), min(len(ups), at + 3)) if abs(ups[k] - up) <= NEIGHBOUR_UPTIME_S]
+        offsets = sorted(walls[k] - pd.Timedelta(seconds=ups[k]) for k in near)
+        if not offsets or (offsets[-1] - offsets[0]).total_seconds() > NEIGHBOURS_AGREE_S:
+            continue
+        ts.at[i] = offsets[len(offsets) // 2] + pd.Timedelta(seconds=up)
+        placed += 1
+    if not placed:
+        return None
+    ev["timestamp"] = ts
+    ev.loc[ts.notna() & lost, "aligned"] = True
+    hosts = ev.loc[dated, "host"].dropna().unique() if "host" in ev else []
+    if len(hosts) == 1:          # the host its stamp was cut with is the file's one host
+        ev.loc[ts.notna() & lost & ev["host"].isna(), "host"] = hosts[0]
+    return (f"{src.path}: {placed} line(s) without their stamp placed by their kernel uptime and the file's "
+            "dated lines around them")
 
 
 def _needs_alignment(src) -> bool:

@@ -13,13 +13,15 @@ Layouts recognised, line by line (a file may mix them):
 * rsyslog high precision (RFC 3339): ``2023-03-14T17:02:01.552031+08:00 host
   tag: msg`` (zone kept: timestamps are tz-aware).
 * RFC 5424: ``<34>1 2003-10-11T22:14:15.003Z host app procid msgid [sd] msg``.
-* Lines without a stamp (``kernel: msg``, tab-indented continuations) are
-  kept as continuation or time-less lines.
+* Lines without a stamp (``kernel: msg``, a kernel line whose stamp a paste
+  cut, ``obs kernel: [uptime] msg``: read by its uptime, its cut host word
+  not taken for a host; tab-indented continuations) are kept as
+  continuation or time-less lines.
 
 Kernel messages lose their ``[uptime]`` stamp (kept in ``uptime``); rsyslog
 ``#012`` escapes are unescaped; an nginx error.log line forwarded through
-syslog is split into its level, pid and message.  Lines without a year
-get one from :mod:`sarsleuth.timebase.align` (``meta["year_from"]``).
+syslog is split into its level, pid, message and own date (a clue to the
+year).  Lines without a year get one from :mod:`sarsleuth.timebase.align`.
 """
 from __future__ import annotations
 
@@ -65,6 +67,7 @@ RE_5424_REST = re.compile(
     r"(?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$", re.S)
 RE_BARE_KERNEL = re.compile(
     r"^\s*(?:(?P<fac>[a-z0-9]+)\.(?P<sev>[a-z]+)\s+)?kernel(?:\[\d+\])?: (?P<msg>.*)$", re.S)
+RE_CUT_KERNEL = re.compile(r"^\S{1,64} kernel: (?P<msg>\[\s*\d+\.\d+\].*)$", re.S)
 RE_UPTIME = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\]\s?(?P<msg>.*)$", re.S)
 RE_NGINX_EMBEDDED = re.compile(
     r"(?:^|\s)(?P<date>\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) \[(?P<level>emerg|alert|crit|error|warn|notice|info|debug)\] "
@@ -243,7 +246,7 @@ def bare_line(text: str) -> LineInfo:
         info = LineInfo(m.group("msg"), tag="kernel", level=_norm_level(m.group("sev")))
         info.prefixed = True
         return _refine(info)
-    m = RE_UPTIME.match(text)
+    m = RE_UPTIME.match(text) or RE_UPTIME.match((RE_CUT_KERNEL.match(text) or {"msg": ""})["msg"])
     if m:
         return LineInfo(m.group("msg"), tag="kernel", uptime=float(m.group("up")))
     return LineInfo(text, prefixed=False)
@@ -265,9 +268,7 @@ def _refine(info: LineInfo) -> LineInfo:
     return info
 
 
-# --------------------------------------------------------------------------
-# Volume keys
-# --------------------------------------------------------------------------
+# ------------------------------------------------------------- volume keys
 
 _KEY_RE = re.compile(
     r"^(?:(?:(?P<year0>(?:19|20)\d\d) )? ?" + MONTH_TOKEN + r"\.? {1,2}(?P<day>\d{1,2}) (?P<H>\d\d):(?P<M>\d\d)(?: (?P<year>\d{4}))?"
@@ -382,9 +383,7 @@ def _line_kinds(lines: list[str]) -> list[str | None]:
     return out
 
 
-# --------------------------------------------------------------------------
-# Entry points
-# --------------------------------------------------------------------------
+# ------------------------------------------------------------ entry points
 
 def read_events(path, options: ParseOptions | None = None, all_lines: bool = False,
                 engine: str | None = None, progress=None, kind: str = "syslog"):
