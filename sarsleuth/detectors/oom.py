@@ -118,10 +118,10 @@ class OomKill(Detector):
             f = out[-1]
             f.refs["pids"] = pids
             # what to size is what the kernel chose, not the child it sacrificed
-            f.refs["victim"] = ", ".join(dict.fromkeys(parents[p][1] if p in parents else n
-                                                       for p, (n, _rss) in victims.items() if isinstance(p, int))
-                                         or comms) if parents else ", ".join(comms[:3])
+            f.refs["victim"] = ", ".join(comms[:3])
             if parents:
+                sized = [parents[p][1] if p in parents else name for p, (name, _rss) in victims.items()]
+                f.refs["victim"] = ", ".join(dict.fromkeys(sized))
                 f.refs["chosen_pids"] = sorted({ppid for ppid, _c, _s in parents.values()})
                 f.metrics["children_sacrificed"] = len(parents)
             # nginx's side of the same kill: "worker process N exited on signal 9"
