@@ -599,3 +599,29 @@ def test_an_incident_of_one_finding_says_so_in_its_why(tmp_path):
     (tmp_path / "kern.log").write_text("\n".join(lines) + "\n")
     (inc,) = sarsleuth.load(tmp_path / "kern.log").incidents
     assert inc.story["why"] == "It is the incident's only finding [kern.log:1]: nothing else in the case's files is tied to it."
+
+
+def test_a_device_that_never_appeared_is_the_failure_of_the_units_that_need_it(tmp_path):
+    """systemd (src/core/job.c) waited 90 s for an encrypted volume whose
+    key server did not answer, then failed the mount and the service on
+    it with result 'dependency': one finding, the device's, naming both."""
+    lines = [_systemd("22:38:19", "Starting OpenStack Compute..."),
+             _systemd("22:39:49", "Timed out waiting for device /dev/mapper/crypt-88244ad9-372d-427e-9d82-c411c73d900a."),
+             _systemd("22:39:49", "Dependency failed for /var/lib/nova/instances."),
+             _systemd("22:39:49", "Dependency failed for OpenStack Compute."),
+             _systemd("22:39:49", "nova-compute.service: Job nova-compute.service/start failed with result 'dependency'."),
+             _systemd("22:39:49", "var-lib-nova-instances.mount: Job var-lib-nova-instances.mount/start failed with "
+                                  "result 'dependency'.")]
+    case, top = _top(tmp_path, "messages", lines, year=2022)
+    (f,) = [f for f in case.findings if f.detector == "service-failure"]
+    assert f.title == ("/dev/mapper/crypt-88244ad9-372d-427e-9d82-c411c73d900a did not appear in time (systemd gave up "
+                       "waiting for the device): nova-compute.service, var-lib-nova-instances.mount not started "
+                       "(result 'dependency')")
+    assert f.severity == "high" and f.metrics["units_blocked"] == 2 and len(f.evidence) == 5
+    assert top.recommendations[0].startswith("Find why /dev/mapper/crypt-88244ad9")
+    assert not any("wrote just before it exited" in r for r in top.recommendations)
+    # near miss: a unit failing on a dependency with no device timing out is its own failure
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    case, top = _top(alone, "messages", [lines[0], lines[4]], year=2022)
+    assert [f.title for f in case.findings] == ["nova-compute.service failed 1 x (result 'dependency')"]

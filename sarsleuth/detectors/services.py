@@ -14,6 +14,7 @@ from sarsleuth.analysis.ps_snapshots import program_name, snapshots_of, without_
 from sarsleuth.detectors.event_bursts import bursts, lines_of, listed, writer
 from sarsleuth.detectors.series import fmt_time
 from sarsleuth.detectors.base import Detector
+from sarsleuth.detectors.unit_dependencies import blocked_by_devices
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence
 from sarsleuth.knowledge import kb_entry
@@ -48,6 +49,8 @@ class _Unit:
         self.stop_asked = None         # when systemd was asked to stop it ("Stopping ...")
         self.stop_rows: list[int] = []
         self.watchdog: str | None = None    # the keep-alive it stopped sending for ("limit 3min")
+        self.device: str | None = None      # a device that never appeared ("Timed out waiting for device")
+        self.blocked: list[str] = []        # the units that did not start for want of it
 
     def failures(self) -> int:
         # one failure is told in up to four lines (the result, "Unit entered
@@ -87,14 +90,15 @@ class ServiceFailure(Detector):
             nameless = []
             for i, row in enumerate(rows.itertuples(index=False)):
                 f = fields_of(row.kind, str(row.message)) or {}
-                if f.get("unit"):
-                    self._read(units.setdefault(f["unit"], _Unit()), i, row, f)
+                if f.get("unit") or f.get("device"):
+                    self._read(units.setdefault(f.get("unit") or f["device"], _Unit()), i, row, f)
                 else:
                     nameless.append((i, row, f))
             for i, row, f in nameless:
                 key = self._unit_near(rows, units, row) or (
                     f"'{f['description']}'" if f.get("description") else "a unit")
                 self._read(units.setdefault(key, _Unit()), i, row, f)
+            blocked_by_devices(units, _SAME_MOMENT_S)
             for name, unit in units.items():
                 if unit.failures() or unit.gave_up is not None or unit.restarts:
                     told = unit.rows + (unit.stop_rows if self._stopped_on_request(unit) else [])
@@ -137,7 +141,10 @@ class ServiceFailure(Detector):
             unit.watchdog = f.get("limit") or "its WatchdogSec"
         elif row.kind == "service-start-limit":
             unit.gave_up = unit.gave_up if unit.gave_up is not None else row.timestamp
+        elif f.get("needed_by"):
+            return                # "Dependency failed for DESCRIPTION": the unit's own line says it
         else:
+            unit.device = f.get("device") or unit.device
             result = f.get("result")
             told_again = (unit.gave_up is not None and row.timestamp is not None and not pd.isna(row.timestamp)
                           and abs((row.timestamp - unit.gave_up).total_seconds()) <= _SAME_MOMENT_S)
@@ -182,13 +189,16 @@ class ServiceFailure(Detector):
                      + ": systemd gave up" + (f" at {fmt_time(at)}" if at is not None and not pd.isna(at) and b.aligned
                                                else "")
                      + " (start request repeated too quickly)")
+        elif unit.device:
+            title = f"{unit.device} did not appear in time (systemd gave up waiting for the device)" + (
+                f": {', '.join(unit.blocked)} not started (result 'dependency')" if unit.blocked else "")
         else:
             title = (f"{name} failed {failures:,} x" if failures else f"{name} restarted") + (
                 f" ({', '.join(how)})" if how else "") + (f", {restarts}" if unit.restarts else "")
         # one failure and nothing after it (a unit that failed once at boot) is said, not alarmed
         # (a restart whose failure these files do not hold is one failure, and it came back)
         severity = ("critical" if stayed_down else "high" if failures >= 2 or unit.oom or unit.restarts >= 2
-                    or (failures and unit.restarts) else "medium")
+                    or (failures and unit.restarts) or unit.blocked else "medium")
         stopped = self._stopped_on_request(unit)
         if stopped:
             severity = "low"
@@ -200,12 +210,13 @@ class ServiceFailure(Detector):
             title=title, severity=severity, start=rows["timestamp"].min() if b.aligned else b.start,
             end=rows["timestamp"].max() if b.aligned else b.end, host=b.host, aligned=b.aligned,
             metrics={"failures": failures, "restarts": unit.restarts, "restart_counter": unit.counter or None,
-                     "start_limit_hit": stayed_down, "oom_kill": unit.oom, "stopped_on_request": int(stopped)},
+                     "start_limit_hit": stayed_down, "oom_kill": unit.oom, "stopped_on_request": int(stopped),
+                     "device_timeout": int(bool(unit.device)), "units_blocked": len(unit.blocked)},
             evidence=evidence_from_events(ctx.clock, rows, 6),
-            explanation=" ".join(filter(None, [kb["explanation"], kb["explanation_watchdog"] if unit.watchdog else "",
-                                               kb["explanation_gave_up"] if stayed_down else
-                                               kb["explanation_restarted"] if unit.restarts else ""])),
-            refs={"unit": name, "units": [name], "results": sorted(unit.results), "resource": [name], "how": ", ".join(how),
+            explanation=kb["explanation_device"] if unit.device else " ".join(filter(None, [
+                kb["explanation"], kb["explanation_watchdog"] if unit.watchdog else "",
+                kb["explanation_gave_up"] if stayed_down else kb["explanation_restarted"] if unit.restarts else ""])),
+            refs={"unit": name, "units": [name] + unit.blocked, "results": sorted(unit.results), "resource": [name], "how": ", ".join(how),
                   **({"status": status[0]} if status else {}), **({"watchdog": unit.watchdog} if unit.watchdog else {})},
         )
 
