@@ -92,6 +92,9 @@ def visible_tree(value):
 
 #: the characters of host names, addresses, e-mail addresses and user names
 _NAME_CHARS = re.compile(r"[\w.:%@+-]+\Z")
+#: What a title quotes as an input wrote it: `a command`, 'a message',
+#: "a message" (never a word's apostrophe): its digits are the input's.
+QUOTED = re.compile(r"""(`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|(?<!\w)"[^"\n]*"(?!\w))""")
 
 
 def cut_words(text: str, limit: int, mark: str = "…") -> str:

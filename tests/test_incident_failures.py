@@ -625,3 +625,26 @@ def test_a_device_that_never_appeared_is_the_failure_of_the_units_that_need_it(t
     alone.mkdir()
     case, top = _top(alone, "messages", [lines[0], lines[4]], year=2022)
     assert [f.title for f in case.findings] == ["nova-compute.service failed 1 x (result 'dependency')"]
+
+
+def test_a_failed_service_says_what_its_program_said_before_it_died(tmp_path):
+    """vault, as a real journal has it: its own error, then systemd's
+    lines about its end; the finding quotes the error and cites its line."""
+    said = ("Error initializing storage of type mysql: failed to check mysql schema exist: dial tcp "
+            "127.0.0.1:3306: connect: connection refused")
+    lines = [_systemd("22:34:34", "Started HashiCorp Vault."),
+             "Nov 24 22:34:35 web1 vault[278]: ==> Vault server starting",
+             f"Nov 24 22:34:35 web1 vault[278]: {said}",
+             _systemd("22:34:35", "snap.vault.vault.b1a8f3f8.scope: Succeeded."),
+             _systemd("22:34:35", "vault.service: Main process exited, code=exited, status=1/FAILURE"),
+             _systemd("22:34:35", "vault.service: Failed with result 'exit-code'.")]
+    case, top = _top(tmp_path, "messages", lines, year=2024)
+    (f,) = [f for f in case.findings if f.detector == "service-failure"]
+    assert f.title == f"vault.service failed 1 x (result 'exit-code', status=1/FAILURE); it said: '{said}'"
+    assert f.refs["last_words"] == said and (f.evidence[0].line, f.evidence[0].text) == (3, lines[2])
+    # near miss: a program whose last line says nothing went wrong is not quoted
+    calm = tmp_path / "calm"
+    calm.mkdir()
+    case, top = _top(calm, "messages", lines[:2] + lines[3:], year=2024)
+    (f,) = [f for f in case.findings if f.detector == "service-failure"]
+    assert "it said" not in f.title and "last_words" not in f.refs

@@ -35,6 +35,7 @@ from sarsleuth.detectors.bounds import bound_of
 from sarsleuth.detectors.figures import evaluate, said, series_of
 from sarsleuth.knowledge import began_unseen
 from sarsleuth.timebase.clock import on_clock, when
+from sarsleuth.safe_text import QUOTED
 
 #: Statistics of a series over a span, and those that are a level before
 #: an episode or where a climb started (a baseline or a trend never spans
@@ -45,7 +46,6 @@ _LEVELS = frozenset({"median", "usual", "first"})
 #: A number as stories print it, not part of a name (``em2``, ``dev253-5``,
 #: ``ldavg-1``, ``0x20``, ``10-minute``), a time or a date.
 _NUMBER = re.compile(r"(?<![\w.:/#\[-])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\w:/\]-]|\.\d)")
-_CODE = re.compile(r"`[^`]*`")
 _TIME = re.compile(r"(?<![\d:])(\d{2}):(\d{2}):(\d{2})(?![\d:])")
 
 
@@ -216,7 +216,7 @@ def _numbers(text: str, figures, where: str, what: str, out: Audit) -> None:
     for fig in figures:
         if fig.fmt == "elapsed" and fig.value is not None:
             text = text.replace(fig.text(), " ")         # "5 min", "2 h 5 min"
-    text = _TIME.sub(" ", _CODE.sub(" ", text))      # a quoted configuration line says what the file says
+    text = _TIME.sub(" ", QUOTED.sub(" ", text))     # a quoted line (configuration, message) says what its file says
     values = _candidates(figures)
     for m in _NUMBER.finditer(text):
         out.numbers += 1

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from sarsleuth.analysis.shutdowns import during_shutdown
 from sarsleuth.analysis import user_window
 from sarsleuth.analysis.attribution import attribute
+from sarsleuth.analysis.last_words import last_words
 from sarsleuth.detectors import Context, run_all
 from sarsleuth.detectors.bounds import counter_anomalies
 from sarsleuth.inputs.evidence_lines import quote
@@ -37,4 +38,5 @@ def detect(*, store, events, reports, sources, hosts, clock, config, options, li
     if options.min_severity:
         findings = [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[options.min_severity]]
     quote(findings, copies)       # before the story quotes them
+    last_words(findings)          # from the lines read around them
     return Detected(findings=findings, warnings=list(warnings))

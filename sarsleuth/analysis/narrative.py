@@ -16,13 +16,12 @@ import pandas as pd
 
 from sarsleuth.knowledge import category_title, kb_entry
 from sarsleuth.model import SEVERITY_RANK, Finding, Incident, iso, shortened
+from sarsleuth.safe_text import QUOTED
 from sarsleuth.analysis.ranking import headline_of
 from sarsleuth.timebase.clock import Clock, on_clock, when, zone_of
 
 
 _BIG_NUMBER = re.compile(r"(?<![\w.:/\[#-])([1-9]\d{3,})(?![\w.:/\]-])")
-#: What a title quotes: `a command`, 'a message', "a message" (never a word's apostrophe).
-_QUOTED = re.compile(r"""(`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|(?<!\w)"[^"\n]*"(?!\w))""")
 
 
 def prose(text: str) -> str:
@@ -39,7 +38,7 @@ def prose(text: str) -> str:
                 return number          # a year
             return f"{int(number):,}"
         return _BIG_NUMBER.sub(one, part)
-    pieces = _QUOTED.split(text)
+    pieces = QUOTED.split(text)
     return "".join(p if p[:1] in "`'\"" and len(p) > 1 else fix(p) for p in pieces)
 
 
