@@ -237,3 +237,20 @@ def test_a_config_file_naming_an_interface_is_no_kernel_log(tmp_path):
                     "EXT4-fs (dm-0): mounted filesystem with ordered data mode. Opts:\n"
                     "Adding 4128760k swap on /dev/mapper/vg-swap.  Priority:-1 extents:1 across:4128760k\n")
     assert sniff(dump)[0] == "dmesg"
+
+
+def test_short_settings_and_a_bare_date_are_no_logs(tmp_path):
+    """Found walking a host's tree: a traffic-shaping example of five
+    settings naming eth0 (one line in five in the kernel's words), and
+    prelink's record of a run, one `date` line whose zone is no host."""
+    cbq = tmp_path / "cbq-0000.example"
+    cbq.write_text("DEVICE=eth0,10Mbit,1Mbit\nRATE=128Kbit\nWEIGHT=10Kbit\nPRIO=5\nRULE=192.168.1.0/24\n")
+    assert sniff(cbq)[0] is None
+    ran = tmp_path / "full"
+    ran.write_text("Wed Dec 28 05:42:09 CST 2016\n")
+    assert sniff(ran)[0] is None
+    # near miss: dracut's log, the same stamp with a message after it, is a log
+    dracut = tmp_path / "dracut.log"
+    dracut.write_text("Mon Nov 28 21:17:40 CST 2016 Info: Executing: /sbin/dracut -f\n"
+                      "Mon Nov 28 21:17:41 CST 2016 Info: *** Including module: bash ***\n")
+    assert sniff(dracut)[0] == "syslog"

@@ -66,6 +66,7 @@ LEVELS = {"warn": "warning", "err": "err"}
 #: Lines of a stamp-less file in the kernel's vocabulary, at least, for it
 #: to be read as a dmesg (RHEL 6's printk.time=0 dumps hold a quarter).
 MIN_VOCABULARY_SHARE = 0.2
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
 
 _VOLUME_REGEX = (rb"^(?:\w+\s*:\w+\s*: )?\[(?:\s*(\d+)\.\d+"
                  # dmesg -H read back: month, day, hour and minute
@@ -238,6 +239,9 @@ class DmesgParser(Parser):
         # stamp-less kernel lines (printk.time=0, pasted fragments): the
         # kernel's own vocabulary decides (documents never get here, see
         # parsers.documents)
+        # a file of KEY=VALUE settings (ifcfg-eth0, cbq-0000.example) is configuration
+        if sum(1 for ln in lines if _ASSIGNMENT.match(ln)) * 2 >= len(lines):
+            return 0.0
         vocabulary = sum(1 for ln in stripped if RE_KERNEL_VOCABULARY.search(ln))
         # a fifth of the lines at least: a config file or script naming
         # eth0 once (ifcfg-eth0, a ppp hook) is no kernel log
