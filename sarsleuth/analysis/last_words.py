@@ -5,21 +5,22 @@ An operator's first look at a failed unit is its last lines: `journalctl
 process exited" (vault's "Error initializing storage of type mysql: ...
 dial tcp 127.0.0.1:3306: connect: connection refused").  Once every cited
 line has been read again from its file with the lines around it
-(:func:`sarsleuth.inputs.evidence_lines.quote`), the program's last line
-before the unit's first failure line that says something went wrong is
-that error: the finding quotes it in its title, cites it, and keeps it as
-``refs.last_words``.
+(:func:`sarsleuth.inputs.evidence_lines.quote`), for the findings of a
+detector whose knowledge says ``last_words`` (units: ``refs.unit``), the
+program's last line before the unit's first failure line that says
+something went wrong is that error: the finding quotes it in its title,
+cites it, and keeps it as ``refs.last_words``.
 """
 from __future__ import annotations
 
 import re
 
 from sarsleuth.inputs.parsers.logs.syslog import parse_line
+from sarsleuth.knowledge import kb_entry
 from sarsleuth.model import Evidence
 from sarsleuth.safe_text import cut_words
 
-#: The detector whose findings are units, and how much of a line a title quotes.
-DETECTOR = "service-failure"
+#: How much of a line a title quotes.
 QUOTED = 150
 #: A line that says something went wrong (a program's "...done." before it exits is no reason).
 _ERROR = re.compile(r"(?i)\b(?:error|errno|fail\w*|fatal|critical|crit|cannot|can't|could not|couldn't|unable|"
@@ -47,7 +48,7 @@ def last_words(findings: list) -> None:
     read around that line hold one (in place)."""
     for f in findings:
         unit = (f.refs or {}).get("unit")
-        if f.detector != DETECTOR or not unit or not unit.endswith(".service") or not f.evidence:
+        if not kb_entry(f.detector).get("last_words") or not unit or not unit.endswith(".service") or not f.evidence:
             continue
         first = f.evidence[0]
         program = _program_of(unit)
