@@ -648,3 +648,23 @@ def test_a_failed_service_says_what_its_program_said_before_it_died(tmp_path):
     case, top = _top(calm, "messages", lines[:2] + lines[3:], year=2024)
     (f,) = [f for f in case.findings if f.detector == "service-failure"]
     assert "it said" not in f.title and "last_words" not in f.refs
+
+
+def test_a_filesystem_whose_log_could_not_be_mounted_is_not_there(tmp_path):
+    """fs/xfs/xfs_log.c on 3.10 (RHEL 7): the log's read failed with EIO
+    at mount, and the filesystem was not mounted; beside it another one
+    mounts cleanly (near miss)."""
+    lines = [_kernel("05:55:54", 14.101, "XFS (dm-6): Mounting V5 Filesystem", host="dn1"),
+             _kernel("05:55:54", 14.102, "XFS (dm-7): Mounting V5 Filesystem", host="dn1"),
+             _kernel("05:55:54", 14.201, 'XFS (dm-7): metadata I/O error: block 0x280000010 ("xlog_bread_noalign") '
+                                         "error 5 numblks 8", host="dn1"),
+             _kernel("05:55:54", 14.202, "XFS (dm-7): empty log check failed", host="dn1"),
+             _kernel("05:55:54", 14.203, "XFS (dm-7): log mount/recovery failed: error -5", host="dn1"),
+             _kernel("05:55:54", 14.204, "XFS (dm-7): log mount failed", host="dn1"),
+             _kernel("05:55:55", 14.990, "XFS (dm-6): Ending clean mount", host="dn1")]
+    case, top = _top(tmp_path, "messages", lines, year=2024)
+    f = top.findings[0]
+    assert (top.category, f.severity, f.metrics["not_mounted"], f.refs["devices"]) == (
+        "filesystem-error", "critical", 1, ["dm-7"])
+    assert f.title == "XFS on dm-7: 1 error(s) (in xlog_bread_noalign), not mounted ('log mount/recovery failed')"
+    assert any("xfs_repair" in r for r in top.recommendations)

@@ -42,6 +42,9 @@ _COUNTERS = re.compile(r"bdev (\S+) errs: wr (\d+), rd (\d+), flush (\d+), corru
 #: An error btrfs repaired from another copy: scrub's "fixed up error at
 #: logical %llu on dev %s" (fs/btrfs/scrub.c), the read path's "read
 #: error corrected: ino %llu off %llu (dev %s sector %llu)".
+#: A filesystem that could not be mounted (XFS's log mount in
+#: fs/xfs/xfs_log.c, btrfs's open_ctree): what needs it is not there.
+_NOT_MOUNTED = re.compile(r"log mount(?:/recovery)? failed|open_ctree failed")
 _CORRECTED = re.compile(r"(?:fixed up error at logical \d+ on (?:dev|mirror) (\S+)"
                         r"|read error corrected: ino \d+ off \d+ \(dev (\S+) sector \d+\))")
 
@@ -61,6 +64,7 @@ class _Fs:
         self.corrected = 0
         self.corrected_on: dict = {}
         self.counters: dict = {}   # {device: [first total, last total]}
+        self.not_mounted: str | None = None
         self.functions: dict = {}
         self.comms: dict = {}
         self.texts: dict = {}
@@ -82,7 +86,8 @@ class _Fs:
 
     @property
     def gave_up(self) -> bool:
-        return self.readonly_at is not None or self.shutdown is not None or self.journal_aborted
+        return (self.readonly_at is not None or self.shutdown is not None or self.journal_aborted
+                or self.not_mounted is not None)
 
 
 class FilesystemError(Detector):
@@ -147,6 +152,9 @@ class FilesystemError(Detector):
             first_last = fs.counters.setdefault(counted.group(1), [total, total])
             first_last[0], first_last[1] = min(first_last[0], total), max(first_last[1], total)
             return
+        if _NOT_MOUNTED.search(error):
+            fs.not_mounted = fs.not_mounted or _NOT_MOUNTED.search(error).group(0)
+            return
         repaired = _CORRECTED.search(error)
         if repaired:
             fs.corrected += n
@@ -182,6 +190,8 @@ class FilesystemError(Detector):
                 said.append(f"{fs.errors:,} error(s)" + (f" ({'; '.join(what)})" if what else "") + repaired)
             if fs.journal_aborted:
                 said.append("journal aborted")
+            if fs.not_mounted:
+                said.append(f"not mounted ('{fs.not_mounted}')")
             if fs.shutdown:
                 shutdown = True
                 said.append(f"shut down ({fs.shutdown})" + (f" at {fmt_time(fs.readonly_at)}"
@@ -192,7 +202,7 @@ class FilesystemError(Detector):
             parts.append(f"{name}: {', '.join(said)}")
         errors = sum(fs.errors for fs in devices.values())
         named = sorted(d for d in devices if d != "?")
-        gave_up = readonly or shutdown or any(fs.journal_aborted for fs in devices.values())
+        gave_up = readonly or shutdown or any(fs.journal_aborted or fs.not_mounted for fs in devices.values())
         corrected = sum(fs.corrected for fs in devices.values())
         needs_repair = any(fs.gave_up or fs.unrepaired for fs in devices.values())
         return self.finding(
@@ -202,6 +212,7 @@ class FilesystemError(Detector):
             start=b.start, end=b.end, host=b.host, aligned=b.aligned,
             metrics={"errors": errors, "readonly": readonly or shutdown, "shutdown": shutdown,
                      "journal_aborted": any(fs.journal_aborted for fs in devices.values()),
+                     "not_mounted": int(any(fs.not_mounted for fs in devices.values())),
                      "devices": len(devices), "corrected": corrected, "needs_repair": int(needs_repair)},
             explanation=None if needs_repair else kb_entry(self.id)["explanation_corrected"],
             evidence=evidence_from_events(ctx.clock, b.rows, 6),
