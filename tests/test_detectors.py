@@ -577,7 +577,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution", "nic-tx-timeout",
                  "neighbour-table-overflow", "cpu-thermal-throttle", "upstream-backlog-full", "upstream-header-too-big",
-                 "oom-panic", "smart-bad-sectors", "nginx-rate-limited"]
+                 "oom-panic", "smart-bad-sectors", "nginx-rate-limited", "thin-pool-full", "cifs-server-down"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -812,6 +812,17 @@ LOG_POSITIVES = {
                           lambda f: f.title == "2 x SMART report(s) of unreadable sectors over 1 s (/dev/sdc: 2)"
                           and f.category == "hardware-error" and f.severity == "high"),
     # arch/x86/kernel/cpu/mce/therm_throt.c, both wordings
+    # docker's devicemapper pool filling: writes queue, then the pool goes read-only
+    "thin-pool-full": (["device-mapper: thin: 253:2: switching pool to out-of-data-space (queue IO) mode",
+                        "device-mapper: thin: 253:2: switching pool to read-only mode"],
+                       lambda f: f.title == "2 x thin pool out of space (writes queued or failed) over 1 s "
+                                            "(out-of-data-space (queue IO): 1, read-only: 1)"
+                       and f.category == "disk-full" and f.severity == "critical"),
+    # an SMB share whose server stopped answering, on a 5.x client
+    "cifs-server-down": (["CIFS: VFS: \\\\files1.corp has not responded in 180 seconds. Reconnecting..."],
+                         lambda f: f.title == "1 x SMB/CIFS server not responding (reconnecting) "
+                                              "(\\\\files1.corp: 1)"
+                         and f.category == "network-storage" and f.severity == "high"),
     # limit_req refusing one client at its login page, three times in two seconds
     "nginx-rate-limited": (['limiting requests, excess: 20.955 by zone "authlimit", client: 172.17.0.2, server: , '
                             'request: "GET /login HTTP/1.1", host: "192.168.2.10"'] * 3,
@@ -897,6 +908,9 @@ LOG_NEAR_MISSES = {
                               'connecting to upstream, client: 10.1.2.3, server: www, request: "GET / HTTP/1.1"'),
     "upstream-header-too-big": ('upstream sent invalid header while reading response header from upstream, client: '
                                 '10.1.2.3, server: web, request: "GET / HTTP/1.1"'),
+    # the pool's early warning: nothing refused yet
+    "thin-pool-full": "device-mapper: thin: 253:2: reached low water mark for data device: sending event.",
+    "cifs-server-down": "CIFS: VFS: \\\\files1 Send error in SessSetup = -13",
     # a request within the burst, only delayed: served
     "nginx-rate-limited": ('delaying request, excess: 0.950, by zone "one", client: 10.1.2.3, server: example.com, '
                            'request: "GET / HTTP/1.1"'),

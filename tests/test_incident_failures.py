@@ -668,3 +668,24 @@ def test_a_filesystem_whose_log_could_not_be_mounted_is_not_there(tmp_path):
         "filesystem-error", "critical", 1, ["dm-7"])
     assert f.title == "XFS on dm-7: 1 error(s) (in xlog_bread_noalign), not mounted ('log mount/recovery failed')"
     assert any("xfs_repair" in r for r in top.recommendations)
+
+
+def test_a_thin_pool_out_of_space_is_the_cause_of_its_volume_s_filesystem_shutting_down(tmp_path):
+    """drivers/md/dm-thin.c then XFS on a volume of the pool (docker's
+    devicemapper storage): the pool filled, queued its writes, failed
+    them, and the filesystem shut down: one disk-full incident, the pool
+    its cause."""
+    lines = [_kernel("03:10:00", 91000.1, "device-mapper: thin: 253:2: reached low water mark for data device: "
+                                          "sending event.", host="dock1"),
+             _kernel("03:12:00", 91120.4, "device-mapper: thin: 253:2: switching pool to out-of-data-space "
+                                          "(queue IO) mode", host="dock1"),
+             _kernel("03:13:00", 91180.4, "device-mapper: thin: 253:2: switching pool to out-of-data-space "
+                                          "(error IO) mode", host="dock1"),
+             _kernel("03:13:00", 91180.5, 'XFS (dm-5): metadata I/O error in "xfs_buf_ioend+0x1c4/0x590 [xfs]" '
+                                          "at daddr 0x1a8e0 len 32 error 28", host="dock1"),
+             _kernel("03:13:00", 91180.6, "XFS (dm-5): Log I/O Error (0x2) detected at xlog_ioend_work+0x71/0x80 "
+                                          "[xfs] (fs/xfs/xfs_log.c:1378).  Shutting down filesystem.", host="dock1")]
+    case, top = _top(tmp_path, "kern.log", lines, year=2024)
+    assert (top.category, top.cause) == ("disk-full", "thin-pool-full") and len(case.incidents) == 1
+    assert {f.detector: f.role for f in top.findings} == {"thin-pool-full": "cause", "filesystem-error": "effect"}
+    assert top.recommendations[0].startswith("Give the thin pool room")
