@@ -577,7 +577,8 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "machine-check", "disk-error", "filesystem-error", "readonly-write", "service-failure", "port-in-use",
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution", "nic-tx-timeout",
                  "neighbour-table-overflow", "cpu-thermal-throttle", "upstream-backlog-full", "upstream-header-too-big",
-                 "oom-panic", "smart-bad-sectors", "nginx-rate-limited", "thin-pool-full", "cifs-server-down"]
+                 "oom-panic", "smart-bad-sectors", "nginx-rate-limited", "thin-pool-full", "cifs-server-down",
+                 "xfs-alloc-stall"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -812,6 +813,12 @@ LOG_POSITIVES = {
                           lambda f: f.title == "2 x SMART report(s) of unreadable sectors over 1 s (/dev/sdc: 2)"
                           and f.category == "hardware-error" and f.severity == "high"),
     # arch/x86/kernel/cpu/mce/therm_throt.c, both wordings
+    # a gluster brick's XFS retrying an extent map's allocation, every hundred tries
+    "xfs-alloc-stall": (["XFS: glusterfsd(3617) possible memory allocation deadlock size 65560 in kmem_alloc "
+                         "(mode:0x2400240)"] * 3,
+                        lambda f: f.title == "3 x XFS allocation retried (possible memory allocation deadlock) over "
+                                             "2 s (glusterfsd: 3)"
+                        and f.category == "memory-exhaustion" and f.severity == "medium"),
     # docker's devicemapper pool filling: writes queue, then the pool goes read-only
     "thin-pool-full": (["device-mapper: thin: 253:2: switching pool to out-of-data-space (queue IO) mode",
                         "device-mapper: thin: 253:2: switching pool to read-only mode"],
@@ -908,6 +915,8 @@ LOG_NEAR_MISSES = {
                               'connecting to upstream, client: 10.1.2.3, server: www, request: "GET / HTTP/1.1"'),
     "upstream-header-too-big": ('upstream sent invalid header while reading response header from upstream, client: '
                                 '10.1.2.3, server: web, request: "GET / HTTP/1.1"'),
+    # XFS's own allocation of a buffer that failed once and was retried quietly
+    "xfs-alloc-stall": "XFS (dm-3): metadata I/O error in \"xfs_trans_read_buf_map\" at daddr 0x3a1c50 len 8 error 12",
     # the pool's early warning: nothing refused yet
     "thin-pool-full": "device-mapper: thin: 253:2: reached low water mark for data device: sending event.",
     "cifs-server-down": "CIFS: VFS: \\\\files1 Send error in SessSetup = -13",
