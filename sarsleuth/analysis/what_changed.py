@@ -200,10 +200,12 @@ def incident_changes(inc: Incident, store, events, sources, clock: Clock, told: 
 
 
 def _told(changes: Changes, count: int, logs: int, causes) -> list:
-    """The ``count`` leads told, in rank order: at most ``logs`` of them log
-    message kinds, those the cause's detectors read first, then those read
-    by a detector nearer the cause on its causal chain (a kernel's failed
-    allocations before the timeouts they end in)."""
+    """The ``count`` lines told, in rank order, each ``(lead, [leads told
+    with it])``: at most ``logs`` log message kinds, those the cause's
+    detectors read first, then those read by a detector nearer the cause on
+    its causal chain (a kernel's failed allocations before the timeouts
+    they end in); a lead of the same thing as a line above it
+    (:func:`_told_with`) joins that line instead of taking one."""
     leads = [lead for _, lead in changes.top(max(count * 4, 20)).iterrows()]
     kinds = [lead for lead in leads if lead["section"] == LOG_SECTION]
     order = next((c["order"] for c in causal_chains() if any(d in c["roots"] for d in causes)), [])
