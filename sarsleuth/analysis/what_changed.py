@@ -9,6 +9,8 @@ the window and as its baseline ran: ``%iowait of cpu all up from 0.52 % to
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pandas as pd
 
 from sarsleuth.analysis.departures import BOUND, UNNAMED_HOST, Changes, named_by, rank
@@ -229,9 +231,14 @@ def _told(changes: Changes, count: int, logs: int, causes) -> list:
     return told
 
 
-def _readers(row) -> set:
+def _readers(row) -> frozenset:
     """The detectors that read a row's series."""
-    return set(named_by(sorted(registry()), row["section"], row["metric"], row["device"]))
+    return _readers_of(row["section"], row["metric"], row["device"])
+
+
+@lru_cache(maxsize=4096)
+def _readers_of(section: str, metric: str, device) -> frozenset:
+    return frozenset(named_by(sorted(registry()), section, metric, device))
 
 
 def _strain_of(row) -> str | None:
