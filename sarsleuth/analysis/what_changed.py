@@ -103,11 +103,11 @@ def entry_of(changes: Changes, lead, detectors=(), zone=None, findings: bool = T
     (``findings`` False: a ranking with no findings to name it, no
     ``named_by``; ``folded``: the leads of entries told with it, first in
     its ``with``)."""
-    members = changes.members(int(lead["entry"]))
-    others = [series_name(r) for r in folded] + [series_name(r) for _, r in members.iterrows()
-                                                   if r["departs"] and not r["lead"]]
-    rows = [r for _, r in members.iterrows()] + [r for f in folded for _, r in changes.members(int(f["entry"])).iterrows()]
-    named = sorted({d for r in rows if r["departs"] for d in named_by(detectors, r["section"], r["metric"], r["device"])})
+    columns = ["section", "metric", "device", "departs", "lead"]
+    members = list(changes.members(int(lead["entry"]))[columns].itertuples(index=False))
+    others = [series_name(r) for r in folded] + [series_name(r._asdict()) for r in members if r.departs and not r.lead]
+    rows = members + [r for f in folded for r in changes.members(int(f["entry"]))[columns].itertuples(index=False)]
+    named = sorted({d for r in rows if r.departs for d in named_by(detectors, r.section, r.metric, r.device)})
     peak_time = lead["peak_time"]
     out = {
         "rank": int(lead["entry"]),
