@@ -549,6 +549,28 @@ def test_what_a_host_s_own_shutdown_stops_is_context(tmp_path):
     assert [i.category for i in sarsleuth.load(plain).incidents][:1] in (["network-failure"], ["service-failure"])
 
 
+def test_a_container_s_init_told_to_halt_is_its_shutdown(tmp_path):
+    """An LXD container stopped by its host: its systemd receives
+    SIGRTMIN+3 (halt), and what fails as it stops (finalrd cannot remount
+    /run, multipathd's socket refused by the halt job) is context."""
+    log = tmp_path / "syslog"
+    log.write_text("\n".join([
+        "Feb 04 11:32:33 rmq-5 systemd[1]: Received SIGRTMIN+3.",
+        "Feb 04 11:32:33 rmq-5 systemd[1]: Stopped target Multi-User System.",
+        "Feb 04 11:32:34 rmq-5 finalrd[44624]: mount: /run: cannot remount tmpfs read-write, is write-protected.",
+        "Feb 04 11:32:34 rmq-5 systemd[1]: finalrd.service: Control process exited, code=exited, status=32/n/a",
+        "Feb 04 11:32:34 rmq-5 systemd[1]: finalrd.service: Failed with result 'exit-code'.",
+        "Feb 04 11:32:34 rmq-5 systemd[1]: multipathd.socket: Failed with result 'resources'."]) + "\n")
+    case = sarsleuth.load(log, year=2022)
+    assert case.incidents == [] and {f.metrics.get("during_shutdown") for f in case.findings} == {1}
+    # near miss: a user's own systemd told to exit at logout is no shutdown of the host
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "syslog").write_text(log.read_text().replace("systemd[1]: Received SIGRTMIN+3.",
+                                                         "systemd[44129]: Received SIGRTMIN+24 from PID 44166 (kill)."))
+    assert [i.category for i in sarsleuth.load(user / "syslog", year=2022).incidents] == ["service-failure"] * 2
+
+
 def test_one_unit_failing_beside_another_is_not_its_effect(tmp_path):
     """A hardware daemon failing in a container at boot, then the
     application's own unit failing ten times on a refused database: two
