@@ -42,15 +42,15 @@ def printed(rows) -> int:
     return int(rows["repeats"].fillna(1).sum())
 
 
-def tell_recurring(findings: list, resource_of, count_of, told_of) -> None:
-    """The same failure of one resource, bursts apart (a program killed
-    every few minutes for hours, a CPU stalling again): each finding on the
-    shared clock names ``resource_of(f)`` (a tuple, None for none) as its
-    ``refs.resource``; where one resource has several, each says which
-    burst it is and ``refs.recurring`` tells them together:
-    ``told_of(resource, times, bursts, span)`` with ``times`` the sum of
-    ``count_of`` and ``span`` "from T1 to T2" (kb ``recurs`` then makes them
-    one incident)."""
+def recurrences(findings: list, resource_of, count_of, until: str = "end"):
+    """The same failure of one resource, bursts apart (a link that flaps
+    all night, a program killed every few minutes, a CPU stalling again):
+    each finding on the shared clock names ``resource_of(f)`` (a tuple,
+    None for none) as its ``refs.resource`` (kb ``recurs`` then makes one
+    incident of its times); yields, for each resource found in several
+    findings, ``(resource, findings in time order, the sum of count_of,
+    "from T1 to T2")``, T2 the last one's ``until`` ("start" or "end"),
+    both dated when they are on different days."""
     by_resource: dict = {}
     for f in findings:
         resource = resource_of(f) if f.aligned else None
@@ -61,10 +61,27 @@ def tell_recurring(findings: list, resource_of, count_of, told_of) -> None:
         if len(times) < 2:
             continue
         times.sort(key=lambda f: f.start)
-        first, last = pd.Timestamp(times[0].start), pd.Timestamp(times[-1].end)
+        first, last = pd.Timestamp(times[0].start), pd.Timestamp(getattr(times[-1], until))
         said = "%H:%M:%S" if first.date() == last.date() else "%Y-%m-%d %H:%M:%S"
-        told = told_of(resource, sum(int(count_of(f)) for f in times), len(times),
-                       f"from {first.strftime(said)} to {last.strftime(said)}")
+        yield resource, times, sum(int(count_of(f)) for f in times), f"from {first.strftime(said)} to {last.strftime(said)}"
+
+
+def numbered(times: list, count_of):
+    """Each finding of a recurrence with which of its times it holds:
+    ``(finding, "3" or "3 to 5", how many)``."""
+    seen = 0
+    for f in times:
+        n = int(count_of(f))
+        yield f, (f"{seen + 1}" if n == 1 else f"{seen + 1} to {seen + n}"), n
+        seen += n
+
+
+def tell_recurring(findings: list, resource_of, count_of, told_of) -> None:
+    """:func:`recurrences` told as bursts: each finding says which burst
+    it is, and ``refs.recurring`` is ``told_of(resource, findings, times,
+    span)`` for all of them."""
+    for resource, times, count, span in recurrences(findings, resource_of, count_of):
+        told = told_of(resource, times, count, span)
         for k, f in enumerate(times, 1):
             f.refs["recurring"] = told
             f.metrics["bursts_recurring"] = len(times)

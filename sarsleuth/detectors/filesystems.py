@@ -152,8 +152,9 @@ class FilesystemError(Detector):
             first_last = fs.counters.setdefault(counted.group(1), [total, total])
             first_last[0], first_last[1] = min(first_last[0], total), max(first_last[1], total)
             return
-        if _NOT_MOUNTED.search(error):
-            fs.not_mounted = fs.not_mounted or _NOT_MOUNTED.search(error).group(0)
+        not_mounted = _NOT_MOUNTED.search(error)
+        if not_mounted:
+            fs.not_mounted = fs.not_mounted or not_mounted.group(0)
             return
         repaired = _CORRECTED.search(error)
         if repaired:

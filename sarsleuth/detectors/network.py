@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sarsleuth.detectors.event_bursts import bursts
+from sarsleuth.detectors.event_bursts import bursts, numbered, recurrences
 from sarsleuth.detectors.figures import Figures, link_capacity_bps, measure
 from sarsleuth.detectors.series import peak_ref, episodes, fmt_time, severity_for
 from sarsleuth.detectors.base import Detector
@@ -187,26 +187,14 @@ class NicLinkDown(Detector):
         """The same interfaces going down again, hours apart (a link that
         flaps all night): each time says which of how many it is, and the
         flapping is as severe as a burst of flaps."""
-        by_link: dict = {}
-        for f in findings:
-            if f.refs.get("resource") and f.aligned:
-                by_link.setdefault((f.host, tuple(f.refs["resource"])), []).append(f)
-        for (_host, ifaces), times in by_link.items():
-            total = sum(int(f.metrics["link_down"]) for f in times)
-            if len(times) < 2 or total < self.params["flap_count"]:
+        def downs(f):
+            return f.metrics["link_down"]
+        for ifaces, times, total, span in recurrences(findings, lambda f: tuple(f.refs.get("resource") or ()), downs,
+                                                      until="start"):
+            if total < self.params["flap_count"]:
                 continue
-            times.sort(key=lambda f: f.start)
-            first, last = fmt_time(times[0].start), fmt_time(times[-1].start)
-            if pd.Timestamp(times[0].start).date() != pd.Timestamp(times[-1].start).date():
-                first, last = (pd.Timestamp(t.start).strftime("%Y-%m-%d %H:%M:%S") for t in (times[0], times[-1]))
-            seen = 0
-            for f in times:
-                n = int(f.metrics["link_down"])
-                which = f"{seen + 1}" if n == 1 else f"{seen + 1} to {seen + n}"
-                seen += n
-                f.title = (f"link down on {', '.join(ifaces[:4])}, {which} of {total} times from {first} to {last}: "
-                           "the link flaps")
-                f.refs["recurring"] = (f"link down on {', '.join(ifaces[:4])} {total} times from {first} to {last}: "
-                                       "the link flaps")
+            for f, which, _n in numbered(times, downs):
+                f.title = f"link down on {', '.join(ifaces[:4])}, {which} of {total} times {span}: the link flaps"
+                f.refs["recurring"] = f"link down on {', '.join(ifaces[:4])} {total} times {span}: the link flaps"
                 f.severity = "high"
                 f.metrics["link_down_recurring"] = total

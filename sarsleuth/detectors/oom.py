@@ -194,12 +194,12 @@ def _recurring(findings: list) -> None:
         return None if f.metrics.get("forced") or not who else (
             "oom-kill" if "victims" in f.metrics else "oom-invoked", who)
 
-    def told_of(resource, count, times, span):
+    def told_of(resource, times, count, span):
         what, who = resource
-        in_bursts = f"in {times} bursts " if count > times else ""
+        in_bursts = f"in {len(times)} bursts " if count > len(times) else ""
+        scope = " in a memory cgroup" if all(f.metrics.get("memcg") for f in times) else ""
         return (f"OOM killer killed {who} {count} times{scope} {in_bursts}{span}" if what == "oom-kill" else
                 f"OOM killer invoked {count} times by {who} {in_bursts}{span} (victims not in the log)")
-    scope = " in a memory cgroup" if findings and all(f.metrics.get("memcg") for f in findings) else ""
     tell_recurring(findings, resource_of, lambda f: f.metrics.get("victims") or f.metrics.get("invocations") or 1,
                    told_of)
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from sarsleuth.analysis.logged_names import called, logged_names
 from sarsleuth.analysis.ps_snapshots import program_name, snapshots_of, without_collectors
-from sarsleuth.detectors.event_bursts import bursts, lines_of, listed, writer
+from sarsleuth.detectors.event_bursts import bursts, lines_of, listed, numbered, recurrences, writer
 from sarsleuth.detectors.series import fmt_time
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.unit_dependencies import blocked_by_devices
@@ -238,26 +238,16 @@ def _recurring(findings: list) -> None:
     hanging): each burst says which of its failures it holds and over what
     span, and a unit that failed twice is as severe as two failures in one
     burst (kb ``recurs`` then tells them as one incident)."""
-    by_unit: dict = {}
-    for f in findings:
-        if f.aligned and f.metrics["failures"] and not f.metrics["stopped_on_request"]:
-            by_unit.setdefault((f.host, f.refs["unit"]), []).append(f)
-    for times in by_unit.values():
-        if len(times) < 2:
-            continue
-        times.sort(key=lambda f: f.start)
-        total = sum(int(f.metrics["failures"]) for f in times)
-        first, last = (pd.Timestamp(f.start) for f in (times[0], times[-1]))
-        said = ("%H:%M:%S" if first.date() == last.date() else "%Y-%m-%d %H:%M:%S")
-        seen = 0
-        for f in times:
-            n = int(f.metrics["failures"])
-            which = f"failure {seen + 1}" if n == 1 else f"failures {seen + 1} to {seen + n}"
-            seen += n
-            f.title += f"; {which} of {total} from {first.strftime(said)} to {last.strftime(said)}"
-            f.refs["recurring"] = (f"{f.refs['unit']} failed {total} times from {first.strftime(said)} to "
-                                   f"{last.strftime(said)}" + (f" ({times[0].refs['how']})" if times[0].refs.get("how")
-                                                               else ""))
+    def resource_of(f):
+        return (f.refs["unit"],) if f.metrics["failures"] and not f.metrics["stopped_on_request"] else None
+
+    def failures(f):
+        return f.metrics["failures"]
+    for (unit,), times, total, span in recurrences(findings, resource_of, failures, until="start"):
+        told = f"{unit} failed {total} times {span}" + (f" ({times[0].refs['how']})" if times[0].refs.get("how") else "")
+        for f, which, n in numbered(times, failures):
+            f.title += f"; failure{'s' if n > 1 else ''} {which} of {total} {span}"
+            f.refs["recurring"] = told
             f.metrics["failures_recurring"] = total
             if f.severity == "medium":
                 f.severity = "high"

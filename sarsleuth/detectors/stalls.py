@@ -189,8 +189,9 @@ class KernelLockup(Detector):
         # the same watchdog firing again, bursts apart, is one stall recurring
         tell_recurring(out, lambda f: tuple(f.refs["lockups"]) if f.refs["lockups"] and not f.metrics["panic"] else None,
                        lambda f: sum(f.metrics.get(k) or 0 for k in f.refs["lockups"]),
-                       lambda kinds, count, times, span: f"{count} {' and '.join(_LOCKUP_NAMES[k] for k in kinds)} "
-                                                         + (f"in {times} bursts " if count > times else "") + span)
+                       lambda kinds, times, count, span: f"{count} {' and '.join(_LOCKUP_NAMES[k] for k in kinds)} "
+                                                         + (f"in {len(times)} bursts " if count > len(times) else "")
+                                                         + span)
         return out
 
 

@@ -198,17 +198,24 @@ def _read_cldr() -> tuple[dict, dict]:
     the copy, a few hundredths), under Babel's version."""
     import babel
     name = f"cldr-time-names-{babel.__version__}-{_CLDR_TABLES_FORMAT}.json"
-    kept = read_json(name)
-    if isinstance(kept, list) and len(kept) == 2 and all(isinstance(t, dict) for t in kept):
-        try:
-            return tuple({key: {int(n): frozenset(langs) for n, langs in slots.items()} for key, slots in t.items()}
-                         for t in kept)
-        except (TypeError, ValueError, AttributeError):
-            pass            # not ours: built again below
-    tables = _build_cldr()
-    keep_json(name, [{key: {str(n): sorted(langs) for n, langs in slots.items()} for key, slots in t.items()}
-                     for t in tables])
+    tables = _tables_of(read_json(name))
+    if tables is None:                  # none kept, or a copy that is not ours: built again
+        tables = _build_cldr()
+        keep_json(name, [{key: {str(n): sorted(langs) for n, langs in slots.items()} for key, slots in t.items()}
+                         for t in tables])
     return tables
+
+
+def _tables_of(kept) -> tuple[dict, dict] | None:
+    """The tables of a kept JSON copy, or None when it is not two tables of
+    names to {month or day number: languages}."""
+    if not (isinstance(kept, list) and len(kept) == 2 and all(isinstance(t, dict) for t in kept)):
+        return None
+    try:
+        return tuple({key: {int(n): frozenset(langs) for n, langs in slots.items()} for key, slots in t.items()}
+                     for t in kept)
+    except (TypeError, ValueError, AttributeError):
+        return None
 
 
 def _build_cldr() -> tuple[dict, dict]:

@@ -5,9 +5,9 @@ fifth of a second, each time a process first scans a log: more than the
 scan of a 100 MB log.  The database compiled for a pattern set is written
 to the user's cache directory (:mod:`sarsleuth.user_cache`) under a digest
 of everything it was compiled from (the patterns, their flags,
-Hyperscan's version, the machine), and read back by later runs.  Hyperscan checks what it reads
-(its own header and checksum): a damaged or foreign file is compiled
-again, never used.  Nothing is ever required of the cache: a directory
+Hyperscan's version, the machine), and read back by later runs.
+Hyperscan checks what it reads (its own header and checksum): a damaged
+or foreign file is compiled again, never used.  Nothing is ever required of the cache: a directory
 that cannot be written is simply not used.
 """
 from __future__ import annotations

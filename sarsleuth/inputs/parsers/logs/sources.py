@@ -125,15 +125,20 @@ def _normalize_keys(raw: dict, key_parser) -> tuple[dict, int]:
     return out, bad
 
 
+def _own_date(text: str) -> dt.datetime | None:
+    """The date an nginx line forwarded through syslog carries (``2025/06/28
+    09:08:38``), None for one that does not exist."""
+    try:
+        return dt.datetime.strptime(text, "%Y/%m/%d %H:%M:%S")
+    except ValueError:
+        return None
+
+
 def _resolve_year(spath, md_keys, segments, result, stamps, options, first_line_time=None):
     clues = [(md_keys[0], first_line_time)] if first_line_time is not None else []
     # an nginx line forwarded through syslog carries its own year
-    for _, info in result.samples:
-        if info.dated and info.stamp and info.stamp[0] == "md":
-            try:
-                clues.append((info.stamp[1:5], dt.datetime.strptime(info.dated, "%Y/%m/%d %H:%M:%S")))
-            except ValueError:      # a date that does not exist is no clue
-                pass
+    clues += [(info.stamp[1:5], when) for _, info in result.samples
+              if info.dated and info.stamp and info.stamp[0] == "md" and (when := _own_date(info.dated)) is not None]
     found = [(info.message, info.stamp) for _, info in result.samples]
     found += zip(result.events.messages(), stamps)
     for message, stamp in found:
