@@ -169,6 +169,30 @@ def test_an_inode_table_really_full_is_said(tmp_path):
     assert not [w for w in case.warnings if "counter anomal" in w]
 
 
+AVERAGES_ONLY = """Linux 3.10.0-1160.el7.x86_64 (db01) \t03/14/2024 \t_x86_64_\t(8 CPU)
+
+Average:        CPU     %user     %nice   %system   %iowait    %steal     %idle
+Average:        all     12.30      0.00      3.10      0.20      0.00    104.40
+Average:          0     11.90      0.00      3.00      0.10      0.00     85.00
+"""
+
+
+def test_a_paste_of_averages_alone_is_said_and_its_figures_bound_checked(tmp_path):
+    """A paste of sar's Average rows only: nothing timed to judge (said),
+    and %idle 104.40 no CPU can reach is a counter anomaly, told once with
+    its line; CPU 0's row, in range, is not."""
+    (tmp_path / "sar.txt").write_text(AVERAGES_ONLY)
+    case = sarsleuth.load(tmp_path / "sar.txt")
+    assert case.incidents == []
+    said = [w for w in case.warnings if "counter anomal" in w]
+    assert said == [f"{tmp_path / 'sar.txt'}: cpu all Average row: %idle 104.40 (outside 0-100): counter anomaly "
+                    "(line 4: Average: all 12.30 0.00 3.10 0.20 0.00 104.40)"]
+    assert any("only sar's Average rows, no timed sample" in w and w.endswith("(line 4)") for w in case.warnings)
+    near = AVERAGES_ONLY.replace("104.40", " 84.40")
+    (tmp_path / "near.txt").write_text(near)
+    assert not [w for w in sarsleuth.load(tmp_path / "near.txt").warnings if "counter anomal" in w]
+
+
 def _sar_psi(peak: str) -> str:
     """sar -q CPU of sysstat 12.7 (1 s), CPU pressure a minute long."""
     out = ["Linux 6.1.0-18-amd64 (app-3) \t11/24/2026 \t_x86_64_\t(2 CPU)", "",

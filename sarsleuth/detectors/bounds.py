@@ -96,6 +96,35 @@ def counter_anomalies(sources, clock) -> list[str]:
             if first not in told:
                 told.add(first)
                 out.append(_said(src, store, found, clock))
+    for src in sources:
+        out.extend(_summary_rows_outside(src))
+    return out
+
+
+def _summary_rows_outside(src) -> list[str]:
+    """sar's ``Average:`` rows outside their bounds, once per item: they
+    are no samples (nothing is judged on them), but a figure no counter can
+    reach says the paste's counters went wrong, whatever its rows show."""
+    averages = (getattr(src, "meta", None) or {}).get("averages")
+    if averages is None or not len(averages):
+        return []
+    out, told = [], set()
+    for row in averages.itertuples(index=False):
+        bound = bound_of(row.section, row.metric)
+        item = (row.section, row.device)
+        if bound is None or item in told or not bound.outside([row.value])[0]:
+            continue
+        told.add(item)
+        there = [f"{r.metric} {_num(float(r.value))} (outside {bound_of(r.section, r.metric).said()})"
+                 for r in averages[(averages.section == row.section) & (averages.device == row.device)
+                                   & (averages.line == row.line)].itertuples(index=False)
+                 if bound_of(r.section, r.metric) is not None
+                 and bound_of(r.section, r.metric).outside([r.value])[0]]
+        index = src.meta.get("line_index")
+        line = index.read_line(int(row.line)) if index is not None and row.line >= 0 else None
+        out.append(f"{src.path}: {row.section}{' ' + row.device if row.device else ''} {row.label} row: "
+                   f"{', '.join(there)}: counter anomal{'y' if len(there) == 1 else 'ies'}"
+                   + (f" (line {int(row.line)}: {' '.join(line.split())})" if line else ""))
     return out
 
 

@@ -3,21 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from sarsleuth.detectors.ab_lengths import length_failures
+from sarsleuth.detectors.ab_lengths import length_failures, report_figure as _num
 from sarsleuth.knowledge import kb_entry
 from sarsleuth.model import Evidence
 from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.network import link_capacity_Bps
-
-
-def _num(report: dict, key: str) -> float:
-    v = report.get(key)
-    try:
-        return float(v) if v is not None else 0.0
-    except (TypeError, ValueError):
-        return 0.0
 
 
 def _label(report: dict) -> str:
@@ -137,6 +129,7 @@ class LoadtestErrors(Detector):
             length_only = bool(failed) and not (non2xx or sock or httperf_errors or aborted) and set(breakdown) == {
                 "failed_length"} and breakdown["failed_length"] == failed
             said = length_failures(r, failed, total) if length_only else None
+            undecided = bool(said) and said[0] is None
             length_only = bool(said and said[0])
             if said is not None:
                 parts = said[1]
@@ -145,7 +138,7 @@ class LoadtestErrors(Detector):
             # a run that gave up, or in which no request was answered, failed whole
             failed_share = 1.0 if aborted or (not total and sock + httperf_errors) else worst
             sev = "high" if failed_share >= 0.1 else severity_for(worst, [(0.01, "medium")])
-            sev = "low" if length_only else sev
+            sev = "low" if length_only else ("medium" if undecided else sev)
             start, end = _times(r)
             if counted_twice:
                 share_text = (f" of {total:.0f} requests ({detail}): ab counts a request in each kind of failure it "

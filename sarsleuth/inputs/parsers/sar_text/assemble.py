@@ -155,7 +155,7 @@ class Assembler:
         if layout.transpose_irq:
             device_col, metric_col = _transpose_irq(device_col, metric_col)
         self.avg_parts.append((host, block.label, section_col, device_col, metric_col,
-                               values.ravel()))
+                               values.ravel(), np.repeat(np.asarray(lines, dtype=np.int64), m)))
 
     def _normalize(self, block: Block):
         """Rows cut to the positional columns, and the device of each row."""
@@ -220,10 +220,10 @@ class Assembler:
         return self.builder.finish()
 
     def averages(self):
-        cols = ["host", "label", "section", "device", "metric", "value"]
+        cols = {"host": object, "label": object, "section": object, "device": object, "metric": object,
+                "value": "float64", "line": "int64"}
         if not self.avg_parts:
-            return pd.DataFrame({c: pd.Series([], dtype=object if c != "value" else "float64")
-                                 for c in cols})
+            return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in cols.items()})
         return pd.DataFrame({
             "host": np.concatenate([np.full(len(p[5]), p[0], dtype=object) for p in self.avg_parts]),
             "label": np.concatenate([np.full(len(p[5]), p[1], dtype=object) for p in self.avg_parts]),
@@ -231,6 +231,7 @@ class Assembler:
             "device": np.concatenate([p[3] for p in self.avg_parts]),
             "metric": np.concatenate([p[4] for p in self.avg_parts]),
             "value": np.concatenate([p[5] for p in self.avg_parts]),
+            "line": np.concatenate([p[6] for p in self.avg_parts]),
         })
 
 

@@ -17,7 +17,7 @@ What the reader copes with:
 * ``Average:``/``Summary:`` rows in any language (``Moyenne :``,
   ``Durchschn.:``, ``平均値:``): they are not samples, so they are kept out of
   the metrics table, in ``Source.meta["averages"]`` (columns host, label,
-  section, device, metric, value);
+  section, device, metric, value, line);
 * ``LINUX RESTART`` lines become ``sar-restart`` events (``COM`` lines
   ``sar-comment`` events), once per restart although ``sar -A`` repeats them
   in every table;
@@ -128,6 +128,10 @@ class SarTextParser(Parser):
             first = min(b.first_line for b in reader.blocks.values())
             raise InputError(path, "sar tables without a single readable row of values"
                              + (f" ({warnings[0].split(': ', 1)[-1]})" if warnings else ""), line=first)
+        if not store and len(averages):
+            labels = "/".join(sorted(set(averages.label)))
+            warnings.append(f"{path}: only sar's {labels} rows, no timed sample: averages over the whole file "
+                            f"place nothing on the timeline and are not judged (line {int(averages.line.min())})")
         seg0 = reader.segments[0] if reader.segments else Segment(host=None)
         hosts = sorted({s.host for s in reader.segments if s.host})
         meta = {
