@@ -96,3 +96,46 @@ def test_a_cut_line_of_another_error_is_no_refused_upstream(tmp_path):
     path = tmp_path / "error.log"
     path.write_text("2020/09/08 17:58:56 [error] 3087#3087: send() failed (111: Connection refused) while resol$\n")
     assert not [f for f in sarsleuth.load(path).findings if f.detector == "upstream-down"]
+
+
+TWO_COMMANDS = """Linux 4.2.0-27-generic (ubuntu)         07/25/2016      _x86_64_        (2 CPU)
+
+08:02:28 PM     CPU     %user     %nice   %system   %iowait    %steal     %idle
+08:02:29 PM     all      0.00      0.00      0.50      0.00      0.00     99.50
+08:02:30 PM     all      0.00      0.00      0.00      0.00      0.00    100.00
+
+Linux 4.2.0-27-generic (ubuntu)         07/25/2016      _x86_64_        (2 CPU)
+
+08:03:43 PM  pgpgin/s pgpgout/s   fault/s  majflt/s
+08:03:44 PM      0.00      0.00    169.00      0.00
+08:03:45 PM      0.00      0.00     20.00      0.00
+"""
+
+
+def test_two_sar_commands_pasted_one_after_the_other_are_no_gap(tmp_path):
+    """`sar 1 2` then `sar -B 1 2` a minute later, each under its banner:
+    two commands, not one recording that stalled for 74 s; nor is `sar 1 2`
+    run twice."""
+    (tmp_path / "two.txt").write_text(TWO_COMMANDS)
+    assert not [f for f in sarsleuth.load(tmp_path / "two.txt").findings if f.detector == "sar-gap"]
+    cpu = TWO_COMMANDS.split("\n\n")[:2]
+    later = cpu[1].replace("08:02:28", "08:03:43").replace("08:02:29", "08:03:44").replace("08:02:30", "08:03:45")
+    again = "\n\n".join(cpu + [cpu[0], later]) + "\n"
+    (tmp_path / "again.txt").write_text(again)
+    assert not [f for f in sarsleuth.load(tmp_path / "again.txt").findings if f.detector == "sar-gap"]
+
+
+def test_a_hole_between_two_days_printed_one_after_the_other_is_a_gap(tmp_path):
+    """Near miss: two daily outputs, the first ending at 02:00 and the next
+    day's beginning at 20:00 with no restart between: the host recorded
+    nothing for 42 hours (and the day after: a hole, not two commands)."""
+    banner = "Linux 5.14.0-70.el9.x86_64 (db-9) \t03/0{}/2024 \t_x86_64_\t(4 CPU)\n\n"
+    head = "{}     CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+    row = "{}     all      2.00      0.00      1.00      0.00      0.00     97.00\n"
+    day1 = banner.format(1) + head.format("00:00:01") + "".join(row.format(f"0{h}:{m}0:01") for h in (0, 1)
+                                                               for m in range(6))
+    day2 = banner.format(2) + head.format("20:00:01") + "".join(row.format(f"{h}:{m}0:01") for h in (20, 21)
+                                                               for m in range(6))
+    (tmp_path / "days.txt").write_text(day1 + "\n" + day2)
+    (gap,) = [f for f in sarsleuth.load(tmp_path / "days.txt").findings if f.detector == "sar-gap"]
+    assert gap.metrics["gap_seconds"] == 151_800          # 03/01 01:50:01 to 03/02 20:00:01

@@ -374,7 +374,8 @@ class SarGap(Detector):
     cannot run it (report 002's "monitoring gaps"), the gap is itself evidence.
     Restarts (LINUX RESTART) explain a gap and are said so; rows a paste
     left out (a ``...`` line) are no gap, nor is the time between two
-    pastes of different tables.
+    pastes of different tables, or between two sar commands pasted one
+    after the other (two banners of one day).
     """
 
     id = "sar-gap"
@@ -397,8 +398,9 @@ class SarGap(Detector):
             for i in np.flatnonzero(deltas > limit):
                 start, end = ts.iloc[i], ts.iloc[i + 1]
                 gap = float(deltas[i])
-                if self._restart_between(ctx, host, start, end) or not ctx.printed.one_record(host, start, end):
-                    continue
+                if self._restart_between(ctx, host, start, end) or not ctx.printed.one_record(host, start, end) \
+                        or not ctx.printed.one_invocation(host, start, end):
+                    continue        # a restart, or two pastes or commands: no stall of one recording
                 figs = Figures()
                 hole = figs.add(measure(ctx, "gap_seconds", "elapsed", host, start=start, end=end, fmt=".0f"))
                 step = figs.add(measure(ctx, "usual_interval_seconds", "step", host, fmt=".0f"))

@@ -117,6 +117,22 @@ class MetricStore:
         stamps = np.unique(np.concatenate([s for s, _tz in parts]))
         return pd.Series(_index(stamps, parts[-1][1]))
 
+    def sections_at(self, host, when) -> set:
+        """The sections (tables) of ``host`` with a sample at ``when``, a
+        time of :meth:`sample_times`."""
+        out, checked = set(), {}
+        for (h, section, _device, _metric), run in self.runs.items():
+            if h != host or section in out:
+                continue
+            key = id(run.stamps)
+            if key not in checked:
+                # a wall clock beside an instant cannot be compared: taken as sampled there
+                checked[key] = (run.tz is None) != (when.tzinfo is None) or bool(
+                    (run.stamps == int(_stamps_of([when])[0][0])).any())
+            if checked[key]:
+                out.add(section)
+        return out
+
     # ---------------------------------------------------------------- series
     def section_index(self, section: str) -> dict:
         """``{(metric, device, host): key}`` of one section."""
