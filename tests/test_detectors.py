@@ -578,7 +578,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution", "nic-tx-timeout",
                  "neighbour-table-overflow", "cpu-thermal-throttle", "upstream-backlog-full", "upstream-header-too-big",
                  "oom-panic", "smart-bad-sectors", "nginx-rate-limited", "thin-pool-full", "cifs-server-down",
-                 "xfs-alloc-stall"]
+                 "xfs-alloc-stall", "md-array-degraded", "md-array-failed", "db-server-abort"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -606,6 +606,9 @@ def classified(message, **kw):
     kind = signatures.classify(message) or "log"
     return ev(kind, message, **kw)
 
+
+#: the program logging a detector's lines, where it is not the kernel
+LOG_PROGRAMS = {"db-server-abort": "mysqld"}
 
 #: detector -> (log lines that must make it fire, a check on its first finding)
 LOG_POSITIVES = {
@@ -825,6 +828,21 @@ LOG_POSITIVES = {
                        lambda f: f.title == "2 x thin pool out of space (writes queued or failed) over 1 s "
                                             "(out-of-data-space (queue IO): 1, read-only: 1)"
                        and f.category == "disk-full" and f.severity == "critical"),
+    # MySQL 8 stopping on the error before it (its log's "[Server] Aborting")
+    "db-server-abort": (["Server: Aborting"],
+                        lambda f: f.title == "mysqld aborted: the database server stopped"
+                        and f.category == "service-failure" and f.severity == "high"),
+    # a RAID 5 member failing writes, taken out of its array, then mdadm's monitor saying so (not counted twice)
+    "md-array-degraded": (["md/raid:md2: Disk failure on sdb6, disabling device.",
+                           "Fail event detected on md device /dev/md2, component device /dev/sdb6"],
+                          lambda f: f.title == "1 x md RAID member failed, array degraded: sdb6 taken out of md2"
+                          and f.category == "hardware-error" and f.severity == "high"),
+    # a second member of the RAID 5 failing: the array stops
+    "md-array-failed": (["md/raid:md2: Cannot continue operation (2/4 failed)."],
+                        lambda f: f.title == "1 x md RAID array stopped, too many members failed: md2, 2 of 4 "
+                                             "members failed"
+                        and f.metrics["failed_members"] == 2 and f.category == "hardware-error"
+                        and f.severity == "critical"),
     # an SMB share whose server stopped answering, on a 5.x client
     "cifs-server-down": (["CIFS: VFS: \\\\files1.corp has not responded in 180 seconds. Reconnecting..."],
                          lambda f: f.title == "1 x SMB/CIFS server not responding (reconnecting) "
@@ -846,7 +864,8 @@ LOG_POSITIVES = {
 @pytest.mark.parametrize("det_id", sorted(LOG_POSITIVES))
 def test_log_detector_fires_on_its_lines(det_id):
     lines, check = LOG_POSITIVES[det_id]
-    e = events_frame([classified(m, ts=f"2024-03-01 10:00:{i:02d}", line=i + 1) for i, m in enumerate(lines)])
+    e = events_frame([classified(m, ts=f"2024-03-01 10:00:{i:02d}", line=i + 1, process=LOG_PROGRAMS.get(det_id, "kernel"))
+                      for i, m in enumerate(lines)])
     f = run(det_id, ctx(events=e))
     assert len(f) == 1, [x.title for x in f]
     assert check(f[0]), (f[0].title, f[0].metrics)
@@ -917,6 +936,12 @@ LOG_NEAR_MISSES = {
                                 '10.1.2.3, server: web, request: "GET / HTTP/1.1"'),
     # XFS's own allocation of a buffer that failed once and was retried quietly
     "xfs-alloc-stall": "XFS (dm-3): metadata I/O error in \"xfs_trans_read_buf_map\" at daddr 0x3a1c50 len 8 error 12",
+    # a client's connection dropped: the server runs on
+    "db-server-abort": "Aborted connection 1234 to db: 'shop' user: 'app' host: '10.0.0.5' (Got an error reading "
+                       "communication packets)",
+    # the array running on the members left: said by the failure line before it, not again
+    "md-array-degraded": "md/raid:md2: Operation continuing on 3 devices.",
+    "md-array-failed": "md/raid:md2: Disk failure on sdb6, disabling device.",
     # the pool's early warning: nothing refused yet
     "thin-pool-full": "device-mapper: thin: 253:2: reached low water mark for data device: sending event.",
     "cifs-server-down": "CIFS: VFS: \\\\files1 Send error in SessSetup = -13",
@@ -928,7 +953,7 @@ LOG_NEAR_MISSES = {
 
 @pytest.mark.parametrize("det_id", sorted(LOG_NEAR_MISSES))
 def test_log_detector_ignores_near_misses(det_id):
-    e = events_frame([classified(LOG_NEAR_MISSES[det_id], line=1)])
+    e = events_frame([classified(LOG_NEAR_MISSES[det_id], line=1, process=LOG_PROGRAMS.get(det_id, "kernel"))])
     assert run(det_id, ctx(*normal_day("h"), events=e)) == []
 
 

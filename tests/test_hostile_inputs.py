@@ -63,6 +63,12 @@ INLINE_SEEDS = {
 2024-01-05 10:14:02.001 UTC [1234] LOG:  server process (PID 4420) was terminated by signal 9: Killed
 2024-01-05 10:14:02.001 UTC [1234] DETAIL:  Failed process was running: SELECT 1
 """,
+    # MySQL 8.0's error log stopping on a full disk
+    "mysql-log": """\
+2021-11-08T15:47:07.889528Z 1 [ERROR] [MY-012640] [InnoDB] Error number 28 means 'No space left on device'
+2021-11-08T15:47:07.947552Z 0 [ERROR] [MY-010020] [Server] Data Dictionary initialization failed.
+2021-11-08T15:47:07.948874Z 0 [ERROR] [MY-010119] [Server] Aborting
+""",
     # php-fpm 8.2's error_log
     "php-fpm-log": """\
 [05-Jan-2024 10:00:00] NOTICE: fpm is running, pid 811

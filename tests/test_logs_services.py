@@ -89,3 +89,67 @@ def test_php_fpm_log_at_debug_level(tmp_path):
                     "child 4411 exited on signal 11 (SIGSEGV - core dumped) after 0.512345 seconds from start\n" * 2)
     ev = parse(path).events
     assert ev.iloc[0]["timestamp"] == pd.Timestamp("2024-01-05 10:14:02.512345") and ev.iloc[0]["pid"] == 811
+
+
+def test_postgresql_pgbadger_prefix_names_no_host(tmp_path):
+    """'%t [%p]: [%l-1] ' (pgBadger's advice) and 'user=%u,db=%d ': the
+    session's line number and the zone are no host."""
+    path = tmp_path / "postgresql.log"
+    path.write_text("2022-07-13 07:31:34.924 CEST [55023]: [1-1] user=monitor,db=postgres FATAL:  too many "
+                    "connections for role \"pgautofailover_monitor\"\n"
+                    "2022-07-13 07:32:04.922 CEST [58398]: [49-1] LOG:  could not fork new process for connection: "
+                    "Cannot allocate memory\n")
+    assert sniff(path)[0] == "postgresql-log"
+    case = sarsleuth.load(path)
+    assert case.sources[0].events["pid"].tolist() == [58398] and case.sources[0].records == 2
+    assert case.hosts == [] and [f.detector for f in case.findings] == ["enomem"]
+
+
+#: MySQL 8.0.26 stopping at start on a full disk (nextcloud-snap's report),
+#: the threads 1 and 0 after the time; then MariaDB 10.6's and MySQL 5.5's layouts
+MYSQL8 = """\
+2021-11-08T15:47:07.889528Z 1 [ERROR] [MY-012640] [InnoDB] Error number 28 means 'No space left on device'
+2021-11-08T15:47:07.890167Z 1 [ERROR] [MY-012267] [InnoDB] Could not set the file size of './ibtmp1'. Probably out of disk space
+2021-11-08T15:47:07.947552Z 0 [ERROR] [MY-010020] [Server] Data Dictionary initialization failed.
+2021-11-08T15:47:07.948874Z 0 [ERROR] [MY-010119] [Server] Aborting
+2021-11-08T15:47:07.950441Z 0 [System] [MY-010910] [Server] /usr/sbin/mysqld: Shutdown complete (mysqld 8.0.26)  Source distribution.
+"""
+
+
+def test_mysql_error_log_threads_are_no_hosts_and_its_abort_is_told(tmp_path):
+    path = tmp_path / "error.log"
+    path.write_text(MYSQL8)
+    assert sniff(path)[0] == "mysql-log"
+    case = sarsleuth.load(path)
+    src = case.sources[0]
+    assert (src.kind, src.tz) == ("mysql-log", "UTC") and case.hosts == []
+    assert src.events["kind"].tolist() == ["enospc", "db-server-abort"]
+    assert src.events.iloc[1]["message"] == "Server: Aborting" and src.events.iloc[1]["level"] == "err"
+    (incident,) = case.incidents
+    assert incident.category == "disk-full" and incident.severity == "high"
+    abort = next(f for f in case.findings if f.detector == "db-server-abort")
+    assert abort.title == "mysqld aborted: the database server stopped" and abort.role == "effect"
+    assert str(abort.start) == "2021-11-08 15:47:07.948874+00:00"
+
+
+def test_mariadb_and_old_mysql_layouts_and_a_crash_report(tmp_path):
+    path = tmp_path / "mariadb.err"
+    path.write_text("2024-03-01 10:00:01 0 [Note] InnoDB: Starting crash recovery from checkpoint LSN=1234\n"
+                    "2024-03-01 10:00:02 0 [ERROR] InnoDB: Page [page id: space=5, page number=3] log sequence "
+                    "number is in the future\n"
+                    "240301 10:00:03 [ERROR] mysqld got signal 11 ;\n"
+                    "This could be because you hit a bug. It is also possible that this binary\n")
+    assert sniff(path)[0] == "mysql-log"
+    src = parse(path)
+    assert src.tz is None and src.events["kind"].tolist() == ["db-server-abort"]
+    assert src.events.iloc[0]["timestamp"] == pd.Timestamp("2024-03-01 10:00:03")
+    (f,) = [f for f in sarsleuth.load(path).findings if f.detector == "db-server-abort"]
+    assert f.title == "mysqld crashed on signal 11: the database server stopped" and f.metrics["signal"] == 11
+
+
+def test_a_bare_aborting_of_another_program_is_no_database(tmp_path):
+    """Near miss: an installer's "Aborting" in syslog."""
+    path = tmp_path / "messages"
+    path.write_text("Mar  1 10:00:01 web1 apt-helper[812]: Aborting\n"
+                    "Mar  1 10:00:02 web1 mysqld[900]: 2024-03-01 10:00:02 0 [Note] Server socket created\n")
+    assert not [f for f in sarsleuth.load(path, year=2024).findings if f.detector == "db-server-abort"]

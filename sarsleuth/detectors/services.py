@@ -322,49 +322,6 @@ class PortInUse(Detector):
         return out
 
 
-class DbBackendCrash(Detector):
-    """PostgreSQL's postmaster telling that a server process died on a
-    signal (``server process (PID 4410) was terminated by signal 9:
-    Killed``), ended every other session (``terminating any other active
-    server processes``) and reinitialized.
-
-    Why it matters: one backend's death takes every connection of the
-    cluster with it and puts the database through crash recovery; signal
-    9 is usually the kernel's OOM killer (the same PID in its kill line).
-    """
-
-    id = "db-backend-crash"
-    summary = "PostgreSQL backends killed by a signal, and the restart of every session that follows"
-    inputs = ("events:db-backend-crash",)
-    category = "worker-crash"
-    defaults = {"burst_gap_seconds": 600.0}
-
-    def run(self, ctx: Context):
-        out = []
-        for b in bursts(ctx.events_of(self.id), self.params["burst_gap_seconds"]):
-            killed: dict = {}
-            restarted = False
-            for row in b.rows.itertuples(index=False):
-                f = fields_of(self.id, str(row.message)) or {}
-                if f.get("pid"):
-                    killed[int(f["pid"])] = f"signal {f['signal']}" + (f" ({f['signame']})" if f.get("signame") else "")
-                restarted = restarted or bool(f.get("terminating") or f.get("reinitializing"))
-            if not killed and not restarted:
-                continue
-            title = ("PostgreSQL server process " + ", ".join(f"{p} killed by {s}" for p, s in sorted(killed.items()))
-                     if killed else "PostgreSQL ended every session")
-            if restarted and killed:
-                title += ": the postmaster ended every other session and reinitialized (crash recovery)"
-            out.append(self.finding(
-                title=title, severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-                metrics={"killed": len(killed), "reinitialized": restarted,
-                         "signal_9": sum(1 for s in killed.values() if s.startswith("signal 9"))},
-                evidence=evidence_from_events(ctx.clock, b.rows, 4),
-                refs={"pids": sorted(killed)},
-            ))
-        return out
-
-
 #: ps's STAT letters of a stopped process, and what stopped it.
 _STOPPED = {"T": "stopped by a signal (SIGSTOP or SIGTSTP: an operator, a script, a frozen container)",
             "t": "held by a debugger or tracer (ptrace)"}

@@ -21,7 +21,7 @@ from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 
 #: Kinds fixed by the contract, in the order ``sniff`` documents them.
 KINDS = ["sa", "sar-text", "sadf-csv", "sadf-json", "sadf-xml", "syslog", "journal", "journal-file", "journal-export",
-         "dmesg", "nginx-error", "postgresql-log", "php-fpm-log", "ab", "wrk", "wrk2", "httperf", "tsar", "ps",
+         "dmesg", "nginx-error", "postgresql-log", "mysql-log", "php-fpm-log", "ab", "wrk", "wrk2", "httperf", "tsar", "ps",
          "package-log"]
 
 #: Below this confidence a file is ``unknown``.

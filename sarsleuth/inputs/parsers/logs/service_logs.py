@@ -10,6 +10,14 @@ other logs share:
   the host's wall clock), the backend's pid, the severity (``LOG``,
   ``FATAL``, ``PANIC``...); ``DETAIL:``, ``HINT:`` and ``STATEMENT:`` lines,
   and tab-indented ones, continue the message before them.
+* MySQL's and MariaDB's error log (kind ``mysql-log``, sql/log.cc and
+  the log sinks of MySQL 8): ``2021-11-08T15:47:07.889528Z 1 [ERROR]
+  [MY-012640] [InnoDB] ...`` (5.7 and 8: UTC, or the host's offset with
+  ``log_timestamps = SYSTEM``), MariaDB's ``2021-11-08 15:47:07 0 [ERROR]
+  InnoDB: ...`` and 5.x's ``211108 15:47:07 [ERROR] ...`` (the host's wall
+  clock): the number after the time is the server's thread, not a host;
+  the crash report's ``15:47:07 UTC - mysqld got signal 11 ;`` and the
+  lines without a time continue the message before them.
 * PHP-FPM's own log (kind ``php-fpm-log``, sapi/fpm/fpm/zlog.c
   ``zlog_print_time``): ``[05-Jan-2024 10:00:00] WARNING: [pool www] ...``,
   ``.%06d`` microseconds after the seconds at ``log_level = debug`` (then
@@ -30,12 +38,25 @@ PG_LEVELS = ("LOG|FATAL|ERROR|WARNING|PANIC|NOTICE|INFO|DEBUG[1-5]?|DETAIL|HINT|
 RE_PG = re.compile(
     r"^(?:< )?(?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:\.(?P<frac>\d{1,6}))? "
     r"(?P<zone>[A-Za-z][A-Za-z0-9/_+-]{0,31}|[+-]\d\d(?::?\d\d)?)(?: >)?\s*"
-    r"(?:\[(?P<pid>\d+)(?:-\d+)?\]:? )?(?:\S+@\S* )?"
+    r"(?:\[(?P<pid>\d+)(?:-\d+)?\]:? )?(?:\[\d+-\d+\] )?(?:\S+@\S* |(?:[a-z]+=\S*,?)+ )?"
     rf"(?P<msg>(?P<level>{PG_LEVELS}):  ?.*)$", re.S)
+#: ``%l-1``, the session's line number (pgBadger's ``'%t [%p]: [%l-1] '``),
+#: and ``user=%u,db=%d`` are the prefixes logs add most often after the pid.
 #: The lines that belong to the message before them (errdetail, errhint, the statement)
 PG_FOLLOWERS = ("DETAIL", "HINT", "STATEMENT", "CONTEXT", "QUERY", "LOCATION")
 _PG_VOLUME = rb"^(?:< )?(\d{4}-\d\d-\d\d \d\d:\d\d):\d\d\S* "
 _UTC = {"UTC", "GMT", "Etc/UTC", "UCT", "Z"}
+
+RE_MYSQL = re.compile(
+    r"^(?:(?P<Y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ]|(?P<yy>\d\d)(?P<mo2>\d\d)(?P<d2>\d\d) {1,2})"
+    r"(?P<H>\d{1,2}):(?P<M>\d\d):(?P<S>\d\d)(?:\.(?P<frac>\d{1,6}))?(?P<tz>Z|[+-]\d\d:\d\d)? "
+    r"(?:(?P<thread>\d+) )?\[(?P<level>ERROR|Error|Warning|Note|System|Info)\] "
+    r"(?:\[MY-\d+\] )?(?:\[(?P<subsystem>[A-Za-z]+)\] )?(?P<msg>.*)$", re.S)
+#: a crash report's first line (sql/signal_handler.cc): "15:47:07 UTC - mysqld got signal 11 ;"
+RE_MYSQL_CRASH = re.compile(r"^(?:\d{4}-\d\d-\d\dT)?\d\d:\d\d:\d\dZ? UTC - (?P<msg>mysqld got (?:signal|exception) .*)$")
+_MYSQL_LEVELS = {"ERROR": "err", "Error": "err", "Warning": "warning", "Note": "notice", "System": "notice",
+                 "Info": "info"}
+_MYSQL_VOLUME = rb"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\d{6} {1,2}\d{1,2}:\d\d):\d\d"
 
 RE_FPM = re.compile(r"^\[(?P<d>\d\d)-(?P<mon>[A-Z][a-z]{2})-(?P<Y>\d{4}) (?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)"
                     r"(?:\.(?P<us>\d{6}))?\] (?P<level>DEBUG|NOTICE|WARNING|ERROR|ALERT): "
@@ -76,6 +97,40 @@ def pg_minute(raw: bytes):
         return ("abs", dt.datetime.strptime(raw.decode(), "%Y-%m-%d %H:%M"))
     except ValueError:
         return None
+
+
+def mysql_line(text: str) -> LineInfo:
+    m = RE_MYSQL.match(text)
+    if not m:
+        crash = RE_MYSQL_CRASH.match(text)
+        # the crash report's lines and a message's own next lines go on the message before them
+        return LineInfo(crash["msg"] if crash else text, tag="mysqld", prefixed=bool(crash),
+                        level="crit" if crash else None)
+    try:
+        year = int(m["Y"]) if m["Y"] else 2000 + int(m["yy"])
+        when = dt.datetime(year, int(m["mo"] or m["mo2"]), int(m["d"] or m["d2"]), int(m["H"]), int(m["M"]),
+                           int(m["S"]), int((m["frac"] or "0").ljust(6, "0")))
+    except ValueError:
+        return LineInfo(text, tag="mysqld", prefixed=False)
+    tz = m["tz"]
+    if tz:
+        offset = dt.timedelta(0) if tz == "Z" else dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])) * (
+            1 if tz[0] == "+" else -1)
+        stamp = ("aware", when.replace(tzinfo=dt.timezone(offset)))
+    else:
+        stamp = ("abs", when)
+    message = f"{m['subsystem']}: {m['msg']}" if m["subsystem"] else m["msg"]
+    return LineInfo(message, stamp=stamp, tag="mysqld", level=_MYSQL_LEVELS[m["level"]])
+
+
+def mysql_minute(raw: bytes):
+    text = raw.decode().replace("T", " ")
+    for layout in ("%Y-%m-%d %H:%M", "%y%m%d %H:%M", "%y%m%d  %H:%M"):
+        try:
+            return ("abs", dt.datetime.strptime(text, layout))
+        except ValueError:
+            continue
+    return None
 
 
 def fpm_line(text: str) -> LineInfo:
@@ -131,6 +186,24 @@ class PostgresLogParser(Parser):
     @classmethod
     def parse(cls, path, options: ParseOptions):
         return _read(path, options or ParseOptions(), cls.kind, pg_line, _PG_VOLUME, pg_minute)
+
+
+class MysqlLogParser(Parser):
+    kind = "mysql-log"
+    # its lines also read as ISO-stamped syslog (the thread taken for a host)
+    priority = 2
+    reads_utf16 = True
+    description = "MySQL's and MariaDB's error log (log_error)"
+    shape = "log"
+
+    @classmethod
+    def sniff(cls, head: bytes, text: str) -> float:
+        share = _share(text, RE_MYSQL)
+        return min(0.95, 0.4 + 0.55 * share) if share >= MOST else 0.0
+
+    @classmethod
+    def parse(cls, path, options: ParseOptions):
+        return _read(path, options or ParseOptions(), cls.kind, mysql_line, _MYSQL_VOLUME, mysql_minute)
 
 
 class PhpFpmLogParser(Parser):
