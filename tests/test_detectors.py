@@ -578,7 +578,7 @@ LOG_DETECTORS = ["page-allocation-failure", "nic-rx-alloc-failure", "oom-kill", 
                  "db-backend-crash", "fpm-pool-limit", "db-connection-limit", "name-resolution", "nic-tx-timeout",
                  "neighbour-table-overflow", "cpu-thermal-throttle", "upstream-backlog-full", "upstream-header-too-big",
                  "oom-panic", "smart-bad-sectors", "nginx-rate-limited", "thin-pool-full", "cifs-server-down",
-                 "xfs-alloc-stall", "md-array-degraded", "md-array-failed", "db-server-abort"]
+                 "xfs-alloc-stall", "md-array-degraded", "md-array-failed", "db-server-abort", "core-dump"]
 
 
 @pytest.mark.parametrize("det_id", LOG_DETECTORS)
@@ -828,6 +828,11 @@ LOG_POSITIVES = {
                        lambda f: f.title == "2 x thin pool out of space (writes queued or failed) over 1 s "
                                             "(out-of-data-space (queue IO): 1, read-only: 1)"
                        and f.category == "disk-full" and f.severity == "critical"),
+    # systemd-journald aborting: no kernel line, only systemd-coredump's (and ABRT's on RHEL)
+    "core-dump": (["Process 334 (systemd-journal) of user 0 dumped core.",
+                   "Process 334 (systemd-journal) of user 0 killed by SIGABRT - dumping core"],
+                  lambda f: f.title == "1 process(es) crashed and dumped core: systemd-journal (PID 334)"
+                  and f.refs["pids"] == [334] and f.category == "worker-crash" and f.severity == "high"),
     # MySQL 8 stopping on the error before it (its log's "[Server] Aborting")
     "db-server-abort": (["Server: Aborting"],
                         lambda f: f.title == "mysqld aborted: the database server stopped"
@@ -936,6 +941,8 @@ LOG_NEAR_MISSES = {
                                 '10.1.2.3, server: web, request: "GET / HTTP/1.1"'),
     # XFS's own allocation of a buffer that failed once and was retried quietly
     "xfs-alloc-stall": "XFS (dm-3): metadata I/O error in \"xfs_trans_read_buf_map\" at daddr 0x3a1c50 len 8 error 12",
+    # systemd-coredump at work: its "dumped core" line comes next (or a limit said no core)
+    "core-dump": "Process 4410 (resizer) of user 0 terminated abnormally with signal 11/SEGV, processing...",
     # a client's connection dropped: the server runs on
     "db-server-abort": "Aborted connection 1234 to db: 'shop' user: 'app' host: '10.0.0.5' (Got an error reading "
                        "communication packets)",
@@ -955,6 +962,18 @@ LOG_NEAR_MISSES = {
 def test_log_detector_ignores_near_misses(det_id):
     e = events_frame([classified(LOG_NEAR_MISSES[det_id], line=1, process=LOG_PROGRAMS.get(det_id, "kernel"))])
     assert run(det_id, ctx(*normal_day("h"), events=e)) == []
+
+
+def test_a_core_dump_of_a_crash_a_segfault_line_tells_is_not_told_again():
+    """The kernel's segfault line and systemd-coredump's for PID 16660:
+    one crash, told by the segfault finding (which counts its core)."""
+    e = events_frame([classified("nginx[16660]: segfault at 0 ip 00007f3a2c1e4b5a sp 00007ffd3a9c1e80 error 4 in "
+                                 "ngx_http_lua_module.so[7f3a2c1a0000+9b000]", line=1),
+                      classified("Process 16660 (nginx) of user 33 dumped core.", ts="2014-05-06 15:04:14", line=2,
+                                 process="systemd-coredump")])
+    assert run("core-dump", ctx(events=e)) == []
+    (seg,) = run("segfault", ctx(events=e))
+    assert seg.metrics["cores_dumped"] == 1
 
 
 def test_hung_task_names_the_holder_of_the_lock_it_waits_on():

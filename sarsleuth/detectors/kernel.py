@@ -276,6 +276,69 @@ class Segfault(Detector):
         return out
 
 
+class CoreDump(Detector):
+    """Core dumps of crashed processes the kernel's own lines do not tell:
+    systemd-coredump's ``Process 334 (systemd-journal) of user 0 dumped
+    core.``, ABRT's ``... killed by SIGSEGV - dumping core``, a shell's
+    ``(core dumped)``.  A process whose crash a ``segfault at`` line or
+    nginx's ``exited on signal`` already tells is not told again (the
+    segfault finding counts its core).
+
+    Why it matters: a crash by an abort (SIGABRT: an assertion, a failed
+    allocation) leaves no kernel line at all; the core dump is the only
+    witness (systemd-journald crashing on a full disk, a program's
+    assertion)."""
+
+    id = "core-dump"
+    summary = "processes that crashed and dumped core (systemd-coredump, ABRT, a shell's '(core dumped)')"
+    inputs = ("events:core-dumped",)
+    category = "worker-crash"
+    defaults = {"burst_gap_seconds": 600.0, "match_window_seconds": 120.0}
+
+    def run(self, ctx: Context):
+        out = []
+        told = self._told_pids(ctx)
+        events = ctx.events_of("core-dumped")
+        for b in bursts(events, self.params["burst_gap_seconds"]):
+            crashed: dict = {}            # pid (or command) -> (program, signal)
+            for m in b.rows["message"].astype(str):
+                f = fields_of("core-dumped", m) or {}
+                pid = int(f["pid"]) if f.get("pid") else None
+                program = f.get("comm") or str(f.get("command") or "").rsplit("/", 1)[-1] or "a process"
+                if pid in told:
+                    continue
+                signal = f.get("signal") or f.get("how")
+                crashed.setdefault(pid if pid is not None else program, (program, signal))
+            if not crashed:
+                continue
+            named = [f"{program} (PID {key}{', ' + signal if signal else ''})" if isinstance(key, int)
+                     else program + (f" ({signal})" if signal else "")
+                     for key, (program, signal) in sorted(crashed.items(), key=lambda kv: str(kv[0]))]
+            programs = sorted({program for program, _signal in crashed.values()})
+            out.append(self.finding(
+                title=f"{len(crashed)} process(es) crashed and dumped core: {listed(named)}",
+                severity="high", start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+                metrics={"processes": len(crashed), "programs": len(programs)},
+                evidence=evidence_from_events(ctx.clock, b.rows, 4),
+                refs={"program": programs[0], "pids": sorted(k for k in crashed if isinstance(k, int))},
+            ))
+        return out
+
+    @staticmethod
+    def _told_pids(ctx: Context) -> set:
+        """The PIDs whose crash another finding tells: a ``segfault at``
+        line's, an nginx worker's ``exited on signal``."""
+        told = set(nginx_exits(ctx, 11)) | set(nginx_exits(ctx, 6))
+        segfaults = ctx.events_of("segfault")
+        if segfaults is None or not len(segfaults):
+            return told
+        for m, d in zip(segfaults["message"].astype(str), segfaults["detail"]):
+            parsed = parse_segfault(f"{m} {d if isinstance(d, str) else ''}")
+            if parsed:
+                told.add(parsed["pid"])
+        return told
+
+
 class KernelOops(Detector):
     """Kernel oops, BUG (a bad pointer dereference) or panic lines."""
 
