@@ -267,6 +267,16 @@ class Finding:
         stamped 03:20:01 covers 03:10:01 onwards), nothing for a log line."""
         return pd.Timedelta(seconds=float((self.refs or {}).get("sample_seconds") or 0))
 
+    @property
+    def interval_began(self):
+        """Where the interval of the finding's first sample began: the row
+        before it, as the file stamped it (refs ``sampled_from``), else its
+        onset less the sampling interval."""
+        t = (self.refs or {}).get("sampled_from")
+        if t is not None:
+            return pd.Timestamp(t)
+        return min(self.start, self.onset) - self.resolution
+
     def to_dict(self) -> dict:
         return {
             "detector": self.detector,

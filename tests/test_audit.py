@@ -241,11 +241,11 @@ def test_a_climb_inside_one_interval_is_told_between_two_samples(tmp_path):
     one = calm + [("14:50:01", "0.00"), ("15:00:01", "43.35"), ("15:10:01", "43.30"), ("15:20:01", "43.20")]
     (tmp_path / "one.txt").write_text(_sar_swap(one))
     (f,) = [f for f in sarsleuth.load(tmp_path / "one.txt").findings if f.detector == "swap-climb"]
-    assert f.title == "Swap climbed from 0 % to 43.35 % between 14:50:01 and 15:00:01 (one 10-minute sample)"
+    assert f.title == "Swap climbed from 0.00 % to 43.35 % between 14:50:01 and 15:00:01 (one 10-minute sample)"
     two = calm + [("14:50:01", "0.00"), ("15:00:01", "20.35"), ("15:10:01", "43.41"), ("15:20:01", "43.40")]
     (tmp_path / "two.txt").write_text(_sar_swap(two))
     (g,) = [f for f in sarsleuth.load(tmp_path / "two.txt").findings if f.detector == "swap-climb"]
-    assert g.title == "Swap climbed from 0 % to 43.41 % in 20 min (3 samples)"
+    assert g.title == "Swap climbed from 0.00 % to 43.41 % in 20 min (3 samples)"
 
 
 def test_a_climb_never_spans_a_gap_in_the_records(tmp_path):

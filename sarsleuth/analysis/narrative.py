@@ -197,8 +197,7 @@ def sampled_from(f: Finding):
     file began between 08:53:32 and 08:54:32), else None."""
     if not _on_clock(f) or f.onset > f.start:
         return None
-    res = f.resolution
-    return min(f.start, f.onset) - res if res.total_seconds() >= SAID_INTERVAL_SECONDS else None
+    return f.interval_began if f.resolution.total_seconds() >= SAID_INTERVAL_SECONDS else None
 
 
 def _shared_processes(f: Finding, cause: Finding) -> int:
@@ -218,7 +217,7 @@ def _cause_onset(inc: Incident):
     """When the incident's cause may have begun: its onset, less the
     interval its first sample covers."""
     cause = next((f for f in inc.findings if f.role == "cause" and _on_clock(f)), None)
-    return None if cause is None else cause.onset - cause.resolution
+    return None if cause is None else cause.interval_began
 
 
 def _rows_of(f: Finding, cause_from) -> list[tuple]:

@@ -10,10 +10,42 @@ from sarsleuth.detectors.figures import Figures, given, measure, series_of
 from sarsleuth.detectors.cpu_io import without_usual_level
 from sarsleuth.detectors.series import (episodes, fmt_time, growth_onset, how_long, interval_words, peak_ref,
                                         sampled, severity_for)
-from sarsleuth.model import iso
+from sarsleuth.knowledge import kb_entry
+from sarsleuth.model import SEVERITY_RANK, iso
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import limit_evidence, metric_evidence
+
+
+#: Memory used below this share of RAM all through a swap climb is no
+#: shortage of the host's memory.
+ROOMY_MEMUSED_PCT = 80.0
+#: Of the swap in use, a share at least this large also in RAM (kbswpcad)
+#: is swap the kernel has not had to read back.
+MOSTLY_CACHED = 0.9
+
+
+def _no_pressure_shown(ctx: Context, host, began, peak_at, figs: Figures) -> str:
+    """What says a swap climb was no shortage of memory, or '': no page
+    written to swap over it (pswpout/s, when recorded, at 0: the swap was
+    not filled by paging out), or RAM never short (%memused under
+    ``ROOMY_MEMUSED_PCT`` throughout: a cgroup's own limit, or swap
+    accounting); with the share of the swap also in RAM (kbswpcad)."""
+    said = []
+    out_rate = figs["peak_pswpout_per_s"] if "peak_pswpout_per_s" in figs else None
+    used = figs.add(measure(ctx, "peak_memused_pct", "max", host, ("memory", "%memused", ""), began, peak_at))
+    if out_rate is not None and out_rate.value < 1.0:
+        said.append(f"no page written to swap (pswpout/s at most {out_rate.text()})")
+    elif out_rate is None and used is not None and used.value < ROOMY_MEMUSED_PCT:
+        said.append(f"RAM {used.text()} % used at most: the host was not short of memory (a cgroup's own limit, "
+                    "or swap accounting)")
+    if not said:
+        return ""
+    cached = figs.add(measure(ctx, "kbswpcad_at_peak", "at", host, ("swap", "kbswpcad", ""), at=peak_at, fmt=",.0f"))
+    held = figs.add(measure(ctx, "kbswpused_at_peak", "at", host, ("swap", "kbswpused", ""), at=peak_at, fmt=",.0f"))
+    if cached is not None and held is not None and held.value > 0 and cached.value >= MOSTLY_CACHED * held.value:
+        said.append(f"{cached.text()} of its {held.text()} kB also in RAM (kbswpcad)")
+    return ", ".join(said)
 
 
 class SwapClimb(Detector):
@@ -68,7 +100,7 @@ class SwapClimb(Detector):
             grown = _climb_start(s, segments, reached, p["plateau_seconds"], p["start_epsilon_pct"])
             if grown > began and float(window.max()) - float(s.loc[grown]) >= p["min_rise_pct"]:
                 began = grown
-            base = figs.add(measure(ctx, "baseline_swpused_pct", "at", host, key, at=began, fmt=".0f"))
+            base = figs.add(measure(ctx, "baseline_swpused_pct", "at", host, key, at=began))
             if peak.value - base.value < p["min_rise_pct"] or peak.value < p["min_level_pct"]:
                 continue
             rise = figs.add(measure(ctx, "rise_seconds", "elapsed", host, key, began, peak.at, fmt="elapsed"))
@@ -80,6 +112,9 @@ class SwapClimb(Detector):
             # is reported as a level, not as a longer climb
             figs.add(measure(ctx, "swpused_at_episode_end_pct", "at", host, key, at=ep.end))
             sev = severity_for(peak.value, [(95, "critical"), (80, "high"), (50, "medium")])
+            unpressed = _no_pressure_shown(ctx, host, began, peak.at, figs)
+            if unpressed:
+                sev = "low" if "pswpout/s" in unpressed else min(sev, "medium", key=SEVERITY_RANK.get)
             text = (f"%swpused {base.text()} at {fmt_time(began)} -> {peak.text()} at {fmt_time(peak.at)}"
                     f" ({sampled(rise.samples - 1, rise.value)})")
             if "kbswpfree_before" in figs and "kbswpfree_at_peak" in figs:
@@ -91,11 +126,14 @@ class SwapClimb(Detector):
             shared = shared_memory_grew(ctx, host, began, peak.at, figs)
             if shared:
                 refs["shared_memory"] = True
+            if unpressed:
+                refs["no_pressure"] = True
             out.append(self.finding(
                 title=f"Swap climbed from {base.text()} % to {peak.text()} % {how_long(began, peak.at, rise)}"
-                      + (f"; {shared}" if shared else ""),
+                      + (f"; {shared}" if shared else "") + (f"; {unpressed}" if unpressed else ""),
                 severity=sev, start=min(after, ep.start), end=peak.at, host=host, figures=figs,
                 refs=refs, evidence=[metric_evidence(ctx, "swap", host, peak.at, text)],
+                explanation=kb_entry(self.id)["explanation_no_pressure"] if unpressed else None,
             ))
         return len(out) > found
 
