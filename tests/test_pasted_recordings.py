@@ -139,3 +139,28 @@ def test_a_hole_between_two_days_printed_one_after_the_other_is_a_gap(tmp_path):
     (tmp_path / "days.txt").write_text(day1 + "\n" + day2)
     (gap,) = [f for f in sarsleuth.load(tmp_path / "days.txt").findings if f.detector == "sar-gap"]
     assert gap.metrics["gap_seconds"] == 151_800          # 03/01 01:50:01 to 03/02 20:00:01
+
+
+QUEUE_NO_BANNER = """\
+                runq-sz  plist-sz   ldavg-1   ldavg-5  ldavg-15   blocked
+05:10:01 PM         0       361      0.29      1.68      2.14         0
+05:11:01 PM         0       363      1.18      1.61      2.08         2
+05:12:01 PM         0       363      7.03      3.15      2.58         1
+05:13:01 PM         0       365      8.12      4.15      2.96         1
+05:14:01 PM         3       371      7.40      4.64      3.20         1
+"""
+
+
+def test_a_load_jump_without_the_cpu_count_does_not_claim_the_cpus(tmp_path):
+    """`sar -q` pasted without its banner: the jump is told against its
+    own baseline and its explanation says the CPU count is unknown; with
+    the banner's 8 CPUs (near miss) the same rows are told against them."""
+    (tmp_path / "q.txt").write_text(QUEUE_NO_BANNER)
+    (f,) = [f for f in sarsleuth.load(tmp_path / "q.txt").findings if f.detector == "load-spike"]
+    assert f.title == "Load average jumped to 8.12 (baseline 0.73)" and f.severity == "medium"
+    assert "do not say how many CPUs" in f.explanation and "above the number of CPUs" not in f.explanation
+    banner = "Linux 3.10.0-1160.el7.x86_64 (host2) \t05/06/2021 \t_x86_64_\t(8 CPU)\n\n"
+    (tmp_path / "q8.txt").write_text(banner + QUEUE_NO_BANNER)
+    (g,) = [f for f in sarsleuth.load(tmp_path / "q8.txt").findings if f.detector == "load-spike"]
+    assert g.title == "Load average jumped to 8.12 (baseline 0.73, 8 CPUs)" and g.severity == "low"
+    assert "above the number of CPUs" in g.explanation

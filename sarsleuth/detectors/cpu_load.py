@@ -17,7 +17,8 @@ from sarsleuth.detectors.cpu_io import (COARSE_SECONDS, _hold_samples, above_pri
 from sarsleuth.detectors.evidence import metric_evidence
 from sarsleuth.detectors.figures import Figures, already_above, baseline_at, given, measure
 from sarsleuth.detectors.series import episodes, fmt_time, interval_words, onset_ref, peak_ref, severity_for
-from sarsleuth.model import Evidence
+from sarsleuth.knowledge import kb_entry
+from sarsleuth.model import SEVERITY_RANK, Evidence
 
 
 #: How much earlier than the rows' own interval a ps snapshot must date a
@@ -301,6 +302,10 @@ class LoadSpike(Detector):
                              f"baseline {base.text()}{cpus})")
                 ratio = peak.value / ncpu if ncpu else peak.value / max(base.value, 0.05) / 4
                 sev = severity_for(ratio, [(4, "high"), (1.5, "medium")])
+                if not ncpu:
+                    # a jump against its own baseline, the CPUs unknown: no more than
+                    # the same load told against the CPUs would be
+                    sev = min(sev, "medium", key=SEVERITY_RANK.get)
                 refs = {**peak_ref(ep), **onset_ref(load, ep, base.value)}
                 if "onset" in refs:
                     refs["start_said"] = already_above(ctx, figs, host, key, ep.start, "ldavg-1", base)
@@ -308,6 +313,7 @@ class LoadSpike(Detector):
                 out.append(self.finding(
                     title=title, severity=sev, start=ep.start, end=ep.end, host=host, figures=figs, refs=refs,
                     metrics={"task_rates_recorded": int(recorded)},
+                    explanation=None if ncpu else kb_entry(self.id)["explanation_cpus_unknown"],
                     evidence=[metric_evidence(ctx, "queue", host, peak.at,
                                               f"ldavg-1 {base.text()} -> {peak.text()} at {fmt_time(peak.at)}")],
                 ))
