@@ -214,7 +214,9 @@ def test_a_quiet_case_still_says_what_it_found(corpus):
     ran = cli("analyze", paste)
     assert ran.returncode == 0
     flat = " ".join(ran.stdout.replace("│", " ").split())
-    assert "No incident found in 1 source(s)" in flat
+    assert "No incident found in 1 source(s), but 2 finding(s) below." in flat
+    # a finding on its own is no all-clear: the panel's title says it is there
+    assert "no incident, 2 finding(s) on their own (worst: medium)" in flat and "all quiet" not in flat
     assert ("Found, in no incident (nothing in these files they follow from or lead to): - [medium] ab c=500 "
             in flat)
     # the terminal wraps a long path anywhere: read it without the breaks

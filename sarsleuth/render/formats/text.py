@@ -19,7 +19,7 @@ from sarsleuth.render.fleet_text import fleet_text
 from sarsleuth.safe_text import shown
 from sarsleuth.render.table import Column, cells, number
 from sarsleuth.render.table import Table as Rows
-from sarsleuth.model import shortened
+from sarsleuth.model import SEVERITY_RANK, shortened
 from sarsleuth.render.listed_times import ListedTimes
 from sarsleuth.render.view import (EVIDENCE_LINES, MAX_UNJOINED, MAX_WARNINGS, TIMELINE_ROWS, View, code_spans,
                                    host_lines, left_out, unjoined_findings)
@@ -95,8 +95,9 @@ def _quiet(case, view: View) -> Panel:
     if case.empty_window:
         return Panel(Text(shown(case.empty_window) + "."), title=Text("no data in the window"), border_style="yellow")
     checked = ", ".join(case.checked)
-    body = Text(f"No incident found in {len(case.sources)} source(s).\nChecked: {shown(checked)}")
     found = unjoined_findings(case)
+    body = Text(f"No incident found in {len(case.sources)} source(s)"
+                + (f", but {len(found):,} finding(s) below" if found else "") + f".\nChecked: {shown(checked)}")
     if found:
         body.append("\nFound, in no incident (nothing in these files they follow from or lead to):", style="bold")
         listed = view.rows(found, MAX_UNJOINED)
@@ -106,7 +107,12 @@ def _quiet(case, view: View) -> Panel:
         more = left_out(len(found), len(listed), "finding(s)", "--all lists them")
         if more:
             body.append("\n" + more, style="dim")
-    return Panel(body, title=Text("all quiet"), border_style="green")
+    if not found:
+        return Panel(body, title=Text("all quiet"), border_style="green")
+    # findings that joined no incident are no all-clear: the title says they are there
+    worst = max((f.severity for f in case.findings if not f.role), key=lambda s: SEVERITY_RANK.get(s, 0))
+    return Panel(body, title=Text(f"no incident, {len(found):,} finding(s) on their own (worst: {worst})"),
+                 border_style="yellow" if SEVERITY_RANK.get(worst, 0) >= SEVERITY_RANK["medium"] else "green")
 
 
 def _code_text(text: str, prefix: str = "", style: str = "") -> Text:
