@@ -1344,3 +1344,25 @@ def test_a_failed_nvme_read_told_by_the_driver_and_the_block_layer_is_one():
                           classified(lines[1].replace("32545872", "32546000"), ts="2024-01-29 17:09:49", line=2)])
     (g,) = run("disk-error", ctx(events=other))
     assert g.metrics["io_errors"] == 2
+
+
+def test_an_ata_port_alone_is_no_device_to_run_smartctl_on():
+    """libata's lines name a port (ata3.00), not a block device: the advice
+    says how to find the disk behind it, never `smartctl -a /dev/ata3.00`;
+    the near miss naming sdc keeps `/dev/sdc`."""
+    from sarsleuth.analysis.recommend import recommend
+    lines = ["ata3.00: exception Emask 0x0 SAct 0x80000 SErr 0x0 action 0x0",
+             "ata3.00: failed command: READ FPDMA QUEUED",
+             "ata3.00: error: { UNC }"]
+    e = events_frame([classified(m, ts=f"2024-03-01 10:00:{i:02d}", line=i + 1) for i, m in enumerate(lines)])
+    (f,) = run("disk-error", ctx(events=e))
+    f.role = "cause"
+    advice = recommend([f], f, None, 5)
+    assert "device" not in f.refs and not any("/dev/ata" in r for r in advice)
+    assert any("`ls -l /sys/block | grep /ataN/`" in r for r in advice)
+    named = lines + ["sd 2:0:0:0: [sdc] tag#19 Sense Key : Medium Error [current]",
+                     "I/O error, dev sdc, sector 339573216 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 0"]
+    e = events_frame([classified(m, ts=f"2024-03-01 10:00:{i:02d}", line=i + 1) for i, m in enumerate(named)])
+    (g,) = run("disk-error", ctx(events=e))
+    g.role = "cause"
+    assert g.refs["device"] == "sdc" and any("`smartctl -a /dev/sdc`" in r for r in recommend([g], g, None, 5))

@@ -425,7 +425,8 @@ class DiskError(Detector):
         severity = ("low" if only_refused else "high" if media or gone or lost or io >= 10
                     else "medium")
         named = [d for d in order if not d.startswith("ata")]
-        device = named[0] if named else order[0]
+        # an ATA port's name (ata1.00) is no block device to run smartctl on
+        device = named[0] if named else None
         controller = next((d for d in order if d.startswith("nvme")), None)
         return self.finding(
             title=title + _span(b), severity=severity, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
@@ -436,7 +437,7 @@ class DiskError(Detector):
                      "devices": len(named) or len(order), "device_gone": gone,
                      "virtual_disk_errors": sum(d.virtual for d in disks.values())},
             evidence=evidence_from_events(ctx.clock, b.rows, 6),
-            refs={"devices": named or order, "device": device, "ports": ports,
+            refs={"devices": named or order, **({"device": device} if device else {}), "ports": ports,
                   **({"controller": re.sub(r"n\d+$", "", controller)} if controller else {}),
                   "sectors": sorted({s for d in disks.values() for s in d.sectors})[:20]},
         )
