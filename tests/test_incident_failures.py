@@ -649,6 +649,30 @@ def test_a_device_that_never_appeared_is_the_failure_of_the_units_that_need_it(t
     assert [f.title for f in case.findings] == ["nova-compute.service failed 1 x (result 'dependency')"]
 
 
+def test_two_devices_timing_out_at_once_keep_each_its_own_blocked_units(tmp_path):
+    """A disk whose two partitions never appeared, systemd saying both in
+    one second: what sdc3's timeout stopped (its fsck, /mnt/ssd, local-fs)
+    is sdc3's, told right after it; sdc2 blocked nothing."""
+    said = ["dev-sdc3.device: Job dev-sdc3.device/start timed out.",
+            "Timed out waiting for device dev-sdc3.device.",
+            "Dependency failed for File System Check on /dev/sdc3.",
+            "Dependency failed for /mnt/ssd.",
+            "Dependency failed for Local File Systems.",
+            "local-fs.target: Job local-fs.target/start failed with result 'dependency'.",
+            "mnt-ssd.mount: Job mnt-ssd.mount/start failed with result 'dependency'.",
+            "systemd-fsck@dev-sdc3.service: Job systemd-fsck@dev-sdc3.service/start failed with result 'dependency'.",
+            "dev-sdc3.device: Job dev-sdc3.device/start failed with result 'timeout'.",
+            "dev-sdc2.device: Job dev-sdc2.device/start timed out.",
+            "Timed out waiting for device dev-sdc2.device.",
+            "dev-sdc2.device: Job dev-sdc2.device/start failed with result 'timeout'."]
+    case, _top_incident = _top(tmp_path, "messages", [_systemd("11:32:42", m) for m in said], year=2024)
+    found = {f.refs["unit"]: f for f in case.findings if f.detector == "service-failure"}
+    assert sorted(found) == ["dev-sdc2.device", "dev-sdc3.device"]
+    assert [e.line for e in found["dev-sdc3.device"].evidence] == [2, 3, 4, 5, 6, 7]
+    assert [e.line for e in found["dev-sdc2.device"].evidence] == [11]
+    assert found["dev-sdc2.device"].metrics.get("units_blocked", 0) == 0
+
+
 def test_a_failed_service_says_what_its_program_said_before_it_died(tmp_path):
     """vault, as a real journal has it: its own error, then systemd's
     lines about its end; the finding quotes the error and cites its line."""

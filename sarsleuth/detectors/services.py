@@ -95,7 +95,7 @@ class ServiceFailure(Detector):
                 else:
                     nameless.append((i, row, f))
             for i, row, f in nameless:
-                key = self._unit_near(rows, units, row) or (
+                key = self._unit_near(rows, units, row, i) or (
                     f"'{f['description']}'" if f.get("description") else "a unit")
                 self._read(units.setdefault(key, _Unit()), i, row, f)
             blocked_by_devices(units, _SAME_MOMENT_S)
@@ -107,18 +107,27 @@ class ServiceFailure(Detector):
         return out
 
     @staticmethod
-    def _unit_near(rows, units: dict, row):
+    def _unit_near(rows, units: dict, row, at: int):
+        """The unit a line naming none belongs to ("Dependency failed for
+        /mnt/ssd."): of the units told within the same moment, the one whose
+        line comes last before it (systemd says what failed, then what that
+        stopped), else the nearest in time."""
         when = row.timestamp
         if when is None or pd.isna(when):
             return next(iter(units)) if len(units) == 1 else None
-        best, gap = None, _SAME_MOMENT_S
+        best, key = None, None
         for name, unit in units.items():
             for i in unit.rows:
                 other = rows["timestamp"].iloc[i]
-                if other is not None and not pd.isna(other):
-                    d = abs((other - when).total_seconds())
-                    if d <= gap:
-                        best, gap = name, d
+                if other is None or pd.isna(other):
+                    continue
+                d = abs((other - when).total_seconds())
+                if d > _SAME_MOMENT_S:
+                    continue
+                # before it, the closest line first; then after it, the nearest in time
+                rank = (0, at - i) if i < at else (1, d, i - at)
+                if key is None or rank < key:
+                    best, key = name, rank
         return best
 
     @staticmethod
