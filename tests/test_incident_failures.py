@@ -673,6 +673,35 @@ def test_two_devices_timing_out_at_once_keep_each_its_own_blocked_units(tmp_path
     assert found["dev-sdc2.device"].metrics.get("units_blocked", 0) == 0
 
 
+def test_a_configuration_test_that_fails_a_start_is_the_cause_of_the_failed_unit(tmp_path):
+    """nginx's ExecStartPre (`nginx -t`) failing on an upstream host name
+    that does not resolve, as a real journal has it: no reload happened,
+    one test failed (its [emerg] and its "test failed" are one run), and
+    the error is the cause of the unit's failure, which quotes it."""
+    emerg = ('host not found in upstream "www.wikiwatershed-vs.org" in /etc/nginx/sites-enabled/mmw-app:99')
+    lines = [_systemd("15:28:00", "Starting A high performance web server and a reverse proxy server..."),
+             f"Nov 24 15:28:00 web1 nginx[30523]: nginx: [emerg] {emerg}",
+             "Nov 24 15:28:00 web1 nginx[30523]: nginx: configuration file /etc/nginx/nginx.conf test failed",
+             _systemd("15:28:00", "nginx.service: Control process exited, code=exited status=1"),
+             _systemd("15:28:00", "Failed to start A high performance web server and a reverse proxy server."),
+             _systemd("15:28:00", "nginx.service: Failed with result 'exit-code'.")]
+    case, top = _top(tmp_path, "messages", lines, year=2024)
+    roles = {f.detector: f for f in top.findings}
+    test = roles["config-reload"]
+    assert test.role == "cause" and roles["service-failure"].role == "effect"
+    assert test.title == f"nginx configuration test failed, so it did not start, at 15:28:00: {emerg}"
+    assert (test.metrics["failed"], test.metrics["reloads"], test.metrics["start_failed"]) == (1, 1, 1)
+    assert roles["service-failure"].refs["last_words"] == f"nginx: [emerg] {emerg}"
+    assert top.recommendations[0].startswith("The service did not start: its configuration test failed")
+    # near miss: the same test failing on `systemctl reload` (no start failed) is a refused reload
+    reload = tmp_path / "reload"
+    reload.mkdir()
+    (reload / "messages").write_text("\n".join([_systemd("15:28:00", "Reloading A high performance web server..."),
+                                                 lines[1], lines[2]]) + "\n")
+    (f,) = [f for f in sarsleuth.load(reload, year=2024).findings if f.detector == "config-reload"]
+    assert f.title.endswith(f"configuration reload failed at 15:28:00: {emerg}") and f.metrics["start_failed"] == 0
+
+
 def test_a_failed_service_says_what_its_program_said_before_it_died(tmp_path):
     """vault, as a real journal has it: its own error, then systemd's
     lines about its end; the finding quotes the error and cites its line."""

@@ -26,6 +26,10 @@ QUOTED = 150
 _ERROR = re.compile(r"(?i)\b(?:error|errno|fail\w*|fatal|critical|crit|cannot|can't|could not|couldn't|unable|"
                     r"refused|denied|no such|not found|invalid|panic\w*|exception|abort\w*|timed out|timeout|"
                     r"killed|missing|unreachable|bad|illegal|segmentation)\b")
+#: A program's summary of a failure it said just before ("nginx:
+#: configuration file /etc/nginx/nginx.conf test failed" after its [emerg]
+#: line): the line before names the reason.
+_SUMMARY = re.compile(r"configuration file \S+ test failed")
 #: systemd's own words, never a program's last ones.
 _SYSTEMD = re.compile(r"^(?:systemd|init)(?:\[\d+\])?$")
 
@@ -57,7 +61,7 @@ def last_words(findings: list) -> None:
             if number >= first.line:
                 continue
             info = parse_line(text)
-            if _said_by(info.tag, program) and _ERROR.search(info.message):
+            if _said_by(info.tag, program) and _ERROR.search(info.message) and not _SUMMARY.search(info.message):
                 said = (number, text, info.message.strip())
                 break
         if said is None:

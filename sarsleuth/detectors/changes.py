@@ -115,13 +115,21 @@ class ConfigReload(Detector):
                 continue        # a good reload in a quiet stretch: no story to be context for
             when = fmt_time(b.start) if b.aligned else "an unknown time"
             title = f"{', '.join(names)} reloaded its configuration at {when}"
-            metrics = {"reloads": b.lines, "failed": len(failed),
+            # one `nginx -t` run says its error and "test failed": one failed test per process
+            tests = (len({(r.process, r.pid) for r in failed if pd.notna(r.pid)})
+                     + sum(1 for r in failed if pd.isna(r.pid)))
+            metrics = {"reloads": b.lines - len(failed) + tests, "failed": tests, "start_failed": 0,
                        "new_errors": sum(n for _, _, n in after), "new_error_kinds": len(after)}
             refs: dict = {"reloaded": ", ".join(names)}
             if failed:
-                f = fields_of("config-reload-failed", str(failed[0].message)) or {}
+                f = next((fields_of("config-reload-failed", str(r.message)) for r in failed
+                          if (fields_of("config-reload-failed", str(r.message)) or {}).get("error")), None) or {}
                 error = (f.get("error", "") + (f" in {f['conf']}" if f.get("conf") else "")).strip()
-                title = f"{', '.join(names)} configuration reload failed at {when}" + (f": {error}" if error else "")
+                # a start whose configuration test failed (ExecStartPre=nginx -t): no reload at all
+                start = _start_failed(ctx, b, self.params["burst_gap_seconds"])
+                metrics["start_failed"] = int(start)
+                what = "configuration test failed, so it did not start," if start else "configuration reload failed"
+                title = f"{', '.join(names)} {what} at {when}" + (f": {error}" if error else "")
                 refs["error"] = error or "the error in the log"
             if after:
                 first = after[0][1]
@@ -129,6 +137,7 @@ class ConfigReload(Detector):
                 title += "; then, absent before: " + ", ".join(f"{n:,} x {kind}" for kind, _, n in after[:4])
                 title += f" from {fmt_time(first)}"
                 refs["new_error_kinds"] = [k for k, _, _ in after]
+            metrics["failures_after"] = int(bool(after) or bool(metrics.get("start_failed")))
             out.append(self.finding(
                 title=title, severity="high" if after else "medium" if failed else "low",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned, metrics=metrics,
@@ -136,10 +145,30 @@ class ConfigReload(Detector):
                 explanation=(f"Errors that the host had not logged in the {self.params['before_seconds'] / 60:.0f} "
                              f"minutes before began {metrics.get('seconds_to_first_error', 0):.0f} s after the "
                              "reload: the new configuration is the first suspect." if after else
+                             "Its configuration test failed as it started: the service did not start, and stays "
+                             "down until the error the test names is fixed." if metrics.get("start_failed") else
                              "The reload failed: the previous configuration kept running." if failed else
                              "A reload with no new errors after it: context, not a cause."),
             ))
         return out
+
+def _start_failed(ctx: Context, burst, seconds: float) -> bool:
+    """Whether systemd failed to start a unit (``Failed to start ...``, a
+    control process that exited non-zero) within ``seconds`` of a failed
+    configuration test on the same host: the test ran as the start's
+    ExecStartPre, not as a reload."""
+    units = ctx.events_of("service-failed", "service-exit")
+    if units is None or not len(units):
+        return False
+    said = units["message"].astype(str)
+    start = said.str.contains(r"Failed to start |Control process exited|Job \S+/start failed", regex=True)
+    near = (units["timestamp"] - burst.start).abs() <= pd.Timedelta(seconds=seconds) if burst.aligned else True
+    same_host = units["host"].astype(str) == str(burst.host) if burst.host is not None else True
+    try:
+        return bool((start & near & same_host).any())
+    except TypeError:          # a wall clock beside an instant
+        return False
+
 
 class HostRestart(Detector):
     """The host restarted: sar's ``LINUX RESTART`` records, the kernel's
