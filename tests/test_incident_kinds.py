@@ -98,6 +98,28 @@ def test_hung_tasks_behind_an_nfs_server_that_stopped_answering(tmp_path):
     assert soft.metrics["soft_mount"] is True and soft.metrics["recovered"] is False
 
 
+def test_an_nfs_outage_in_a_dmesg_without_times_is_counted_per_mount_and_ended_by_its_ok(tmp_path):
+    """A dmesg of uptime stamps only: two soft mounts timing out, a hard one
+    still trying, then the server's OK (463 s after the first complaint, by
+    the kernel's own clock); an OK printed before the outage (days earlier)
+    never ends it (near miss)."""
+    lines = ["[32100.000001] nfs: server thinkcentre OK",
+             "[32495.562824] nfs: server thinkcentre not responding, timed out",
+             "[32499.786257] nfs: server thinkcentre not responding, timed out",
+             "[32956.142249] nfs: server thinkcentre not responding, still trying",
+             "[32958.266147] nfs: server thinkcentre OK"]
+    (tmp_path / "dmesg.txt").write_text("\n".join(lines) + "\n")
+    (f,) = [f for f in sarsleuth.load(tmp_path / "dmesg.txt").findings if f.detector == "nfs-server-down"]
+    assert f.title == ("NFS server thinkcentre not responding (2 x timed out, 1 x still trying) for 463 s until it "
+                       "answered again")
+    assert f.metrics["soft_mount"] is True and f.metrics["hard_mount"] is True and f.metrics["recovered"] is True
+    assert "Some of its mounts are soft" in f.explanation
+    assert [e.line for e in f.evidence] == [2, 3, 4, 5]
+    (tmp_path / "early.txt").write_text("\n".join(lines[:4]) + "\n")
+    (g,) = [f for f in sarsleuth.load(tmp_path / "early.txt").findings if f.detector == "nfs-server-down"]
+    assert g.metrics["recovered"] is False and 1 not in [e.line for e in g.evidence]
+
+
 def _sar_f(host: str, rows) -> str:
     """`sar -F 1` as sysstat 12.6 prints it: one row per filesystem a second."""
     out = [f"Linux 6.1.0-13-amd64 ({host}) \t11/24/2026 \t_x86_64_\t(2 CPU)", "",

@@ -223,29 +223,53 @@ class NfsServerDown(Detector):
                                _soft=[p.get("how") == "timed out" for p in parsed])
         for b in bursts(events[~events["_ok"]], self.params["burst_gap_seconds"]):
             servers = sorted(set(b.rows["_server"].dropna()))
-            soft = bool(b.rows["_soft"].any())
+            soft_lines = int(b.rows["_soft"].sum())
+            soft, hard = soft_lines > 0, soft_lines < len(b.rows)
             # the first "OK" of those servers after the outage's last complaint ends it
             back = events[events["_ok"] & events["_server"].isin(servers) & (events["host"].fillna("") == (b.host or ""))]
-            end = b.end
-            if b.aligned and len(back):
-                after = back[back["timestamp"] >= b.start]
-                if len(after):
-                    end = max(end, after["timestamp"].min())
-            lasted = (pd.Timestamp(end) - pd.Timestamp(b.start)).total_seconds() if b.aligned else None
-            ok_rows = back.head(2) if len(back) else back
-            title = (f"NFS server {', '.join(servers)} not responding ({b.lines} x "
-                     f"{'timed out' if soft else 'still trying'})")
-            if lasted:
-                title += f" for {lasted:.0f} s" + (" until it answered again" if end > b.end else ", no 'OK' after")
-            rows = pd.concat([b.rows, ok_rows]) if len(ok_rows) else b.rows
+            ok_rows, lasted, recovered = self._answered_again(b, back)
+            end = ok_rows["timestamp"].iloc[0] if b.aligned and len(ok_rows) else b.end
+            hows = [f"{n} x {how}" for n, how in ((soft_lines, "timed out"), (len(b.rows) - soft_lines, "still trying"))
+                    if n]
+            # the kernel's rate limit may fold lines into a count: the burst's count is the lines it read
+            if sum(int(h.split(" x ")[0]) for h in hows) != b.lines:
+                hows = [f"{b.lines} x {'timed out' if soft and not hard else 'still trying' if hard and not soft else 'not responding'}"]
+            title = f"NFS server {', '.join(servers)} not responding ({', '.join(hows)})"
+            if lasted is not None and (recovered or lasted >= 1):
+                title += f" for {lasted:.0f} s" + (" until it answered again" if recovered else ", no 'OK' after")
+            elif lasted is not None:
+                title += ", no 'OK' after"
+            rows = pd.concat([b.rows, ok_rows.head(1)]) if len(ok_rows) else b.rows
+            explanation = ("The mount is soft: calls to the server failed with EIO, so applications saw I/O errors."
+                           if soft and not hard else
+                           "The mount is hard: every process touching it waited (D state) until the server answered."
+                           if hard and not soft else
+                           "Some of its mounts are soft (calls failed with EIO: 'timed out'), others hard (processes "
+                           "waited in D state until the server answered: 'still trying').")
             out.append(self.finding(
                 title=title, severity="high", start=b.start, end=end, host=b.host, aligned=b.aligned,
-                metrics={"lines": b.lines, "servers": len(servers), "soft_mount": soft,
-                         "seconds": lasted, "recovered": end > b.end if b.aligned else None},
+                metrics={"lines": b.lines, "servers": len(servers), "soft_mount": soft, "hard_mount": hard,
+                         "timed_out_lines": soft_lines, "seconds": lasted, "recovered": recovered},
                 evidence=evidence_from_events(ctx.clock, rows.drop(columns=["_server", "_ok", "_soft"]), 6),
-                explanation=("The mount is soft: calls to the server failed with EIO, so applications saw I/O "
-                             "errors." if soft else "The mount is hard: every process touching it waited "
-                             "(D state) until the server answered."),
+                explanation=explanation,
                 refs={"servers": servers, "server": ", ".join(servers)},
             ))
         return out
+
+    @staticmethod
+    def _answered_again(burst, back):
+        """The "OK" lines after the outage began (never one before it), how
+        long it lasted (to the first of them, else to its last complaint),
+        and whether it was answered again: on the shared clock, or by the
+        kernel's uptime stamps within one dmesg when the lines have no time."""
+        if burst.aligned:
+            after = back[back["timestamp"] >= burst.start] if len(back) else back
+            end = after["timestamp"].min() if len(after) else burst.end
+            return after, (pd.Timestamp(end) - pd.Timestamp(burst.start)).total_seconds(), bool(len(after))
+        if "uptime" not in burst.rows or burst.rows["uptime"].isna().all():
+            return back.iloc[0:0], None, None
+        first, last = float(burst.rows["uptime"].min()), float(burst.rows["uptime"].max())
+        same_file = back["file"].isin(set(burst.rows["file"])) if len(back) else back
+        after = back[same_file & (back["uptime"] >= first)].sort_values("uptime") if len(back) else back
+        end = float(after["uptime"].iloc[0]) if len(after) else last
+        return after, end - first, bool(len(after))
