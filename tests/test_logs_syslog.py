@@ -345,7 +345,7 @@ def test_a_kernel_line_whose_stamp_a_paste_cut_is_placed_by_its_uptime(tmp_path)
     assert str(rows["timestamp"].iloc[0]) == "2026-02-23 16:44:35.998970"
     assert rows["host"].iloc[0] == "jobs" and bool(rows["aligned"].iloc[0])
     assert any("1 line(s) without their stamp placed by their kernel uptime" in n for n in case.notes)
-    assert case.incidents[0].title.startswith("Socket table exhaustion on jobs: 4 x conntrack table full")
+    assert case.incidents[0].title.startswith("Connection flood on jobs: 4 x conntrack table full")
     other = tmp_path / "syslog2"
     other.write_text("ker kernel: [   12.004512] nf_conntrack: table full, dropping packet\n" + dated)
     rows = sarsleuth.load(other, year=2026).events.sort_values("line")
