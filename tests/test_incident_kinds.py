@@ -411,3 +411,22 @@ def test_tcp_out_of_memory_is_tcp_mem_not_orphans(tmp_path):
     f, advice = _tcp_oom(tmp_path, "dmesg2", "too many orphaned sockets")
     assert f.metrics["orphan_lines"] == 3 and any("tcp_max_orphans" in a for a in advice)
     assert not any("high mark" in a for a in advice)
+
+
+def test_one_backend_failing_again_hours_apart_is_one_incident(tmp_path):
+    """nginx 1.18: the same upstream closing the connection mid-response
+    three times over four hours, as a real error.log has it: one failure
+    recurring, one incident; a second backend failing once between them
+    (near miss) stays its own."""
+    def line(clock, upstream, pid=26):
+        return (f"2022/02/03 {clock} [error] {pid}#{pid}: *1 upstream prematurely closed connection while reading "
+                f"response header from upstream, client: 10.0.0.9, server: demo, request: \"GET /api HTTP/1.1\", "
+                f"upstream: \"http://{upstream}/api\", host: \"demo\"")
+    lines = [line("02:33:25", "127.0.0.1:8081"), line("02:56:10", "127.0.0.1:8081"),
+             line("04:10:00", "127.0.0.1:9090"), line("06:58:44", "127.0.0.1:8081")]
+    (tmp_path / "error.log").write_text("\n".join(lines) + "\n")
+    case = sarsleuth.load(tmp_path / "error.log")
+    titles = sorted(i.title for i in case.incidents)
+    assert titles == ["Upstream failures: 1 x upstream error (http://127.0.0.1:9090: 1)",
+                      "Upstream failures: 3 x upstream error (http://127.0.0.1:8081) in 3 bursts from 02:33:25 to "
+                      "06:58:44"]

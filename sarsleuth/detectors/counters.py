@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from sarsleuth.detectors.event_bursts import bursts, lines_by_writer, lines_of
+from sarsleuth.detectors.event_bursts import bursts, lines_by_writer, lines_of, tell_recurring
 from sarsleuth.detectors.series import severity_for
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events, limit_evidence
 from sarsleuth.detectors.figures import Figures, measure
-from sarsleuth.knowledge import burst_counters
+from sarsleuth.knowledge import burst_counters, kb_entry
 from sarsleuth.knowledge.signatures import fields_of
 
 
@@ -33,12 +33,13 @@ class LineCounter(Detector):
         spec = self.declared
         kind = spec.get("events", self.id)
         severities = [(float(at), severity) for at, severity in spec.get("severities", [])]
-        out = []
+        out, lines = [], {}
+        recurs = bool(kb_entry(self.id).get("recurs")) and "values" in spec
         for b in bursts(ctx.events_of(kind), self.params["burst_gap_seconds"]):
             n = b.lines
+            fields = [fields_of(kind, m) or {} for m in b.rows["message"].astype(str)]
             # each row with the lines it stands for (a flood of one line is one row)
-            extra_title, extra = said(spec, [fields_of(kind, m) or {} for m in b.rows["message"].astype(str)],
-                                      [lines_of(r) for r in b.rows.itertuples(index=False)])
+            extra_title, extra = said(spec, fields, [lines_of(r) for r in b.rows.itertuples(index=False)])
             limits = [lim for lim in (ctx.limit(b.host, name) for name in spec.get("limits", ())) if lim is not None]
             if limits:
                 # config values in backticks: quoted as written, never reformatted
@@ -59,6 +60,15 @@ class LineCounter(Detector):
                 evidence=evidence_from_events(ctx.clock, b.rows, 5) + [limit_evidence(lim) for lim in limits],
                 refs=logged_by(spec, b.rows),
             ))
+            lines[id(out[-1])] = n
+            if recurs:
+                # what the lines name (the upstreams...): the same failure of it bursts apart recurs
+                out[-1].refs["named"] = sorted({str(f[spec["values"]["field"]]) for f in fields
+                                                if f.get(spec["values"]["field"])})
+        if recurs:
+            tell_recurring(out, lambda f: tuple(f.refs.get("named") or ()) or None, lambda f: lines[id(f)],
+                           lambda named, times, count, span: f"{count:,} x {spec['noun']} ({', '.join(named)}) "
+                                                             f"in {len(times)} bursts {span}")
         return out
 
 
