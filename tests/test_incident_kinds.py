@@ -430,3 +430,27 @@ def test_one_backend_failing_again_hours_apart_is_one_incident(tmp_path):
     assert titles == ["Upstream failures: 1 x upstream error (http://127.0.0.1:9090: 1)",
                       "Upstream failures: 3 x upstream error (http://127.0.0.1:8081) in 3 bursts from 02:33:25 to "
                       "06:58:44"]
+
+
+def test_a_kernel_bug_report_names_the_function_module_and_task(tmp_path):
+    """A 4.1 oops as syslog has it: the title says where it faulted
+    (kdbus_name_release_all in the kdbus module) and for which task
+    (systemd, PID 1689), read from the report's own lines; a 5.x RIP line
+    (no addresses) reads the same (near miss of layout)."""
+    lines = ["Jun 26 01:37:55 ank kernel: BUG: unable to handle kernel NULL pointer dereference at 0000000000000018",
+             "Jun 26 01:37:55 ank kernel: IP: [<ffffffffa007c0f2>] kdbus_name_release_all+0x32/0xd0 [kdbus]",
+             "Jun 26 01:37:55 ank kernel: PGD 0 ",
+             "Jun 26 01:37:55 ank kernel: Oops: 0000 [#1] SMP ",
+             "Jun 26 01:37:55 ank kernel: Modules linked in: ccm cmac rfcomm arc4 kdbus",
+             "Jun 26 01:37:55 ank kernel: CPU: 1 PID: 1689 Comm: systemd Tainted: G        W  OE   4.1.0-1.fc23.x86_64 #1",
+             "Jun 26 01:37:55 ank kernel: RIP: 0010:[<ffffffffa007c0f2>]  [<ffffffffa007c0f2>] "
+             "kdbus_name_release_all+0x32/0xd0 [kdbus]"]
+    (tmp_path / "messages").write_text("\n".join(lines) + "\n")
+    (f,) = [f for f in sarsleuth.load(tmp_path, year=2015).findings if f.detector == "kernel-oops"]
+    assert f.title == ("Kernel bug report: BUG: unable to handle kernel NULL pointer dereference at 0000000000000018 "
+                       "(in kdbus_name_release_all [kdbus], task systemd (PID 1689))")
+    assert (f.refs["module"], f.refs["program"], f.refs["pids"]) == ("kdbus", "systemd", [1689])
+    new = [ln.replace("IP: [<ffffffffa007c0f2>] kdbus", "RIP: 0010:kdbus") for ln in lines[:2]] + lines[2:6]
+    (tmp_path / "messages").write_text("\n".join(new) + "\n")
+    (g,) = [f for f in sarsleuth.load(tmp_path, year=2015).findings if f.detector == "kernel-oops"]
+    assert g.refs["function"] == "kdbus_name_release_all" and g.refs["module"] == "kdbus"

@@ -355,11 +355,20 @@ class KernelOops(Detector):
             parts = [f for m, d in zip(b.rows["message"].astype(str), b.rows["detail"])
                      for f in [fields_of(self.id, m)] + all_fields_of(self.id, d if isinstance(d, str) else "") if f]
             panic = any("panic" in f for f in parts)
+            # the task it ran for and the function (and module) it faulted in, first of each
+            task = next((f for f in parts if f.get("comm")), {})
+            place = next((f for f in parts if f.get("function")), {})
+            where_ = ", ".join(w for w in (
+                f"in {place['function']}" + (f" [{place['module']}]" if place.get("module") else "") if place else "",
+                f"task {task['comm']} (PID {task['pid']})" if task else "") if w)
+            refs = {**({"program": task["comm"], "pids": [int(task["pid"])]} if task else {}),
+                    **({"function": place["function"]} if place else {}),
+                    **({"module": place["module"]} if place.get("module") else {})}
             out.append(self.finding(
-                title=f"Kernel bug report: {str(b.rows['message'].iloc[0])[:80]}",
+                title=f"Kernel bug report: {str(b.rows['message'].iloc[0])[:80]}" + (f" ({where_})" if where_ else ""),
                 severity="critical" if panic else "high",
                 start=b.start, end=b.end, host=b.host, aligned=b.aligned,
                 metrics={"reports": b.lines, "panic": panic},
-                evidence=evidence_from_events(ctx.clock, b.rows, 4),
+                evidence=evidence_from_events(ctx.clock, b.rows, 4), refs=refs,
             ))
         return out
