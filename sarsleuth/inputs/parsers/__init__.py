@@ -173,7 +173,8 @@ def sniff(path) -> tuple[str | None, str]:
         from sarsleuth.inputs import pastes
         return peeled[0], f"confidence {peeled[1]:.2f}, {pastes.describe(peeling)}"
     if kind is None:
-        return None, "content matches no known format"
+        from sarsleuth.inputs.unread_outputs import unread_output
+        return None, unread_output(decode(head)) or "content matches no known format"
     return kind, f"confidence {score:.2f}"
 
 

@@ -115,8 +115,11 @@ class SarTextParser(Parser):
         assembler = Assembler(reader)
         reader.run(flush=assembler.flush)
         if not reader.blocks and not reader.events:
-            raise InputError(path, "no sar table found (neither a banner with tables nor a sar header line)",
-                             line=reader.unknown_first[0] if reader.unknown_first else None)
+            from sarsleuth.inputs.unread_outputs import unread_output
+            from sarsleuth.inputs.reading import decode, read_head
+            other = unread_output(decode(read_head(path)))      # iostat's banner is sar's
+            raise InputError(path, other or "no sar table found (neither a banner with tables nor a sar header line)",
+                             line=None if other else reader.unknown_first[0] if reader.unknown_first else None)
         warnings = list(reader.warnings)
         dates, date_meta = segment_dates(path, reader, options, warnings)
         assembler.run(dates)
