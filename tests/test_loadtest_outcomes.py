@@ -56,6 +56,8 @@ def test_a_constant_rate_run_that_fell_behind_measured_a_queue(tmp_path):
     cut = _load(tmp_path, "cut", _wrk2(20000, "6.42s", "11.90s", "12.51s", "3.80k", totals=False))
     (short,) = [f for f in cut.findings if f.detector == "loadtest-behind-rate"]
     assert short.metrics["reached_rate_per_sec"] == 15200.0 and short.evidence[0].line == 10
+    assert short.metrics["reached_estimated"] == 1 and behind.metrics["reached_estimated"] == 0
+    assert "about 15.2k/s reached (its threads' Req/Sec x 4, no Requests/sec line) of 20.0k/s asked" in short.title
     assert [w.split(": ", 1)[1] for w in cut.warnings if "cut short" in w] == [
         "wrk2 report cut short after this line, before its totals ('N requests in ...', Requests/sec): read as far "
         "as it goes"]

@@ -306,12 +306,17 @@ class LoadtestBehindRate(Detector):
                 continue
             worst = _num(r, "latency_max_s") or _num(r, "latency_p100_s")
             start, end = _times(r)
-            title = (f"{_label(r)}: {_rate(reached)}/s reached of {_rate(target)}/s asked ({shortfall * 100:.0f} % "
+            # without Requests/sec (a report cut before its totals) the rate is its threads' mean x threads
+            reached_said = (f"{_rate(reached)}/s reached" if how == "Requests/sec" else
+                            f"about {_rate(reached)}/s reached (its threads' Req/Sec x {_num(r, 'threads'):.0f}, no "
+                            "Requests/sec line)")
+            title = (f"{_label(r)}: {reached_said} of {_rate(target)}/s asked ({shortfall * 100:.0f} % "
                      f"short), {typical} latency {_s(p50)}" + (f", max {_s(worst)}" if worst else ""))
             out.append(self.finding(
                 title=title, severity="medium", start=start, end=end, aligned=_aligned(r),
                 metrics={"target_rate_per_sec": target, "reached_rate_per_sec": reached, "shortfall": shortfall,
                          "first_step_per_sec": float(round(reached)),     # the rate to try first, whole
+                         "reached_estimated": int(how != "Requests/sec"),
                          "latency_p50_s": p50, "latency_max_s": worst or None},
                 evidence=_evidence(r, f"-R {_rate(target)}, reached {_rate(reached)}/s ({how}), {typical} {_s(p50)}",
                                    "requests_per_sec", "req_per_thread_avg", "latency_p50_s"),
