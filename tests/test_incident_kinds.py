@@ -454,3 +454,29 @@ def test_a_kernel_bug_report_names_the_function_module_and_task(tmp_path):
     (tmp_path / "messages").write_text("\n".join(new) + "\n")
     (g,) = [f for f in sarsleuth.load(tmp_path, year=2015).findings if f.detector == "kernel-oops"]
     assert g.refs["function"] == "kdbus_name_release_all" and g.refs["module"] == "kdbus"
+
+
+def test_the_idle_task_is_no_program_a_kernel_report_blames(tmp_path):
+    """swapper/N is the idle task: a page allocation failing in a NIC's
+    softirq on two idle CPUs, and a soft lockup the watchdog caught while
+    CPU 2 ran interrupts, name the interrupt context (and the function the
+    RIP line shows), not a program called swapper."""
+    (tmp_path / "messages").write_text(
+        "Apr 01 16:27:01 sm21 kernel: swapper/21: page allocation failure: order:0, mode:0x20\n"
+        "Apr 01 16:27:01 sm21 kernel: swapper/44: page allocation failure: order:0, mode:0x20\n")
+    (f,) = [f for f in sarsleuth.load(tmp_path, year=2019).findings if f.detector == "page-allocation-failure"]
+    assert f.title.startswith("2 page allocation failure(s) in interrupt context on idle CPUs (swapper/21, "
+                              "swapper/44) (order 0")
+    lockup = tmp_path / "lockup"
+    lockup.mkdir()
+    (lockup / "dmesg.txt").write_text(
+        "[   56.303956] watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [swapper/2:0]\n"
+        "[   56.309443] RIP: 0010:mptcp_subflow_data_available+0x1cd/0x8d0\n")
+    (g,) = [f for f in sarsleuth.load(lockup).findings if f.detector == "kernel-lockup"]
+    assert g.title == ("1 soft lockup(s) on CPU 2: interrupt context on an idle CPU (swapper/2) stuck up to 22 s, "
+                       "in mptcp_subflow_data_available")
+    assert g.refs["pids"] == [] and g.refs["function"] == "mptcp_subflow_data_available"
+    # near miss: a program's own lockup names it
+    (lockup / "dmesg.txt").write_text("[   56.303956] watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [java:4410]\n")
+    (h,) = [f for f in sarsleuth.load(lockup).findings if f.detector == "kernel-lockup"]
+    assert h.title == "1 soft lockup(s) on CPU 2: java stuck up to 22 s" and h.refs["pids"] == [4410]

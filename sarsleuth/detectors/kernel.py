@@ -101,14 +101,14 @@ class PageAllocationFailure(Detector):
             n = b.lines
             order = min(orders) if orders else None
             mode, dec = modes[0] if modes else (None, {"named": None, "flags": []})
-            proc = max(procs, key=procs.get) if procs else "?"
+            who = _who(procs)
             what = []
             if order is not None:
                 what.append(f"order {order}")
             if dec.get("named"):
                 what.append(f"mode {hex(mode) if mode is not None else ''} ({dec['named']})".replace(" ()", ""))
             where = " in the NIC receive path" if rx_path else ""
-            title = f"{n} page allocation failure(s) by {proc}" + (f" ({', '.join(what)})" if what else "") + where
+            title = f"{n} page allocation failure(s) {who}" + (f" ({', '.join(what)})" if what else "") + where
             sev = "high" if (order == 0 or rx_path or n >= 3) else "medium"
             if n >= 20:
                 sev = "critical"
@@ -125,6 +125,24 @@ class PageAllocationFailure(Detector):
                 evidence=evidence_from_events(ctx.clock, b.rows, 4), explanation=explanation.strip(),
             ))
         return out
+
+
+#: The idle task's name (swapper, swapper/N): a line naming it ran in
+#: interrupt context on a CPU that had nothing else to run, for no program.
+IDLE_TASK = re.compile(r"^swapper(?:/\d+)?$")
+
+
+def _who(procs: dict) -> str:
+    """``by java``, or for the idle task ``in interrupt context on idle CPUs
+    (swapper/21, swapper/44)``: the programs a kernel report names, most
+    first; the idle task is no program."""
+    named = sorted((p for p in procs if not IDLE_TASK.match(p)), key=lambda p: (-procs[p], p))
+    idle = sorted(p for p in procs if IDLE_TASK.match(p))
+    said = f"by {listed(named)}" if named else ""
+    if idle:
+        context = f"in interrupt context on idle CPU{'s' if len(idle) > 1 else ''} ({listed(idle)})"
+        said = f"{said} and {context}" if said else context
+    return said or "by ?"
 
 
 class NicRxAllocFailure(Detector):

@@ -9,7 +9,8 @@ from sarsleuth.detectors.event_bursts import bursts, tell_recurring
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events
-from sarsleuth.knowledge.signatures import fields_of
+from sarsleuth.detectors.kernel import IDLE_TASK
+from sarsleuth.knowledge.signatures import all_fields_of, fields_of
 from sarsleuth.model import iso
 
 
@@ -153,7 +154,8 @@ class KernelLockup(Detector):
                                                      for f in [fields_of(self.id, line)] if f]
                 found += more
                 stamps += [stamp] * len(more)
-                panic = panic or any(fields_of("kernel-oops", line) for line in _detail_lines(detail))
+                panic = panic or any((fields_of("kernel-oops", line) or {}).get("panic") is not None
+                                     for line in _detail_lines(detail))
             kinds, tasks, cpus = {}, {}, set()
             rcu_stalls = _rcu_stalls([(f, t) for f, t in zip(found, stamps) if _lockup_kind(f) == "rcu"])
             if rcu_stalls:
@@ -169,9 +171,19 @@ class KernelLockup(Detector):
             what = ", ".join(f"{n} {_LOCKUP_NAMES[k]}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
             title = (what or f"{b.lines} lockup report(s)") + (
                 f" on CPU {', '.join(map(str, sorted(cpus)))}" if cpus else "")
-            comms = sorted({c for c, _ in tasks})
+            comms = sorted({c for c, _ in tasks if not IDLE_TASK.match(c)})
+            idle = sorted({c for c, _ in tasks if IDLE_TASK.match(c)})
+            stuck = " stuck" + (f" up to {seconds} s" if seconds else "")
             if comms:
-                title += f": {', '.join(comms[:4])} stuck" + (f" up to {seconds} s" if seconds else "")
+                title += f": {', '.join(comms[:4])}{stuck}"
+            elif idle:
+                # the idle task: the CPU spun in interrupt context, for no program
+                title += f": interrupt context on an idle CPU ({', '.join(idle[:4])}){stuck}"
+            # where it spun, from the report's RIP line
+            place = next((f for detail in b.rows["detail"] if isinstance(detail, str)
+                          for f in all_fields_of("kernel-oops", detail) if f.get("function")), None)
+            if place:
+                title += f", in {place['function']}" + (f" [{place['module']}]" if place.get("module") else "")
             if panic:
                 title += ", ending in a kernel panic"
             finding = self.finding(
@@ -180,7 +192,8 @@ class KernelLockup(Detector):
                 metrics={"reports": b.lines, "panic": panic, "cpus": len(cpus) or None, "stuck_seconds": seconds,
                          **{k: n for k, n in kinds.items()}},
                 evidence=evidence_from_events(ctx.clock, b.rows, 4),
-                refs={"pids": sorted({p for _, p in tasks}), **_stuck_since(b, found)},
+                refs={"pids": sorted({p for _, p in tasks if p}), **_stuck_since(b, found),
+                      **({"function": place["function"]} if place else {})},
             )
             if cpus:
                 finding.refs["cpus"] = sorted(cpus)
