@@ -764,3 +764,25 @@ def test_a_thin_pool_out_of_space_is_the_cause_of_its_volume_s_filesystem_shutti
     assert (top.category, top.cause) == ("disk-full", "thin-pool-full") and len(case.incidents) == 1
     assert {f.detector: f.role for f in top.findings} == {"thin-pool-full": "cause", "filesystem-error": "effect"}
     assert top.recommendations[0].startswith("Give the thin pool room")
+
+
+def test_an_ata_bus_error_is_the_link_not_the_media(tmp_path):
+    """libata's Emask 0x10 (ATA bus error) with the port's SError
+    PHYRdyChg: the SATA link dropped and was reset; medium, the cable
+    advice, no media error (near miss of the HSM case above)."""
+    lines = ["[  363.007111] ata7.00: exception Emask 0x10 SAct 0x80000008 SErr 0x4050000 action 0xe frozen",
+             "[  363.015384] ata7.00: irq_stat 0x00000040, connection status changed",
+             "[  363.021655] ata7: SError: { PHYRdyChg CommWake DevExch }",
+             "[  363.026980] ata7.00: failed command: READ FPDMA QUEUED",
+             "[  363.032139] ata7.00: cmd 60/58:18:08:8a:03/00:00:05:00:00/40 tag 3 ncq dma 45056 in",
+             "                        res 50/00:58:58:89:03/00:00:05:00:00/40 Emask 0x10 (ATA bus error)",
+             "[  363.047771] ata7.00: status: { DRDY }",
+             "[  363.075955] ata7: hard resetting link",
+             "[  363.787376] ata7: SATA link up 6.0 Gbps (SStatus 133 SControl 300)"]
+    (tmp_path / "dmesg.txt").write_text("\n".join(lines) + "\n")
+    case = sarsleuth.load(tmp_path / "dmesg.txt")
+    (disk,) = [f for f in case.findings if f.detector == "disk-error"]
+    assert disk.title.startswith("Disk ata7.00: READ FPDMA QUEUED failed 1 x; 1 ATA bus error(s) (the SATA link "
+                                 "dropped and was reset")
+    assert disk.severity == "medium" and disk.metrics["interface_errors"] == 1 and disk.metrics["media_errors"] == 0
+    assert any("replace the SATA cable" in r for r in case.incidents[0].recommendations)

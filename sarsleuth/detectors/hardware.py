@@ -173,6 +173,7 @@ class _Disk:
         self.keys: dict = {}           # SCSI sense keys
         self.partitions: set = set()
         self.hsm = 0                   # ATA protocol violations (Emask 0x2)
+        self.bus = 0                   # ATA bus errors (Emask 0x10): the SATA link dropped
         self.virtual = 0               # requests a hypervisor's storage failed (a VM's disk)
         self.driver_sectors: set = set()   # failed requests the driver told (NVMe's LBA) before the block layer
 
@@ -199,6 +200,9 @@ class _Disk:
                          + (f" ({bits})" if bits else ""))
         if self.link:
             parts.append(f"{self.link:,} transfer(s) corrupted on the link (ICRC: cable or port, not the media)")
+        if self.bus:
+            parts.append(f"{self.bus:,} ATA bus error(s) (the SATA link dropped and was reset: cable, port, backplane "
+                         "or power, not the media)")
         if self.hsm:
             parts.append(f"{self.hsm:,} HSM violation(s) (the drive or its controller broke the ATA protocol: "
                          "cable, backplane, controller or firmware, not the media)")
@@ -292,6 +296,8 @@ class DiskError(Detector):
                 errors.add("UNC")
             if f.get("emask_text") == "HSM violation":
                 disk.hsm += n
+            if f.get("emask_text") in ("ATA bus error", "host bus error"):
+                disk.bus += n
         if disk is None:
             return
         for bit in errors:
@@ -419,7 +425,8 @@ class DiskError(Detector):
         if len(order) > 4:
             title += f"; and {len(order) - 4} more device(s)"
         gone = any(d.gone for d in disks.values())
-        only_refused = all(not (d.media or d.io or d.link or d.hsm or d.timeouts or d.resets or d.gone or d.buffer)
+        only_refused = all(not (d.media or d.io or d.link or d.hsm or d.bus or d.timeouts or d.resets or d.gone
+                                or d.buffer)
                            for d in disks.values())
         lost = any(d.buffer for d in disks.values())
         severity = ("low" if only_refused else "high" if media or gone or lost or io >= 10
@@ -432,7 +439,7 @@ class DiskError(Detector):
             title=title + _span(b), severity=severity, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
             metrics={"media_errors": media, "io_errors": io,
                      "timeouts": sum(d.timeouts for d in disks.values()),
-                     "interface_errors": sum(d.link + d.hsm for d in disks.values()),
+                     "interface_errors": sum(d.link + d.hsm + d.bus for d in disks.values()),
                      "resets": sum(d.resets for d in disks.values()),
                      "devices": len(named) or len(order), "device_gone": gone,
                      "virtual_disk_errors": sum(d.virtual for d in disks.values())},
