@@ -786,3 +786,22 @@ def test_an_ata_bus_error_is_the_link_not_the_media(tmp_path):
                                  "dropped and was reset")
     assert disk.severity == "medium" and disk.metrics["interface_errors"] == 1 and disk.metrics["media_errors"] == 0
     assert any("replace the SATA cable" in r for r in case.incidents[0].recommendations)
+
+
+def test_each_failed_command_of_an_ata_report_is_counted_once(tmp_path):
+    """Two libata reports pasted together (the second's exception line
+    inside the first's lines): each failed READ with its media error is one
+    media error, 2 in all, not one per report."""
+    one = ["ata3.00: failed command: READ FPDMA QUEUED",
+           "ata3.00: cmd 60/f0:08:75:79:2d/00:00:14:00:00/40 tag 1 ncq 122880 in",
+           "         res 41/40:00:e0:79:2d/00:00:14:00:00/40 Emask 0x409 (media error) <F>",
+           "ata3.00: status: { DRDY ERR }",
+           "ata3.00: error: { UNC }",
+           "ata3.00: configured for UDMA/133",
+           "ata3: EH complete",
+           "ata3.00: exception Emask 0x0 SAct 0xf SErr 0x0 action 0x0"]
+    lines = [f"[  222.{i:06d}] {t}" if not t.startswith(" ") else t for i, t in enumerate(one + one[:5])]
+    (tmp_path / "dmesg.txt").write_text("\n".join(lines) + "\n")
+    (disk,) = [f for f in sarsleuth.load(tmp_path / "dmesg.txt").findings if f.detector == "disk-error"]
+    assert disk.metrics["media_errors"] == 2
+    assert disk.title.startswith("Disk ata3.00: 2 media error(s) (UNC); READ FPDMA QUEUED failed 2 x (UNC)")

@@ -276,9 +276,12 @@ class DiskError(Detector):
 
     @staticmethod
     def _ata(disks, row, n):
+        """One libata error report (or several a paste ran together): each
+        failed command with the error bits and Emask text after it, until
+        the next one, counted once."""
         port = None
-        errors = set()
-        disk = None
+        failed: list[set] = [set()]      # the errors of each failed command, in order
+        disk, commands = None, 0
         for line in lines_of_report(row):
             f = fields_of("ata-error", line) or {}
             if f.get("port") and port is None:
@@ -288,26 +291,30 @@ class DiskError(Detector):
                 continue
             if f.get("command"):
                 _count(disk.commands, f["command"], n)
+                commands += 1
+                if commands > 1:
+                    failed.append(set())
             if f.get("errors"):
-                errors |= set(f["errors"].split())
+                failed[-1] |= set(f["errors"].split())
             if f.get("emask_text") == "timeout":
                 disk.timeouts += n
             if f.get("emask_text") == "media error":
-                errors.add("UNC")
+                failed[-1].add("UNC")
             if f.get("emask_text") == "HSM violation":
                 disk.hsm += n
             if f.get("emask_text") in ("ATA bus error", "host bus error"):
                 disk.bus += n
         if disk is None:
             return
-        for bit in errors:
-            _count(disk.bits, bit, n)
-        if errors & _ATA_MEDIA:
-            disk.media += n
-        if errors & _ATA_LINK:
-            disk.link += n
-        if errors and errors <= {"ABRT"}:
-            disk.refused += n
+        for errors in failed:
+            for bit in errors:
+                _count(disk.bits, bit, n)
+            if errors & _ATA_MEDIA:
+                disk.media += n
+            if errors & _ATA_LINK:
+                disk.link += n
+            if errors and errors <= {"ABRT"}:
+                disk.refused += n
 
     @staticmethod
     def _scsi(disks, row, n):
