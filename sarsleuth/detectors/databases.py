@@ -60,15 +60,15 @@ class DbServerAbort(Detector):
     """A database server that stopped itself: MySQL's and MariaDB's
     ``Aborting`` (sql/mysqld.cc unireg_abort, after the fatal error it
     names just before), its crash handler's ``mysqld got signal 11``, an
-    InnoDB assertion, PostgreSQL's ``PANIC:`` (the postmaster then ends
-    every session and recovers).
+    InnoDB assertion.  (PostgreSQL's end of every session after a crash or
+    a PANIC is ``db-backend-crash``'s.)
 
     Why it matters: every client of the database fails from that moment
     until it is started again; the error before it (a full disk, a
     damaged table space, memory) is the cause to fix."""
 
     id = "db-server-abort"
-    summary = "database servers that stopped themselves: MySQL/MariaDB 'Aborting', 'mysqld got signal', PANIC"
+    summary = "database servers that stopped themselves: MySQL/MariaDB 'Aborting', 'mysqld got signal', assertions"
     inputs = ("events:db-server-abort",)
     category = "service-failure"
     defaults = {"burst_gap_seconds": 600.0}
@@ -85,7 +85,6 @@ class DbServerAbort(Detector):
             said = [fields_of(self.id, str(m)) or {} for m in b.rows["message"]]
             signals = sorted({int(f["signal"]) for f in said if f.get("signal")})
             how = (f"crashed on signal {', '.join(map(str, signals))}" if signals
-                   else "panicked" if any(f.get("panic") for f in said)
                    else "failed an assertion" if any(f.get("assertion") for f in said) else "aborted")
             out.append(self.finding(
                 title=f"{program} {how}: the database server stopped", severity="high",
