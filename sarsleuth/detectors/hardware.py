@@ -1,6 +1,6 @@
-"""Hardware that fails under the software: machine checks and memory
-errors (MCE, EDAC, APEI), disks (ATA, SCSI sense, the block layer's failed
-requests, NVMe timeouts and resets).  What each kernel line says is read
+"""Disks that fail under the software: ATA, SCSI sense, the block layer's
+failed requests, NVMe timeouts and resets (machine checks and memory
+errors are in ``machine_check.py``).  What each kernel line says is read
 through its definition's fields (``knowledge/signatures.toml``); a report's
 lines after its first (an ATA exception's failed command and error bits, a
 sense key's additional sense) are its ``detail``."""
@@ -12,127 +12,8 @@ from sarsleuth.detectors.event_bursts import bursts, lines_of
 from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events
-from sarsleuth.detectors.thermal import thermal_moments, thermal_record
+from sarsleuth.detectors.report_lines import count_into, lines_of_report, most_counted, over_span
 from sarsleuth.knowledge.signatures import fields_of
-
-
-def lines_of_report(row) -> list[str]:
-    """The message of an event row, then its detail lines."""
-    detail = getattr(row, "detail", None)
-    return [str(row.message)] + (detail.split("\n") if isinstance(detail, str) and detail else [])
-
-
-def _count(into: dict, key, n: int = 1) -> None:
-    into[key] = into.get(key, 0) + n
-
-
-def _most(counts: dict, shown: int = 3) -> list:
-    return [k for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))][:shown]
-
-
-def _span(b) -> str:
-    seconds = (b.end - b.start).total_seconds() if b.aligned else 0
-    if not seconds:
-        return ""
-    return f" over {seconds / 3600:.1f} h" if seconds >= 5400 else f" over {seconds:.0f} s"
-
-
-class MachineCheck(Detector):
-    """Machine checks and memory errors: EDAC's corrected (CE) and
-    uncorrected (UE) errors with the DIMM it names (``EDAC MC0: 1 CE memory
-    read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 ...)``),
-    the firmware's APEI reports (their ``DIMM location``), the MCE records
-    and ``Machine check events logged``, a CMCI storm.
-
-    Why it matters: corrected errors that repeat on one DIMM announce an
-    uncorrected one, which kills the process touching it or panics the
-    host; the DIMM EDAC names is the part to replace.
-    """
-
-    id = "machine-check"
-    summary = "machine checks and memory errors (MCE, EDAC CE/UE, APEI): the DIMM named, corrected or not"
-    inputs = ("events:machine-check", "events:edac-error", "events:cpu-thermal-throttle", "events:cpu-thermal-normal")
-    category = "hardware-error"
-    defaults = {"burst_gap_seconds": 3600.0, "many_corrected": 10}
-
-    def run(self, ctx: Context):
-        out = []
-        thermal = thermal_moments(ctx.events_of("cpu-thermal-throttle", "cpu-thermal-normal"))
-        for b in bursts(ctx.events_of("machine-check", "edac-error"), self.params["burst_gap_seconds"]):
-            rows = [row for row in b.rows.itertuples(index=False) if not thermal_record(row, thermal)]
-            if not rows:
-                continue        # the MCE records a thermal interrupt logs: cpu-thermal-throttle tells them
-            dimms: dict = {}          # DIMM label -> errors
-            where: dict = {}          # DIMM label -> "MC0 channel:1 slot:0"
-            corrected = uncorrected = mce = 0
-            fatal, storm, cpus = False, False, set()
-            for row in rows:
-                if row.kind == "edac-error":
-                    f = fields_of("edac-error", str(row.message)) or {}
-                    n = int(f.get("count") or 1) * lines_of(row)
-                    if f.get("type") == "UE":
-                        uncorrected += n
-                    else:
-                        corrected += n
-                    label = f.get("label") or f.get("mc") or "an unnamed DIMM"
-                    _count(dimms, label, n)
-                    place = " ".join(p for p in (f.get("mc"), (f.get("location") or "").strip()) if p)
-                    if f.get("row") is not None and not f.get("location"):
-                        place += f" row {f['row']}" + (f" channel {f['channel']}" if f.get("channel") else "")
-                    where.setdefault(label, place)
-                    continue
-                mce += lines_of(row)
-                for line in lines_of_report(row):
-                    f = fields_of("machine-check", line) or {}
-                    fatal = fatal or bool(f.get("exception"))
-                    storm = storm or bool(f.get("storm"))
-                    if f.get("cpu"):
-                        cpus.add(int(f["cpu"]))
-                    if f.get("severity", "").lower() in ("fatal", "uncorrected", "recoverable"):
-                        uncorrected += 1
-                    if f.get("dimm"):
-                        _count(dimms, f["dimm"])
-            out.append(self._finding(ctx, b, dimms, where, corrected, uncorrected, mce, fatal, storm, cpus))
-        return out
-
-    def _finding(self, ctx, b, dimms, where, corrected, uncorrected, mce, fatal, storm, cpus):
-        named = _most(dimms)
-        parts = []
-        if uncorrected:
-            parts.append(f"{uncorrected:,} uncorrected")
-        if corrected:
-            parts.append(f"{corrected:,} corrected")
-        if parts:
-            title = " and ".join(parts) + " memory error(s)"
-            if named:
-                title += " on " + ", ".join(f"{d} ({where[d]})" if where.get(d) else d for d in named)
-                title += f" and {len(dimms) - len(named)} more DIMM(s)" if len(dimms) > len(named) else ""
-            if mce:
-                title += f"; {mce:,} machine check record(s)"
-        else:
-            title = f"{mce:,} machine check record(s)" + (
-                f" on CPU {', '.join(map(str, sorted(cpus)))}" if cpus else "") + (
-                " (no EDAC line names the part: `ras-mc-ctl --errors` or `mcelog --client` decodes them)"
-                if not named else f" naming {', '.join(named)}")
-        if fatal:
-            title += ", a fatal machine check exception"
-        if storm:
-            title += ", a CMCI storm (the CPU stopped reporting each corrected error)"
-        title += _span(b)
-        if uncorrected or fatal:
-            severity = "critical"
-        elif corrected >= self.params["many_corrected"] or storm:
-            severity = "high"
-        else:
-            severity = "medium"
-        dimm = named[0] if named else None
-        return self.finding(
-            title=title, severity=severity, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
-            metrics={"corrected": corrected, "uncorrected": uncorrected, "mce_records": mce,
-                     "dimms": len(dimms), "fatal": fatal, "cmci_storm": storm},
-            evidence=evidence_from_events(ctx.clock, b.rows, 5),
-            refs={"dimms": sorted(dimms), **({"dimm": dimm} if dimm else {})},
-        )
 
 
 #: ATA error bits (libata-eh.c ata_eh_link_report) and what they mean
@@ -179,10 +60,10 @@ class _Disk:
 
     def said(self) -> str:
         parts = []
-        why = _most(self.sense, 1) or _most(self.keys, 1) or _most(self.bits, 1)
+        why = most_counted(self.sense, 1) or most_counted(self.keys, 1) or most_counted(self.bits, 1)
         if self.io:
-            ops = "/".join(_most(self.ops, 2))
-            sectors = _most(self.sectors, 3)
+            ops = "/".join(most_counted(self.ops, 2))
+            sectors = most_counted(self.sectors, 3)
             head = (f"{self.io:,} failed {ops + '(s)' if ops else 'request(s)'}"
                     + (f" at sector{'s' if len(sectors) > 1 else ''} {', '.join(map(str, sectors))}" if sectors else "")
                     + (f" and {len(self.sectors) - len(sectors)} more" if len(self.sectors) > len(sectors) else ""))
@@ -194,7 +75,7 @@ class _Disk:
         elif self.media:
             parts.append(f"{self.media:,} media error(s)" + (f" ({why[0]})" if why else ""))
         if self.commands:
-            bits = " ".join(_most(self.bits, 3))
+            bits = " ".join(most_counted(self.bits, 3))
             parts.append(", ".join(f"{c} failed {n:,} x" for c, n in sorted(self.commands.items(),
                                                                               key=lambda kv: -kv[1])[:2])
                          + (f" ({bits})" if bits else ""))
@@ -229,7 +110,7 @@ class _Disk:
         self.refused += port.refused
         for name in ("commands", "bits"):
             for k, n in getattr(port, name).items():
-                _count(getattr(self, name), k, n)
+                count_into(getattr(self, name), k, n)
 
 
 class DiskError(Detector):
@@ -290,7 +171,7 @@ class DiskError(Detector):
             if disk is None:
                 continue
             if f.get("command"):
-                _count(disk.commands, f["command"], n)
+                count_into(disk.commands, f["command"], n)
                 commands += 1
                 if commands > 1:
                     failed.append(set())
@@ -308,7 +189,7 @@ class DiskError(Detector):
             return
         for errors in failed:
             for bit in errors:
-                _count(disk.bits, bit, n)
+                count_into(disk.bits, bit, n)
             if errors & _ATA_MEDIA:
                 disk.media += n
             if errors & _ATA_LINK:
@@ -332,9 +213,9 @@ class DiskError(Detector):
         for line in lines:
             f = fields_of("scsi-medium-error", line) or {}
             if f.get("sense_key"):
-                _count(disk.keys, f["sense_key"], n)
+                count_into(disk.keys, f["sense_key"], n)
             if f.get("asc"):
-                _count(disk.sense, f["asc"], n)
+                count_into(disk.sense, f["asc"], n)
 
     @staticmethod
     def _block(disks, row, n):
@@ -354,11 +235,11 @@ class DiskError(Detector):
         if sector is not None and sector in disk.driver_sectors:
             # the block layer's line for a request the driver already told: one failure, said twice
             if f.get("op"):
-                _count(disk.ops, f["op"], 0)
+                count_into(disk.ops, f["op"], 0)
             return
         if status in _BLK_MEDIA:
             disk.media += n
-            _count(disk.sense, "critical medium error", n)
+            count_into(disk.sense, "critical medium error", n)
         elif status in _BLK_TIMEOUT:
             disk.timeouts += n
         elif status in _BLK_LINK:
@@ -367,9 +248,9 @@ class DiskError(Detector):
             disk.gone.append("offline")
         disk.io += n
         if f.get("sector"):
-            _count(disk.sectors, int(f["sector"]), n)
+            count_into(disk.sectors, int(f["sector"]), n)
         if f.get("op"):
-            _count(disk.ops, f["op"], n)
+            count_into(disk.ops, f["op"], n)
 
     @staticmethod
     def _hyperv(disks, row, n):
@@ -379,9 +260,9 @@ class DiskError(Detector):
         disk = disks.setdefault(f["device"], _Disk())
         disk.io += n
         disk.virtual += n
-        _count(disk.ops, _SCSI_OPS.get(f["cmd"], f"command 0x{f['cmd']}"), n)
+        count_into(disk.ops, _SCSI_OPS.get(f["cmd"], f"command 0x{f['cmd']}"), n)
         srb = int(f["srb"], 16) & 0x3F
-        _count(disk.sense, "failed by the Hyper-V host" if srb == 0x04 else "aborted by the Hyper-V host", n)
+        count_into(disk.sense, "failed by the Hyper-V host" if srb == 0x04 else "aborted by the Hyper-V host", n)
 
     @staticmethod
     def _nvme(disks, row, n):
@@ -405,13 +286,13 @@ class DiskError(Detector):
             if "Unrecovered" in f["status"] or "Media" in f["status"]:
                 disk.media += n
             disk.io += n
-            _count(disk.sense, f["status"], n)
+            count_into(disk.sense, f["status"], n)
             if f.get("lba"):
-                _count(disk.sectors, int(f["lba"]), n)
+                count_into(disk.sectors, int(f["lba"]), n)
                 # the block layer counts 512-byte sectors: the LBA itself, or 8 of them for 4 KiB blocks
                 disk.driver_sectors.update({int(f["lba"]), int(f["lba"]) * 8})
             if f.get("opname"):
-                _count(disk.ops, f["opname"], n)
+                count_into(disk.ops, f["opname"], n)
 
     def _finding(self, ctx, b, disks: dict):
         for d in disks.values():
@@ -443,7 +324,7 @@ class DiskError(Detector):
         device = named[0] if named else None
         controller = next((d for d in order if d.startswith("nvme")), None)
         return self.finding(
-            title=title + _span(b), severity=severity, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
+            title=title + over_span(b), severity=severity, start=b.start, end=b.end, host=b.host, aligned=b.aligned,
             metrics={"media_errors": media, "io_errors": io,
                      "timeouts": sum(d.timeouts for d in disks.values()),
                      "interface_errors": sum(d.link + d.hsm + d.bus for d in disks.values()),
