@@ -169,54 +169,46 @@ def _share(text: str, pattern) -> float:
     return sum(1 for ln in lines if pattern.match(ln)) / len(lines) if lines else 0.0
 
 
-class PostgresLogParser(Parser):
+class _ServiceLogParser(Parser):
+    """A service's own log: its lines' layout (``pattern``) sniffs it, its
+    line reader, volume key and minute key read it with the log scan."""
+
+    reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
+    shape = "log"
+    pattern: re.Pattern
+    volume: bytes
+
+    @classmethod
+    def sniff(cls, head: bytes, text: str) -> float:
+        share = _share(text, cls.pattern)
+        return min(0.95, 0.4 + 0.55 * share) if share >= MOST else 0.0
+
+    @classmethod
+    def parse(cls, path, options: ParseOptions):
+        return _read(path, options or ParseOptions(), cls.kind, cls.line, cls.volume, cls.minute)
+
+
+class PostgresLogParser(_ServiceLogParser):
     kind = "postgresql-log"
     # its lines also read as ISO-stamped syslog (the zone taken for a host):
     # the closer reading wins a tie
     priority = 2
-    reads_utf16 = True      # the log scan decodes it (parsers/logs/blocks.py)
     description = "PostgreSQL's stderr log (log_line_prefix '%m [%p] ' and Debian's, Red Hat's)"
-    shape = "log"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        share = _share(text, RE_PG)
-        return min(0.95, 0.4 + 0.55 * share) if share >= MOST else 0.0
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions):
-        return _read(path, options or ParseOptions(), cls.kind, pg_line, _PG_VOLUME, pg_minute)
+    pattern, volume = RE_PG, _PG_VOLUME
+    line, minute = staticmethod(pg_line), staticmethod(pg_minute)
 
 
-class MysqlLogParser(Parser):
+class MysqlLogParser(_ServiceLogParser):
     kind = "mysql-log"
     # its lines also read as ISO-stamped syslog (the thread taken for a host)
     priority = 2
-    reads_utf16 = True
     description = "MySQL's and MariaDB's error log (log_error)"
-    shape = "log"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        share = _share(text, RE_MYSQL)
-        return min(0.95, 0.4 + 0.55 * share) if share >= MOST else 0.0
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions):
-        return _read(path, options or ParseOptions(), cls.kind, mysql_line, _MYSQL_VOLUME, mysql_minute)
+    pattern, volume = RE_MYSQL, _MYSQL_VOLUME
+    line, minute = staticmethod(mysql_line), staticmethod(mysql_minute)
 
 
-class PhpFpmLogParser(Parser):
+class PhpFpmLogParser(_ServiceLogParser):
     kind = "php-fpm-log"
-    reads_utf16 = True
     description = "PHP-FPM's own log (error_log of php-fpm.conf)"
-    shape = "log"
-
-    @classmethod
-    def sniff(cls, head: bytes, text: str) -> float:
-        share = _share(text, RE_FPM)
-        return min(0.95, 0.4 + 0.55 * share) if share >= MOST else 0.0
-
-    @classmethod
-    def parse(cls, path, options: ParseOptions):
-        return _read(path, options or ParseOptions(), cls.kind, fpm_line, _FPM_VOLUME, fpm_minute)
+    pattern, volume = RE_FPM, _FPM_VOLUME
+    line, minute = staticmethod(fpm_line), staticmethod(fpm_minute)
