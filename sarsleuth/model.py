@@ -274,7 +274,9 @@ class Finding:
         onset less the sampling interval."""
         t = (self.refs or {}).get("sampled_from")
         if t is not None:
-            return pd.Timestamp(t)
+            began, start = pd.Timestamp(t), pd.Timestamp(self.start)
+            # on the finding's own clock (the host's zone), as its start is
+            return began.tz_convert(start.tzinfo) if began.tzinfo and start.tzinfo else began
         return min(self.start, self.onset) - self.resolution
 
     def to_dict(self) -> dict:

@@ -61,4 +61,6 @@ def _rows_before(findings, ctx) -> None:
         except TypeError:            # a wall clock beside an instant
             continue
         if before is not None and (first - before).total_seconds() <= 1.5 * step:
+            if before.tzinfo is not None and first.tzinfo is not None:
+                before = before.tz_convert(first.tzinfo)        # on the finding's clock, as its start
             f.refs["sampled_from"] = iso(before)
