@@ -480,3 +480,17 @@ def test_the_idle_task_is_no_program_a_kernel_report_blames(tmp_path):
     (lockup / "dmesg.txt").write_text("[   56.303956] watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [java:4410]\n")
     (h,) = [f for f in sarsleuth.load(lockup).findings if f.detector == "kernel-lockup"]
     assert h.title == "1 soft lockup(s) on CPU 2: java stuck up to 22 s" and h.refs["pids"] == [4410]
+
+
+def test_upstream_errors_of_nginx_out_of_descriptors_get_the_descriptor_advice_only(tmp_path):
+    """Tengine out of descriptors in accept4, then its upstreams "busy or
+    encounter error": the advice is the descriptors'; the backend-closed
+    advice belongs to upstream errors that are the incident's cause."""
+    lines = [f"2012/12/11 11:35:2{s} [alert] 19566#0: accept4() failed (24: Too many open files)" for s in range(7)]
+    lines += [f"2012/12/11 11:35:29 [error] 19566#0: *{n} upstream servers are busy or encounter error! while "
+              "connecting to upstream, client: 195.159.164.228, server: 0.0.0.0:80" for n in (1, 3, 4)]
+    (tmp_path / "error.log").write_text("\n".join(lines) + "\n")
+    (top,) = sarsleuth.load(tmp_path / "error.log").incidents
+    assert top.cause == "too-many-open-files"
+    assert {f.detector: f.role for f in top.findings}["upstream-error"] == "effect"
+    assert not any("Read the backend's own log" in r for r in top.recommendations)
