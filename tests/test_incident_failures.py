@@ -803,5 +803,7 @@ def test_each_failed_command_of_an_ata_report_is_counted_once(tmp_path):
     lines = [f"[  222.{i:06d}] {t}" if not t.startswith(" ") else t for i, t in enumerate(one + one[:5])]
     (tmp_path / "dmesg.txt").write_text("\n".join(lines) + "\n")
     (disk,) = [f for f in sarsleuth.load(tmp_path / "dmesg.txt").findings if f.detector == "disk-error"]
-    assert disk.metrics["media_errors"] == 2
-    assert disk.title.startswith("Disk ata3.00: 2 media error(s) (UNC); READ FPDMA QUEUED failed 2 x (UNC)")
+    assert disk.metrics["media_errors"] == 2 and disk.refs["sectors"] == [0x142D79E0]
+    # the sector each failed at, from its result taskfile (res 41/40:00:e0:79:2d/00:00:14:00:00/40): one bad spot
+    assert disk.title.startswith("Disk ata3.00: 2 media error(s) (UNC) at sector 338524640; READ FPDMA QUEUED "
+                                 "failed 2 x (UNC)")

@@ -13,7 +13,7 @@ from sarsleuth.detectors.base import Detector
 from sarsleuth.detectors.context import Context
 from sarsleuth.detectors.evidence import evidence_from_events
 from sarsleuth.detectors.report_lines import count_into, lines_of_report, most_counted, over_span
-from sarsleuth.knowledge.signatures import fields_of
+from sarsleuth.knowledge.signatures import all_fields_of, fields_of
 
 
 #: ATA error bits (libata-eh.c ata_eh_link_report) and what they mean
@@ -30,6 +30,15 @@ _VIRTUAL = re.compile(r"^(?:loop|nbd|zram|ram|md)\d")
 _SCSI_OPS = {"8": "READ", "28": "READ", "a8": "READ", "88": "READ", "a": "WRITE", "2a": "WRITE", "aa": "WRITE",
              "8a": "WRITE", "35": "FLUSH", "91": "FLUSH"}
 _PARTITION = re.compile(r"^((?:sd|vd|xvd|hd)[a-z]+)\d+$|^((?:nvme\d+n\d+|mmcblk\d+))p\d+$")
+
+
+def _lba(f: dict) -> int:
+    """The sector a failed ATA command names in its result taskfile: 48-bit
+    (its high bytes in the hob registers), or 28-bit (bits 24-27 in the
+    device register)."""
+    high = (int(f["hob_lbah"], 16) << 40) | (int(f["hob_lbam"], 16) << 32) | (int(f["hob_lbal"], 16) << 24)
+    low = (int(f["lbah"], 16) << 16) | (int(f["lbam"], 16) << 8) | int(f["lbal"], 16)
+    return (high or (int(f["device"], 16) & 0x0F) << 24) | low
 
 
 def _disk_of(device: str) -> str:
@@ -73,7 +82,10 @@ class _Disk:
                 head += f" ({why[0]}: a VM's disk)" if why else ""
             parts.append(head)
         elif self.media:
-            parts.append(f"{self.media:,} media error(s)" + (f" ({why[0]})" if why else ""))
+            sectors = most_counted(self.sectors, 3)
+            parts.append(f"{self.media:,} media error(s)" + (f" ({why[0]})" if why else "")
+                         + (f" at sector{'s' if len(sectors) > 1 else ''} {', '.join(map(str, sectors))}"
+                            if sectors else ""))
         if self.commands:
             bits = " ".join(most_counted(self.bits, 3))
             parts.append(", ".join(f"{c} failed {n:,} x" for c, n in sorted(self.commands.items(),
@@ -162,9 +174,10 @@ class DiskError(Detector):
         the next one, counted once."""
         port = None
         failed: list[set] = [set()]      # the errors of each failed command, in order
+        where: list = [None]             # the sector each failed at (its result taskfile's LBA)
         disk, commands = None, 0
         for line in lines_of_report(row):
-            f = fields_of("ata-error", line) or {}
+            f = {k: v for found in all_fields_of("ata-error", line) for k, v in found.items()}
             if f.get("port") and port is None:
                 port = f["port"] + (f".{f['dev']}" if f.get("dev") else "")
                 disk = disks.setdefault(port, _Disk())
@@ -175,6 +188,9 @@ class DiskError(Detector):
                 commands += 1
                 if commands > 1:
                     failed.append(set())
+                    where.append(None)
+            if f.get("lbal") is not None:
+                where[-1] = _lba(f)
             if f.get("errors"):
                 failed[-1] |= set(f["errors"].split())
             if f.get("emask_text") == "timeout":
@@ -187,11 +203,13 @@ class DiskError(Detector):
                 disk.bus += n
         if disk is None:
             return
-        for errors in failed:
+        for errors, sector in zip(failed, where):
             for bit in errors:
                 count_into(disk.bits, bit, n)
             if errors & _ATA_MEDIA:
                 disk.media += n
+                if sector is not None:
+                    count_into(disk.sectors, sector, n)
             if errors & _ATA_LINK:
                 disk.link += n
             if errors and errors <= {"ABRT"}:
