@@ -164,3 +164,19 @@ def test_a_load_jump_without_the_cpu_count_does_not_claim_the_cpus(tmp_path):
     (g,) = [f for f in sarsleuth.load(tmp_path / "q8.txt").findings if f.detector == "load-spike"]
     assert g.title == "Load average jumped to 8.12 (baseline 0.73, 8 CPUs)" and g.severity == "low"
     assert "above the number of CPUs" in g.explanation
+
+
+def test_one_ten_minute_row_of_stolen_cpu_is_told(tmp_path):
+    """`sar -u` pasted as one row (cPanel's example of steal): the header's
+    time is the record before it, so the row averages the 10 minutes from
+    14:00:02, a third of which the hypervisor took: told, high; the same
+    row of a one-second `sar 1 1` (near miss) is one second, not judged."""
+    paste = ("02:00:02 PM CPU %user %nice %system %iowait %steal %idle\n"
+             "02:10:02 PM all 25.77 0.18 2.14 0.27 35.53 36.09\n")
+    (tmp_path / "u.txt").write_text(paste)
+    case = sarsleuth.load(tmp_path / "u.txt")
+    (f,) = [f for f in case.findings if f.detector == "cpu-saturation"]
+    assert f.title == "CPU lost up to 35.5 % to the hypervisor (%steal)" and f.severity == "high"
+    assert case.sources[0].meta["first_row_seconds"] == {pd.Timestamp("1970-01-01 14:10:02").value: 600}
+    (tmp_path / "one.txt").write_text(paste.replace("02:00:02 PM", "02:10:01 PM"))
+    assert not [f for f in sarsleuth.load(tmp_path / "one.txt").findings if f.detector == "cpu-saturation"]

@@ -172,6 +172,14 @@ class Context:
         if n > 1:
             out[1:] = np.diff(ns) / 1e9
             out[0] = out[1]
+        if n:
+            # a sar text's header time: the record before its first row (where that row's interval began)
+            wall = int((idx[:1].tz_localize(None) if idx.tz is not None else idx[:1]).as_unit("ns").asi8[0])
+            for src in self.sources:
+                covered = (src.meta or {}).get("first_row_seconds", {}).get(wall) if src.kind == "sar-text" else None
+                if covered and src.host in (None, host):
+                    out[0] = covered
+                    break
         if n and idx.tz is not None:
             utc = np.asarray(idx.tz_convert("UTC").as_unit("ns").asi8, dtype=np.int64)
             for src in self.sources:

@@ -69,12 +69,18 @@ class CpuSaturation(Detector):
             seconds = ctx.row_seconds(busy_pct, host)
             part = self._waited_part(ctx, host, busy_pct, seconds, ctx.segments(idle, host)) & ~coarse
             coarse |= part
+            stolen_at = steal.reindex(busy_pct.index).fillna(0).to_numpy() if steal is not None else None
             for ep in episodes(busy_pct, busy.to_numpy() | coarse, p["max_gap_samples"],
                                segments=ctx.stretches(idle, host)):
                 inside = np.asarray((busy_pct.index >= ep.start) & (busy_pct.index <= ep.end))
                 lone = bool(coarse[inside].any())
                 covered = float(seconds[inside].sum())
-                if not lone and (ep.samples < p["min_samples"] or covered < p["min_duration_seconds"]):
+                # a row of a minute or more whose average is stolen time: the hypervisor held the
+                # CPUs over all of it (a one-row paste of sar -u is the whole record)
+                stolen_rows = (stolen_at is not None and covered >= COARSE_SECONDS
+                               and float(stolen_at[inside].max()) >= p["steal_pct"])
+                if not (lone or stolen_rows) and (ep.samples < p["min_samples"]
+                                                  or covered < p["min_duration_seconds"]):
                     continue
                 figs = Figures()
                 peak = figs.add(measure(ctx, "peak_busy_pct", "max", host, key, ep.start, ep.end, fmt=".1f"))

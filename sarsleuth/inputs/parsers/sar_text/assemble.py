@@ -28,6 +28,9 @@ class Assembler:
         self.reader = reader
         self.builder = StoreBuilder()
         self.avg_parts: list = []
+        #: {first row's time (ns, wall clock): the seconds its interval
+        #: covers, from the header's time before it}
+        self.first_rows: dict = {}
         self.flags: set = set()
         self.bad_values = 0
         self.empty_cpu_rows = 0
@@ -138,6 +141,12 @@ class Assembler:
         if block.label is None:
             base = np.datetime64(dates[block.segment], "s")
             stamps = (base + seconds.astype("timedelta64[s]")).astype("datetime64[ns]").view(np.int64)
+            if block.opened_at is not None and len(seconds):
+                # the header's time: the record before the first row, where its interval began
+                covered = int(seconds[0]) + block.shift - block.opened_at
+                if 0 < covered < 86400:
+                    self.first_rows.setdefault(int(stamps[0]), covered)
+                block.opened_at = None
             if layout.transpose_irq:
                 self._put_transposed(host, secs, devices, metrics, values, stamps, lines)
                 return

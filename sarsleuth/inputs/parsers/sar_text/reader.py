@@ -149,6 +149,7 @@ class SarTextParser(Parser):
                          for s, d in zip(reader.segments, dates)],
             "summary_labels": sorted(reader.labels),
             "averages": averages,
+            "first_row_seconds": assembler.first_rows,
             # where each line is, so evidence can quote a row verbatim
             "line_index": reader.line_index,
             **date_meta,

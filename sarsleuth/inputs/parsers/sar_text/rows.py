@@ -47,6 +47,9 @@ class Block:
     sample: list = field(default_factory=list)  # the first rows as text, kept for the date order
     shift: int = 0                     # seconds taken off the rows still to convert (see Assembler._timeless)
     last_second: int | None = None     # the last row converted, for the next piece
+    #: the time of the header the block's rows came under (sar prints there
+    #: the record before the first row: where the first row's interval began)
+    opened_at: int | None = None
 
 
 class RowReader:
@@ -84,6 +87,7 @@ class RowReader:
         self.day = 0
         self.last_tod: int | None = None
         self.pass_start: int | None = None
+        self.header_second: int | None = None    # the last header's time (see Block.opened_at)
         self.averages_seen = False
         self._time_cache: tuple = ("", 0)
         self._tods: dict = {}
@@ -289,7 +293,7 @@ class RowReader:
             self._reset_day()
         if self.pass_start is None:
             self.pass_start = tod
-        self._tick(tod)
+        self.header_second = self._tick(tod)
         self.layout = layout
         self.header_unknown = layout is None
         self._block = self._block_key = None
@@ -322,7 +326,8 @@ class RowReader:
         if key != self._block_key:
             block = self.blocks.get(key)
             if block is None:
-                block = self.blocks[key] = Block(seg, self.layout, label, lineno)
+                block = self.blocks[key] = Block(seg, self.layout, label, lineno,
+                                                 opened_at=None if label else self.header_second)
             self._block_key, self._block = key, block
         return self._block
 
