@@ -62,6 +62,11 @@ def test_program_names_as_a_story_gives_them():
     assert program_name("/usr/lib/jvm/java-17/bin/java -Xmx2g -jar app.jar") == "app.jar"
     assert program_name("[kworker/u8:3]") == "[kworker/u8:3]"
     assert program_name("fio --name=journal --directory=/srv/data") == "fio"
+    # code given on the command line names no script: the interpreter runs it (not "import")
+    assert program_name("python3 -c import time; t=time.time()+60 while time.time()<t: pass") == "python3"
+    assert program_name("python3 -m http.server 8000") == "http.server"
+    assert program_name("python3 -W ignore /srv/app/reindex.py") == "reindex.py"
+    assert program_name("perl -e print 1") == "perl"
 
 
 _PS = """USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND

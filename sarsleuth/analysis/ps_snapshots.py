@@ -29,11 +29,19 @@ class Snapshot:
                 and abs(pd.Timestamp(self.time) - pd.Timestamp(other.time)) < pd.Timedelta(seconds=1))
 
 
+#: An interpreter's options that take the program's code itself (python -c,
+#: perl and ruby -e, node -e/-p): what follows is no script's name.
+_CODE_OPTIONS = {"-c", "-e", "-E", "-p"}
+#: Options that take a value of their own (python -W/-X, java -cp): skipped with it.
+_VALUE_OPTIONS = {"-W", "-X", "-cp", "-classpath"}
+
+
 def program_name(command: str) -> str:
     """The program a ps COMMAND runs: ``stress-ng-matrix [run]`` ->
     ``stress-ng-matrix``; ``nginx: worker process`` -> ``nginx``;
-    ``python3 /srv/app/grower.py --name x`` -> ``grower.py``; kernel
-    threads keep their bracketed name."""
+    ``python3 /srv/app/grower.py --name x`` -> ``grower.py``; ``python3 -c
+    'import time...'`` -> ``python3``, ``python3 -m http.server`` ->
+    ``http.server``; kernel threads keep their bracketed name."""
     text = command.strip().lstrip("\\|_ ")
     if text.startswith("["):
         return text.split("]")[0] + "]"
@@ -43,9 +51,20 @@ def program_name(command: str) -> str:
         return text
     prog = os.path.basename(words[0])
     if re.sub(r"[\d.]+$", "", prog) in INTERPRETERS or prog in INTERPRETERS:
-        script = next((w for w in words[1:] if not w.startswith("-")), None)
-        if script and "=" not in script:
-            return os.path.basename(script)
+        skip = False
+        for i, word in enumerate(words[1:], 1):
+            if skip:
+                skip = False
+                continue
+            if word in _VALUE_OPTIONS:
+                skip = True
+                continue
+            if word in _CODE_OPTIONS:
+                return prog             # code on the command line (python3 -c '...'): no script to name
+            if word == "-m" and i + 1 < len(words):
+                return words[i + 1]     # a module run as a program (python3 -m http.server)
+            if not word.startswith("-"):
+                return os.path.basename(word) if "=" not in word else prog
     return prog
 
 
