@@ -72,6 +72,23 @@ def test_memory_the_processes_took_is_not_called_tmpfs(cached, used):
     assert "shared_memory" not in f.refs and "tmpfs" not in f.title
 
 
+def test_a_cache_wobble_where_memory_was_already_short_is_no_tmpfs():
+    """Near miss: swap climbing once available memory was already at its
+    floor (a leak that filled RAM before), the page cache coming and going
+    by 60 MB beside it while the processes' memory stays flat (new pages
+    go to swap): half of nothing lost is no tmpfs."""
+    from sarsleuth.detectors.memory import shared_memory_grew
+    from sarsleuth.detectors.figures import Figures
+    avail = np.where(np.arange(N) <= 7, 70_000.0, 50_000.0)
+    cached = np.where(np.arange(N) % 7 < 3, 29_000.0, 110_000.0)
+    memory = {"kbmemtotal": np.full(N, RAM_KB), "kbavail": avail, "kbmemfree": avail, "kbcached": cached,
+              "kbmemused": np.full(N, 24_300_000)}
+    ctx = Context(metrics=_frame("memory", memory), events=events_frame([]), reports=[], sources=[],
+                  link_speed_bps=None)
+    times = pd.date_range("2026-11-27 02:35:00", periods=N, freq="1s", tz="UTC")
+    assert shared_memory_grew(ctx, "h", times[7], times[60], Figures()) == ""
+
+
 _PS = "USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n" + """\
 root      1471 41.6 75.2 18585724 18582232 ?   Ss   02:34   0:54 python3 /srv/app/grower.py --name pg-bufferpool
 root      1480  0.0  0.0   8000  3000 ?        Ss   02:34   0:00 /usr/sbin/nginx -g daemon off; pid /run/nginx.pid;

@@ -378,6 +378,11 @@ def proxy_buffer_bound(ctx: Context, host, ep, figs: Figures) -> dict | None:
 _GIB = 1.0 / (1 << 20)
 
 
+#: How much memory must have gone (and gone to shared memory) for it to be
+#: what ran out, in kB (256 MiB): less is the page cache's own coming and going.
+MATERIAL_KB = 262_144
+
+
 def shared_memory_grew(ctx, host, began, end, figs: Figures) -> str:
     """What to say when the memory that ran out went to shared memory
     (tmpfs, /dev/shm): sar's kbshmem rose by most of what kbavail lost; on
@@ -398,7 +403,8 @@ def shared_memory_grew(ctx, host, began, end, figs: Figures) -> str:
         if None in (was, peak, had, left):
             continue
         grew, lost = peak.value - was.value, had.value - left.value
-        if lost <= 0 or grew < lost / 2:
+        # measured from where memory was already short, a cache's wobble is half of nothing
+        if lost < MATERIAL_KB or grew < max(lost / 2, MATERIAL_KB):
             continue
         if metric == "kbcached" and _processes_grew(ctx, host, began, end, grew):
             return ""   # processes grew too: cache beside them is not what ran out
