@@ -77,7 +77,7 @@ def test_a_cache_wobble_where_memory_was_already_short_is_no_tmpfs():
     floor (a leak that filled RAM before), the page cache coming and going
     by 60 MB beside it while the processes' memory stays flat (new pages
     go to swap): half of nothing lost is no tmpfs."""
-    from sarsleuth.detectors.memory import shared_memory_grew
+    from sarsleuth.detectors.shared_memory import shared_memory_grew
     from sarsleuth.detectors.figures import Figures
     avail = np.where(np.arange(N) <= 7, 70_000.0, 50_000.0)
     cached = np.where(np.arange(N) % 7 < 3, 29_000.0, 110_000.0)
