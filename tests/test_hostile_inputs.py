@@ -517,7 +517,7 @@ def _write(kind: str, data: bytes) -> Path:
 
 #: Examples per kind in the test suite (every kind of damage drawn among
 #: them); ``fuzz/run_hypothesis.py`` runs the same properties by thousands.
-EXAMPLES_PER_KIND = 30
+EXAMPLES_PER_KIND = 20
 #: Memory is measured (tracemalloc, which slows parsing 4x) on one example in this many.
 MEASURE_EVERY = 4
 
