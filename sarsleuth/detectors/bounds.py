@@ -108,23 +108,23 @@ def _summary_rows_outside(src) -> list[str]:
     averages = (getattr(src, "meta", None) or {}).get("averages")
     if averages is None or not len(averages):
         return []
-    out, told = [], set()
-    for row in averages.itertuples(index=False):
-        bound = bound_of(row.section, row.metric)
-        item = (row.section, row.device)
-        if bound is None or item in told or not bound.outside([row.value])[0]:
-            continue
-        told.add(item)
-        there = [f"{r.metric} {_num(float(r.value))} (outside {bound_of(r.section, r.metric).said()})"
-                 for r in averages[(averages.section == row.section) & (averages.device == row.device)
-                                   & (averages.line == row.line)].itertuples(index=False)
-                 if bound_of(r.section, r.metric) is not None
-                 and bound_of(r.section, r.metric).outside([r.value])[0]]
-        index = src.meta.get("line_index")
-        line = index.read_line(int(row.line)) if index is not None and row.line >= 0 else None
-        out.append(f"{src.path}: {row.section}{' ' + row.device if row.device else ''} {row.label} row: "
+    values = averages["value"].to_numpy(dtype=np.float64)
+    outside = np.zeros(len(averages), dtype=bool)
+    for (section, metric), rows in averages.groupby(["section", "metric"], sort=False).indices.items():
+        bound = bound_of(section, metric)
+        if bound is not None:
+            outside[rows] = bound.outside(values[rows])
+    out = []
+    index = src.meta.get("line_index")
+    for (section, device), rows in averages[outside].groupby(["section", "device"], sort=False):
+        first = rows[rows["line"] == rows["line"].min()]       # the item's first row holding one
+        there = [f"{r.metric} {_num(float(r.value))} (outside {bound_of(section, r.metric).said()})"
+                 for r in first.itertuples(index=False)]
+        number = int(first["line"].iloc[0])
+        line = index.read_line(number) if index is not None and number >= 0 else None
+        out.append(f"{src.path}: {section}{' ' + device if device else ''} {first['label'].iloc[0]} row: "
                    f"{', '.join(there)}: counter anomal{'y' if len(there) == 1 else 'ies'}"
-                   + (f" (line {int(row.line)}: {' '.join(line.split())})" if line else ""))
+                   + (f" (line {number}: {' '.join(line.split())})" if line else ""))
     return out
 
 

@@ -122,8 +122,9 @@ class ConfigReload(Detector):
                        "new_errors": sum(n for _, _, n in after), "new_error_kinds": len(after)}
             refs: dict = {"reloaded": ", ".join(names)}
             if failed:
-                f = next((fields_of("config-reload-failed", str(r.message)) for r in failed
-                          if (fields_of("config-reload-failed", str(r.message)) or {}).get("error")), None) or {}
+                # the line naming the error ([emerg] ...), not the "test failed" after it
+                f = next((x for x in (fields_of("config-reload-failed", str(r.message)) or {} for r in failed)
+                          if x.get("error")), {})
                 error = (f.get("error", "") + (f" in {f['conf']}" if f.get("conf") else "")).strip()
                 # a start whose configuration test failed (ExecStartPre=nginx -t): no reload at all
                 start = _start_failed(ctx, b, self.params["burst_gap_seconds"])
@@ -153,15 +154,14 @@ class ConfigReload(Detector):
         return out
 
 def _start_failed(ctx: Context, burst, seconds: float) -> bool:
-    """Whether systemd failed to start a unit (``Failed to start ...``, a
-    control process that exited non-zero) within ``seconds`` of a failed
-    configuration test on the same host: the test ran as the start's
-    ExecStartPre, not as a reload."""
-    units = ctx.events_of("service-failed", "service-exit")
+    """Whether systemd failed to start a unit (``Failed to start ...``)
+    within ``seconds`` of a failed configuration test on the same host: the
+    test ran as the start's ExecStartPre, not as a reload (a reload's own
+    failure is "Reload failed for ...", its control process the same)."""
+    units = ctx.events_of("service-failed")
     if units is None or not len(units):
         return False
-    said = units["message"].astype(str)
-    start = said.str.contains(r"Failed to start |Control process exited|Job \S+/start failed", regex=True)
+    start = units["message"].astype(str).map(lambda m: bool((fields_of("service-failed", m) or {}).get("description")))
     near = (units["timestamp"] - burst.start).abs() <= pd.Timedelta(seconds=seconds) if burst.aligned else True
     same_host = units["host"].astype(str) == str(burst.host) if burst.host is not None else True
     try:

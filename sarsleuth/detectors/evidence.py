@@ -93,15 +93,16 @@ class PrintedRows:
         commands (``sar 1 2; sar -B 1 2``, or one file's two windows): the
         time between them is no stall of the recording."""
         shared = self.store.sections_at(host, start) & self.store.sections_at(host, end)
-        for section in sorted(shared):
-            before, after = self.row_line(section, host, start), self.row_line(section, host, end)
-            if before is None or after is None or before[0] != after[0]:
-                return True          # a binary file, or two files: one_record says
-            segments = next((s.meta.get("segments") or [] for s in self.sources if s.path == before[0]), [])
-            first, second = (max((g for g in segments if g["line"] <= ln), key=lambda g: g["line"], default=None)
-                             for ln in (before[1], after[1]))
-            return first is second or first is None or second is None or first["date"] != second["date"]
-        return False
+        if not shared:
+            return False
+        section = min(shared)
+        before, after = self.row_line(section, host, start), self.row_line(section, host, end)
+        if before is None or after is None or before[0] != after[0]:
+            return True          # a binary file, or two files: one_record says
+        segments = next((s.meta.get("segments") or [] for s in self.sources if s.path == before[0]), [])
+        first, second = (max((g for g in segments if g["line"] <= ln), key=lambda g: g["line"], default=None)
+                         for ln in (before[1], after[1]))
+        return first is second or first is None or second is None or first["date"] != second["date"]
 
     def source_with(self, section: str, host) -> str:
         """The path of the first source of ``host`` holding ``section``, or ''

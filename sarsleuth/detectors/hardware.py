@@ -38,7 +38,7 @@ def _lba(f: dict) -> int:
     device register)."""
     high = (int(f["hob_lbah"], 16) << 40) | (int(f["hob_lbam"], 16) << 32) | (int(f["hob_lbal"], 16) << 24)
     low = (int(f["lbah"], 16) << 16) | (int(f["lbam"], 16) << 8) | int(f["lbal"], 16)
-    return (high or (int(f["device"], 16) & 0x0F) << 24) | low
+    return (high or ((int(f["device"], 16) & 0x0F) << 24)) | low
 
 
 def _disk_of(device: str) -> str:

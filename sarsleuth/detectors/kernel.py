@@ -376,9 +376,9 @@ class KernelOops(Detector):
             # the task it ran for and the function (and module) it faulted in, first of each
             task = next((f for f in parts if f.get("comm")), {})
             place = next((f for f in parts if f.get("function")), {})
-            where_ = ", ".join(w for w in (
-                f"in {place['function']}" + (f" [{place['module']}]" if place.get("module") else "") if place else "",
-                f"task {task['comm']} (PID {task['pid']})" if task else "") if w)
+            said = ([f"in {place['function']}" + (f" [{place['module']}]" if place.get("module") else "")]
+                    if place else []) + ([f"task {task['comm']} (PID {task['pid']})"] if task else [])
+            where_ = ", ".join(said)
             refs = {**({"program": task["comm"], "pids": [int(task["pid"])]} if task else {}),
                     **({"function": place["function"]} if place else {}),
                     **({"module": place["module"]} if place.get("module") else {})}

@@ -26,27 +26,28 @@ ROOMY_MEMUSED_PCT = 80.0
 MOSTLY_CACHED = 0.9
 
 
-def _no_pressure_shown(ctx: Context, host, began, peak_at, figs: Figures) -> str:
-    """What says a swap climb was no shortage of memory, or '': no page
-    written to swap over it (pswpout/s, when recorded, at 0: the swap was
-    not filled by paging out), or RAM never short (%memused under
-    ``ROOMY_MEMUSED_PCT`` throughout: a cgroup's own limit, or swap
-    accounting); with the share of the swap also in RAM (kbswpcad)."""
-    said = []
+def _no_pressure_shown(ctx: Context, host, began, peak_at, figs: Figures) -> tuple[str, str | None]:
+    """What says a swap climb was no shortage of memory, and the severity
+    it is told at most, or ('', None): no page written to swap over it
+    (pswpout/s, when recorded, at 0: the swap was not filled by paging out;
+    ``low``), or RAM never short (%memused under ``ROOMY_MEMUSED_PCT``
+    throughout, without sar -W: a cgroup's own limit, or swap accounting;
+    ``medium``); with the share of the swap also in RAM (kbswpcad)."""
+    said, most = [], None
     out_rate = figs["peak_pswpout_per_s"] if "peak_pswpout_per_s" in figs else None
     used = figs.add(measure(ctx, "peak_memused_pct", "max", host, ("memory", "%memused", ""), began, peak_at))
     if out_rate is not None and out_rate.value < 1.0:
-        said.append(f"no page written to swap (pswpout/s at most {out_rate.text()})")
+        said, most = [f"no page written to swap (pswpout/s at most {out_rate.text()})"], "low"
     elif out_rate is None and used is not None and used.value < ROOMY_MEMUSED_PCT:
-        said.append(f"RAM {used.text()} % used at most: the host was not short of memory (a cgroup's own limit, "
-                    "or swap accounting)")
+        said, most = [f"RAM {used.text()} % used at most: the host was not short of memory (a cgroup's own "
+                      "limit, or swap accounting)"], "medium"
     if not said:
-        return ""
+        return "", None
     cached = figs.add(measure(ctx, "kbswpcad_at_peak", "at", host, ("swap", "kbswpcad", ""), at=peak_at, fmt=",.0f"))
     held = figs.add(measure(ctx, "kbswpused_at_peak", "at", host, ("swap", "kbswpused", ""), at=peak_at, fmt=",.0f"))
     if cached is not None and held is not None and held.value > 0 and cached.value >= MOSTLY_CACHED * held.value:
         said.append(f"{cached.text()} of its {held.text()} kB also in RAM (kbswpcad)")
-    return ", ".join(said)
+    return ", ".join(said), most
 
 
 class SwapClimb(Detector):
@@ -113,9 +114,9 @@ class SwapClimb(Detector):
             # is reported as a level, not as a longer climb
             figs.add(measure(ctx, "swpused_at_episode_end_pct", "at", host, key, at=ep.end))
             sev = severity_for(peak.value, [(95, "critical"), (80, "high"), (50, "medium")])
-            unpressed = _no_pressure_shown(ctx, host, began, peak.at, figs)
-            if unpressed:
-                sev = "low" if "pswpout/s" in unpressed else min(sev, "medium", key=SEVERITY_RANK.get)
+            unpressed, most = _no_pressure_shown(ctx, host, began, peak.at, figs)
+            if most:
+                sev = min(sev, most, key=SEVERITY_RANK.get)
             text = (f"%swpused {base.text()} at {fmt_time(began)} -> {peak.text()} at {fmt_time(peak.at)}"
                     f" ({sampled(rise.samples - 1, rise.value)})")
             if "kbswpfree_before" in figs and "kbswpfree_at_peak" in figs:

@@ -236,17 +236,15 @@ class NfsServerDown(Detector):
                                _soft=[p.get("how") == "timed out" for p in parsed])
         for b in bursts(events[~events["_ok"]], self.params["burst_gap_seconds"]):
             servers = sorted(set(b.rows["_server"].dropna()))
-            soft_lines = int(b.rows["_soft"].sum())
-            soft, hard = soft_lines > 0, soft_lines < len(b.rows)
-            # the first "OK" of those servers after the outage's last complaint ends it
+            # each kind of line as often as it was logged (a folded repeat counts its lines)
+            soft_lines = int(b.rows.loc[b.rows["_soft"], "count"].fillna(1).sum())
+            soft, hard = soft_lines > 0, soft_lines < b.lines
+            # the first "OK" of those servers after the outage began ends it
             back = events[events["_ok"] & events["_server"].isin(servers) & (events["host"].fillna("") == (b.host or ""))]
             ok_rows, lasted, recovered = self._answered_again(b, back)
             end = ok_rows["timestamp"].iloc[0] if b.aligned and len(ok_rows) else b.end
-            hows = [f"{n} x {how}" for n, how in ((soft_lines, "timed out"), (len(b.rows) - soft_lines, "still trying"))
+            hows = [f"{n} x {how}" for n, how in ((soft_lines, "timed out"), (b.lines - soft_lines, "still trying"))
                     if n]
-            # the kernel's rate limit may fold lines into a count: the burst's count is the lines it read
-            if sum(int(h.split(" x ")[0]) for h in hows) != b.lines:
-                hows = [f"{b.lines} x {'timed out' if soft and not hard else 'still trying' if hard and not soft else 'not responding'}"]
             title = f"NFS server {', '.join(servers)} not responding ({', '.join(hows)})"
             if lasted is not None and (recovered or lasted >= 1):
                 title += f" for {lasted:.0f} s" + (" until it answered again" if recovered else ", no 'OK' after")
@@ -276,13 +274,12 @@ class NfsServerDown(Detector):
         and whether it was answered again: on the shared clock, or by the
         kernel's uptime stamps within one dmesg when the lines have no time."""
         if burst.aligned:
-            after = back[back["timestamp"] >= burst.start] if len(back) else back
-            end = after["timestamp"].min() if len(after) else burst.end
+            after = back[back["timestamp"] >= burst.start].sort_values("timestamp")
+            end = after["timestamp"].iloc[0] if len(after) else burst.end
             return after, (pd.Timestamp(end) - pd.Timestamp(burst.start)).total_seconds(), bool(len(after))
         if "uptime" not in burst.rows or burst.rows["uptime"].isna().all():
             return back.iloc[0:0], None, None
         first, last = float(burst.rows["uptime"].min()), float(burst.rows["uptime"].max())
-        same_file = back["file"].isin(set(burst.rows["file"])) if len(back) else back
-        after = back[same_file & (back["uptime"] >= first)].sort_values("uptime") if len(back) else back
+        after = back[back["file"].isin(set(burst.rows["file"])) & (back["uptime"] >= first)].sort_values("uptime")
         end = float(after["uptime"].iloc[0]) if len(after) else last
         return after, end - first, bool(len(after))

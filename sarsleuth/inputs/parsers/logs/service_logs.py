@@ -31,7 +31,7 @@ import re
 
 from sarsleuth.inputs.parsers.base import ParseOptions, Parser
 from sarsleuth.inputs.parsers.logs.lines import LineInfo, head_lines
-from sarsleuth.inputs.parsers.logs.syslog import MOST
+from sarsleuth.inputs.parsers.logs.syslog import MOST, _zone as syslog_zone
 
 PG_LEVELS = ("LOG|FATAL|ERROR|WARNING|PANIC|NOTICE|INFO|DEBUG[1-5]?|DETAIL|HINT|STATEMENT|CONTEXT|QUERY|"
              "LOCATION")
@@ -112,13 +112,8 @@ def mysql_line(text: str) -> LineInfo:
                            int(m["S"]), int((m["frac"] or "0").ljust(6, "0")))
     except ValueError:
         return LineInfo(text, tag="mysqld", prefixed=False)
-    tz = m["tz"]
-    if tz:
-        offset = dt.timedelta(0) if tz == "Z" else dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])) * (
-            1 if tz[0] == "+" else -1)
-        stamp = ("aware", when.replace(tzinfo=dt.timezone(offset)))
-    else:
-        stamp = ("abs", when)
+    # log_timestamps = UTC writes Z, = SYSTEM the host's offset; MariaDB and 5.x the wall clock
+    stamp = ("aware", when.replace(tzinfo=syslog_zone(m["tz"]))) if m["tz"] else ("abs", when)
     message = f"{m['subsystem']}: {m['msg']}" if m["subsystem"] else m["msg"]
     return LineInfo(message, stamp=stamp, tag="mysqld", level=_MYSQL_LEVELS[m["level"]])
 
